@@ -1,0 +1,3 @@
+from accelwiz.cli import main
+
+main()

@@ -1,0 +1,78 @@
+"""`accelwiz check`: the strict validator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from accelwiz.cli.common import FormatOption, OutputFormat, SystemOption, exit_on_error, get_console, split_codes
+
+EPILOG = """\
+Examples:
+
+  $ accelwiz check accelerate.yaml
+  accelerate.yaml:9:3: AW001 error unknown key `deepspeed_config.zero_stgae`; did you mean `zero_stage`?
+    help: rename it to `zero_stage`  [unknown-key]
+  1 error.
+
+  $ accelwiz check accelerate.yaml ds_config.json --explain
+  $ accelwiz check accelerate.yaml --system 8xH100-80GB --model llama-8b --micro-batch 4 --seq-len 4096
+"""
+
+
+def check(
+    files: Annotated[list[Path], typer.Argument(help="Accelerate YAML and/or DeepSpeed JSON files (any extension).",
+                                                show_default=False)],
+    output_format: FormatOption = OutputFormat.text,
+    select: Annotated[list[str] | None, typer.Option(help="Only these code prefixes, e.g. AW2,AW101.")] = None,
+    ignore: Annotated[list[str] | None, typer.Option(help="Skip these code prefixes.")] = None,
+    strict: Annotated[bool, typer.Option(help="Exit 1 on warnings too.")] = False,
+    explain: Annotated[bool, typer.Option(help="Print the values the run will actually use, and their source.")]
+    = False,
+    system: SystemOption = None,
+    model: Annotated[str | None, typer.Option(help="Model preset, config.json or parameter count: turns on the "
+                                                   "memory rules (AW5xx).", rich_help_panel="Memory")] = None,
+    micro_batch: Annotated[int | None, typer.Option(min=1, help="Micro-batch per GPU (default: from the config, "
+                                                                "else 1).", rich_help_panel="Memory")] = None,
+    seq_len: Annotated[int, typer.Option(min=1, help="Sequence length.", rich_help_panel="Memory")] = 2048,
+) -> None:
+    """Check Accelerate and DeepSpeed configs for what the libraries let through (AW rules)."""
+    console = get_console()
+    with exit_on_error(console):
+        from accelwiz.rules.engine import check_paths
+        from accelwiz.rules.registry import select_rules
+        from accelwiz.rules.report import render_github, render_json, render_text, summary
+
+        rules = select_rules(split_codes(select), split_codes(ignore))
+        machine = None
+        if system is not None:
+            from accelwiz.probe.profiles import load_system
+
+            machine = load_system(system)
+        elif any(r.needs == "system" for r in rules):
+            console.info("note: hardware rules skipped; pass --system local|PRESET|FILE to check against a machine")
+        workload = None
+        if model is not None:
+            from accelwiz.estimate.workload import workload_from_options
+
+            workload = workload_from_options(model=model, micro_batch=micro_batch, seq_len=seq_len)
+        result = check_paths(files, rules, system=machine, workload=workload)
+        for error in result.input_errors:
+            console.error(error.message, hint=error.hint)
+        if explain:
+            from accelwiz.effective import render_explanation
+
+            for unit in result.units:
+                console.data(render_explanation(unit))
+        if output_format is OutputFormat.json:
+            console.data(render_json(result.diagnostics))
+        elif output_format is OutputFormat.github:
+            if result.diagnostics:
+                console.data(render_github(result.diagnostics))
+        else:
+            if result.diagnostics:
+                console.data(render_text(result.diagnostics, color=console.color))
+            console.info(summary(result.diagnostics))
+    raise typer.Exit(result.exit_code(strict=strict))

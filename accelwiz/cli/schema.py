@@ -1,0 +1,40 @@
+"""`accelwiz schema`: JSON Schemas for editors, generated from the config models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from accelwiz.cli.common import exit_on_error, get_console
+from accelwiz.errors import EXIT_FINDINGS
+
+
+def schema(
+    write: Annotated[Path | None, typer.Option(help="Write both schema files into this folder.")] = None,
+    check_dir: Annotated[Path | None, typer.Option("--check", help="Exit 1 if the files in this folder are stale.")]
+    = None,
+    which: Annotated[str, typer.Option(help="Print one schema: accelerate or deepspeed.")] = "accelerate",
+) -> None:
+    """Print or write the JSON Schemas of the Accelerate YAML and the DeepSpeed JSON."""
+    console = get_console()
+    with exit_on_error(console):
+        from accelwiz.config.json_schema import SCHEMA_FILES, render_schemas
+
+        rendered = render_schemas()
+        if write is not None:
+            write.mkdir(parents=True, exist_ok=True)
+            for name, text in rendered.items():
+                (write / name).write_text(text)
+                console.info(f"wrote {write / name}")
+            return
+        if check_dir is not None:
+            stale = [n for n, text in rendered.items()
+                     if not (check_dir / n).is_file() or (check_dir / n).read_text() != text]
+            if stale:
+                console.error(f"stale schema files: {', '.join(stale)}", hint=f"run `accelwiz schema --write {check_dir}`")
+                raise typer.Exit(EXIT_FINDINGS)
+            console.info("schemas are up to date")
+            return
+        console.data(rendered[SCHEMA_FILES[which]])

@@ -1,0 +1,36 @@
+"""The base model and shared field types for both config files."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+AUTO = "auto"
+Auto = Literal["auto"]
+
+
+class StrictModel(BaseModel):
+    """A config section: unknown keys are errors, types are checked strictly (no "8" for 8).
+
+    Each section also names the keys it does not accept but that we recognise, so a finding can say more than
+    "unknown key": LEGACY_KEYS are still accepted and converted by the library (deprecated), REMOVED_KEYS are
+    refused by current versions, MISPLACED_KEYS belong in another section or file. Values are the hint.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, frozen=True,
+                              protected_namespaces=())
+
+    LEGACY_KEYS: ClassVar[dict[str, str]] = {}
+    REMOVED_KEYS: ClassVar[dict[str, str]] = {}
+    MISPLACED_KEYS: ClassVar[dict[str, str]] = {}
+
+    def to_data(self) -> dict[str, Any]:
+        """The plain data this model stands for, as it would be written to a file (aliases, no unset keys)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+# DeepSpeed reads integers through pydantic's lax mode, which accepts integral floats such as 5e8 (JSON has no
+# integer exponent notation, so every real config writes bucket sizes that way).
+LaxInt = Annotated[int, Field(strict=False)]
+NonNegativeLaxInt = Annotated[int, Field(strict=False, ge=0)]

@@ -1,0 +1,29 @@
+"""JSON Schemas generated from the models; checked in under schemas/ and shipped in the wheel."""
+
+from __future__ import annotations
+
+import json
+
+from accelwiz.errors import UsageError
+
+SCHEMA_FILES = {"accelerate": "accelerate-config.schema.json", "deepspeed": "deepspeed-config.schema.json"}
+
+
+def render_schemas() -> dict[str, str]:
+    from accelwiz.config.accelerate import AccelerateConfig
+    from accelwiz.config.deepspeed import DeepSpeedConfig
+
+    out = {}
+    for which, model, title in (("accelerate", AccelerateConfig, "Accelerate config (accelerate launch)"),
+                                ("deepspeed", DeepSpeedConfig, "DeepSpeed config (JSON)")):
+        schema = model.model_json_schema(by_alias=True)
+        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema",
+                  "$id": f"https://accelwiz.dev/schemas/{SCHEMA_FILES[which]}", "title": title, **schema}
+        out[SCHEMA_FILES[which]] = json.dumps(schema, indent=2, sort_keys=False) + "\n"
+    return out
+
+
+def schema_name(which: str) -> str:
+    if which not in SCHEMA_FILES:
+        raise UsageError(f"unknown schema {which!r}", hint="choose accelerate or deepspeed")
+    return SCHEMA_FILES[which]

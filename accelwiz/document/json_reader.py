@@ -1,0 +1,150 @@
+"""JSON loading that keeps the position of every key.
+
+DeepSpeed reads its config with hjson, so `//`, `#` and `/* */` comments and trailing commas are accepted here
+too; anything else must be strict JSON. Numbers keep JSON's meaning (`5e8` is a float, unlike YAML 1.1 where it
+is a string). Duplicate keys are recorded, because DeepSpeed refuses them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from accelwiz.document.model import KeyPath, Span
+from accelwiz.errors import InputError
+
+MAX_DEPTH = 64
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_LITERALS = {"true": True, "false": False, "null": None}
+
+
+class JsonReader:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.key_spans: dict[KeyPath, Span] = {}
+        self.value_spans: dict[KeyPath, Span] = {}
+        self.duplicate_keys: list[tuple[KeyPath, Span]] = []
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def span_at(self, offset: int) -> Span:
+        lo, hi = 0, len(self._line_starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self._line_starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return Span(lo + 1, offset - self._line_starts[lo] + 1)
+
+    def fail(self, message: str) -> InputError:
+        where = self.span_at(min(self.pos, len(self.text)))
+        return InputError(f"invalid JSON: line {where.line}, column {where.column}: {message}",
+                          hint="check for a missing comma, quote or brace near that place")
+
+    def skip_space(self) -> None:
+        text, n = self.text, len(self.text)
+        while self.pos < n:
+            ch = text[self.pos]
+            if ch in " \t\r\n\ufeff":
+                self.pos += 1
+            elif ch == "#" or text.startswith("//", self.pos):
+                end = text.find("\n", self.pos)
+                self.pos = n if end < 0 else end + 1
+            elif text.startswith("/*", self.pos):
+                end = text.find("*/", self.pos + 2)
+                if end < 0:
+                    raise self.fail("unterminated /* comment")
+                self.pos = end + 2
+            else:
+                return
+
+    def parse(self) -> Any:
+        self.skip_space()
+        value = self.value(())
+        self.skip_space()
+        if self.pos != len(self.text):
+            raise self.fail("unexpected text after the end of the document")
+        return value
+
+    def value(self, path: KeyPath) -> Any:
+        if len(path) > MAX_DEPTH:
+            raise self.fail(f"nesting deeper than {MAX_DEPTH} levels")
+        self.skip_space()
+        if self.pos >= len(self.text):
+            raise self.fail("unexpected end of file")
+        self.value_spans.setdefault(path, self.span_at(self.pos))
+        ch = self.text[self.pos]
+        if ch == "{":
+            return self.obj(path)
+        if ch == "[":
+            return self.array(path)
+        if ch == '"':
+            return self.string()
+        for word, literal in _LITERALS.items():
+            if self.text.startswith(word, self.pos):
+                self.pos += len(word)
+                return literal
+        match = _NUMBER.match(self.text, self.pos)
+        if match:
+            self.pos = match.end()
+            token = match.group()
+            return float(token) if any(c in token for c in ".eE") else int(token)
+        raise self.fail(f"unexpected character {ch!r}")
+
+    def string(self) -> str:
+        try:
+            value, end = json.decoder.scanstring(self.text, self.pos + 1, True)
+        except json.JSONDecodeError as exc:
+            self.pos = exc.pos
+            raise self.fail(exc.msg) from None
+        self.pos = end
+        return value
+
+    def obj(self, path: KeyPath) -> dict[str, Any]:
+        self.pos += 1
+        result: dict[str, Any] = {}
+        while True:
+            self.skip_space()
+            if self.text.startswith("}", self.pos):
+                self.pos += 1
+                return result
+            if not self.text.startswith('"', self.pos):
+                raise self.fail("expected a quoted key or '}'")
+            key_span = self.span_at(self.pos)
+            key = self.string()
+            key_path = (*path, key)
+            if key in result:
+                self.duplicate_keys.append((key_path, key_span))
+            self.key_spans[key_path] = key_span
+            self.skip_space()
+            if not self.text.startswith(":", self.pos):
+                raise self.fail(f"expected ':' after the key {key!r}")
+            self.pos += 1
+            result[key] = self.value(key_path)
+            self.skip_space()
+            if self.text.startswith(",", self.pos):
+                self.pos += 1
+            elif not self.text.startswith("}", self.pos):
+                raise self.fail("expected ',' or '}'")
+
+    def array(self, path: KeyPath) -> list[Any]:
+        self.pos += 1
+        result: list[Any] = []
+        while True:
+            self.skip_space()
+            if self.text.startswith("]", self.pos):
+                self.pos += 1
+                return result
+            result.append(self.value((*path, len(result))))
+            self.skip_space()
+            if self.text.startswith(",", self.pos):
+                self.pos += 1
+            elif not self.text.startswith("]", self.pos):
+                raise self.fail("expected ',' or ']'")
+
+
+def read_json(text: str) -> tuple[Any, JsonReader]:
+    reader = JsonReader(text)
+    return reader.parse(), reader

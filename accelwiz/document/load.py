@@ -1,0 +1,89 @@
+"""Read a file, decide by content whether it is an Accelerate config or a DeepSpeed config, and parse it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from accelwiz.document.json_reader import read_json
+from accelwiz.document.model import Document, DocumentKind
+from accelwiz.document.yaml_reader import read_yaml
+from accelwiz.errors import InputError
+
+MAX_BYTES = 5 * 1024 * 1024  # the largest real config we have seen is 12 KB
+
+# Keys that only an Accelerate config file has, and keys that only a DeepSpeed config has.
+_ACCELERATE_MARKERS = {
+    "compute_environment", "distributed_type", "num_processes", "num_machines", "machine_rank", "mixed_precision",
+    "deepspeed_config", "fsdp_config", "use_cpu", "gpu_ids", "main_training_function", "megatron_lm_config",
+    "dynamo_config", "fp8_config", "parallelism_config", "main_process_ip", "downcast_bf16", "tpu_name",
+    "ec2_instance_type",
+}
+_DEEPSPEED_MARKERS = {
+    "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_optimization",
+    "fp16", "bf16", "bfloat16", "optimizer", "scheduler", "gradient_clipping", "steps_per_print",
+    "wall_clock_breakdown", "activation_checkpointing", "aio", "zero_allow_untested_optimizer", "amp",
+    "communication_data_type", "flops_profiler", "tensor_parallel", "data_types", "checkpoint", "pipeline",
+}
+
+
+def detect_kind(data: Any, path: Path) -> DocumentKind:
+    """Which tool reads this file, judged by its keys; the extension only breaks a tie."""
+    if isinstance(data, dict):
+        keys = set(data)
+        accelerate, deepspeed = len(keys & _ACCELERATE_MARKERS), len(keys & _DEEPSPEED_MARKERS)
+        if accelerate != deepspeed:
+            return "accelerate" if accelerate > deepspeed else "deepspeed"
+    return "deepspeed" if path.suffix.lower() in (".json", ".conf", ".hjson") else "accelerate"
+
+
+def parse_text(text: str, path: Path, kind: DocumentKind | None = None) -> Document:
+    """Parse config text; JSON when it starts with '{', YAML otherwise (JSON files may carry any extension)."""
+    if text.lstrip("\ufeff \t\r\n").startswith("{"):
+        data, reader = read_json(text)
+        syntax = "json"
+        spans = (reader.key_spans, reader.value_spans, {}, reader.duplicate_keys)
+    else:
+        data, tree = read_yaml(text)
+        syntax = "yaml"
+        spans = (tree.key_spans, tree.value_spans, tree.plain_scalars, tree.duplicate_keys)
+    if data is None:
+        raise InputError(f"{path}: the file is empty", hint="write at least `distributed_type: 'NO'`")
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: the top level is a {_shape(data)}, not a mapping of keys to values",
+                         hint="a config file is a set of `key: value` lines")
+    key_spans, value_spans, plain, duplicates = spans
+    return Document(path=path, kind=kind or detect_kind(data, path), syntax=syntax, data=data,
+                    key_spans=key_spans, value_spans=value_spans, plain_scalars=plain, duplicate_keys=duplicates)
+
+
+def load_document(path: Path, kind: DocumentKind | None = None) -> Document:
+    """Read and parse one file; every failure is an InputError with the file name in it."""
+    if not path.exists():
+        raise InputError(f"{path}: no such file", hint="check the path, or run `accelwiz init` to write a config")
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory, not a config file", hint="pass the YAML or JSON file inside it")
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise InputError(f"{path}: {size / 2**20:.1f} MiB is too large for a config file",
+                             hint=f"config files are a few KB; accelwiz reads at most {MAX_BYTES // 2**20} MiB")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    if b"\x00" in raw[:8192]:
+        raise InputError(f"{path}: looks like a binary file, not YAML or JSON")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start})", hint="save the file as UTF-8") from None
+    try:
+        return parse_text(text, path, kind)
+    except InputError as exc:
+        if str(path) in exc.message:
+            raise
+        raise InputError(f"{path}: {exc.message}", hint=exc.hint) from None
+
+
+def _shape(value: Any) -> str:
+    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}.get(type(value), "value")

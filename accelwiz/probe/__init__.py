@@ -1,0 +1,1 @@
+"""The hardware probe and machine profiles."""

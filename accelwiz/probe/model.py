@@ -1,0 +1,108 @@
+"""The machine profile: what `accelwiz probe --json` prints and what `--system` reads back.
+
+This is the contract between the probe (which fills it from NVML and psutil), the presets (which fill it from
+a table of GPU models), and everything that plans for a machine: hardware rules in `check`, `estimate`, `init`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PROFILE_SCHEMA_VERSION = 1
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class GpuInfo(_Frozen):
+    index: int
+    name: str
+    memory_total_bytes: int
+    memory_free_bytes: int | None = None
+    compute_capability: tuple[int, int]
+    uuid: str | None = None
+    pci_bus_id: str | None = None
+    mig_enabled: bool = False
+    nvlink_links: int = Field(0, description="Active NVLink links on this GPU.")
+
+    @property
+    def native_bf16(self) -> bool:
+        """Ampere (8.0) and newer compute bf16 in hardware; older GPUs only emulate it, slowly."""
+        return self.compute_capability >= (8, 0)
+
+    @property
+    def tf32(self) -> bool:
+        return self.compute_capability >= (8, 0)
+
+    @property
+    def fp8(self) -> bool:
+        """Ada (8.9) and Hopper (9.0) and newer have fp8 tensor cores."""
+        return self.compute_capability >= (8, 9)
+
+    @property
+    def tensor_cores(self) -> bool:
+        return self.compute_capability >= (7, 0)
+
+
+class Topology(_Frozen):
+    summary: Literal["none", "single GPU", "NVLink all-to-all", "NVLink pairs", "NVLink partial", "PCIe only",
+                     "unknown"] = "unknown"
+    p2p: list[list[str]] = Field(default_factory=list,
+                                 description="P2P status between GPU i and j: 'OK', 'NVLink', 'no', or '?'.")
+
+
+class DiskInfo(_Frozen):
+    path: str
+    total_bytes: int
+    free_bytes: int
+    device: str | None = None
+    is_nvme: bool | None = None
+
+
+class HostInfo(_Frozen):
+    hostname: str | None = None
+    cpu_model: str | None = None
+    cpu_physical_cores: int | None = None
+    cpu_logical_cores: int | None = None
+    memory_total_bytes: int
+    memory_available_bytes: int | None = None
+    swap_total_bytes: int | None = None
+    numa_nodes: int | None = None
+    disk: DiskInfo | None = None
+
+
+class MachineProfile(_Frozen):
+    """One node (and how many identical nodes the plan is for)."""
+
+    schema_version: int = PROFILE_SCHEMA_VERSION
+    source: Literal["probe", "preset", "file"] = "probe"
+    name: str | None = Field(None, description="Preset name, or the host name for a probe.")
+    num_machines: int = Field(1, ge=1, description="Identical nodes in the plan (2 for the 2x8xH100 preset).")
+    gpus: list[GpuInfo] = Field(default_factory=list, description="GPUs of ONE node, as visible to CUDA.")
+    topology: Topology = Topology()
+    host: HostInfo
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None
+    packages: dict[str, str | None] = Field(default_factory=dict,
+                                            description="Installed versions (None = not installed).")
+    torch_cuda: bool | None = Field(None, description="Whether the installed torch is a CUDA build.")
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def gpu_count(self) -> int:
+        return len(self.gpus)
+
+    @property
+    def min_gpu_memory_bytes(self) -> int | None:
+        return min((g.memory_total_bytes for g in self.gpus), default=None)
+
+    @property
+    def native_bf16(self) -> bool:
+        return bool(self.gpus) and all(g.native_bf16 for g in self.gpus)
+
+    @property
+    def fp8(self) -> bool:
+        return bool(self.gpus) and all(g.fp8 for g in self.gpus)

@@ -1,0 +1,52 @@
+"""Shared fixtures: the corpus in ../shared (skipped cleanly when absent), and a CLI runner."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def corpus_dir() -> Path | None:
+    configured = os.environ.get("ACCELWIZ_CORPUS")
+    candidates = [Path(configured)] if configured else []
+    candidates.append(REPO.parent / "shared" / "corpus")
+    return next((c for c in candidates if (c / "index.tsv").is_file()), None)
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    found = corpus_dir()
+    if found is None:
+        pytest.skip("corpus not found: set ACCELWIZ_CORPUS or put shared/corpus beside the repository")
+    return found
+
+
+@pytest.fixture()
+def cli():
+    """Invoke the CLI in-process; returns typer's Result with separate stdout and stderr."""
+    from accelwiz.cli import app
+
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None):
+        return runner.invoke(app, list(args), input=input, catch_exceptions=False)
+
+    return invoke
+
+
+@pytest.fixture()
+def write(tmp_path: Path):
+    """Write a config file into tmp_path and return its path: write("a.yaml", "distributed_type: 'NO'")."""
+
+    def _write(name: str, text: str) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+    return _write
