@@ -1,0 +1,1 @@
+"""Rules registered here: see accelwiz/rules/catalog.py."""
