@@ -191,6 +191,7 @@ def _section_model(annotation: Any) -> Any:
 
 
 def _item_model(annotation: Any) -> Any:
+    """Neither config file has lists of sections, so a list index never leads to a model."""
     return None
 
 
@@ -227,12 +228,12 @@ def _literal_choices(errors: list[dict[str, Any]]) -> list[Any]:
 
 def _value_hint(value: Any, choices: list[Any]) -> str | None:
     if isinstance(value, str):
+        same_letters = [c for c in choices if str(c).lower() == value.lower()]
+        if same_letters:
+            return f"values are case-sensitive: write {same_letters[0]!r}"
         match = difflib.get_close_matches(value, [str(c) for c in choices], n=1, cutoff=0.6)
         if match:
             return f"did you mean {match[0]!r}?"
-        upper = [c for c in choices if str(c).lower() == value.lower()]
-        if upper:
-            return f"values are case-sensitive: write {upper[0]!r}"
     return None
 
 
