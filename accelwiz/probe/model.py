@@ -27,6 +27,8 @@ class GpuInfo(_Frozen):
     pci_bus_id: str | None = None
     mig_enabled: bool = False
     nvlink_links: int = Field(0, description="Active NVLink links on this GPU.")
+    nvml_index: int | None = Field(None, description="NVML (PCI bus order) index; `index` is the CUDA index, which "
+                                                     "differs when CUDA_VISIBLE_DEVICES selects or reorders GPUs.")
 
     @property
     def native_bf16(self) -> bool:
@@ -51,7 +53,8 @@ class Topology(_Frozen):
     summary: Literal["none", "single GPU", "NVLink all-to-all", "NVLink pairs", "NVLink partial", "PCIe only",
                      "unknown"] = "unknown"
     p2p: list[list[str]] = Field(default_factory=list,
-                                 description="P2P status between GPU i and j: 'OK', 'NVLink', 'no', or '?'.")
+                                 description="P2P status between GPU i and j: 'OK' (over PCIe), 'NVLink', 'no', "
+                                             "'?' (unknown), or 'X' (the GPU itself).")
 
 
 class DiskInfo(_Frozen):

@@ -1,0 +1,94 @@
+"""Named machines to plan for without probing them: `--system 8xH100-80GB`.
+
+Each preset is a real, common instance type, so the host numbers (vCPUs, RAM) are the provider's published
+ones; physical cores are vCPUs / 2 (two hyper-threads per core on these instances). GPU facts come from
+`gpus.py`. Packages are left unknown (an empty mapping), so version rules stay silent for presets.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Literal
+
+from accelwiz.probe.gpus import gpu_model
+from accelwiz.probe.model import GpuInfo, HostInfo, MachineProfile, Topology
+from accelwiz.probe.topology import NVLINK, PCIE_OK, linked_matrix, topology_from_matrix, uniform_matrix
+
+GIB = 1024**3
+Interconnect = Literal["nvswitch", "pcie", "cube-mesh"]
+
+# NVLink of the DGX-1 / p3dn.24xlarge "hybrid cube-mesh": each V100 links to 4 of the other 7 GPUs.
+CUBE_MESH = {0: {1, 2, 3, 4}, 1: {0, 2, 3, 5}, 2: {0, 1, 3, 6}, 3: {0, 1, 2, 7},
+             4: {0, 5, 6, 7}, 5: {1, 4, 6, 7}, 6: {2, 4, 5, 7}, 7: {3, 4, 5, 6}}
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    gpu: str  # key in gpus.GPU_MODELS
+    gpus_per_node: int
+    interconnect: Interconnect
+    instance: str  # where the host numbers come from
+    cpu_model: str
+    vcpus: int
+    ram_gib: int
+    numa_nodes: int | None
+    num_machines: int = 1
+
+
+PRESETS: tuple[Preset, ...] = (
+    Preset("1xT4", "T4", 1, "pcie", "AWS g4dn.xlarge", "Intel Xeon Platinum 8259CL", 4, 16, 1),
+    Preset("1xA10G", "A10G", 1, "pcie", "AWS g5.2xlarge", "AMD EPYC 7R32", 8, 32, 1),
+    Preset("1xL4", "L4", 1, "pcie", "GCP g2-standard-8", "Intel Xeon (Cascade Lake)", 8, 32, 1),
+    Preset("1xRTX4090", "RTX4090", 1, "pcie", "a typical workstation: Ryzen 9 7950X, 64 GiB",
+           "AMD Ryzen 9 7950X 16-Core Processor", 32, 64, 1),
+    Preset("2xV100-16GB", "V100-PCIE-16GB", 2, "pcie", "Azure Standard_NC12s_v3 (V100 PCIe, no NVLink)",
+           "Intel Xeon E5-2690 v4", 12, 224, 1),
+    Preset("8xV100-32GB", "V100-32GB", 8, "cube-mesh", "AWS p3dn.24xlarge (NVLink hybrid cube-mesh)",
+           "Intel Xeon Platinum 8175M", 96, 768, 2),
+    Preset("4xA100-40GB", "A100-40GB", 4, "nvswitch", "GCP a2-highgpu-4g (HGX A100, NVSwitch)",
+           "Intel Xeon (Cascade Lake)", 48, 340, None),
+    Preset("8xA100-80GB", "A100-80GB", 8, "nvswitch", "AWS p4de.24xlarge (NVSwitch)",
+           "Intel Xeon Platinum 8275CL", 96, 1152, 2),
+    Preset("8xH100-80GB", "H100-80GB", 8, "nvswitch", "AWS p5.48xlarge (NVSwitch)", "AMD EPYC 7R13", 192, 2048, 2),
+    Preset("8xH200", "H200", 8, "nvswitch", "AWS p5e.48xlarge (NVSwitch)", "AMD EPYC 7R13", 192, 2048, 2),
+    Preset("2x8xH100", "H100-80GB", 8, "nvswitch", "two AWS p5.48xlarge nodes (EFA between nodes)",
+           "AMD EPYC 7R13", 192, 2048, 2, num_machines=2),
+)
+_BY_NAME = {preset.name.lower(): preset for preset in PRESETS}
+
+
+def find_preset(name: str) -> Preset | None:
+    """The preset called `name`, ignoring case; None when there is none."""
+    return _BY_NAME.get(name.strip().lower())
+
+
+def close_preset_names(name: str) -> list[str]:
+    """Preset names that look like `name`, for a did-you-mean hint."""
+    wanted = name.strip().lower()
+    prefixed = [n for n in _BY_NAME if n.startswith(wanted)]  # "8xh100" -> "8xh100-80gb" first
+    similar = difflib.get_close_matches(wanted, list(_BY_NAME), n=3, cutoff=0.5)
+    return [_BY_NAME[n].name for n in dict.fromkeys(prefixed + similar)][:3]
+
+
+def preset_profile(preset: Preset) -> MachineProfile:
+    """The profile of one node of `preset` (with `num_machines` identical nodes)."""
+    model = gpu_model(preset.gpu)
+    gpus = [GpuInfo(index=i, nvml_index=i, name=model.name, memory_total_bytes=model.memory_bytes,
+                    compute_capability=model.compute_capability, nvlink_links=model.nvlink_links)
+            for i in range(preset.gpus_per_node)]
+    host = HostInfo(cpu_model=preset.cpu_model, cpu_physical_cores=preset.vcpus // 2,
+                    cpu_logical_cores=preset.vcpus, memory_total_bytes=preset.ram_gib * GIB,
+                    numa_nodes=preset.numa_nodes)
+    return MachineProfile(source="preset", name=preset.name, num_machines=preset.num_machines, gpus=gpus,
+                          topology=_topology(preset), host=host, notes=[f"preset modelled on {preset.instance}"])
+
+
+def _topology(preset: Preset) -> Topology:
+    count = preset.gpus_per_node
+    if preset.interconnect == "nvswitch":
+        return topology_from_matrix(uniform_matrix(count, NVLINK))
+    if preset.interconnect == "cube-mesh":
+        return topology_from_matrix(linked_matrix(count, CUBE_MESH))
+    return topology_from_matrix(uniform_matrix(count, PCIE_OK))
