@@ -1,0 +1,119 @@
+"""The validated result of the question flow: one field per question key."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Strategy(str, Enum):
+    """How training is distributed; the values are what `--strategy` and answer files accept."""
+
+    single = "single"
+    ddp = "ddp"
+    fsdp = "fsdp"
+    zero1 = "zero1"
+    zero2 = "zero2"
+    zero3 = "zero3"
+
+    @property
+    def zero_stage(self) -> int | None:
+        return int(self.value[-1]) if self.value.startswith("zero") else None
+
+    @property
+    def label(self) -> str:
+        return STRATEGY_LABELS[self]
+
+
+STRATEGY_LABELS = {
+    Strategy.single: "Single process (no distribution)",
+    Strategy.ddp: "DDP (replicate the model on every GPU)",
+    Strategy.fsdp: "FSDP2 (shard parameters, gradients and optimizer state)",
+    Strategy.zero1: "DeepSpeed ZeRO-1 (shard optimizer state)",
+    Strategy.zero2: "DeepSpeed ZeRO-2 (shard optimizer state and gradients)",
+    Strategy.zero3: "DeepSpeed ZeRO-3 (shard everything)",
+}
+
+
+class Regime(str, Enum):
+    full = "full"
+    lora = "lora"
+    qlora = "qlora"
+
+
+class Precision(str, Enum):
+    no = "no"
+    fp16 = "fp16"
+    bf16 = "bf16"
+    fp8 = "fp8"
+
+
+class Launcher(str, Enum):
+    per_node = "per-node"
+    slurm = "slurm"
+
+
+class Answers(BaseModel):
+    """Every answer the wizard can collect. None = the question did not apply (e.g. no model was named)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=False)
+
+    model: str | None = None
+    regime: Regime | None = None
+    lora_rank: int | None = Field(None, ge=1)
+    seq_len: int | None = Field(None, ge=1)
+    micro_batch: int = Field(1, ge=1)
+    gradient_checkpointing: bool | None = None
+    num_machines: int = Field(1, ge=1)
+    gpus: int = Field(0, ge=0, description="GPUs per machine; 0 = train on the CPU.")
+    strategy: Strategy = Strategy.single
+    offload_optimizer: bool = False
+    offload_params: bool = False
+    precision: Precision = Precision.no
+    gradient_accumulation: int = Field(1, ge=1)
+    gradient_clipping: float = Field(1.0, ge=0)
+    torch_compile: bool = False
+    zero3_init: bool | None = None
+    launcher: Launcher | None = None
+    machine_rank: int = Field(0, ge=0)
+    main_process_ip: str | None = None
+    main_process_port: int = Field(29500, ge=0, le=65535)
+    rdzv_backend: str | None = None
+
+    @property
+    def world_size(self) -> int:
+        return max(self.gpus, 1) * self.num_machines
+
+    @property
+    def global_batch(self) -> int:
+        return self.micro_batch * self.gradient_accumulation * self.world_size
+
+    @property
+    def uses_deepspeed(self) -> bool:
+        return self.strategy.zero_stage is not None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Answers:
+        if self.strategy is Strategy.single and self.world_size > 1:
+            raise ValueError(f"strategy `single` runs one process, but {self.world_size} GPUs were given; "
+                             "choose ddp, fsdp or zero1/2/3")
+        if self.strategy in (Strategy.ddp, Strategy.fsdp, Strategy.zero1) and self.world_size == 1:
+            raise ValueError(f"strategy `{self.strategy.value}` needs more than one GPU; choose single (or "
+                             "zero2/zero3 to offload to the CPU)")
+        if self.gpus == 0 and self.strategy is not Strategy.single:
+            raise ValueError(f"strategy `{self.strategy.value}` needs GPUs; on the CPU choose single")
+        if self.gpus == 0 and self.precision is not Precision.no:
+            raise ValueError(f"mixed precision `{self.precision.value}` needs a GPU; use `no` on the CPU")
+        if self.offload_params and self.strategy not in (Strategy.zero3, Strategy.fsdp):
+            raise ValueError("parameter offload needs ZeRO-3 or FSDP")
+        if self.offload_optimizer and not self.uses_deepspeed:
+            raise ValueError("optimizer offload is a DeepSpeed feature; choose zero1/2/3")
+        if self.precision is Precision.fp8 and self.uses_deepspeed:
+            raise ValueError("fp8 cannot be combined with a DeepSpeed JSON here: the JSON owns precision and "
+                             "has no fp8 setting; choose bf16 or use ddp/fsdp")
+        if self.machine_rank >= self.num_machines:
+            raise ValueError(f"machine_rank {self.machine_rank} must be below num_machines {self.num_machines}")
+        if self.num_machines > 1 and self.launcher is Launcher.per_node and not self.main_process_ip:
+            raise ValueError("multi-node training needs main_process_ip (the address of machine 0)")
+        return self

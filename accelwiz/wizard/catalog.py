@@ -1,0 +1,75 @@
+"""What `accelwiz init` asks, in order. Branching is a named predicate per question (predicates.py); defaults
+and choices are computed from the machine and the answers so far (suggest.py). Nothing here prompts."""
+
+from __future__ import annotations
+
+from accelwiz.wizard import predicates as p
+from accelwiz.wizard import suggest as s
+from accelwiz.wizard.answers import Launcher, Regime
+from accelwiz.wizard.catalog_types import Choice, Question
+
+__all__ = ["CATALOG", "SYSTEM_QUESTION", "Choice", "Question", "question"]
+
+# Asked before everything else, because every default below depends on the machine it names.
+SYSTEM_QUESTION = Question(
+    "system", "Which machine will train?", kind="text", when=p.always, default="local",
+    help="`local` probes this machine; or a preset (accelwiz probe --list-presets) or a saved profile JSON.")
+
+CATALOG: tuple[Question, ...] = (
+    Question("model", "Which model will you train? (empty: skip the memory estimate)", kind="text",
+             when=p.always, default="",
+             help="A preset name (llama-3-8b), a path to a config.json, or a parameter count such as 7B."),
+    Question("regime", "How will you fine-tune it?", kind="select", when=p.has_model, default=Regime.full,
+             choices=s.regime_choices,
+             help="LoRA trains small adapters and needs far less optimizer memory than full fine-tuning."),
+    Question("lora_rank", "LoRA rank?", kind="int", when=p.uses_adapter, default=16,
+             help="The adapters' inner dimension; 8 to 64 is typical."),
+    Question("seq_len", "Sequence length (tokens per sample)?", kind="int", when=p.has_model, default=2048,
+             help="Activation memory grows with it."),
+    Question("micro_batch", "Micro-batch size per GPU?", kind="int", when=p.always, default=1,
+             help="Samples per process per forward pass; written to the DeepSpeed JSON, which owns it."),
+    Question("gradient_checkpointing", "Use gradient checkpointing?", kind="confirm", when=p.has_model,
+             default=True, help="Recomputes activations in the backward pass: about 30% slower, far less memory."),
+    Question("num_machines", "How many machines (nodes)?", kind="int", when=p.has_gpu, default=s.default_machines,
+             help="Identical machines training together; 1 unless you use several."),
+    Question("gpus", "How many GPUs per machine?", kind="int", when=p.has_gpu, default=s.default_gpus,
+             help="Per machine, not in total: the world size is this times the number of machines."),
+    Question("strategy", "How should training be distributed?", kind="select", when=p.has_gpu,
+             default=s.default_strategy, choices=s.strategy_choices, explain=s.explain_strategy,
+             help="Pre-selected: the fastest strategy that fits in GPU memory according to the estimate."),
+    Question("offload_optimizer", "Offload optimizer state to CPU memory?", kind="confirm", when=p.uses_deepspeed,
+             default=s.default_offload_optimizer,
+             help="Frees GPU memory for large models at the cost of speed (DeepSpeed CPU Adam)."),
+    Question("offload_params", "Offload parameters to CPU memory?", kind="confirm", when=p.can_offload_params,
+             default=s.default_offload_params,
+             help="Only sharded parameters can leave the GPU (ZeRO-3, FSDP); slow, for models that do not fit."),
+    Question("precision", "Mixed precision?", kind="select", when=p.has_gpu, default=s.default_precision,
+             choices=s.precision_choices,
+             help="bf16 on Ampere and newer; fp16 on older GPUs; fp8 only on Ada/Hopper with a backend installed."),
+    Question("gradient_accumulation", "Gradient accumulation steps?", kind="int", when=p.always, default=1,
+             explain=s.explain_accumulation,
+             help="Micro-batches per optimizer step; raises the global batch without more memory."),
+    Question("gradient_clipping", "Clip gradients to which norm? (0 = off)", kind="float", when=p.always,
+             default=1.0, help="Written explicitly, also when off, so no layer silently applies its own default."),
+    Question("torch_compile", "Compile the model with torch.compile?", kind="confirm", when=p.always,
+             default=False, help="Faster steps after a compile warm-up of a minute or more."),
+    Question("zero3_init", "Create the model already sharded (deepspeed.zero.Init)?", kind="confirm",
+             when=p.is_zero3, default=True,
+             help="Without it every process first loads the full model into CPU memory."),
+    Question("launcher", "How will the machines be started?", kind="select", when=p.is_multi_node,
+             default=Launcher.slurm, choices=s.launcher_choices,
+             help="SLURM derives each machine's rank; otherwise run one command per machine."),
+    Question("machine_rank", "Rank of this machine (0 = main)?", kind="int", when=p.launches_per_node,
+             default=0, help="0 on the machine whose address the others connect to."),
+    Question("main_process_ip", "IP address of the main machine (rank 0)?", kind="text",
+             when=p.launches_per_node, default=None,
+             help="Every machine connects here; it must be reachable from all of them."),
+    Question("main_process_port", "Port on the main machine?", kind="int", when=p.is_multi_node, default=29500,
+             help="A free TCP port on the main machine, open to the others."),
+    Question("rdzv_backend", "Rendezvous backend?", kind="select", when=p.is_multi_node, default="c10d",
+             choices=s.rdzv_choices, help="How the machines find each other at start-up."),
+)
+
+
+def question(key: str) -> Question:
+    return next(q for q in (SYSTEM_QUESTION, *CATALOG) if q.key == key)

@@ -1,0 +1,82 @@
+"""Answers -> rendered, checked files: the step between the questions and the disk."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from accelwiz.defaults import DEFAULT_DEEPSPEED_CONFIG
+from accelwiz.probe.model import MachineProfile
+from accelwiz.wizard.answers import Answers
+from accelwiz.wizard.build import build, launch_commands
+from accelwiz.wizard.plan import GIB, Option, plan_for
+from accelwiz.wizard.render import Header, describe_hardware, render_json, render_yaml
+from accelwiz.wizard.write import OutputFile, check_rendered
+
+
+@dataclass(frozen=True)
+class Generated:
+    accelerate: OutputFile
+    deepspeed: OutputFile | None
+    diagnostics: list[Any]
+
+    @property
+    def files(self) -> list[OutputFile]:
+        return [f for f in (self.accelerate, self.deepspeed) if f is not None]
+
+
+def deepspeed_path_for(output: Path) -> Path:
+    """The JSON beside the YAML, written as a path relative to where `accelerate launch` will run."""
+    return output.with_name(DEFAULT_DEEPSPEED_CONFIG.name)
+
+
+def generate(answers: Answers, system: MachineProfile, *, output: Path, command: str) -> Generated:
+    json_path = deepspeed_path_for(output)
+    pair = build(answers, system, deepspeed_file=json_path, hidden_size=_hidden_size(answers.model))
+    header = Header(command=command, hardware=describe_hardware(system), estimate=estimate_line(answers, system),
+                    launch=launch_commands(answers, output), extra=_training_settings(answers))
+    yaml_file = OutputFile(output, render_yaml(pair.accelerate, header))
+    json_file = OutputFile(json_path, render_json(pair.deepspeed)) if pair.deepspeed is not None else None
+    return Generated(yaml_file, json_file, check_rendered(yaml_file, json_file, system))
+
+
+def estimate_line(answers: Answers, system: MachineProfile) -> str:
+    plan = plan_for(answers.model_dump(), system)
+    if plan is None:
+        reason = "no model named" if not answers.model else "no GPU"
+        return f"not estimated ({reason}; `accelwiz estimate --model NAME` gives one)"
+    option = _chosen_option(plan.options, answers)
+    workload = (f"{answers.model}, {answers.regime.value if answers.regime else 'full'}, seq {answers.seq_len}, "
+                f"micro-batch {answers.micro_batch}")
+    if option is None:
+        return f"{answers.strategy.label} was not costed by the estimator ({workload})"
+    verdict = "fits" if option.fits else "DOES NOT FIT"
+    return (f"{option.label}: {option.per_gpu_bytes / GIB:.1f} of {plan.gpu_memory_bytes / GIB:.1f} GiB per GPU, "
+            f"{verdict} ({workload})")
+
+
+def _chosen_option(options: tuple[Option, ...], answers: Answers) -> Option | None:
+    same = [o for o in options if o.strategy is answers.strategy]
+    exact = [o for o in same if (o.offload_optimizer, o.offload_params)
+             == (answers.offload_optimizer, answers.offload_params)]
+    return (exact or same or [None])[0]
+
+
+def _training_settings(answers: Answers) -> list[str]:
+    """Settings the training script applies when no DeepSpeed JSON carries them."""
+    settings = (f"micro-batch {answers.micro_batch}, gradient accumulation {answers.gradient_accumulation}, "
+                f"{answers.world_size} process(es): global batch {answers.global_batch}; gradient clipping "
+                f"{answers.gradient_clipping:g}" + (" (off)" if answers.gradient_clipping == 0 else ""))
+    where = "(in the DeepSpeed JSON)" if answers.uses_deepspeed else "(give these to the training script)"
+    return [f"Training: {settings} {where}"]
+
+
+def _hidden_size(model: str | None) -> int | None:
+    if not model:
+        return None
+    try:
+        from accelwiz.estimate.models import resolve_model
+    except ImportError:
+        return None
+    return getattr(resolve_model(model), "hidden_size", None)

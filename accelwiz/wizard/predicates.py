@@ -1,0 +1,52 @@
+"""When a question applies: each condition named once, as a function of the answers so far and the machine.
+
+`answers` holds parsed values (enum members for select questions); a key is absent when its question was not
+asked. Every predicate is walked both ways by tests/wizard/test_branches.py, which enumerates this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from accelwiz.probe.model import MachineProfile
+from accelwiz.wizard.answers import Launcher, Regime, Strategy
+
+
+def always(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    return True
+
+
+def has_gpu(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    return system.gpu_count > 0
+
+
+def has_model(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    return bool(answers.get("model"))
+
+
+def uses_adapter(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    return answers.get("regime") in (Regime.lora, Regime.qlora)
+
+
+def uses_deepspeed(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    strategy = answers.get("strategy")
+    return isinstance(strategy, Strategy) and strategy.zero_stage is not None
+
+
+def is_zero3(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    return answers.get("strategy") is Strategy.zero3
+
+
+def can_offload_params(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    """Parameters can only leave the GPU when they are sharded: ZeRO-3 or FSDP (ZeRO-2 ignores it)."""
+    return answers.get("strategy") in (Strategy.zero3, Strategy.fsdp)
+
+
+def is_multi_node(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    return int(answers.get("num_machines") or 1) > 1
+
+
+def launches_per_node(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    """Per-node commands need this machine's rank and the main address; under SLURM they come from srun."""
+    return is_multi_node(answers, system) and answers.get("launcher") is Launcher.per_node

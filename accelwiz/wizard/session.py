@@ -1,0 +1,147 @@
+"""One `accelwiz init` from options to files: gather preset answers, pick a prompter, walk, check, write."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from accelwiz.console import Console
+from accelwiz.errors import EXIT_FINDINGS, AccelwizError, InputError, UsageError
+
+
+class ChecksFailed(AccelwizError):
+    """The rendered configs did not pass `check`; nothing was written."""
+
+    exit_code = EXIT_FINDINGS
+
+
+@dataclass
+class InitRequest:
+    output: Path
+    answers_file: Path | None = None
+    options: dict[str, Any] = field(default_factory=dict)  # --model, --strategy, ... (None = not given)
+    defaults: bool = False
+    dry_run: bool = False
+    force: bool = False
+    interactive: bool | None = None  # None: decide from the terminal
+    command: str = "accelwiz init"
+
+
+def valid_keys() -> list[str]:
+    from accelwiz.wizard.catalog import CATALOG, SYSTEM_QUESTION
+
+    return [SYSTEM_QUESTION.key, *(q.key for q in CATALOG)]
+
+
+def preset_answers(answers_file: Path | None, options: Mapping[str, Any]) -> dict[str, Any]:
+    """Answers from the --answers file, overridden by explicit options; unknown keys are a usage error."""
+    preset: dict[str, Any] = {}
+    if answers_file is not None:
+        preset.update(read_answers_file(answers_file))
+    preset.update({key: value for key, value in options.items() if value is not None})
+    unknown = sorted(set(preset) - set(valid_keys()))
+    if unknown:
+        raise UsageError(f"unknown answer key(s): {', '.join(unknown)}",
+                         hint=f"valid keys: {', '.join(valid_keys())}")
+    return preset
+
+
+def read_answers_file(path: Path) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}", hint="pass an existing answers YAML") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path} is not valid YAML: {exc}", hint="write one `key: value` per line") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected `key: value` lines, found a {type(data).__name__}",
+                         hint=f"valid keys: {', '.join(valid_keys())}")
+    return {str(key): value for key, value in data.items()}
+
+
+def choose_prompter(request: InitRequest) -> Any:
+    from accelwiz.wizard.prompters import DefaultsPrompter, NoTerminalPrompter, QuestionaryPrompter
+
+    if request.defaults:
+        return DefaultsPrompter(log=sys.stderr)
+    interactive = request.interactive
+    if interactive is None:
+        interactive = sys.stdin.isatty() and sys.stderr.isatty()
+    return QuestionaryPrompter() if interactive else NoTerminalPrompter()
+
+
+def run_init(request: InitRequest, console: Console) -> list[Path]:
+    """Ask, generate, check, then write (or print with --dry-run). Returns the paths written."""
+    from accelwiz.probe.profiles import load_system
+    from accelwiz.wizard.catalog import CATALOG, SYSTEM_QUESTION
+    from accelwiz.wizard.flow import validate, walk
+    from accelwiz.wizard.generate import generate
+    from accelwiz.wizard.prompters import QuestionaryPrompter
+
+    preset = preset_answers(request.answers_file, request.options)
+    prompter = choose_prompter(request)
+    system_spec = walk([SYSTEM_QUESTION], None, prompter, preset).answers["system"]  # type: ignore[arg-type]
+    system = load_system(system_spec or "local")
+    result = walk(CATALOG, system, prompter, preset)
+    for key in result.ignored:
+        console.warn(f"answer `{key}` ignored: the question does not apply to these answers")
+    answers = validate(result.answers, system)
+    generated = generate(answers, system, output=request.output, command=request.command)
+    report_diagnostics(generated.diagnostics, console)
+    if request.dry_run:
+        for file in generated.files:
+            console.data(f"# ==> {file.path} <==\n{file.text}")
+        return []
+    confirm = _confirm_overwrite if isinstance(prompter, QuestionaryPrompter) else None
+    from accelwiz.wizard.write import write_files
+
+    backups = write_files(generated.files, force=request.force, confirm_overwrite=confirm)
+    for backup in backups:
+        console.info(f"kept the previous file as {backup}")
+    console.info("wrote " + ", ".join(str(f.path) for f in generated.files))
+    return [f.path for f in generated.files]
+
+
+def report_diagnostics(diagnostics: list[Any], console: Console) -> None:
+    """Show what `check` says about the rendered files; errors stop the write."""
+    from accelwiz.rules.report import render_text
+    from accelwiz.wizard.write import errors_of
+
+    if not diagnostics:
+        return
+    console.info(render_text(diagnostics).rstrip("\n"))
+    errors = errors_of(diagnostics)
+    if errors:
+        raise ChecksFailed(f"the generated configs have {len(errors)} error(s) (shown above); nothing was written",
+                           hint="change the answers named in the errors and run `accelwiz init` again")
+
+
+def _confirm_overwrite(path: Path) -> bool:
+    import questionary
+
+    return bool(questionary.confirm(f"{path} exists. Replace it (a .bak copy is kept)?", default=False)
+                .unsafe_ask())
+
+
+def copy_template(name: str, request: InitRequest, console: Console) -> list[Path]:
+    from accelwiz.wizard.generate import deepspeed_path_for
+    from accelwiz.wizard.templates import find_template, template_files
+    from accelwiz.wizard.write import write_files
+
+    files = template_files(find_template(name), request.output, deepspeed_path_for(request.output))
+    if request.dry_run:
+        for file in files:
+            console.data(f"# ==> {file.path} <==\n{file.text}")
+        return []
+    confirm = _confirm_overwrite if (request.interactive or (request.interactive is None and sys.stdin.isatty())) \
+        else None
+    write_files(files, force=request.force, confirm_overwrite=confirm)
+    console.info(f"wrote {', '.join(str(f.path) for f in files)} from template {name!r}")
+    return [f.path for f in files]

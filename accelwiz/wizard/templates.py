@@ -1,0 +1,63 @@
+"""Ready configs shipped in `accelwiz.templates`: list them and copy one (with its DeepSpeed JSON) into place.
+
+Each template is a YAML whose first line is `# <name>: <description>`; a DeepSpeed template names its JSON
+(`<name>.json`) in `deepspeed_config.deepspeed_config_file`, which the copy rewrites to the new JSON's path.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from accelwiz.errors import UsageError
+from accelwiz.resources import templates_dir
+from accelwiz.wizard.write import OutputFile
+
+_REFERENCE = re.compile(r"^(\s*deepspeed_config_file:\s*).*$", re.M)
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    description: str
+    yaml_path: Path
+    json_path: Path | None
+
+
+def list_templates() -> list[Template]:
+    found = []
+    for path in sorted(templates_dir().glob("*.yaml")):
+        first = path.read_text(encoding="utf-8").splitlines()[0]
+        description = first.removeprefix(f"# {path.stem}:").strip()
+        companion = path.with_suffix(".json")
+        found.append(Template(path.stem, description, path, companion if companion.is_file() else None))
+    return found
+
+
+def find_template(name: str) -> Template:
+    templates = {t.name: t for t in list_templates()}
+    if name in templates:
+        return templates[name]
+    close = difflib.get_close_matches(name, templates, n=1)
+    raise UsageError(f"unknown template {name!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
+                     hint="list them with `accelwiz init --list-templates`")
+
+
+def template_files(template: Template, output: Path, deepspeed_output: Path) -> list[OutputFile]:
+    """The files a copy writes: the YAML (pointing at the copied JSON) and the JSON, if the template has one."""
+    text = template.yaml_path.read_text(encoding="utf-8")
+    if template.json_path is None:
+        return [OutputFile(output, text)]
+    text = _REFERENCE.sub(lambda m: m.group(1) + _yaml_scalar(str(deepspeed_output)), text, count=1)
+    return [OutputFile(output, text), OutputFile(deepspeed_output, template.json_path.read_text(encoding="utf-8"))]
+
+
+def _yaml_scalar(text: str) -> str:
+    """The path as YAML: plain when it reads back unchanged, else double-quoted (JSON strings are valid YAML)."""
+    import json
+
+    import yaml
+
+    return text if yaml.safe_load(text) == text else json.dumps(text)

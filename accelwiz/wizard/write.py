@@ -1,0 +1,86 @@
+"""Check the rendered files with the real rule engine, then write them atomically, keeping a `.bak`."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from accelwiz.errors import UsageError
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    path: Path
+    text: str
+
+
+def check_rendered(accelerate: OutputFile, deepspeed: OutputFile | None, system: Any = None) -> list[Any]:
+    """Every diagnostic the `check` rules report for the pair, as if the files were already on disk."""
+    from accelwiz.document import parse_text
+    from accelwiz.rules.context import CheckContext, DeepSpeedReference
+    from accelwiz.rules.engine import run_rules
+    from accelwiz.rules.registry import select_rules
+
+    context = CheckContext(accelerate=parse_text(accelerate.text, accelerate.path), system=system)
+    if deepspeed is not None:
+        context.deepspeed = parse_text(deepspeed.text, deepspeed.path, kind="deepspeed")
+        written = context.accelerate.get("deepspeed_config", "deepspeed_config_file")
+        context.deepspeed_reference = DeepSpeedReference(str(written), deepspeed.path)
+    return run_rules(context, select_rules())
+
+
+def errors_of(diagnostics: Sequence[Any]) -> list[Any]:
+    return [d for d in diagnostics if getattr(d.severity, "value", d.severity) == "error"]
+
+
+def write_files(files: Sequence[OutputFile], *, force: bool,
+                confirm_overwrite: Callable[[Path], bool] | None = None) -> list[Path]:
+    """Write every file or none: existing targets need --force or a yes, and are kept as `<name>.bak`.
+
+    All permissions are settled before the first byte is written; each file is written to a temporary file
+    in its own directory and moved into place with os.replace, so a reader never sees half a file.
+    """
+    existing = [f.path for f in files if f.path.exists()]
+    for path in existing:
+        if path.is_dir():
+            raise UsageError(f"{path} is a directory", hint="pass a file name with -o/--output")
+        if not force and not (confirm_overwrite and confirm_overwrite(path)):
+            raise UsageError(f"{path} already exists; nothing was written",
+                             hint="pass --force to replace it (a .bak copy is kept), or choose -o/--output")
+    backups = []
+    for path in existing:
+        backup = path.with_name(path.name + ".bak")
+        shutil.copy2(path, backup)
+        backups.append(backup)
+    for file in files:
+        atomic_write(file.path, file.text)
+    return backups
+
+
+def atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        # mkstemp creates 0600; give the file the mode it had, or what the umask allows for a new file.
+        os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
