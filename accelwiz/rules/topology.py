@@ -1,1 +1,471 @@
-"""Rules registered here: see accelwiz/rules/catalog.py."""
+"""AW1xx: processes, machines, ranks, devices, and the keys `accelerate launch` reads but never applies.
+
+Everything here follows `accelerate launch` 1.15: `_validate_launch_command` merges the file into the
+argparse namespace only where the namespace still holds None, then `launch_command` picks a launcher from
+the distributed type (torchrun for MULTI_* / FSDP / MEGATRON_LM, DeepSpeed's launcher, or the "simple"
+launcher that starts one Python process, optionally under mpirun).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterator
+
+from accelwiz.config.accelerate import MULTI_DEVICE_TYPES, AccelerateView
+from accelwiz.rules.context import CheckContext
+from accelwiz.rules.diagnostic import Finding, Severity
+from accelwiz.rules.registry import rule
+
+# Types whose launcher starts one process per device on each machine: `gpu_ids` should list one per process.
+PER_DEVICE_TYPES = MULTI_DEVICE_TYPES | {"FSDP", "DEEPSPEED", "MEGATRON_LM"}
+# Types run by the simple launcher: one process, or mpirun when a hostfile is given.
+SIMPLE_LAUNCHER_TYPES = frozenset({"NO", "MULTI_CPU"})
+PLACEHOLDER_HOSTS = frozenset({"example", "hostname", "host", "ip", "your_ip", "main_ip", "master_ip",
+                               "none", "null", "changeme", "todo"})
+
+
+def _view(ctx: CheckContext) -> AccelerateView | None:
+    """The Accelerate document of this unit, unless there is none or it is a SageMaker config."""
+    if ctx.accelerate is None:
+        return None
+    view = AccelerateView(ctx.accelerate)
+    return None if view.is_sagemaker else view
+
+
+def _gpu_id_count(view: AccelerateView) -> int | None:
+    """How many devices `gpu_ids` lists; None for "all", absent or malformed."""
+    gpu_ids = view.text("gpu_ids")
+    if gpu_ids is None or gpu_ids.strip() == "all":
+        return None
+    return len([part for part in gpu_ids.split(",") if part.strip()])
+
+
+def _processes_per_machine(view: AccelerateView) -> int | None:
+    processes, machines = view.num_processes, view.num_machines
+    if processes is None or machines is None or processes < 1:
+        return None
+    return processes // machines
+
+
+def _too_few_gpu_ids_for_multi_gpu(view: AccelerateView) -> bool:
+    """accelerate's own check (launch.py): multi_gpu on one machine with fewer than two ids is refused."""
+    count = _gpu_id_count(view)
+    return (view.distributed_type in MULTI_DEVICE_TYPES and (view.num_machines or 1) <= 1
+            and count is not None and count < 2)
+
+
+@rule("AW101", "multi-device-single-process", Severity.WARNING,
+      fix="Use `distributed_type: 'NO'` for one device, or raise num_processes to the number of devices")
+def multi_device_single_process(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a MULTI_GPU (or other MULTI_* device) config that runs a single process on a single machine.
+
+    ## Why is this bad?
+    `accelerate launch` starts torchrun with one process: the run pays for a process group and DDP wrapping
+    but uses one device. `accelerate config` refuses this combination ("only using 1 GPU on a single
+    machine", #1743); hand-written files get through, usually because `num_processes` was meant to be
+    the number of GPUs.
+
+    ## Example
+    ```yaml
+    distributed_type: MULTI_GPU
+    num_processes: 1
+    ```
+    Use instead: `distributed_type: 'NO'`, or `num_processes: 2` for two GPUs.
+    """
+    view = _view(ctx)
+    if view is None or view.distributed_type not in MULTI_DEVICE_TYPES:
+        return
+    if _too_few_gpu_ids_for_multi_gpu(view):
+        return  # AW106: accelerate refuses the file for that reason first
+    if view.integer("num_processes") == 1 and view.num_machines == 1:
+        yield Finding("accelerate", ("num_processes",),
+                      f"`distributed_type: {view.distributed_type}` with one process on one machine")
+
+
+@rule("AW102", "processes-not-divisible-by-machines", Severity.ERROR,
+      fix="Make num_processes the total over all machines: num_machines x processes per machine")
+def processes_not_divisible_by_machines(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a multi-node config whose `num_processes` is not a multiple of `num_machines`.
+
+    ## Why is this bad?
+    `num_processes` is the total over all machines, and accelerate starts `num_processes // num_machines`
+    processes on every machine: the remainder is silently dropped, and machines with different device counts
+    are not supported at all (accelerate#3894: 10 processes on 2 machines with 8 and 2 GPUs ran 5 + 5).
+
+    ## Example
+    ```yaml
+    num_machines: 2
+    num_processes: 10   # 8 GPUs on one node, 2 on the other
+    ```
+    Use instead: the same number of processes on every machine, e.g. `num_processes: 4` (2 + 2).
+    """
+    view = _view(ctx)
+    if view is None:
+        return
+    processes, machines = view.integer("num_processes"), view.num_machines
+    if processes is None or machines is None or machines < 2 or processes < 1 or processes % machines == 0:
+        return
+    yield Finding("accelerate", ("num_processes",),
+                  f"num_processes ({processes}) is not a multiple of num_machines ({machines}): each "
+                  f"machine starts {processes // machines}, {processes % machines} fewer in all")
+
+
+@rule("AW103", "machine-rank-out-of-range", Severity.ERROR,
+      fix="Set machine_rank to this machine's index, from 0 to num_machines - 1")
+def machine_rank_out_of_range(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a `machine_rank` that is not below `num_machines`.
+
+    ## Why is this bad?
+    Machine ranks run from 0 to `num_machines - 1`. A rank outside that range makes torchrun wait for a node
+    that never joins (or fail the rendezvous), and accelerate does not check it.
+
+    ## Example
+    ```yaml
+    num_machines: 2
+    machine_rank: 2
+    ```
+    Use instead: `machine_rank: 1` on the second machine.
+    """
+    view = _view(ctx)
+    if view is None:
+        return
+    rank, machines = view.integer("machine_rank"), view.num_machines
+    if rank is not None and machines is not None and rank >= machines:
+        yield Finding("accelerate", ("machine_rank",),
+                      f"machine_rank is {rank} but there are only {machines} machine(s) "
+                      f"(ranks 0..{machines - 1})")
+
+
+@rule("AW104", "multi-node-without-main-process", Severity.ERROR,
+      fix="Set main_process_ip (and main_process_port) to the address of the machine with rank 0")
+def multi_node_without_main_process(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a multi-node config with no `main_process_ip`, or with no `main_process_port` where the launcher
+    needs one (`NO`/`MULTI_CPU`, which use the simple launcher).
+
+    ## Why is this bad?
+    The simple launcher asserts both ("you need to specify the main process IP"); the torchrun and DeepSpeed
+    paths do not check and pass the string `None:29500` as the rendezvous endpoint, so every node hangs or
+    fails to connect.
+
+    ## Example
+    ```yaml
+    num_machines: 2
+    num_processes: 16
+    ```
+    Use instead: add `main_process_ip: 10.0.0.1` and `main_process_port: 29500`.
+    """
+    view = _view(ctx)
+    if view is None or (view.num_machines or 1) < 2:
+        return
+    if view.document.get("main_process_ip") is None:
+        yield Finding("accelerate", ("main_process_ip",),
+                      f"{view.num_machines} machines but no main_process_ip for them to meet at")
+    if view.document.get("main_process_port") is None and view.distributed_type in SIMPLE_LAUNCHER_TYPES:
+        yield Finding("accelerate", ("main_process_port",),
+                      f"{view.num_machines} machines with `distributed_type: {view.distributed_type}` need "
+                      "main_process_port")
+
+
+def _looks_like_placeholder(host: str) -> bool:
+    text = host.strip()
+    try:
+        ipaddress.ip_address(text)
+        return False
+    except ValueError:
+        pass
+    if text.lower() in PLACEHOLDER_HOSTS or text.isdigit() or re.fullmatch(r"x+(\.x+)*", text, re.I):
+        return True
+    return re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?", text) is None
+
+
+@rule("AW105", "placeholder-main-process-ip", Severity.WARNING,
+      fix="Replace it with the real IP address or host name of the rank-0 machine")
+def placeholder_main_process_ip(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a multi-node `main_process_ip` that is neither an IP address nor a host name: a template
+    placeholder such as `example`, `xxxx` or the number `1234`.
+
+    ## Why is this bad?
+    Every node tries to reach the rank-0 machine at this address; a placeholder fails only after the
+    processes start, with a rendezvous timeout or a DNS error.
+
+    ## Example
+    ```yaml
+    num_machines: 2
+    main_process_ip: '1234'
+    ```
+    Use instead: `main_process_ip: 10.0.0.4`.
+    """
+    view = _view(ctx)
+    host = view.text("main_process_ip") if view else None
+    if view is None or host is None or (view.num_machines or 1) < 2:
+        return
+    if _looks_like_placeholder(host):
+        yield Finding("accelerate", ("main_process_ip",),
+                      f"main_process_ip {host!r} is not an IP address or host name")
+
+
+@rule("AW106", "too-few-gpu-ids-for-multi-gpu", Severity.ERROR,
+      fix="List at least two devices in gpu_ids (or write `gpu_ids: all`), or use `distributed_type: 'NO'`")
+def too_few_gpu_ids_for_multi_gpu(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a single-machine MULTI_GPU (or other MULTI_*) config whose `gpu_ids` lists fewer than two devices.
+
+    ## Why is this bad?
+    `accelerate launch` refuses it: "Less than two GPU ids were configured and tried to run on multiple
+    GPUs" (accelerate#1316).
+
+    ## Example
+    ```yaml
+    distributed_type: MULTI_GPU
+    gpu_ids: '0'
+    ```
+    Use instead: `gpu_ids: 0,1` with `num_processes: 2`, or `distributed_type: 'NO'` for one GPU.
+    """
+    view = _view(ctx)
+    if view is not None and _too_few_gpu_ids_for_multi_gpu(view):
+        yield Finding("accelerate", ("gpu_ids",),
+                      f"gpu_ids {view.text('gpu_ids')!r} lists fewer than two devices for "
+                      f"`distributed_type: {view.distributed_type}` on one machine")
+
+
+@rule("AW107", "fewer-gpu-ids-than-processes", Severity.ERROR,
+      fix="List one device per process in gpu_ids, or lower num_processes")
+def fewer_gpu_ids_than_processes(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds `gpu_ids` listing fewer devices than the processes each machine starts (`num_processes //
+    num_machines`).
+
+    ## Why is this bad?
+    Each process picks device `local_rank % device_count`, so two ranks silently share one GPU (halving its
+    memory and speed) instead of failing (N10, accelerate#3894).
+
+    ## Example
+    ```yaml
+    gpu_ids: 0,1
+    num_processes: 4
+    ```
+    Use instead: `gpu_ids: 0,1,2,3`, or `num_processes: 2`.
+    """
+    view = _view(ctx)
+    if view is None or view.distributed_type not in PER_DEVICE_TYPES or _too_few_gpu_ids_for_multi_gpu(view):
+        return
+    listed, per_machine = _gpu_id_count(view), _processes_per_machine(view)
+    if listed is not None and per_machine is not None and listed < per_machine:
+        yield Finding("accelerate", ("gpu_ids",),
+                      f"gpu_ids lists {listed} device(s) but each machine starts {per_machine} processes")
+
+
+@rule("AW108", "more-gpu-ids-than-processes", Severity.WARNING,
+      fix="Raise num_processes to use every listed device, or list only the devices you mean to use")
+def more_gpu_ids_than_processes(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds `gpu_ids` listing more devices than the processes each machine starts.
+
+    ## Why is this bad?
+    One process runs per device, so the extra devices stay idle; usually `num_processes` was left at 1 or
+    was written per machine instead of in total.
+
+    ## Example
+    ```yaml
+    gpu_ids: 1,3
+    num_processes: 1
+    ```
+    Use instead: `num_processes: 2`.
+    """
+    view = _view(ctx)
+    if view is None or view.distributed_type not in PER_DEVICE_TYPES:
+        return
+    listed, per_machine = _gpu_id_count(view), _processes_per_machine(view)
+    if listed is not None and per_machine is not None and listed > per_machine:
+        yield Finding("accelerate", ("gpu_ids",),
+                      f"gpu_ids lists {listed} devices but each machine starts only {per_machine} "
+                      "process(es)")
+
+
+@rule("AW109", "multi-cpu-without-hostfile", Severity.ERROR,
+      fix="Set mpirun_config.mpirun_hostfile (and install MPI), or use another distributed type")
+def multi_cpu_without_hostfile(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds `distributed_type: MULTI_CPU` with more than one process but no `mpirun_config.mpirun_hostfile`.
+
+    ## Why is this bad?
+    accelerate starts MULTI_CPU runs with its simple launcher, which runs the script under `mpirun` only
+    when a hostfile is given. Without one it starts a single process, with no error or warning.
+
+    ## Example
+    ```yaml
+    distributed_type: MULTI_CPU
+    num_processes: 4
+    ```
+    Use instead: add `mpirun_config: {mpirun_hostfile: /path/to/hostfile}`.
+    """
+    view = _view(ctx)
+    if view is None or view.distributed_type != "MULTI_CPU":
+        return
+    processes = view.integer("num_processes")
+    if processes is not None and processes > 1 and not view.document.get("mpirun_config", "mpirun_hostfile"):
+        yield Finding("accelerate", ("distributed_type",),
+                      f"MULTI_CPU with num_processes {processes} but no mpirun_config.mpirun_hostfile: "
+                      "accelerate starts one process")
+
+
+# Top-level keys that `accelerate launch` never copies from the file, because the argparse default is not
+# None (the merge loop in launch.py only fills None): key -> (value the launcher uses, flag to pass instead,
+# the distributed types whose launcher would read the key; None = every type).
+LAUNCHER_IGNORED_KEYS: dict[str, tuple[object, str, frozenset[str] | None]] = {
+    "rdzv_backend": ("static", "--rdzv_backend", None),
+    "enable_cpu_affinity": (False, "--enable_cpu_affinity", None),
+    "downcast_bf16": (False, "--downcast_bf16", frozenset({"XLA"})),
+    "tpu_use_sudo": (False, "--tpu_use_sudo", frozenset({"XLA"})),
+}
+
+
+def _as_launcher_value(value: object) -> object:
+    """The file's value in the launcher's terms: the wizard writes the booleans as 'yes'/'no'."""
+    return {"yes": True, "no": False}.get(value, value) if isinstance(value, str) else value
+
+
+def _yaml(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+@rule("AW110", "launcher-ignored-key", Severity.WARNING,
+      fix="Remove the key and pass the command-line flag to `accelerate launch` instead")
+def launcher_ignored_key(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds top-level keys that `accelerate launch` reads from the file but never applies — `rdzv_backend`,
+    `enable_cpu_affinity`, `downcast_bf16`, `tpu_use_sudo` and `tpu_env` — when their value differs from
+    what the launcher uses anyway.
+
+    ## Why is this bad?
+    The launcher copies a file value only where its argparse default is None; these flags default to
+    `"static"` or `False`, so the file's value is silently replaced (accelerate 1.15, N4). `rdzv_backend:
+    c10d` still runs static rendezvous; `enable_cpu_affinity: true` binds nothing. `tpu_env` is never read
+    at all. (`same_network` is ignored too, but for torchrun's static rendezvous the two settings behave the
+    same, so it is not reported.)
+
+    ## Example
+    ```yaml
+    rdzv_backend: c10d
+    ```
+    Use instead: `accelerate launch --rdzv_backend c10d ...`.
+    """
+    view = _view(ctx)
+    if view is None:
+        return
+    for name, (used, flag, readers) in LAUNCHER_IGNORED_KEYS.items():
+        value = view.document.get(name)
+        if not isinstance(value, (str, bool)) or (readers and view.distributed_type not in readers):
+            continue
+        if _as_launcher_value(value) != used:
+            yield Finding("accelerate", (name,),
+                          f"accelerate launch ignores `{name}: {_yaml(value)}` from the file and uses "
+                          f"{_yaml(used)}", fix=f"pass `{flag}` on the command line instead")
+    tpu_env = view.document.get("tpu_env")
+    if isinstance(tpu_env, list) and any(isinstance(item, str) and item.strip() for item in tpu_env):
+        yield Finding("accelerate", ("tpu_env",), "accelerate never reads tpu_env: the variables are not set",
+                      fix="export the variables in the environment that runs `accelerate launch`")
+
+
+@rule("AW111", "num-processes-unset", Severity.INFO, fix="Set num_processes, or always pass --num_processes")
+def num_processes_unset(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a config without a process count: `num_processes: -1`, or no `num_processes` with a distributed
+    type other than `NO`.
+
+    ## Why is this bad?
+    accelerate's default is -1, and `accelerate launch` then stops with "You need to manually pass in
+    `--num_processes` using this config yaml". That is fine for a SLURM template that always passes it, and
+    a surprise otherwise.
+
+    ## Example
+    ```yaml
+    distributed_type: FSDP
+    ```
+    Use instead: add `num_processes: 8` (the total over all machines).
+    """
+    view = _view(ctx)
+    if view is not None and view.distributed_type is not None and view.num_processes == -1:
+        yield Finding("accelerate", ("num_processes",),
+                      "num_processes is not set: `accelerate launch` needs --num_processes with this file")
+
+
+@rule("AW112", "single-process-type-with-many-processes", Severity.WARNING,
+      fix="Set num_processes: 1, or a distributed type that starts several processes (e.g. MULTI_GPU)")
+def single_process_type_with_many_processes(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds `distributed_type: 'NO'` with `num_processes` greater than 1.
+
+    ## Why is this bad?
+    With a config file, `NO` always uses the simple launcher, which starts exactly one process: the other
+    processes the file asks for never start (trl's packaged `single_gpu.yaml` asks for 8).
+
+    ## Example
+    ```yaml
+    distributed_type: 'NO'
+    num_processes: 8
+    ```
+    Use instead: `num_processes: 1`, or `distributed_type: MULTI_GPU` to use 8 GPUs.
+    """
+    view = _view(ctx)
+    processes = view.integer("num_processes") if view else None
+    if view is not None and view.distributed_type == "NO" and processes is not None and processes > 1:
+        yield Finding("accelerate", ("num_processes",),
+                      f"`distributed_type: 'NO'` starts one process, not num_processes ({processes})")
+
+
+# Which distributed types read each section; a non-empty section under any other type is never used.
+SECTION_READERS: dict[str, frozenset[str]] = {
+    "deepspeed_config": frozenset({"DEEPSPEED"}),
+    "fsdp_config": frozenset({"FSDP"}),
+    "megatron_lm_config": frozenset({"MEGATRON_LM"}),
+    "mpirun_config": SIMPLE_LAUNCHER_TYPES,
+}
+
+
+@rule("AW113", "section-for-another-distributed-type", Severity.WARNING,
+      fix="Remove the section, or change distributed_type to the one that reads it")
+def section_for_another_distributed_type(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a non-empty `deepspeed_config`, `fsdp_config`, `megatron_lm_config` or `mpirun_config` in a config
+    whose `distributed_type` does not use it, such as `fsdp_config` under `DEEPSPEED`.
+
+    ## Why is this bad?
+    The launcher copies the keys onto its arguments and then never reads them: the settings look active but
+    the run uses another strategy. Usually the `distributed_type` line is the mistake. (Empty `{}` sections,
+    as older `accelerate config` versions wrote them, are fine.)
+
+    ## Example
+    ```yaml
+    distributed_type: MULTI_GPU
+    deepspeed_config:
+      zero_stage: 3
+    ```
+    Use instead: `distributed_type: DEEPSPEED`, or remove `deepspeed_config`.
+    """
+    view = _view(ctx)
+    if view is None or view.distributed_type is None:
+        return
+    for section, readers in SECTION_READERS.items():
+        if view.section(section) and view.distributed_type not in readers:
+            yield Finding("accelerate", (section,),
+                          f"`{section}` is ignored with `distributed_type: {view.distributed_type}`")
