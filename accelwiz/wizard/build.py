@@ -29,11 +29,12 @@ DISTRIBUTED_TYPE = {Strategy.single: "NO", Strategy.ddp: "MULTI_GPU", Strategy.f
 def build(answers: Answers, system: MachineProfile, *,
           deepspeed_file: Path | str = DEFAULT_DEEPSPEED_CONFIG, hidden_size: int | None = None) -> ConfigPair:
     """The Accelerate YAML dict and, for DeepSpeed strategies, the DeepSpeed JSON dict it references."""
+    machines = machines_in_file(answers)
     config: dict[str, Any] = {
         "compute_environment": "LOCAL_MACHINE",
         "distributed_type": DISTRIBUTED_TYPE[answers.strategy],
-        "num_machines": answers.num_machines,
-        "num_processes": answers.world_size,
+        "num_machines": machines,
+        "num_processes": max(answers.gpus, 1) * machines,
         "machine_rank": answers.machine_rank,
         "use_cpu": answers.gpus == 0,
     }
@@ -41,7 +42,7 @@ def build(answers: Answers, system: MachineProfile, *,
         config["mixed_precision"] = answers.precision.value
     if answers.gpus and answers.strategy in (Strategy.single, Strategy.ddp):
         config["gpu_ids"] = "all"  # as accelerate's wizard: DeepSpeed and FSDP take the visible devices
-    if answers.num_machines > 1:
+    if machines > 1:
         config.update(_multi_node(answers))
     if answers.torch_compile:
         config["dynamo_config"] = {"dynamo_backend": "INDUCTOR"}
@@ -54,9 +55,16 @@ def build(answers: Answers, system: MachineProfile, *,
     return ConfigPair(accelerate=config, deepspeed=deepspeed)
 
 
+def machines_in_file(answers: Answers) -> int:
+    """Under SLURM the YAML describes one node and srun's command line adds the rest (machine count, this
+    node's rank, the head node's address), which only exist once SLURM has allocated the nodes."""
+    return 1 if answers.launcher is Launcher.slurm else answers.num_machines
+
+
 def _multi_node(answers: Answers) -> dict[str, Any]:
-    section: dict[str, Any] = {"main_process_port": answers.main_process_port,
-                               "rdzv_backend": answers.rdzv_backend or "c10d", "same_network": True}
+    # rdzv_backend and same_network are not written: `accelerate launch` ignores both when they come from the
+    # file (its CLI defaults win), so the rendezvous backend goes on the launch command instead.
+    section: dict[str, Any] = {"main_process_port": answers.main_process_port}
     if answers.main_process_ip:
         section["main_process_ip"] = answers.main_process_ip
     return section
@@ -129,6 +137,7 @@ def launch_commands(answers: Answers, config_path: Path | str, script: str = "tr
     if answers.launcher is Launcher.slurm:
         # srun starts one task per node; each derives its rank and the main address from SLURM.
         return [f"srun --nodes={answers.num_machines} --ntasks-per-node=1 bash -c '{base} "
+                f"--num_machines {answers.num_machines} --num_processes {answers.world_size} "
                 "--machine_rank $SLURM_NODEID --main_process_ip $(scontrol show hostnames $SLURM_JOB_NODELIST "
                 f"| head -n 1) --main_process_port {answers.main_process_port} {script}'"]
     return [f"{base} --machine_rank {rank} {script}   # on machine {rank}" for rank in range(answers.num_machines)]

@@ -8,7 +8,7 @@ from typing import Any
 
 from accelwiz.defaults import DEFAULT_DEEPSPEED_CONFIG
 from accelwiz.probe.model import MachineProfile
-from accelwiz.wizard.answers import Answers
+from accelwiz.wizard.answers import Answers, Launcher
 from accelwiz.wizard.build import build, launch_commands
 from accelwiz.wizard.plan import GIB, Option, plan_for
 from accelwiz.wizard.render import Header, describe_hardware, render_json, render_yaml
@@ -69,7 +69,11 @@ def _training_settings(answers: Answers) -> list[str]:
                 f"{answers.world_size} process(es): global batch {answers.global_batch}; gradient clipping "
                 f"{answers.gradient_clipping:g}" + (" (off)" if answers.gradient_clipping == 0 else ""))
     where = "(in the DeepSpeed JSON)" if answers.uses_deepspeed else "(give these to the training script)"
-    return [f"Training: {settings} {where}"]
+    lines = [f"Training: {settings} {where}"]
+    if answers.launcher is Launcher.slurm:
+        lines.append(f"Multi-node: this file describes one node; the srun command below adds the other "
+                     f"{answers.num_machines - 1} machine(s), each node's rank and the head node's address")
+    return lines
 
 
 def _hidden_size(model: str | None) -> int | None:

@@ -34,6 +34,7 @@ class Plan:
     options: tuple[Option, ...]
     reason: str
     gpu_memory_bytes: int
+    reason_is_for_best: bool = True  # False when the estimator's pick is a kind the wizard does not write
 
     def option(self, strategy: Strategy) -> Option | None:
         """The cheapest costed option for a strategy (no offload before offload)."""
@@ -41,8 +42,8 @@ class Plan:
 
     def explain(self) -> str:
         """'ZeRO-2: 61.0 of 80.0 GiB per GPU; DDP would need 131.0 GiB', or the estimator's reason."""
-        if self.best is None:
-            return f"no strategy fits: {self.reason}"
+        if self.best is None or self.reason_is_for_best:
+            return self.reason
         total = self.gpu_memory_bytes / GIB
         text = f"{self.best.label}: {self.best.per_gpu_bytes / GIB:.1f} of {total:.1f} GiB per GPU"
         faster = [o for o in self.options if not o.fits and o.strategy in (Strategy.single, Strategy.ddp)]
@@ -100,11 +101,11 @@ def _estimate_plan(answers: dict[str, Any], system: MachineProfile) -> Plan:
                     nodes=int(answers.get("num_machines") or 1), gpu_memory_bytes=memory,
                     host_memory_bytes=system.host.memory_total_bytes)
     options = tuple(_option(estimate, fits) for estimate, fits in rec.candidates if _offered(estimate.strategy))
-    if rec.best is not None and _offered(rec.best.strategy):
-        best: Option | None = _option(rec.best, True)
-    else:  # the estimator's pick is a kind the wizard does not write: the fastest offered one that fits
-        best = next((o for o in options if o.fits), None)
-    return Plan(best=best, options=options, reason=rec.reason, gpu_memory_bytes=memory)
+    picked = rec.best is not None and _offered(rec.best.strategy)
+    # When the estimator's pick is a kind the wizard does not write: the fastest offered one that fits.
+    best = _option(rec.best, True) if picked else next((o for o in options if o.fits), None)
+    return Plan(best=best, options=options, reason=rec.reason, gpu_memory_bytes=memory,
+                reason_is_for_best=picked or rec.best is None)
 
 
 def _offered(strategy: Any) -> bool:

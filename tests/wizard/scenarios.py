@@ -1,0 +1,79 @@
+"""Scripted walks through the catalog: one per branch of it. Each maps EXACTLY the questions it expects asked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from accelwiz.probe.model import HostInfo, MachineProfile
+from accelwiz.probe.profiles import load_system
+from accelwiz.wizard.catalog import CATALOG
+from accelwiz.wizard.flow import Walk, validate, walk
+from accelwiz.wizard.generate import Generated, generate
+from accelwiz.wizard.prompters import ScriptedPrompter
+
+CPU = MachineProfile(source="file", name="cpu-box", host=HostInfo(memory_total_bytes=24 * 1024**3))
+
+
+@cache
+def system(name: str) -> MachineProfile:
+    return CPU if name == "cpu" else load_system(name)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    system: str
+    script: dict[str, Any]
+
+
+COMMON = {"micro_batch": 2, "gradient_accumulation": 4, "gradient_clipping": 1.0, "torch_compile": False}
+
+SCENARIOS = (
+    Scenario("cpu-no-model", "cpu", {"model": "", **COMMON, "gradient_clipping": 0}),
+    Scenario("cpu-model", "cpu", {"model": "gpt2", "regime": "full", "seq_len": 256,
+                                  "gradient_checkpointing": False, **COMMON}),
+    Scenario("h100-zero3-lora-offload", "8xH100-80GB",
+             {"model": "llama-3.1-70b", "regime": "lora", "lora_rank": 16, "seq_len": 4096,
+              "gradient_checkpointing": True, "num_machines": 1, "gpus": 8, "strategy": "zero3",
+              "offload_optimizer": True, "offload_params": True, "precision": "bf16", **COMMON,
+              "zero3_init": True}),
+    Scenario("h100-ddp-full", "8xH100-80GB",
+             {"model": "llama-3.2-1b", "regime": "full", "seq_len": 2048, "gradient_checkpointing": True,
+              "num_machines": 1, "gpus": 8, "strategy": "ddp", "precision": "bf16", **COMMON,
+              "torch_compile": True}),
+    Scenario("h100-fsdp-qlora", "8xH100-80GB",
+             {"model": "qwen2.5-7b", "regime": "qlora", "lora_rank": 8, "seq_len": 1024,
+              "gradient_checkpointing": False, "num_machines": 1, "gpus": 8, "strategy": "fsdp",
+              "offload_params": False, "precision": "bf16", **COMMON}),
+    Scenario("v100-single-fp16", "2xV100-16GB",
+             {"model": "", "num_machines": 1, "gpus": 1, "strategy": "single", "precision": "fp16", **COMMON}),
+    Scenario("t4-zero2-offload", "1xT4",
+             {"model": "", "num_machines": 1, "gpus": 1, "strategy": "zero2", "offload_optimizer": True,
+              "precision": "fp16", **COMMON, "gradient_clipping": 0.5}),
+    Scenario("multinode-zero2-per-node", "2x8xH100",
+             {"model": "", "num_machines": 2, "gpus": 8, "strategy": "zero2", "offload_optimizer": False,
+              "precision": "bf16", **COMMON, "launcher": "per-node", "machine_rank": 1,
+              "main_process_ip": "10.0.0.1", "main_process_port": 29500, "rdzv_backend": "c10d"}),
+    Scenario("multinode-fsdp-slurm", "2x8xH100",
+             {"model": "", "num_machines": 2, "gpus": 8, "strategy": "fsdp", "offload_params": True,
+              "precision": "bf16", **COMMON, "launcher": "slurm", "main_process_port": 29400,
+              "rdzv_backend": "static"}),
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    walk: Walk
+    asked: list[str]
+    generated: Generated
+
+
+def run_scenario(scenario: Scenario, output: Path = Path("accelerate.yaml")) -> Outcome:
+    machine = system(scenario.system)
+    prompter = ScriptedPrompter(scenario.script)
+    result = walk(CATALOG, machine, prompter)
+    answers = validate(result.answers, machine)
+    return Outcome(result, prompter.asked, generate(answers, machine, output=output, command="test"))
