@@ -1,1 +1,222 @@
-"""Rules registered here: see accelwiz/rules/catalog.py."""
+"""AW5xx: will the training fit? Run when `--model` is given (the workload); AW501-AW503 also need `--system`.
+
+The strategy is read from the config itself (`estimate.strategy.strategy_from_config`): distributed_type,
+num_processes / num_machines, the ZeRO stage and offload devices from the DeepSpeed JSON or the inline
+`deepspeed_config`, and the FSDP sharding strategy, version and offload flag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from accelwiz.rules.context import CheckContext
+from accelwiz.rules.diagnostic import Finding, Severity
+from accelwiz.rules.registry import rule
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.memory import MemoryEstimate
+    from accelwiz.estimate.strategy import Strategy
+
+HEADROOM = 0.9  # as `accelwiz estimate`: 10% kept for fragmentation spikes and workspaces
+SMALL_MODEL_BYTES = 16 * 2**30  # a DDP footprint that fits any current data-center GPU
+
+
+def _gib(value: float) -> str:
+    return f"{value / 2**30:.1f} GiB"
+
+
+def _plan(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | None:
+    """The config's strategy and its estimate, or None when the config does not say enough."""
+    from accelwiz.estimate.memory import estimate_memory
+    from accelwiz.estimate.strategy import strategy_from_config
+
+    strategy = strategy_from_config(ctx)
+    if strategy is None or ctx.workload is None:
+        return None
+    return strategy, estimate_memory(ctx.workload, strategy)
+
+
+def _anchor(ctx: CheckContext, strategy: Strategy) -> tuple[str | None, tuple[str, ...]]:
+    """Where a memory finding points: the ZeRO stage, the FSDP sharding, or the distributed type."""
+    if strategy.is_deepspeed and ctx.deepspeed is not None:
+        return "deepspeed", ("zero_optimization", "stage")
+    if ctx.accelerate is None:
+        return "deepspeed", ("zero_optimization",)
+    if strategy.is_deepspeed and ctx.accelerate.has("deepspeed_config", "zero_stage"):
+        return "accelerate", ("deepspeed_config", "zero_stage")
+    if strategy.is_fsdp and ctx.accelerate.has("fsdp_config"):
+        return "accelerate", ("fsdp_config",)
+    return "accelerate", ("distributed_type",)
+
+
+def _gpu_bytes(ctx: CheckContext) -> tuple[int, str] | None:
+    if ctx.system is None or not ctx.system.min_gpu_memory_bytes:
+        return None
+    return ctx.system.min_gpu_memory_bytes, ctx.system.gpus[0].name
+
+
+def _fastest_fitting(ctx: CheckContext, strategy: Strategy, gpu_bytes: int) -> MemoryEstimate | None:
+    """The fastest candidate for the same GPU count that fits, from the same library where one does."""
+    from accelwiz.estimate.recommend import Budget
+    from accelwiz.estimate.memory import estimate_memory
+    from accelwiz.estimate.strategy import candidate_strategies
+
+    budget = Budget(gpu_bytes, ctx.system.host.memory_total_bytes if ctx.system else None, HEADROOM)
+    for candidate in candidate_strategies(strategy.gpus_per_node, strategy.nodes):
+        if candidate.is_fsdp and strategy.is_fsdp:
+            candidate = replace(candidate, fsdp_version=strategy.fsdp_version)
+        estimate = estimate_memory(ctx.workload, candidate)
+        if budget.fits(estimate):
+            return estimate
+    return None
+
+
+@rule("AW501", "estimate-exceeds-gpu-memory", Severity.ERROR, needs="workload",
+      fix="Shard more (a higher ZeRO stage or FSDP full shard), offload, lower the micro-batch, or turn on "
+          "gradient checkpointing")
+def estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
+    """## What it does
+    Estimates training memory per GPU for the model given with `--model` under the config's strategy, and
+    reports when it exceeds the memory of the GPUs in the `--system` profile.
+
+    ## Why is this bad?
+    The run fails with `CUDA out of memory`, often only after loading the model, compiling, or reaching the
+    longest batch, minutes or hours in.
+
+    ## Example
+    ```yaml
+    distributed_type: MULTI_GPU   # DDP: 18 bytes per parameter on every GPU
+    num_processes: 8
+    ```
+    with `--model llama-8b --micro-batch 4 --seq-len 4096 --system 8xH100-80GB`.
+
+    Use instead: `distributed_type: DEEPSPEED` with `zero_stage: 3`, or the strategy `accelwiz estimate`
+    recommends.
+    """
+    target, plan = _gpu_bytes(ctx), _plan(ctx)
+    if target is None or plan is None:
+        return
+    strategy, estimate = plan
+    capacity, gpu_name = target
+    if estimate.per_gpu_total <= capacity:
+        return
+    role, path = _anchor(ctx, strategy)
+    better = _fastest_fitting(ctx, strategy, capacity)
+    fix = (f"Use {better.strategy.label} ({_gib(better.per_gpu_total)} per GPU), or see `accelwiz estimate "
+           f"--compare`" if better else None)
+    w = ctx.workload
+    yield Finding(role, path, f"estimated {_gib(estimate.per_gpu_total)} per GPU with {strategy.label} over "
+                  f"{strategy.world_size} GPU(s) ({w.model.name}, micro-batch {w.micro_batch} × {w.seq_len}) "
+                  f"exceeds the {_gib(capacity)} of {gpu_name}", fix)
+
+
+@rule("AW502", "offload-exceeds-host-memory", Severity.ERROR, needs="workload",
+      fix="Offload less (optimizer only, or none), use NVMe offload, or add nodes")
+def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
+    """## What it does
+    Estimates host RAM per node (offloaded optimizer states and parameters, or model loading, whichever is
+    larger) and reports when it exceeds the RAM of the `--system` profile.
+
+    ## Why is this bad?
+    The kernel's OOM killer ends a process (often reported only as `exit code -9` by the launcher), or the
+    node swaps until the step time collapses.
+
+    ## Example
+    ```yaml
+    distributed_type: DEEPSPEED
+    deepspeed_config:
+      zero_stage: 3
+      offload_optimizer_device: cpu
+      offload_param_device: cpu
+    ```
+    with `--model llama-3.1-70b` on a node with 256 GiB of RAM (70B × 18 bytes = 1.2 TB).
+
+    Use instead: more nodes, or `offload_optimizer_device: nvme`.
+    """
+    plan = _plan(ctx)
+    if ctx.system is None or plan is None:
+        return
+    strategy, estimate = plan
+    ram = ctx.system.host.memory_total_bytes
+    if estimate.host_bytes <= ram:
+        return
+    role, path = _anchor(ctx, strategy)
+    what = "offloaded states" if "cpu" in (strategy.offload_optimizer, strategy.offload_param) else "model loading"
+    yield Finding(role, path, f"estimated {_gib(estimate.host_bytes)} of host RAM per node for {what} "
+                  f"({strategy.label}, {ctx.workload.model.name}) exceeds the node's {_gib(ram)}")
+
+
+@rule("AW503", "sharding-beyond-need", Severity.WARNING, needs="workload",
+      fix="Use the faster strategy that fits")
+def sharding_beyond_need(ctx: CheckContext) -> Iterator[Finding]:
+    """## What it does
+    Reports a strategy that shards or offloads more than the workload needs on the `--system` machine: a
+    faster one (lower ZeRO stage, shard-grad-op instead of full shard, no offload) fits within 90% of the
+    GPU memory and the host RAM.
+
+    ## Why is this bad?
+    Each step up costs speed for memory that is not needed: ZeRO-3 and FSDP full shard gather parameters again
+    in backward (1.5× the communication of DDP), and CPU offload runs the optimizer on the CPU and moves
+    gradients over PCIe every step, often several times slower.
+
+    ## Example
+    ```json
+    {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}
+    ```
+    for `--model gpt2` on 8 × 80 GiB GPUs.
+
+    Use instead: `{"zero_optimization": {"stage": 1}}`, or plain DDP.
+    """
+    target, plan = _gpu_bytes(ctx), _plan(ctx)
+    if target is None or plan is None:
+        return
+    strategy, estimate = plan
+    better = _fastest_fitting(ctx, strategy, target[0])
+    if better is None or better.strategy.speed_rank >= strategy.speed_rank:
+        return
+    role, path = _anchor(ctx, strategy)
+    yield Finding(role, path, f"{strategy.label} is slower than needed: {better.strategy.label} fits in "
+                  f"{_gib(better.per_gpu_total)} of {_gib(target[0])} per GPU ({ctx.workload.model.name}, "
+                  f"micro-batch {ctx.workload.micro_batch} × {ctx.workload.seq_len})",
+                  f"Use {better.strategy.label}")
+
+
+@rule("AW504", "sharding-small-model", Severity.INFO, needs="workload",
+      fix="Use plain DDP (`distributed_type: MULTI_GPU`) for a model this small")
+def sharding_small_model(ctx: CheckContext) -> Iterator[Finding]:
+    """## What it does
+    Without a `--system` profile, reports ZeRO or FSDP for a workload whose plain-DDP footprint is at most
+    16 GiB per GPU, small enough for any current data-center GPU. (With `--system`, AW503 judges precisely.)
+
+    ## Why is this bad?
+    Sharding buys memory with communication; on a small model there is no memory to buy, and the extra
+    gathers, buckets and bookkeeping can even use more memory than DDP (DeepSpeed#6936).
+
+    ## Example
+    ```yaml
+    distributed_type: DEEPSPEED
+    deepspeed_config:
+      zero_stage: 3
+    ```
+    with `--model gpt2`.
+
+    Use instead: `distributed_type: MULTI_GPU`.
+    """
+    plan = _plan(ctx)
+    if ctx.system is not None or plan is None:
+        return
+    strategy, _ = plan
+    if not (strategy.is_deepspeed or strategy.is_fsdp) or strategy.world_size < 2:
+        return
+    from accelwiz.estimate.memory import estimate_memory
+
+    ddp = estimate_memory(ctx.workload, replace(strategy, kind="ddp", offload_optimizer="none",
+                                                offload_param="none"))
+    if ddp.per_gpu_total > SMALL_MODEL_BYTES:
+        return
+    role, path = _anchor(ctx, strategy)
+    yield Finding(role, path, f"{strategy.label} for {ctx.workload.model.name} "
+                  f"({ctx.workload.model.num_parameters / 1e6:,.0f}M parameters): plain DDP needs only "
+                  f"{_gib(ddp.per_gpu_total)} per GPU")

@@ -1,0 +1,101 @@
+"""Activation memory: the tensors autograd saves for backward, per layer, from the architecture.
+
+Accounting in the style of Korthikanti et al. 2022 (arXiv:2205.05198), per transformer layer, in bytes, with
+s = sequence length, b = micro-batch, h = hidden size, a = heads, r = kv_heads/heads, f = intermediate size and
+16-bit activations (×2 for fp32 training):
+
+* Llama family (Llama, Mistral, Qwen2, Phi-3, Mixtral, Gemma-2), flash/SDPA attention: `sbh(12 + 4r + 8f/h)`
+  (two norm inputs and outputs 8, Q 2, K and V 4r, attention output 2, SwiGLU gate, up, act(gate) and their
+  product 8f/h; no dropout), plus 4sbh per RMSNorm because HF's RMSNorm upcasts its input to fp32 and keeps it,
+  plus the fp32 log-sum-exp of flash attention `4asb`. A MoE layer runs `experts_per_token` MLPs per token.
+* GPT-2 and BERT (LayerNorm, GELU MLP, dropout 0.1): Korthikanti's `34sbh`; GPT-2's `gelu_new` is written out
+  in Python and saves three more 4h-wide tensors (`+24sbh`).
+* Eager attention materialises the scores: HF Llama-family eager softmax runs in fp32 and keeps the fp32
+  probabilities (4) and their 16-bit cast (2): `6as²b`; GPT-2/BERT keep probabilities, dropout mask and dropout
+  output: `5as²b` (Korthikanti). SDPA and flash keep neither.
+* Gradient checkpointing (HF, per decoder layer): only each layer's input (`2sbh`) is kept, plus one layer's
+  full activations while it is recomputed during backward.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelwiz.estimate.spec import GATED_FAMILIES
+
+# ruff: noqa: E741 (`a` and `s` follow the paper's notation)
+
+
+@dataclass(frozen=True)
+class LayerActivations:
+    """Bytes one transformer layer keeps for backward, split into named terms."""
+
+    terms: tuple[tuple[str, int], ...]
+
+    @property
+    def total(self) -> int:
+        return sum(value for _, value in self.terms)
+
+
+def layer_activations(workload) -> LayerActivations:  # noqa: ANN001 - Workload, imported lazily to avoid a cycle
+    """One layer's saved activations for `workload` (no checkpointing)."""
+    spec = workload.model
+    s, b, h, a = workload.seq_len, workload.micro_batch, spec.hidden_size, spec.num_heads
+    sbh = s * b * h
+    width = 4 if workload.precision == "fp32" else 2  # bytes per activation element
+    scale = width // 2  # the formulas below are written for 16-bit activations
+    terms: list[tuple[str, int]] = []
+    if spec.family in GATED_FAMILIES:
+        r, f = spec.kv_ratio, spec.intermediate_size
+        q_width = spec.num_heads * spec.head_dim / h  # Gemma-2 and Llama-3.2 heads need not fill h
+        norms = 4 if spec.family == "gemma2" else 2
+        terms.append(("norm inputs and outputs", int(4 * norms * sbh) * scale))
+        terms.append(("q, k, v, attention output", int(sbh * (2 * q_width + 4 * r * q_width + 2 * q_width)) * scale))
+        terms.append(("gated MLP (gate, up, act, product)", int(8 * s * b * f * spec.experts_per_token) * scale))
+        if width == 2:
+            terms.append(("RMSNorm fp32 upcast", 4 * norms * sbh))
+        score_bytes = 6 if width == 2 else 8  # fp32 probabilities + their cast (none when already fp32)
+    else:
+        terms.append(("layer tensors (34sbh, Korthikanti)", 34 * sbh * scale))
+        if spec.family == "gpt2":
+            terms.append(("gelu_new intermediates", 24 * sbh * scale))
+        score_bytes = 5 * scale
+    if workload.attention == "eager":
+        terms.append(("attention scores (eager)", score_bytes * a * s * s * b))
+    else:
+        terms.append(("attention log-sum-exp (fp32)", 4 * a * s * b))
+    return LayerActivations(tuple(terms))
+
+
+def activation_bytes(workload) -> tuple[int, tuple[str, ...]]:  # noqa: ANN001
+    """Saved activations of all layers per GPU (without logits), and the assumptions behind the number."""
+    spec = workload.model
+    layer = layer_activations(workload)
+    width = 4 if workload.precision == "fp32" else 2
+    boundary = width * workload.seq_len * workload.micro_batch * spec.hidden_size  # one layer input
+    notes = [f"activations per layer: {', '.join(f'{name} {value / 2**20:.0f} MiB' for name, value in layer.terms)}"]
+    if workload.gradient_checkpointing:
+        total = spec.num_layers * boundary + layer.total
+        notes.append("gradient checkpointing: each layer keeps its input; one layer is recomputed at a time")
+    else:
+        total = spec.num_layers * layer.total
+    total += 2 * boundary  # embedding output and final norm output
+    if workload.attention == "eager":
+        notes.append("eager attention stores the s×s scores of every layer")
+    if workload.regime != "full":
+        notes.append("LoRA: activations as in full fine-tuning (adapted layers keep their inputs; lora_dropout 0)")
+    return total, tuple(notes)
+
+
+def logits_bytes(workload) -> int:  # noqa: ANN001
+    """The loss tail: 16-bit logits (2bsV), their fp32 upcast (4bsV) and the saved log-softmax (4bsV).
+
+    For large vocabularies (Llama-3: 128,256; Gemma: 256,000) this is often the peak of the whole step.
+    Encoder-only BERT has no LM head here.
+    """
+    spec = workload.model
+    if spec.family == "bert":
+        return 0
+    tokens = workload.micro_batch * workload.seq_len
+    first = 4 if workload.precision == "fp32" else 2
+    return tokens * spec.vocab_size * (first + 4 + 4)

@@ -1,0 +1,187 @@
+"""A transformer's shape, and its parameter tensors derived from that shape as HF transformers builds them.
+
+Everything the estimator needs from a model comes from `ModelSpec.tensors()`: the parameter count (tied
+embeddings counted once, as `model.parameters()` does), the largest module (what DeepSpeed's ZeRO-3 estimator
+calls `largest_layer_params`: parameters of one module, `recurse=False`), the linear layers LoRA can target, and
+the matrix shapes Adafactor factors. Counting from tensors instead of a closed formula keeps one source of truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from math import prod
+from typing import Literal, NamedTuple
+
+Family = Literal["llama", "mistral", "qwen2", "gemma2", "phi3", "mixtral", "gpt2", "bert"]
+GATED_FAMILIES = frozenset({"llama", "mistral", "qwen2", "gemma2", "phi3", "mixtral"})
+
+
+class Tensor(NamedTuple):
+    """One parameter tensor: the module that owns it (HF naming), its own name, its shape."""
+
+    module: str
+    name: str
+    shape: tuple[int, ...]
+    linear: bool = False  # a weight of an nn.Linear inside a block (LoRA/QLoRA target candidates)
+
+    @property
+    def numel(self) -> int:
+        return prod(self.shape)
+
+    @property
+    def kind(self) -> str:
+        """The module's last name component (`q_proj`, `c_attn`, ...), which LoRA `target_modules` matches."""
+        return self.module.rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """The parameter-relevant fields of a HF `config.json`, plus where they were read from."""
+
+    name: str
+    family: Family
+    vocab_size: int
+    hidden_size: int
+    intermediate_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    tie_word_embeddings: bool
+    max_position_embeddings: int
+    num_experts: int = 1
+    experts_per_token: int = 1
+    attention_bias: bool = False  # Qwen2: q/k/v biases
+    aliases: tuple[str, ...] = ()
+    parameters_override: int | None = None  # `--params 7e9`: the count is given, the shape is borrowed
+    source: str = ""
+
+    # -- counts -------------------------------------------------------------------------------------------
+    @cached_property
+    def num_parameters(self) -> int:
+        """Unique parameters (tied embeddings once), exactly as `sum(p.numel() for p in model.parameters())`."""
+        if self.parameters_override is not None:
+            return self.parameters_override
+        return sum(t.numel for t in self.tensors())
+
+    @cached_property
+    def active_parameters(self) -> int:
+        """Parameters one token passes through: all of them, except the experts a MoE router does not pick."""
+        total = self.num_parameters
+        if self.num_experts <= 1:
+            return total
+        expert = 3 * self.hidden_size * self.intermediate_size
+        return total - self.num_layers * (self.num_experts - self.experts_per_token) * expert
+
+    @cached_property
+    def largest_layer_parameters(self) -> int:
+        """Parameters of the largest single module (`recurse=False`), as DeepSpeed's ZeRO-3 estimator counts."""
+        per_module: dict[str, int] = {}
+        for t in self.tensors():
+            per_module[t.module] = per_module.get(t.module, 0) + t.numel
+        largest = max(per_module.values())
+        if self.parameters_override is not None:
+            return round(largest * self.parameters_override / sum(per_module.values()))
+        return largest
+
+    @cached_property
+    def layer_parameters(self) -> int:
+        """Parameters of one transformer block (the unit FSDP wraps and ZeRO-3 gathers)."""
+        count = sum(t.numel for t in self.tensors() if t.module.startswith("layers.0."))
+        if self.parameters_override is not None:
+            return round(count * self.parameters_override / sum(t.numel for t in self.tensors()))
+        return count
+
+    @property
+    def kv_ratio(self) -> float:
+        return self.num_kv_heads / self.num_heads
+
+    # -- tensors ------------------------------------------------------------------------------------------
+    def tensors(self) -> tuple[Tensor, ...]:
+        """Every parameter tensor, with HF module names; tied lm_head omitted (it shares the embedding)."""
+        return self._tensors
+
+    @cached_property
+    def _tensors(self) -> tuple[Tensor, ...]:
+        builder = {"gpt2": _gpt2_tensors, "bert": _bert_tensors}.get(self.family, _gated_tensors)
+        return tuple(builder(self))
+
+    def block_linears(self) -> list[Tensor]:
+        """The nn.Linear weights inside the transformer blocks of one layer (layer 0), with their shapes."""
+        return [t for t in self.tensors() if t.linear and t.module.startswith("layers.0.")]
+
+
+def _gated_tensors(spec: ModelSpec) -> list[Tensor]:
+    """Llama, Mistral, Qwen2, Gemma-2, Phi-3 and Mixtral: RMSNorm, rotary attention (GQA), SwiGLU/GeGLU MLP."""
+    h, f, d = spec.hidden_size, spec.intermediate_size, spec.head_dim
+    q, kv = spec.num_heads * d, spec.num_kv_heads * d
+    norms = 4 if spec.family == "gemma2" else 2
+    tensors = [Tensor("embed_tokens", "weight", (spec.vocab_size, h))]
+    for i in range(spec.num_layers):
+        p = f"layers.{i}."
+        if spec.family == "phi3":  # fused projections: same count as separate q/k/v and gate/up
+            tensors.append(Tensor(p + "self_attn.qkv_proj", "weight", (q + 2 * kv, h), True))
+        else:
+            tensors += [Tensor(p + "self_attn.q_proj", "weight", (q, h), True),
+                        Tensor(p + "self_attn.k_proj", "weight", (kv, h), True),
+                        Tensor(p + "self_attn.v_proj", "weight", (kv, h), True)]
+            if spec.attention_bias:
+                tensors += [Tensor(p + "self_attn.q_proj", "bias", (q,)), Tensor(p + "self_attn.k_proj", "bias", (kv,)),
+                            Tensor(p + "self_attn.v_proj", "bias", (kv,))]
+        tensors.append(Tensor(p + "self_attn.o_proj", "weight", (h, q), True))
+        if spec.num_experts > 1:  # Mixtral: a router and E experts of w1 (gate), w3 (up), w2 (down)
+            tensors.append(Tensor(p + "mlp.gate", "weight", (spec.num_experts, h), False))
+            for e in range(spec.num_experts):
+                ep = f"{p}mlp.experts.{e}."
+                tensors += [Tensor(ep + "w1", "weight", (f, h), True), Tensor(ep + "w3", "weight", (f, h), True),
+                            Tensor(ep + "w2", "weight", (h, f), True)]
+        elif spec.family == "phi3":
+            tensors += [Tensor(p + "mlp.gate_up_proj", "weight", (2 * f, h), True),
+                        Tensor(p + "mlp.down_proj", "weight", (h, f), True)]
+        else:
+            tensors += [Tensor(p + "mlp.gate_proj", "weight", (f, h), True),
+                        Tensor(p + "mlp.up_proj", "weight", (f, h), True),
+                        Tensor(p + "mlp.down_proj", "weight", (h, f), True)]
+        tensors += [Tensor(f"{p}norm{n}", "weight", (h,)) for n in range(norms)]
+    tensors.append(Tensor("norm", "weight", (h,)))
+    if not spec.tie_word_embeddings:
+        tensors.append(Tensor("lm_head", "weight", (spec.vocab_size, h)))
+    return tensors
+
+
+def _gpt2_tensors(spec: ModelSpec) -> list[Tensor]:
+    """GPT-2: learned positions, LayerNorm with bias, Conv1D projections with bias, 4h GELU MLP, tied head."""
+    h, f = spec.hidden_size, spec.intermediate_size
+    tensors = [Tensor("wte", "weight", (spec.vocab_size, h)), Tensor("wpe", "weight", (spec.max_position_embeddings, h))]
+    for i in range(spec.num_layers):
+        p = f"layers.{i}."
+        tensors += [Tensor(p + "ln_1", "weight", (h,)), Tensor(p + "ln_1", "bias", (h,)),
+                    Tensor(p + "attn.c_attn", "weight", (h, 3 * h), True), Tensor(p + "attn.c_attn", "bias", (3 * h,)),
+                    Tensor(p + "attn.c_proj", "weight", (h, h), True), Tensor(p + "attn.c_proj", "bias", (h,)),
+                    Tensor(p + "ln_2", "weight", (h,)), Tensor(p + "ln_2", "bias", (h,)),
+                    Tensor(p + "mlp.c_fc", "weight", (h, f), True), Tensor(p + "mlp.c_fc", "bias", (f,)),
+                    Tensor(p + "mlp.c_proj", "weight", (f, h), True), Tensor(p + "mlp.c_proj", "bias", (h,))]
+    tensors += [Tensor("ln_f", "weight", (h,)), Tensor("ln_f", "bias", (h,))]
+    return tensors
+
+
+def _bert_tensors(spec: ModelSpec) -> list[Tensor]:
+    """BertModel (with pooler, as the published 110M/340M counts): post-LN encoder, GELU MLP, biases."""
+    h, f = spec.hidden_size, spec.intermediate_size
+    tensors = [Tensor("embeddings.word_embeddings", "weight", (spec.vocab_size, h)),
+               Tensor("embeddings.position_embeddings", "weight", (spec.max_position_embeddings, h)),
+               Tensor("embeddings.token_type_embeddings", "weight", (2, h)),
+               Tensor("embeddings.LayerNorm", "weight", (h,)), Tensor("embeddings.LayerNorm", "bias", (h,))]
+    for i in range(spec.num_layers):
+        p = f"layers.{i}."
+        for proj in ("attention.self.query", "attention.self.key", "attention.self.value",
+                     "attention.output.dense"):
+            tensors += [Tensor(p + proj, "weight", (h, h), True), Tensor(p + proj, "bias", (h,))]
+        tensors += [Tensor(p + "attention.output.LayerNorm", "weight", (h,)),
+                    Tensor(p + "attention.output.LayerNorm", "bias", (h,)),
+                    Tensor(p + "intermediate.dense", "weight", (f, h), True), Tensor(p + "intermediate.dense", "bias", (f,)),
+                    Tensor(p + "output.dense", "weight", (h, f), True), Tensor(p + "output.dense", "bias", (h,)),
+                    Tensor(p + "output.LayerNorm", "weight", (h,)), Tensor(p + "output.LayerNorm", "bias", (h,))]
+    tensors += [Tensor("pooler.dense", "weight", (h, h)), Tensor("pooler.dense", "bias", (h,))]
+    return tensors

@@ -1,0 +1,114 @@
+"""Model states per GPU: weights, gradients and optimizer states, by precision, optimizer, regime and sharding.
+
+Two accountings meet here, and both are right for their runtime:
+
+* DeepSpeed (ZeRO-1/2/3) runs the model in 16-bit and keeps the fp32 master copy inside its optimizer:
+  weights 2, gradients 2, optimizer 4 (master) + 8 (Adam m, v) = 16 bytes/param (ZeRO paper §3.1, K = 12).
+* torch-native training (single GPU, DDP, FSDP) under autocast keeps the fp32 weights as the model, 16-bit
+  copies made by autocast (or FSDP's param_dtype all-gather), fp32 gradients and fp32 Adam states:
+  4 + 2 + 4 + 8 = 18 bytes/param (HF "Model training anatomy").
+
+Pure bf16 keeps everything in bf16 (torch optimizers keep states in the parameter dtype): 2 + 2 + 4 = 8.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelwiz.estimate.strategy import Strategy
+
+# bitsandbytes NF4 with double quantization (QLoRA paper §3): 4 bits per weight, one 8-bit absmax per block of
+# 64 weights, and one fp32 second-level constant per 256 blocks: 4.127 bits/param.
+QLORA_BYTES_PER_PARAM = 0.5 + 1 / 64 + 4 / (64 * 256)
+# bitsandbytes 8-bit Adam: one byte for m and one for v, plus an fp32 absmax per 2048-element block each.
+ADAM8BIT_BYTES_PER_PARAM = 2 + 2 * 4 / 2048
+
+
+@dataclass(frozen=True)
+class ModelStates:
+    weights: float
+    gradients: float
+    optimizer_states: float
+    host_offload: float = 0.0  # bytes per node kept in host RAM (or NVMe) by offloading
+    autocast_copy: float = 0.0  # part of `weights`: 16-bit copies kept alive through backward
+    notes: tuple[str, ...] = ()
+
+
+def optimizer_state_bytes(workload) -> float:  # noqa: ANN001
+    """Optimizer states (without any master copy) for the trainable parameters, unsharded."""
+    trainable, name = workload.trainable_parameters, workload.optimizer
+    width = 2 if workload.precision == "bf16" else 4
+    if name == "adamw":
+        return 2 * width * trainable
+    if name == "adamw8bit":
+        return ADAM8BIT_BYTES_PER_PARAM * trainable
+    if name == "sgd":
+        return width * trainable
+    # Adafactor (HF defaults: no first moment, factored second moment): rows + cols per matrix, n per vector.
+    if workload.regime != "full":
+        r = workload.lora_rank
+        per_layer = sum((r + t.shape[1]) + (t.shape[0] + r) for t in workload.model.block_linears()
+                        if t.kind in workload.lora_targets)
+        return width * per_layer * workload.model.num_layers
+    count = sum(sum(t.shape) if len(t.shape) == 2 else t.numel for t in workload.model.tensors())
+    if workload.model.parameters_override is not None:
+        count = round(count * workload.model.parameters_override / sum(t.numel for t in workload.model.tensors()))
+    return width * count
+
+
+def model_states(workload, strategy: Strategy) -> ModelStates:  # noqa: ANN001
+    """Unsharded bytes for each state, then divided or moved as the strategy says."""
+    total, trainable = workload.model.num_parameters, workload.trainable_parameters
+    frozen = total - trainable
+    precision, deepspeed = workload.precision, strategy.is_deepspeed
+    notes: list[str] = []
+    compute = 4 if precision == "fp32" else 2  # bytes of the weights the matmuls read
+    master = 4 if precision == "mixed" else 0  # fp32 master copy of trainable params (mixed only)
+    if deepspeed or precision != "mixed":
+        trainable_weights, grad_width, autocast = compute * trainable, compute, 0.0
+        optimizer_master = master * trainable
+    else:  # autocast: fp32 parameters are the model; 16-bit copies are made for the matmuls
+        trainable_weights, grad_width, optimizer_master = 4.0 * trainable, 4, 0.0
+        autocast = 2.0 * trainable if strategy.kind in ("single", "ddp") else 0.0
+    frozen_bytes = _frozen_weight_bytes(workload, frozen, compute)
+    weights = trainable_weights + frozen_bytes + autocast
+    gradients = float(grad_width * trainable)
+    optimizer = optimizer_master + optimizer_state_bytes(workload)
+    notes.append(f"{workload.optimizer} states {optimizer_state_bytes(workload) / max(trainable, 1):.2f} B/param"
+                 + (f" + fp32 master copy {master} B/param in the optimizer" if optimizer_master else ""))
+
+    n, nodes = strategy.shard_degree, strategy.nodes
+    host = 0.0
+    if strategy.shards_optimizer:
+        optimizer /= n
+    if strategy.shards_gradients:
+        gradients /= n
+    gathered_16bit = 0.0
+    if strategy.shards_parameters or strategy.kind == "fsdp_grad_op":
+        sharded = weights - autocast
+        if strategy.kind == "fsdp_grad_op":  # parameters stay gathered (16-bit) from forward to backward
+            gathered_16bit = (2 if precision == "mixed" else compute) * total
+            notes.append("FSDP SHARD_GRAD_OP keeps gathered 16-bit parameters from forward through backward")
+        weights = sharded / n + gathered_16bit
+    if strategy.offload_optimizer != "none":
+        per_node_share = strategy.world_size / nodes / n  # hybrid: each node holds a full set
+        # DeepSpeed keeps an fp32 gradient partition on the host; FSDP moves its (fp32) gradient shards there
+        moved_grads = 4.0 * trainable if deepspeed else gradients * n
+        host += (optimizer * n + moved_grads) * per_node_share
+        optimizer = 0.0
+        gradients = 0.0  # gradients stream to host memory as they are reduced
+        notes.append("optimizer offload: the optimizer step runs on the CPU; gradients are copied to host memory")
+    if strategy.offload_param != "none":
+        per_node_share = strategy.world_size / nodes / n
+        host += (weights - gathered_16bit) * n * per_node_share
+        weights = gathered_16bit
+        notes.append("parameter offload: parameters live in host memory and are fetched layer by layer")
+    return ModelStates(weights, gradients, optimizer, host, autocast, tuple(notes))
+
+
+def _frozen_weight_bytes(workload, frozen: int, compute: int) -> float:  # noqa: ANN001
+    """Frozen base weights of LoRA (16-bit, or fp32 in fp32 training) and QLoRA (NF4 for the block linears)."""
+    if workload.regime != "qlora":
+        return float(compute * frozen)
+    quantized = workload.quantized_parameters
+    return QLORA_BYTES_PER_PARAM * quantized + compute * (frozen - quantized)

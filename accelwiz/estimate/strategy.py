@@ -1,0 +1,179 @@
+"""How the model states are spread over GPUs, host RAM and NVMe; and which strategies are faster than others.
+
+Speed ranking, fastest first (`SPEED_RANK`), the order `recommend` tries strategies in:
+
+1. single GPU / DDP: no extra communication beyond the gradient all-reduce (2Ψ per step).
+2. ZeRO-1: same communication volume as DDP (reduce-scatter + all-gather = 2Ψ); only the optimizer step is
+   sharded, so it costs nearly nothing.
+3. ZeRO-2 ≈ FSDP SHARD_GRAD_OP: still 2Ψ, but gradients are reduce-scattered in buckets during backward, with
+   more, smaller collectives.
+4. ZeRO-3 ≈ FSDP FULL_SHARD: parameters are all-gathered again in backward: 3Ψ (1.5× DDP, ZeRO paper §7), and
+   every layer waits for its gather unless prefetch hides it.
+5. FSDP HYBRID_SHARD: full sharding inside a node plus an all-reduce across nodes; used only for multi-node
+   plans, where it is ranked after plain full sharding because it holds more memory per GPU.
+6. CPU optimizer offload: the optimizer step runs on the CPU (DeepSpeedCPUAdam) and gradients/parameters cross
+   PCIe every step; typically several times slower per step than on-GPU Adam.
+7. CPU parameter offload: parameters also cross PCIe for every forward and backward.
+8. NVMe offload: like 6-7, bounded by disk bandwidth instead of PCIe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from accelwiz.document import Document
+
+Kind = Literal["single", "ddp", "zero1", "zero2", "zero3", "fsdp_full", "fsdp_grad_op", "fsdp_hybrid"]
+Device = Literal["none", "cpu", "nvme"]
+
+_KIND_LABEL = {"single": "single GPU", "ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3",
+               "fsdp_full": "FSDP full shard", "fsdp_grad_op": "FSDP shard-grad-op", "fsdp_hybrid": "FSDP hybrid"}
+_KIND_RANK = {"single": 0, "ddp": 0, "zero1": 1, "zero2": 2, "fsdp_grad_op": 2, "zero3": 3, "fsdp_full": 3,
+              "fsdp_hybrid": 4}
+_OFFLOAD_RANK = {"none": 0, "cpu": 1, "nvme": 3}
+
+
+@dataclass(frozen=True)
+class Strategy:
+    kind: Kind
+    offload_optimizer: Device = "none"
+    offload_param: Device = "none"
+    gpus_per_node: int = 1
+    nodes: int = 1
+    fsdp_version: int = 2
+
+    @property
+    def world_size(self) -> int:
+        return self.gpus_per_node * self.nodes
+
+    @property
+    def is_deepspeed(self) -> bool:
+        return self.kind.startswith("zero")
+
+    @property
+    def is_fsdp(self) -> bool:
+        return self.kind.startswith("fsdp")
+
+    @property
+    def shard_degree(self) -> int:
+        """How many ranks share one copy of the sharded states (hybrid: the GPUs of one node)."""
+        if self.kind in ("single", "ddp"):
+            return 1
+        return self.gpus_per_node if self.kind == "fsdp_hybrid" else self.world_size
+
+    @property
+    def shards_optimizer(self) -> bool:
+        return self.kind not in ("single", "ddp")
+
+    @property
+    def shards_gradients(self) -> bool:
+        return self.kind not in ("single", "ddp", "zero1")
+
+    @property
+    def shards_parameters(self) -> bool:
+        return self.kind in ("zero3", "fsdp_full", "fsdp_hybrid")
+
+    @property
+    def speed_rank(self) -> int:
+        """Smaller is faster; see the module docstring for the reasoning."""
+        offload = max(_OFFLOAD_RANK[self.offload_optimizer],
+                      _OFFLOAD_RANK[self.offload_param] + (1 if self.offload_param != "none" else 0))
+        return _KIND_RANK[self.kind] + 10 * offload
+
+    @property
+    def label(self) -> str:
+        """'ZeRO-3 + CPU offload (optimizer, params)', 'FSDP2 full shard', 'DDP'."""
+        base = _KIND_LABEL[self.kind]
+        if self.is_fsdp:
+            base = base.replace("FSDP", f"FSDP{self.fsdp_version}" if self.fsdp_version != 1 else "FSDP1")
+        parts = []
+        for device in ("cpu", "nvme"):
+            what = [name for name, dev in (("optimizer", self.offload_optimizer), ("params", self.offload_param))
+                    if dev == device]
+            if what:
+                parts.append(f"{device.upper() if device == 'cpu' else 'NVMe'} offload ({', '.join(what)})")
+        return " + ".join([base, *parts])
+
+    @property
+    def short_label(self) -> str:
+        """A table-width label: 'ZeRO-3 +CPU opt,param', 'FSDP2 full'."""
+        base = _KIND_LABEL[self.kind].replace(" shard-grad-op", " grad-op").replace(" full shard", " full")
+        if self.is_fsdp:
+            base = base.replace("FSDP", f"FSDP{self.fsdp_version}")
+        what = [n for n, d in (("opt", self.offload_optimizer), ("param", self.offload_param)) if d != "none"]
+        if not what:
+            return base
+        if self.is_fsdp:  # FSDP offloads parameters, gradients and optimizer together
+            return f"{base} +CPU"
+        device = "NVMe" if "nvme" in (self.offload_optimizer, self.offload_param) else "CPU"
+        return f"{base} +{device} {','.join(what)}"
+
+
+def candidate_strategies(gpus_per_node: int, nodes: int = 1) -> list[Strategy]:
+    """Every strategy worth comparing for this many GPUs, fastest first."""
+    world = gpus_per_node * nodes
+    kw: dict[str, Any] = {"gpus_per_node": gpus_per_node, "nodes": nodes}
+    plain: list[Strategy] = [Strategy("single" if world == 1 else "ddp", **kw)]
+    plain += [Strategy(k, **kw) for k in ("zero1", "zero2", "fsdp_grad_op", "zero3", "fsdp_full")]
+    if nodes > 1:
+        plain.append(Strategy("fsdp_hybrid", **kw))
+    plain += [Strategy("zero2", offload_optimizer="cpu", **kw), Strategy("zero3", offload_optimizer="cpu", **kw),
+              Strategy("zero3", offload_optimizer="cpu", offload_param="cpu", **kw),
+              Strategy("fsdp_full", offload_optimizer="cpu", offload_param="cpu", **kw),
+              Strategy("zero3", offload_optimizer="nvme", offload_param="nvme", **kw)]
+    return sorted(plain, key=lambda s: s.speed_rank)  # stable: ZeRO before FSDP within a tie
+
+
+def strategy_from_config(ctx_or_accelerate: Any, deepspeed: Document | None = None) -> Strategy | None:
+    """The strategy an Accelerate YAML (and its DeepSpeed JSON) asks for; None when it cannot be told.
+
+    Accepts a CheckContext (anything with `.accelerate` and `.deepspeed`) or the two Documents. Reads raw values
+    defensively: a malformed key yields a best guess or None, never an exception (the schema rules report it).
+    """
+    accelerate = ctx_or_accelerate
+    if hasattr(ctx_or_accelerate, "accelerate") and hasattr(ctx_or_accelerate, "deepspeed"):
+        accelerate, deepspeed = ctx_or_accelerate.accelerate, ctx_or_accelerate.deepspeed
+    from accelwiz.estimate.config_reader import read_strategy
+
+    return read_strategy(accelerate, deepspeed)
+
+
+_KIND_NAMES = {"single": "single", "ddp": "ddp", "zero0": "ddp", "zero1": "zero1", "zero2": "zero2", "zero3": "zero3",
+               "fsdp": "fsdp_full", "fsdp_full": "fsdp_full", "fsdp_full_shard": "fsdp_full",
+               "fsdp_grad_op": "fsdp_grad_op", "fsdp_shard_grad_op": "fsdp_grad_op", "fsdp_hybrid": "fsdp_hybrid",
+               "fsdp_hybrid_shard": "fsdp_hybrid"}
+
+
+def strategy_from_options(kind: str, *, gpus_per_node: int, nodes: int = 1, offload_optimizer: str = "none",
+                          offload_param: str = "none", fsdp_version: int = 2) -> Strategy:
+    """`--strategy zero3 --offload-optimizer cpu`: validated, with the combinations the libraries accept."""
+    from accelwiz.errors import UsageError
+
+    key = kind.strip().lower().replace("-", "_")
+    if key not in _KIND_NAMES:
+        raise UsageError(f"unknown strategy `{kind}`", hint=f"choose one of {', '.join(sorted(_KIND_NAMES))}")
+    for flag, value in (("--offload-optimizer", offload_optimizer), ("--offload-param", offload_param)):
+        if value not in ("none", "cpu", "nvme"):
+            raise UsageError(f"invalid {flag} `{value}`", hint="choose none, cpu or nvme")
+    if gpus_per_node < 1 or nodes < 1:
+        raise UsageError("--gpus and --nodes must be at least 1", hint="pass e.g. --gpus 8 --nodes 2")
+    resolved: Any = _KIND_NAMES[key]
+    if resolved in ("single", "ddp"):
+        resolved = "single" if gpus_per_node * nodes == 1 else "ddp"
+        if "none" != offload_optimizer or "none" != offload_param:
+            raise UsageError("offload needs ZeRO or FSDP", hint="pass --strategy zero2 (optimizer) or zero3")
+    if offload_param != "none" and resolved not in ("zero3", "fsdp_full", "fsdp_hybrid", "fsdp_grad_op"):
+        raise UsageError(f"parameter offload needs ZeRO-3 or FSDP (strategy is {resolved})",
+                         hint="pass --strategy zero3")
+    if resolved.startswith("fsdp"):
+        if "nvme" in (offload_optimizer, offload_param):
+            raise UsageError("FSDP cannot offload to NVMe", hint="use --strategy zero3 for NVMe offload")
+        if offload_optimizer != offload_param:  # fsdp_offload_params moves parameters, gradients and optimizer
+            offload_optimizer = offload_param = "cpu"
+    elif resolved in ("zero1", "zero2") and offload_optimizer == "nvme":
+        raise UsageError("NVMe optimizer offload needs ZeRO-3 (DeepSpeed treats it as CPU at stage 1/2)",
+                         hint="pass --strategy zero3 or --offload-optimizer cpu")
+    return Strategy(resolved, offload_optimizer=offload_optimizer, offload_param=offload_param,  # type: ignore[arg-type]
+                    gpus_per_node=gpus_per_node, nodes=nodes, fsdp_version=fsdp_version)

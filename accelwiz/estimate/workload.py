@@ -1,0 +1,81 @@
+"""What is being trained and how: the model, the batch shape, the regime (full, LoRA, QLoRA) and the numerics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Literal
+
+from accelwiz.errors import UsageError
+from accelwiz.estimate.models import resolve_model
+from accelwiz.estimate.spec import ModelSpec
+
+Regime = Literal["full", "lora", "qlora"]
+Precision = Literal["fp32", "mixed", "bf16"]
+Optimizer = Literal["adamw", "adamw8bit", "sgd", "adafactor"]
+Attention = Literal["eager", "sdpa", "flash"]
+
+# The QLoRA paper's choice and the common PEFT recipe: every linear layer inside the blocks ("all-linear"),
+# named per architecture family. PEFT's own default for Llama is only q_proj and v_proj.
+ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "gate_proj", "up_proj", "down_proj",
+              "gate_up_proj", "w1", "w2", "w3", "c_attn", "c_proj", "c_fc", "query", "key", "value", "dense")
+
+
+@dataclass(frozen=True)
+class Workload:
+    model: ModelSpec
+    micro_batch: int = 1
+    seq_len: int = 2048
+    regime: Regime = "full"
+    lora_rank: int = 16
+    lora_targets: tuple[str, ...] = ALL_LINEAR
+    precision: Precision = "mixed"  # mixed = fp16/bf16 compute with fp32 master weights
+    optimizer: Optimizer = "adamw"
+    gradient_checkpointing: bool = False
+    attention: Attention = "sdpa"
+
+    @cached_property
+    def trainable_parameters(self) -> int:
+        """All parameters for full training; the LoRA A and B matrices, r·(in + out) per adapted linear, else."""
+        if self.regime == "full":
+            return self.model.num_parameters
+        targets = set(self.lora_targets)
+        per_layer = sum(self.lora_rank * sum(t.shape) for t in self.model.block_linears() if t.kind in targets)
+        return per_layer * self.model.num_layers
+
+    @cached_property
+    def quantized_parameters(self) -> int:
+        """QLoRA: the block linears bitsandbytes turns into 4-bit (embeddings, norms and lm_head stay 16-bit)."""
+        if self.regime != "qlora":
+            return 0
+        return sum(t.numel for t in self.model.block_linears()) * self.model.num_layers
+
+    def with_micro_batch(self, micro_batch: int) -> Workload:
+        from dataclasses import replace
+
+        return replace(self, micro_batch=micro_batch)
+
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "regime": ("full", "lora", "qlora"), "precision": ("fp32", "mixed", "bf16"),
+    "optimizer": ("adamw", "adamw8bit", "sgd", "adafactor"), "attention": ("eager", "sdpa", "flash"),
+}
+
+
+def workload_from_options(*, model: str, micro_batch: int | None, seq_len: int, **more: Any) -> Workload:
+    """Build a Workload from CLI-style options; bad values become a UsageError with the valid choices."""
+    spec = resolve_model(model)
+    if micro_batch is not None and micro_batch < 1:
+        raise UsageError(f"micro-batch must be at least 1 (got {micro_batch})", hint="pass --micro-batch 1 or more")
+    if seq_len < 1:
+        raise UsageError(f"sequence length must be at least 1 (got {seq_len})", hint="pass --seq-len 2048")
+    for key, allowed in _CHOICES.items():
+        if key in more and more[key] not in allowed:
+            raise UsageError(f"invalid {key} `{more[key]}`", hint=f"choose one of {', '.join(allowed)}")
+    if more.get("lora_rank", 16) < 1:
+        raise UsageError(f"LoRA rank must be at least 1 (got {more['lora_rank']})", hint="pass --lora-rank 16")
+    targets = more.pop("lora_targets", None)
+    if targets is not None:
+        targets = tuple(ALL_LINEAR if t == "all-linear" else (t,) for t in targets)
+        more["lora_targets"] = tuple(dict.fromkeys(name for group in targets for name in group))
+    return Workload(model=spec, micro_batch=micro_batch or 1, seq_len=seq_len, **more)
