@@ -30,8 +30,9 @@ def probe(
     list_presets: Annotated[bool, typer.Option("--list-presets", help="List the machine presets and exit.")]
     = False,
     system: SystemOption = None,
-    disk: Annotated[Path, typer.Option(metavar="PATH", help="Where NVMe offload files would go: report its free "
-                                                            "space and whether it is on NVMe.")] = Path("."),
+    disk: Annotated[Path, typer.Option(metavar="PATH", help="Where NVMe offload files would go: report its "
+                                                            "free space and whether it is on NVMe.")]
+    = Path("."),
 ) -> None:
     """Probe this machine's GPUs, interconnect, CPU, RAM, disk and ML packages (no torch import)."""
     console = get_console()

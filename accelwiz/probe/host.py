@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+from dataclasses import dataclass
 from pathlib import Path
 
-from accelwiz.probe.model import DiskInfo, HostInfo
+from accelwiz.probe.model import DiskInfo, HostInfo, MachineProfile
 
 ROOT = Path("/")
 
@@ -61,7 +62,33 @@ def disk_info(path: str | os.PathLike[str], *, root: Path = ROOT) -> DiskInfo | 
     usage = shutil.disk_usage(existing)
     device = block_device(existing, root=root)
     return DiskInfo(path=os.path.abspath(os.path.expanduser(path)), total_bytes=usage.total,
-                    free_bytes=usage.free, device=device, is_nvme=is_nvme(device, root=root) if device else None)
+                    free_bytes=usage.free, device=device,
+                    is_nvme=is_nvme(device, root=root) if device else None)
+
+
+@dataclass(frozen=True)
+class PathFacts:
+    """What a rule can know about a path a config names (None = cannot be known from here)."""
+
+    exists: bool | None
+    is_nvme: bool | None
+    free_bytes: int | None
+    nearest: str | None = None  # the closest existing parent, when the path itself is missing
+
+
+def path_facts(path: str, profile: MachineProfile) -> PathFacts | None:
+    """Everything about `path` on a probed machine (this one); the saved disk's facts for a profile file
+    when `path` is on that disk; None for a preset."""
+    if profile.source == "probe":
+        disk = disk_info(path)
+        exists = Path(os.path.expanduser(path)).exists()
+        nearest = None if exists else nearest_existing(Path(path))
+        return PathFacts(exists, disk.is_nvme if disk else None, disk.free_bytes if disk else None,
+                         str(nearest) if nearest else None)
+    disk = profile.host.disk
+    if disk is not None and (path == disk.path or path.startswith(disk.path.rstrip("/") + "/")):
+        return PathFacts(None, disk.is_nvme, disk.free_bytes)
+    return None
 
 
 def nearest_existing(path: Path) -> Path | None:
@@ -78,7 +105,8 @@ def block_device(path: Path, *, root: Path = ROOT) -> str | None:
     source = mount_source(path, root=root)
     if source is not None and source.startswith("/dev/"):
         device = root / source.lstrip("/")
-        name = (device.resolve() if device.is_symlink() else device).name  # /dev/disk/by-uuid/…, /dev/mapper/…
+        # /dev/disk/by-uuid/… and /dev/mapper/… are symlinks to the kernel's name.
+        name = (device.resolve() if device.is_symlink() else device).name
         if (root / "sys/class/block" / name).exists():
             return name
     # `/dev/root` and friends: ask sysfs which device has the path's major:minor number instead.

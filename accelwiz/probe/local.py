@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from types import ModuleType
+from typing import Any
 
 from accelwiz.probe.host import probe_host
 from accelwiz.probe.model import MachineProfile
@@ -12,7 +12,7 @@ from accelwiz.probe.nvidia import probe_gpus
 from accelwiz.probe.packages import installed_packages, torch_is_cuda_build
 
 
-def probe_local(disk_path: str | os.PathLike[str] | None = ".", *, nvml: ModuleType | None = None,
+def probe_local(disk_path: str | os.PathLike[str] | None = ".", *, nvml: Any = None,
                 environ: Mapping[str, str] | None = None) -> MachineProfile:
     """A profile of this node; `disk_path` is where NVMe offload files would go (None skips the disk)."""
     gpus = probe_gpus(nvml, environ)

@@ -27,8 +27,9 @@ class GpuInfo(_Frozen):
     pci_bus_id: str | None = None
     mig_enabled: bool = False
     nvlink_links: int = Field(0, description="Active NVLink links on this GPU.")
-    nvml_index: int | None = Field(None, description="NVML (PCI bus order) index; `index` is the CUDA index, which "
-                                                     "differs when CUDA_VISIBLE_DEVICES selects or reorders GPUs.")
+    nvml_index: int | None = Field(
+        None, description="NVML (PCI bus order) index; `index` is the CUDA index, which differs when "
+                          "CUDA_VISIBLE_DEVICES selects or reorders GPUs.")
 
     @property
     def native_bf16(self) -> bool:
@@ -53,7 +54,7 @@ class Topology(_Frozen):
     summary: Literal["none", "single GPU", "NVLink all-to-all", "NVLink pairs", "NVLink partial", "PCIe only",
                      "unknown"] = "unknown"
     p2p: list[list[str]] = Field(default_factory=list,
-                                 description="P2P status between GPU i and j: 'OK' (over PCIe), 'NVLink', 'no', "
+                                 description="P2P status between GPU i and j: 'OK' (PCIe), 'NVLink', 'no', "
                                              "'?' (unknown), or 'X' (the GPU itself).")
 
 
@@ -109,3 +110,18 @@ class MachineProfile(_Frozen):
     @property
     def fp8(self) -> bool:
         return bool(self.gpus) and all(g.fp8 for g in self.gpus)
+
+    def package_known(self, name: str) -> bool:
+        """Whether the profile knows about `name` (a probe lists every tracked package, a preset none)."""
+        return name in self.packages
+
+    def package_missing(self, name: str) -> bool:
+        """Known to be not installed (as opposed to unknown)."""
+        return name in self.packages and not self.packages[name]
+
+    def installed_older_than(self, name: str, required: str) -> str | None:
+        """The installed version of `name` when it is known and older than `required`, else None."""
+        from accelwiz.probe.versions import version_at_least
+
+        version = self.packages.get(name)
+        return version if version and version_at_least(version, required) is False else None

@@ -1,11 +1,11 @@
 """Probe NVIDIA GPUs through NVML (nvidia-ml-py), without importing torch.
 
-NVML ships with the driver, answers in milliseconds, and does not create a CUDA context, so probing never takes
+NVML ships with the driver, answers in milliseconds and creates no CUDA context, so probing never takes
 memory from a GPU that is already training. The NVML module is a parameter so tests can pass a pure-Python
 stand-in with canned devices; by default it is `pynvml`, imported on first use.
 
-"No GPU" is a normal answer: a missing driver, a missing NVML library or zero devices produce an empty list and
-a note, never an exception.
+"No GPU" is a normal answer: a missing driver, a missing NVML library or zero devices give an empty list
+and a note, never an exception.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import contextlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 from accelwiz.probe.gpus import match_gpu_name
@@ -50,8 +49,9 @@ class _Device:
     mig: dict[str, GpuInfo] = field(default_factory=dict)  # MIG instance UUID -> the instance as a device
 
 
-def probe_gpus(nvml: ModuleType | None = None, environ: Mapping[str, str] | None = None) -> GpuProbe:
-    """Probe the GPUs with `nvml` (default: pynvml), honouring CUDA_VISIBLE_DEVICES from `environ`."""
+def probe_gpus(nvml: Any = None, environ: Mapping[str, str] | None = None) -> GpuProbe:
+    """Probe the GPUs with `nvml` (default: the pynvml module, or any object with its functions), honouring
+    CUDA_VISIBLE_DEVICES from `environ` (default: os.environ)."""
     environ = os.environ if environ is None else environ
     if nvml is None:
         try:
@@ -65,12 +65,15 @@ def probe_gpus(nvml: ModuleType | None = None, environ: Mapping[str, str] | None
         return GpuProbe(notes=[_init_failure(nvml, exc)])
     try:
         return _probe_initialized(nvml, environ)
+    except nvml.NVMLError as exc:  # a device vanished or the driver failed mid-probe (Xid errors, resets)
+        return GpuProbe(topology=Topology(summary="unknown"),
+                        notes=[f"NVML failed while probing GPUs ({exc}): GPUs unknown"])
     finally:
         with contextlib.suppress(nvml.NVMLError):
             nvml.nvmlShutdown()
 
 
-def _init_failure(nvml: ModuleType, exc: Exception) -> str:
+def _init_failure(nvml: Any, exc: Exception) -> str:
     if isinstance(exc, getattr(nvml, "NVMLError_LibraryNotFound", ())):
         return "no NVIDIA driver found (NVML library not found): no GPU"
     if isinstance(exc, getattr(nvml, "NVMLError_DriverNotLoaded", ())):
@@ -78,25 +81,27 @@ def _init_failure(nvml: ModuleType, exc: Exception) -> str:
     return f"NVML could not start ({exc}): GPUs were not probed"
 
 
-def _probe_initialized(nvml: ModuleType, environ: Mapping[str, str]) -> GpuProbe:
-    result = GpuProbe(driver_version=_call(nvml, nvml.nvmlSystemGetDriverVersion, convert=_text),
-                      cuda_driver_version=_call(nvml, nvml.nvmlSystemGetCudaDriverVersion, convert=_cuda_version))
+def _probe_initialized(nvml: Any, environ: Mapping[str, str]) -> GpuProbe:
+    result = GpuProbe(
+        driver_version=_call(nvml, nvml.nvmlSystemGetDriverVersion, convert=_text),
+        cuda_driver_version=_call(nvml, nvml.nvmlSystemGetCudaDriverVersion, convert=_cuda_version))
     devices = [_read_device(nvml, index, result.notes)
                for index in range(_call(nvml, nvml.nvmlDeviceGetCount, default=0))]
     if not devices:
         result.notes.append("NVML found no GPU")
         return result
-    physical = [PhysicalGpu(d.info.nvml_index, d.info.uuid, tuple(d.mig)) for d in devices]  # type: ignore[arg-type]
+    physical = [PhysicalGpu(index, d.info.uuid, tuple(d.mig)) for index, d in enumerate(devices)]
     selections, notes = select_visible(physical, environ.get("CUDA_VISIBLE_DEVICES"))
     result.notes.extend(notes)
-    result.gpus = [_as_visible(devices[s.nvml_index], s, cuda_index) for cuda_index, s in enumerate(selections)]
+    result.gpus = [_as_visible(devices[s.nvml_index], s, position) for position, s in enumerate(selections)]
     handles = [None if s.mig_uuid else devices[s.nvml_index].handle for s in selections]
-    result.topology = topology_from_matrix(_p2p_matrix(nvml, handles)) if result.gpus else Topology(summary="none")
+    if result.gpus:
+        result.topology = topology_from_matrix(_p2p_matrix(nvml, handles))
     result.notes.extend(_visibility_notes(result.gpus, selections, environ))
     return result
 
 
-def _read_device(nvml: ModuleType, index: int, notes: list[str]) -> _Device:
+def _read_device(nvml: Any, index: int, notes: list[str]) -> _Device:
     handle = nvml.nvmlDeviceGetHandleByIndex(index)
     name = _call(nvml, nvml.nvmlDeviceGetName, handle, convert=_text, default=f"GPU {index}")
     memory = _call(nvml, nvml.nvmlDeviceGetMemoryInfo, handle)
@@ -120,7 +125,7 @@ def _read_device(nvml: ModuleType, index: int, notes: list[str]) -> _Device:
     return device
 
 
-def _mig_instances(nvml: ModuleType, handle: Any, parent: GpuInfo) -> dict[str, GpuInfo]:
+def _mig_instances(nvml: Any, handle: Any, parent: GpuInfo) -> dict[str, GpuInfo]:
     instances = {}
     for slot in range(_call(nvml, nvml.nvmlDeviceGetMaxMigDeviceCount, handle, default=0)):
         mig = _call(nvml, nvml.nvmlDeviceGetMigDeviceHandleByIndex, handle, slot)
@@ -141,7 +146,7 @@ def _as_visible(device: _Device, selection: Selection, cuda_index: int) -> GpuIn
     return chosen.model_copy(update={"index": cuda_index})
 
 
-def _active_nvlinks(nvml: ModuleType, handle: Any) -> int:
+def _active_nvlinks(nvml: Any, handle: Any) -> int:
     active = 0
     for link in range(getattr(nvml, "NVML_NVLINK_MAX_LINKS", 18)):
         try:
@@ -151,7 +156,7 @@ def _active_nvlinks(nvml: ModuleType, handle: Any) -> int:
     return active
 
 
-def _p2p_matrix(nvml: ModuleType, handles: list[Any]) -> list[list[str]]:
+def _p2p_matrix(nvml: Any, handles: list[Any]) -> list[list[str]]:
     """Pairwise P2P: NVLink if NVML says the NVLink path is OK, else 'OK' if PCIe reads work, else 'no'.
 
     MIG instances (handle None) cannot talk peer-to-peer at all.
@@ -172,18 +177,19 @@ def _p2p_matrix(nvml: ModuleType, handles: list[Any]) -> list[list[str]]:
     return [[SELF if i == j else pair(a, b) for j, b in enumerate(handles)] for i, a in enumerate(handles)]
 
 
-def _visibility_notes(gpus: list[GpuInfo], selections: list[Selection], environ: Mapping[str, str]) -> list[str]:
+def _visibility_notes(gpus: list[GpuInfo], selections: list[Selection],
+                      environ: Mapping[str, str]) -> list[str]:
     notes = [f"GPU {g.index} ({g.name}) has MIG enabled: a CUDA process sees only one MIG instance and NCCL "
              "cannot span instances; select one with CUDA_VISIBLE_DEVICES=MIG-<uuid>"
-             for g, s in zip(gpus, selections) if g.mig_enabled and s.mig_uuid is None]
+             for g, s in zip(gpus, selections, strict=True) if g.mig_enabled and s.mig_uuid is None]
     if len({g.name for g in gpus}) > 1 and environ.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID":
-        notes.append("different GPU models: CUDA's default FASTEST_FIRST order may differ from this PCI order; "
-                     "set CUDA_DEVICE_ORDER=PCI_BUS_ID so indices mean the same everywhere")
+        notes.append("different GPU models: CUDA's default FASTEST_FIRST order may differ from this PCI "
+                     "order; set CUDA_DEVICE_ORDER=PCI_BUS_ID so indices mean the same everywhere")
     return notes
 
 
-def _call(nvml: ModuleType, function: Callable[..., Any], *args: Any, convert: Callable[[Any], Any] | None = None,
-          default: Any = None) -> Any:
+def _call(nvml: Any, function: Callable[..., Any], *args: Any,
+          convert: Callable[[Any], Any] | None = None, default: Any = None) -> Any:
     """Call an NVML query; a query the GPU or driver does not support answers `default`."""
     try:
         value = function(*args)

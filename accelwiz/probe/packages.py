@@ -43,7 +43,7 @@ def installed_packages() -> dict[str, str | None]:
 
 
 def torch_is_cuda_build(torch_version: str | None) -> bool | None:
-    """Whether the installed torch can use CUDA: a `+cu121` local version, or a CUDA runtime wheel beside it."""
+    """Whether the installed torch can use CUDA: a `+cu121` local version, or a CUDA runtime wheel."""
     if torch_version is None:
         return None
     _, _, local = torch_version.partition("+")

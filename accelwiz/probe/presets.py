@@ -51,7 +51,8 @@ PRESETS: tuple[Preset, ...] = (
            "Intel Xeon (Cascade Lake)", 48, 340, None),
     Preset("8xA100-80GB", "A100-80GB", 8, "nvswitch", "AWS p4de.24xlarge (NVSwitch)",
            "Intel Xeon Platinum 8275CL", 96, 1152, 2),
-    Preset("8xH100-80GB", "H100-80GB", 8, "nvswitch", "AWS p5.48xlarge (NVSwitch)", "AMD EPYC 7R13", 192, 2048, 2),
+    Preset("8xH100-80GB", "H100-80GB", 8, "nvswitch", "AWS p5.48xlarge (NVSwitch)",
+           "AMD EPYC 7R13", 192, 2048, 2),
     Preset("8xH200", "H200", 8, "nvswitch", "AWS p5e.48xlarge (NVSwitch)", "AMD EPYC 7R13", 192, 2048, 2),
     Preset("2x8xH100", "H100-80GB", 8, "nvswitch", "two AWS p5.48xlarge nodes (EFA between nodes)",
            "AMD EPYC 7R13", 192, 2048, 2, num_machines=2),
@@ -82,7 +83,8 @@ def preset_profile(preset: Preset) -> MachineProfile:
                     cpu_logical_cores=preset.vcpus, memory_total_bytes=preset.ram_gib * GIB,
                     numa_nodes=preset.numa_nodes)
     return MachineProfile(source="preset", name=preset.name, num_machines=preset.num_machines, gpus=gpus,
-                          topology=_topology(preset), host=host, notes=[f"preset modelled on {preset.instance}"])
+                          topology=_topology(preset), host=host,
+                          notes=[f"preset modelled on {preset.instance}"])
 
 
 def _topology(preset: Preset) -> Topology:

@@ -15,7 +15,7 @@ LOCAL = "local"
 
 
 def load_system(spec: str) -> MachineProfile:
-    """`local` probes this machine; a preset name (any case) builds that preset; anything else is a JSON file."""
+    """`local` probes this machine, a preset name (any case) builds that preset, anything else is a file."""
     if spec.strip().lower() == LOCAL:
         from accelwiz.probe.local import probe_local
 
@@ -43,7 +43,8 @@ def load_profile(path: Path) -> MachineProfile:
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise InputError(f"{path}: cannot read the machine profile ({reason})",
-                         hint="write one with `accelwiz probe --save node.json` on the training machine") from None
+                         hint="write one on the training machine with `accelwiz probe --save node.json`",
+                         ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -22,7 +22,8 @@ def yes_no(value: bool | None) -> str:
 def gpu_columns(gpus: list[GpuInfo], *, wide: bool) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the GPU table; narrow (80 columns) drops what is empty or only in the JSON."""
     columns: list[tuple[str, Callable[[GpuInfo], str]]] = [
-        ("#", lambda g: str(g.index)), ("GPU", lambda g: g.name), ("memory", lambda g: gib(g.memory_total_bytes)),
+        ("#", lambda g: str(g.index)), ("GPU", lambda g: g.name),
+        ("memory", lambda g: gib(g.memory_total_bytes)),
         ("free", lambda g: gib(g.memory_free_bytes)),
         ("CC", lambda g: f"{g.compute_capability[0]}.{g.compute_capability[1]}"),
         ("bf16", lambda g: "yes" if g.native_bf16 else "emul"), ("fp8", lambda g: yes_no(g.fp8)),
@@ -44,7 +45,8 @@ def host_rows(host: HostInfo) -> list[tuple[str, str]]:
     if host.disk is not None:
         disk = host.disk
         device = f"{disk.device or '?'}, NVMe: {yes_no(disk.is_nvme)}"
-        rows.append(("disk", f"{disk.path}: {gib(disk.free_bytes)} free of {gib(disk.total_bytes)} ({device})"))
+        space = f"{gib(disk.free_bytes)} free of {gib(disk.total_bytes)}"
+        rows.append(("disk", f"{disk.path}: {space} ({device})"))
     return rows
 
 
@@ -84,7 +86,8 @@ def render_profile(profile: MachineProfile, rich_console: Any) -> None:
         rich_console.print(matrix)
     rich_console.print(pairs("Host", host_rows(profile.host)))
     if profile.packages:
-        rich_console.print(pairs("Packages", ((k, v or "not installed") for k, v in profile.packages.items())))
+        packages = ((name, version or "not installed") for name, version in profile.packages.items())
+        rich_console.print(pairs("Packages", packages))
     for note in profile.notes:
         rich_console.print(f"note: {note}")
 
@@ -93,12 +96,14 @@ def render_presets(rich_console: Any) -> None:
     from rich import box
     from rich.table import Table
 
-    table = Table("preset", "GPUs", "memory", "CC", "topology", "vCPUs", "RAM", box=box.SIMPLE, pad_edge=False)
+    table = Table("preset", "GPUs", "memory", "CC", "topology", "vCPUs", "RAM",
+                  box=box.SIMPLE, pad_edge=False)
     for preset in PRESETS:
         profile = preset_profile(preset)
         gpu = profile.gpus[0]
         nodes = f"{preset.num_machines}x" if preset.num_machines > 1 else ""
-        table.add_row(preset.name, f"{nodes}{preset.gpus_per_node}x {preset.gpu}", gib(gpu.memory_total_bytes),
+        table.add_row(preset.name, f"{nodes}{preset.gpus_per_node}x {preset.gpu}",
+                      gib(gpu.memory_total_bytes),
                       f"{gpu.compute_capability[0]}.{gpu.compute_capability[1]}", profile.topology.summary,
                       str(preset.vcpus), f"{preset.ram_gib} GiB")
     rich_console.print(table)
@@ -120,7 +125,8 @@ def profile_markdown(profile: MachineProfile) -> str:
         parts.append(markdown_table(*gpu_columns(profile.gpus, wide=True)))
     if len(profile.topology.p2p) > 1:
         header = ["", *(f"GPU{j}" for j in range(len(profile.topology.p2p)))]
-        parts.append(markdown_table(header, ([f"GPU{i}", *row] for i, row in enumerate(profile.topology.p2p))))
+        rows = ([f"GPU{i}", *row] for i, row in enumerate(profile.topology.p2p))
+        parts.append(markdown_table(header, rows))
     parts.append(markdown_table(["", ""], host_rows(profile.host)))
     if profile.notes:
         parts.append("\n".join(f"- {note}" for note in profile.notes))

@@ -14,7 +14,7 @@ NVLINK, PCIE_OK, NO_P2P, UNKNOWN, SELF = "NVLink", "OK", "no", "?", "X"
 
 
 def summarize(p2p: Sequence[Sequence[str]]) -> str:
-    """'none', 'single GPU', 'NVLink all-to-all', 'NVLink pairs', 'NVLink partial', 'PCIe only' or 'unknown'."""
+    """One of the `Topology.summary` phrases for a square P2P matrix."""
     count = len(p2p)
     if count == 0:
         return "none"

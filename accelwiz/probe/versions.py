@@ -10,14 +10,14 @@ import re
 
 
 def version_at_least(installed: str, required: str) -> bool | None:
-    """Whether `installed` >= `required`; None when `installed` cannot be parsed (then a rule stays silent)."""
+    """Whether `installed` >= `required`; None when `installed` cannot be parsed (rules then stay silent)."""
     try:
         from packaging.version import InvalidVersion, Version
     except ImportError:
         have, need = release_tuple(installed), release_tuple(required)
         return None if have is None or need is None else _padded(have, need)
     try:
-        # A pre-release of the required version (2.6.0rc1 for >= 2.6) already has the feature; compare releases.
+        # A pre-release of the required version (2.6.0rc1 for >= 2.6) has the feature: compare releases.
         return Version(installed).release >= Version(required).release
     except InvalidVersion:
         return None

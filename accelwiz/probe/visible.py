@@ -1,10 +1,10 @@
 """Which GPUs a CUDA process will see, and in which order, given `CUDA_VISIBLE_DEVICES`.
 
-CUDA's rules (CUDA C Programming Guide, "CUDA Environment Variables"): a comma-separated list of device
-indices, `GPU-<uuid>` or `MIG-<uuid>` entries (a unique UUID prefix is enough); the listed order becomes the CUDA
-order; an invalid entry hides itself *and every entry after it*; an empty value hides every GPU. Indices are
-CUDA indices, which equal NVML's PCI-bus order when `CUDA_DEVICE_ORDER=PCI_BUS_ID` or when all GPUs are the
-same model (the default FASTEST_FIRST order only reorders different models).
+CUDA's rules (CUDA C Programming Guide, "CUDA Environment Variables"): a comma-separated list of
+device indices, `GPU-<uuid>` or `MIG-<uuid>` entries (a unique UUID prefix is enough); the listed order
+becomes the CUDA order; an invalid entry hides itself *and every entry after it*; an empty value hides
+every GPU. Indices are CUDA indices, which equal NVML's PCI-bus order when `CUDA_DEVICE_ORDER=PCI_BUS_ID` or
+when all GPUs are the same model (the default FASTEST_FIRST order only reorders different models).
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def select_visible(devices: Sequence[PhysicalGpu], value: str | None) -> tuple[l
                    else "is listed twice" if match in selected else None)
         if problem:
             ignored = ",".join(t.strip() for t in value.split(",")[position:])
-            return selected, [f"CUDA_VISIBLE_DEVICES entry `{token}` {problem}; CUDA ignores it and every entry "
-                              f"after it (`{ignored}`)"]
+            return selected, [f"CUDA_VISIBLE_DEVICES entry `{token}` {problem}; CUDA ignores it and "
+                              f"every entry after it (`{ignored}`)"]
         selected.append(match)  # type: ignore[arg-type]
     return selected, []
 
