@@ -59,7 +59,7 @@ def optimizer_state_bytes(workload) -> float:  # noqa: ANN001
 def model_states(workload, strategy: Strategy) -> ModelStates:  # noqa: ANN001
     """Unsharded bytes for each state, then divided or moved as the strategy says."""
     total, trainable = workload.model.num_parameters, workload.trainable_parameters
-    frozen = total - trainable
+    frozen = total if workload.regime != "full" else 0  # LoRA adapters come on top of the frozen base
     precision, deepspeed = workload.precision, strategy.is_deepspeed
     notes: list[str] = []
     compute = 4 if precision == "fp32" else 2  # bytes of the weights the matmuls read
