@@ -259,9 +259,9 @@ def fp8_without_fp8_gpu(ctx: CheckContext) -> Iterator[Finding]:
                                           f"{capability}, so Accelerate falls back to fp16")
 
 
-@rule("AW606", "fp8-without-backend", Severity.ERROR, needs="system",
+@rule("AW606", "fp8-backend-not-installed", Severity.ERROR, needs="system",
       fix="Install an fp8 backend: transformer-engine, torchao or MS-AMP")
-def fp8_without_backend(ctx: CheckContext) -> Iterator[Finding]:
+def fp8_backend_not_installed(ctx: CheckContext) -> Iterator[Finding]:
     """
     ## What it does
     Finds `mixed_precision: fp8` when the machine has none of the fp8 backends Accelerate can use

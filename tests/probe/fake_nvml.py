@@ -60,7 +60,8 @@ class FakeNvml:
     NVMLError_NotSupported = NVMLError_NotSupported
 
     def __init__(self, gpus: list[FakeGpu], *, links: set[frozenset[int]] | None = None,
-                 pcie_p2p: bool | None = True, init_error: NVMLError | None = None, ancestor: int = 30) -> None:
+                 pcie_p2p: bool | None = True, init_error: NVMLError | None = None,
+                 ancestor: int = 30) -> None:
         self.gpus = gpus
         self.links = links or set()
         self.pcie_p2p = pcie_p2p
@@ -107,7 +108,8 @@ class FakeNvml:
 
     def nvmlDeviceGetMemoryInfo(self, gpu: FakeGpu) -> SimpleNamespace:  # noqa: N802
         free = gpu.free_mib if gpu.free_mib is not None else gpu.memory_mib - 500
-        return SimpleNamespace(total=gpu.memory_mib * MIB, free=free * MIB, used=(gpu.memory_mib - free) * MIB)
+        used = gpu.memory_mib - free
+        return SimpleNamespace(total=gpu.memory_mib * MIB, free=free * MIB, used=used * MIB)
 
     def nvmlDeviceGetCudaComputeCapability(self, gpu: FakeGpu) -> tuple[int, int]:  # noqa: N802
         return gpu.capability

@@ -8,7 +8,15 @@ from pathlib import Path
 import psutil
 import pytest
 
-from accelwiz.probe.host import block_device, cpu_model, disk_info, is_nvme, mount_source, numa_nodes, probe_host
+from accelwiz.probe.host import (
+    block_device,
+    cpu_model,
+    disk_info,
+    is_nvme,
+    mount_source,
+    numa_nodes,
+    probe_host,
+)
 
 
 def test_real_host_probe_matches_psutil(tmp_path):

@@ -27,7 +27,8 @@ def test_installed_packages_agree_with_metadata_and_import_nothing():
 
 
 @pytest.mark.parametrize("version,expected", [
-    ("2.5.1+cu124", True), ("2.7.0+cu128", True), ("2.13.0+cpu", False), ("2.4.0+rocm6.1", False), (None, None),
+    ("2.5.1+cu124", True), ("2.7.0+cu128", True), ("2.13.0+cpu", False), ("2.4.0+rocm6.1", False),
+    (None, None),
 ])
 def test_torch_cuda_build_from_the_local_version(version, expected):
     assert torch_is_cuda_build(version) is expected
@@ -41,7 +42,8 @@ def test_torch_without_local_version_is_cuda_when_the_cuda_runtime_wheel_is_inst
 
 @pytest.mark.parametrize("installed,required,expected", [
     ("2.5.1+cu124", "2.6", False), ("2.6.0", "2.6", True), ("2.6.0rc1", "2.6", True), ("2.10.0", "2.6", True),
-    ("0.14.4", "0.14.5", False), ("0.14.5", "0.14.5", True), ("0.19.8", "0.14.0", True), ("nonsense", "1.0", None),
+    ("0.14.4", "0.14.5", False), ("0.14.5", "0.14.5", True), ("0.19.8", "0.14.0", True),
+    ("nonsense", "1.0", None),
 ])
 def test_version_at_least(installed, required, expected):
     assert versions.version_at_least(installed, required) is expected
