@@ -1,0 +1,77 @@
+"""The `accelwiz env` report: everything a bug report about a distributed run needs, as Markdown.
+
+Unlike `accelerate env`, it lists every GPU (not only GPU 0), the P2P topology, the disk, and for each config
+given the settings that decide the run plus the `accelwiz check` verdict on this machine.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from accelwiz import __version__
+from accelwiz.probe.model import MachineProfile
+from accelwiz.probe.render import markdown_table, profile_markdown
+
+
+def env_report(profile: MachineProfile, configs: Sequence[Path] = ()) -> str:
+    """The whole report: versions, packages, machine, then one section per config unit."""
+    sections = ["## accelwiz env", markdown_table(["", ""], _platform_rows()),
+                "### Packages", markdown_table(["package", "version"], _package_rows(profile)),
+                "### Machine", profile_markdown(profile)]
+    if configs:
+        sections += ["### Configs", _configs_markdown(profile, configs)]
+    return "\n\n".join(sections) + "\n"
+
+
+def _platform_rows() -> list[tuple[str, str]]:
+    libc = " ".join(part for part in platform.libc_ver() if part)
+    return [("accelwiz", __version__),
+            ("Python", f"{platform.python_version()} ({platform.python_implementation()}, {sys.executable})"),
+            ("OS", f"{platform.platform()}{f' ({libc})' if libc else ''}")]
+
+
+def _package_rows(profile: MachineProfile) -> list[tuple[str, str]]:
+    return [(name, version or "not installed") for name, version in profile.packages.items()]
+
+
+def _configs_markdown(profile: MachineProfile, configs: Sequence[Path]) -> str:
+    from accelwiz.rules.engine import check_paths
+    from accelwiz.rules.registry import select_rules
+    from accelwiz.rules.report import summary
+
+    result = check_paths(list(configs), select_rules(), system=profile)
+    parts = [f"- could not read: {error.message}" for error in result.input_errors]
+    for unit in result.units:
+        files = [d.name for d in unit.documents]
+        found = [d for d in result.diagnostics if d.file in files]
+        codes = ", ".join(sorted({d.code for d in found}))
+        rows = [*_unit_rows(unit), ("`accelwiz check`", summary(found).rstrip(".") + (f" ({codes})" if codes else ""))]
+        parts.append(f"#### {' + '.join(files)}\n\n" + markdown_table(["", ""], rows))
+    return "\n\n".join(parts)
+
+
+def _unit_rows(unit: Any) -> list[tuple[str, str]]:
+    """The settings that decide the shape of the run, read as written (bad types shown as they are)."""
+    yaml, deepspeed = unit.accelerate, unit.deepspeed
+    get = yaml.get if yaml is not None else (lambda *path, default=None: default)
+    kind = get("distributed_type", default="DEEPSPEED" if deepspeed is not None else "?")
+    rows = [("distributed type", str(kind)), ("processes", str(get("num_processes", default="-"))),
+            ("machines", str(get("num_machines", default=1))), ("mixed precision", _precision(yaml, deepspeed))]
+    if deepspeed is not None:
+        rows.append(("ZeRO stage", str(deepspeed.get("zero_optimization", "stage", default="-"))))
+    if kind == "FSDP":
+        rows.append(("FSDP version", str(get("fsdp_config", "fsdp_version", default=1))))
+    return rows
+
+
+def _precision(yaml: Any, deepspeed: Any) -> str:
+    if deepspeed is not None:
+        for key in ("bf16", "fp16"):
+            if deepspeed.get(key, "enabled") is True:
+                return f"{key} (DeepSpeed JSON)"
+    written = yaml.get("mixed_precision") if yaml is not None else None
+    return str(written) if written is not None else "no"
