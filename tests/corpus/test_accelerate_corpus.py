@@ -25,8 +25,11 @@ def labels() -> dict[str, str]:
         return {}
     with (CORPUS / "index.tsv").open() as index:
         rows = csv.DictReader(index, delimiter="\t")
-        return {row["file"]: row["notes"].split(".")[0].removeprefix("expect=")
-                for row in rows if row["kind"] == "accelerate_yaml"}
+        return {
+            row["file"]: row["notes"].split(".")[0].removeprefix("expect=")
+            for row in rows
+            if row["kind"] == "accelerate_yaml"
+        }
 
 
 def label_expects_findings(label: str) -> bool:

@@ -24,12 +24,15 @@ def accelerate_files() -> list[str]:
     if CORPUS is None:
         return []
     with (CORPUS / "index.tsv").open() as index:
-        return sorted(row["file"] for row in csv.DictReader(index, delimiter="\t")
-                      if row["kind"] == "accelerate_yaml")
+        return sorted(
+            row["file"] for row in csv.DictReader(index, delimiter="\t") if row["kind"] == "accelerate_yaml"
+        )
 
 
 def accelwiz_errors(path: Path) -> list[str]:
-    return [f"{d.code} {d.message}" for d in diagnostics(path, select=BLOCKING) if d.severity is Severity.ERROR]
+    return [
+        f"{d.code} {d.message}" for d in diagnostics(path, select=BLOCKING) if d.severity is Severity.ERROR
+    ]
 
 
 def accelerate_load(path: Path) -> None:
@@ -54,11 +57,14 @@ def test_accelerates_own_negative_example_is_refused_by_both(corpus):
         accelerate_load(path)
 
 
-@pytest.mark.parametrize("text,accelerate_message", [
-    ("distributed_type: TPU\n", "not a valid DistributedType"),
-    ("num_processes: 2\n", "must be specified"),
-    ("distributed_type: 'NO'\nipex_config:\n  ipex: true\n", "unknown keys"),
-])
+@pytest.mark.parametrize(
+    "text,accelerate_message",
+    [
+        ("distributed_type: TPU\n", "not a valid DistributedType"),
+        ("num_processes: 2\n", "must be specified"),
+        ("distributed_type: 'NO'\nipex_config:\n  ipex: true\n", "unknown keys"),
+    ],
+)
 def test_refused_by_both(write, text, accelerate_message):
     path = write("a.yaml", text)
     assert accelwiz_errors(path)
