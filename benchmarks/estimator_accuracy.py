@@ -1,0 +1,253 @@
+"""How close is `accelwiz estimate` to the memory real training uses? (And `accelerate estimate-memory`?)
+
+Trains models built from configs (random init, nothing downloaded: transformers LlamaForCausalLM / GPT2LMHeadModel
+from a config) for a few steps on a GPU, one fresh process per setting, and records the peak
+`torch.cuda.max_memory_allocated` / `max_memory_reserved`. Next to each it writes accelwiz's estimate (the
+`allocated` part, i.e. without the CUDA context, compared with max_memory_allocated; and the total minus the
+CUDA context, compared with max_memory_reserved) and `accelerate estimate-memory`'s "Training using Adam"
+number for the same model (`estimate_training_usage(calculate_maximum_sizes(model))`, computed offline on a
+meta-device model: it has no batch, sequence, activations or sharding).
+
+    python benchmarks/estimator_accuracy.py --dry-run      # list the matrix (no GPU needed)
+    python benchmarks/estimator_accuracy.py                # run it; needs CUDA (exit 2 without)
+    python benchmarks/estimator_accuracy.py --only 3,7     # a subset
+
+Writes benchmarks/results/estimator_accuracy.json and .md (median and worst relative error).
+Settings run in one process with world size 1 (ZeRO stages then shard over one rank: what is measured is the
+16-bit model, the master copy in the optimizer, the buckets, live parameters and activations).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "benchmarks" / "results"
+sys.path.insert(0, str(REPO))
+
+from accelwiz.estimate.memory import CUDA_CONTEXT_BYTES, estimate_memory  # noqa: E402
+from accelwiz.estimate.models import MODEL_PRESETS  # noqa: E402
+from accelwiz.estimate.spec import ModelSpec  # noqa: E402
+from accelwiz.estimate.strategy import Strategy  # noqa: E402
+from accelwiz.estimate.workload import Workload  # noqa: E402
+
+GIB = 2**30
+# A ~100M Llama-shaped model (GQA 4:1, SwiGLU) to cover the small end with a Llama architecture.
+LLAMA_SMALL = ModelSpec("llama-small", "llama", vocab_size=32000, hidden_size=768, intermediate_size=2048,
+                        num_layers=12, num_heads=12, num_kv_heads=4, head_dim=64, tie_word_embeddings=False,
+                        max_position_embeddings=4096, source="benchmark-local config")
+MODELS = {"llama-small": LLAMA_SMALL, "gpt2-medium": MODEL_PRESETS["gpt2-medium"],
+          "llama-3.2-1b": MODEL_PRESETS["llama-3.2-1b"]}
+
+
+@dataclass(frozen=True)
+class Setting:
+    model: str
+    strategy: str  # single | zero1 | zero2 | zero3 | zero3_offload
+    micro_batch: int
+    seq_len: int
+    gradient_checkpointing: bool = False
+    attention: str = "sdpa"
+
+    @property
+    def label(self) -> str:
+        return (f"{self.model} {self.strategy} b{self.micro_batch} s{self.seq_len} {self.attention}"
+                + (" gc" if self.gradient_checkpointing else ""))
+
+
+def matrix() -> list[Setting]:
+    small = Setting("llama-small", "single", 4, 1024)
+    gpt = Setting("gpt2-medium", "single", 4, 1024)
+    big = Setting("llama-3.2-1b", "single", 2, 2048)
+    return [
+        small, replace(small, attention="eager"), replace(small, gradient_checkpointing=True),
+        replace(small, micro_batch=8, seq_len=2048),
+        gpt, replace(gpt, attention="eager"), replace(gpt, strategy="zero2"),
+        big, replace(big, gradient_checkpointing=True), replace(big, strategy="zero1"),
+        replace(big, strategy="zero2"), replace(big, strategy="zero3"), replace(big, strategy="zero3_offload"),
+        replace(big, strategy="zero3", micro_batch=4, seq_len=4096, gradient_checkpointing=True),
+    ]
+
+
+def accelwiz_strategy(setting: Setting) -> Strategy:
+    if setting.strategy == "zero3_offload":
+        return Strategy("zero3", offload_optimizer="cpu")
+    return Strategy(setting.strategy)  # type: ignore[arg-type]
+
+
+def accelwiz_estimate(setting: Setting) -> dict:
+    workload = Workload(MODELS[setting.model], micro_batch=setting.micro_batch, seq_len=setting.seq_len,
+                        gradient_checkpointing=setting.gradient_checkpointing, attention=setting.attention)
+    estimate = estimate_memory(workload, accelwiz_strategy(setting))
+    return {"allocated": estimate.allocated, "reserved": estimate.per_gpu_total - CUDA_CONTEXT_BYTES,
+            "breakdown": {k: getattr(estimate, k) for k in ("weights", "gradients", "optimizer_states",
+                                                            "activations", "logits", "buffers")}}
+
+
+def hf_model(spec: ModelSpec, attention: str, device: str | None = None):  # noqa: ANN201
+    """A randomly initialised transformers model with `spec`'s shape."""
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+    if spec.family == "gpt2":
+        config = GPT2Config(vocab_size=spec.vocab_size, n_embd=spec.hidden_size, n_layer=spec.num_layers,
+                            n_head=spec.num_heads, n_positions=spec.max_position_embeddings)
+        cls = GPT2LMHeadModel
+    else:
+        config = LlamaConfig(vocab_size=spec.vocab_size, hidden_size=spec.hidden_size,
+                             intermediate_size=spec.intermediate_size, num_hidden_layers=spec.num_layers,
+                             num_attention_heads=spec.num_heads, num_key_value_heads=spec.num_kv_heads,
+                             head_dim=spec.head_dim, tie_word_embeddings=spec.tie_word_embeddings,
+                             max_position_embeddings=spec.max_position_embeddings)
+        cls = LlamaForCausalLM
+    config._attn_implementation = attention
+    return cls(config)
+
+
+def accelerate_estimate(spec: ModelSpec) -> int:
+    """`accelerate estimate-memory`'s "Training using Adam" for float16, on a meta-device model."""
+    from accelerate import init_empty_weights
+    from accelerate.commands.estimate import estimate_training_usage
+    from accelerate.utils import calculate_maximum_sizes
+
+    with init_empty_weights():
+        model = hf_model(spec, "sdpa")
+    total_size, _ = calculate_maximum_sizes(model)
+    return max(estimate_training_usage(total_size, "float16").values())
+
+
+def run_worker(setting: Setting) -> dict:
+    """Train 3 steps of `setting` in this process and return the peak memory."""
+    import torch
+
+    spec = MODELS[setting.model]
+    torch.manual_seed(0)
+    model = hf_model(spec, setting.attention)
+    if setting.gradient_checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    tokens = torch.randint(0, spec.vocab_size, (setting.micro_batch, setting.seq_len), device="cuda")
+    torch.cuda.reset_peak_memory_stats()
+    if setting.strategy == "single":
+        model.cuda().train()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+        for _ in range(3):
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = model(input_ids=tokens, labels=tokens).loss
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+    else:
+        import deepspeed
+
+        for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1"),
+                           ("MASTER_PORT", "29511")):
+            os.environ.setdefault(key, value)
+        stage = 3 if setting.strategy.startswith("zero3") else int(setting.strategy[-1])
+        zero: dict = {"stage": stage}
+        if setting.strategy == "zero3_offload":
+            zero["offload_optimizer"] = {"device": "cpu"}
+        config = {"train_micro_batch_size_per_gpu": setting.micro_batch, "gradient_accumulation_steps": 1,
+                  "bf16": {"enabled": True}, "zero_optimization": zero, "gradient_clipping": 0.0,
+                  "optimizer": {"type": "AdamW", "params": {"lr": 1e-5}}}
+        engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=config)
+        for _ in range(3):
+            loss = engine(input_ids=tokens, labels=tokens).loss
+            engine.backward(loss)
+            engine.step()
+    torch.cuda.synchronize()
+    return {"max_allocated": torch.cuda.max_memory_allocated(), "max_reserved": torch.cuda.max_memory_reserved()}
+
+
+def run_setting(setting: Setting) -> dict:
+    """One fresh process per setting: peak statistics, allocator state and process groups start clean."""
+    command = [sys.executable, __file__, "--worker", json.dumps(asdict(setting))]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        return {"error": (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]}
+    return json.loads(lines[-1])
+
+
+def relative_error(estimate: float, measured: float) -> float:
+    return (estimate - measured) / measured
+
+
+def write_results(rows: list[dict], gpu: str) -> None:
+    measured = [r for r in rows if "max_allocated" in r]
+    errors = [abs(r["error_allocated"]) for r in measured]
+    accel_errors = [abs(r["error_accelerate"]) for r in measured]
+    summary = {"gpu": gpu, "settings": len(rows), "measured": len(measured),
+               "median_abs_error_allocated": statistics.median(errors) if errors else None,
+               "worst_abs_error_allocated": max(errors) if errors else None,
+               "median_abs_error_accelerate": statistics.median(accel_errors) if accel_errors else None,
+               "worst_abs_error_accelerate": max(accel_errors) if accel_errors else None}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "estimator_accuracy.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=2))
+    lines = [f"# Estimator accuracy on {gpu}", "",
+             "| setting | measured alloc. GiB | measured reserved GiB | accelwiz alloc. GiB | error | "
+             "accelwiz reserved GiB | accelerate GiB | error |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "max_allocated" not in r:
+            lines.append(f"| {r['setting']} | failed: {r.get('error')} | | | | | | |")
+            continue
+        lines.append(f"| {r['setting']} | {r['max_allocated'] / GIB:.2f} | {r['max_reserved'] / GIB:.2f} | "
+                     f"{r['accelwiz_allocated'] / GIB:.2f} | {r['error_allocated']:+.0%} | "
+                     f"{r['accelwiz_reserved'] / GIB:.2f} | {r['accelerate'] / GIB:.2f} | "
+                     f"{r['error_accelerate']:+.0%} |")
+    if errors:
+        lines += ["", f"accelwiz vs max_memory_allocated: median |error| {summary['median_abs_error_allocated']:.1%}, "
+                      f"worst {summary['worst_abs_error_allocated']:.1%}; accelerate estimate-memory: median "
+                      f"{summary['median_abs_error_accelerate']:.1%}, worst {summary['worst_abs_error_accelerate']:.1%}"]
+    (RESULTS / "estimator_accuracy.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dry-run", action="store_true", help="list the settings and the estimates; no GPU needed")
+    parser.add_argument("--only", help="comma-separated setting numbers")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(run_worker(Setting(**json.loads(args.worker)))))
+        return 0
+    settings = matrix()
+    if args.only:
+        settings = [settings[int(i)] for i in args.only.split(",")]
+    if args.dry_run:
+        for number, setting in enumerate(matrix()):
+            estimate = accelwiz_estimate(setting)
+            print(f"{number:>2}  {setting.label:<45} accelwiz {estimate['allocated'] / GIB:6.2f} GiB allocated")
+        return 0
+    import torch
+
+    if not torch.cuda.is_available():
+        print("error: no CUDA device: this benchmark trains on a GPU (use --dry-run to list the matrix)",
+              file=sys.stderr)
+        return 2
+    gpu = torch.cuda.get_device_name(0)
+    rows = []
+    accelerate_numbers = {name: accelerate_estimate(spec) for name, spec in MODELS.items()}
+    for setting in settings:
+        estimate = accelwiz_estimate(setting)
+        row = {"setting": setting.label, **asdict(setting), "accelwiz_allocated": estimate["allocated"],
+               "accelwiz_reserved": estimate["reserved"], "accelwiz_breakdown": estimate["breakdown"],
+               "accelerate": accelerate_numbers[setting.model], **run_setting(setting)}
+        if "max_allocated" in row:
+            row["error_allocated"] = relative_error(row["accelwiz_allocated"], row["max_allocated"])
+            row["error_reserved"] = relative_error(row["accelwiz_reserved"], row["max_reserved"])
+            row["error_accelerate"] = relative_error(row["accelerate"], row["max_allocated"])
+        print(json.dumps({k: v for k, v in row.items() if k != "accelwiz_breakdown"}), flush=True)
+        rows.append(row)
+    write_results(rows, gpu)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
