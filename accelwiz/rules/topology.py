@@ -350,8 +350,8 @@ def launcher_ignored_key(ctx: CheckContext) -> Iterator[Finding]:
     """
     ## What it does
     Finds top-level keys that `accelerate launch` reads from the file but never applies — `rdzv_backend`,
-    `enable_cpu_affinity`, `downcast_bf16`, `tpu_use_sudo` and `tpu_env` — when their value differs from
-    what the launcher uses anyway.
+    `enable_cpu_affinity`, `tpu_env`, and for TPU runs `downcast_bf16` and `tpu_use_sudo` — when their
+    value differs from what the launcher uses anyway.
 
     ## Why is this bad?
     The launcher copies a file value only where its argparse default is None; these flags default to
