@@ -49,8 +49,12 @@ def timed_runs(runs: int) -> list[float]:
 
 
 def heavy_imports() -> list[str]:
-    done = subprocess.run([sys.executable, "-c", _PROBE.format(args=COMMAND, heavy=HEAVY)],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(args=COMMAND, heavy=HEAVY)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     line = next(line for line in done.stderr.splitlines() if line.startswith("HEAVY="))
     return [m for m in line.removeprefix("HEAVY=").split(",") if m]
 
@@ -62,15 +66,26 @@ def main() -> int:
     times = timed_runs(args.runs)
     median = statistics.median(times)
     heavy = heavy_imports()
-    result = {"command": "accelwiz " + " ".join(COMMAND), "runs": args.runs, "median_s": round(median, 4),
-              "min_s": round(min(times), 4), "max_s": round(max(times), 4), "target_s": TARGET_S,
-              "meets_target": median < TARGET_S, "heavy_modules_imported": heavy,
-              "python": platform.python_version(), "machine": platform.machine(),
-              "times_s": [round(t, 4) for t in times]}
+    result = {
+        "command": "accelwiz " + " ".join(COMMAND),
+        "runs": args.runs,
+        "median_s": round(median, 4),
+        "min_s": round(min(times), 4),
+        "max_s": round(max(times), 4),
+        "target_s": TARGET_S,
+        "meets_target": median < TARGET_S,
+        "heavy_modules_imported": heavy,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "times_s": [round(t, 4) for t in times],
+    }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "estimate_startup.json").write_text(json.dumps(result, indent=2) + "\n")
-    print(f"median {median:.3f} s over {args.runs} runs (min {min(times):.3f}, max {max(times):.3f}); "
-          f"target < {TARGET_S} s: {'met' if result['meets_target'] else 'MISSED'}; heavy imports: {heavy or 'none'}")
+    print(
+        f"median {median:.3f} s over {args.runs} runs (min {min(times):.3f}, max {max(times):.3f}); "
+        f"target < {TARGET_S} s: {'met' if result['meets_target'] else 'MISSED'}; "
+        f"heavy imports: {heavy or 'none'}"
+    )
     return 0 if result["meets_target"] and not heavy else 1
 
 

@@ -1,6 +1,7 @@
 """How close is `accelwiz estimate` to the memory real training uses? (And `accelerate estimate-memory`?)
 
-Trains models built from configs (random init, nothing downloaded: transformers LlamaForCausalLM / GPT2LMHeadModel
+Trains models built from configs (random init, nothing downloaded: transformers LlamaForCausalLM /
+GPT2LMHeadModel
 from a config) for a few steps on a GPU, one fresh process per setting, and records the peak
 `torch.cuda.max_memory_allocated` / `max_memory_reserved`. Next to each it writes accelwiz's estimate (the
 `allocated` part, i.e. without the CUDA context, compared with max_memory_allocated; and the total minus the
@@ -40,11 +41,25 @@ from accelwiz.estimate.workload import Workload  # noqa: E402
 
 GIB = 2**30
 # A ~100M Llama-shaped model (GQA 4:1, SwiGLU) to cover the small end with a Llama architecture.
-LLAMA_SMALL = ModelSpec("llama-small", "llama", vocab_size=32000, hidden_size=768, intermediate_size=2048,
-                        num_layers=12, num_heads=12, num_kv_heads=4, head_dim=64, tie_word_embeddings=False,
-                        max_position_embeddings=4096, source="benchmark-local config")
-MODELS = {"llama-small": LLAMA_SMALL, "gpt2-medium": MODEL_PRESETS["gpt2-medium"],
-          "llama-3.2-1b": MODEL_PRESETS["llama-3.2-1b"]}
+LLAMA_SMALL = ModelSpec(
+    "llama-small",
+    "llama",
+    vocab_size=32000,
+    hidden_size=768,
+    intermediate_size=2048,
+    num_layers=12,
+    num_heads=12,
+    num_kv_heads=4,
+    head_dim=64,
+    tie_word_embeddings=False,
+    max_position_embeddings=4096,
+    source="benchmark-local config",
+)
+MODELS = {
+    "llama-small": LLAMA_SMALL,
+    "gpt2-medium": MODEL_PRESETS["gpt2-medium"],
+    "llama-3.2-1b": MODEL_PRESETS["llama-3.2-1b"],
+}
 
 
 @dataclass(frozen=True)
@@ -58,8 +73,9 @@ class Setting:
 
     @property
     def label(self) -> str:
-        return (f"{self.model} {self.strategy} b{self.micro_batch} s{self.seq_len} {self.attention}"
-                + (" gc" if self.gradient_checkpointing else ""))
+        return f"{self.model} {self.strategy} b{self.micro_batch} s{self.seq_len} {self.attention}" + (
+            " gc" if self.gradient_checkpointing else ""
+        )
 
 
 def matrix() -> list[Setting]:
@@ -67,11 +83,19 @@ def matrix() -> list[Setting]:
     gpt = Setting("gpt2-medium", "single", 4, 1024)
     big = Setting("llama-3.2-1b", "single", 2, 2048)
     return [
-        small, replace(small, attention="eager"), replace(small, gradient_checkpointing=True),
+        small,
+        replace(small, attention="eager"),
+        replace(small, gradient_checkpointing=True),
         replace(small, micro_batch=8, seq_len=2048),
-        gpt, replace(gpt, attention="eager"), replace(gpt, strategy="zero2"),
-        big, replace(big, gradient_checkpointing=True), replace(big, strategy="zero1"),
-        replace(big, strategy="zero2"), replace(big, strategy="zero3"), replace(big, strategy="zero3_offload"),
+        gpt,
+        replace(gpt, attention="eager"),
+        replace(gpt, strategy="zero2"),
+        big,
+        replace(big, gradient_checkpointing=True),
+        replace(big, strategy="zero1"),
+        replace(big, strategy="zero2"),
+        replace(big, strategy="zero3"),
+        replace(big, strategy="zero3_offload"),
         replace(big, strategy="zero3", micro_batch=4, seq_len=4096, gradient_checkpointing=True),
     ]
 
@@ -83,12 +107,22 @@ def accelwiz_strategy(setting: Setting) -> Strategy:
 
 
 def accelwiz_estimate(setting: Setting) -> dict:
-    workload = Workload(MODELS[setting.model], micro_batch=setting.micro_batch, seq_len=setting.seq_len,
-                        gradient_checkpointing=setting.gradient_checkpointing, attention=setting.attention)
+    workload = Workload(
+        MODELS[setting.model],
+        micro_batch=setting.micro_batch,
+        seq_len=setting.seq_len,
+        gradient_checkpointing=setting.gradient_checkpointing,
+        attention=setting.attention,
+    )
     estimate = estimate_memory(workload, accelwiz_strategy(setting))
-    return {"allocated": estimate.allocated, "reserved": estimate.per_gpu_total - CUDA_CONTEXT_BYTES,
-            "breakdown": {k: getattr(estimate, k) for k in ("weights", "gradients", "optimizer_states",
-                                                            "activations", "logits", "buffers")}}
+    return {
+        "allocated": estimate.allocated,
+        "reserved": estimate.per_gpu_total - CUDA_CONTEXT_BYTES,
+        "breakdown": {
+            k: getattr(estimate, k)
+            for k in ("weights", "gradients", "optimizer_states", "activations", "logits", "buffers")
+        },
+    }
 
 
 def hf_model(spec: ModelSpec, attention: str, device: str | None = None):  # noqa: ANN201
@@ -96,15 +130,26 @@ def hf_model(spec: ModelSpec, attention: str, device: str | None = None):  # noq
     from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
     if spec.family == "gpt2":
-        config = GPT2Config(vocab_size=spec.vocab_size, n_embd=spec.hidden_size, n_layer=spec.num_layers,
-                            n_head=spec.num_heads, n_positions=spec.max_position_embeddings)
+        config = GPT2Config(
+            vocab_size=spec.vocab_size,
+            n_embd=spec.hidden_size,
+            n_layer=spec.num_layers,
+            n_head=spec.num_heads,
+            n_positions=spec.max_position_embeddings,
+        )
         cls = GPT2LMHeadModel
     else:
-        config = LlamaConfig(vocab_size=spec.vocab_size, hidden_size=spec.hidden_size,
-                             intermediate_size=spec.intermediate_size, num_hidden_layers=spec.num_layers,
-                             num_attention_heads=spec.num_heads, num_key_value_heads=spec.num_kv_heads,
-                             head_dim=spec.head_dim, tie_word_embeddings=spec.tie_word_embeddings,
-                             max_position_embeddings=spec.max_position_embeddings)
+        config = LlamaConfig(
+            vocab_size=spec.vocab_size,
+            hidden_size=spec.hidden_size,
+            intermediate_size=spec.intermediate_size,
+            num_hidden_layers=spec.num_layers,
+            num_attention_heads=spec.num_heads,
+            num_key_value_heads=spec.num_kv_heads,
+            head_dim=spec.head_dim,
+            tie_word_embeddings=spec.tie_word_embeddings,
+            max_position_embeddings=spec.max_position_embeddings,
+        )
         cls = LlamaForCausalLM
     config._attn_implementation = attention
     return cls(config)
@@ -145,23 +190,36 @@ def run_worker(setting: Setting) -> dict:
     else:
         import deepspeed
 
-        for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1"),
-                           ("MASTER_PORT", "29511")):
+        for key, value in (
+            ("RANK", "0"),
+            ("LOCAL_RANK", "0"),
+            ("WORLD_SIZE", "1"),
+            ("MASTER_ADDR", "127.0.0.1"),
+            ("MASTER_PORT", "29511"),
+        ):
             os.environ.setdefault(key, value)
         stage = 3 if setting.strategy.startswith("zero3") else int(setting.strategy[-1])
         zero: dict = {"stage": stage}
         if setting.strategy == "zero3_offload":
             zero["offload_optimizer"] = {"device": "cpu"}
-        config = {"train_micro_batch_size_per_gpu": setting.micro_batch, "gradient_accumulation_steps": 1,
-                  "bf16": {"enabled": True}, "zero_optimization": zero, "gradient_clipping": 0.0,
-                  "optimizer": {"type": "AdamW", "params": {"lr": 1e-5}}}
+        config = {
+            "train_micro_batch_size_per_gpu": setting.micro_batch,
+            "gradient_accumulation_steps": 1,
+            "bf16": {"enabled": True},
+            "zero_optimization": zero,
+            "gradient_clipping": 0.0,
+            "optimizer": {"type": "AdamW", "params": {"lr": 1e-5}},
+        }
         engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=config)
         for _ in range(3):
             loss = engine(input_ids=tokens, labels=tokens).loss
             engine.backward(loss)
             engine.step()
     torch.cuda.synchronize()
-    return {"max_allocated": torch.cuda.max_memory_allocated(), "max_reserved": torch.cuda.max_memory_reserved()}
+    return {
+        "max_allocated": torch.cuda.max_memory_allocated(),
+        "max_reserved": torch.cuda.max_memory_reserved(),
+    }
 
 
 def run_setting(setting: Setting) -> dict:
@@ -182,35 +240,51 @@ def write_results(rows: list[dict], gpu: str) -> None:
     measured = [r for r in rows if "max_allocated" in r]
     errors = [abs(r["error_allocated"]) for r in measured]
     accel_errors = [abs(r["error_accelerate"]) for r in measured]
-    summary = {"gpu": gpu, "settings": len(rows), "measured": len(measured),
-               "median_abs_error_allocated": statistics.median(errors) if errors else None,
-               "worst_abs_error_allocated": max(errors) if errors else None,
-               "median_abs_error_accelerate": statistics.median(accel_errors) if accel_errors else None,
-               "worst_abs_error_accelerate": max(accel_errors) if accel_errors else None}
+    summary = {
+        "gpu": gpu,
+        "settings": len(rows),
+        "measured": len(measured),
+        "median_abs_error_allocated": statistics.median(errors) if errors else None,
+        "worst_abs_error_allocated": max(errors) if errors else None,
+        "median_abs_error_accelerate": statistics.median(accel_errors) if accel_errors else None,
+        "worst_abs_error_accelerate": max(accel_errors) if accel_errors else None,
+    }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "estimator_accuracy.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=2))
-    lines = [f"# Estimator accuracy on {gpu}", "",
-             "| setting | measured alloc. GiB | measured reserved GiB | accelwiz alloc. GiB | error | "
-             "accelwiz reserved GiB | accelerate GiB | error |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Estimator accuracy on {gpu}",
+        "",
+        "| setting | measured alloc. GiB | measured reserved GiB | accelwiz alloc. GiB | error | "
+        "accelwiz reserved GiB | accelerate GiB | error |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         if "max_allocated" not in r:
             lines.append(f"| {r['setting']} | failed: {r.get('error')} | | | | | | |")
             continue
-        lines.append(f"| {r['setting']} | {r['max_allocated'] / GIB:.2f} | {r['max_reserved'] / GIB:.2f} | "
-                     f"{r['accelwiz_allocated'] / GIB:.2f} | {r['error_allocated']:+.0%} | "
-                     f"{r['accelwiz_reserved'] / GIB:.2f} | {r['accelerate'] / GIB:.2f} | "
-                     f"{r['error_accelerate']:+.0%} |")
+        lines.append(
+            f"| {r['setting']} | {r['max_allocated'] / GIB:.2f} | {r['max_reserved'] / GIB:.2f} | "
+            f"{r['accelwiz_allocated'] / GIB:.2f} | {r['error_allocated']:+.0%} | "
+            f"{r['accelwiz_reserved'] / GIB:.2f} | {r['accelerate'] / GIB:.2f} | "
+            f"{r['error_accelerate']:+.0%} |"
+        )
     if errors:
-        lines += ["", f"accelwiz vs max_memory_allocated: median |error| {summary['median_abs_error_allocated']:.1%}, "
-                      f"worst {summary['worst_abs_error_allocated']:.1%}; accelerate estimate-memory: median "
-                      f"{summary['median_abs_error_accelerate']:.1%}, worst {summary['worst_abs_error_accelerate']:.1%}"]
+        lines += [
+            "",
+            f"accelwiz vs max_memory_allocated: median |error| {summary['median_abs_error_allocated']:.1%}, "
+            f"worst {summary['worst_abs_error_allocated']:.1%}; accelerate estimate-memory: median "
+            f"{summary['median_abs_error_accelerate']:.1%}, "
+            f"worst {summary['worst_abs_error_accelerate']:.1%}",
+        ]
     (RESULTS / "estimator_accuracy.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dry-run", action="store_true", help="list the settings and the estimates; no GPU needed")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="list the settings and the estimates; no GPU needed"
+    )
     parser.add_argument("--only", help="comma-separated setting numbers")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -223,22 +297,32 @@ def main() -> int:
     if args.dry_run:
         for number, setting in enumerate(matrix()):
             estimate = accelwiz_estimate(setting)
-            print(f"{number:>2}  {setting.label:<45} accelwiz {estimate['allocated'] / GIB:6.2f} GiB allocated")
+            print(
+                f"{number:>2}  {setting.label:<45} accelwiz {estimate['allocated'] / GIB:6.2f} GiB allocated"
+            )
         return 0
     import torch
 
     if not torch.cuda.is_available():
-        print("error: no CUDA device: this benchmark trains on a GPU (use --dry-run to list the matrix)",
-              file=sys.stderr)
+        print(
+            "error: no CUDA device: this benchmark trains on a GPU (use --dry-run to list the matrix)",
+            file=sys.stderr,
+        )
         return 2
     gpu = torch.cuda.get_device_name(0)
     rows = []
     accelerate_numbers = {name: accelerate_estimate(spec) for name, spec in MODELS.items()}
     for setting in settings:
         estimate = accelwiz_estimate(setting)
-        row = {"setting": setting.label, **asdict(setting), "accelwiz_allocated": estimate["allocated"],
-               "accelwiz_reserved": estimate["reserved"], "accelwiz_breakdown": estimate["breakdown"],
-               "accelerate": accelerate_numbers[setting.model], **run_setting(setting)}
+        row = {
+            "setting": setting.label,
+            **asdict(setting),
+            "accelwiz_allocated": estimate["allocated"],
+            "accelwiz_reserved": estimate["reserved"],
+            "accelwiz_breakdown": estimate["breakdown"],
+            "accelerate": accelerate_numbers[setting.model],
+            **run_setting(setting),
+        }
         if "max_allocated" in row:
             row["error_allocated"] = relative_error(row["accelwiz_allocated"], row["max_allocated"])
             row["error_reserved"] = relative_error(row["accelwiz_reserved"], row["max_reserved"])

@@ -30,35 +30,60 @@ _TRAIN = "Training"
 
 
 def estimate(
-    model: Annotated[str | None, typer.Option(help="Preset or alias (`--list-models`), a local config.json, or "
-                                                   "a parameter count.")] = None,
-    params: Annotated[str | None, typer.Option(help="Parameter count instead of a model: 7e9, 7B, 125M.")] = None,
-    gpus: Annotated[int | None, typer.Option(min=1, help="GPUs per node (default: the system's, else 1).")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="Preset or alias (`--list-models`), a local config.json, or a parameter count."),
+    ] = None,
+    params: Annotated[
+        str | None, typer.Option(help="Parameter count instead of a model: 7e9, 7B, 125M.")
+    ] = None,
+    gpus: Annotated[
+        int | None, typer.Option(min=1, help="GPUs per node (default: the system's, else 1).")
+    ] = None,
     nodes: Annotated[int | None, typer.Option(min=1, help="Nodes (default: the system's, else 1).")] = None,
-    strategy: Annotated[str | None, typer.Option(help="single|ddp|zero1|zero2|zero3|fsdp_full|fsdp_grad_op|"
-                                                      "fsdp_hybrid (default: the recommended one).")] = None,
+    strategy: Annotated[
+        str | None,
+        typer.Option(
+            help="single|ddp|zero1|zero2|zero3|fsdp_full|fsdp_grad_op|"
+            "fsdp_hybrid (default: the recommended one)."
+        ),
+    ] = None,
     fsdp_version: Annotated[int, typer.Option(min=1, max=2, help="FSDP version.")] = 2,
     offload_optimizer: Annotated[str, typer.Option(metavar="none|cpu|nvme")] = "none",
     offload_param: Annotated[str, typer.Option(metavar="none|cpu|nvme")] = "none",
     micro_batch: Annotated[int, typer.Option(min=1, rich_help_panel=_TRAIN)] = 1,
     seq_len: Annotated[int, typer.Option(min=1, rich_help_panel=_TRAIN)] = 2048,
-    lora: Annotated[bool, typer.Option(help="LoRA adapters on all block linears.", rich_help_panel=_TRAIN)] = False,
+    lora: Annotated[
+        bool, typer.Option(help="LoRA adapters on all block linears.", rich_help_panel=_TRAIN)
+    ] = False,
     qlora: Annotated[bool, typer.Option(help="LoRA on a 4-bit NF4 base.", rich_help_panel=_TRAIN)] = False,
     lora_rank: Annotated[int, typer.Option(min=1, rich_help_panel=_TRAIN)] = 16,
-    lora_target: Annotated[list[str] | None, typer.Option(help="Module names, repeatable (default all-linear).",
-                                                          rich_help_panel=_TRAIN)] = None,
-    precision: Annotated[str, typer.Option(metavar="fp32|mixed|bf16", rich_help_panel=_TRAIN,
-                                           help="mixed = 16-bit compute with fp32 master weights.")] = "mixed",
-    optimizer: Annotated[str, typer.Option(metavar="adamw|adamw8bit|sgd|adafactor",
-                                           rich_help_panel=_TRAIN)] = "adamw",
+    lora_target: Annotated[
+        list[str] | None,
+        typer.Option(help="Module names, repeatable (default all-linear).", rich_help_panel=_TRAIN),
+    ] = None,
+    precision: Annotated[
+        str,
+        typer.Option(
+            metavar="fp32|mixed|bf16",
+            rich_help_panel=_TRAIN,
+            help="mixed = 16-bit compute with fp32 master weights.",
+        ),
+    ] = "mixed",
+    optimizer: Annotated[
+        str, typer.Option(metavar="adamw|adamw8bit|sgd|adafactor", rich_help_panel=_TRAIN)
+    ] = "adamw",
     gradient_checkpointing: Annotated[bool, typer.Option(rich_help_panel=_TRAIN)] = False,
     attention: Annotated[str, typer.Option(metavar="eager|sdpa|flash", rich_help_panel=_TRAIN)] = "sdpa",
     system: SystemOption = None,
-    gpu_memory: Annotated[str | None, typer.Option(help="Memory of one GPU: 80GiB, 80GB, 81920MiB.",
-                                                   rich_help_panel=_MEM)] = None,
+    gpu_memory: Annotated[
+        str | None, typer.Option(help="Memory of one GPU: 80GiB, 80GB, 81920MiB.", rich_help_panel=_MEM)
+    ] = None,
     compare: Annotated[bool, typer.Option(help="Show every strategy side by side.")] = False,
     output_format: FormatOption = OutputFormat.text,
-    list_models: Annotated[bool, typer.Option("--list-models", help="List the model presets and exit.")] = False,
+    list_models: Annotated[
+        bool, typer.Option("--list-models", help="List the model presets and exit.")
+    ] = False,
 ) -> None:
     """Estimate training memory per GPU and per node (activations included), with a verdict."""
     console = get_console()
@@ -69,24 +94,57 @@ def estimate(
             _print_models(console)
             return
         if (model is None) == (params is None):
-            raise UsageError("pass exactly one of --model and --params", hint="e.g. --model llama-8b or --params 7e9")
+            raise UsageError(
+                "pass exactly one of --model and --params", hint="e.g. --model llama-8b or --params 7e9"
+            )
         if lora and qlora:
-            raise UsageError("--lora and --qlora exclude each other", hint="QLoRA is LoRA on a 4-bit base: pass one")
+            raise UsageError(
+                "--lora and --qlora exclude each other", hint="QLoRA is LoRA on a 4-bit base: pass one"
+            )
         from accelwiz.estimate.workload import workload_from_options
 
         more = {"lora_targets": tuple(lora_target)} if lora_target else {}
         workload = workload_from_options(
-            model=model or params or "", micro_batch=micro_batch, seq_len=seq_len, lora_rank=lora_rank,
-            regime="qlora" if qlora else "lora" if lora else "full", precision=precision, optimizer=optimizer,
-            gradient_checkpointing=gradient_checkpointing, attention=attention, **more)
+            model=model or params or "",
+            micro_batch=micro_batch,
+            seq_len=seq_len,
+            lora_rank=lora_rank,
+            regime="qlora" if qlora else "lora" if lora else "full",
+            precision=precision,
+            optimizer=optimizer,
+            gradient_checkpointing=gradient_checkpointing,
+            attention=attention,
+            **more,
+        )
         target, gpus_per_node, node_count = _target(console, system, gpu_memory, gpus, nodes)
-        _report(console, workload, target, gpus_per_node, node_count, strategy, fsdp_version, offload_optimizer,
-                offload_param, compare, output_format)
+        _report(
+            console,
+            workload,
+            target,
+            gpus_per_node,
+            node_count,
+            strategy,
+            fsdp_version,
+            offload_optimizer,
+            offload_param,
+            compare,
+            output_format,
+        )
 
 
-def _report(console: Console, workload, target: Target | None, gpus_per_node: int, nodes: int,  # noqa: ANN001
-            strategy: str | None, fsdp_version: int, offload_optimizer: str, offload_param: str, compare: bool,
-            output_format: OutputFormat) -> None:
+def _report(
+    console: Console,
+    workload,
+    target: Target | None,
+    gpus_per_node: int,
+    nodes: int,  # noqa: ANN001
+    strategy: str | None,
+    fsdp_version: int,
+    offload_optimizer: str,
+    offload_param: str,
+    compare: bool,
+    output_format: OutputFormat,
+) -> None:
     from accelwiz.estimate.memory import estimate_memory
     from accelwiz.estimate.recommend import recommend
     from accelwiz.estimate.render import render_compare, render_json, render_text, verdict
@@ -95,12 +153,23 @@ def _report(console: Console, workload, target: Target | None, gpus_per_node: in
     headroom = 0.9
     advice = None
     if target is not None:
-        advice = recommend(workload, gpus_per_node=gpus_per_node, nodes=nodes, gpu_memory_bytes=target.gpu_bytes,
-                           host_memory_bytes=target.host_bytes, headroom=headroom)
+        advice = recommend(
+            workload,
+            gpus_per_node=gpus_per_node,
+            nodes=nodes,
+            gpu_memory_bytes=target.gpu_bytes,
+            host_memory_bytes=target.host_bytes,
+            headroom=headroom,
+        )
     if strategy is not None or offload_optimizer != "none" or offload_param != "none":
-        chosen = strategy_from_options(strategy or ("zero3" if offload_param != "none" else "zero2"),
-                                       gpus_per_node=gpus_per_node, nodes=nodes, offload_optimizer=offload_optimizer,
-                                       offload_param=offload_param, fsdp_version=fsdp_version)
+        chosen = strategy_from_options(
+            strategy or ("zero3" if offload_param != "none" else "zero2"),
+            gpus_per_node=gpus_per_node,
+            nodes=nodes,
+            offload_optimizer=offload_optimizer,
+            offload_param=offload_param,
+            fsdp_version=fsdp_version,
+        )
         shown = estimate_memory(workload, chosen)
     elif advice is not None:
         shown = advice.best or min((e for e, _ in advice.candidates), key=lambda e: e.per_gpu_total)
@@ -108,8 +177,11 @@ def _report(console: Console, workload, target: Target | None, gpus_per_node: in
         shown = estimate_memory(workload, candidate_strategies(gpus_per_node, nodes)[0])
     rows = None
     if compare:
-        rows = list(advice.candidates) if advice else [(estimate_memory(workload, s), None)
-                                                       for s in candidate_strategies(gpus_per_node, nodes)]
+        rows = (
+            list(advice.candidates)
+            if advice
+            else [(estimate_memory(workload, s), None) for s in candidate_strategies(gpus_per_node, nodes)]
+        )
     line = verdict(shown, target, headroom)
     if output_format is OutputFormat.json:
         console.data(render_json(shown, line, advice, rows, target))
@@ -120,8 +192,9 @@ def _report(console: Console, workload, target: Target | None, gpus_per_node: in
         render_compare(console.rich, rows)
 
 
-def _target(console: Console, system: str | None, gpu_memory: str | None, gpus: int | None,
-            nodes: int | None) -> tuple[Target | None, int, int]:
+def _target(
+    console: Console, system: str | None, gpu_memory: str | None, gpus: int | None, nodes: int | None
+) -> tuple[Target | None, int, int]:
     """The memory to judge against and the GPU count: --gpu-memory, else --system, else the local GPUs."""
     from accelwiz.estimate.render import Target
     from accelwiz.estimate.sizes import gib, parse_size
@@ -140,8 +213,11 @@ def _target(console: Console, system: str | None, gpu_memory: str | None, gpus: 
         return Target(parse_size(gpu_memory), f"--gpu-memory {gpu_memory}", host), gpus_per_node, node_count
     if profile is not None and profile.min_gpu_memory_bytes:
         name = profile.gpus[0].name
-        return (Target(profile.min_gpu_memory_bytes, f"{name} ({gib(profile.min_gpu_memory_bytes)})", host),
-                gpus_per_node, node_count)
+        return (
+            Target(profile.min_gpu_memory_bytes, f"{name} ({gib(profile.min_gpu_memory_bytes)})", host),
+            gpus_per_node,
+            node_count,
+        )
     if system is not None:
         console.warn(f"the system `{system}` has no GPU; no verdict is possible")
     return None, gpus_per_node, node_count

@@ -1,18 +1,19 @@
 """Activation memory: the tensors autograd saves for backward, per layer, from the architecture.
 
-Accounting in the style of Korthikanti et al. 2022 (arXiv:2205.05198), per transformer layer, in bytes, with
-s = sequence length, b = micro-batch, h = hidden size, a = heads, r = kv_heads/heads, f = intermediate size and
-16-bit activations (×2 for fp32 training):
+Accounting in the style of Korthikanti et al. 2022 (arXiv:2205.05198), per transformer layer, in bytes,
+with s = sequence length, b = micro-batch, h = hidden size, a = heads, r = kv_heads/heads, f = intermediate
+size and 16-bit activations (×2 for fp32 training):
 
-* Llama family (Llama, Mistral, Qwen2, Phi-3, Mixtral, Gemma-2), flash/SDPA attention: `sbh(12 + 4r + 8f/h)`
+* * Llama family (Llama, Mistral, Qwen2, Phi-3, Mixtral, Gemma-2), flash/SDPA attention: `sbh(12 + 4r + 8f/h)`
   (two norm inputs and outputs 8, Q 2, K and V 4r, attention output 2, SwiGLU gate, up, act(gate) and their
-  product 8f/h; no dropout), plus 4sbh per RMSNorm because HF's RMSNorm upcasts its input to fp32 and keeps it,
-  plus the fp32 log-sum-exp of flash attention `4asb`. A MoE layer runs `experts_per_token` MLPs per token.
+  product 8f/h; no dropout), plus 4sbh per RMSNorm because HF's RMSNorm upcasts its input to fp32 and keeps
+  it, plus the fp32 log-sum-exp of flash attention `4asb`. A MoE layer runs `experts_per_token` MLPs per
+  token.
 * GPT-2 and BERT (LayerNorm, GELU MLP, dropout 0.1): Korthikanti's `34sbh`; GPT-2's `gelu_new` is written out
   in Python and saves three more 4h-wide tensors (`+24sbh`).
 * Eager attention materialises the scores: HF Llama-family eager softmax runs in fp32 and keeps the fp32
-  probabilities (4) and their 16-bit cast (2): `6as²b`; GPT-2/BERT keep probabilities, dropout mask and dropout
-  output: `5as²b` (Korthikanti). SDPA and flash keep neither.
+  probabilities (4) and their 16-bit cast (2): `6as²b`; GPT-2/BERT keep probabilities, dropout mask and
+  dropout output: `5as²b` (Korthikanti). SDPA and flash keep neither.
 * Gradient checkpointing (HF, per decoder layer): only each layer's input (`2sbh`) is kept, plus one layer's
   full activations while it is recomputed during backward.
 """
@@ -50,8 +51,12 @@ def layer_activations(workload) -> LayerActivations:  # noqa: ANN001 - Workload,
         q_width = spec.num_heads * spec.head_dim / h  # Gemma-2 and Llama-3.2 heads need not fill h
         norms = 4 if spec.family == "gemma2" else 2
         terms.append(("norm inputs and outputs", int(4 * norms * sbh) * scale))
-        terms.append(("q, k, v, attention output", int(sbh * (2 * q_width + 4 * r * q_width + 2 * q_width)) * scale))
-        terms.append(("gated MLP (gate, up, act, product)", int(8 * s * b * f * spec.experts_per_token) * scale))
+        terms.append(
+            ("q, k, v, attention output", int(sbh * (2 * q_width + 4 * r * q_width + 2 * q_width)) * scale)
+        )
+        terms.append(
+            ("gated MLP (gate, up, act, product)", int(8 * s * b * f * spec.experts_per_token) * scale)
+        )
         if width == 2:
             terms.append(("RMSNorm fp32 upcast", 4 * norms * sbh))
         score_bytes = 6 if width == 2 else 8  # fp32 probabilities + their cast (none when already fp32)
@@ -73,7 +78,8 @@ def activation_bytes(workload) -> tuple[int, tuple[str, ...]]:  # noqa: ANN001
     layer = layer_activations(workload)
     width = 4 if workload.precision == "fp32" else 2
     boundary = width * workload.seq_len * workload.micro_batch * spec.hidden_size  # one layer input
-    notes = [f"activations per layer: {', '.join(f'{name} {value / 2**20:.0f} MiB' for name, value in layer.terms)}"]
+    per_term = ", ".join(f"{name} {value / 2**20:.0f} MiB" for name, value in layer.terms)
+    notes = [f"activations per layer: {per_term}"]
     if workload.gradient_checkpointing:
         total = spec.num_layers * boundary + layer.total
         notes.append("gradient checkpointing: each layer keeps its input; one layer is recomputed at a time")
@@ -83,7 +89,9 @@ def activation_bytes(workload) -> tuple[int, tuple[str, ...]]:  # noqa: ANN001
     if workload.attention == "eager":
         notes.append("eager attention stores the s×s scores of every layer")
     if workload.regime != "full":
-        notes.append("LoRA: activations as in full fine-tuning (adapted layers keep their inputs; lora_dropout 0)")
+        notes.append(
+            "LoRA: activations as in full fine-tuning (adapted layers keep their inputs; lora_dropout 0)"
+        )
     return total, tuple(notes)
 
 

@@ -9,9 +9,18 @@ from accelwiz.estimate.strategy import Strategy
 if TYPE_CHECKING:
     from accelwiz.document import Document
 
-_FSDP_SHARDING = {"1": "fsdp_full", "full_shard": "fsdp_full", "2": "fsdp_grad_op", "shard_grad_op": "fsdp_grad_op",
-                  "4": "fsdp_hybrid", "hybrid_shard": "fsdp_hybrid", "5": "fsdp_hybrid",
-                  "_hybrid_shard_zero2": "fsdp_hybrid", "3": "ddp", "no_shard": "ddp"}
+_FSDP_SHARDING = {
+    "1": "fsdp_full",
+    "full_shard": "fsdp_full",
+    "2": "fsdp_grad_op",
+    "shard_grad_op": "fsdp_grad_op",
+    "4": "fsdp_hybrid",
+    "hybrid_shard": "fsdp_hybrid",
+    "5": "fsdp_hybrid",
+    "_hybrid_shard_zero2": "fsdp_hybrid",
+    "3": "ddp",
+    "no_shard": "ddp",
+}
 
 
 def _int(value: Any, default: int) -> int:
@@ -33,7 +42,11 @@ def _truthy(value: Any) -> bool:
 def _device(value: Any) -> str:
     if isinstance(value, dict):
         value = value.get("device")
-    return value.strip().lower() if isinstance(value, str) and value.strip().lower() in ("cpu", "nvme") else "none"
+    return (
+        value.strip().lower()
+        if isinstance(value, str) and value.strip().lower() in ("cpu", "nvme")
+        else "none"
+    )
 
 
 def read_strategy(accelerate: Document | None, deepspeed: Document | None) -> Strategy | None:
@@ -45,8 +58,9 @@ def read_strategy(accelerate: Document | None, deepspeed: Document | None) -> St
     processes = _int(accelerate.get("num_processes"), 1)
     gpus_per_node = max(1, processes // nodes)
     if distributed == "DEEPSPEED":
-        return _from_deepspeed(deepspeed, gpus_per_node=gpus_per_node, nodes=nodes,
-                               inline=accelerate.section("deepspeed_config"))
+        return _from_deepspeed(
+            deepspeed, gpus_per_node=gpus_per_node, nodes=nodes, inline=accelerate.section("deepspeed_config")
+        )
     if distributed == "FSDP":
         return _from_fsdp(accelerate.section("fsdp_config"), gpus_per_node=gpus_per_node, nodes=nodes)
     if distributed in ("MULTI_GPU", "NO"):
@@ -55,8 +69,9 @@ def read_strategy(accelerate: Document | None, deepspeed: Document | None) -> St
     return None  # TPU, XLA, CPU, MPS...: no GPU memory plan
 
 
-def _from_deepspeed(deepspeed: Document | None, *, gpus_per_node: int, nodes: int,
-                    inline: dict[str, Any]) -> Strategy | None:
+def _from_deepspeed(
+    deepspeed: Document | None, *, gpus_per_node: int, nodes: int, inline: dict[str, Any]
+) -> Strategy | None:
     zero = deepspeed.section("zero_optimization") if deepspeed is not None else {}
     if deepspeed is not None:
         stage = zero.get("stage", 0)
@@ -77,20 +92,35 @@ def _from_deepspeed(deepspeed: Document | None, *, gpus_per_node: int, nodes: in
     if kind != "zero3":
         param = "none"  # DeepSpeed ignores parameter offload below stage 3 (AW2xx reports it)
         optimizer = "cpu" if optimizer == "nvme" else optimizer  # and treats NVMe optimizer offload as CPU
-    return Strategy(kind, offload_optimizer=optimizer, offload_param=param,  # type: ignore[arg-type]
-                    gpus_per_node=gpus_per_node, nodes=nodes)
+    return Strategy(
+        kind,
+        offload_optimizer=optimizer,
+        offload_param=param,  # type: ignore[arg-type]
+        gpus_per_node=gpus_per_node,
+        nodes=nodes,
+    )
 
 
 def _from_fsdp(fsdp: dict[str, Any], *, gpus_per_node: int, nodes: int) -> Strategy:
     version = 2 if _int(fsdp.get("fsdp_version"), 1) == 2 else 1
     if version == 2 and "fsdp_reshard_after_forward" in fsdp:
         reshard = fsdp["fsdp_reshard_after_forward"]
-        kind = "fsdp_grad_op" if reshard is False or str(reshard).lower() in ("false", "shard_grad_op") else "fsdp_full"
+        kind = (
+            "fsdp_grad_op"
+            if reshard is False or str(reshard).lower() in ("false", "shard_grad_op")
+            else "fsdp_full"
+        )
     else:
         raw = fsdp.get("fsdp_sharding_strategy", fsdp.get("fsdp_reshard_after_forward", "FULL_SHARD"))
         kind = _FSDP_SHARDING.get(str(raw).strip().lower(), "fsdp_full")
     if kind == "ddp" and gpus_per_node * nodes == 1:
         kind = "single"
     offload = "cpu" if _truthy(fsdp.get("fsdp_offload_params")) else "none"
-    return Strategy(kind, offload_optimizer=offload, offload_param=offload,  # type: ignore[arg-type]
-                    gpus_per_node=gpus_per_node, nodes=nodes, fsdp_version=version)
+    return Strategy(
+        kind,
+        offload_optimizer=offload,
+        offload_param=offload,  # type: ignore[arg-type]
+        gpus_per_node=gpus_per_node,
+        nodes=nodes,
+        fsdp_version=version,
+    )

@@ -28,8 +28,8 @@ HOST_PROCESS_BYTES = 2 * GIB
 REDUCE_BUCKET_ELEMENTS = 500_000_000
 PREFETCH_BUCKET_ELEMENTS = 50_000_000
 PARAM_PERSISTENCE_THRESHOLD = 100_000
-# DeepSpeed NVMe swapping: optimizer swap buffers (buffer_count 4) of one sub-group (sub_group_size 1e9) in fp32,
-# parameter swap buffers (buffer_count 5 × buffer_size 1e8) in 16-bit.
+# DeepSpeed NVMe swapping: optimizer swap buffers (buffer_count 4) of one sub-group (sub_group_size 1e9)
+# in fp32, parameter swap buffers (buffer_count 5 × buffer_size 1e8) in 16-bit.
 NVME_OPTIMIZER_BUFFERS = 4
 SUB_GROUP_ELEMENTS = 1_000_000_000
 NVME_PARAM_BUFFER_BYTES = 5 * 100_000_000 * 2
@@ -56,7 +56,7 @@ class MemoryEstimate:
 
     @property
     def allocated(self) -> int:
-        """What `torch.cuda.max_memory_allocated` should show: everything but the context and allocator slack."""
+        """What `torch.cuda.max_memory_allocated` should show: all but the context and allocator slack."""
         return self.model_states + self.activations + self.logits + self.buffers
 
     @property
@@ -71,31 +71,56 @@ def estimate_memory(workload: Workload, strategy: Strategy) -> MemoryEstimate:
     logits = logits_bytes(workload)
     buffers, buffer_notes = _buffers(workload, strategy)
     allocated = states.weights + states.gradients + states.optimizer_states + activations + logits + buffers
-    overhead = CUDA_CONTEXT_BYTES + (NCCL_BYTES if strategy.world_size > 1 else 0) + ALLOCATOR_SLACK * allocated
+    overhead = (
+        CUDA_CONTEXT_BYTES + (NCCL_BYTES if strategy.world_size > 1 else 0) + ALLOCATOR_SLACK * allocated
+    )
     host, nvme, host_notes = _host(workload, strategy, states.host_offload)
     assumptions = (
         f"{strategy.label} over {strategy.world_size} GPU(s) ({strategy.nodes} node(s))",
-        _numerics(workload), *states.notes, *activation_notes,
+        _numerics(workload),
+        *states.notes,
+        *activation_notes,
         f"logits and loss: 16-bit logits + fp32 upcast + fp32 log-softmax ({workload.micro_batch}×"
-        f"{workload.seq_len} tokens × vocab {workload.model.vocab_size:,})" if logits else "no LM head counted",
+        f"{workload.seq_len} tokens × vocab {workload.model.vocab_size:,})"
+        if logits
+        else "no LM head counted",
         *buffer_notes,
         f"overhead: CUDA context {CUDA_CONTEXT_BYTES / 2**20:.0f} MiB"
         + (f" + NCCL {NCCL_BYTES / 2**20:.0f} MiB" if strategy.world_size > 1 else "")
         + f" + allocator slack {ALLOCATOR_SLACK:.0%}",
         *host_notes,
     )
-    return MemoryEstimate(strategy, workload, round(states.weights), round(states.gradients),
-                          round(states.optimizer_states), activations, logits, round(buffers), round(overhead),
-                          round(host), round(nvme), assumptions)
+    return MemoryEstimate(
+        strategy,
+        workload,
+        round(states.weights),
+        round(states.gradients),
+        round(states.optimizer_states),
+        activations,
+        logits,
+        round(buffers),
+        round(overhead),
+        round(host),
+        round(nvme),
+        assumptions,
+    )
 
 
 def _numerics(workload: Workload) -> str:
-    regime = {"full": "full fine-tuning", "lora": f"LoRA r={workload.lora_rank}",
-              "qlora": f"QLoRA r={workload.lora_rank}, NF4 base with double quantization (4.127 bits/param)"}
-    precision = {"fp32": "fp32", "mixed": "mixed precision (16-bit compute, fp32 master weights)",
-                 "bf16": "pure bf16 (no fp32 master copy)"}
-    return (f"{regime[workload.regime]}; {workload.trainable_parameters:,} trainable of "
-            f"{workload.model.num_parameters:,} parameters; {precision[workload.precision]}")
+    regime = {
+        "full": "full fine-tuning",
+        "lora": f"LoRA r={workload.lora_rank}",
+        "qlora": f"QLoRA r={workload.lora_rank}, NF4 base with double quantization (4.127 bits/param)",
+    }
+    precision = {
+        "fp32": "fp32",
+        "mixed": "mixed precision (16-bit compute, fp32 master weights)",
+        "bf16": "pure bf16 (no fp32 master copy)",
+    }
+    return (
+        f"{regime[workload.regime]}; {workload.trainable_parameters:,} trainable of "
+        f"{workload.model.num_parameters:,} parameters; {precision[workload.precision]}"
+    )
 
 
 def _buffers(workload: Workload, strategy: Strategy) -> tuple[float, list[str]]:
@@ -108,19 +133,29 @@ def _buffers(workload: Workload, strategy: Strategy) -> tuple[float, list[str]]:
         notes.append("DDP gradient buckets: a second copy of the gradients (gradient_as_bucket_view=False)")
     elif strategy.kind in ("zero1", "zero2"):
         buffers += width * min(REDUCE_BUCKET_ELEMENTS, trainable)
-        notes.append("ZeRO reduce bucket: reduce_bucket_size 5e8 elements (or the trainable count if smaller)")
+        notes.append(
+            "ZeRO reduce bucket: reduce_bucket_size 5e8 elements (or the trainable count if smaller)"
+        )
     elif strategy.kind == "zero3":
         persistent = sum(t.numel for t in spec.tensors() if t.numel <= PARAM_PERSISTENCE_THRESHOLD)
-        live = 2 * width * spec.largest_layer_parameters  # gathered 16-bit params + grads of the largest module
-        buffers += live + width * (PREFETCH_BUCKET_ELEMENTS + min(REDUCE_BUCKET_ELEMENTS, trainable) + persistent)
-        notes.append("ZeRO-3: largest module gathered with its gradient, prefetch bucket 5e7, reduce bucket 5e8, "
-                     "persistent small parameters (≤1e5 elements) replicated")
+        live = (
+            2 * width * spec.largest_layer_parameters
+        )  # gathered 16-bit params + grads of the largest module
+        buffers += live + width * (
+            PREFETCH_BUCKET_ELEMENTS + min(REDUCE_BUCKET_ELEMENTS, trainable) + persistent
+        )
+        notes.append(
+            "ZeRO-3: largest module gathered with its gradient, prefetch bucket 5e7, reduce bucket 5e8, "
+            "persistent small parameters (≤1e5 elements) replicated"
+        )
     elif strategy.is_fsdp:
         gathered = max(spec.layer_parameters, spec.largest_layer_parameters)
         if strategy.kind != "fsdp_grad_op":
             buffers += 2 * width * gathered  # current unit + the prefetched next one
         buffers += 4 * spec.layer_parameters if workload.regime == "full" else 0  # one unit's unsharded grads
-        notes.append("FSDP: one wrapped unit gathered and one prefetched (16-bit); one unit's gradients unsharded")
+        notes.append(
+            "FSDP: one wrapped unit gathered and one prefetched (16-bit); one unit's gradients unsharded"
+        )
     if workload.regime == "qlora":
         largest_linear = max(t.numel for t in spec.block_linears())
         buffers += 2 * largest_linear
@@ -145,11 +180,23 @@ def _host(workload: Workload, strategy: Strategy, offloaded: float) -> tuple[flo
         load_note = f"loading: every process materialises the model on the CPU ({load_width} B/param)"
     nvme = 0.0
     if "nvme" in (strategy.offload_optimizer, strategy.offload_param):
-        nvme, offloaded = offloaded, gpn * NVME_PARAM_BUFFER_BYTES + gpn * NVME_OPTIMIZER_BUFFERS * 4 * min(
-            SUB_GROUP_ELEMENTS, workload.trainable_parameters // strategy.shard_degree + 1)
+        nvme, offloaded = (
+            offloaded,
+            gpn * NVME_PARAM_BUFFER_BYTES
+            + gpn
+            * NVME_OPTIMIZER_BUFFERS
+            * 4
+            * min(SUB_GROUP_ELEMENTS, workload.trainable_parameters // strategy.shard_degree + 1),
+        )
     host = max(loading, offloaded) + gpn * HOST_PROCESS_BYTES
-    notes = [load_note, f"host: {HOST_PROCESS_BYTES / GIB:.0f} GiB per process for Python, torch and CUDA libraries"]
+    notes = [
+        load_note,
+        f"host: {HOST_PROCESS_BYTES / GIB:.0f} GiB per process for Python, torch and CUDA libraries",
+    ]
     if offloaded:
-        notes.append("offloaded states are held in host RAM (pinned)" if not nvme else
-                     "NVMe offload: states on disk, swap buffers in host RAM")
+        notes.append(
+            "offloaded states are held in host RAM (pinned)"
+            if not nvme
+            else "NVMe offload: states on disk, swap buffers in host RAM"
+        )
     return host, nvme, notes

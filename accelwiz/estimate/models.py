@@ -1,6 +1,7 @@
 """Find a model by name, by a local `config.json`, or by a parameter count: `resolve_model("llama-8b")`.
 
-No Hub access: a config.json must be a local file (`huggingface-cli download ORG/NAME config.json` fetches one).
+No Hub access: a config.json must be a local file (`huggingface-cli download ORG/NAME config.json` fetches
+one).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def parse_count(text: str) -> int | None:
 
 
 def resolve_model(spec: str) -> ModelSpec:
-    """A preset name or alias, a HF org/name of a preset, a path to a config.json (or its folder), or a count."""
+    """A preset name or alias, a HF org/name of a preset, a config.json path (or its folder), or a count."""
     key = spec.strip()
     if key.lower() in _BY_ANY_NAME:
         return _BY_ANY_NAME[key.lower()]
@@ -60,19 +61,25 @@ def resolve_model(spec: str) -> ModelSpec:
     if count is not None:
         return model_with_count(count)
     close = difflib.get_close_matches(key.lower(), _BY_ANY_NAME, n=3, cutoff=0.5)
-    hint = (f"did you mean {', '.join(close)}? " if close else "") + \
-        "See `accelwiz estimate --list-models`, pass a local config.json, or a count such as 7e9 or 7B"
+    hint = (
+        f"did you mean {', '.join(close)}? " if close else ""
+    ) + "See `accelwiz estimate --list-models`, pass a local config.json, or a count such as 7e9 or 7B"
     raise UsageError(f"unknown model `{spec}`", hint=hint)
 
 
 def model_with_count(count: int) -> ModelSpec:
-    """`--params N`: the count is exact; activations use the shape of the Llama-family preset closest in size."""
+    """`--params N`: the count is exact; activations use the closest-sized Llama-like preset's shape."""
     if count <= 0:
         raise UsageError(f"parameter count must be positive (got {count})", hint="pass e.g. --params 7e9")
     shaped = [s for s in PRESETS if s.family in ("llama", "qwen2", "mistral")]
     nearest = min(shaped, key=lambda s: abs(s.num_parameters - count))
-    return replace(nearest, name=f"{_human(count)} parameters", aliases=(), parameters_override=count,
-                   source=f"--params {count} (shape of {nearest.name} for activations)")
+    return replace(
+        nearest,
+        name=f"{_human(count)} parameters",
+        aliases=(),
+        parameters_override=count,
+        source=f"--params {count} (shape of {nearest.name} for activations)",
+    )
 
 
 def _human(count: int) -> str:
@@ -99,27 +106,61 @@ def spec_from_hf_config(config: dict[str, Any], *, name: str, source: str) -> Mo
     """Read the parameter-relevant fields of a HF config.json for the model types accelwiz knows."""
     model_type = str(config.get("model_type", ""))
     if model_type not in _SUPPORTED:
-        raise UsageError(f"model_type `{model_type or '?'}` in {source} is not supported",
-                         hint=f"supported: {', '.join(_SUPPORTED)}; or pass the count, e.g. --params 7e9")
+        raise UsageError(
+            f"model_type `{model_type or '?'}` in {source} is not supported",
+            hint=f"supported: {', '.join(_SUPPORTED)}; or pass the count, e.g. --params 7e9",
+        )
     try:
         if model_type == "gpt2":
             h, heads = int(config["n_embd"]), int(config["n_head"])
-            return ModelSpec(name, "gpt2", int(config["vocab_size"]), h, int(config.get("n_inner") or 4 * h),
-                             int(config["n_layer"]), heads, heads, h // heads, True,
-                             int(config.get("n_positions", 1024)), source=source)
+            return ModelSpec(
+                name,
+                "gpt2",
+                int(config["vocab_size"]),
+                h,
+                int(config.get("n_inner") or 4 * h),
+                int(config["n_layer"]),
+                heads,
+                heads,
+                h // heads,
+                True,
+                int(config.get("n_positions", 1024)),
+                source=source,
+            )
         h, heads = int(config["hidden_size"]), int(config["num_attention_heads"])
         if model_type == "bert":
-            return ModelSpec(name, "bert", int(config["vocab_size"]), h, int(config["intermediate_size"]),
-                             int(config["num_hidden_layers"]), heads, heads, h // heads, True,
-                             int(config.get("max_position_embeddings", 512)), source=source)
+            return ModelSpec(
+                name,
+                "bert",
+                int(config["vocab_size"]),
+                h,
+                int(config["intermediate_size"]),
+                int(config["num_hidden_layers"]),
+                heads,
+                heads,
+                h // heads,
+                True,
+                int(config.get("max_position_embeddings", 512)),
+                source=source,
+            )
         return ModelSpec(
-            name, model_type, int(config["vocab_size"]), h, int(config["intermediate_size"]),  # type: ignore[arg-type]
-            int(config["num_hidden_layers"]), heads, int(config.get("num_key_value_heads") or heads),
+            name,
+            model_type,
+            int(config["vocab_size"]),
+            h,
+            int(config["intermediate_size"]),  # type: ignore[arg-type]
+            int(config["num_hidden_layers"]),
+            heads,
+            int(config.get("num_key_value_heads") or heads),
             int(config.get("head_dim") or h // heads),
             bool(config.get("tie_word_embeddings", model_type == "gemma2")),
             int(config.get("max_position_embeddings", 4096)),
             num_experts=int(config.get("num_local_experts", 1)),
             experts_per_token=int(config.get("num_experts_per_tok", 1)),
-            attention_bias=model_type == "qwen2" or bool(config.get("attention_bias", False)), source=source)
+            attention_bias=model_type == "qwen2" or bool(config.get("attention_bias", False)),
+            source=source,
+        )
     except (KeyError, TypeError, ValueError) as exc:
-        raise UsageError(f"{source}: missing or invalid field {exc}", hint="pass a complete HF config.json") from None
+        raise UsageError(
+            f"{source}: missing or invalid field {exc}", hint="pass a complete HF config.json"
+        ) from None

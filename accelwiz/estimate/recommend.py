@@ -1,9 +1,9 @@
 """The fastest strategy that fits, and the largest micro-batch that fits with it.
 
-Strategies are tried in `strategy.candidate_strategies` order (fastest first; the ranking and its reasons are in
-accelwiz/estimate/strategy.py). "Fits" means the per-GPU total stays within `headroom` of the GPU's memory (the
-remaining 10% by default absorbs what no formula sees: fragmentation spikes, kernels' workspaces, dataloader
-pinned memory) and, when the host's RAM is known, the per-node host estimate stays within it too.
+Strategies are tried in `strategy.candidate_strategies` order (fastest first; the ranking and its reasons are
+in accelwiz/estimate/strategy.py). "Fits" means the per-GPU total stays within `headroom` of the GPU's memory
+(the remaining 10% by default absorbs what no formula sees: fragmentation spikes, kernels' workspaces,
+dataloader pinned memory) and, when the host's RAM is known, the per-node host estimate stays within it too.
 """
 
 from __future__ import annotations
@@ -42,19 +42,29 @@ class Budget:
         return self.host_bytes is None or estimate.host_bytes <= self.headroom * self.host_bytes
 
 
-def recommend(workload: Workload, *, gpus_per_node: int, nodes: int = 1, gpu_memory_bytes: int,
-              host_memory_bytes: int | None = None, headroom: float = 0.9) -> Recommendation:
+def recommend(
+    workload: Workload,
+    *,
+    gpus_per_node: int,
+    nodes: int = 1,
+    gpu_memory_bytes: int,
+    host_memory_bytes: int | None = None,
+    headroom: float = 0.9,
+) -> Recommendation:
     """Estimate every candidate strategy, pick the fastest that fits, and find its largest micro-batch."""
     budget = Budget(gpu_memory_bytes, host_memory_bytes, headroom)
-    candidates = tuple((e, budget.fits(e)) for e in
-                       (estimate_memory(workload, s) for s in candidate_strategies(gpus_per_node, nodes)))
+    candidates = tuple(
+        (e, budget.fits(e))
+        for e in (estimate_memory(workload, s) for s in candidate_strategies(gpus_per_node, nodes))
+    )
     best = next((e for e, fits in candidates if fits), None)
     max_batch = largest_micro_batch(workload, best.strategy, budget) if best else None
     return Recommendation(best, max_batch, candidates, _reason(candidates, best, budget))
 
 
 def largest_micro_batch(workload: Workload, strategy: Strategy, budget: Budget) -> int | None:
-    """The largest micro-batch that fits (memory grows monotonically with it: exponential then binary search)."""
+    """The largest micro-batch that fits (memory grows with it: exponential, then binary search)."""
+
     def fits(batch: int) -> bool:
         return budget.fits(estimate_memory(workload.with_micro_batch(batch), strategy))
 
@@ -70,21 +80,29 @@ def largest_micro_batch(workload: Workload, strategy: Strategy, budget: Budget) 
     return low
 
 
-def _reason(candidates: tuple[tuple[MemoryEstimate, bool], ...], best: MemoryEstimate | None,
-            budget: Budget) -> str:
+def _reason(
+    candidates: tuple[tuple[MemoryEstimate, bool], ...], best: MemoryEstimate | None, budget: Budget
+) -> str:
     """One line: 'ZeRO-2: 61.2 of 80.0 GiB per GPU; DDP would need 131.0 GiB'."""
     capacity = gib(budget.gpu_bytes)
     if best is None:
         frugal = min((e for e, _ in candidates), key=lambda e: e.per_gpu_total)
         if budget.fits_gpu(frugal):
-            return (f"nothing fits host RAM: {frugal.strategy.label} needs {gib(frugal.host_bytes)} of "
-                    f"{gib(budget.host_bytes or 0)} per node")
-        return (f"nothing fits: even {frugal.strategy.label} needs {gib(frugal.per_gpu_total)} of {capacity} per "
-                f"GPU; lower the micro-batch or sequence length, or turn on gradient checkpointing")
+            return (
+                f"nothing fits host RAM: {frugal.strategy.label} needs {gib(frugal.host_bytes)} of "
+                f"{gib(budget.host_bytes or 0)} per node"
+            )
+        return (
+            f"nothing fits: even {frugal.strategy.label} needs {gib(frugal.per_gpu_total)} of {capacity} per "
+            f"GPU; lower the micro-batch or sequence length, or turn on gradient checkpointing"
+        )
     line = f"{best.strategy.label}: {gib(best.per_gpu_total).removesuffix(' GiB')} of {capacity} per GPU"
     fastest = candidates[0][0]
     if fastest is not best:
-        need = (gib(fastest.per_gpu_total) if not budget.fits_gpu(fastest)
-                else f"{gib(fastest.host_bytes)} of host RAM per node")
+        need = (
+            gib(fastest.per_gpu_total)
+            if not budget.fits_gpu(fastest)
+            else f"{gib(fastest.host_bytes)} of host RAM per node"
+        )
         line += f"; {fastest.strategy.label} would need {need}"
     return line

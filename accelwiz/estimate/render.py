@@ -1,4 +1,4 @@
-"""How an estimate looks: a text breakdown, a comparison table (rich), and JSON. Formatting lives only here."""
+"""How an estimate looks: a text breakdown, a comparison table (rich), JSON. Formatting lives here."""
 
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ from accelwiz.estimate.recommend import Recommendation
 from accelwiz.estimate.sizes import gib
 
 ROWS = ("weights", "gradients", "optimizer_states", "activations", "logits", "buffers", "overhead")
-_ROW_LABEL = {"optimizer_states": "optimizer states", "buffers": "comm. buffers",
-              "overhead": "CUDA context etc."}
+_ROW_LABEL = {
+    "optimizer_states": "optimizer states",
+    "buffers": "comm. buffers",
+    "overhead": "CUDA context etc.",
+}
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,9 @@ class Target:
 
 def verdict(estimate: MemoryEstimate, target: Target | None, headroom: float) -> str:
     if target is None:
-        return "no verdict: no GPU found and no target given (pass --gpu-memory 80GiB or --system PRESET|FILE)"
+        return (
+            "no verdict: no GPU found and no target given (pass --gpu-memory 80GiB or --system PRESET|FILE)"
+        )
     total, capacity = estimate.per_gpu_total, target.gpu_bytes
     share = f"{gib(total)} of {gib(capacity)} per GPU ({total / capacity:.0%}) on {target.description}"
     if total > capacity:
@@ -41,44 +46,74 @@ def verdict(estimate: MemoryEstimate, target: Target | None, headroom: float) ->
 def render_text(estimate: MemoryEstimate, verdict_line: str, recommendation: Recommendation | None) -> str:
     w = estimate.workload
     spec = w.model
-    lines = [f"{spec.name}: {spec.num_parameters:,} parameters"
-             + (f" ({spec.active_parameters:,} active per token)" if spec.active_parameters != spec.num_parameters
-                else "")
-             + f"; {w.trainable_parameters:,} trainable",
-             f"{w.regime}, micro-batch {w.micro_batch} × seq {w.seq_len}, {w.precision}, {w.optimizer}, "
-             f"{w.attention} attention" + (", gradient checkpointing" if w.gradient_checkpointing else ""),
-             f"{estimate.strategy.label} on {estimate.strategy.gpus_per_node} GPU(s) × {estimate.strategy.nodes} "
-             f"node(s)", "", "per GPU"]
+    lines = [
+        f"{spec.name}: {spec.num_parameters:,} parameters"
+        + (
+            f" ({spec.active_parameters:,} active per token)"
+            if spec.active_parameters != spec.num_parameters
+            else ""
+        )
+        + f"; {w.trainable_parameters:,} trainable",
+        f"{w.regime}, micro-batch {w.micro_batch} × seq {w.seq_len}, {w.precision}, {w.optimizer}, "
+        f"{w.attention} attention" + (", gradient checkpointing" if w.gradient_checkpointing else ""),
+        f"{estimate.strategy.label} on {estimate.strategy.gpus_per_node} GPU(s) × {estimate.strategy.nodes} "
+        f"node(s)",
+        "",
+        "per GPU",
+    ]
     lines += [f"  {_ROW_LABEL.get(row, row):<20}{gib(getattr(estimate, row)):>12}" for row in ROWS]
-    lines += [f"  {'total':<20}{gib(estimate.per_gpu_total):>12}",
-              f"per node host RAM     {gib(estimate.host_bytes):>12}"]
+    lines += [
+        f"  {'total':<20}{gib(estimate.per_gpu_total):>12}",
+        f"per node host RAM     {gib(estimate.host_bytes):>12}",
+    ]
     if estimate.nvme_bytes:
         lines.append(f"per node NVMe         {gib(estimate.nvme_bytes):>12}")
     lines += ["", verdict_line]
     if recommendation is not None:
         lines.append(f"recommendation: {recommendation.reason}")
         if recommendation.max_micro_batch is not None:
-            lines.append(f"largest micro-batch that fits with {recommendation.best.strategy.label}: "  # type: ignore[union-attr]
-                         f"{recommendation.max_micro_batch}")
+            lines.append(
+                f"largest micro-batch that fits with {recommendation.best.strategy.label}: "  # type: ignore[union-attr]
+                f"{recommendation.max_micro_batch}"
+            )
     lines += ["", "assumptions:", *(f"  - {a}" for a in estimate.assumptions)]
     return "\n".join(lines)
 
 
-def render_compare(console_rich: Any, recommendation_or_rows: list[tuple[MemoryEstimate, bool | None]]) -> None:
+def render_compare(
+    console_rich: Any, recommendation_or_rows: list[tuple[MemoryEstimate, bool | None]]
+) -> None:
     """All strategies side by side, fastest first."""
     from rich import box
     from rich.table import Table
 
-    table = Table(title="GiB per GPU by strategy, fastest first", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
-                  caption="wts weights, grad gradients, opt optimizer, act activations+logits,\n"
-                          "oth buffers+overhead, host: RAM per node")
+    table = Table(
+        title="GiB per GPU by strategy, fastest first",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+        caption="wts weights, grad gradients, opt optimizer, act activations+logits,\n"
+        "oth buffers+overhead, host: RAM per node",
+    )
     for column in ("strategy", "wts", "grad", "opt", "act", "oth", "total", "host", "fits"):
         table.add_column(column, justify="left" if column == "strategy" else "right", no_wrap=True)
     for e, fits in recommendation_or_rows:
-        table.add_row(e.strategy.short_label, *(_g(v) for v in (e.weights, e.gradients, e.optimizer_states,
-                                                          e.activations + e.logits, e.buffers + e.overhead,
-                                                          e.per_gpu_total, e.host_bytes)),
-                      "?" if fits is None else ("yes" if fits else "no"))
+        table.add_row(
+            e.strategy.short_label,
+            *(
+                _g(v)
+                for v in (
+                    e.weights,
+                    e.gradients,
+                    e.optimizer_states,
+                    e.activations + e.logits,
+                    e.buffers + e.overhead,
+                    e.per_gpu_total,
+                    e.host_bytes,
+                )
+            ),
+            "?" if fits is None else ("yes" if fits else "no"),
+        )
     console_rich.print(table)
 
 
@@ -89,35 +124,66 @@ def _g(value: float) -> str:
 def estimate_json(estimate: MemoryEstimate) -> dict[str, Any]:
     s = estimate.strategy
     return {
-        "strategy": {"kind": s.kind, "label": s.label, "offload_optimizer": s.offload_optimizer,
-                     "offload_param": s.offload_param, "gpus_per_node": s.gpus_per_node, "nodes": s.nodes,
-                     "fsdp_version": s.fsdp_version},
+        "strategy": {
+            "kind": s.kind,
+            "label": s.label,
+            "offload_optimizer": s.offload_optimizer,
+            "offload_param": s.offload_param,
+            "gpus_per_node": s.gpus_per_node,
+            "nodes": s.nodes,
+            "fsdp_version": s.fsdp_version,
+        },
         "per_gpu_bytes": {**{row: getattr(estimate, row) for row in ROWS}, "total": estimate.per_gpu_total},
-        "host_bytes_per_node": estimate.host_bytes, "nvme_bytes_per_node": estimate.nvme_bytes,
+        "host_bytes_per_node": estimate.host_bytes,
+        "nvme_bytes_per_node": estimate.nvme_bytes,
         "assumptions": list(estimate.assumptions),
     }
 
 
-def render_json(estimate: MemoryEstimate, verdict_line: str, recommendation: Recommendation | None,
-                compare: list[tuple[MemoryEstimate, bool | None]] | None, target: Target | None) -> str:
+def render_json(
+    estimate: MemoryEstimate,
+    verdict_line: str,
+    recommendation: Recommendation | None,
+    compare: list[tuple[MemoryEstimate, bool | None]] | None,
+    target: Target | None,
+) -> str:
     w, spec = estimate.workload, estimate.workload.model
     data: dict[str, Any] = {
-        "model": {"name": spec.name, "family": spec.family, "parameters": spec.num_parameters,
-                  "active_parameters": spec.active_parameters,
-                  "largest_layer_parameters": spec.largest_layer_parameters, "source": spec.source},
-        "workload": {"micro_batch": w.micro_batch, "seq_len": w.seq_len, "regime": w.regime,
-                     "lora_rank": w.lora_rank if w.regime != "full" else None, "precision": w.precision,
-                     "optimizer": w.optimizer, "gradient_checkpointing": w.gradient_checkpointing,
-                     "attention": w.attention, "trainable_parameters": w.trainable_parameters},
+        "model": {
+            "name": spec.name,
+            "family": spec.family,
+            "parameters": spec.num_parameters,
+            "active_parameters": spec.active_parameters,
+            "largest_layer_parameters": spec.largest_layer_parameters,
+            "source": spec.source,
+        },
+        "workload": {
+            "micro_batch": w.micro_batch,
+            "seq_len": w.seq_len,
+            "regime": w.regime,
+            "lora_rank": w.lora_rank if w.regime != "full" else None,
+            "precision": w.precision,
+            "optimizer": w.optimizer,
+            "gradient_checkpointing": w.gradient_checkpointing,
+            "attention": w.attention,
+            "trainable_parameters": w.trainable_parameters,
+        },
         "estimate": estimate_json(estimate),
-        "target": None if target is None else {"gpu_memory_bytes": target.gpu_bytes, "source": target.description,
-                                               "host_memory_bytes": target.host_bytes},
+        "target": None
+        if target is None
+        else {
+            "gpu_memory_bytes": target.gpu_bytes,
+            "source": target.description,
+            "host_memory_bytes": target.host_bytes,
+        },
         "verdict": verdict_line,
     }
     if recommendation is not None:
         data["recommendation"] = {
             "strategy": None if recommendation.best is None else recommendation.best.strategy.label,
-            "max_micro_batch": recommendation.max_micro_batch, "reason": recommendation.reason}
+            "max_micro_batch": recommendation.max_micro_batch,
+            "reason": recommendation.reason,
+        }
     if compare is not None:
         data["compare"] = [{**estimate_json(e), "fits": fits} for e, fits in compare]
     return json.dumps(data, indent=2)

@@ -6,13 +6,27 @@ import re
 
 from accelwiz.errors import UsageError
 
-_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
-          "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 10**3,
+    "kb": 10**3,
+    "m": 10**6,
+    "mb": 10**6,
+    "g": 10**9,
+    "gb": 10**9,
+    "t": 10**12,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$", re.I)
 
 
 def parse_size(text: str) -> int:
-    """'80GiB' -> 85899345920; '80GB' -> 80e9 (SI, as GPU vendors print); '81920MiB'; a bare number is bytes."""
+    """'80GiB' -> 85899345920; '80GB' -> 80e9 (SI, as vendors print); '81920MiB'; a bare number: bytes."""
     match = _SIZE.match(text)
     unit = match.group(2).lower() if match else None
     if not match or unit not in _UNITS:

@@ -1,4 +1,4 @@
-"""Model states per GPU: weights, gradients and optimizer states, by precision, optimizer, regime and sharding.
+"""Model states per GPU: weights, gradients and optimizer states by precision, optimizer, regime, sharding.
 
 Two accountings meet here, and both are right for their runtime:
 
@@ -47,12 +47,17 @@ def optimizer_state_bytes(workload) -> float:  # noqa: ANN001
     # Adafactor (HF defaults: no first moment, factored second moment): rows + cols per matrix, n per vector.
     if workload.regime != "full":
         r = workload.lora_rank
-        per_layer = sum((r + t.shape[1]) + (t.shape[0] + r) for t in workload.model.block_linears()
-                        if t.kind in workload.lora_targets)
+        per_layer = sum(
+            (r + t.shape[1]) + (t.shape[0] + r)
+            for t in workload.model.block_linears()
+            if t.kind in workload.lora_targets
+        )
         return width * per_layer * workload.model.num_layers
     count = sum(sum(t.shape) if len(t.shape) == 2 else t.numel for t in workload.model.tensors())
     if workload.model.parameters_override is not None:
-        count = round(count * workload.model.parameters_override / sum(t.numel for t in workload.model.tensors()))
+        count = round(
+            count * workload.model.parameters_override / sum(t.numel for t in workload.model.tensors())
+        )
     return width * count
 
 
@@ -74,8 +79,10 @@ def model_states(workload, strategy: Strategy) -> ModelStates:  # noqa: ANN001
     weights = trainable_weights + frozen_bytes + autocast
     gradients = float(grad_width * trainable)
     optimizer = optimizer_master + optimizer_state_bytes(workload)
-    notes.append(f"{workload.optimizer} states {optimizer_state_bytes(workload) / max(trainable, 1):.2f} B/param"
-                 + (f" + fp32 master copy {master} B/param in the optimizer" if optimizer_master else ""))
+    notes.append(
+        f"{workload.optimizer} states {optimizer_state_bytes(workload) / max(trainable, 1):.2f} B/param"
+        + (f" + fp32 master copy {master} B/param in the optimizer" if optimizer_master else "")
+    )
 
     n, nodes = strategy.shard_degree, strategy.nodes
     host = 0.0
@@ -97,7 +104,9 @@ def model_states(workload, strategy: Strategy) -> ModelStates:  # noqa: ANN001
         host += (optimizer * n + moved_grads) * per_node_share
         optimizer = 0.0
         gradients = 0.0  # gradients stream to host memory as they are reduced
-        notes.append("optimizer offload: the optimizer step runs on the CPU; gradients are copied to host memory")
+        notes.append(
+            "optimizer offload: the optimizer step runs on the CPU; gradients are copied to host memory"
+        )
     if strategy.offload_param != "none":
         per_node_share = strategy.world_size / nodes / n
         host += (weights - gathered_16bit) * n * per_node_share
@@ -107,7 +116,7 @@ def model_states(workload, strategy: Strategy) -> ModelStates:  # noqa: ANN001
 
 
 def _frozen_weight_bytes(workload, frozen: int, compute: int) -> float:  # noqa: ANN001
-    """Frozen base weights of LoRA (16-bit, or fp32 in fp32 training) and QLoRA (NF4 for the block linears)."""
+    """Frozen base weights of LoRA (16-bit; fp32 in fp32 training) and QLoRA (NF4 block linears)."""
     if workload.regime != "qlora":
         return float(compute * frozen)
     quantized = workload.quantized_parameters

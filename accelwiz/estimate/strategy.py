@@ -28,10 +28,26 @@ if TYPE_CHECKING:
 Kind = Literal["single", "ddp", "zero1", "zero2", "zero3", "fsdp_full", "fsdp_grad_op", "fsdp_hybrid"]
 Device = Literal["none", "cpu", "nvme"]
 
-_KIND_LABEL = {"single": "single GPU", "ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3",
-               "fsdp_full": "FSDP full shard", "fsdp_grad_op": "FSDP shard-grad-op", "fsdp_hybrid": "FSDP hybrid"}
-_KIND_RANK = {"single": 0, "ddp": 0, "zero1": 1, "zero2": 2, "fsdp_grad_op": 2, "zero3": 3, "fsdp_full": 3,
-              "fsdp_hybrid": 4}
+_KIND_LABEL = {
+    "single": "single GPU",
+    "ddp": "DDP",
+    "zero1": "ZeRO-1",
+    "zero2": "ZeRO-2",
+    "zero3": "ZeRO-3",
+    "fsdp_full": "FSDP full shard",
+    "fsdp_grad_op": "FSDP shard-grad-op",
+    "fsdp_hybrid": "FSDP hybrid",
+}
+_KIND_RANK = {
+    "single": 0,
+    "ddp": 0,
+    "zero1": 1,
+    "zero2": 2,
+    "fsdp_grad_op": 2,
+    "zero3": 3,
+    "fsdp_full": 3,
+    "fsdp_hybrid": 4,
+}
 _OFFLOAD_RANK = {"none": 0, "cpu": 1, "nvme": 3}
 
 
@@ -78,8 +94,10 @@ class Strategy:
     @property
     def speed_rank(self) -> int:
         """Smaller is faster; see the module docstring for the reasoning."""
-        offload = max(_OFFLOAD_RANK[self.offload_optimizer],
-                      _OFFLOAD_RANK[self.offload_param] + (1 if self.offload_param != "none" else 0))
+        offload = max(
+            _OFFLOAD_RANK[self.offload_optimizer],
+            _OFFLOAD_RANK[self.offload_param] + (1 if self.offload_param != "none" else 0),
+        )
         return _KIND_RANK[self.kind] + 10 * offload
 
     @property
@@ -90,8 +108,11 @@ class Strategy:
             base = base.replace("FSDP", f"FSDP{self.fsdp_version}" if self.fsdp_version != 1 else "FSDP1")
         parts = []
         for device in ("cpu", "nvme"):
-            what = [name for name, dev in (("optimizer", self.offload_optimizer), ("params", self.offload_param))
-                    if dev == device]
+            what = [
+                name
+                for name, dev in (("optimizer", self.offload_optimizer), ("params", self.offload_param))
+                if dev == device
+            ]
             if what:
                 parts.append(f"{device.upper() if device == 'cpu' else 'NVMe'} offload ({', '.join(what)})")
         return " + ".join([base, *parts])
@@ -119,18 +140,22 @@ def candidate_strategies(gpus_per_node: int, nodes: int = 1) -> list[Strategy]:
     plain += [Strategy(k, **kw) for k in ("zero1", "zero2", "fsdp_grad_op", "zero3", "fsdp_full")]
     if nodes > 1:
         plain.append(Strategy("fsdp_hybrid", **kw))
-    plain += [Strategy("zero2", offload_optimizer="cpu", **kw), Strategy("zero3", offload_optimizer="cpu", **kw),
-              Strategy("zero3", offload_optimizer="cpu", offload_param="cpu", **kw),
-              Strategy("fsdp_full", offload_optimizer="cpu", offload_param="cpu", **kw),
-              Strategy("zero3", offload_optimizer="nvme", offload_param="nvme", **kw)]
+    plain += [
+        Strategy("zero2", offload_optimizer="cpu", **kw),
+        Strategy("zero3", offload_optimizer="cpu", **kw),
+        Strategy("zero3", offload_optimizer="cpu", offload_param="cpu", **kw),
+        Strategy("fsdp_full", offload_optimizer="cpu", offload_param="cpu", **kw),
+        Strategy("zero3", offload_optimizer="nvme", offload_param="nvme", **kw),
+    ]
     return sorted(plain, key=lambda s: s.speed_rank)  # stable: ZeRO before FSDP within a tie
 
 
 def strategy_from_config(ctx_or_accelerate: Any, deepspeed: Document | None = None) -> Strategy | None:
     """The strategy an Accelerate YAML (and its DeepSpeed JSON) asks for; None when it cannot be told.
 
-    Accepts a CheckContext (anything with `.accelerate` and `.deepspeed`) or the two Documents. Reads raw values
-    defensively: a malformed key yields a best guess or None, never an exception (the schema rules report it).
+    Accepts a CheckContext (anything with `.accelerate` and `.deepspeed`) or the two Documents. Reads raw
+    values defensively: a malformed key yields a best guess or None, never an exception (the schema rules
+    report it).
     """
     accelerate = ctx_or_accelerate
     if hasattr(ctx_or_accelerate, "accelerate") and hasattr(ctx_or_accelerate, "deepspeed"):
@@ -140,14 +165,32 @@ def strategy_from_config(ctx_or_accelerate: Any, deepspeed: Document | None = No
     return read_strategy(accelerate, deepspeed)
 
 
-_KIND_NAMES = {"single": "single", "ddp": "ddp", "zero0": "ddp", "zero1": "zero1", "zero2": "zero2", "zero3": "zero3",
-               "fsdp": "fsdp_full", "fsdp_full": "fsdp_full", "fsdp_full_shard": "fsdp_full",
-               "fsdp_grad_op": "fsdp_grad_op", "fsdp_shard_grad_op": "fsdp_grad_op", "fsdp_hybrid": "fsdp_hybrid",
-               "fsdp_hybrid_shard": "fsdp_hybrid"}
+_KIND_NAMES = {
+    "single": "single",
+    "ddp": "ddp",
+    "zero0": "ddp",
+    "zero1": "zero1",
+    "zero2": "zero2",
+    "zero3": "zero3",
+    "fsdp": "fsdp_full",
+    "fsdp_full": "fsdp_full",
+    "fsdp_full_shard": "fsdp_full",
+    "fsdp_grad_op": "fsdp_grad_op",
+    "fsdp_shard_grad_op": "fsdp_grad_op",
+    "fsdp_hybrid": "fsdp_hybrid",
+    "fsdp_hybrid_shard": "fsdp_hybrid",
+}
 
 
-def strategy_from_options(kind: str, *, gpus_per_node: int, nodes: int = 1, offload_optimizer: str = "none",
-                          offload_param: str = "none", fsdp_version: int = 2) -> Strategy:
+def strategy_from_options(
+    kind: str,
+    *,
+    gpus_per_node: int,
+    nodes: int = 1,
+    offload_optimizer: str = "none",
+    offload_param: str = "none",
+    fsdp_version: int = 2,
+) -> Strategy:
     """`--strategy zero3 --offload-optimizer cpu`: validated, with the combinations the libraries accept."""
     from accelwiz.errors import UsageError
 
@@ -162,18 +205,29 @@ def strategy_from_options(kind: str, *, gpus_per_node: int, nodes: int = 1, offl
     resolved: Any = _KIND_NAMES[key]
     if resolved in ("single", "ddp"):
         resolved = "single" if gpus_per_node * nodes == 1 else "ddp"
-        if "none" != offload_optimizer or "none" != offload_param:
+        if offload_optimizer != "none" or offload_param != "none":
             raise UsageError("offload needs ZeRO or FSDP", hint="pass --strategy zero2 (optimizer) or zero3")
     if offload_param != "none" and resolved not in ("zero3", "fsdp_full", "fsdp_hybrid", "fsdp_grad_op"):
-        raise UsageError(f"parameter offload needs ZeRO-3 or FSDP (strategy is {resolved})",
-                         hint="pass --strategy zero3")
+        raise UsageError(
+            f"parameter offload needs ZeRO-3 or FSDP (strategy is {resolved})", hint="pass --strategy zero3"
+        )
     if resolved.startswith("fsdp"):
         if "nvme" in (offload_optimizer, offload_param):
             raise UsageError("FSDP cannot offload to NVMe", hint="use --strategy zero3 for NVMe offload")
-        if offload_optimizer != offload_param:  # fsdp_offload_params moves parameters, gradients and optimizer
+        if (
+            offload_optimizer != offload_param
+        ):  # fsdp_offload_params moves parameters, gradients and optimizer
             offload_optimizer = offload_param = "cpu"
     elif resolved in ("zero1", "zero2") and offload_optimizer == "nvme":
-        raise UsageError("NVMe optimizer offload needs ZeRO-3 (DeepSpeed treats it as CPU at stage 1/2)",
-                         hint="pass --strategy zero3 or --offload-optimizer cpu")
-    return Strategy(resolved, offload_optimizer=offload_optimizer, offload_param=offload_param,  # type: ignore[arg-type]
-                    gpus_per_node=gpus_per_node, nodes=nodes, fsdp_version=fsdp_version)
+        raise UsageError(
+            "NVMe optimizer offload needs ZeRO-3 (DeepSpeed treats it as CPU at stage 1/2)",
+            hint="pass --strategy zero3 or --offload-optimizer cpu",
+        )
+    return Strategy(
+        resolved,
+        offload_optimizer=offload_optimizer,
+        offload_param=offload_param,  # type: ignore[arg-type]
+        gpus_per_node=gpus_per_node,
+        nodes=nodes,
+        fsdp_version=fsdp_version,
+    )

@@ -1,4 +1,4 @@
-"""What is being trained and how: the model, the batch shape, the regime (full, LoRA, QLoRA) and the numerics."""
+"""What is being trained and how: the model, the batch shape, the regime (full, LoRA, QLoRA), the numerics."""
 
 from __future__ import annotations
 
@@ -17,8 +17,27 @@ Attention = Literal["eager", "sdpa", "flash"]
 
 # The QLoRA paper's choice and the common PEFT recipe: every linear layer inside the blocks ("all-linear"),
 # named per architecture family. PEFT's own default for Llama is only q_proj and v_proj.
-ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "gate_proj", "up_proj", "down_proj",
-              "gate_up_proj", "w1", "w2", "w3", "c_attn", "c_proj", "c_fc", "query", "key", "value", "dense")
+ALL_LINEAR = (
+    "q_proj",
+    "k_proj",
+    "v_proj",
+    "o_proj",
+    "qkv_proj",
+    "gate_proj",
+    "up_proj",
+    "down_proj",
+    "gate_up_proj",
+    "w1",
+    "w2",
+    "w3",
+    "c_attn",
+    "c_proj",
+    "c_fc",
+    "query",
+    "key",
+    "value",
+    "dense",
+)
 
 
 @dataclass(frozen=True)
@@ -36,16 +55,18 @@ class Workload:
 
     @cached_property
     def trainable_parameters(self) -> int:
-        """All parameters for full training; the LoRA A and B matrices, r·(in + out) per adapted linear, else."""
+        """All parameters for full training; the LoRA A and B matrices, r·(in + out) per adapted linear."""
         if self.regime == "full":
             return self.model.num_parameters
         targets = set(self.lora_targets)
-        per_layer = sum(self.lora_rank * sum(t.shape) for t in self.model.block_linears() if t.kind in targets)
+        per_layer = sum(
+            self.lora_rank * sum(t.shape) for t in self.model.block_linears() if t.kind in targets
+        )
         return per_layer * self.model.num_layers
 
     @cached_property
     def quantized_parameters(self) -> int:
-        """QLoRA: the block linears bitsandbytes turns into 4-bit (embeddings, norms and lm_head stay 16-bit)."""
+        """QLoRA: the block linears bitsandbytes turns into 4-bit (embeddings, norms, lm_head stay 16-bit)."""
         if self.regime != "qlora":
             return 0
         return sum(t.numel for t in self.model.block_linears()) * self.model.num_layers
@@ -57,8 +78,10 @@ class Workload:
 
 
 _CHOICES: dict[str, tuple[str, ...]] = {
-    "regime": ("full", "lora", "qlora"), "precision": ("fp32", "mixed", "bf16"),
-    "optimizer": ("adamw", "adamw8bit", "sgd", "adafactor"), "attention": ("eager", "sdpa", "flash"),
+    "regime": ("full", "lora", "qlora"),
+    "precision": ("fp32", "mixed", "bf16"),
+    "optimizer": ("adamw", "adamw8bit", "sgd", "adafactor"),
+    "attention": ("eager", "sdpa", "flash"),
 }
 
 
@@ -66,14 +89,18 @@ def workload_from_options(*, model: str, micro_batch: int | None, seq_len: int, 
     """Build a Workload from CLI-style options; bad values become a UsageError with the valid choices."""
     spec = resolve_model(model)
     if micro_batch is not None and micro_batch < 1:
-        raise UsageError(f"micro-batch must be at least 1 (got {micro_batch})", hint="pass --micro-batch 1 or more")
+        raise UsageError(
+            f"micro-batch must be at least 1 (got {micro_batch})", hint="pass --micro-batch 1 or more"
+        )
     if seq_len < 1:
         raise UsageError(f"sequence length must be at least 1 (got {seq_len})", hint="pass --seq-len 2048")
     for key, allowed in _CHOICES.items():
         if key in more and more[key] not in allowed:
             raise UsageError(f"invalid {key} `{more[key]}`", hint=f"choose one of {', '.join(allowed)}")
     if more.get("lora_rank", 16) < 1:
-        raise UsageError(f"LoRA rank must be at least 1 (got {more['lora_rank']})", hint="pass --lora-rank 16")
+        raise UsageError(
+            f"LoRA rank must be at least 1 (got {more['lora_rank']})", hint="pass --lora-rank 16"
+        )
     targets = more.pop("lora_targets", None)
     if targets is not None:
         targets = tuple(ALL_LINEAR if t == "all-linear" else (t,) for t in targets)

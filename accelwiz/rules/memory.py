@@ -59,8 +59,8 @@ def _gpu_bytes(ctx: CheckContext) -> tuple[int, str] | None:
 
 def _fastest_fitting(ctx: CheckContext, strategy: Strategy, gpu_bytes: int) -> MemoryEstimate | None:
     """The fastest candidate for the same GPU count that fits, from the same library where one does."""
-    from accelwiz.estimate.recommend import Budget
     from accelwiz.estimate.memory import estimate_memory
+    from accelwiz.estimate.recommend import Budget
     from accelwiz.estimate.strategy import candidate_strategies
 
     budget = Budget(gpu_bytes, ctx.system.host.memory_total_bytes if ctx.system else None, HEADROOM)
@@ -73,9 +73,14 @@ def _fastest_fitting(ctx: CheckContext, strategy: Strategy, gpu_bytes: int) -> M
     return None
 
 
-@rule("AW501", "estimate-exceeds-gpu-memory", Severity.ERROR, needs="workload",
-      fix="Shard more (a higher ZeRO stage or FSDP full shard), offload, lower the micro-batch, or turn on "
-          "gradient checkpointing")
+@rule(
+    "AW501",
+    "estimate-exceeds-gpu-memory",
+    Severity.ERROR,
+    needs="workload",
+    fix="Shard more (a higher ZeRO stage or FSDP full shard), offload, lower the micro-batch, or turn on "
+    "gradient checkpointing",
+)
 def estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
     """## What it does
     Estimates training memory per GPU for the model given with `--model` under the config's strategy, and
@@ -104,16 +109,30 @@ def estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
         return
     role, path = _anchor(ctx, strategy)
     better = _fastest_fitting(ctx, strategy, capacity)
-    fix = (f"Use {better.strategy.label} ({_gib(better.per_gpu_total)} per GPU), or see `accelwiz estimate "
-           f"--compare`" if better else None)
+    fix = (
+        f"Use {better.strategy.label} ({_gib(better.per_gpu_total)} per GPU), or see `accelwiz estimate "
+        f"--compare`"
+        if better
+        else None
+    )
     w = ctx.workload
-    yield Finding(role, path, f"estimated {_gib(estimate.per_gpu_total)} per GPU with {strategy.label} over "
-                  f"{strategy.world_size} GPU(s) ({w.model.name}, micro-batch {w.micro_batch} × {w.seq_len}) "
-                  f"exceeds the {_gib(capacity)} of {gpu_name}", fix)
+    yield Finding(
+        role,
+        path,
+        f"estimated {_gib(estimate.per_gpu_total)} per GPU with {strategy.label} over "
+        f"{strategy.world_size} GPU(s) ({w.model.name}, micro-batch {w.micro_batch} × {w.seq_len}) "
+        f"exceeds the {_gib(capacity)} of {gpu_name}",
+        fix,
+    )
 
 
-@rule("AW502", "offload-exceeds-host-memory", Severity.ERROR, needs="workload",
-      fix="Offload less (optimizer only, or none), use NVMe offload, or add nodes")
+@rule(
+    "AW502",
+    "offload-exceeds-host-memory",
+    Severity.ERROR,
+    needs="workload",
+    fix="Offload less (optimizer only, or none), use NVMe offload, or add nodes",
+)
 def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
     """## What it does
     Estimates host RAM per node (offloaded optimizer states and parameters, or model loading, whichever is
@@ -143,13 +162,26 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
     if estimate.host_bytes <= ram:
         return
     role, path = _anchor(ctx, strategy)
-    what = "offloaded states" if "cpu" in (strategy.offload_optimizer, strategy.offload_param) else "model loading"
-    yield Finding(role, path, f"estimated {_gib(estimate.host_bytes)} of host RAM per node for {what} "
-                  f"({strategy.label}, {ctx.workload.model.name}) exceeds the node's {_gib(ram)}")
+    what = (
+        "offloaded states"
+        if "cpu" in (strategy.offload_optimizer, strategy.offload_param)
+        else "model loading"
+    )
+    yield Finding(
+        role,
+        path,
+        f"estimated {_gib(estimate.host_bytes)} of host RAM per node for {what} "
+        f"({strategy.label}, {ctx.workload.model.name}) exceeds the node's {_gib(ram)}",
+    )
 
 
-@rule("AW503", "sharding-beyond-need", Severity.WARNING, needs="workload",
-      fix="Use the faster strategy that fits")
+@rule(
+    "AW503",
+    "sharding-beyond-need",
+    Severity.WARNING,
+    needs="workload",
+    fix="Use the faster strategy that fits",
+)
 def sharding_beyond_need(ctx: CheckContext) -> Iterator[Finding]:
     """## What it does
     Reports a strategy that shards or offloads more than the workload needs on the `--system` machine: a
@@ -177,14 +209,23 @@ def sharding_beyond_need(ctx: CheckContext) -> Iterator[Finding]:
     if better is None or better.strategy.speed_rank >= strategy.speed_rank:
         return
     role, path = _anchor(ctx, strategy)
-    yield Finding(role, path, f"{strategy.label} is slower than needed: {better.strategy.label} fits in "
-                  f"{_gib(better.per_gpu_total)} of {_gib(target[0])} per GPU ({ctx.workload.model.name}, "
-                  f"micro-batch {ctx.workload.micro_batch} × {ctx.workload.seq_len})",
-                  f"Use {better.strategy.label}")
+    yield Finding(
+        role,
+        path,
+        f"{strategy.label} is slower than needed: {better.strategy.label} fits in "
+        f"{_gib(better.per_gpu_total)} of {_gib(target[0])} per GPU ({ctx.workload.model.name}, "
+        f"micro-batch {ctx.workload.micro_batch} × {ctx.workload.seq_len})",
+        f"Use {better.strategy.label}",
+    )
 
 
-@rule("AW504", "sharding-small-model", Severity.INFO, needs="workload",
-      fix="Use plain DDP (`distributed_type: MULTI_GPU`) for a model this small")
+@rule(
+    "AW504",
+    "sharding-small-model",
+    Severity.INFO,
+    needs="workload",
+    fix="Use plain DDP (`distributed_type: MULTI_GPU`) for a model this small",
+)
 def sharding_small_model(ctx: CheckContext) -> Iterator[Finding]:
     """## What it does
     Without a `--system` profile, reports ZeRO or FSDP for a workload whose plain-DDP footprint is at most
@@ -212,11 +253,16 @@ def sharding_small_model(ctx: CheckContext) -> Iterator[Finding]:
         return
     from accelwiz.estimate.memory import estimate_memory
 
-    ddp = estimate_memory(ctx.workload, replace(strategy, kind="ddp", offload_optimizer="none",
-                                                offload_param="none"))
+    ddp = estimate_memory(
+        ctx.workload, replace(strategy, kind="ddp", offload_optimizer="none", offload_param="none")
+    )
     if ddp.per_gpu_total > SMALL_MODEL_BYTES:
         return
     role, path = _anchor(ctx, strategy)
-    yield Finding(role, path, f"{strategy.label} for {ctx.workload.model.name} "
-                  f"({ctx.workload.model.num_parameters / 1e6:,.0f}M parameters): plain DDP needs only "
-                  f"{_gib(ddp.per_gpu_total)} per GPU")
+    yield Finding(
+        role,
+        path,
+        f"{strategy.label} for {ctx.workload.model.name} "
+        f"({ctx.workload.model.num_parameters / 1e6:,.0f}M parameters): plain DDP needs only "
+        f"{_gib(ddp.per_gpu_total)} per GPU",
+    )

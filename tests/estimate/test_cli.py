@@ -6,12 +6,20 @@ import json
 
 import pytest
 
-from accelwiz.estimate.sizes import parse_size
 from accelwiz.errors import UsageError
+from accelwiz.estimate.sizes import parse_size
 
 
-@pytest.mark.parametrize(("text", "value"), [("80GiB", 80 * 2**30), ("80GB", 80 * 10**9), ("81920MiB", 80 * 2**30),
-                                             ("80 gib", 80 * 2**30), ("1.5TiB", int(1.5 * 2**40))])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("80GiB", 80 * 2**30),
+        ("80GB", 80 * 10**9),
+        ("81920MiB", 80 * 2**30),
+        ("80 gib", 80 * 2**30),
+        ("1.5TiB", int(1.5 * 2**40)),
+    ],
+)
 def test_parse_size(text, value):
     assert parse_size(text) == value
 
@@ -23,26 +31,71 @@ def test_parse_size_rejects(text):
 
 
 def test_text_breakdown_verdict_and_recommendation(cli):
-    result = cli("estimate", "--model", "llama-8b", "--gpus", "8", "--gpu-memory", "80GiB", "--micro-batch", "4",
-                 "--seq-len", "4096", "--gradient-checkpointing")
+    result = cli(
+        "estimate",
+        "--model",
+        "llama-8b",
+        "--gpus",
+        "8",
+        "--gpu-memory",
+        "80GiB",
+        "--micro-batch",
+        "4",
+        "--seq-len",
+        "4096",
+        "--gradient-checkpointing",
+    )
     assert result.exit_code == 0, result.stderr
     out = result.stdout
-    for row in ("weights", "gradients", "optimizer states", "activations", "logits", "comm. buffers", "total",
-                "per node host RAM", "assumptions:"):
+    for row in (
+        "weights",
+        "gradients",
+        "optimizer states",
+        "activations",
+        "logits",
+        "comm. buffers",
+        "total",
+        "per node host RAM",
+        "assumptions:",
+    ):
         assert row in out
     assert "fits: " in out and "recommendation: ZeRO-2: " in out and "largest micro-batch that fits" in out
 
 
 def test_explicit_strategy_that_does_not_fit(cli):
-    result = cli("estimate", "--model", "llama-8b", "--gpus", "8", "--gpu-memory", "80GB", "--strategy", "ddp",
-                 "--micro-batch", "4", "--seq-len", "4096")
+    result = cli(
+        "estimate",
+        "--model",
+        "llama-8b",
+        "--gpus",
+        "8",
+        "--gpu-memory",
+        "80GB",
+        "--strategy",
+        "ddp",
+        "--micro-batch",
+        "4",
+        "--seq-len",
+        "4096",
+    )
     assert result.exit_code == 0
     assert "DDP on 8 GPU(s)" in result.stdout and "does not fit: " in result.stdout
 
 
 def test_json_and_compare(cli):
-    result = cli("estimate", "--model", "qwen2.5-7b", "--gpus", "4", "--gpu-memory", "81920MiB", "--lora",
-                 "--compare", "--format", "json")
+    result = cli(
+        "estimate",
+        "--model",
+        "qwen2.5-7b",
+        "--gpus",
+        "4",
+        "--gpu-memory",
+        "81920MiB",
+        "--lora",
+        "--compare",
+        "--format",
+        "json",
+    )
     data = json.loads(result.stdout)
     assert data["model"]["parameters"] == 7_615_616_512
     assert data["workload"]["regime"] == "lora" and data["workload"]["trainable_parameters"] > 0
@@ -53,8 +106,19 @@ def test_json_and_compare(cli):
 
 
 def test_compare_table(cli):
-    result = cli("estimate", "--model", "llama-3.1-405b", "--gpus", "8", "--nodes", "4", "--gpu-memory", "80GiB",
-                 "--compare", "--gradient-checkpointing")
+    result = cli(
+        "estimate",
+        "--model",
+        "llama-3.1-405b",
+        "--gpus",
+        "8",
+        "--nodes",
+        "4",
+        "--gpu-memory",
+        "80GiB",
+        "--compare",
+        "--gradient-checkpointing",
+    )
     assert result.exit_code == 0
     assert "GiB per GPU by strategy" in result.stdout and "ZeRO-3 +CPU opt,param" in result.stdout
 
@@ -79,15 +143,18 @@ def test_list_models(cli):
     assert result.exit_code == 0 and "llama-3.1-8b" in result.stdout and "8,030,261,248" in result.stdout
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    ((), "exactly one of --model and --params"),
-    (("--model", "gpt2", "--params", "7e9"), "exactly one of"),
-    (("--model", "lama-8b"), "unknown model"),
-    (("--model", "gpt2", "--gpu-memory", "80 potatoes"), "cannot read size"),
-    (("--model", "gpt2", "--optimizer", "lion", "--gpu-memory", "1GB"), "invalid optimizer"),
-    (("--model", "gpt2", "--lora", "--qlora", "--gpu-memory", "1GB"), "exclude each other"),
-    (("--model", "gpt2", "--strategy", "zero9", "--gpu-memory", "1GB"), "unknown strategy"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "exactly one of --model and --params"),
+        (("--model", "gpt2", "--params", "7e9"), "exactly one of"),
+        (("--model", "lama-8b"), "unknown model"),
+        (("--model", "gpt2", "--gpu-memory", "80 potatoes"), "cannot read size"),
+        (("--model", "gpt2", "--optimizer", "lion", "--gpu-memory", "1GB"), "invalid optimizer"),
+        (("--model", "gpt2", "--lora", "--qlora", "--gpu-memory", "1GB"), "exclude each other"),
+        (("--model", "gpt2", "--strategy", "zero9", "--gpu-memory", "1GB"), "unknown strategy"),
+    ],
+)
 def test_bad_input_is_a_usage_error(cli, args, message):
     result = cli("estimate", *args)
     assert result.exit_code == 2

@@ -27,7 +27,9 @@ def test_llama_layer_activations_follow_the_reference_formula():
     s, b, h = 1024, 2, LLAMA.hidden_size
     r, f = LLAMA.kv_ratio, LLAMA.intermediate_size
     terms = dict(layer_activations(w).terms)
-    base = sum(v for k, v in terms.items() if k not in ("RMSNorm fp32 upcast", "attention log-sum-exp (fp32)"))
+    base = sum(
+        v for k, v in terms.items() if k not in ("RMSNorm fp32 upcast", "attention log-sum-exp (fp32)")
+    )
     assert base == s * b * h * (12 + 4 * r + 8 * f / h)
     assert terms["RMSNorm fp32 upcast"] == 2 * 4 * s * b * h
     assert terms["attention log-sum-exp (fp32)"] == 4 * LLAMA.num_heads * s * b
@@ -39,14 +41,15 @@ def test_gpt2_eager_follows_korthikanti():
     w = Workload(spec, micro_batch=4, seq_len=1024, attention="eager")
     s, b, h, a = 1024, 4, spec.hidden_size, spec.num_heads
     terms = dict(layer_activations(w).terms)
-    assert terms["layer tensors (34sbh, Korthikanti)"] + terms["attention scores (eager)"] == \
-        s * b * h * (34 + 5 * a * s / h)
+    assert terms["layer tensors (34sbh, Korthikanti)"] + terms["attention scores (eager)"] == s * b * h * (
+        34 + 5 * a * s / h
+    )
 
 
 def test_logits_are_two_plus_four_plus_four_bytes_per_token_and_vocab():
     w = Workload(LLAMA, micro_batch=1, seq_len=8192)
     assert logits_bytes(w) == 10 * 8192 * 128_256
-    assert 4 * 8192 * 128_256 / 1e9 == pytest.approx(4.2, abs=0.01)  # the reference's "≈4.2 GB per fp32 copy"
+    assert pytest.approx(4.2, abs=0.01) == 4 * 8192 * 128_256 / 1e9  # the reference's "≈4.2 GB per fp32 copy"
 
 
 def test_more_sharding_means_less_gpu_memory():
@@ -55,7 +58,9 @@ def test_more_sharding_means_less_gpu_memory():
     assert totals == sorted(totals, reverse=True) and len(set(totals)) == 4
     assert total(w, "fsdp_full") < total(w, "fsdp_grad_op") < total(w, "ddp")
     assert total(w, "zero3", offload_optimizer="cpu") < total(w, "zero3")
-    assert total(w, "zero3", offload_optimizer="cpu", offload_param="cpu") < total(w, "zero3", offload_optimizer="cpu")
+    assert total(w, "zero3", offload_optimizer="cpu", offload_param="cpu") < total(
+        w, "zero3", offload_optimizer="cpu"
+    )
 
 
 @pytest.mark.parametrize("kind", ["zero1", "zero2", "zero3", "fsdp_full", "fsdp_grad_op"])
@@ -67,7 +72,9 @@ def test_more_gpus_means_less_per_gpu(kind):
 
 def test_hybrid_shards_within_a_node_only():
     w = Workload(LLAMA)
-    assert total(w, "fsdp_hybrid", gpus=8, nodes=4) == pytest.approx(total(w, "fsdp_full", gpus=8, nodes=1), rel=0.01)
+    assert total(w, "fsdp_hybrid", gpus=8, nodes=4) == pytest.approx(
+        total(w, "fsdp_full", gpus=8, nodes=1), rel=0.01
+    )
 
 
 def test_checkpointing_reduces_activations():
@@ -83,8 +90,10 @@ def test_eager_needs_at_least_as_much_as_sdpa(name):
     w = Workload(MODEL_PRESETS[name], micro_batch=2, seq_len=512)
     eager = estimate_memory(replace(w, attention="eager"), Strategy("single")).activations
     assert eager > estimate_memory(w, Strategy("single")).activations
-    assert estimate_memory(replace(w, attention="flash"), Strategy("single")).activations == \
-        estimate_memory(w, Strategy("single")).activations
+    assert (
+        estimate_memory(replace(w, attention="flash"), Strategy("single")).activations
+        == estimate_memory(w, Strategy("single")).activations
+    )
 
 
 def test_activations_grow_with_batch_and_sequence():
@@ -93,10 +102,13 @@ def test_activations_grow_with_batch_and_sequence():
     assert total(replace(w, seq_len=2048)) > total(w)
 
 
-@pytest.mark.parametrize(("model", "rank", "targets", "expected"), [
-    ("llama-2-7b", 8, ("q_proj", "v_proj"), 4_194_304),  # PEFT's print_trainable_parameters in its docs
-    ("llama-3.1-8b", 16, None, 41_943_040),  # all-linear, r=16: the common QLoRA recipe's count
-])
+@pytest.mark.parametrize(
+    ("model", "rank", "targets", "expected"),
+    [
+        ("llama-2-7b", 8, ("q_proj", "v_proj"), 4_194_304),  # PEFT's print_trainable_parameters in its docs
+        ("llama-3.1-8b", 16, None, 41_943_040),  # all-linear, r=16: the common QLoRA recipe's count
+    ],
+)
 def test_lora_trainable_parameters(model, rank, targets, expected):
     more = {"lora_targets": targets} if targets else {}
     w = workload_from_options(model=model, micro_batch=1, seq_len=512, regime="lora", lora_rank=rank, **more)
@@ -107,13 +119,17 @@ def test_lora_and_qlora_shrink_model_states():
     full = Workload(LLAMA)
     lora, qlora = replace(full, regime="lora"), replace(full, regime="qlora")
     single = Strategy("single")
-    f, l, q = (estimate_memory(w, single) for w in (full, lora, qlora))
-    assert f.model_states > l.model_states > q.model_states
+    f, lo, q = (estimate_memory(w, single) for w in (full, lora, qlora))
+    assert f.model_states > lo.model_states > q.model_states
     adapters = lora.trainable_parameters  # fp32 adapters + their autocast copies on a frozen bf16 base
-    assert l.weights == 2 * LLAMA.num_parameters + (4 + 2) * adapters
+    assert lo.weights == 2 * LLAMA.num_parameters + (4 + 2) * adapters
     linears = qlora.quantized_parameters
-    assert q.weights == pytest.approx(QLORA_BYTES_PER_PARAM * linears + 2 * (LLAMA.num_parameters - linears)
-                                      + 6 * qlora.trainable_parameters, rel=1e-6)
+    assert q.weights == pytest.approx(
+        QLORA_BYTES_PER_PARAM * linears
+        + 2 * (LLAMA.num_parameters - linears)
+        + 6 * qlora.trainable_parameters,
+        rel=1e-6,
+    )
 
 
 @pytest.mark.parametrize(("optimizer", "bytes_per_param"), [("adamw", 8), ("adamw8bit", 2), ("sgd", 4)])
@@ -144,7 +160,10 @@ def test_offload_moves_states_to_host_and_nvme():
     assert cpu.host_bytes > on_gpu.host_bytes
     # host: fp32 master + m + v + fp32 grads (16) + 16-bit params (2) = DeepSpeed's 18 bytes/param per node
     assert cpu.host_bytes - 8 * 2 * 2**30 == pytest.approx(18 * LLAMA.num_parameters, rel=1e-6)
-    assert nvme.nvme_bytes == pytest.approx(18 * LLAMA.num_parameters, rel=1e-6) and nvme.host_bytes < cpu.host_bytes
+    assert (
+        nvme.nvme_bytes == pytest.approx(18 * LLAMA.num_parameters, rel=1e-6)
+        and nvme.host_bytes < cpu.host_bytes
+    )
 
 
 def test_every_candidate_has_assumptions_and_positive_total():

@@ -11,19 +11,36 @@ from accelwiz.estimate.models import MODEL_PRESETS, list_models, parse_count, re
 
 # deepspeed-and-memory.md §6 (verified there against the published totals)
 PUBLISHED = {
-    "gpt2": 124_439_808, "llama-2-7b": 6_738_415_616, "llama-3.1-8b": 8_030_261_248,
-    "llama-3.1-70b": 70_553_706_496, "llama-3.1-405b": 405_853_388_800, "mistral-7b": 7_241_732_096,
-    "mixtral-8x7b": 46_702_792_704, "qwen2.5-7b": 7_615_616_512, "gemma-2-9b": 9_241_705_984,
+    "gpt2": 124_439_808,
+    "llama-2-7b": 6_738_415_616,
+    "llama-3.1-8b": 8_030_261_248,
+    "llama-3.1-70b": 70_553_706_496,
+    "llama-3.1-405b": 405_853_388_800,
+    "mistral-7b": 7_241_732_096,
+    "mixtral-8x7b": 46_702_792_704,
+    "qwen2.5-7b": 7_615_616_512,
+    "gemma-2-9b": 9_241_705_984,
     "phi-3-mini": 3_821_079_552,
 }
-# The other presets: the totals HF model cards and `model.num_parameters()` report for these config.json files.
+# The other presets: the totals HF model cards and `model.num_parameters()` report for their config.json.
 OTHERS = {
-    "gpt2-medium": 354_823_168, "gpt2-large": 774_030_080, "gpt2-xl": 1_557_611_200,
-    "llama-2-13b": 13_015_864_320, "llama-2-70b": 68_976_648_192, "llama-3.2-1b": 1_235_814_400,
-    "llama-3.2-3b": 3_212_749_824, "qwen2.5-0.5b": 494_032_768, "qwen2.5-1.5b": 1_543_714_304,
-    "qwen2.5-3b": 3_085_938_688, "qwen2.5-14b": 14_770_033_664, "qwen2.5-32b": 32_763_876_352,
-    "qwen2.5-72b": 72_706_203_648, "gemma-2-2b": 2_614_341_888, "gemma-2-27b": 27_227_128_320,
-    "bert-base": 109_482_240, "bert-large": 335_141_888,
+    "gpt2-medium": 354_823_168,
+    "gpt2-large": 774_030_080,
+    "gpt2-xl": 1_557_611_200,
+    "llama-2-13b": 13_015_864_320,
+    "llama-2-70b": 68_976_648_192,
+    "llama-3.2-1b": 1_235_814_400,
+    "llama-3.2-3b": 3_212_749_824,
+    "qwen2.5-0.5b": 494_032_768,
+    "qwen2.5-1.5b": 1_543_714_304,
+    "qwen2.5-3b": 3_085_938_688,
+    "qwen2.5-14b": 14_770_033_664,
+    "qwen2.5-32b": 32_763_876_352,
+    "qwen2.5-72b": 72_706_203_648,
+    "gemma-2-2b": 2_614_341_888,
+    "gemma-2-27b": 27_227_128_320,
+    "bert-base": 109_482_240,
+    "bert-large": 335_141_888,
 }
 
 
@@ -59,15 +76,30 @@ def test_tied_embeddings_count_once():
     assert tied.num_parameters == 1_235_814_400  # litgpt's untied count would be 1,498,482,688
 
 
-@pytest.mark.parametrize(("alias", "name"), [("llama-8b", "llama-3.1-8b"), ("LLAMA-3-8B", "llama-3.1-8b"),
-                                             ("meta-llama/Llama-3.1-8B", "llama-3.1-8b"),
-                                             ("mixtral", "mixtral-8x7b"), ("qwen-7b", "qwen2.5-7b")])
+@pytest.mark.parametrize(
+    ("alias", "name"),
+    [
+        ("llama-8b", "llama-3.1-8b"),
+        ("LLAMA-3-8B", "llama-3.1-8b"),
+        ("meta-llama/Llama-3.1-8B", "llama-3.1-8b"),
+        ("mixtral", "mixtral-8x7b"),
+        ("qwen-7b", "qwen2.5-7b"),
+    ],
+)
 def test_aliases(alias, name):
     assert resolve_model(alias).name == name
 
 
-@pytest.mark.parametrize(("text", "count"), [("7e9", 7_000_000_000), ("7B", 7_000_000_000),
-                                             ("125M", 125_000_000), ("1.5b", 1_500_000_000), ("42", 42)])
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("7e9", 7_000_000_000),
+        ("7B", 7_000_000_000),
+        ("125M", 125_000_000),
+        ("1.5b", 1_500_000_000),
+        ("42", 42),
+    ],
+)
 def test_parse_count(text, count):
     assert parse_count(text) == count
     assert resolve_model(text).num_parameters == count
@@ -94,13 +126,27 @@ def test_list_models_smallest_first():
 def _hf_config(spec) -> dict:
     """A config.json as HF writes it for a preset."""
     if spec.family == "gpt2":
-        return {"model_type": "gpt2", "vocab_size": spec.vocab_size, "n_embd": spec.hidden_size,
-                "n_layer": spec.num_layers, "n_head": spec.num_heads, "n_inner": None, "n_positions": 1024}
-    config = {"model_type": spec.family, "vocab_size": spec.vocab_size, "hidden_size": spec.hidden_size,
-              "intermediate_size": spec.intermediate_size, "num_hidden_layers": spec.num_layers,
-              "num_attention_heads": spec.num_heads, "num_key_value_heads": spec.num_kv_heads,
-              "head_dim": spec.head_dim, "tie_word_embeddings": spec.tie_word_embeddings,
-              "max_position_embeddings": spec.max_position_embeddings}
+        return {
+            "model_type": "gpt2",
+            "vocab_size": spec.vocab_size,
+            "n_embd": spec.hidden_size,
+            "n_layer": spec.num_layers,
+            "n_head": spec.num_heads,
+            "n_inner": None,
+            "n_positions": 1024,
+        }
+    config = {
+        "model_type": spec.family,
+        "vocab_size": spec.vocab_size,
+        "hidden_size": spec.hidden_size,
+        "intermediate_size": spec.intermediate_size,
+        "num_hidden_layers": spec.num_layers,
+        "num_attention_heads": spec.num_heads,
+        "num_key_value_heads": spec.num_kv_heads,
+        "head_dim": spec.head_dim,
+        "tie_word_embeddings": spec.tie_word_embeddings,
+        "max_position_embeddings": spec.max_position_embeddings,
+    }
     if spec.family == "mixtral":
         config |= {"num_local_experts": spec.num_experts, "num_experts_per_tok": spec.experts_per_token}
     if spec.family == "bert":
@@ -108,8 +154,19 @@ def _hf_config(spec) -> dict:
     return config
 
 
-@pytest.mark.parametrize("name", ["gpt2", "llama-3.2-1b", "mistral-7b", "mixtral-8x7b", "qwen2.5-0.5b",
-                                  "gemma-2-9b", "phi-3-mini", "bert-base"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "gpt2",
+        "llama-3.2-1b",
+        "mistral-7b",
+        "mixtral-8x7b",
+        "qwen2.5-0.5b",
+        "gemma-2-9b",
+        "phi-3-mini",
+        "bert-base",
+    ],
+)
 def test_local_config_json(tmp_path, name):
     preset = MODEL_PRESETS[name]
     path = tmp_path / name / "config.json"

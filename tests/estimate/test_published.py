@@ -1,4 +1,4 @@
-"""Published model-state numbers, reproduced: the ZeRO paper (Figure 1, Table 1) and DeepSpeed's estimators."""
+"""Published model-state numbers, reproduced: the ZeRO paper (Fig. 1, Table 1), DeepSpeed's estimators."""
 
 from __future__ import annotations
 
@@ -61,38 +61,57 @@ def test_deepspeed_docs_table_a_t5_3b_on_8_gpus():
     assert (round(cpu / GIB, 2), round(gpu / GIB, 2)) == (127.45, 5.31)
     cpu, gpu = deepspeed_zero2_model_states(p, 8, 1, cpu_offload=False, legacy=True)
     assert (round(cpu / GIB, 2), round(gpu / GIB, 2)) == (127.45, 15.93)  # the docs' (pre-0.14.3) row
-    assert round(deepspeed_zero2_model_states(p, 8, 1, cpu_offload=False)[1] / GIB, 2) == 11.28  # current code
-    rows = [((True, True, True), (71.69, 0.12)), ((True, True, False), (127.45, 0.12)),
-            ((True, False, True), (63.72, 0.78)), ((True, False, False), (127.45, 0.78)),
-            ((False, False, True), (1.43, 6.09)), ((False, False, False), (127.45, 6.09))]
+    assert (
+        round(deepspeed_zero2_model_states(p, 8, 1, cpu_offload=False)[1] / GIB, 2) == 11.28
+    )  # current code
+    rows = [
+        ((True, True, True), (71.69, 0.12)),
+        ((True, True, False), (127.45, 0.12)),
+        ((True, False, True), (63.72, 0.78)),
+        ((True, False, False), (127.45, 0.78)),
+        ((False, False, True), (1.43, 6.09)),
+        ((False, False, False), (127.45, 6.09)),
+    ]
     for (opt, param, init), expected in rows:
-        cpu, gpu, _ = deepspeed_zero3_model_states(p, ll, 8, 1, cpu_offload=opt, cpu_offload_params=param,
-                                                   zero_init=init)
+        cpu, gpu, _ = deepspeed_zero3_model_states(
+            p, ll, 8, 1, cpu_offload=opt, cpu_offload_params=param, zero_init=init
+        )
         assert (round(cpu / GIB, 2), round(gpu / GIB, 2)) == expected
 
 
 def test_deepspeed_docs_t5_large_on_4_gpus():
     """memory.rst, t5-large, 4 GPUs: 3291 / 125 / 477 MB (>> 20)."""
     p, ll = int(737.67e6), int(32.90e6)
-    gpus = [deepspeed_zero3_model_states(p, ll, 4, 1, cpu_offload=o, cpu_offload_params=q)[1] >> 20
-            for o, q in ((False, False), (True, True), (True, False))]
+    gpus = [
+        deepspeed_zero3_model_states(p, ll, 4, 1, cpu_offload=o, cpu_offload_params=q)[1] >> 20
+        for o, q in ((False, False), (True, True), (True, False))
+    ]
     assert gpus == [3291, 125, 477]
 
 
 def test_transformers_docs_table_b_t0_3b_on_1_gpu():
     """transformers deepspeed.md: bigscience/T0_3B, 1 GPU; the live model has slightly more parameters."""
     p, ll = int(2783e6), int(65.8e6)
-    rows = [((True, True, True), (70.00, 0.25)), ((True, False, True), (62.23, 5.43)),
-            ((False, False, True), (0.37, 46.91)), ((False, False, False), (15.56, 46.91))]
+    rows = [
+        ((True, True, True), (70.00, 0.25)),
+        ((True, False, True), (62.23, 5.43)),
+        ((False, False, True), (0.37, 46.91)),
+        ((False, False, False), (15.56, 46.91)),
+    ]
     for (opt, param, init), (cpu_expected, gpu_expected) in rows:
-        cpu, gpu, _ = deepspeed_zero3_model_states(p, ll, 1, 1, cpu_offload=opt, cpu_offload_params=param,
-                                                   zero_init=init)
+        cpu, gpu, _ = deepspeed_zero3_model_states(
+            p, ll, 1, 1, cpu_offload=opt, cpu_offload_params=param, zero_init=init
+        )
         assert cpu / GIB == pytest.approx(cpu_expected, abs=0.05)
         assert gpu / GIB == pytest.approx(gpu_expected, abs=0.05)
 
 
-CASES = [(int(2851e6), int(32e6), 8, 1), (8_030_261_248, 525_336_576, 8, 2), (124_439_808, 38_597_376, 1, 1),
-         (405_853_388_800, 2_101_346_304, 8, 16)]
+CASES = [
+    (int(2851e6), int(32e6), 8, 1),
+    (8_030_261_248, 525_336_576, 8, 2),
+    (124_439_808, 38_597_376, 1, 1),
+    (405_853_388_800, 2_101_346_304, 8, 16),
+]
 
 
 @pytest.mark.parametrize(("p", "ll", "gpn", "nodes"), CASES)
@@ -101,12 +120,15 @@ def test_same_as_installed_deepspeed(p, ll, gpn, nodes):
     from deepspeed.runtime.zero import stage3
 
     for offload in (True, False):
-        assert deepspeed_zero2_model_states(p, gpn, nodes, cpu_offload=offload) == \
-            stage_1_and_2.estimate_zero2_model_states_mem_needs(p, gpn, nodes, cpu_offload=offload)
+        assert deepspeed_zero2_model_states(
+            p, gpn, nodes, cpu_offload=offload
+        ) == stage_1_and_2.estimate_zero2_model_states_mem_needs(p, gpn, nodes, cpu_offload=offload)
         for params in (True, False):
             for init in (True, False):
-                ours = deepspeed_zero3_model_states(p, ll, gpn, nodes, cpu_offload=offload,
-                                                    cpu_offload_params=params, zero_init=init)
+                ours = deepspeed_zero3_model_states(
+                    p, ll, gpn, nodes, cpu_offload=offload, cpu_offload_params=params, zero_init=init
+                )
                 theirs = stage3.estimate_zero3_model_states_mem_needs(
-                    p, ll, gpn, nodes, cpu_offload=offload, cpu_offload_params=params, zero_init=init)
+                    p, ll, gpn, nodes, cpu_offload=offload, cpu_offload_params=params, zero_init=init
+                )
                 assert ours == tuple(int(x) for x in theirs)

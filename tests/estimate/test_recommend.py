@@ -39,8 +39,9 @@ def test_small_model_gets_single_gpu():
 
 
 def test_nothing_fits():
-    advice = recommend(Workload(MODEL_PRESETS["llama-3.1-405b"], seq_len=8192), gpus_per_node=1,
-                       gpu_memory_bytes=24 * GIB)
+    advice = recommend(
+        Workload(MODEL_PRESETS["llama-3.1-405b"], seq_len=8192), gpus_per_node=1, gpu_memory_bytes=24 * GIB
+    )
     assert advice.best is None and advice.max_micro_batch is None
     assert advice.reason.startswith("nothing fits")
 

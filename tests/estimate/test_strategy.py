@@ -6,12 +6,19 @@ import pytest
 
 from accelwiz.document import load_document
 from accelwiz.errors import UsageError
-from accelwiz.estimate.strategy import Strategy, candidate_strategies, strategy_from_config, strategy_from_options
+from accelwiz.estimate.strategy import (
+    Strategy,
+    candidate_strategies,
+    strategy_from_config,
+    strategy_from_options,
+)
 from accelwiz.rules.context import CheckContext
 
 
 def test_labels():
-    assert Strategy("zero3", "cpu", "cpu", gpus_per_node=8).label == "ZeRO-3 + CPU offload (optimizer, params)"
+    assert (
+        Strategy("zero3", "cpu", "cpu", gpus_per_node=8).label == "ZeRO-3 + CPU offload (optimizer, params)"
+    )
     assert Strategy("zero2", "cpu").label == "ZeRO-2 + CPU offload (optimizer)"
     assert Strategy("fsdp_full", fsdp_version=1).label == "FSDP1 full shard"
     assert Strategy("ddp", gpus_per_node=4, nodes=2).world_size == 8
@@ -20,20 +27,34 @@ def test_labels():
 def test_candidates_are_fastest_first():
     kinds = [(s.kind, s.offload_optimizer, s.offload_param) for s in candidate_strategies(8, 2)]
     assert kinds[:3] == [("ddp", "none", "none"), ("zero1", "none", "none"), ("zero2", "none", "none")]
-    assert kinds.index(("zero3", "none", "none")) < kinds.index(("fsdp_hybrid", "none", "none")) \
-        < kinds.index(("zero2", "cpu", "none")) < kinds.index(("zero3", "cpu", "cpu")) \
+    assert (
+        kinds.index(("zero3", "none", "none"))
+        < kinds.index(("fsdp_hybrid", "none", "none"))
+        < kinds.index(("zero2", "cpu", "none"))
+        < kinds.index(("zero3", "cpu", "cpu"))
         < kinds.index(("zero3", "nvme", "nvme"))
+    )
     assert candidate_strategies(1)[0].kind == "single"
     assert all(s.kind != "fsdp_hybrid" for s in candidate_strategies(8, 1))
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("zero4",), "unknown strategy"), (("ddp",), "offload needs ZeRO or FSDP"),
-    (("zero2",), "parameter offload needs ZeRO-3"), (("zero1",), "NVMe optimizer offload needs ZeRO-3"),
-    (("fsdp",), "FSDP cannot offload to NVMe")])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("zero4",), "unknown strategy"),
+        (("ddp",), "offload needs ZeRO or FSDP"),
+        (("zero2",), "parameter offload needs ZeRO-3"),
+        (("zero1",), "NVMe optimizer offload needs ZeRO-3"),
+        (("fsdp",), "FSDP cannot offload to NVMe"),
+    ],
+)
 def test_option_errors(args, message):
-    offload = {"ddp": {"offload_optimizer": "cpu"}, "zero2": {"offload_param": "cpu"},
-               "zero1": {"offload_optimizer": "nvme"}, "fsdp": {"offload_param": "nvme"}}.get(args[0], {})
+    offload = {
+        "ddp": {"offload_optimizer": "cpu"},
+        "zero2": {"offload_param": "cpu"},
+        "zero1": {"offload_optimizer": "nvme"},
+        "fsdp": {"offload_param": "nvme"},
+    }.get(args[0], {})
     with pytest.raises(UsageError, match=message):
         strategy_from_options(*args, gpus_per_node=8, **offload)
 
@@ -46,8 +67,10 @@ def test_options_normalise():
 
 
 def ctx(write, yaml: str | None = None, json: str | None = None) -> CheckContext:
-    return CheckContext(accelerate=load_document(write("a.yaml", yaml)) if yaml else None,
-                        deepspeed=load_document(write("ds.json", json)) if json else None)
+    return CheckContext(
+        accelerate=load_document(write("a.yaml", yaml)) if yaml else None,
+        deepspeed=load_document(write("ds.json", json)) if json else None,
+    )
 
 
 def test_multi_gpu_yaml(write):
@@ -56,39 +79,55 @@ def test_multi_gpu_yaml(write):
 
 
 def test_inline_deepspeed(write):
-    s = strategy_from_config(ctx(write, "distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n"
-                                        "  zero_stage: 3\n  offload_optimizer_device: cpu\n"
-                                        "  offload_param_device: nvme\n"))
+    s = strategy_from_config(
+        ctx(
+            write,
+            "distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n"
+            "  zero_stage: 3\n  offload_optimizer_device: cpu\n"
+            "  offload_param_device: nvme\n",
+        )
+    )
     assert (s.kind, s.offload_optimizer, s.offload_param, s.world_size) == ("zero3", "cpu", "nvme", 8)
 
 
 def test_deepspeed_json_wins_and_param_offload_below_stage_3_is_ignored(write):
-    c = ctx(write, "distributed_type: DEEPSPEED\nnum_processes: 4\n",
-            '{"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "nvme"}, '
-            '"offload_param": {"device": "cpu"}}}')
+    c = ctx(
+        write,
+        "distributed_type: DEEPSPEED\nnum_processes: 4\n",
+        '{"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "nvme"}, '
+        '"offload_param": {"device": "cpu"}}}',
+    )
     s = strategy_from_config(c)
     assert (s.kind, s.offload_optimizer, s.offload_param) == ("zero2", "cpu", "none")
 
 
-@pytest.mark.parametrize(("fsdp", "kind", "version", "offload"), [
-    ("fsdp_sharding_strategy: FULL_SHARD", "fsdp_full", 1, "none"),
-    ("fsdp_sharding_strategy: 2", "fsdp_grad_op", 1, "none"),
-    ("fsdp_sharding_strategy: HYBRID_SHARD\n  fsdp_offload_params: true", "fsdp_hybrid", 1, "cpu"),
-    ("fsdp_version: 2\n  fsdp_reshard_after_forward: false", "fsdp_grad_op", 2, "none"),
-    ("fsdp_version: 2\n  fsdp_reshard_after_forward: true", "fsdp_full", 2, "none"),
-])
+@pytest.mark.parametrize(
+    ("fsdp", "kind", "version", "offload"),
+    [
+        ("fsdp_sharding_strategy: FULL_SHARD", "fsdp_full", 1, "none"),
+        ("fsdp_sharding_strategy: 2", "fsdp_grad_op", 1, "none"),
+        ("fsdp_sharding_strategy: HYBRID_SHARD\n  fsdp_offload_params: true", "fsdp_hybrid", 1, "cpu"),
+        ("fsdp_version: 2\n  fsdp_reshard_after_forward: false", "fsdp_grad_op", 2, "none"),
+        ("fsdp_version: 2\n  fsdp_reshard_after_forward: true", "fsdp_full", 2, "none"),
+    ],
+)
 def test_fsdp(write, fsdp, kind, version, offload):
-    s = strategy_from_config(ctx(write, f"distributed_type: FSDP\nnum_processes: 8\nfsdp_config:\n  {fsdp}\n"))
+    s = strategy_from_config(
+        ctx(write, f"distributed_type: FSDP\nnum_processes: 8\nfsdp_config:\n  {fsdp}\n")
+    )
     assert (s.kind, s.fsdp_version, s.offload_param) == (kind, version, offload)
 
 
-@pytest.mark.parametrize("yaml", [
-    "distributed_type: DEEPSPEED\nnum_processes: eight\ndeepspeed_config: [1, 2]\n",
-    "distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n  zero_stage: auto\n",
-    "distributed_type: FSDP\nnum_processes: -3\nfsdp_config: null\n",
-    "distributed_type: [oops]\n",
-    "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 7\n",
-])
+@pytest.mark.parametrize(
+    "yaml",
+    [
+        "distributed_type: DEEPSPEED\nnum_processes: eight\ndeepspeed_config: [1, 2]\n",
+        "distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n  zero_stage: auto\n",
+        "distributed_type: FSDP\nnum_processes: -3\nfsdp_config: null\n",
+        "distributed_type: [oops]\n",
+        "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 7\n",
+    ],
+)
 def test_malformed_values_never_crash(write, yaml):
     result = strategy_from_config(ctx(write, yaml))
     assert result is None or isinstance(result, Strategy)

@@ -12,17 +12,27 @@ from tests.rules.helpers import codes, diagnostics
 GIB = 2**30
 H100_NODE = load_system("8xH100-80GB")
 LLAMA_4K = workload_from_options(model="llama-8b", micro_batch=4, seq_len=4096)
-LLAMA_4K_GC = workload_from_options(model="llama-8b", micro_batch=4, seq_len=4096, gradient_checkpointing=True)
+LLAMA_4K_GC = workload_from_options(
+    model="llama-8b", micro_batch=4, seq_len=4096, gradient_checkpointing=True
+)
 GPT2 = workload_from_options(model="gpt2", micro_batch=8, seq_len=1024)
 
 DDP = "distributed_type: MULTI_GPU\nnum_processes: 8\nnum_machines: 1\nmixed_precision: bf16\n"
-ZERO = "distributed_type: DEEPSPEED\nnum_processes: 8\nnum_machines: 1\ndeepspeed_config:\n  zero_stage: {stage}\n"
+ZERO = (
+    "distributed_type: DEEPSPEED\nnum_processes: 8\nnum_machines: 1\n"
+    "deepspeed_config:\n  zero_stage: {stage}\n"
+)
 
 
 def node(*, gpus: int = 8, gpu_gib: int = 80, ram_gib: int = 2048) -> MachineProfile:
-    return MachineProfile(source="file", gpus=[GpuInfo(index=i, name="Test GPU", memory_total_bytes=gpu_gib * GIB,
-                                                        compute_capability=(9, 0)) for i in range(gpus)],
-                          host=HostInfo(memory_total_bytes=ram_gib * GIB))
+    return MachineProfile(
+        source="file",
+        gpus=[
+            GpuInfo(index=i, name="Test GPU", memory_total_bytes=gpu_gib * GIB, compute_capability=(9, 0))
+            for i in range(gpus)
+        ],
+        host=HostInfo(memory_total_bytes=ram_gib * GIB),
+    )
 
 
 def test_memory_rules_need_a_workload(write):
@@ -38,8 +48,9 @@ def test_aw501_ddp_llama_does_not_fit(write):
 
 
 def test_aw501_zero3_fits(write):
-    assert not codes(write("a.yaml", ZERO.format(stage=3)), select=("AW501",), system=H100_NODE,
-                     workload=LLAMA_4K_GC)
+    assert not codes(
+        write("a.yaml", ZERO.format(stage=3)), select=("AW501",), system=H100_NODE, workload=LLAMA_4K_GC
+    )
 
 
 def test_aw501_skips_silently_without_a_system(write):
@@ -47,8 +58,11 @@ def test_aw501_skips_silently_without_a_system(write):
 
 
 def test_aw501_points_at_the_deepspeed_stage(write):
-    yaml = write("a.yaml", "distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n"
-                           "  deepspeed_config_file: ds.json\n")
+    yaml = write(
+        "a.yaml",
+        "distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n"
+        "  deepspeed_config_file: ds.json\n",
+    )
     write("ds.json", '{"zero_optimization": {"stage": 1}}')
     found = diagnostics(yaml, select=("AW501",), system=node(gpu_gib=40), workload=LLAMA_4K_GC)
     assert [(d.code, d.path) for d in found] == [("AW501", ("zero_optimization", "stage"))]
@@ -56,7 +70,9 @@ def test_aw501_points_at_the_deepspeed_stage(write):
 
 
 def test_aw502_offload_exceeds_host_ram(write):
-    yaml = write("a.yaml", ZERO.format(stage=3) + "  offload_optimizer_device: cpu\n  offload_param_device: cpu\n")
+    yaml = write(
+        "a.yaml", ZERO.format(stage=3) + "  offload_optimizer_device: cpu\n  offload_param_device: cpu\n"
+    )
     found = diagnostics(yaml, select=("AW502",), system=node(ram_gib=128), workload=LLAMA_4K_GC)
     assert [d.code for d in found] == ["AW502"]
     assert "of host RAM per node for offloaded states" in found[0].message and "128.0 GiB" in found[0].message
@@ -73,8 +89,12 @@ def test_aw503_offload_not_needed(write):
 
 def test_aw503_quiet_when_the_stage_is_needed(write):
     for stage in (2, 3):  # ZeRO-2 is the fastest strategy that fits this workload, so only ZeRO-3 is flagged
-        found = codes(write("a.yaml", ZERO.format(stage=stage)), select=("AW503",), system=H100_NODE,
-                      workload=LLAMA_4K_GC)
+        found = codes(
+            write("a.yaml", ZERO.format(stage=stage)),
+            select=("AW503",),
+            system=H100_NODE,
+            workload=LLAMA_4K_GC,
+        )
         assert found == (set() if stage == 2 else {"AW503"})
     assert not codes(write("b.yaml", DDP), select=("AW503",), system=H100_NODE, workload=GPT2)
 
@@ -85,26 +105,38 @@ def test_aw504_small_model_sharded(write):
     assert "gpt2 (124M parameters): plain DDP needs only" in found[0].message
 
 
-@pytest.mark.parametrize(("yaml", "workload", "system"), [
-    (ZERO.format(stage=3), LLAMA_4K, None),  # a big model: sharding is needed
-    (DDP, GPT2, None),  # already DDP
-    (ZERO.format(stage=3), GPT2, H100_NODE),  # with a system AW503 judges instead
-    ("distributed_type: DEEPSPEED\nnum_processes: 1\ndeepspeed_config:\n  zero_stage: 3\n", GPT2, None),
-])
+@pytest.mark.parametrize(
+    ("yaml", "workload", "system"),
+    [
+        (ZERO.format(stage=3), LLAMA_4K, None),  # a big model: sharding is needed
+        (DDP, GPT2, None),  # already DDP
+        (ZERO.format(stage=3), GPT2, H100_NODE),  # with a system AW503 judges instead
+        ("distributed_type: DEEPSPEED\nnum_processes: 1\ndeepspeed_config:\n  zero_stage: 3\n", GPT2, None),
+    ],
+)
 def test_aw504_quiet(write, yaml, workload, system):
     assert not codes(write("a.yaml", yaml), select=("AW504",), workload=workload, system=system)
 
 
-@pytest.mark.parametrize("yaml", [
-    "distributed_type: DEEPSPEED\nnum_processes: [8]\ndeepspeed_config: 3\n",
-    "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: {a: 1}\n  fsdp_version: x\n",
-    "distributed_type: 5\n", "just a string\n", "num_processes: 0\n",
-])
+@pytest.mark.parametrize(
+    "yaml",
+    [
+        "distributed_type: DEEPSPEED\nnum_processes: [8]\ndeepspeed_config: 3\n",
+        "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: {a: 1}\n  fsdp_version: x\n",
+        "distributed_type: 5\n",
+        "just a string\n",
+        "num_processes: 0\n",
+    ],
+)
 def test_malformed_configs_do_not_crash(write, yaml):
     codes(write("a.yaml", yaml), select=("AW5",), workload=LLAMA_4K, system=node(ram_gib=1))
 
 
 def test_deepspeed_json_alone(write):
-    found = codes(write("ds.json", '{"zero_optimization": {"stage": 0}}'), select=("AW5",), workload=LLAMA_4K,
-                  system=node(gpus=1))
+    found = codes(
+        write("ds.json", '{"zero_optimization": {"stage": 0}}'),
+        select=("AW5",),
+        workload=LLAMA_4K,
+        system=node(gpus=1),
+    )
     assert found == {"AW501"}
