@@ -11,7 +11,7 @@ ignores the unprefixed key, and it is reported as misplaced here.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import AliasChoices, Field
 
@@ -37,7 +37,7 @@ DistributedType = Literal[
 SageMakerDistributedType = Literal["NO", "DATA_PARALLEL", "MODEL_PARALLEL"]
 MixedPrecision = Literal["no", "fp16", "bf16", "fp8"]
 ShardingStrategy = Literal["FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD", "HYBRID_SHARD_ZERO2"]
-SHARDING_STRATEGIES: tuple[str, ...] = ShardingStrategy.__args__  # type: ignore[attr-defined]
+SHARDING_STRATEGIES: tuple[str, ...] = get_args(ShardingStrategy)
 DynamoBackend = Literal[
     "NO",
     "EAGER",
