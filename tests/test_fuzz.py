@@ -3,6 +3,7 @@ no mutation may crash the checker; malformed values must become findings."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,7 @@ def mutated_config(draw: st.DrawFn) -> tuple[Path, Any]:
         elif action == "rename":
             parent[target[-1] + draw(st.sampled_from(["_", "s", " "]))] = parent.pop(target[-1])
         elif action == "retype":
-            parent[target[-1]] = draw(ODD_VALUES)
+            parent[target[-1]] = copy.deepcopy(draw(ODD_VALUES))
         else:
             parent[target[-1]] = {"deepspeed_config_file": "missing.json", "stage": "auto"}
     return path.with_name(f"mutated-{kind}{path.suffix}"), data

@@ -51,8 +51,6 @@ def check(
             from accelwiz.probe.profiles import load_system
 
             machine = load_system(system)
-        elif any(r.needs == "system" for r in rules):
-            console.info("note: hardware rules skipped; pass --system local|PRESET|FILE to check against a machine")
         workload = None
         if model is not None:
             from accelwiz.estimate.workload import workload_from_options
@@ -74,5 +72,7 @@ def check(
         else:
             if result.diagnostics:
                 console.data(render_text(result.diagnostics, color=console.color))
-            console.info(summary(result.diagnostics))
+            console.info(summary(result.diagnostics, unreadable=len(result.input_errors)))
+            if machine is None and result.units and any(r.needs == "system" for r in rules):
+                console.info("note: hardware rules skipped; pass --system local|PRESET|FILE to check against a machine")
     raise typer.Exit(result.exit_code(strict=strict))

@@ -8,12 +8,13 @@ from collections.abc import Sequence
 from accelwiz.rules.diagnostic import Diagnostic, Severity
 
 
-def summary(diagnostics: Sequence[Diagnostic]) -> str:
+def summary(diagnostics: Sequence[Diagnostic], *, unreadable: int = 0) -> str:
+    """`2 errors, 1 warning.`; files that could not be read are counted too, never hidden behind "No problems"."""
     counts = {s: sum(d.severity is s for d in diagnostics) for s in Severity}
-    if not diagnostics:
-        return "No problems found."
     parts = [f"{n} {s.value}{'' if n == 1 else 's'}" for s, n in counts.items() if n]
-    return ", ".join(parts) + "."
+    if unreadable:
+        parts.append(f"{unreadable} file{'' if unreadable == 1 else 's'} could not be read")
+    return ", ".join(parts) + "." if parts else "No problems found."
 
 
 def render_text(diagnostics: Sequence[Diagnostic], *, color: bool = False) -> str:
