@@ -36,17 +36,19 @@ def main() -> None:
     nvidia_smi = shutil.which("nvidia-smi")
     if nvidia_smi:
         commands["nvidia-smi"] = [nvidia_smi]
-    results = {name: time_command(argv, runs=args.runs, warmup=1, ok_codes=(0,)) for name, argv in commands.items()}
+    results = {name: time_command(argv, runs=args.runs, warmup=1, ok_codes=(0,))
+               for name, argv in commands.items()}
     import psutil
 
     host = {**machine(), "physical_cores": psutil.cpu_count(logical=False), "gpu": bool(nvidia_smi)}
-    verdict = {name: results[name]["median_s"] < TARGET_S for name in ("accelwiz probe", "accelwiz probe --json")}
+    verdict = {name: results[name]["median_s"] < TARGET_S
+               for name in ("accelwiz probe", "accelwiz probe --json")}
     out = {"machine": host, "target_median_s": TARGET_S, "results": results, "under_target": verdict}
     target = REPO / "benchmarks" / "results" / "probe_startup.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"Machine: {host['cpu']}, {host['physical_cores']} physical / {host['logical_cores']} logical cores, "
-          f"Python {host['python']}, GPU: {'yes' if host['gpu'] else 'no'}\n")
+    print(f"Machine: {host['cpu']}, {host['physical_cores']} physical / {host['logical_cores']} logical "
+          f"cores, Python {host['python']}, GPU: {'yes' if host['gpu'] else 'no'}\n")
     print("| command | median | min | max | runs |\n|---|---:|---:|---:|---:|")
     for name, r in results.items():
         print(f"| `{name}` | {r['median_s']:.3f} s | {r['min_s']:.3f} s | {r['max_s']:.3f} s | {r['runs']} |")

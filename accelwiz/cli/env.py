@@ -19,10 +19,11 @@ Examples:
 
 
 def env(
-    configs: Annotated[list[Path] | None, typer.Argument(help="Accelerate YAML and/or DeepSpeed JSON files to "
-                                                              "summarise and check on this machine.",
-                                                         show_default=False)] = None,
-    disk: Annotated[Path, typer.Option(metavar="PATH", help="Where NVMe offload files would go.")] = Path("."),
+    configs: Annotated[list[Path] | None, typer.Argument(
+        help="Accelerate YAML and/or DeepSpeed JSON files to summarise and check on this machine.",
+        show_default=False, metavar="CONFIG")] = None,
+    disk: Annotated[Path, typer.Option(metavar="PATH", help="Where NVMe offload files would go.")]
+    = Path("."),
 ) -> None:
     """Print a copy-paste Markdown report of this machine and your configs, for bug reports."""
     console = get_console()

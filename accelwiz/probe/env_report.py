@@ -49,7 +49,8 @@ def _configs_markdown(profile: MachineProfile, configs: Sequence[Path]) -> str:
         files = [d.name for d in unit.documents]
         found = [d for d in result.diagnostics if d.file in files]
         codes = ", ".join(sorted({d.code for d in found}))
-        rows = [*_unit_rows(unit), ("`accelwiz check`", summary(found).rstrip(".") + (f" ({codes})" if codes else ""))]
+        verdict = summary(found).rstrip(".") + (f" ({codes})" if codes else "")
+        rows = [*_unit_rows(unit), ("`accelwiz check`", verdict)]
         parts.append(f"#### {' + '.join(files)}\n\n" + markdown_table(["", ""], rows))
     return "\n\n".join(parts)
 
@@ -60,7 +61,8 @@ def _unit_rows(unit: Any) -> list[tuple[str, str]]:
     get = yaml.get if yaml is not None else (lambda *path, default=None: default)
     kind = get("distributed_type", default="DEEPSPEED" if deepspeed is not None else "?")
     rows = [("distributed type", str(kind)), ("processes", str(get("num_processes", default="-"))),
-            ("machines", str(get("num_machines", default=1))), ("mixed precision", _precision(yaml, deepspeed))]
+            ("machines", str(get("num_machines", default=1))),
+            ("mixed precision", _precision(yaml, deepspeed))]
     if deepspeed is not None:
         rows.append(("ZeRO stage", str(deepspeed.get("zero_optimization", "stage", default="-"))))
     if kind == "FSDP":

@@ -90,3 +90,16 @@ def test_env_report_lists_every_gpu_with_its_uuid_and_the_p2p_matrix():
         assert f"| {index} | Tesla V100-SXM2-32GB | 31.7 GiB |" in text
         assert f"GPU-{index:08x}-1111" in text
     assert "| GPU7 | no | no | no | NVLink | NVLink | NVLink | NVLink | X |" in text
+
+
+def test_probe_imports_no_heavy_library():
+    """The probe reads NVML, psutil and package metadata; importing torch alone would cost seconds."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom accelwiz.cli import app\n"
+            "assert CliRunner().invoke(app, ['probe', '--json']).exit_code == 0\n"
+            "heavy = ('torch', 'deepspeed', 'accelerate', 'transformers')\n"
+            "print(sorted(m for m in heavy if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
