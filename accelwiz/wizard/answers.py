@@ -96,11 +96,15 @@ class Answers(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> Answers:
         if self.strategy is Strategy.single and self.world_size > 1:
-            raise ValueError(f"strategy `single` runs one process, but {self.world_size} GPUs were given; "
-                             "choose ddp, fsdp or zero1/2/3")
+            raise ValueError(
+                f"strategy `single` runs one process, but {self.world_size} GPUs were given; "
+                "choose ddp, fsdp or zero1/2/3"
+            )
         if self.strategy in (Strategy.ddp, Strategy.fsdp, Strategy.zero1) and self.world_size == 1:
-            raise ValueError(f"strategy `{self.strategy.value}` needs more than one GPU; choose single (or "
-                             "zero2/zero3 to offload to the CPU)")
+            raise ValueError(
+                f"strategy `{self.strategy.value}` needs more than one GPU; choose single (or "
+                "zero2/zero3 to offload to the CPU)"
+            )
         if self.gpus == 0 and self.strategy is not Strategy.single:
             raise ValueError(f"strategy `{self.strategy.value}` needs GPUs; on the CPU choose single")
         if self.gpus == 0 and self.precision is not Precision.no:
@@ -110,10 +114,14 @@ class Answers(BaseModel):
         if self.offload_optimizer and not self.uses_deepspeed:
             raise ValueError("optimizer offload is a DeepSpeed feature; choose zero1/2/3")
         if self.precision is Precision.fp8 and self.uses_deepspeed:
-            raise ValueError("fp8 cannot be combined with a DeepSpeed JSON here: the JSON owns precision and "
-                             "has no fp8 setting; choose bf16 or use ddp/fsdp")
+            raise ValueError(
+                "fp8 cannot be combined with a DeepSpeed JSON here: the JSON owns precision and "
+                "has no fp8 setting; choose bf16 or use ddp/fsdp"
+            )
         if self.machine_rank >= self.num_machines:
-            raise ValueError(f"machine_rank {self.machine_rank} must be below num_machines {self.num_machines}")
+            raise ValueError(
+                f"machine_rank {self.machine_rank} must be below num_machines {self.num_machines}"
+            )
         if self.num_machines > 1 and self.launcher is Launcher.per_node and not self.main_process_ip:
             raise ValueError("multi-node training needs main_process_ip (the address of machine 0)")
         return self

@@ -1,8 +1,8 @@
 """Answers -> the two config dicts, each field with one owner.
 
 With DeepSpeed the JSON owns precision, micro-batch, accumulation and clipping, and the YAML only points at it
-(accelerate raises if `mixed_precision`, `gradient_accumulation_steps`, `gradient_clipping`, `zero_stage` or an
-offload key sits next to `deepspeed_config_file`); the YAML keeps `zero3_init_flag`, which accelerate allows.
+(accelerate raises if `mixed_precision`, `gradient_accumulation_steps`, `gradient_clipping`, `zero_stage` or
+an offload key sits next to `deepspeed_config_file`); the YAML keeps `zero3_init_flag`, which it allows.
 """
 
 from __future__ import annotations
@@ -22,12 +22,23 @@ class ConfigPair:
     deepspeed: dict[str, Any] | None
 
 
-DISTRIBUTED_TYPE = {Strategy.single: "NO", Strategy.ddp: "MULTI_GPU", Strategy.fsdp: "FSDP",
-                    Strategy.zero1: "DEEPSPEED", Strategy.zero2: "DEEPSPEED", Strategy.zero3: "DEEPSPEED"}
+DISTRIBUTED_TYPE = {
+    Strategy.single: "NO",
+    Strategy.ddp: "MULTI_GPU",
+    Strategy.fsdp: "FSDP",
+    Strategy.zero1: "DEEPSPEED",
+    Strategy.zero2: "DEEPSPEED",
+    Strategy.zero3: "DEEPSPEED",
+}
 
 
-def build(answers: Answers, system: MachineProfile, *,
-          deepspeed_file: Path | str = DEFAULT_DEEPSPEED_CONFIG, hidden_size: int | None = None) -> ConfigPair:
+def build(
+    answers: Answers,
+    system: MachineProfile,
+    *,
+    deepspeed_file: Path | str = DEFAULT_DEEPSPEED_CONFIG,
+    hidden_size: int | None = None,
+) -> ConfigPair:
     """The Accelerate YAML dict and, for DeepSpeed strategies, the DeepSpeed JSON dict it references."""
     machines = machines_in_file(answers)
     config: dict[str, Any] = {
@@ -83,8 +94,10 @@ def _fsdp(answers: Answers) -> dict[str, Any]:
 
 
 def _deepspeed_section(answers: Answers, deepspeed_file: Path | str) -> dict[str, Any]:
-    section: dict[str, Any] = {"deepspeed_config_file": str(deepspeed_file),
-                               "zero3_init_flag": bool(answers.zero3_init) and answers.strategy is Strategy.zero3}
+    section: dict[str, Any] = {
+        "deepspeed_config_file": str(deepspeed_file),
+        "zero3_init_flag": bool(answers.zero3_init) and answers.strategy is Strategy.zero3,
+    }
     if answers.num_machines > 1:
         # `standard` = torchrun on every node (started by srun or by hand); pdsh, the default, needs ssh.
         section["deepspeed_multinode_launcher"] = "standard"
@@ -123,8 +136,14 @@ def _fp16(enabled: bool) -> dict[str, Any]:
     if not enabled:
         return {"enabled": False}
     # loss_scale 0 = dynamic loss scaling, DeepSpeed's documented default for fp16 training.
-    return {"enabled": True, "loss_scale": 0, "initial_scale_power": 16, "loss_scale_window": 1000,
-            "hysteresis": 2, "min_loss_scale": 1}
+    return {
+        "enabled": True,
+        "loss_scale": 0,
+        "initial_scale_power": 16,
+        "loss_scale_window": 1000,
+        "hysteresis": 2,
+        "min_loss_scale": 1,
+    }
 
 
 def launch_commands(answers: Answers, config_path: Path | str, script: str = "train.py") -> list[str]:
@@ -136,8 +155,12 @@ def launch_commands(answers: Answers, config_path: Path | str, script: str = "tr
     base += f" --rdzv_backend {answers.rdzv_backend or 'c10d'}"
     if answers.launcher is Launcher.slurm:
         # srun starts one task per node; each derives its rank and the main address from SLURM.
-        return [f"srun --nodes={answers.num_machines} --ntasks-per-node=1 bash -c '{base} "
-                f"--num_machines {answers.num_machines} --num_processes {answers.world_size} "
-                "--machine_rank $SLURM_NODEID --main_process_ip $(scontrol show hostnames $SLURM_JOB_NODELIST "
-                f"| head -n 1) --main_process_port {answers.main_process_port} {script}'"]
-    return [f"{base} --machine_rank {rank} {script}   # on machine {rank}" for rank in range(answers.num_machines)]
+        return [
+            f"srun --nodes={answers.num_machines} --ntasks-per-node=1 bash -c '{base} "
+            f"--num_machines {answers.num_machines} --num_processes {answers.world_size} "
+            "--machine_rank $SLURM_NODEID --main_process_ip $(scontrol show hostnames $SLURM_JOB_NODELIST "
+            f"| head -n 1) --main_process_port {answers.main_process_port} {script}'"
+        ]
+    return [
+        f"{base} --machine_rank {rank} {script}   # on machine {rank}" for rank in range(answers.num_machines)
+    ]

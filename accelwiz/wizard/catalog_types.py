@@ -20,7 +20,7 @@ class Choice:
 
 @dataclass(frozen=True)
 class Question:
-    """One question. `default`, `choices` and `explain` may be computed from the answers so far and the machine.
+    """One question; default, choices and explain may be computed from the answers so far and the machine.
 
     `default=None` means the question has no default: non-interactive runs must supply an answer.
     """

@@ -22,16 +22,20 @@ class Prompter(Protocol):
 
 @dataclass
 class Walk:
-    """The raw answers and, per question, whether its predicate applied (tests assert branch coverage on it)."""
+    """The raw answers and, per question, whether its predicate applied (tests assert branch coverage)."""
 
     answers: dict[str, Any] = field(default_factory=dict)
     decisions: list[tuple[Question, bool]] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
 
 
-def walk(catalog: Sequence[Question], system: MachineProfile, prompter: Prompter,
-         preset: Mapping[str, Any] = MappingProxyType({})) -> Walk:
-    """Ask every applicable question that `preset` does not answer; preset answers are parsed like typed ones."""
+def walk(
+    catalog: Sequence[Question],
+    system: MachineProfile,
+    prompter: Prompter,
+    preset: Mapping[str, Any] = MappingProxyType({}),
+) -> Walk:
+    """Ask each applicable question `preset` does not answer; preset answers are parsed like typed ones."""
     result = Walk()
     for question in catalog:
         applies = question.when(result.answers, system)
@@ -46,12 +50,17 @@ def walk(catalog: Sequence[Question], system: MachineProfile, prompter: Prompter
             continue
         note = question.explain(result.answers, system) if question.explain else None
         result.answers[question.key] = prompter.ask(
-            question, default=question.resolve_default(result.answers, system), choices=choices, note=note)
+            question, default=question.resolve_default(result.answers, system), choices=choices, note=note
+        )
     return result
 
 
-def ask(catalog: Sequence[Question], system: MachineProfile, prompter: Prompter,
-        preset: Mapping[str, Any] = MappingProxyType({})) -> Answers:
+def ask(
+    catalog: Sequence[Question],
+    system: MachineProfile,
+    prompter: Prompter,
+    preset: Mapping[str, Any] = MappingProxyType({}),
+) -> Answers:
     """Walk the catalog and return validated Answers (UsageError naming the first inconsistency)."""
     return validate(walk(catalog, system, prompter, preset).answers, system)
 
@@ -65,8 +74,10 @@ def validate(answers: Mapping[str, Any], system: MachineProfile) -> Answers:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         message = first["msg"].removeprefix("Value error, ")
-        raise UsageError(f"inconsistent answers: {where + ': ' if where else ''}{message}",
-                         hint="change the answer (or --answers entry) named above") from None
+        raise UsageError(
+            f"inconsistent answers: {where + ': ' if where else ''}{message}",
+            hint="change the answer (or --answers entry) named above",
+        ) from None
 
 
 def parse_answer(question: Question, raw: Any, choices: Sequence[Choice]) -> Any:
@@ -121,4 +132,11 @@ def _text(question: Question, raw: Any, choices: Sequence[Choice]) -> str:
     return str(raw).strip()
 
 
-_PARSERS = {"select": _select, "confirm": _confirm, "int": _int, "float": _float, "text": _text, "path": _text}
+_PARSERS = {
+    "select": _select,
+    "confirm": _confirm,
+    "int": _int,
+    "float": _float,
+    "text": _text,
+    "path": _text,
+}

@@ -10,9 +10,11 @@ from accelwiz.defaults import DEFAULT_DEEPSPEED_CONFIG
 from accelwiz.probe.model import MachineProfile
 from accelwiz.wizard.answers import Answers, Launcher
 from accelwiz.wizard.build import build, launch_commands
-from accelwiz.wizard.plan import GIB, Option, plan_for
+from accelwiz.wizard.plan import GIB, Option, plan_for, workload_for
 from accelwiz.wizard.render import Header, describe_hardware, render_json, render_yaml
 from accelwiz.wizard.write import OutputFile, check_rendered
+
+NOT_FITTING = "DOES NOT FIT"
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,7 @@ class Generated:
     accelerate: OutputFile
     deepspeed: OutputFile | None
     diagnostics: list[Any]
+    estimate: str
 
     @property
     def files(self) -> list[OutputFile]:
@@ -34,11 +37,18 @@ def deepspeed_path_for(output: Path) -> Path:
 def generate(answers: Answers, system: MachineProfile, *, output: Path, command: str) -> Generated:
     json_path = deepspeed_path_for(output)
     pair = build(answers, system, deepspeed_file=json_path, hidden_size=_hidden_size(answers.model))
-    header = Header(command=command, hardware=describe_hardware(system), estimate=estimate_line(answers, system),
-                    launch=launch_commands(answers, output), extra=_training_settings(answers))
+    estimate = estimate_line(answers, system)
+    header = Header(
+        command=command,
+        hardware=describe_hardware(system),
+        estimate=estimate,
+        launch=launch_commands(answers, output),
+        extra=_training_settings(answers),
+    )
     yaml_file = OutputFile(output, render_yaml(pair.accelerate, header))
     json_file = OutputFile(json_path, render_json(pair.deepspeed)) if pair.deepspeed is not None else None
-    return Generated(yaml_file, json_file, check_rendered(yaml_file, json_file, system))
+    workload = workload_for(answers.model_dump(), system) if answers.model else None
+    return Generated(yaml_file, json_file, check_rendered(yaml_file, json_file, system, workload), estimate)
 
 
 def estimate_line(answers: Answers, system: MachineProfile) -> str:
@@ -47,40 +57,49 @@ def estimate_line(answers: Answers, system: MachineProfile) -> str:
         reason = "no model named" if not answers.model else "no GPU"
         return f"not estimated ({reason}; `accelwiz estimate --model NAME` gives one)"
     option = _chosen_option(plan.options, answers)
-    workload = (f"{answers.model}, {answers.regime.value if answers.regime else 'full'}, seq {answers.seq_len}, "
-                f"micro-batch {answers.micro_batch}")
+    workload = (
+        f"{answers.model}, {answers.regime.value if answers.regime else 'full'}, seq {answers.seq_len}, "
+        f"micro-batch {answers.micro_batch}"
+    )
     if option is None:
         return f"{answers.strategy.label} was not costed by the estimator ({workload})"
-    verdict = "fits" if option.fits else "DOES NOT FIT"
-    return (f"{option.label}: {option.per_gpu_bytes / GIB:.1f} of {plan.gpu_memory_bytes / GIB:.1f} GiB per GPU, "
-            f"{verdict} ({workload})")
+    verdict = "fits" if option.fits else NOT_FITTING
+    return (
+        f"{option.label}: {option.per_gpu_bytes / GIB:.1f} of {plan.gpu_memory_bytes / GIB:.1f} GiB per GPU, "
+        f"{verdict} ({workload})"
+    )
 
 
 def _chosen_option(options: tuple[Option, ...], answers: Answers) -> Option | None:
     same = [o for o in options if o.strategy is answers.strategy]
-    exact = [o for o in same if (o.offload_optimizer, o.offload_params)
-             == (answers.offload_optimizer, answers.offload_params)]
+    exact = [
+        o
+        for o in same
+        if (o.offload_optimizer, o.offload_params) == (answers.offload_optimizer, answers.offload_params)
+    ]
     return (exact or same or [None])[0]
 
 
 def _training_settings(answers: Answers) -> list[str]:
     """Settings the training script applies when no DeepSpeed JSON carries them."""
-    settings = (f"micro-batch {answers.micro_batch}, gradient accumulation {answers.gradient_accumulation}, "
-                f"{answers.world_size} process(es): global batch {answers.global_batch}; gradient clipping "
-                f"{answers.gradient_clipping:g}" + (" (off)" if answers.gradient_clipping == 0 else ""))
+    settings = (
+        f"micro-batch {answers.micro_batch}, gradient accumulation {answers.gradient_accumulation}, "
+        f"{answers.world_size} process(es): global batch {answers.global_batch}; gradient clipping "
+        f"{answers.gradient_clipping:g}" + (" (off)" if answers.gradient_clipping == 0 else "")
+    )
     where = "(in the DeepSpeed JSON)" if answers.uses_deepspeed else "(give these to the training script)"
     lines = [f"Training: {settings} {where}"]
     if answers.launcher is Launcher.slurm:
-        lines.append(f"Multi-node: this file describes one node; the srun command below adds the other "
-                     f"{answers.num_machines - 1} machine(s), each node's rank and the head node's address")
+        lines.append(
+            f"Multi-node: this file describes one node; the srun command below adds the other "
+            f"{answers.num_machines - 1} machine(s), each node's rank and the head node's address"
+        )
     return lines
 
 
 def _hidden_size(model: str | None) -> int | None:
     if not model:
         return None
-    try:
-        from accelwiz.estimate.models import resolve_model
-    except ImportError:
-        return None
-    return getattr(resolve_model(model), "hidden_size", None)
+    from accelwiz.estimate.models import resolve_model
+
+    return resolve_model(model).hidden_size

@@ -19,8 +19,10 @@ class DefaultsPrompter:
 
     def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None) -> Any:
         if default is None:
-            raise UsageError(f"`{question.key}` has no default and no answer was given",
-                             hint=f"pass it in an --answers file ({question.key}: ...): {question.help}")
+            raise UsageError(
+                f"`{question.key}` has no default and no answer was given",
+                hint=f"pass it in an --answers file ({question.key}: ...): {question.help}",
+            )
         if self.log is not None:
             shown = next((c.label for c in choices if c.value == default), getattr(default, "value", default))
             self.log.write(f"{question.prompt} {shown}" + (f"  ({note})" if note else "") + "\n")
@@ -37,8 +39,10 @@ class ScriptedPrompter:
     def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None) -> Any:
         self.asked.append(question.key)
         if question.key not in self.answers:
-            raise UsageError(f"no scripted answer for `{question.key}` ({question.prompt})",
-                             hint="add it to the answers, or use --defaults to accept the rest")
+            raise UsageError(
+                f"no scripted answer for `{question.key}` ({question.prompt})",
+                hint="add it to the answers, or use --defaults to accept the rest",
+            )
         return parse_answer(question, self.answers[question.key], choices)
 
 
@@ -98,6 +102,8 @@ class NoTerminalPrompter:
     """Standard input is not a terminal and the answers ran out: fail clearly instead of waiting forever."""
 
     def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None) -> Any:
-        raise UsageError(f"no terminal to ask `{question.key}` ({question.prompt})",
-                         hint="pass --defaults to accept the defaults, or give it in --answers FILE "
-                              f"({question.key}: ...)")
+        raise UsageError(
+            f"no terminal to ask `{question.key}` ({question.prompt})",
+            hint="pass --defaults to accept the defaults, or give it in --answers FILE "
+            f"({question.key}: ...)",
+        )

@@ -36,8 +36,14 @@ def render_yaml(config: dict[str, Any], header: Header | None) -> str:
 
 
 def header_text(header: Header) -> str:
-    lines = [f"Written by: {header.command}", f"Hardware: {header.hardware}", f"Memory: {header.estimate}",
-             *header.extra, "Launch:", *(f"  {command}" for command in header.launch)]
+    lines = [
+        f"Written by: {header.command}",
+        f"Hardware: {header.hardware}",
+        f"Memory: {header.estimate}",
+        *header.extra,
+        "Launch:",
+        *(f"  {command}" for command in header.launch),
+    ]
     schema = schemas_dir() / SCHEMA_FILE
     return "".join(f"# {line}\n" for line in lines) + f"# yaml-language-server: $schema={schema}\n"
 
@@ -53,6 +59,8 @@ def describe_hardware(system: Any) -> str:
         return f"CPU only ({ram:.1f} GiB RAM), {system.num_machines} machine(s)"
     gpu = system.gpus[0]
     major, minor = gpu.compute_capability
-    return (f"{system.gpu_count} x {gpu.name} ({gpu.memory_total_bytes / 1024**3:.1f} GiB, sm_{major}{minor}) "
-            f"per machine, {system.num_machines} machine(s), {ram:.0f} GiB RAM"
-            + (f" [{system.name}]" if system.name else ""))
+    return (
+        f"{system.gpu_count} x {gpu.name} ({gpu.memory_total_bytes / 1024**3:.1f} GiB, sm_{major}{minor}) "
+        f"per machine, {system.num_machines} machine(s), {ram:.0f} GiB RAM"
+        + (f" [{system.name}]" if system.name else "")
+    )

@@ -44,8 +44,9 @@ def preset_answers(answers_file: Path | None, options: Mapping[str, Any]) -> dic
     preset.update({key: value for key, value in options.items() if value is not None})
     unknown = sorted(set(preset) - set(valid_keys()))
     if unknown:
-        raise UsageError(f"unknown answer key(s): {', '.join(unknown)}",
-                         hint=f"valid keys: {', '.join(valid_keys())}")
+        raise UsageError(
+            f"unknown answer key(s): {', '.join(unknown)}", hint=f"valid keys: {', '.join(valid_keys())}"
+        )
     return preset
 
 
@@ -55,14 +56,18 @@ def read_answers_file(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}", hint="pass an existing answers YAML") from None
+        raise InputError(
+            f"cannot read {path}: {exc.strerror}", hint="pass an existing answers YAML"
+        ) from None
     except yaml.YAMLError as exc:
         raise InputError(f"{path} is not valid YAML: {exc}", hint="write one `key: value` per line") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise InputError(f"{path}: expected `key: value` lines, found a {type(data).__name__}",
-                         hint=f"valid keys: {', '.join(valid_keys())}")
+        raise InputError(
+            f"{path}: expected `key: value` lines, found a {type(data).__name__}",
+            hint=f"valid keys: {', '.join(valid_keys())}",
+        )
     return {str(key): value for key, value in data.items()}
 
 
@@ -82,7 +87,7 @@ def run_init(request: InitRequest, console: Console) -> list[Path]:
     from accelwiz.probe.profiles import load_system
     from accelwiz.wizard.catalog import CATALOG, SYSTEM_QUESTION
     from accelwiz.wizard.flow import validate, walk
-    from accelwiz.wizard.generate import generate
+    from accelwiz.wizard.generate import NOT_FITTING, generate
     from accelwiz.wizard.prompters import QuestionaryPrompter
 
     preset = preset_answers(request.answers_file, request.options)
@@ -94,6 +99,8 @@ def run_init(request: InitRequest, console: Console) -> list[Path]:
         console.warn(f"answer `{key}` ignored: the question does not apply to these answers")
     answers = validate(result.answers, system)
     generated = generate(answers, system, output=request.output, command=request.command)
+    if NOT_FITTING in generated.estimate:
+        console.warn(f"by the estimate this will run out of GPU memory: {generated.estimate}")
     report_diagnostics(generated.diagnostics, console)
     if request.dry_run:
         for file in generated.files:
@@ -119,15 +126,18 @@ def report_diagnostics(diagnostics: list[Any], console: Console) -> None:
     console.info(render_text(diagnostics).rstrip("\n"))
     errors = errors_of(diagnostics)
     if errors:
-        raise ChecksFailed(f"the generated configs have {len(errors)} error(s) (shown above); nothing was written",
-                           hint="change the answers named in the errors and run `accelwiz init` again")
+        raise ChecksFailed(
+            f"the generated configs have {len(errors)} error(s) (shown above); nothing was written",
+            hint="change the answers named in the errors and run `accelwiz init` again",
+        )
 
 
 def _confirm_overwrite(path: Path) -> bool:
     import questionary
 
-    return bool(questionary.confirm(f"{path} exists. Replace it (a .bak copy is kept)?", default=False)
-                .unsafe_ask())
+    return bool(
+        questionary.confirm(f"{path} exists. Replace it (a .bak copy is kept)?", default=False).unsafe_ask()
+    )
 
 
 def copy_template(name: str, request: InitRequest, console: Console) -> list[Path]:
@@ -140,8 +150,11 @@ def copy_template(name: str, request: InitRequest, console: Console) -> list[Pat
         for file in files:
             console.data(f"# ==> {file.path} <==\n{file.text}")
         return []
-    confirm = _confirm_overwrite if (request.interactive or (request.interactive is None and sys.stdin.isatty())) \
+    confirm = (
+        _confirm_overwrite
+        if (request.interactive or (request.interactive is None and sys.stdin.isatty()))
         else None
+    )
     write_files(files, force=request.force, confirm_overwrite=confirm)
     console.info(f"wrote {', '.join(str(f.path) for f in files)} from template {name!r}")
     return [f.path for f in files]

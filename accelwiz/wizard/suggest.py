@@ -11,7 +11,7 @@ from accelwiz.wizard.catalog_types import Choice
 from accelwiz.wizard.plan import GIB, plan_for
 from accelwiz.wizard.predicates import uses_deepspeed
 
-# fp8 training through accelerate needs one of these backends (accelerate's fp8_config.backend TE / AO / MSAMP).
+# fp8 training through accelerate needs one of these backends (fp8_config.backend TE / AO / MSAMP).
 FP8_BACKENDS = ("transformer_engine", "torchao", "msamp")
 
 
@@ -29,9 +29,11 @@ def default_machines(answers: Mapping[str, Any], system: MachineProfile) -> int:
 
 
 def regime_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
-    return [Choice("Full fine-tuning (every weight trains)", Regime.full),
-            Choice("LoRA (small adapters on a frozen model)", Regime.lora),
-            Choice("QLoRA (LoRA on a 4-bit quantized model)", Regime.qlora)]
+    return [
+        Choice("Full fine-tuning (every weight trains)", Regime.full),
+        Choice("LoRA (small adapters on a frozen model)", Regime.lora),
+        Choice("QLoRA (LoRA on a 4-bit quantized model)", Regime.qlora),
+    ]
 
 
 def strategy_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
@@ -101,15 +103,18 @@ def default_precision(answers: Mapping[str, Any], system: MachineProfile) -> Pre
 
 def precision_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
     bf16 = "bf16" if system.native_bf16 else "bf16 (emulated on this GPU: slow)"
-    choices = [Choice(bf16, Precision.bf16), Choice("fp16 (with loss scaling)", Precision.fp16),
-               Choice("no (full fp32)", Precision.no)]
+    choices = [
+        Choice(bf16, Precision.bf16),
+        Choice("fp16 (with loss scaling)", Precision.fp16),
+        Choice("no (full fp32)", Precision.no),
+    ]
     if fp8_available(answers, system):
         choices.append(Choice("fp8 (needs the installed fp8 backend)", Precision.fp8))
     return choices
 
 
 def fp8_available(answers: Mapping[str, Any], system: MachineProfile) -> bool:
-    """fp8 needs Ada/Hopper GPUs, an installed backend, and a YAML that may carry mixed_precision (not DeepSpeed)."""
+    """fp8 needs Ada/Hopper GPUs, a backend, and a YAML that may hold mixed_precision (so not DeepSpeed)."""
     backend = any(system.packages.get(name) for name in FP8_BACKENDS)
     return system.fp8 and backend and not uses_deepspeed(answers, system)
 
@@ -120,10 +125,14 @@ def explain_accumulation(answers: Mapping[str, Any], system: MachineProfile) -> 
 
 
 def launcher_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
-    return [Choice("SLURM (one srun starts every node; ranks come from SLURM)", Launcher.slurm),
-            Choice("Per-node commands (run the printed command on each machine)", Launcher.per_node)]
+    return [
+        Choice("SLURM (one srun starts every node; ranks come from SLURM)", Launcher.slurm),
+        Choice("Per-node commands (run the printed command on each machine)", Launcher.per_node),
+    ]
 
 
 def rdzv_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
-    return [Choice("c10d (torch's rendezvous; tolerates nodes starting at different times)", "c10d"),
-            Choice("static (fixed ranks; every node must start together)", "static")]
+    return [
+        Choice("c10d (torch's rendezvous; tolerates nodes starting at different times)", "c10d"),
+        Choice("static (fixed ranks; every node must start together)", "static"),
+    ]

@@ -41,21 +41,26 @@ def find_template(name: str) -> Template:
     if name in templates:
         return templates[name]
     close = difflib.get_close_matches(name, templates, n=1)
-    raise UsageError(f"unknown template {name!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
-                     hint="list them with `accelwiz init --list-templates`")
+    raise UsageError(
+        f"unknown template {name!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
+        hint="list them with `accelwiz init --list-templates`",
+    )
 
 
 def template_files(template: Template, output: Path, deepspeed_output: Path) -> list[OutputFile]:
-    """The files a copy writes: the YAML (pointing at the copied JSON) and the JSON, if the template has one."""
+    """The files a copy writes: the YAML (pointing at the copied JSON), and the JSON if there is one."""
     text = template.yaml_path.read_text(encoding="utf-8")
     if template.json_path is None:
         return [OutputFile(output, text)]
     text = _REFERENCE.sub(lambda m: m.group(1) + _yaml_scalar(str(deepspeed_output)), text, count=1)
-    return [OutputFile(output, text), OutputFile(deepspeed_output, template.json_path.read_text(encoding="utf-8"))]
+    return [
+        OutputFile(output, text),
+        OutputFile(deepspeed_output, template.json_path.read_text(encoding="utf-8")),
+    ]
 
 
 def _yaml_scalar(text: str) -> str:
-    """The path as YAML: plain when it reads back unchanged, else double-quoted (JSON strings are valid YAML)."""
+    """The path as YAML: plain when it reads back unchanged, else double-quoted (JSON strings are YAML)."""
     import json
 
     import yaml

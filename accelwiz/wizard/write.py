@@ -20,14 +20,19 @@ class OutputFile:
     text: str
 
 
-def check_rendered(accelerate: OutputFile, deepspeed: OutputFile | None, system: Any = None) -> list[Any]:
-    """Every diagnostic the `check` rules report for the pair, as if the files were already on disk."""
+def check_rendered(
+    accelerate: OutputFile, deepspeed: OutputFile | None, system: Any = None, workload: Any = None
+) -> list[Any]:
+    """Every diagnostic the `check` rules report for the pair, as if the files were already on disk (with the
+    machine for the hardware rules and, when a model was named, the workload for the memory rules)."""
     from accelwiz.document import parse_text
     from accelwiz.rules.context import CheckContext, DeepSpeedReference
     from accelwiz.rules.engine import run_rules
     from accelwiz.rules.registry import select_rules
 
-    context = CheckContext(accelerate=parse_text(accelerate.text, accelerate.path), system=system)
+    context = CheckContext(
+        accelerate=parse_text(accelerate.text, accelerate.path), system=system, workload=workload
+    )
     if deepspeed is not None:
         context.deepspeed = parse_text(deepspeed.text, deepspeed.path, kind="deepspeed")
         written = context.accelerate.get("deepspeed_config", "deepspeed_config_file")
@@ -39,8 +44,9 @@ def errors_of(diagnostics: Sequence[Any]) -> list[Any]:
     return [d for d in diagnostics if getattr(d.severity, "value", d.severity) == "error"]
 
 
-def write_files(files: Sequence[OutputFile], *, force: bool,
-                confirm_overwrite: Callable[[Path], bool] | None = None) -> list[Path]:
+def write_files(
+    files: Sequence[OutputFile], *, force: bool, confirm_overwrite: Callable[[Path], bool] | None = None
+) -> list[Path]:
     """Write every file or none: existing targets need --force or a yes, and are kept as `<name>.bak`.
 
     All permissions are settled before the first byte is written; each file is written to a temporary file
@@ -51,8 +57,10 @@ def write_files(files: Sequence[OutputFile], *, force: bool,
         if path.is_dir():
             raise UsageError(f"{path} is a directory", hint="pass a file name with -o/--output")
         if not force and not (confirm_overwrite and confirm_overwrite(path)):
-            raise UsageError(f"{path} already exists; nothing was written",
-                             hint="pass --force to replace it (a .bak copy is kept), or choose -o/--output")
+            raise UsageError(
+                f"{path} already exists; nothing was written",
+                hint="pass --force to replace it (a .bak copy is kept), or choose -o/--output",
+            )
     backups = []
     for path in existing:
         backup = path.with_name(path.name + ".bak")

@@ -11,8 +11,11 @@ from accelwiz.wizard.catalog import CATALOG
 from accelwiz.wizard.write import errors_of
 from tests.wizard.scenarios import SCENARIOS, run_scenario
 
-PREDICATES = {name: fn for name, fn in inspect.getmembers(predicates, inspect.isfunction)
-              if fn.__module__ == predicates.__name__ and name != "always"}
+PREDICATES = {
+    name: fn
+    for name, fn in inspect.getmembers(predicates, inspect.isfunction)
+    if fn.__module__ == predicates.__name__ and name != "always"
+}
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,138 @@
+"""What the builder writes: one owner per setting, explicit values, hardware-aware defaults."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from accelwiz.wizard.answers import Precision, Strategy
+from accelwiz.wizard.build import build
+from accelwiz.wizard.catalog import CATALOG, question
+from accelwiz.wizard.flow import validate, walk
+from accelwiz.wizard.prompters import DefaultsPrompter
+from accelwiz.wizard.render import render_yaml
+from accelwiz.wizard.suggest import default_precision, precision_choices, strategy_choices
+from tests.wizard.scenarios import CPU, SCENARIOS, run_scenario, system
+
+# accelerate's DeepSpeedPlugin raises if any of these sits next to deepspeed_config_file
+# (`_deepspeed_config_checks`).
+FORBIDDEN_BESIDE_JSON = {
+    "gradient_accumulation_steps",
+    "gradient_clipping",
+    "zero_stage",
+    "offload_optimizer_device",
+    "offload_param_device",
+    "offload_param_nvme_path",
+    "offload_optimizer_nvme_path",
+    "zero3_save_16bit_model",
+}
+
+
+def defaults_for(machine, **preset):
+    result = walk(CATALOG, machine, DefaultsPrompter(), preset)
+    return validate(result.answers, machine)
+
+
+def test_cpu_defaults_are_a_working_cpu_config():
+    config = build(defaults_for(CPU), CPU).accelerate
+    assert (
+        config["distributed_type"],
+        config["use_cpu"],
+        config["num_processes"],
+        config["mixed_precision"],
+    ) == ("NO", True, 1, "no")
+    text = render_yaml(config, None)
+    assert "distributed_type: 'NO'" in text and "mixed_precision: 'no'" in text
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [s for s in SCENARIOS if s.script.get("strategy", "").startswith("zero")],
+    ids=lambda s: s.name,
+)
+def test_deepspeed_json_owns_precision_batch_accumulation_and_clipping(scenario):
+    generated = run_scenario(scenario).generated
+    accelerate = yaml.safe_load(generated.accelerate.text)
+    deepspeed = json.loads(generated.deepspeed.text)
+    assert "mixed_precision" not in accelerate
+    assert not FORBIDDEN_BESIDE_JSON & set(accelerate["deepspeed_config"])
+    assert accelerate["deepspeed_config"]["deepspeed_config_file"] == str(generated.deepspeed.path)
+    assert "zero3_init_flag" in accelerate["deepspeed_config"]
+    script = scenario.script
+    assert deepspeed["train_micro_batch_size_per_gpu"] == script["micro_batch"]
+    assert deepspeed["gradient_accumulation_steps"] == script["gradient_accumulation"]
+    assert deepspeed["gradient_clipping"] == float(script["gradient_clipping"])
+    assert deepspeed["bf16"]["enabled"] is (script["precision"] == "bf16")
+    assert deepspeed["fp16"]["enabled"] is (script["precision"] == "fp16")
+    assert deepspeed["zero_optimization"]["stage"] == int(script["strategy"][-1])
+    assert '"auto"' not in generated.deepspeed.text
+
+
+def test_clipping_off_is_written_as_zero():
+    machine = system("8xH100-80GB")
+    answers = defaults_for(machine, strategy="zero2", gradient_clipping=0)
+    assert build(answers, machine).deepspeed["gradient_clipping"] == 0.0
+
+
+def test_zero3_with_a_named_model_writes_hidden_size_buckets_not_auto():
+    machine = system("8xH100-80GB")
+    answers = defaults_for(machine, model="llama-3.1-8b", strategy="zero3")
+    zero = build(answers, machine, hidden_size=4096).deepspeed["zero_optimization"]
+    assert zero["reduce_bucket_size"] == 4096 * 4096
+    assert zero["stage3_param_persistence_threshold"] == 40960
+
+
+@pytest.mark.parametrize(
+    ("preset", "expected"),
+    [
+        ("8xH100-80GB", Precision.bf16),
+        ("2xV100-16GB", Precision.fp16),
+        ("1xT4", Precision.fp16),
+        ("cpu", Precision.no),
+    ],
+)
+def test_precision_default_follows_the_hardware(preset, expected):
+    assert default_precision({}, system(preset)) is expected
+
+
+def test_fp8_is_offered_only_with_fp8_gpus_a_backend_and_no_deepspeed_json():
+    h100 = system("8xH100-80GB")
+    with_te = h100.model_copy(update={"packages": {**h100.packages, "transformer_engine": "2.1"}})
+    without = h100.model_copy(
+        update={"packages": {**h100.packages, "transformer_engine": None, "torchao": None, "msamp": None}}
+    )
+    values = lambda machine, strategy: [c.value for c in precision_choices({"strategy": strategy}, machine)]  # noqa: E731
+    assert Precision.fp8 in values(with_te, Strategy.ddp)
+    assert Precision.fp8 not in values(with_te, Strategy.zero2)
+    assert Precision.fp8 not in values(without, Strategy.ddp)
+    assert Precision.fp8 not in values(
+        system("2xV100-16GB").model_copy(update={"packages": {"transformer_engine": "2.1"}}), Strategy.ddp
+    )
+
+
+def test_strategy_defaults_to_the_estimators_fastest_fitting_choice():
+    machine = system("8xH100-80GB")
+    small = defaults_for(machine, model="llama-3.2-1b")
+    large = defaults_for(machine, model="llama-3.1-70b")
+    assert small.strategy in (Strategy.ddp, Strategy.zero1)
+    assert large.strategy is Strategy.zero3 and large.offload_optimizer
+
+
+def test_strategy_choices_show_the_estimate():
+    labels = [c.label for c in strategy_choices({"model": "llama-3.1-8b", "gpus": 8}, system("8xH100-80GB"))]
+    assert all("GiB per GPU" in label for label in labels)
+
+
+def test_one_gpu_offers_no_replication_strategies():
+    values = [c.value for c in strategy_choices({"gpus": 1}, system("1xT4"))]
+    assert values == [Strategy.single, Strategy.zero2, Strategy.zero3]
+
+
+def test_param_offload_question_only_at_zero3_or_fsdp():
+    applies = question("offload_params").when
+    machine = system("8xH100-80GB")
+    assert [applies({"strategy": s}, machine) for s in Strategy] == [
+        s in (Strategy.zero3, Strategy.fsdp) for s in Strategy
+    ]

@@ -1,0 +1,164 @@
+"""`accelwiz init` without a terminal: defaults, answer files, options, dry runs, overwrites and templates."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from accelwiz.probe.profiles import load_system
+from accelwiz.wizard.templates import list_templates
+
+
+@pytest.fixture()
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_defaults_write_a_config_that_check_accepts(cli, in_tmp):
+    result = cli("init", "--defaults", "-o", "accelerate.yaml")
+    assert result.exit_code == 0, result.stderr
+    assert cli("check", "accelerate.yaml").exit_code == 0
+    if not load_system("local").gpus:  # this machine (and CI) has no GPU: a working CPU config
+        config = yaml.safe_load((in_tmp / "accelerate.yaml").read_text())
+        assert (
+            config["distributed_type"],
+            config["use_cpu"],
+            config["num_processes"],
+            config["mixed_precision"],
+        ) == ("NO", True, 1, "no")
+
+
+def test_header_says_how_when_and_for_what(cli, in_tmp):
+    assert cli("init", "--defaults", "--system", "8xH100-80GB", "--model", "llama-3.1-8b").exit_code == 0
+    text = (in_tmp / "accelerate.yaml").read_text()
+    header = [line for line in text.splitlines() if line.startswith("#")]
+    assert any("8 x NVIDIA H100" in line for line in header)
+    assert any(line.startswith("# Memory:") and "GiB per GPU" in line for line in header)
+    assert any("accelerate launch --config_file accelerate.yaml" in line for line in header)
+    assert any(
+        line.startswith("# yaml-language-server: $schema=") and line.endswith("accelerate-config.schema.json")
+        for line in header
+    )
+
+
+def test_options_and_answers_file_combine(cli, in_tmp):
+    (in_tmp / "answers.yaml").write_text("micro_batch: 4\ngradient_accumulation: 8\ngradient_clipping: 0\n")
+    result = cli(
+        "init",
+        "--answers",
+        "answers.yaml",
+        "--defaults",
+        "--system",
+        "8xH100-80GB",
+        "--strategy",
+        "zero2",
+        "--precision",
+        "bf16",
+        "--gpus",
+        "4",
+    )
+    assert result.exit_code == 0, result.stderr
+    config = yaml.safe_load((in_tmp / "accelerate.yaml").read_text())
+    deepspeed = json.loads((in_tmp / "ds_config.json").read_text())
+    assert (
+        config["num_processes"] == 4
+        and config["deepspeed_config"]["deepspeed_config_file"] == "ds_config.json"
+    )
+    assert (
+        deepspeed["train_micro_batch_size_per_gpu"],
+        deepspeed["gradient_accumulation_steps"],
+        deepspeed["gradient_clipping"],
+        deepspeed["zero_optimization"]["stage"],
+    ) == (4, 8, 0.0, 2)
+    assert cli("check", "accelerate.yaml").exit_code == 0
+
+
+def test_unknown_answer_keys_are_a_usage_error_listing_valid_ones(cli, in_tmp):
+    (in_tmp / "answers.yaml").write_text("zero_stage: 3\n")
+    result = cli("init", "--answers", "answers.yaml", "--defaults")
+    assert result.exit_code == 2
+    assert "zero_stage" in result.stderr and "strategy" in result.stderr
+    assert not (in_tmp / "accelerate.yaml").exists()
+
+
+def test_without_a_terminal_missing_answers_exit_2_instead_of_hanging(cli, in_tmp):
+    result = cli("init", "--system", "8xH100-80GB")
+    assert result.exit_code == 2
+    assert "no terminal" in result.stderr and "--defaults" in result.stderr
+    assert list(in_tmp.iterdir()) == []
+
+
+def test_a_complete_answers_file_needs_no_terminal(cli, in_tmp):
+    (in_tmp / "answers.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "system": "1xT4",
+                "model": "",
+                "micro_batch": 1,
+                "num_machines": 1,
+                "gpus": 1,
+                "strategy": "single",
+                "precision": "fp16",
+                "gradient_accumulation": 2,
+                "gradient_clipping": 1.0,
+                "torch_compile": False,
+            }
+        )
+    )
+    result = cli("init", "--answers", "answers.yaml")
+    assert result.exit_code == 0, result.stderr
+    assert yaml.safe_load((in_tmp / "accelerate.yaml").read_text())["mixed_precision"] == "fp16"
+
+
+def test_inconsistent_answers_are_a_usage_error(cli, in_tmp):
+    result = cli("init", "--defaults", "--system", "1xT4", "--strategy", "ddp")
+    assert result.exit_code == 2
+    assert not (in_tmp / "accelerate.yaml").exists()
+
+
+def test_dry_run_prints_and_writes_nothing(cli, in_tmp):
+    result = cli("init", "--defaults", "--system", "8xH100-80GB", "--strategy", "zero3", "--dry-run")
+    assert result.exit_code == 0
+    assert "distributed_type: DEEPSPEED" in result.stdout and '"stage": 3' in result.stdout
+    assert list(in_tmp.iterdir()) == []
+
+
+def test_existing_file_needs_force_and_keeps_a_backup(cli, in_tmp):
+    (in_tmp / "accelerate.yaml").write_text("# mine\ndistributed_type: 'NO'\n")
+    refused = cli("init", "--defaults")
+    assert refused.exit_code == 2 and "--force" in refused.stderr
+    assert (in_tmp / "accelerate.yaml").read_text() == "# mine\ndistributed_type: 'NO'\n"
+    assert cli("init", "--defaults", "--force").exit_code == 0
+    assert (in_tmp / "accelerate.yaml.bak").read_text() == "# mine\ndistributed_type: 'NO'\n"
+    assert "Written by: accelwiz init" in (in_tmp / "accelerate.yaml").read_text()
+
+
+def test_an_existing_json_blocks_the_pair(cli, in_tmp):
+    (in_tmp / "ds_config.json").write_text("{}\n")
+    result = cli("init", "--defaults", "--system", "8xH100-80GB", "--strategy", "zero2")
+    assert result.exit_code == 2
+    assert not (in_tmp / "accelerate.yaml").exists()  # both files or neither
+
+
+def test_list_templates(cli):
+    result = cli("init", "--list-templates")
+    assert result.exit_code == 0
+    assert {t.name for t in list_templates()} == {line.split()[0] for line in result.stdout.splitlines()}
+
+
+def test_template_copies_yaml_and_json_and_repoints_the_reference(cli, in_tmp):
+    result = cli("init", "--template", "zero3-offload", "-o", "configs/accelerate.yaml")
+    assert result.exit_code == 0, result.stderr
+    config = yaml.safe_load((in_tmp / "configs/accelerate.yaml").read_text())
+    assert config["deepspeed_config"]["deepspeed_config_file"] == "configs/ds_config.json"
+    assert json.loads((in_tmp / "configs/ds_config.json").read_text())["zero_optimization"]["stage"] == 3
+    checked = cli("check", "configs/accelerate.yaml")
+    assert checked.exit_code == 0 and "warning" not in checked.stdout
+
+
+def test_unknown_template_suggests_a_close_name(cli, in_tmp):
+    result = cli("init", "--template", "zero-3")
+    assert result.exit_code == 2 and "zero3" in result.stderr

@@ -1,0 +1,54 @@
+"""The generated files are accepted by the libraries' own readers: accelerate's config loader and DeepSpeed's
+DeepSpeedConfig (with torch.distributed faked to the planned world size, as the batch identity needs it)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.wizard.real_clients import deepspeed_validator
+from tests.wizard.scenarios import SCENARIOS, run_scenario
+
+
+@pytest.fixture(scope="module")
+def load_accelerate_config():
+    from accelerate.commands.config.config_args import load_config_from_file
+
+    return load_config_from_file
+
+
+@pytest.fixture(scope="module")
+def deepspeed_config():
+    yield from deepspeed_validator()
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_accelerate_loads_the_yaml(scenario, tmp_path, monkeypatch, load_accelerate_config):
+    monkeypatch.chdir(tmp_path)
+    generated = run_scenario(scenario).generated
+    for file in generated.files:
+        file.path.write_text(file.text)
+    loaded = load_accelerate_config(str(generated.accelerate.path))
+    expected = {"single": "NO", "ddp": "MULTI_GPU", "fsdp": "FSDP"}.get(
+        scenario.script.get("strategy", "single"), "DEEPSPEED"
+    )
+    assert str(loaded.distributed_type).rsplit(".", 1)[-1] == expected
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [s for s in SCENARIOS if s.script.get("strategy", "").startswith("zero")],
+    ids=lambda s: s.name,
+)
+def test_deepspeed_accepts_the_json(scenario, deepspeed_config):
+    generated = run_scenario(scenario).generated
+    config = json.loads(generated.deepspeed.text)
+    world = scenario.script["gpus"] * scenario.script["num_machines"]
+    parsed = deepspeed_config(config, world)
+    assert (
+        parsed.train_batch_size
+        == config["train_micro_batch_size_per_gpu"] * config["gradient_accumulation_steps"] * world
+    )
+    assert parsed.zero_optimization_stage == config["zero_optimization"]["stage"]
+    assert parsed.gradient_clipping == config["gradient_clipping"]
