@@ -590,8 +590,9 @@ def moe_layer_names_with_old_deepspeed(ctx: CheckContext) -> Iterator[Finding]:
 def num_machines_differs_from_system(ctx: CheckContext) -> Iterator[Finding]:
     """
     ## What it does
-    Compares the config's `num_machines` with the node count of the preset or profile it is checked against
-    (a local probe describes one node and says nothing about the cluster, so it is not compared).
+    Compares the config's `num_machines` with the node count of the preset, or of a profile that describes
+    several nodes. A probe (live or saved) describes one node and says nothing about the cluster, so a
+    one-node profile is not compared.
 
     ## Why is this bad?
     The plan (processes per node, memory per GPU, global batch) was made for a different cluster than the one
@@ -605,7 +606,7 @@ def num_machines_differs_from_system(ctx: CheckContext) -> Iterator[Finding]:
     checked with `--system 2x8xH100`. Use instead: `num_machines: 2` and `num_processes: 16`.
     """
     system = ctx.system
-    if system is None or system.source == "probe" or ctx.accelerate is None:
+    if system is None or ctx.accelerate is None or (system.source != "preset" and system.num_machines == 1):
         return
     machines = _int(_yaml(ctx, "num_machines"))
     configured = machines if machines is not None else 1

@@ -185,6 +185,15 @@ def test_nvme_space_uses_the_model_size_when_one_is_given(write):
     assert "writes about 78.2 GiB" in finding.message
 
 
+def test_num_machines_is_compared_only_with_profiles_that_describe_a_cluster(write):
+    two_nodes = write("a.yaml", "distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: 16\n")
+    assert "AW616" not in codes(two_nodes, select=HARDWARE, system=system("8xH100-80GB.json"))  # one probed node
+    assert "AW616" not in codes(two_nodes, select=HARDWARE, system=load_system("local"))
+    assert "AW616" in codes(two_nodes, select=HARDWARE, system=system("8xH100-80GB"))
+    one_node = write("b.yaml", "distributed_type: MULTI_GPU\nnum_processes: 8\n")
+    assert "AW616" in codes(one_node, select=HARDWARE, system=system("2x8xH100.json"))
+
+
 def test_version_rules_stay_silent_when_packages_are_unknown(write):
     config = write("a.yaml", "distributed_type: DEEPSPEED\nmixed_precision: fp8\nfsdp_config:\n"
                              "  fsdp_version: 2\ndeepspeed_config:\n  deepspeed_multinode_launcher: nossh\n")
