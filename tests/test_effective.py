@@ -1,0 +1,202 @@
+"""Effective values: precedence between the Accelerate YAML, the DeepSpeed JSON and library defaults."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accelwiz.document import parse_text
+from accelwiz.effective import EffectiveValue, deepspeed_batch, render_explanation, resolve
+from accelwiz.errors import InputError
+from accelwiz.rules.engine import CheckResult, build_units
+from tests.crosscheck.test_deepspeed_config import deepspeed_config  # noqa: F401, F811  (a fixture)
+
+SOURCES = ("yaml", "json", "accelerate default", "deepspeed default", "derived", "unset")
+YAML_DS = "distributed_type: DEEPSPEED\nnum_processes: 8\nnum_machines: 2\nmachine_rank: 1\n"
+
+
+def yaml(text: str):
+    return parse_text(text, Path("accelerate.yaml"), kind="accelerate")
+
+
+def ds(data: dict):
+    return parse_text(json.dumps(data), Path("ds.json"), kind="deepspeed")
+
+
+def pick(value: EffectiveValue) -> tuple:
+    return value.value, value.source
+
+
+def test_topology_from_the_yaml():
+    effective = resolve(yaml(YAML_DS), None)
+    assert pick(effective.num_processes) == (8, "yaml")
+    assert pick(effective.processes_per_machine) == (4, "derived")
+    assert pick(effective.machine_rank) == (1, "yaml")
+    assert effective.num_processes.path == ("num_processes",)
+
+
+def test_inline_deepspeed_defaults_are_accelerates():
+    effective = resolve(yaml(YAML_DS), None)
+    assert pick(effective.zero_stage) == (2, "accelerate default")
+    assert pick(effective.offload_optimizer) == ("none", "accelerate default")
+    assert pick(effective.gradient_accumulation) == (1, "accelerate default")
+    assert pick(effective.gradient_clipping) == (1.0, "derived")  # absent -> "auto" -> 1.0 (#3807)
+    assert pick(effective.mixed_precision) == ("no", "accelerate default")
+
+
+def test_inline_deepspeed_values_from_the_yaml():
+    effective = resolve(yaml(YAML_DS + "mixed_precision: bf16\ndeepspeed_config:\n  zero_stage: 3\n"
+                                       "  gradient_accumulation_steps: 4\n  gradient_clipping: auto\n"
+                                       "  offload_param_device: cpu\n"), None)
+    assert pick(effective.zero_stage) == (3, "yaml")
+    assert pick(effective.gradient_accumulation) == (4, "yaml")
+    assert pick(effective.gradient_clipping) == (1.0, "derived")
+    assert pick(effective.offload_param) == ("cpu", "yaml")
+    assert pick(effective.mixed_precision) == ("bf16", "yaml")
+
+
+def test_the_json_owns_deepspeed_settings_under_accelerate():
+    effective = resolve(yaml(YAML_DS), ds({
+        "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": "auto",
+        "gradient_clipping": "auto", "bf16": {"enabled": True},
+        "zero_optimization": {"stage": "auto", "offload_optimizer": {"device": "cpu"}}}))
+    assert pick(effective.zero_stage) == (2, "derived")  # accelerate fills "auto" with 2
+    assert pick(effective.offload_optimizer) == ("cpu", "json")
+    assert pick(effective.offload_param) == ("none", "deepspeed default")
+    assert pick(effective.gradient_accumulation) == (1, "derived")
+    assert pick(effective.gradient_clipping) == (1.0, "derived")
+    assert pick(effective.mixed_precision) == ("bf16", "json")
+    assert pick(effective.micro_batch) == (2, "json")
+    assert pick(effective.global_batch) == (16, "derived")  # 2 x 1 x 8
+
+
+def test_a_json_alone_follows_plain_deepspeed():
+    effective = resolve(None, ds({"train_batch_size": 32, "zero_optimization": {"stage": "auto"},
+                                  "fp16": {"enabled": "auto"}}))
+    assert pick(effective.zero_stage) == (0, "deepspeed default")  # plain DeepSpeed drops "auto"
+    assert pick(effective.mixed_precision) == (None, "unset")
+    assert pick(effective.gradient_clipping) == (1.0, "deepspeed default")
+    assert pick(effective.global_batch) == (32, "json")
+    assert effective.json_alone and effective.uses_deepspeed
+
+
+def test_a_json_without_gradient_accumulation_gets_one_from_accelerate():
+    effective = resolve(yaml(YAML_DS), ds({"train_batch_size": 24, "train_micro_batch_size_per_gpu": 3,
+                                           "zero_optimization": {"stage": 1}}))
+    assert pick(effective.gradient_accumulation) == (1, "accelerate default")
+    assert pick(effective.global_batch) == (24, "json")
+
+
+def test_micro_batch_is_derived_the_way_deepspeed_derives_it():
+    effective = resolve(yaml(YAML_DS), ds({"train_batch_size": 64, "gradient_accumulation_steps": 2,
+                                           "zero_optimization": {"stage": 1}}))
+    assert pick(effective.micro_batch) == (4, "derived")  # 64 // 8 // 2
+
+
+def test_legacy_keys_are_understood():
+    effective = resolve(None, ds({"zero_optimization": {"stage": 2, "cpu_offload": True},
+                                  "bfloat16": {"enabled": True}}))
+    assert pick(effective.offload_optimizer) == ("cpu", "json")
+    assert pick(effective.mixed_precision) == ("bf16", "json")
+
+
+def test_wrong_types_resolve_to_unset():
+    effective = resolve(yaml("distributed_type: DEEPSPEED\nnum_processes: '8'\n"),
+                        ds({"zero_optimization": {"stage": "2"}, "gradient_accumulation_steps": "8"}))
+    assert pick(effective.num_processes) == (None, "unset")
+    assert pick(effective.zero_stage) == (None, "unset")
+    assert pick(effective.gradient_accumulation) == (None, "unset")
+
+
+def test_fsdp_version():
+    assert pick(resolve(yaml("distributed_type: FSDP\n"), None).fsdp_version) == (1, "accelerate default")
+    fsdp2 = resolve(yaml("distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\n"), None)
+    assert pick(fsdp2.fsdp_version) == (2, "yaml")
+    assert pick(resolve(yaml("distributed_type: MULTI_GPU\n"), None).fsdp_version) == (None, "unset")
+
+
+@pytest.mark.parametrize("tbs,mbs,gas,world,expected", [
+    (60, 2, 3, 8, "Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
+                  "gradient_acc_step * world_size 60 != 2 * 3 * 8"),
+    (4, None, None, 8, "Micro batch size per gpu: 0 has to be greater than 0"),
+    (None, 2, 0, 1, "Train batch size: 0 has to be greater than 0"),
+    (None, None, 4, 1, "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"),
+    (128, 2, 8, 8, (128, 2, 8)),
+    (5e2, 2.0, None, 25, (500, 2, 10)),
+    ("auto", 4, 2, 8, (64, 4, 2)),
+])
+def test_deepspeed_batch_matches_deepspeed(tbs, mbs, gas, world, expected):
+    assert deepspeed_batch(tbs, mbs, gas, world) == expected
+
+
+def test_deepspeed_batch_agrees_with_deepspeed_itself(deepspeed_config):  # noqa: F811
+    for tbs, mbs, gas, world in [(60, 2, 3, 8), (4, None, None, 8), (128, 2, 8, 8), (24, 3, None, 4),
+                                 (None, 3, 2, 2), (30, None, 2, 3), (7, 2, None, 2)]:
+        ours = deepspeed_batch(tbs, mbs, gas, world)
+        written = {"train_batch_size": tbs, "train_micro_batch_size_per_gpu": mbs,
+                   "gradient_accumulation_steps": gas}
+        theirs = deepspeed_config({k: v for k, v in written.items() if v is not None}, world)
+        if isinstance(ours, str):
+            assert isinstance(theirs, str) and ours in theirs
+        else:
+            assert ours == (theirs.train_batch_size, theirs.train_micro_batch_size_per_gpu,
+                            theirs.gradient_accumulation_steps)
+
+
+scalars = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+           | st.text(max_size=5))
+values = st.recursive(scalars
+                      | st.sampled_from(["auto", "cpu", "nvme", "fp16", "bf16", "DEEPSPEED", "FSDP"]),
+                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
+                          ["stage", "enabled", "device", "offload_param", "offload_optimizer", "fsdp_version",
+                           "zero_stage", "gradient_accumulation_steps"]), inner, max_size=4), max_leaves=10)
+keys = st.sampled_from(["distributed_type", "num_processes", "num_machines", "machine_rank",
+                        "mixed_precision", "deepspeed_config", "fsdp_config", "zero_optimization", "fp16",
+                        "bf16", "bfloat16",
+                        "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+                        "gradient_clipping"])
+
+
+configs = st.dictionaries(keys, values, min_size=1, max_size=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(configs, configs)
+def test_resolve_never_raises(yaml_data, json_data):
+    try:
+        accelerate = parse_text(json.dumps(yaml_data), Path("a.yaml"), kind="accelerate")
+        deepspeed = parse_text(json.dumps(json_data), Path("ds.json"), kind="deepspeed")
+    except InputError:  # not a config at all: the loader refuses it before any rule or resolve runs
+        return
+    for pair in ((accelerate, deepspeed), (accelerate, None), (None, deepspeed)):
+        effective = resolve(*pair)
+        for _, item in effective.items():
+            assert item.source in SOURCES
+
+
+def test_explanation_is_an_aligned_table(write):
+    json_path = write("ds.json", json.dumps({"train_micro_batch_size_per_gpu": 2, "zero_optimization":
+                                             {"stage": 3}, "gradient_clipping": "auto"}))
+    yaml_path = write("a.yaml", f"{YAML_DS}deepspeed_config:\n  deepspeed_config_file: {json_path}\n")
+    [unit] = build_units([yaml_path], CheckResult())
+    text = render_explanation(unit)
+    lines = text.splitlines()
+    assert lines[0] == f"Effective values for {yaml_path} + {json_path}:"
+    header = lines[1]
+    assert header.split() == ["setting", "value", "source", "written", "at", "/", "why"]
+    rows = {line.split()[0]: line for line in lines[2:]}
+    assert rows["zero_stage"].split()[1:4] == ["3", "json", "ds.json:1"]
+    assert "gradient_clipping" in rows and '"auto" -> 1.0' in rows["gradient_clipping"]
+    assert rows["global_batch"].split()[1:3] == ["16", "derived"]
+    value_column = header.index("value")
+    assert all(line[value_column - 2:value_column] == "  " for line in lines[2:])
+
+
+def test_explain_through_the_cli(cli, write):
+    path = write("ds.json", json.dumps({"train_batch_size": 8, "zero_optimization": {"stage": 2}}))
+    result = cli("check", "--explain", str(path))
+    assert "zero_stage" in result.stdout and "deepspeed default" in result.stdout
