@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from accelwiz.cli.common import FormatOption, OutputFormat, SystemOption, exit_on_error, get_console
+from accelwiz.errors import EXIT_FINDINGS
 
 if TYPE_CHECKING:
     from accelwiz.console import Console
-    from accelwiz.estimate.render import Target
+    from accelwiz.estimate.report import Target
+    from accelwiz.probe.model import MachineProfile
 
 EPILOG = """\
 Examples:
@@ -23,6 +25,7 @@ Examples:
   $ accelwiz estimate --list-models
 
 Sizes read `80GiB` (2^30), `80GB` (10^9) or `81920MiB`. Without --strategy the recommended one is shown.
+Exit codes: 0 fits (or no target to judge against), 1 does not fit, 2 bad usage.
 """
 
 _MEM = "Memory target"
@@ -92,7 +95,7 @@ def estimate(
 
         if list_models:
             _print_models(console)
-            return
+            raise typer.Exit(0)
         if (model is None) == (params is None):
             raise UsageError(
                 "pass exactly one of --model and --params", hint="e.g. --model llama-8b or --params 7e9"
@@ -117,86 +120,38 @@ def estimate(
             **more,
         )
         target, gpus_per_node, node_count = _target(console, system, gpu_memory, gpus, nodes)
-        _report(
-            console,
-            workload,
-            target,
-            gpus_per_node,
-            node_count,
-            strategy,
-            fsdp_version,
-            offload_optimizer,
-            offload_param,
-            compare,
-            output_format,
-        )
+        chosen = None
+        if strategy is not None or offload_optimizer != "none" or offload_param != "none":
+            from accelwiz.estimate.strategy import strategy_from_options
 
+            chosen = strategy_from_options(
+                strategy or ("zero3" if offload_param != "none" else "zero2"),
+                gpus_per_node=gpus_per_node,
+                nodes=node_count,
+                offload_optimizer=offload_optimizer,
+                offload_param=offload_param,
+                fsdp_version=fsdp_version,
+            )
+        from accelwiz.estimate.render import render_compare, render_json, render_text
+        from accelwiz.estimate.report import build_report
 
-def _report(
-    console: Console,
-    workload,
-    target: Target | None,
-    gpus_per_node: int,
-    nodes: int,  # noqa: ANN001
-    strategy: str | None,
-    fsdp_version: int,
-    offload_optimizer: str,
-    offload_param: str,
-    compare: bool,
-    output_format: OutputFormat,
-) -> None:
-    from accelwiz.estimate.memory import estimate_memory
-    from accelwiz.estimate.recommend import recommend
-    from accelwiz.estimate.render import render_compare, render_json, render_text, verdict
-    from accelwiz.estimate.strategy import candidate_strategies, strategy_from_options
-
-    headroom = 0.9
-    advice = None
-    if target is not None:
-        advice = recommend(
-            workload,
-            gpus_per_node=gpus_per_node,
-            nodes=nodes,
-            gpu_memory_bytes=target.gpu_bytes,
-            host_memory_bytes=target.host_bytes,
-            headroom=headroom,
-        )
-    if strategy is not None or offload_optimizer != "none" or offload_param != "none":
-        chosen = strategy_from_options(
-            strategy or ("zero3" if offload_param != "none" else "zero2"),
-            gpus_per_node=gpus_per_node,
-            nodes=nodes,
-            offload_optimizer=offload_optimizer,
-            offload_param=offload_param,
-            fsdp_version=fsdp_version,
-        )
-        shown = estimate_memory(workload, chosen)
-    elif advice is not None:
-        shown = advice.best or min((e for e, _ in advice.candidates), key=lambda e: e.per_gpu_total)
-    else:
-        shown = estimate_memory(workload, candidate_strategies(gpus_per_node, nodes)[0])
-    rows = None
-    if compare:
-        rows = (
-            list(advice.candidates)
-            if advice
-            else [(estimate_memory(workload, s), None) for s in candidate_strategies(gpus_per_node, nodes)]
-        )
-    line = verdict(shown, target, headroom)
-    if output_format is OutputFormat.json:
-        console.data(render_json(shown, line, advice, rows, target))
-        return
-    console.data(render_text(shown, line, advice))
-    if rows is not None:
-        console.data("")
-        render_compare(console.rich, rows)
+        report = build_report(workload, target, chosen, gpus_per_node, node_count, compare=compare)
+        if output_format is OutputFormat.json:
+            console.data(render_json(report))
+        else:
+            console.data(render_text(report))
+            if report.rows is not None:
+                console.data("")
+                render_compare(console.rich, report.rows)
+    # as `check`: exit 1 when it does not fit, so `accelwiz estimate ... && accelerate launch` works
+    raise typer.Exit(EXIT_FINDINGS if report.fits is False else 0)
 
 
 def _target(
     console: Console, system: str | None, gpu_memory: str | None, gpus: int | None, nodes: int | None
 ) -> tuple[Target | None, int, int]:
     """The memory to judge against and the GPU count: --gpu-memory, else --system, else the local GPUs."""
-    from accelwiz.estimate.render import Target
+    from accelwiz.estimate.report import Target
     from accelwiz.estimate.sizes import gib, parse_size
 
     profile = None
@@ -223,7 +178,7 @@ def _target(
     return None, gpus_per_node, node_count
 
 
-def _local_profile(console: Console):  # noqa: ANN202
+def _local_profile(console: Console) -> MachineProfile | None:
     """This machine's GPUs, or None without a GPU (never an error: estimating for elsewhere is normal)."""
     try:
         from accelwiz.probe.profiles import load_system

@@ -4,7 +4,7 @@ Accounting in the style of Korthikanti et al. 2022 (arXiv:2205.05198), per trans
 with s = sequence length, b = micro-batch, h = hidden size, a = heads, r = kv_heads/heads, f = intermediate
 size and 16-bit activations (×2 for fp32 training):
 
-* * Llama family (Llama, Mistral, Qwen2, Phi-3, Mixtral, Gemma-2), flash/SDPA attention: `sbh(12 + 4r + 8f/h)`
+* Llama family (Llama, Mistral, Qwen2, Phi-3, Mixtral, Gemma-2), flash/SDPA attention: `sbh(12 + 4r + 8f/h)`
   (two norm inputs and outputs 8, Q 2, K and V 4r, attention output 2, SwiGLU gate, up, act(gate) and their
   product 8f/h; no dropout), plus 4sbh per RMSNorm because HF's RMSNorm upcasts its input to fp32 and keeps
   it, plus the fp32 log-sum-exp of flash attention `4asb`. A MoE layer runs `experts_per_token` MLPs per
@@ -21,10 +21,12 @@ size and 16-bit activations (×2 for fp32 training):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from accelwiz.estimate.spec import GATED_FAMILIES
 
-# ruff: noqa: E741 (`a` and `s` follow the paper's notation)
+if TYPE_CHECKING:
+    from accelwiz.estimate.workload import Workload
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ class LayerActivations:
         return sum(value for _, value in self.terms)
 
 
-def layer_activations(workload) -> LayerActivations:  # noqa: ANN001 - Workload, imported lazily to avoid a cycle
+def layer_activations(workload: Workload) -> LayerActivations:
     """One layer's saved activations for `workload` (no checkpointing)."""
     spec = workload.model
     s, b, h, a = workload.seq_len, workload.micro_batch, spec.hidden_size, spec.num_heads
@@ -72,7 +74,7 @@ def layer_activations(workload) -> LayerActivations:  # noqa: ANN001 - Workload,
     return LayerActivations(tuple(terms))
 
 
-def activation_bytes(workload) -> tuple[int, tuple[str, ...]]:  # noqa: ANN001
+def activation_bytes(workload: Workload) -> tuple[int, tuple[str, ...]]:
     """Saved activations of all layers per GPU (without logits), and the assumptions behind the number."""
     spec = workload.model
     layer = layer_activations(workload)
@@ -95,7 +97,7 @@ def activation_bytes(workload) -> tuple[int, tuple[str, ...]]:  # noqa: ANN001
     return total, tuple(notes)
 
 
-def logits_bytes(workload) -> int:  # noqa: ANN001
+def logits_bytes(workload: Workload) -> int:
     """The loss tail: 16-bit logits (2bsV), their fp32 upcast (4bsV) and the saved log-softmax (4bsV).
 
     For large vocabularies (Llama-3: 128,256; Gemma: 256,000) this is often the peak of the whole step.

@@ -124,3 +124,23 @@ def _from_fsdp(fsdp: dict[str, Any], *, gpus_per_node: int, nodes: int) -> Strat
         nodes=nodes,
         fsdp_version=version,
     )
+
+
+def read_precision(accelerate: Document | None, deepspeed: Document | None) -> str | None:
+    """'fp32' when the config trains without 16-bit compute, 'mixed' when it asks for fp16/bf16, else None.
+
+    A DeepSpeed JSON decides for itself (accelerate refuses `mixed_precision` beside a
+    `deepspeed_config_file`): no enabled `fp16`/`bf16` block means fp32. An "auto" value is filled from the
+    YAML, so it says nothing.
+    """
+    if deepspeed is not None:
+        flags = [deepspeed.get(block, "enabled") for block in ("fp16", "bf16", "bfloat16")]
+        if any(flag == "auto" for flag in flags):
+            return None
+        return "mixed" if any(_truthy(flag) for flag in flags) else "fp32"
+    if accelerate is None:
+        return None
+    value = accelerate.get("mixed_precision")
+    if value is False or (isinstance(value, str) and value.strip().lower() == "no"):
+        return "fp32"
+    return "mixed" if isinstance(value, str) and value.strip().lower() in ("fp16", "bf16", "fp8") else None

@@ -1,9 +1,9 @@
 """Model-states-only formulas as published, for comparison with other tools' numbers.
 
-* * `zero_paper_model_states`: ZeRO (Rajbhandari et al., SC'20, arXiv:1910.02054) §5: per device,
-  mixed-precision Adam with K = 12 bytes/param of fp32 optimizer state; stage 0 = DDP, 1 = P_os, 2 = P_os+g, 3
-  = P_os+g+p.
-* * `deepspeed_zero2_model_states` / `deepspeed_zero3_model_states`: the "deepspeed-compatible" mode, the
+* `zero_paper_model_states`: ZeRO (Rajbhandari et al., SC'20, arXiv:1910.02054) §5: per device,
+  mixed-precision Adam with K = 12 bytes/param of fp32 optimizer state; stage 0 = DDP, 1 = P_os, 2 = P_os+g,
+  3 = P_os+g+p.
+* `deepspeed_zero2_model_states` / `deepspeed_zero3_model_states`: the "deepspeed-compatible" mode, the
   formulas of `estimate_zero2_model_states_mem_needs` (runtime/zero/stage_1_and_2.py, current since v0.14.3:
   `2P + 18P/N`) and `estimate_zero3_model_states_mem_needs` (runtime/zero/stage3.py), returning
   (cpu_bytes_per_node, gpu_bytes). They count model states only, as DeepSpeed does; `estimate_memory` adds the

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from accelwiz.estimate.memory import MemoryEstimate
-from accelwiz.estimate.recommend import Recommendation
+from accelwiz.estimate.report import Report
 from accelwiz.estimate.sizes import gib
 
 ROWS = ("weights", "gradients", "optimizer_states", "activations", "logits", "buffers", "overhead")
@@ -18,32 +17,8 @@ _ROW_LABEL = {
 }
 
 
-@dataclass(frozen=True)
-class Target:
-    """What the verdict is against: a GPU memory size, where it came from, and the host's RAM if known."""
-
-    gpu_bytes: int
-    description: str
-    host_bytes: int | None = None
-
-
-def verdict(estimate: MemoryEstimate, target: Target | None, headroom: float) -> str:
-    if target is None:
-        return (
-            "no verdict: no GPU found and no target given (pass --gpu-memory 80GiB or --system PRESET|FILE)"
-        )
-    total, capacity = estimate.per_gpu_total, target.gpu_bytes
-    share = f"{gib(total)} of {gib(capacity)} per GPU ({total / capacity:.0%}) on {target.description}"
-    if total > capacity:
-        return f"does not fit: {share}"
-    if target.host_bytes is not None and estimate.host_bytes > target.host_bytes:
-        return f"does not fit host RAM: {gib(estimate.host_bytes)} of {gib(target.host_bytes)} per node"
-    if total > headroom * capacity:
-        return f"fits, tight: {share}; less than {1 - headroom:.0%} left for fragmentation spikes"
-    return f"fits: {share}"
-
-
-def render_text(estimate: MemoryEstimate, verdict_line: str, recommendation: Recommendation | None) -> str:
+def render_text(report: Report) -> str:
+    estimate, recommendation = report.shown, report.advice
     w = estimate.workload
     spec = w.model
     lines = [
@@ -68,7 +43,7 @@ def render_text(estimate: MemoryEstimate, verdict_line: str, recommendation: Rec
     ]
     if estimate.nvme_bytes:
         lines.append(f"per node NVMe         {gib(estimate.nvme_bytes):>12}")
-    lines += ["", verdict_line]
+    lines += ["", report.verdict]
     if recommendation is not None:
         lines.append(f"recommendation: {recommendation.reason}")
         if recommendation.max_micro_batch is not None:
@@ -140,13 +115,8 @@ def estimate_json(estimate: MemoryEstimate) -> dict[str, Any]:
     }
 
 
-def render_json(
-    estimate: MemoryEstimate,
-    verdict_line: str,
-    recommendation: Recommendation | None,
-    compare: list[tuple[MemoryEstimate, bool | None]] | None,
-    target: Target | None,
-) -> str:
+def render_json(report: Report) -> str:
+    estimate, recommendation, compare, target = report.shown, report.advice, report.rows, report.target
     w, spec = estimate.workload, estimate.workload.model
     data: dict[str, Any] = {
         "model": {
@@ -176,7 +146,8 @@ def render_json(
             "source": target.description,
             "host_memory_bytes": target.host_bytes,
         },
-        "verdict": verdict_line,
+        "verdict": report.verdict,
+        "fits": report.fits,
     }
     if recommendation is not None:
         data["recommendation"] = {

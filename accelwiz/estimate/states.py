@@ -14,8 +14,12 @@ Pure bf16 keeps everything in bf16 (torch optimizers keep states in the paramete
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from accelwiz.estimate.strategy import Strategy
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.workload import Workload
 
 # bitsandbytes NF4 with double quantization (QLoRA paper §3): 4 bits per weight, one 8-bit absmax per block of
 # 64 weights, and one fp32 second-level constant per 256 blocks: 4.127 bits/param.
@@ -34,7 +38,7 @@ class ModelStates:
     notes: tuple[str, ...] = ()
 
 
-def optimizer_state_bytes(workload) -> float:  # noqa: ANN001
+def optimizer_state_bytes(workload: Workload) -> float:
     """Optimizer states (without any master copy) for the trainable parameters, unsharded."""
     trainable, name = workload.trainable_parameters, workload.optimizer
     width = 2 if workload.precision == "bf16" else 4
@@ -61,7 +65,7 @@ def optimizer_state_bytes(workload) -> float:  # noqa: ANN001
     return width * count
 
 
-def model_states(workload, strategy: Strategy) -> ModelStates:  # noqa: ANN001
+def model_states(workload: Workload, strategy: Strategy) -> ModelStates:
     """Unsharded bytes for each state, then divided or moved as the strategy says."""
     total, trainable = workload.model.num_parameters, workload.trainable_parameters
     frozen = total if workload.regime != "full" else 0  # LoRA adapters come on top of the frozen base
@@ -115,7 +119,7 @@ def model_states(workload, strategy: Strategy) -> ModelStates:  # noqa: ANN001
     return ModelStates(weights, gradients, optimizer, host, autocast, tuple(notes))
 
 
-def _frozen_weight_bytes(workload, frozen: int, compute: int) -> float:  # noqa: ANN001
+def _frozen_weight_bytes(workload: Workload, frozen: int, compute: int) -> float:
     """Frozen base weights of LoRA (16-bit; fp32 in fp32 training) and QLoRA (NF4 block linears)."""
     if workload.regime != "qlora":
         return float(compute * frozen)

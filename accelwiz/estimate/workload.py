@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Literal
 
@@ -72,8 +72,6 @@ class Workload:
         return sum(t.numel for t in self.model.block_linears()) * self.model.num_layers
 
     def with_micro_batch(self, micro_batch: int) -> Workload:
-        from dataclasses import replace
-
         return replace(self, micro_batch=micro_batch)
 
 

@@ -18,6 +18,7 @@ from accelwiz.rules.registry import rule
 if TYPE_CHECKING:
     from accelwiz.estimate.memory import MemoryEstimate
     from accelwiz.estimate.strategy import Strategy
+    from accelwiz.estimate.workload import Workload
 
 HEADROOM = 0.9  # as `accelwiz estimate`: 10% kept for fragmentation spikes and workspaces
 SMALL_MODEL_BYTES = 16 * 2**30  # a DDP footprint that fits any current data-center GPU
@@ -35,7 +36,17 @@ def _plan(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | None:
     strategy = strategy_from_config(ctx)
     if strategy is None or ctx.workload is None:
         return None
-    return strategy, estimate_memory(ctx.workload, strategy)
+    return strategy, estimate_memory(_workload(ctx), strategy)
+
+
+def _workload(ctx: CheckContext) -> Workload:
+    """The `--model` workload, trained in fp32 when the config turns mixed precision off."""
+    from accelwiz.estimate.config_reader import read_precision
+
+    workload = ctx.workload
+    if workload.precision == "mixed" and read_precision(ctx.accelerate, ctx.deepspeed) == "fp32":
+        return replace(workload, precision="fp32")
+    return workload
 
 
 def _anchor(ctx: CheckContext, strategy: Strategy) -> tuple[str | None, tuple[str, ...]]:
@@ -67,7 +78,7 @@ def _fastest_fitting(ctx: CheckContext, strategy: Strategy, gpu_bytes: int) -> M
     for candidate in candidate_strategies(strategy.gpus_per_node, strategy.nodes):
         if candidate.is_fsdp and strategy.is_fsdp:
             candidate = replace(candidate, fsdp_version=strategy.fsdp_version)
-        estimate = estimate_memory(ctx.workload, candidate)
+        estimate = estimate_memory(_workload(ctx), candidate)
         if budget.fits(estimate):
             return estimate
     return None
@@ -254,7 +265,7 @@ def sharding_small_model(ctx: CheckContext) -> Iterator[Finding]:
     from accelwiz.estimate.memory import estimate_memory
 
     ddp = estimate_memory(
-        ctx.workload, replace(strategy, kind="ddp", offload_optimizer="none", offload_param="none")
+        _workload(ctx), replace(strategy, kind="ddp", offload_optimizer="none", offload_param="none")
     )
     if ddp.per_gpu_total > SMALL_MODEL_BYTES:
         return

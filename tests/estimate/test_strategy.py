@@ -136,3 +136,22 @@ def test_malformed_values_never_crash(write, yaml):
 def test_no_gpu_types(write):
     assert strategy_from_config(ctx(write, "distributed_type: TPU\n")) is None
     assert strategy_from_config(CheckContext()) is None
+
+
+@pytest.mark.parametrize(
+    ("yaml", "json", "expected"),
+    [
+        ("distributed_type: MULTI_GPU\nmixed_precision: 'no'\n", None, "fp32"),
+        ("distributed_type: MULTI_GPU\nmixed_precision: no\n", None, "fp32"),  # YAML 1.1: false
+        ("distributed_type: MULTI_GPU\nmixed_precision: bf16\n", None, "mixed"),
+        ("distributed_type: MULTI_GPU\n", None, None),
+        ("distributed_type: DEEPSPEED\n", '{"bf16": {"enabled": true}}', "mixed"),
+        ("distributed_type: DEEPSPEED\n", '{"fp16": {"enabled": "auto"}}', None),
+        ("distributed_type: DEEPSPEED\n", '{"zero_optimization": {"stage": 2}}', "fp32"),
+    ],
+)
+def test_read_precision(write, yaml, json, expected):
+    from accelwiz.estimate.config_reader import read_precision
+
+    c = ctx(write, yaml, json)
+    assert read_precision(c.accelerate, c.deepspeed) == expected

@@ -140,3 +140,22 @@ def test_deepspeed_json_alone(write):
         system=node(gpus=1),
     )
     assert found == {"AW501"}
+
+
+def test_fp32_config_needs_more_memory(write):
+    """mixed_precision: 'no' trains in fp32: 16 B/param and 4-byte activations instead of mixed precision."""
+    one_gpu = "distributed_type: 'NO'\nnum_processes: 1\n"
+    small = node(gpus=1, gpu_gib=24)
+    qwen = workload_from_options(model="qwen2.5-0.5b", micro_batch=4, seq_len=1024)
+    assert not codes(
+        write("mixed.yaml", one_gpu + "mixed_precision: bf16\n"),
+        select=("AW501",),
+        system=small,
+        workload=qwen,
+    )
+    assert codes(
+        write("fp32.yaml", one_gpu + "mixed_precision: 'no'\n"),
+        select=("AW501",),
+        system=small,
+        workload=qwen,
+    ) == {"AW501"}

@@ -1,0 +1,91 @@
+"""What `accelwiz estimate` shows: the chosen or recommended strategy's estimate, judged against a target."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelwiz.estimate.memory import MemoryEstimate, estimate_memory
+from accelwiz.estimate.recommend import Recommendation, recommend
+from accelwiz.estimate.sizes import gib
+from accelwiz.estimate.strategy import Strategy, candidate_strategies
+from accelwiz.estimate.workload import Workload
+
+HEADROOM = 0.9
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the verdict is against: a GPU memory size, where it came from, and the host's RAM if known."""
+
+    gpu_bytes: int
+    description: str
+    host_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything `accelwiz estimate` prints: the estimate shown, the verdict, the advice, the comparison."""
+
+    shown: MemoryEstimate
+    target: Target | None
+    verdict: str
+    fits: bool | None  # None: nothing to judge against
+    advice: Recommendation | None
+    rows: list[tuple[MemoryEstimate, bool | None]] | None
+
+
+def build_report(
+    workload: Workload,
+    target: Target | None,
+    strategy: Strategy | None,
+    gpus_per_node: int,
+    nodes: int,
+    *,
+    compare: bool,
+) -> Report:
+    """Show the given strategy, else the recommended one, else (no target) the fastest; judge it."""
+    advice = None
+    if target is not None:
+        advice = recommend(
+            workload,
+            gpus_per_node=gpus_per_node,
+            nodes=nodes,
+            gpu_memory_bytes=target.gpu_bytes,
+            host_memory_bytes=target.host_bytes,
+            headroom=HEADROOM,
+        )
+    if strategy is not None:
+        shown = estimate_memory(workload, strategy)
+    elif advice is not None:  # nothing fits: show the most frugal candidate
+        shown = advice.best or min((e for e, _ in advice.candidates), key=lambda e: e.per_gpu_total)
+    else:
+        shown = estimate_memory(workload, candidate_strategies(gpus_per_node, nodes)[0])
+    rows: list[tuple[MemoryEstimate, bool | None]] | None = None
+    if compare:
+        rows = (
+            list(advice.candidates)
+            if advice
+            else [(estimate_memory(workload, s), None) for s in candidate_strategies(gpus_per_node, nodes)]
+        )
+    fits = None
+    if target is not None:
+        fits = shown.per_gpu_total <= target.gpu_bytes and (
+            target.host_bytes is None or shown.host_bytes <= target.host_bytes
+        )
+    return Report(shown, target, verdict(shown, target, HEADROOM), fits, advice, rows)
+
+
+def verdict(estimate: MemoryEstimate, target: Target | None, headroom: float) -> str:
+    if target is None:
+        return (
+            "no verdict: no GPU found and no target given (pass --gpu-memory 80GiB or --system PRESET|FILE)"
+        )
+    total, capacity = estimate.per_gpu_total, target.gpu_bytes
+    share = f"{gib(total)} of {gib(capacity)} per GPU ({total / capacity:.0%}) on {target.description}"
+    if total > capacity:
+        return f"does not fit: {share}"
+    if target.host_bytes is not None and estimate.host_bytes > target.host_bytes:
+        return f"does not fit host RAM: {gib(estimate.host_bytes)} of {gib(target.host_bytes)} per node"
+    if total > headroom * capacity:
+        return f"fits, tight: {share}; less than {1 - headroom:.0%} left for fragmentation spikes"
+    return f"fits: {share}"
