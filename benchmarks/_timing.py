@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
+
+
+def console_script(name: str) -> str:
+    """The real console script next to this interpreter. Version managers such as pyenv put a bash "shim" first
+    on PATH that adds 0.1-0.2 s to every command; a user's virtualenv has no shim, so we time the script itself."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else (shutil.which(name) or name)
 
 
 def time_command(argv: Sequence[str], *, runs: int, warmup: int = 1, env: dict[str, str] | None = None,

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import machine, time_command  # noqa: E402
+from _timing import console_script, machine, time_command  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus" / "real"
@@ -25,8 +24,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
-    accelwiz = shutil.which("accelwiz") or "accelwiz"
-    accelerate = shutil.which("accelerate") or "accelerate"
+    accelwiz, accelerate = console_script("accelwiz"), console_script("accelerate")
     one = ONE_FILE if ONE_FILE.exists() else next(CORPUS.glob("*.yaml"))
     corpus = sorted(CORPUS.iterdir()) if CORPUS.is_dir() else []
     results = {

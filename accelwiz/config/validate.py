@@ -155,7 +155,9 @@ def known_keys(section: type[BaseModel]) -> list[str]:
         names.append(name)
         if info.alias:
             names.append(info.alias)
-    return names
+        choices = getattr(info.validation_alias, "choices", None)  # AliasChoices: every accepted spelling
+        names += [c for c in choices or () if isinstance(c, str)]
+    return list(dict.fromkeys(names))
 
 
 def model_at(model: type[BaseModel], path: KeyPath) -> type[StrictModel] | None:
