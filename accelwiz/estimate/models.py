@@ -60,6 +60,8 @@ def resolve_model(spec: str) -> ModelSpec:
     count = parse_count(key)
     if count is not None:
         return model_with_count(count)
+    if key.endswith(".json") or path.is_dir():
+        raise InputError(f"no config.json at `{spec}`", hint="pass the path of a HF config.json or its folder")
     close = difflib.get_close_matches(key.lower(), _BY_ANY_NAME, n=3, cutoff=0.5)
     hint = (
         f"did you mean {', '.join(close)}? " if close else ""
@@ -110,57 +112,66 @@ def spec_from_hf_config(config: dict[str, Any], *, name: str, source: str) -> Mo
             f"model_type `{model_type or '?'}` in {source} is not supported",
             hint=f"supported: {', '.join(_SUPPORTED)}; or pass the count, e.g. --params 7e9",
         )
+    reader = {"gpt2": _gpt2_fields, "bert": _bert_fields}.get(model_type, _decoder_fields)
     try:
-        if model_type == "gpt2":
-            h, heads = int(config["n_embd"]), int(config["n_head"])
-            return ModelSpec(
-                name,
-                "gpt2",
-                int(config["vocab_size"]),
-                h,
-                int(config.get("n_inner") or 4 * h),
-                int(config["n_layer"]),
-                heads,
-                heads,
-                h // heads,
-                True,
-                int(config.get("n_positions", 1024)),
-                source=source,
-            )
-        h, heads = int(config["hidden_size"]), int(config["num_attention_heads"])
-        if model_type == "bert":
-            return ModelSpec(
-                name,
-                "bert",
-                int(config["vocab_size"]),
-                h,
-                int(config["intermediate_size"]),
-                int(config["num_hidden_layers"]),
-                heads,
-                heads,
-                h // heads,
-                True,
-                int(config.get("max_position_embeddings", 512)),
-                source=source,
-            )
-        return ModelSpec(
-            name,
-            model_type,
-            int(config["vocab_size"]),
-            h,
-            int(config["intermediate_size"]),  # type: ignore[arg-type]
-            int(config["num_hidden_layers"]),
-            heads,
-            int(config.get("num_key_value_heads") or heads),
-            int(config.get("head_dim") or h // heads),
-            bool(config.get("tie_word_embeddings", model_type == "gemma2")),
-            int(config.get("max_position_embeddings", 4096)),
-            num_experts=int(config.get("num_local_experts", 1)),
-            experts_per_token=int(config.get("num_experts_per_tok", 1)),
-            attention_bias=model_type == "qwen2" or bool(config.get("attention_bias", False)),
-            source=source,
-        )
-    except (KeyError, TypeError, ValueError) as exc:
+        fields = reader(config)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
         raise UsageError(
             f"{source}: missing or invalid field {exc}", hint="pass a complete HF config.json"
         ) from None
+    bad = [key for key, value in fields.items() if type(value) is int and value < 1]
+    if bad:
+        raise UsageError(
+            f"{source}: {', '.join(bad)} must be positive", hint="pass a complete HF config.json"
+        )
+    return ModelSpec(name=name, family=model_type, source=source, **fields)
+
+
+def _gpt2_fields(c: dict[str, Any]) -> dict[str, Any]:
+    h, heads = int(c["n_embd"]), int(c["n_head"])
+    return {
+        "vocab_size": int(c["vocab_size"]),
+        "hidden_size": h,
+        "intermediate_size": int(c.get("n_inner") or 4 * h),
+        "num_layers": int(c["n_layer"]),
+        "num_heads": heads,
+        "num_kv_heads": heads,
+        "head_dim": h // heads,
+        "tie_word_embeddings": True,
+        "max_position_embeddings": int(c.get("n_positions", 1024)),
+    }
+
+
+def _bert_fields(c: dict[str, Any]) -> dict[str, Any]:
+    h, heads = int(c["hidden_size"]), int(c["num_attention_heads"])
+    return {
+        "vocab_size": int(c["vocab_size"]),
+        "hidden_size": h,
+        "intermediate_size": int(c["intermediate_size"]),
+        "num_layers": int(c["num_hidden_layers"]),
+        "num_heads": heads,
+        "num_kv_heads": heads,
+        "head_dim": h // heads,
+        "tie_word_embeddings": True,
+        "max_position_embeddings": int(c.get("max_position_embeddings", 512)),
+    }
+
+
+def _decoder_fields(c: dict[str, Any]) -> dict[str, Any]:
+    """Llama, Mistral, Qwen2, Gemma-2, Phi-3, Mixtral (Qwen2 always has q/k/v biases; Gemma-2 ties)."""
+    h, heads = int(c["hidden_size"]), int(c["num_attention_heads"])
+    model_type = c["model_type"]
+    return {
+        "vocab_size": int(c["vocab_size"]),
+        "hidden_size": h,
+        "intermediate_size": int(c["intermediate_size"]),
+        "num_layers": int(c["num_hidden_layers"]),
+        "num_heads": heads,
+        "num_kv_heads": int(c.get("num_key_value_heads") or heads),
+        "head_dim": int(c.get("head_dim") or h // heads),
+        "tie_word_embeddings": bool(c.get("tie_word_embeddings", model_type == "gemma2")),
+        "max_position_embeddings": int(c.get("max_position_embeddings", 4096)),
+        "num_experts": int(c.get("num_local_experts", 1)),
+        "experts_per_token": int(c.get("num_experts_per_tok", 1)),
+        "attention_bias": model_type == "qwen2" or bool(c.get("attention_bias", False)),
+    }

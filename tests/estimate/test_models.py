@@ -178,6 +178,13 @@ def test_local_config_json(tmp_path, name):
         assert spec.active_parameters == preset.active_parameters
 
 
+def test_missing_config_json(tmp_path):
+    with pytest.raises(InputError, match="no config.json"):
+        resolve_model(str(tmp_path / "nope" / "config.json"))
+    with pytest.raises(InputError, match="no config.json"):
+        resolve_model(str(tmp_path))  # a folder without one
+
+
 def test_unsupported_model_type(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "t5", "d_model": 512}))
@@ -192,4 +199,17 @@ def test_broken_config_json(tmp_path):
         resolve_model(str(path))
     path.write_text(json.dumps({"model_type": "llama", "hidden_size": 64}))
     with pytest.raises(UsageError, match="missing or invalid field"):
+        resolve_model(str(path))
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"num_attention_heads": 0}, {"hidden_size": -8}, {"num_hidden_layers": "many"}, {"vocab_size": [1]}],
+)
+def test_invalid_config_values(tmp_path, fields):
+    config = _hf_config(MODEL_PRESETS["llama-3.2-1b"]) | {"model_type": "llama"} | fields
+    config.pop("head_dim")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    with pytest.raises(UsageError):
         resolve_model(str(path))
