@@ -61,7 +61,7 @@ def resolve_model(spec: str) -> ModelSpec:
     if count is not None:
         return model_with_count(count)
     if key.endswith(".json") or path.is_dir():
-        raise InputError(f"no config.json at `{spec}`", hint="pass the path of a HF config.json or its folder")
+        raise InputError(f"no config.json at `{spec}`", hint="pass a HF config.json or its folder")
     close = difflib.get_close_matches(key.lower(), _BY_ANY_NAME, n=3, cutoff=0.5)
     hint = (
         f"did you mean {', '.join(close)}? " if close else ""
