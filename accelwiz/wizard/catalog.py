@@ -27,6 +27,7 @@ CATALOG: tuple[Question, ...] = (
         kind="text",
         when=p.always,
         default="",
+        verify=s.verify_model,
         help="A preset name (llama-3-8b), a path to a config.json, or a parameter count such as 7B.",
     ),
     Question(

@@ -33,6 +33,8 @@ class Question:
     default: Any = None
     choices: Sequence[Choice] | Callable[[Mapping[str, Any], MachineProfile], Sequence[Choice]] = ()
     explain: Callable[[Mapping[str, Any], MachineProfile], str] | None = None
+    # Checks a parsed answer that its kind alone cannot (a model name); raises UsageError with a hint.
+    verify: Callable[[Any], None] | None = None
 
     def resolve_default(self, answers: Mapping[str, Any], system: MachineProfile) -> Any:
         return self.default(answers, system) if callable(self.default) else self.default

@@ -83,9 +83,12 @@ def validate(answers: Mapping[str, Any], system: MachineProfile) -> Answers:
 def parse_answer(question: Question, raw: Any, choices: Sequence[Choice]) -> Any:
     """Turn a typed or scripted answer into the question's value; UsageError when it cannot be one."""
     try:
-        return _PARSERS[question.kind](question, raw, choices)
+        value = _PARSERS[question.kind](question, raw, choices)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{question.key}: {exc}", hint=question.help) from None
+    if question.verify is not None:
+        question.verify(value)
+    return value
 
 
 def _select(question: Question, raw: Any, choices: Sequence[Choice]) -> Any:

@@ -23,6 +23,7 @@ class Generated:
     deepspeed: OutputFile | None
     diagnostics: list[Any]
     estimate: str
+    launch: list[str]
 
     @property
     def files(self) -> list[OutputFile]:
@@ -38,17 +39,20 @@ def generate(answers: Answers, system: MachineProfile, *, output: Path, command:
     json_path = deepspeed_path_for(output)
     pair = build(answers, system, deepspeed_file=json_path, hidden_size=_hidden_size(answers.model))
     estimate = estimate_line(answers, system)
+    launch = launch_commands(answers, output)
     header = Header(
         command=command,
         hardware=describe_hardware(system),
         estimate=estimate,
-        launch=launch_commands(answers, output),
+        launch=launch,
         extra=_training_settings(answers),
     )
     yaml_file = OutputFile(output, render_yaml(pair.accelerate, header))
     json_file = OutputFile(json_path, render_json(pair.deepspeed)) if pair.deepspeed is not None else None
     workload = workload_for(answers.model_dump(), system) if answers.model else None
-    return Generated(yaml_file, json_file, check_rendered(yaml_file, json_file, system, workload), estimate)
+    return Generated(
+        yaml_file, json_file, check_rendered(yaml_file, json_file, system, workload), estimate, launch
+    )
 
 
 def estimate_line(answers: Answers, system: MachineProfile) -> str:

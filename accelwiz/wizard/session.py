@@ -113,6 +113,7 @@ def run_init(request: InitRequest, console: Console) -> list[Path]:
     for backup in backups:
         console.info(f"kept the previous file as {backup}")
     console.info("wrote " + ", ".join(str(f.path) for f in generated.files))
+    console.info("start training with:\n" + "\n".join(f"  {line}" for line in generated.launch))
     return [f.path for f in generated.files]
 
 

@@ -28,6 +28,14 @@ def default_machines(answers: Mapping[str, Any], system: MachineProfile) -> int:
     return system.num_machines
 
 
+def verify_model(name: str) -> None:
+    """An unknown model name fails at the question, with the estimator's suggestions, not at the end."""
+    if name:
+        from accelwiz.estimate.models import resolve_model
+
+        resolve_model(name)
+
+
 def regime_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
     return [
         Choice("Full fine-tuning (every weight trains)", Regime.full),
@@ -78,6 +86,8 @@ def _needs_offload(answers: Mapping[str, Any], system: MachineProfile, *, params
     strategy = answers.get("strategy")
     if plan is None or not isinstance(strategy, Strategy):
         return False
+    if plan.best is None:  # nothing fits: start from the most frugal setting, offloading all it can
+        return strategy is Strategy.zero3 or (params and strategy is Strategy.fsdp)
     if plan.best is not None and plan.best.strategy is strategy:
         return plan.best.offload_params if params else plan.best.offload_optimizer
     fitting = [o for o in plan.options if o.strategy is strategy and o.fits]

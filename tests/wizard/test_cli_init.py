@@ -162,3 +162,43 @@ def test_template_copies_yaml_and_json_and_repoints_the_reference(cli, in_tmp):
 def test_unknown_template_suggests_a_close_name(cli, in_tmp):
     result = cli("init", "--template", "zero-3")
     assert result.exit_code == 2 and "zero3" in result.stderr
+
+
+def test_an_unknown_model_fails_at_its_question_with_suggestions(cli, in_tmp):
+    result = cli("init", "--defaults", "--system", "8xH100-80GB", "--model", "lama-3.1-8b")
+    assert result.exit_code == 2 and "llama" in result.stderr
+    assert list(in_tmp.iterdir()) == []
+
+
+def test_configs_that_check_rejects_are_not_written(cli, in_tmp):
+    # Nothing fits a 405B model on one T4: the memory rules (run on the rendered files) refuse it.
+    result = cli("init", "--defaults", "--system", "1xT4", "--model", "llama-3.1-405b")
+    assert result.exit_code == 1
+    assert "AW5" in result.stderr and "nothing was written" in result.stderr
+    assert list(in_tmp.iterdir()) == []
+
+
+def test_answers_for_questions_that_do_not_apply_are_reported(cli, in_tmp):
+    (in_tmp / "answers.yaml").write_text("zero3_init: true\n")
+    result = cli(
+        "init", "--defaults", "--answers", "answers.yaml", "--system", "8xH100-80GB", "--strategy", "ddp"
+    )
+    assert result.exit_code == 0
+    assert "`zero3_init` ignored" in result.stderr
+
+
+def test_closed_stdin_in_a_real_process_exits_2_without_waiting(in_tmp):
+    import shutil
+    import subprocess
+
+    if shutil.which("accelwiz") is None:
+        pytest.skip("the accelwiz script is not installed")
+    done = subprocess.run(
+        ["accelwiz", "init", "--system", "1xT4"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2 and "no terminal" in done.stderr
