@@ -55,6 +55,8 @@ def build(
         config["gpu_ids"] = "all"  # as accelerate's wizard: DeepSpeed and FSDP take the visible devices
     if machines > 1:
         config.update(_multi_node(answers))
+    if answers.precision is Precision.fp8:
+        config["fp8_config"] = {"backend": fp8_backend(system)}
     if answers.torch_compile:
         config["dynamo_config"] = {"dynamo_backend": "INDUCTOR"}
     if answers.strategy is Strategy.fsdp:
@@ -64,6 +66,15 @@ def build(
         config["deepspeed_config"] = _deepspeed_section(answers, deepspeed_file)
         deepspeed = deepspeed_json(answers, hidden_size=hidden_size)
     return ConfigPair(accelerate=config, deepspeed=deepspeed)
+
+
+# accelerate's fp8_config.backend for each installed package, in the order accelwiz prefers them.
+FP8_BACKENDS = {"transformer_engine": "TE", "torchao": "AO", "msamp": "MSAMP"}
+
+
+def fp8_backend(system: MachineProfile) -> str:
+    """The first installed fp8 backend (the fp8 choice is only offered when there is one)."""
+    return next((backend for package, backend in FP8_BACKENDS.items() if system.packages.get(package)), "TE")
 
 
 def machines_in_file(answers: Answers) -> int:

@@ -7,12 +7,10 @@ from typing import Any
 
 from accelwiz.probe.model import MachineProfile
 from accelwiz.wizard.answers import Launcher, Precision, Regime, Strategy
+from accelwiz.wizard.build import FP8_BACKENDS
 from accelwiz.wizard.catalog_types import Choice
 from accelwiz.wizard.plan import GIB, plan_for
 from accelwiz.wizard.predicates import uses_deepspeed
-
-# fp8 training through accelerate needs one of these backends (fp8_config.backend TE / AO / MSAMP).
-FP8_BACKENDS = ("transformer_engine", "torchao", "msamp")
 
 
 def world_size(answers: Mapping[str, Any], system: MachineProfile) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -136,3 +137,18 @@ def test_param_offload_question_only_at_zero3_or_fsdp():
     assert [applies({"strategy": s}, machine) for s in Strategy] == [
         s in (Strategy.zero3, Strategy.fsdp) for s in Strategy
     ]
+
+
+def test_fp8_names_the_installed_backend_and_passes_check():
+    from accelwiz.wizard.generate import generate
+    from accelwiz.wizard.write import errors_of
+
+    h100 = system("8xH100-80GB")
+    machine = h100.model_copy(
+        update={"packages": {**h100.packages, "transformer_engine": None, "torchao": "0.9"}}
+    )
+    answers = defaults_for(machine, strategy="ddp", precision="fp8")
+    generated = generate(answers, machine, output=Path("accelerate.yaml"), command="test")
+    config = yaml.safe_load(generated.accelerate.text)
+    assert (config["mixed_precision"], config["fp8_config"]) == ("fp8", {"backend": "AO"})
+    assert errors_of(generated.diagnostics) == []
