@@ -40,8 +40,12 @@ class LayerActivations:
         return sum(value for _, value in self.terms)
 
 
-def layer_activations(workload: Workload) -> LayerActivations:
-    """One layer's saved activations for `workload` (no checkpointing)."""
+def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerActivations:
+    """One layer's saved activations for `workload` (no checkpointing).
+
+    `autocast`: torch.autocast over fp32 weights (single GPU, DDP). The residual stream then stays fp32 (the
+    embedding is not cast), so norms keep fp32 inputs and outputs, and autocast runs softmax in fp32.
+    """
     spec = workload.model
     s, b, h, a = workload.seq_len, workload.micro_batch, spec.hidden_size, spec.num_heads
     sbh = s * b * h
@@ -61,12 +65,17 @@ def layer_activations(workload: Workload) -> LayerActivations:
         )
         if width == 2:
             terms.append(("RMSNorm fp32 upcast", 4 * norms * sbh))
+        if width == 2 and autocast:  # fp32 normalised output, plus the 16-bit cast the next linear keeps
+            terms.append(("autocast fp32 residual stream", 2 * norms * sbh))
         score_bytes = 6 if width == 2 else 8  # fp32 probabilities + their cast (none when already fp32)
     else:
         terms.append(("layer tensors (34sbh, Korthikanti)", 34 * sbh * scale))
         if spec.family == "gpt2":
             terms.append(("gelu_new intermediates", 24 * sbh * scale))
         score_bytes = 5 * scale
+        if width == 2 and autocast:  # LayerNorm in/out fp32; softmax output and dropout output fp32
+            terms.append(("autocast fp32 residual stream", 4 * sbh))
+            score_bytes = 9
     if workload.attention == "eager":
         terms.append(("attention scores (eager)", score_bytes * a * s * s * b))
     else:
@@ -74,11 +83,11 @@ def layer_activations(workload: Workload) -> LayerActivations:
     return LayerActivations(tuple(terms))
 
 
-def activation_bytes(workload: Workload) -> tuple[int, tuple[str, ...]]:
+def activation_bytes(workload: Workload, *, autocast: bool = False) -> tuple[int, tuple[str, ...]]:
     """Saved activations of all layers per GPU (without logits), and the assumptions behind the number."""
     spec = workload.model
-    layer = layer_activations(workload)
-    width = 4 if workload.precision == "fp32" else 2
+    layer = layer_activations(workload, autocast=autocast)
+    width = 4 if workload.precision == "fp32" or autocast else 2
     boundary = width * workload.seq_len * workload.micro_batch * spec.hidden_size  # one layer input
     per_term = ", ".join(f"{name} {value / 2**20:.0f} MiB" for name, value in layer.terms)
     notes = [f"activations per layer: {per_term}"]

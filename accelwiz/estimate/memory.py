@@ -67,7 +67,9 @@ class MemoryEstimate:
 def estimate_memory(workload: Workload, strategy: Strategy) -> MemoryEstimate:
     """Peak training memory per GPU (bytes) and per node host RAM for `workload` under `strategy`."""
     states = model_states(workload, strategy)
-    activations, activation_notes = activation_bytes(workload)
+    # torch.autocast over fp32 weights only where the model itself stays fp32 (DeepSpeed and FSDP cast it)
+    autocast = workload.precision == "mixed" and strategy.kind in ("single", "ddp")
+    activations, activation_notes = activation_bytes(workload, autocast=autocast)
     logits = logits_bytes(workload)
     buffers, buffer_notes = _buffers(workload, strategy)
     allocated = states.weights + states.gradients + states.optimizer_states + activations + logits + buffers

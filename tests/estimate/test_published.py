@@ -132,3 +132,39 @@ def test_same_as_installed_deepspeed(p, ll, gpn, nodes):
                     p, ll, gpn, nodes, cpu_offload=offload, cpu_offload_params=params, zero_init=init
                 )
                 assert ours == tuple(int(x) for x in theirs)
+
+
+# HF "Efficient training on a single GPU" (bert-large-uncased, seq 512, V100 16 GB, Trainer, eager attention):
+# nvidia-smi "GPU memory occupied" in MiB, including the 1343 MiB CUDA context measured on the same stack.
+HF_BERT_LARGE = [  # (micro-batch, precision, optimizer, gradient checkpointing, MiB)
+    (4, "fp32", "adamw", False, 14949),
+    (1, "fp32", "adamw", False, 8681),
+    (1, "fp32", "adamw", True, 6775),
+    (4, "mixed", "adamw", False, 13939),
+    (1, "mixed", "adamw", True, 7275),
+    (4, "fp32", "adafactor", False, 12295),
+    (1, "mixed", "adafactor", True, 4847),
+    (4, "fp32", "adamw8bit", False, 13085),
+    (1, "mixed", "adamw8bit", True, 5363),
+]
+HF_CONTEXT_MIB = 1343
+
+
+@pytest.mark.parametrize(("batch", "precision", "optimizer", "checkpointing", "measured"), HF_BERT_LARGE)
+def test_within_ten_percent_of_hf_bert_large_measurements(
+    batch, precision, optimizer, checkpointing, measured
+):
+    from dataclasses import replace
+
+    from accelwiz.estimate.memory import CUDA_CONTEXT_BYTES
+    from accelwiz.estimate.models import MODEL_PRESETS
+
+    workload = replace(
+        Workload(MODEL_PRESETS["bert-large"], micro_batch=batch, seq_len=512, attention="eager"),
+        precision=precision,
+        optimizer=optimizer,
+        gradient_checkpointing=checkpointing,
+    )
+    estimate = estimate_memory(workload, Strategy("single"))
+    ours = (estimate.per_gpu_total - CUDA_CONTEXT_BYTES) / 2**20 + HF_CONTEXT_MIB
+    assert ours == pytest.approx(measured, rel=0.10)
