@@ -86,7 +86,6 @@ class OffloadOptimizer(DeepSpeedBlock):
     pin_memory: bool = True
     pipeline_read: bool = False
     pipeline_write: bool = False
-    pipeline: bool = False
     fast_init: bool = False
     ratio: Fraction = 1.0
     super_offload: bool = False

@@ -1351,3 +1351,34 @@ def param_dtype_conflicts_with_precision(ctx: CheckContext) -> Iterator[Finding]
     if wanted in ("fp16", "bf16", "fp32") and wanted != training:
         yield Finding("deepspeed", ("data_types", "param_dtype"),
                       f"data_types.param_dtype is {wanted} but the model trains in {training}")
+
+
+@rule("AW233", "autotuning-arg-mapping-unknown-key", Severity.WARNING,
+      fix="Write the DeepSpeed key exactly as it appears at the top level of the config")
+def autotuning_arg_mapping_unknown_key(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds keys in `autotuning.arg_mappings` that are not DeepSpeed config keys, such as a key with a trailing
+    space.
+
+    ## Why is this bad?
+    The autotuner looks each tuned DeepSpeed key up in `arg_mappings` by its exact name to pass the value to
+    the training script's argument; a misspelt key is never matched, so the script keeps its own value and every
+    experiment runs with the same setting.
+
+    ## Example
+    ```json
+    {"autotuning": {"arg_mappings": {"gradient_accumulation_steps ": "--gradient_accumulation_steps"}}}
+    ```
+    Use instead: `"gradient_accumulation_steps": "--gradient_accumulation_steps"`.
+    """
+    from accelwiz.config.deepspeed import DeepSpeedConfig
+    from accelwiz.config.validate import known_keys
+
+    mappings = ctx.deepspeed.section("autotuning", "arg_mappings") if ctx.deepspeed is not None else {}
+    known = set(known_keys(DeepSpeedConfig))
+    for key in mappings:
+        if key not in known:
+            shown = f"`{key}` (with stray whitespace)" if key.strip() in known else f"`{key}`"
+            yield Finding("deepspeed", ("autotuning", "arg_mappings", key),
+                          f"autotuning.arg_mappings maps {shown}, which is not a DeepSpeed config key")
