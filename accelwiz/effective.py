@@ -136,13 +136,19 @@ def resolve(accelerate_doc: Document | None, deepspeed_doc: Document | None) -> 
     world = as_int(topology["num_processes"].value) if accelerate_doc is not None else None
     if deepspeed_doc is not None:
         deepspeed = _from_json(json, yaml, accelerate_doc is None)
+        batch = _batch(json, deepspeed["gradient_accumulation"], world)
+    elif _names_a_json(yaml):
+        # The JSON owns these settings, and it could not be read: say so rather than show inline defaults.
+        missing = EffectiveValue(None, "unset", note="set in the deepspeed_config_file, which was not found")
+        owned = ("zero_stage", "offload_optimizer", "offload_param", "gradient_accumulation",
+                 "gradient_clipping", "micro_batch")
+        deepspeed = dict.fromkeys(owned, missing)
+        batch = {}
     elif uses_deepspeed:
         deepspeed = _from_inline(yaml)
-    else:
-        deepspeed = {}
-    batch = _batch(json, deepspeed.get("gradient_accumulation", UNSET), world) if deepspeed_doc else {}
-    if uses_deepspeed and deepspeed_doc is None:
         batch = {"micro_batch": EffectiveValue(None, "unset", note="the DataLoader's batch_size")}
+    else:
+        deepspeed, batch = {}, {}
     return EffectiveConfig(
         distributed_type=distributed_type, **topology, **deepspeed, **batch,
         mixed_precision=_precision(yaml, json, accelerate_doc is None),
@@ -176,6 +182,11 @@ class _Reader:
         if converted is None:
             return EffectiveValue(None, "unset", self.role, tuple(path), note=f"written as {raw!r}")
         return EffectiveValue(converted, source, self.role, tuple(path))
+
+
+def _names_a_json(yaml: _Reader) -> bool:
+    written = yaml.raw("deepspeed_config", "deepspeed_config_file")
+    return isinstance(written, str) and written.strip().lower() not in ("", "none")
 
 
 def _topology(yaml: _Reader) -> dict[str, EffectiveValue]:
@@ -265,6 +276,9 @@ def _batch(json: _Reader, accumulation: EffectiveValue, world: int | None) -> di
         micro = EffectiveValue(None, "unset", "deepspeed", ("train_micro_batch_size_per_gpu",),
                                note='"auto": the DataLoader\'s batch_size')
     total = json.value("train_batch_size", convert=as_int)
+    if json.raw("train_batch_size") == AUTO:
+        total = EffectiveValue(None, "unset", "deepspeed", ("train_batch_size",),
+                               note='"auto": micro batch x gradient accumulation x processes')
     if world is None:
         return {"micro_batch": micro, "global_batch": total}
     resolved = deepspeed_batch(total.value, micro.value, accumulation.value, world)
@@ -285,10 +299,12 @@ def _precision(yaml: _Reader, json: _Reader, alone: bool) -> EffectiveValue:
     written = yaml.value("mixed_precision", kind=str)
     if written.is_set:
         return written
-    if any(json.raw(block, "enabled") == AUTO for block in ("fp16", "bf16", "bfloat16")) and alone:
+    decided_later = any(json.raw(block, "enabled") == AUTO for block in ("fp16", "bf16", "bfloat16"))
+    if decided_later and alone:
         return EffectiveValue(None, "unset", note='"auto": the launcher\'s or the Trainer\'s precision')
     if yaml.document is not None:
-        return EffectiveValue("no", "accelerate default")
+        note = '"auto": no, unless the script or the Trainer asks for fp16/bf16' if decided_later else ""
+        return EffectiveValue("no", "accelerate default", note=note)
     return EffectiveValue("no", "deepspeed default") if json.document is not None else UNSET
 
 

@@ -200,3 +200,10 @@ def test_explain_through_the_cli(cli, write):
     path = write("ds.json", json.dumps({"train_batch_size": 8, "zero_optimization": {"stage": 2}}))
     result = cli("check", "--explain", str(path))
     assert "zero_stage" in result.stdout and "deepspeed default" in result.stdout
+
+
+def test_settings_of_a_missing_json_are_not_taken_from_the_yaml():
+    effective = resolve(yaml(YAML_DS + "deepspeed_config:\n  deepspeed_config_file: nowhere.json\n"
+                                       "  zero_stage: 3\n"), None)
+    assert pick(effective.zero_stage) == (None, "unset")
+    assert "not found" in effective.zero_stage.note

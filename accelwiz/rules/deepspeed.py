@@ -1363,8 +1363,8 @@ def autotuning_arg_mapping_unknown_key(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Why is this bad?
     The autotuner looks each tuned DeepSpeed key up in `arg_mappings` by its exact name to pass the value to
-    the training script's argument; a misspelt key is never matched, so the script keeps its own value and every
-    experiment runs with the same setting.
+    the training script's argument; a misspelt key is never matched, so the script keeps its own value and
+    every experiment runs with the same setting.
 
     ## Example
     ```json
