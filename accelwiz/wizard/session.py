@@ -71,15 +71,18 @@ def read_answers_file(path: Path) -> dict[str, Any]:
     return {str(key): value for key, value in data.items()}
 
 
+def is_interactive(request: InitRequest) -> bool:
+    if request.interactive is not None:
+        return request.interactive
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
 def choose_prompter(request: InitRequest) -> Any:
     from accelwiz.wizard.prompters import DefaultsPrompter, NoTerminalPrompter, QuestionaryPrompter
 
     if request.defaults:
         return DefaultsPrompter(log=sys.stderr)
-    interactive = request.interactive
-    if interactive is None:
-        interactive = sys.stdin.isatty() and sys.stderr.isatty()
-    return QuestionaryPrompter() if interactive else NoTerminalPrompter()
+    return QuestionaryPrompter() if is_interactive(request) else NoTerminalPrompter()
 
 
 def run_init(request: InitRequest, console: Console) -> list[Path]:
@@ -92,7 +95,11 @@ def run_init(request: InitRequest, console: Console) -> list[Path]:
 
     preset = preset_answers(request.answers_file, request.options)
     prompter = choose_prompter(request)
-    system_spec = walk([SYSTEM_QUESTION], None, prompter, preset).answers["system"]  # type: ignore[arg-type]
+    # The machine comes first, on its own: every later default and choice is computed from it.
+    if SYSTEM_QUESTION.key in preset:
+        system_spec = str(preset[SYSTEM_QUESTION.key])
+    else:
+        system_spec = prompter.ask(SYSTEM_QUESTION, default=SYSTEM_QUESTION.default, choices=(), note=None)
     system = load_system(system_spec or "local")
     result = walk(CATALOG, system, prompter, preset)
     for key in result.ignored:
@@ -102,19 +109,29 @@ def run_init(request: InitRequest, console: Console) -> list[Path]:
     if NOT_FITTING in generated.estimate:
         console.warn(f"by the estimate this will run out of GPU memory: {generated.estimate}")
     report_diagnostics(generated.diagnostics, console)
-    if request.dry_run:
-        for file in generated.files:
-            console.data(f"# ==> {file.path} <==\n{file.text}")
-        return []
-    confirm = _confirm_overwrite if isinstance(prompter, QuestionaryPrompter) else None
+    written = _print_or_write(
+        generated.files, request, console, interactive=isinstance(prompter, QuestionaryPrompter)
+    )
+    if written:
+        console.info("start training with:\n" + "\n".join(f"  {line}" for line in generated.launch))
+    return written
+
+
+def _print_or_write(
+    files: list[Any], request: InitRequest, console: Console, *, interactive: bool
+) -> list[Path]:
+    """--dry-run: the files on stdout. Otherwise all of them on disk, or none."""
     from accelwiz.wizard.write import write_files
 
-    backups = write_files(generated.files, force=request.force, confirm_overwrite=confirm)
-    for backup in backups:
+    if request.dry_run:
+        for file in files:
+            console.data(f"# ==> {file.path} <==\n{file.text}")
+        return []
+    confirm = _confirm_overwrite if interactive else None
+    for backup in write_files(files, force=request.force, confirm_overwrite=confirm):
         console.info(f"kept the previous file as {backup}")
-    console.info("wrote " + ", ".join(str(f.path) for f in generated.files))
-    console.info("start training with:\n" + "\n".join(f"  {line}" for line in generated.launch))
-    return [f.path for f in generated.files]
+    console.info("wrote " + ", ".join(str(f.path) for f in files))
+    return [f.path for f in files]
 
 
 def report_diagnostics(diagnostics: list[Any], console: Console) -> None:
@@ -136,26 +153,16 @@ def report_diagnostics(diagnostics: list[Any], console: Console) -> None:
 def _confirm_overwrite(path: Path) -> bool:
     import questionary
 
-    return bool(
-        questionary.confirm(f"{path} exists. Replace it (a .bak copy is kept)?", default=False).unsafe_ask()
-    )
+    question = questionary.confirm(f"{path} exists. Replace it (a .bak copy is kept)?", default=False)
+    try:
+        return bool(question.unsafe_ask())
+    except EOFError:
+        raise KeyboardInterrupt from None
 
 
 def copy_template(name: str, request: InitRequest, console: Console) -> list[Path]:
     from accelwiz.wizard.generate import deepspeed_path_for
     from accelwiz.wizard.templates import find_template, template_files
-    from accelwiz.wizard.write import write_files
 
     files = template_files(find_template(name), request.output, deepspeed_path_for(request.output))
-    if request.dry_run:
-        for file in files:
-            console.data(f"# ==> {file.path} <==\n{file.text}")
-        return []
-    confirm = (
-        _confirm_overwrite
-        if (request.interactive or (request.interactive is None and sys.stdin.isatty()))
-        else None
-    )
-    write_files(files, force=request.force, confirm_overwrite=confirm)
-    console.info(f"wrote {', '.join(str(f.path) for f in files)} from template {name!r}")
-    return [f.path for f in files]
+    return _print_or_write(files, request, console, interactive=is_interactive(request))

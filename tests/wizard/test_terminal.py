@@ -84,3 +84,22 @@ def test_cancel_writes_nothing_and_exits_130(tmp_path, steps):
     child.close()
     assert child.exitstatus == 130
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("reply", ["y", "n"])
+def test_overwrite_asks_first_and_keeps_a_backup(tmp_path, reply):
+    (tmp_path / "accelerate.yaml").write_text("# mine\n")
+    child = spawn("--system 1xT4 --model '' --gpus 1 --strategy single --precision fp16", tmp_path)
+    for prompt in ("Micro-batch", "How many machines", "accumulation", "Clip", "torch.compile"):
+        answer(child, prompt, ENTER)
+    answer(child, "accelerate.yaml exists. Replace it", reply)
+    child.expect(pexpect.EOF)
+    child.close()
+    if reply == "y":
+        assert child.exitstatus == 0
+        assert (tmp_path / "accelerate.yaml.bak").read_text() == "# mine\n"
+        assert "mixed_precision: fp16" in (tmp_path / "accelerate.yaml").read_text()
+    else:
+        assert child.exitstatus == 2
+        assert (tmp_path / "accelerate.yaml").read_text() == "# mine\n"
+        assert not (tmp_path / "accelerate.yaml.bak").exists()
