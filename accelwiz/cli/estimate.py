@@ -180,6 +180,9 @@ def _target(
 
 def _local_profile(console: Console) -> MachineProfile | None:
     """This machine's GPUs, or None without a GPU (never an error: estimating for elsewhere is normal)."""
+    if not _nvidia_driver_present():
+        console.debug("no NVIDIA driver on this machine: no local GPU to judge against")
+        return None
     try:
         from accelwiz.probe.profiles import load_system
 
@@ -187,6 +190,15 @@ def _local_profile(console: Console) -> MachineProfile | None:
     except Exception as exc:  # noqa: BLE001 - a failed probe only means "no local target"
         console.debug(f"local probe failed: {exc}")
         return None
+
+
+def _nvidia_driver_present() -> bool:
+    """A cheap look before the full probe (which imports pydantic and NVML): Linux driver, or WSL's GPU."""
+    from pathlib import Path
+
+    return (
+        Path("/proc/driver/nvidia").exists() or Path("/dev/nvidiactl").exists() or Path("/dev/dxg").exists()
+    )
 
 
 def _print_models(console: Console) -> None:
