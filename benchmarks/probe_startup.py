@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -36,11 +37,15 @@ def main() -> None:
     nvidia_smi = shutil.which("nvidia-smi")
     if nvidia_smi:
         commands["nvidia-smi"] = [nvidia_smi]
+    load_before = os.getloadavg()[0]
     results = {name: time_command(argv, runs=args.runs, warmup=1, ok_codes=(0,))
                for name, argv in commands.items()}
+    # A shared 2-core machine: a load average above the core count means the numbers include waiting.
+    load = {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)}
     import psutil
 
-    host = {**machine(), "physical_cores": psutil.cpu_count(logical=False), "gpu": bool(nvidia_smi)}
+    host = {**machine(), "physical_cores": psutil.cpu_count(logical=False), "gpu": bool(nvidia_smi),
+            "load_average_1min": load}
     verdict = {name: results[name]["median_s"] < TARGET_S
                for name in ("accelwiz probe", "accelwiz probe --json")}
     out = {"machine": host, "target_median_s": TARGET_S, "results": results, "under_target": verdict}
@@ -48,7 +53,8 @@ def main() -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(out, indent=2) + "\n")
     print(f"Machine: {host['cpu']}, {host['physical_cores']} physical / {host['logical_cores']} logical "
-          f"cores, Python {host['python']}, GPU: {'yes' if host['gpu'] else 'no'}\n")
+          f"cores, Python {host['python']}, GPU: {'yes' if host['gpu'] else 'no'}, load average "
+          f"{load['before']} -> {load['after']}\n")
     print("| command | median | min | max | runs |\n|---|---:|---:|---:|---:|")
     for name, r in results.items():
         print(f"| `{name}` | {r['median_s']:.3f} s | {r['min_s']:.3f} s | {r['max_s']:.3f} s | {r['runs']} |")

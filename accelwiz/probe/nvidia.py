@@ -111,6 +111,8 @@ def _read_device(nvml: Any, index: int, notes: list[str]) -> _Device:
         capability = known.compute_capability if known else (0, 0)
         notes.append(f"could not read the compute capability of GPU {index} ({name})"
                      + (f"; assuming {capability[0]}.{capability[1]} from its name" if known else ""))
+    if memory is None:
+        notes.append(f"could not read the memory of GPU {index} ({name}); it is shown as 0")
     mig_mode = _call(nvml, nvml.nvmlDeviceGetMigMode, handle, default=[0, 0])
     info = GpuInfo(
         index=index, nvml_index=index, name=name, compute_capability=capability,

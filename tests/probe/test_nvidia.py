@@ -141,7 +141,7 @@ def test_mixed_models_get_a_device_order_note_unless_pci_bus_order_is_set():
     assert not any("FASTEST_FIRST" in n for n in probe(FakeNvml(gpus), CUDA_DEVICE_ORDER="PCI_BUS_ID").notes)
 
 
-def test_unknown_compute_capability_is_taken_from_the_gpu_table():
+def test_unreadable_capability_comes_from_the_gpu_table_and_unreadable_memory_is_noted():
     gpus = h100s(1)
     nvml = FakeNvml(gpus)
 
@@ -149,9 +149,11 @@ def test_unknown_compute_capability_is_taken_from_the_gpu_table():
         raise nvml.NVMLError_NotSupported("Not Supported")
 
     nvml.nvmlDeviceGetCudaComputeCapability = unsupported
+    nvml.nvmlDeviceGetMemoryInfo = unsupported
     result = probe(nvml)
     assert result.gpus[0].compute_capability == (9, 0)
-    assert "assuming 9.0" in result.notes[0]
+    assert result.gpus[0].memory_total_bytes == 0 and result.gpus[0].memory_free_bytes is None
+    assert "assuming 9.0" in result.notes[0] and "memory of GPU 0" in result.notes[1]
 
 
 def test_real_pynvml_on_this_machine_answers_without_raising():

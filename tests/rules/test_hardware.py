@@ -187,7 +187,8 @@ def test_nvme_space_uses_the_model_size_when_one_is_given(write):
 
 def test_num_machines_is_compared_only_with_profiles_that_describe_a_cluster(write):
     two_nodes = write("a.yaml", "distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: 16\n")
-    assert "AW616" not in codes(two_nodes, select=HARDWARE, system=system("8xH100-80GB.json"))  # one probed node
+    one_probed_node = system("8xH100-80GB.json")
+    assert "AW616" not in codes(two_nodes, select=HARDWARE, system=one_probed_node)
     assert "AW616" not in codes(two_nodes, select=HARDWARE, system=load_system("local"))
     assert "AW616" in codes(two_nodes, select=HARDWARE, system=system("8xH100-80GB"))
     one_node = write("b.yaml", "distributed_type: MULTI_GPU\nnum_processes: 8\n")
