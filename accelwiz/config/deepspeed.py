@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from accelwiz.config.base import AUTO, Auto, StrictModel
 
@@ -54,9 +54,18 @@ STAGE3_ALIASES: dict[str, str] = {
 _DS_ISSUE_8489 = "removed in DeepSpeed 0.19.8 (deepspeedai/DeepSpeed#8489)"
 
 
+def _allow_auto_in_schema(schema: dict[str, Any]) -> None:
+    # Editors validating against the exported JSON Schema must accept the HF "auto" that the model drops.
+    for name, prop in schema.get("properties", {}).items():
+        if "$ref" not in str(prop) and "auto" not in str(prop):
+            schema["properties"][name] = {"anyOf": [prop, {"const": AUTO}], "title": prop.get("title", name)}
+
+
 class DeepSpeedBlock(StrictModel):
     """A block DeepSpeed validates with pydantic. Like DeepSpeed (`DeepSpeedConfigModel.__init__`), it ignores
     `"auto"` values, so a field's type describes only real values; AW225/AW226 judge every `"auto"`."""
+
+    model_config = ConfigDict(json_schema_extra=_allow_auto_in_schema)
 
     @model_validator(mode="before")
     @classmethod

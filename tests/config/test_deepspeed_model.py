@@ -159,3 +159,12 @@ def test_top_level_keys_cover_deepspeeds_constants():
                  "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer", "optimizer", "scheduler"}
     assert top_level <= {v for k, v in vars(constants).items() if k.isupper() and isinstance(v, str)}
     assert top_level <= _ours(model.DeepSpeedConfig)
+
+
+def test_exported_json_schema_accepts_auto_where_the_model_ignores_it():
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = model.DeepSpeedConfig.model_json_schema(by_alias=True)
+    jsonschema.validate({"zero_optimization": {"stage": "auto", "offload_param": {"device": "auto"}},
+                         "fp16": {"enabled": "auto"}, "train_batch_size": "auto"}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"zero_optimization": {"stage": 4}}, schema)
