@@ -202,3 +202,12 @@ def test_closed_stdin_in_a_real_process_exits_2_without_waiting(in_tmp):
         check=False,
     )
     assert done.returncode == 2 and "no terminal" in done.stderr
+
+
+def test_a_copied_template_points_at_the_installed_schema(cli, in_tmp):
+    from accelwiz.resources import schemas_dir
+
+    assert cli("init", "--template", "ddp").exit_code == 0
+    lines = (in_tmp / "accelerate.yaml").read_text().splitlines()
+    schema_line = next(line for line in lines if "yaml-language-server" in line)
+    assert schema_line.endswith(str(schemas_dir() / "accelerate-config.schema.json"))
