@@ -19,7 +19,7 @@ from accelwiz.config.base import AUTO
 from accelwiz.document import Document, KeyPath
 from accelwiz.effective import as_float, as_int, deepspeed_batch
 from accelwiz.rules.context import CheckContext
-from accelwiz.rules.diagnostic import Finding, Severity
+from accelwiz.rules.diagnostic import Finding, Role, Severity
 from accelwiz.rules.registry import rule
 
 ZERO = "zero_optimization"
@@ -104,7 +104,6 @@ def _via_accelerate(ctx: CheckContext) -> bool:
 def _hf_launched(ctx: CheckContext) -> bool:
     """Launched through accelerate (and maybe the HF Trainer): with a YAML, or a JSON written in HF style."""
     return _via_accelerate(ctx) or (ctx.deepspeed is not None and _hf_style(ctx.deepspeed))
-
 
 
 # --- the YAML's reference to the JSON -----------------------------------------------------------------------
@@ -1145,7 +1144,8 @@ def mixed_precision_disagrees_with_deepspeed(ctx: CheckContext) -> Iterator[Find
     found = _json_precisions(ctx.deepspeed)
     if not found:
         return
-    declared = [(ctx.accelerate, "accelerate"), (ctx.deepspeed, "deepspeed")]
+    declared: list[tuple[Document | None, Role]] = [(ctx.accelerate, "accelerate"),
+                                                    (ctx.deepspeed, "deepspeed")]
     for document, role in declared:
         wanted = document.get("mixed_precision") if document is not None else None
         if not isinstance(wanted, str):
@@ -1153,7 +1153,7 @@ def mixed_precision_disagrees_with_deepspeed(ctx: CheckContext) -> Iterator[Find
         expected = "bf16" if wanted == "fp8" else wanted
         if expected not in found:
             shown = " and ".join(found)
-            yield Finding(role, ("mixed_precision",),  # type: ignore[arg-type]
+            yield Finding(role, ("mixed_precision",),
                           f"`mixed_precision: {wanted}` disagrees with the DeepSpeed JSON, which enables "
                           f"{shown}")
 
