@@ -475,6 +475,9 @@ def batch_size_mismatch(ctx: CheckContext) -> Iterator[Finding]:
     tbs, mbs, gas = (json.get(k) for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
                                            "gradient_accumulation_steps"))
     world = as_int(ctx.effective.num_processes.value) if _via_accelerate(ctx) else None
+    sequence_parallel = as_int(json.get("sequence_parallel_size"))
+    if world is not None and sequence_parallel and sequence_parallel > 1:
+        world //= sequence_parallel  # DeepSpeed counts data-parallel ranks only
     if world is not None and world > 0:
         if gas is None:
             gas = 1  # accelerate adds gradient_accumulation_steps: 1 to a JSON without it

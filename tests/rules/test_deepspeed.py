@@ -289,3 +289,9 @@ def test_broken_941_yaml_with_its_json(corpus, tmp_path, monkeypatch):
                                                          "zero_stage", "offload_optimizer_device",
                                                          "offload_param_device", "zero3_save_16bit_model")}
     assert "AW214" in {d.code for d in found}  # 1 in the YAML, 10 in the JSON
+
+
+def test_batch_identity_counts_data_parallel_ranks_only(write):
+    # DeepSpeedExamples' AutoSP config: 2 processes, sequence parallel 2 -> one data-parallel rank
+    json_text = ds(train_batch_size=1, train_micro_batch_size_per_gpu=1, sequence_parallel_size=2)
+    assert codes(pair(write, YAML_DS.replace("8", "2"), json_text), select=("AW212",)) == set()
