@@ -144,3 +144,11 @@ def read_precision(accelerate: Document | None, deepspeed: Document | None) -> s
     if value is False or (isinstance(value, str) and value.strip().lower() == "no"):
         return "fp32"
     return "mixed" if isinstance(value, str) and value.strip().lower() in ("fp16", "bf16", "fp8") else None
+
+
+def read_micro_batch(deepspeed: Document | None) -> int | None:
+    """`train_micro_batch_size_per_gpu` when it is a positive integer ("auto" and garbage: None)."""
+    if deepspeed is None:
+        return None
+    value = _int(deepspeed.get("train_micro_batch_size_per_gpu"), 0)
+    return value or None

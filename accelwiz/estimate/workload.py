@@ -52,6 +52,9 @@ class Workload:
     optimizer: Optimizer = "adamw"
     gradient_checkpointing: bool = False
     attention: Attention = "sdpa"
+    # False when no micro-batch was given and 1 is assumed: `check` then takes the DeepSpeed JSON's
+    # train_micro_batch_size_per_gpu instead
+    micro_batch_given: bool = True
 
     @cached_property
     def trainable_parameters(self) -> int:
@@ -103,4 +106,10 @@ def workload_from_options(*, model: str, micro_batch: int | None, seq_len: int, 
     if targets is not None:
         targets = tuple(ALL_LINEAR if t == "all-linear" else (t,) for t in targets)
         more["lora_targets"] = tuple(dict.fromkeys(name for group in targets for name in group))
-    return Workload(model=spec, micro_batch=micro_batch or 1, seq_len=seq_len, **more)
+    return Workload(
+        model=spec,
+        micro_batch=micro_batch or 1,
+        seq_len=seq_len,
+        micro_batch_given=micro_batch is not None,
+        **more,
+    )

@@ -40,12 +40,15 @@ def _plan(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | None:
 
 
 def _workload(ctx: CheckContext) -> Workload:
-    """The `--model` workload, trained in fp32 when the config turns mixed precision off."""
-    from accelwiz.estimate.config_reader import read_precision
+    """The `--model` workload, with what the config adds: fp32 when it turns mixed precision off, and the
+    DeepSpeed JSON's `train_micro_batch_size_per_gpu` when `--micro-batch` was not given."""
+    from accelwiz.estimate.config_reader import read_micro_batch, read_precision
 
     workload = ctx.workload
     if workload.precision == "mixed" and read_precision(ctx.accelerate, ctx.deepspeed) == "fp32":
-        return replace(workload, precision="fp32")
+        workload = replace(workload, precision="fp32")
+    if not workload.micro_batch_given:
+        workload = replace(workload, micro_batch=read_micro_batch(ctx.deepspeed) or workload.micro_batch)
     return workload
 
 
@@ -126,7 +129,7 @@ def estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
         if better
         else None
     )
-    w = ctx.workload
+    w = estimate.workload
     yield Finding(
         role,
         path,
@@ -224,8 +227,8 @@ def sharding_beyond_need(ctx: CheckContext) -> Iterator[Finding]:
         role,
         path,
         f"{strategy.label} is slower than needed: {better.strategy.label} fits in "
-        f"{_gib(better.per_gpu_total)} of {_gib(target[0])} per GPU ({ctx.workload.model.name}, "
-        f"micro-batch {ctx.workload.micro_batch} × {ctx.workload.seq_len})",
+        f"{_gib(better.per_gpu_total)} of {_gib(target[0])} per GPU ({better.workload.model.name}, "
+        f"micro-batch {better.workload.micro_batch} × {better.workload.seq_len})",
         f"Use {better.strategy.label}",
     )
 

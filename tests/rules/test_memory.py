@@ -159,3 +159,17 @@ def test_fp32_config_needs_more_memory(write):
         system=small,
         workload=qwen,
     ) == {"AW501"}
+
+
+def test_micro_batch_comes_from_the_deepspeed_json_when_not_given(write):
+    yaml = write(
+        "a.yaml",
+        "distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n"
+        "  deepspeed_config_file: ds.json\n",
+    )
+    write("ds.json", '{"train_micro_batch_size_per_gpu": 64, "zero_optimization": {"stage": 3}}')
+    not_given = workload_from_options(model="llama-8b", micro_batch=None, seq_len=4096)
+    given = workload_from_options(model="llama-8b", micro_batch=1, seq_len=4096, gradient_checkpointing=True)
+    found = diagnostics(yaml, select=("AW501",), system=H100_NODE, workload=not_given)
+    assert [d.code for d in found] == ["AW501"] and "micro-batch 64 × 4096" in found[0].message
+    assert not codes(yaml, select=("AW501",), system=H100_NODE, workload=given)
