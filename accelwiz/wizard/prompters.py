@@ -107,3 +107,17 @@ class NoTerminalPrompter:
             hint="pass --defaults to accept the defaults, or give it in --answers FILE "
             f"({question.key}: ...)",
         )
+
+
+class RememberingPrompter:
+    """Asks through another prompter with the previous answers as defaults (going back after a refusal)."""
+
+    def __init__(self, inner: Any, previous: Mapping[str, Any]) -> None:
+        self.inner = inner
+        self.previous = dict(previous)
+
+    def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None) -> Any:
+        remembered = self.previous.get(question.key, default)
+        if choices and all(choice.value != remembered for choice in choices):
+            remembered = default  # an earlier choice that this branch no longer offers
+        return self.inner.ask(question, default=remembered, choices=choices, note=note)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accelwiz.console import Console
 from accelwiz.errors import EXIT_FINDINGS, AccelwizError, InputError, UsageError
+
+if TYPE_CHECKING:
+    from accelwiz.probe.model import MachineProfile
+    from accelwiz.wizard.generate import Generated
 
 
 class ChecksFailed(AccelwizError):
@@ -88,9 +92,7 @@ def choose_prompter(request: InitRequest) -> Any:
 def run_init(request: InitRequest, console: Console) -> list[Path]:
     """Ask, generate, check, then write (or print with --dry-run). Returns the paths written."""
     from accelwiz.probe.profiles import load_system
-    from accelwiz.wizard.catalog import CATALOG, SYSTEM_QUESTION
-    from accelwiz.wizard.flow import validate, walk
-    from accelwiz.wizard.generate import NOT_FITTING, generate
+    from accelwiz.wizard.catalog import SYSTEM_QUESTION
     from accelwiz.wizard.prompters import QuestionaryPrompter
 
     preset = preset_answers(request.answers_file, request.options)
@@ -101,20 +103,52 @@ def run_init(request: InitRequest, console: Console) -> list[Path]:
     else:
         system_spec = prompter.ask(SYSTEM_QUESTION, default=SYSTEM_QUESTION.default, choices=(), note=None)
     system = load_system(system_spec or "local")
-    result = walk(CATALOG, system, prompter, preset)
-    for key in result.ignored:
-        console.warn(f"answer `{key}` ignored: the question does not apply to these answers")
-    answers = validate(result.answers, system)
-    generated = generate(answers, system, output=request.output, command=request.command)
-    if NOT_FITTING in generated.estimate:
-        console.warn(f"by the estimate this will run out of GPU memory: {generated.estimate}")
-    report_diagnostics(generated.diagnostics, console)
-    written = _print_or_write(
-        generated.files, request, console, interactive=isinstance(prompter, QuestionaryPrompter)
+    interactive = isinstance(prompter, QuestionaryPrompter)
+    generated = ask_until_accepted(
+        request, system, prompter, preset, console, go_back=_confirm_go_back if interactive else None
     )
+    written = _print_or_write(generated.files, request, console, interactive=interactive)
     if written:
         console.info("start training with:\n" + "\n".join(f"  {line}" for line in generated.launch))
     return written
+
+
+def ask_until_accepted(
+    request: InitRequest,
+    system: MachineProfile,
+    prompter: Any,
+    preset: dict[str, Any],
+    console: Console,
+    *,
+    go_back: Callable[[], bool] | None,
+) -> Generated:
+    """Walk, validate, render and check. When the result is refused and `go_back` says so, walk again with the
+    previous answers as the defaults (on a terminal: fix one answer instead of retyping all of them)."""
+    from accelwiz.wizard.catalog import CATALOG
+    from accelwiz.wizard.flow import validate, walk
+    from accelwiz.wizard.generate import NOT_FITTING, generate
+    from accelwiz.wizard.prompters import RememberingPrompter
+
+    asking = prompter
+    while True:
+        result = walk(CATALOG, system, asking, preset)
+        for key in result.ignored:
+            console.warn(f"answer `{key}` ignored: the question does not apply to these answers")
+        try:
+            generated = generate(
+                validate(result.answers, system), system, output=request.output, command=request.command
+            )
+            if NOT_FITTING in generated.estimate:
+                console.warn(f"by the estimate this will run out of GPU memory: {generated.estimate}")
+            report_diagnostics(generated.diagnostics, console)
+            return generated
+        except (UsageError, ChecksFailed) as exc:
+            if go_back is None:
+                raise
+            console.error(exc.message, hint=exc.hint)
+            if not go_back():
+                raise
+            asking = RememberingPrompter(prompter, result.answers)
 
 
 def _print_or_write(
@@ -151,11 +185,18 @@ def report_diagnostics(diagnostics: list[Any], console: Console) -> None:
 
 
 def _confirm_overwrite(path: Path) -> bool:
+    return _confirm(f"{path} exists. Replace it (a .bak copy is kept)?", default=False)
+
+
+def _confirm_go_back() -> bool:
+    return _confirm("Go back and change answers (your answers so far are the defaults)?", default=True)
+
+
+def _confirm(prompt: str, *, default: bool) -> bool:
     import questionary
 
-    question = questionary.confirm(f"{path} exists. Replace it (a .bak copy is kept)?", default=False)
     try:
-        return bool(question.unsafe_ask())
+        return bool(questionary.confirm(prompt, default=default).unsafe_ask())
     except EOFError:
         raise KeyboardInterrupt from None
 

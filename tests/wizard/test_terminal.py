@@ -103,3 +103,48 @@ def test_overwrite_asks_first_and_keeps_a_backup(tmp_path, reply):
         assert child.exitstatus == 2
         assert (tmp_path / "accelerate.yaml").read_text() == "# mine\n"
         assert not (tmp_path / "accelerate.yaml.bak").exists()
+
+
+def test_going_back_after_check_refuses_keeps_the_answers(tmp_path):
+    # Nothing fits a 405B model on one T4, so `check` refuses the first result; going back, earlier answers
+    # are the defaults: only the model is changed (Ctrl-U clears the line), the micro-batch of 3 is kept.
+    zero3_tail = [
+        ("Offload optimizer", ENTER),
+        ("Offload parameters", ENTER),
+        ("Mixed precision", ENTER),
+        ("accumulation", ENTER),
+        ("Clip", ENTER),
+        ("torch.compile", ENTER),
+        ("zero.Init", ENTER),
+    ]
+    first = [
+        ("Which model", "llama-3.1-405b" + ENTER),
+        ("fine-tune", ENTER),
+        ("Sequence length", ENTER),
+        ("Micro-batch", "\x7f3" + ENTER),
+        ("gradient checkpointing", ENTER),
+        ("How many machines", ENTER),
+        ("GPUs per machine", ENTER),
+        ("distributed", ENTER),
+        *zero3_tail,
+    ]
+    second = [
+        ("Which model", "\x15" + ENTER),
+        ("Micro-batch", ENTER),
+        ("How many machines", ENTER),
+        ("GPUs per machine", ENTER),
+        ("distributed", ENTER),
+        *zero3_tail,
+    ]
+    child = spawn("--system 1xT4", tmp_path)
+    for prompt, keys in first:
+        answer(child, prompt, keys)
+    child.expect("AW5")  # the memory rules' error on the screen
+    answer(child, "Go back and change answers", ENTER)
+    for prompt, keys in second:
+        answer(child, prompt, keys)
+    child.expect("start training with")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert json.loads((tmp_path / "ds_config.json").read_text())["train_micro_batch_size_per_gpu"] == 3
