@@ -37,6 +37,10 @@ def check(
     micro_batch: Annotated[int | None, typer.Option(min=1, help="Micro-batch per GPU (default: from the config, "
                                                                 "else 1).", rich_help_panel="Memory")] = None,
     seq_len: Annotated[int, typer.Option(min=1, help="Sequence length.", rich_help_panel="Memory")] = 2048,
+    gradient_checkpointing: Annotated[bool, typer.Option(help="Activations are recomputed in backward.",
+                                                         rich_help_panel="Memory")] = False,
+    lora: Annotated[bool, typer.Option(help="LoRA fine-tuning instead of full.", rich_help_panel="Memory")] = False,
+    attention: Annotated[str, typer.Option(help="eager, sdpa or flash.", rich_help_panel="Memory")] = "sdpa",
 ) -> None:
     """Check Accelerate and DeepSpeed configs for what the libraries let through (AW rules)."""
     console = get_console()
@@ -55,7 +59,9 @@ def check(
         if model is not None:
             from accelwiz.estimate.workload import workload_from_options
 
-            workload = workload_from_options(model=model, micro_batch=micro_batch, seq_len=seq_len)
+            workload = workload_from_options(model=model, micro_batch=micro_batch, seq_len=seq_len,
+                                             gradient_checkpointing=gradient_checkpointing,
+                                             regime="lora" if lora else "full", attention=attention)
         result = check_paths(files, rules, system=machine, workload=workload)
         for error in result.input_errors:
             console.error(error.message, hint=error.hint)
