@@ -1,16 +1,76 @@
-"""`accelwiz run`. PLACEHOLDER: replaced by the run work."""
+"""`accelwiz run`: check the config, summarise it, then start the real `accelerate launch`."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
-from accelwiz.cli.common import get_console
-from accelwiz.errors import EXIT_USAGE
+from accelwiz.cli.common import exit_on_error, get_console
 
-EPILOG = ""
+EPILOG = """\
+Examples:
+
+  $ accelwiz init --defaults && accelwiz run          # the built-in trainer on accelerate.yaml
+  $ accelwiz run --config ds_zero2.yaml --steps 200 --model small
+  $ accelwiz run train.py -- --lr 3e-4                # your script; its flags after --
+  $ accelwiz run --dry-run train.py                   # print the exact command and environment
+  $ accelwiz run --config 2x8.yaml --slurm job.sbatch train.py && sbatch job.sbatch
+"""
+
+_TRAINER = "Built-in trainer (when no SCRIPT is given)"
+_MULTI = "Multi-node"
 
 
-def run() -> None:
-    """Not built yet."""
-    get_console().error("`accelwiz run` is not built yet")
-    raise typer.Exit(EXIT_USAGE)
+def run(
+    ctx: typer.Context,
+    script: Annotated[Path | None, typer.Argument(
+        help="Training script (default: accelwiz's built-in trainer). Its own flags go after `--`.",
+        show_default=False)] = None,
+    config: Annotated[Path | None, typer.Option(
+        "--config", "-c", help="Accelerate config (default: accelerate.yaml, as `accelwiz init` writes).",
+        show_default=False)] = None,
+    force: Annotated[bool, typer.Option(help="Launch even when the check finds errors.")] = False,
+    dry_run: Annotated[bool, typer.Option(help="Print the environment changes and the exact command; "
+                                               "start nothing.")] = False,
+    slurm: Annotated[Path | None, typer.Option(metavar="FILE", rich_help_panel=_MULTI, help=(
+        "Write an sbatch script that runs one `accelerate launch` per node; start nothing."))] = None,
+    print_node_commands: Annotated[bool, typer.Option(rich_help_panel=_MULTI, help=(
+        "Print each node's `accelerate launch` line (for clusters without a scheduler); start nothing."))] = False,
+    steps: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Optimizer steps.")] = None,
+    micro_batch: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAINER,
+                                                    help="Sequences per process.")] = None,
+    seq_len: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Bytes per sequence.")]
+    = None,
+    lr: Annotated[float | None, typer.Option(rich_help_panel=_TRAINER, help="Peak learning rate.")] = None,
+    output_dir: Annotated[Path | None, typer.Option(rich_help_panel=_TRAINER, help=(
+        "Checkpoints and run_report.json (default: accelwiz-run)."))] = None,
+    resume: Annotated[bool, typer.Option(rich_help_panel=_TRAINER, help=(
+        "Continue from the newest checkpoint in --output-dir."))] = False,
+    data: Annotated[Path | None, typer.Option(rich_help_panel=_TRAINER, help=(
+        "A text file to train on (default: the bundled public-domain corpus)."))] = None,
+    model: Annotated[str | None, typer.Option(rich_help_panel=_TRAINER, help=(
+        "Model preset (tiny, small, medium) or a config.json (default: tiny)."))] = None,
+) -> None:
+    """Check the config, show what will run, then start `accelerate launch` (exit code passed through)."""
+    console = get_console()
+    with exit_on_error(console):
+        from accelwiz.launch.plan import TrainerFlags, plan_run
+
+        trainer = TrainerFlags(steps=steps, micro_batch=micro_batch, seq_len=seq_len, lr=lr,
+                               output_dir=output_dir, resume=resume, data=data, model=model)
+        plan = plan_run(console, config=config, script=script, script_args=list(ctx.args), trainer=trainer,
+                        force=force)
+        if slurm is not None:
+            plan.write_sbatch(console, slurm)
+            return
+        if print_node_commands:
+            for line in plan.node_commands():
+                console.data(line)
+            return
+        if dry_run:
+            console.data(plan.as_shell())
+            return
+        code = plan.execute(console)
+    raise typer.Exit(code)

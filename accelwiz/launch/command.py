@@ -1,0 +1,65 @@
+"""The exact `accelerate launch` command lines: built purely, shown by `--dry-run`, executed by `execute`."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from accelwiz.launch.spec import LaunchSpec
+
+# Multi-node without a YAML value: c10d, as in accelerate's own SLURM example; `static` needs every node to agree
+# on ranks up front and hangs silently when one is late (accelerate#1489).
+MULTI_NODE_RDZV_BACKEND = "c10d"
+DEFAULT_PORT = 29500
+MAIN_IP_PLACEHOLDER = "MAIN_NODE_IP"
+
+
+def launcher_prefix() -> list[str]:
+    """`accelerate launch` as this interpreter's module: the same environment, whatever PATH says."""
+    return [sys.executable, "-m", "accelerate.commands.launch"]
+
+
+def yaml_ignored_flags(spec: LaunchSpec) -> list[str]:
+    """Values accelerate reads from the YAML but never applies (argparse defaults win, accelerate.md N4).
+
+    Passing them on the command line makes the file mean what it says.
+    """
+    flags = ["--rdzv_backend", spec.rdzv_backend] if spec.rdzv_backend else []
+    if spec.same_network:
+        flags.append("--same_network")
+    return flags
+
+
+def build_argv(config_path: Path, script: Path | str, script_args: Sequence[str] = (), *,
+               spec: LaunchSpec | None = None, prefix: Sequence[str] | None = None) -> list[str]:
+    """The command `accelwiz run` executes; a list, never a shell string."""
+    return [*(prefix if prefix is not None else launcher_prefix()), "--config_file", str(config_path),
+            *(yaml_ignored_flags(spec) if spec is not None else []), str(script), *script_args]
+
+
+def node_argv(spec: LaunchSpec, config_path: Path | str, script: Path | str, script_args: Sequence[str], *,
+              machine_rank: str, main_process_ip: str, main_process_port: int | None = None) -> list[str]:
+    """One node's `accelerate launch` for a multi-node run, every topology value explicit."""
+    argv = ["accelerate", "launch", "--config_file", str(config_path),
+            "--num_machines", str(spec.num_machines), "--num_processes", str(spec.num_processes),
+            "--machine_rank", machine_rank, "--main_process_ip", main_process_ip,
+            "--main_process_port", str(main_process_port or spec.main_process_port or DEFAULT_PORT),
+            "--rdzv_backend", spec.rdzv_backend or MULTI_NODE_RDZV_BACKEND]
+    if spec.same_network:
+        argv.append("--same_network")
+    if spec.uses_deepspeed:
+        # one launch per node started by us (srun, ssh): DeepSpeed's default pdsh launcher would try to ssh into
+        # every node itself and ignores main_process_ip/port (accelerate#1837, #953)
+        argv += ["--deepspeed_multinode_launcher", "standard"]
+    return [*argv, str(script), *script_args]
+
+
+def node_commands(spec: LaunchSpec, config_path: Path | str, script: Path | str,
+                  script_args: Sequence[str] = ()) -> list[str]:
+    """The shell line to run on each node (rank 0 first), for clusters without a scheduler."""
+    ip = spec.main_process_ip or MAIN_IP_PLACEHOLDER
+    return [shlex.join(node_argv(spec, config_path, script, script_args, machine_rank=str(rank),
+                                 main_process_ip=ip))
+            for rank in range(spec.num_machines)]

@@ -1,0 +1,65 @@
+"""Environment variables `accelerate launch` needs on this machine, each with the reason it is set."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from accelwiz.launch.spec import LaunchSpec
+
+
+@dataclass(frozen=True)
+class EnvChange:
+    name: str
+    value: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.value}"
+
+
+def torch_extensions_cache(environ: Mapping[str, str]) -> Path:
+    base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME", "~")) / ".cache")
+    return Path(os.path.expanduser(base)) / "accelwiz" / "torch_extensions"
+
+
+def environment_changes(spec: LaunchSpec, *, gpu_count: int, environ: Mapping[str, str]) -> list[EnvChange]:
+    """What to add to the child's environment; never overrides a variable the user already set."""
+    changes = []
+    if (spec.distributed_type == "MULTI_GPU" and spec.num_processes > 1 and gpu_count == 0
+            and "ACCELERATE_USE_CPU" not in environ):
+        changes.append(EnvChange(
+            "ACCELERATE_USE_CPU", "true",
+            f"no GPU here: run the {spec.num_processes} processes as CPU DDP on gloo (otherwise each would train "
+            "alone, unsynchronised)"))
+    if spec.uses_deepspeed and "TORCH_EXTENSIONS_DIR" not in environ:
+        changes.append(EnvChange(
+            "TORCH_EXTENSIONS_DIR", str(torch_extensions_cache(environ)),
+            "DeepSpeed JIT-compiles its ops on first use (30-50 s); cache them once per user"))
+    return changes
+
+
+def apply(changes: Sequence[EnvChange], environ: Mapping[str, str]) -> dict[str, str]:
+    return {**environ, **{c.name: c.value for c in changes}}
+
+
+def visible_gpu_count() -> int:
+    """NVIDIA GPUs this process could use, without importing torch (NVML; CUDA_VISIBLE_DEVICES respected)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and visible.strip() in ("", "-1"):
+        return 0
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            count = pynvml.nvmlDeviceGetCount()
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # noqa: BLE001 - no driver, no library, no permission: all mean "no usable GPU"
+        return 0
+    if visible is not None:
+        return min(count, len([v for v in visible.split(",") if v.strip()]))
+    return count

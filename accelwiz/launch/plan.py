@@ -1,0 +1,157 @@
+"""`accelwiz run` from flags to a launch plan: preflight, target (script or built-in trainer), command, env.
+
+The command module stays thin: it builds `TrainerFlags`, calls `plan_run`, then asks the plan to write an
+sbatch file, print node commands, print itself (`--dry-run`) or execute.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from accelwiz.errors import InputError, LaunchError, UsageError
+from accelwiz.launch.command import build_argv, node_commands
+from accelwiz.launch.environment import EnvChange, apply, environment_changes, visible_gpu_count
+from accelwiz.launch.preflight import Preflight, local_system, preflight, render_summary
+
+if TYPE_CHECKING:
+    from accelwiz.console import Console
+
+TRAINER_SCRIPT = Path(__file__).resolve().parent.parent / "trainer" / "train.py"
+TRAINER_MODULE = "accelwiz.trainer.train"
+
+
+@dataclass(frozen=True)
+class TrainerFlags:
+    """`accelwiz run` flags that belong to the built-in trainer (None/False = not given)."""
+
+    steps: int | None = None
+    micro_batch: int | None = None
+    seq_len: int | None = None
+    lr: float | None = None
+    output_dir: Path | None = None
+    resume: bool = False
+    data: Path | None = None
+    model: str | None = None
+
+    def given(self) -> list[str]:
+        return ["--" + f.name.replace("_", "-") for f in fields(self) if getattr(self, f.name) not in (None, False)]
+
+    def to_argv(self) -> list[str]:
+        from accelwiz.trainer.options import TrainerOptions
+
+        chosen = {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) not in (None, False)}
+        return TrainerOptions(**chosen).to_argv()
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    checked: Preflight
+    target: list[str]  # what follows the launcher's own flags: the script path (or -m module) and its args
+    env: list[EnvChange]
+    builtin_trainer: bool
+
+    @property
+    def argv(self) -> list[str]:
+        return build_argv(self.checked.config_path, self.target[0], self.target[1:], spec=self.checked.spec)
+
+    def as_shell(self) -> str:
+        """`--dry-run`: the environment changes and the exact command, as lines a shell can run."""
+        exports = [f"export {c.name}={shlex.quote(c.value)}" for c in self.env]
+        return "\n".join([*exports, shlex.join(self.argv)])
+
+    def portable_target(self) -> list[str]:
+        """The target for other machines: the built-in trainer by module name, not by this machine's path."""
+        return ["-m", TRAINER_MODULE, *self.target[1:]] if self.builtin_trainer else self.target
+
+    def node_commands(self) -> list[str]:
+        target = self.portable_target()
+        return node_commands(self.checked.spec, self.checked.config_path, target[0], target[1:])
+
+    def write_sbatch(self, console: Console, path: Path) -> None:
+        from accelwiz.launch.slurm import render_sbatch
+
+        text = render_sbatch(self.checked.spec, self.checked.config_path, self.portable_target(),
+                             env=[c for c in self.env if c.name != "ACCELERATE_USE_CPU"])
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            tmp.write_text(text)
+            tmp.replace(path)
+        except OSError as exc:
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        console.info(f"wrote {path}; submit it with: sbatch {shlex.quote(str(path))}")
+
+    def execute(self, console: Console) -> int:
+        from importlib.util import find_spec
+
+        if find_spec("accelerate") is None:
+            raise LaunchError("accelerate is not installed", hint="pip install 'accelwiz[train]'")
+        for change in self.env:
+            console.info(f"setting {change}: {change.reason}")
+        argv = self.argv
+        console.info("$ " + shlex.join(argv))
+        from accelwiz.launch.execute import execute
+
+        return execute(argv, apply(self.env, os.environ))
+
+
+def plan_run(console: Console, *, config: Path | None, script: Path | None, script_args: list[str],
+             trainer: TrainerFlags, force: bool) -> RunPlan:
+    """Check the config (refusing on errors unless forced), print the summary, and build the plan."""
+    from accelwiz.defaults import DEFAULT_CONFIG
+
+    if script is not None and trainer.given():
+        raise UsageError(f"{', '.join(trainer.given())} belong to the built-in trainer, not to {script}",
+                         hint=f"pass your script's own flags after `--`: accelwiz run {script} -- --steps 100")
+    if script is not None and not script.is_file():
+        raise InputError(f"training script `{script}` not found")
+    system = local_system()
+    checked = preflight(config or DEFAULT_CONFIG, system=system)
+    gpus = len(system.gpus) if system is not None else visible_gpu_count()
+    env = environment_changes(checked.spec, gpu_count=gpus, environ=os.environ)
+    builtin = script is None
+    handled = {id(d): why for d in checked.diagnostics
+               if (why := handled_by_run(d.code, checked.spec.distributed_type, env, builtin_trainer=builtin))}
+    _report_findings(console, checked, handled, force=force)
+    console.info(render_summary(checked))
+    target = [str(TRAINER_SCRIPT), *trainer.to_argv(), *script_args] if builtin else [str(script), *script_args]
+    return RunPlan(checked, target, env, builtin_trainer=builtin)
+
+
+def handled_by_run(code: str, distributed_type: str, env: list[EnvChange], *, builtin_trainer: bool) -> str | None:
+    """Why `run` itself makes a finding moot on this machine, or None.
+
+    AW601 (a GPU distributed type on a machine without GPUs) is exactly what `run` works around: MULTI_GPU gets
+    ACCELERATE_USE_CPU=true (real DDP on gloo), and the built-in trainer asks for gloo under DeepSpeed.
+    """
+    if code != "AW601":
+        return None
+    if distributed_type == "MULTI_GPU" and any(c.name == "ACCELERATE_USE_CPU" for c in env):
+        return "run sets ACCELERATE_USE_CPU=true, so the processes train together as CPU DDP on gloo"
+    if distributed_type == "DEEPSPEED" and builtin_trainer:
+        return "the built-in trainer asks for the gloo backend, so DeepSpeed runs on CPU"
+    return None
+
+
+def _report_findings(console: Console, checked: Preflight, handled: dict[int, str], *, force: bool) -> None:
+    if not checked.diagnostics:
+        return
+    from accelwiz.rules.report import render_text, summary
+
+    shown = [d for d in checked.diagnostics if id(d) not in handled]
+    if shown:
+        console.info(render_text(shown, color=console.color))
+        console.info(summary(shown))
+    for diagnostic in checked.diagnostics:
+        if id(diagnostic) in handled:
+            console.info(f"note: {diagnostic.code} ({diagnostic.name}) handled: {handled[id(diagnostic)]}")
+    errors = [d for d in checked.errors if id(d) not in handled]
+    if errors and not force:
+        count = len(errors)
+        raise LaunchError(f"not launching: {checked.config_path} has {count} error{'s' if count > 1 else ''}",
+                          hint="fix them (see above), or pass --force to launch anyway")
+    if errors:
+        console.warn(f"launching despite {len(errors)} error(s) because of --force")
