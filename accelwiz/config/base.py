@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 AUTO = "auto"
 Auto = Literal["auto"]
@@ -30,7 +30,12 @@ class StrictModel(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
+def _integral_float_to_int(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 # DeepSpeed reads integers through pydantic's lax mode, which accepts integral floats such as 5e8 (JSON has no
-# integer exponent notation, so every real config writes bucket sizes that way).
-LaxInt = Annotated[int, Field(strict=False)]
-NonNegativeLaxInt = Annotated[int, Field(strict=False, ge=0)]
+# integer exponent notation, so every real config writes bucket sizes that way). Only that conversion is allowed
+# here: "8" and true stay errors (AW005, AW003), unlike in pydantic's lax mode.
+LaxInt = Annotated[int, BeforeValidator(_integral_float_to_int)]
+NonNegativeLaxInt = Annotated[int, BeforeValidator(_integral_float_to_int), Field(ge=0)]

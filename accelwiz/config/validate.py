@@ -131,6 +131,9 @@ def _extra_key(model: type[StrictModel], path: KeyPath) -> SchemaIssue:
             if key in table:
                 return SchemaIssue(kind, path, _extra_message(kind, dotted), table[key])  # type: ignore[arg-type]
         known = known_keys(section)
+        if key in known:  # pydantic reports the field name as extra when its alias is given too
+            return SchemaIssue("unknown-key", path, f"`{dotted}` is given under two names (a key and its alias)",
+                               "keep one spelling")
         suggestion = difflib.get_close_matches(key.strip(), known, n=1, cutoff=0.75)
         if suggestion and suggestion[0] == key.strip():
             return SchemaIssue("unknown-key", path, f"unknown key `{dotted}` (it has stray whitespace)",
