@@ -75,14 +75,10 @@ def _build(questionary: Any, question: Question, default: Any, choices: Sequence
         selected = next((item for item in items if item.value == default), None)
         return questionary.select(question.prompt, choices=items, default=selected)
     if question.kind == "confirm":
-        return questionary.confirm(question.prompt, default=bool(default), instruction=_yes_no(default))
+        return questionary.confirm(question.prompt, default=bool(default))  # it shows (Y/n) or (y/N) itself
     text = "" if default is None else str(getattr(default, "value", default))
     factory = questionary.path if question.kind == "path" else questionary.text
     return factory(question.prompt, default=text, validate=_validator(question, choices))
-
-
-def _yes_no(default: Any) -> str:
-    return " (Y/n) " if default else " (y/N) "
 
 
 def _validator(question: Question, choices: Sequence[Choice]) -> Any:
