@@ -66,6 +66,11 @@ def build_units(paths: Sequence[Path], result: CheckResult, **context: Any) -> l
                 except InputError as exc:
                     result.input_errors.append(exc)
                 used_json.update({given.path} if given else set())
+            elif len(yamls) == 1 and len(jsons) == 1:
+                # The named file is missing (reported by its own rule), but the user handed us the JSON they mean:
+                # check the pair anyway, so disagreements between the two files are not hidden behind that error.
+                unit.deepspeed = jsons[0]
+                used_json.add(jsons[0].path)
         elif len(yamls) == 1 and len(jsons) == 1:
             unit.deepspeed = jsons[0]
             used_json.add(jsons[0].path)
