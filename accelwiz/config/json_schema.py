@@ -17,8 +17,7 @@ def render_schemas() -> dict[str, str]:
     for which, model, title in (("accelerate", AccelerateConfig, "Accelerate config (accelerate launch)"),
                                 ("deepspeed", DeepSpeedConfig, "DeepSpeed config (JSON)")):
         schema = model.model_json_schema(by_alias=True)
-        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema",
-                  "$id": f"https://accelwiz.dev/schemas/{SCHEMA_FILES[which]}", "title": title, **schema}
+        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": title, **schema}
         out[SCHEMA_FILES[which]] = json.dumps(schema, indent=2, sort_keys=False) + "\n"
     return out
 
