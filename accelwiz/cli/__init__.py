@@ -26,7 +26,7 @@ app = typer.Typer(
 )
 
 app.command(epilog=probe.EPILOG)(probe.probe)
-app.command(name="env")(env.env)
+app.command(name="env", epilog=env.EPILOG)(env.env)
 app.command(epilog=check.EPILOG)(check.check)
 app.command()(rule.rule)
 app.command(epilog=estimate.EPILOG)(estimate.estimate)
