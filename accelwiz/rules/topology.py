@@ -12,7 +12,7 @@ import ipaddress
 import re
 from collections.abc import Iterator
 
-from accelwiz.config.accelerate import MULTI_DEVICE_TYPES, AccelerateView
+from accelwiz.config.accelerate_view import MULTI_DEVICE_TYPES, AccelerateView
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.registry import rule

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from accelwiz.config.accelerate import AccelerateConfig, AccelerateView, SageMakerConfig
+from accelwiz.config.accelerate import AccelerateConfig, SageMakerConfig
+from accelwiz.config.accelerate_view import AccelerateView
 from accelwiz.config.models import model_for
 from accelwiz.config.validate import schema_issues
 from accelwiz.document import parse_text

@@ -205,7 +205,7 @@ def test_unknown_optimizer_hint_names_the_torch_spelling(write):
 def test_torch_optimizer_list_matches_torch():
     import torch.optim
 
-    from accelwiz.rules.deepspeed import TORCH_OPTIMIZERS
+    from accelwiz.rules.deepspeed.optimizer import TORCH_OPTIMIZERS
 
     available = {name for name in dir(torch.optim) if isinstance(getattr(torch.optim, name), type)
                  and issubclass(getattr(torch.optim, name), torch.optim.Optimizer) and name != "Optimizer"}
@@ -217,7 +217,7 @@ def test_deepspeed_lists_match_deepspeed_source():
     from deepspeed.runtime import lr_schedules
     from deepspeed.runtime.config import DEEPSPEED_OPTIMIZERS
 
-    from accelwiz.rules import deepspeed as rules
+    from accelwiz.rules.deepspeed import optimizer as rules
 
     assert set(DEEPSPEED_OPTIMIZERS) == rules.DEEPSPEED_OPTIMIZERS
     assert set(lr_schedules.VALID_LR_SCHEDULES) == set(rules.DEEPSPEED_SCHEDULERS)

@@ -14,8 +14,16 @@ RULES = load_all_rules()
 TESTS = Path(__file__).resolve().parent.parent
 # A code's block says what it is about; each rule module registers only its own blocks.
 BLOCKS = {
-    "schema_rules": ("AW0",), "topology": ("AW1",), "deepspeed": ("AW2", "AW40", "AW41"),
-    "fsdp": ("AW3", "AW42", "AW43", "AW44"), "memory": ("AW5",), "hardware": ("AW6",),
+    "schema_rules": ("AW0",), "topology": ("AW1",), "memory": ("AW5",), "hardware": ("AW6",),
+    # the accelwiz.rules.deepspeed package, one entry per module
+    "reference": ("AW201", "AW202", "AW203", "AW204", "AW205"),
+    "offload": ("AW206", "AW207", "AW208", "AW209", "AW210", "AW211"),
+    "batch": ("AW212", "AW213", "AW214", "AW215"),
+    "zero": ("AW216", "AW217", "AW218", "AW219", "AW220", "AW224", "AW229", "AW230", "AW231"),
+    "optimizer": ("AW221", "AW222", "AW223", "AW233"),
+    "auto": ("AW225", "AW226", "AW227", "AW228", "AW232"),
+    "precision": ("AW40", "AW41"),
+    "fsdp": ("AW30",), "parallelism": ("AW31",), "precision_settings": ("AW42", "AW43", "AW44"),
 }
 
 

@@ -1,0 +1,286 @@
+"""AW401-AW409: precision in the DeepSpeed JSON (fp16/bf16 blocks, loss scaling, dtypes) and its agreement
+with the YAML's `mixed_precision`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from accelwiz.config.base import AUTO
+from accelwiz.document import Document, KeyPath
+from accelwiz.effective import as_float
+from accelwiz.rules.context import CheckContext
+from accelwiz.rules.deepspeed._shared import dotted_path, enabled, zero_stage
+from accelwiz.rules.diagnostic import Finding, Role, Severity
+from accelwiz.rules.registry import rule
+
+
+def _json_precisions(json: Document) -> dict[str, KeyPath]:
+    """The half precisions the JSON enables explicitly (true, or a string DeepSpeed reads as true)."""
+    found: dict[str, KeyPath] = {}
+    if enabled(json.get("fp16", "enabled")):
+        found["fp16"] = ("fp16", "enabled")
+    bf16_block = "bf16" if json.has("bf16") else "bfloat16"  # DeepSpeed reads `bfloat16` only without `bf16`
+    if enabled(json.get(bf16_block, "enabled")):
+        found["bf16"] = (bf16_block, "enabled")
+    return found
+
+
+def _precision_is_auto(json: Document) -> bool:
+    """Whether the launcher or the Trainer decides the precision ("enabled": "auto")."""
+    return any(json.get(block, "enabled") == AUTO for block in ("fp16", "bf16", "bfloat16"))
+
+
+@rule("AW401", "fp16-and-bf16-enabled", Severity.ERROR, fix="Enable only one of `fp16` and `bf16`")
+def fp16_and_bf16_enabled(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a DeepSpeed JSON that enables both `fp16` and `bf16`.
+
+    ## Why is this bad?
+    DeepSpeed refuses it: "bfloat16 and fp16 modes cannot be simultaneously enabled".
+
+    ## Example
+    ```json
+    {"fp16": {"enabled": true}, "bf16": {"enabled": true}}
+    ```
+    Use instead: `"bf16": {"enabled": true}` alone (or `"auto"` for both with the HF Trainer).
+    """
+    if ctx.deepspeed is None:
+        return
+    found = _json_precisions(ctx.deepspeed)
+    if len(found) == 2:
+        yield Finding("deepspeed", found["bf16"], "fp16 and bf16 are both enabled; DeepSpeed allows only one")
+
+
+@rule("AW402", "mixed-precision-disagrees-with-deepspeed", Severity.ERROR,
+      fix="Declare the precision once: in the DeepSpeed JSON, with `mixed_precision` left out of the YAML")
+def mixed_precision_disagrees_with_deepspeed(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a `mixed_precision` (in the Accelerate YAML, or misplaced inside the DeepSpeed JSON) that disagrees
+    with the `fp16`/`bf16` block the JSON enables.
+
+    ## Why is this bad?
+    accelerate refuses it: "`--mixed_precision` arg cannot be set to `bf16` when `fp16` is set in the
+    DeepSpeed config file." (transformers#39849). With `mixed_precision: 'no'` the run silently trains in the
+    JSON's precision; a `mixed_precision` key inside the JSON is ignored by DeepSpeed altogether
+    (DeepSpeed#3024).
+
+    ## Example
+    ```yaml
+    mixed_precision: bf16   # the JSON has "fp16": {"enabled": true}
+    ```
+    Use instead: remove `mixed_precision`, or make the JSON say `"fp16": {"enabled": "auto"}`.
+    """
+    if ctx.deepspeed is None:
+        return
+    found = _json_precisions(ctx.deepspeed)
+    if not found:
+        return
+    declared: list[tuple[Document | None, Role]] = [(ctx.accelerate, "accelerate"),
+                                                    (ctx.deepspeed, "deepspeed")]
+    for document, role in declared:
+        wanted = document.get("mixed_precision") if document is not None else None
+        if not isinstance(wanted, str):
+            continue
+        expected = "bf16" if wanted == "fp8" else wanted
+        if expected not in found:
+            shown = " and ".join(found)
+            yield Finding(role, ("mixed_precision",),
+                          f"`mixed_precision: {wanted}` disagrees with the DeepSpeed JSON, which enables "
+                          f"{shown}")
+
+
+@rule("AW403", "hardcoded-deepspeed-precision", Severity.INFO,
+      fix='Write `"enabled": "auto"` so the launcher or the Trainer decides, or keep both sides in step')
+def hardcoded_deepspeed_precision(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a DeepSpeed JSON that enables `fp16` or `bf16` literally while no Accelerate YAML declares the same
+    `mixed_precision`.
+
+    ## Why is this bad?
+    The precision is decided in two places. A launcher flag or Trainer argument asking for the other one
+    (`--mixed_precision bf16`, `TrainingArguments(bf16=True)`, or a library default) is refused:
+    "`--mixed_precision` arg cannot be set to `bf16` when `fp16` is set in the DeepSpeed config file"
+    (transformers#39849); with the HF Trainer, `"fp16": "auto"` plus a hard-coded bf16 enables both when run
+    with `--fp16`.
+
+    ## Example
+    ```json
+    {"fp16": {"enabled": true}}
+    ```
+    Use instead: `{"fp16": {"enabled": "auto"}, "bf16": {"enabled": "auto"}}`.
+    """
+    if ctx.deepspeed is None:
+        return
+    declared = ctx.accelerate.get("mixed_precision") if ctx.accelerate is not None else None
+    for precision, path in _json_precisions(ctx.deepspeed).items():
+        if declared is None:
+            yield Finding("deepspeed", path, f"{precision} is fixed in the DeepSpeed JSON; a launcher or "
+                                             "Trainer asking for another precision is refused")
+
+
+@rule("AW404", "communication-dtype-differs-from-training", Severity.WARNING,
+      fix="Remove `communication_data_type`, or enable the matching `fp16`/`bf16` block")
+def communication_dtype_differs_from_training(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds `communication_data_type` set to `fp16` or `bf16` while the JSON trains in another precision (fp32
+    when neither `fp16` nor `bf16` is enabled).
+
+    ## Why is this bad?
+    The gradient buckets are built for the training dtype; reducing them in another dtype is a path DeepSpeed
+    barely tests. With ZeRO-1/2 and an fp32 model it crashed ("KeyError: torch.float32", then "start (0) +
+    length (16384) exceeds dimension size (10000)", DeepSpeed#7653). It also reduces gradients at lower
+    precision than the model trains with.
+
+    ## Example
+    ```json
+    {"communication_data_type": "bf16", "zero_optimization": {"stage": 1}}
+    ```
+    Use instead: drop `communication_data_type`, or add `"bf16": {"enabled": true}`.
+    """
+    json = ctx.deepspeed
+    if json is None:
+        return
+    wanted = json.get("communication_data_type")
+    if wanted not in ("fp16", "bf16") or _precision_is_auto(json):
+        return
+    found = _json_precisions(json)
+    training = next(iter(found), "fp32")
+    if wanted not in found:
+        yield Finding("deepspeed", ("communication_data_type",),
+                      f"communication_data_type is {wanted} but the model trains in {training}")
+
+
+@rule("AW405", "bf16-with-zero-stage0", Severity.INFO, fix="Use ZeRO stage 1 or higher on DeepSpeed older "
+                                                           "than 0.7")
+def bf16_with_zero_stage0(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds `bf16` enabled with ZeRO stage 0.
+
+    ## Why is this bad?
+    Current DeepSpeed supports it, but releases of early 2022 refused it: "bfloat16 mode is only enabled for
+    Zero 1,2,3 currently" (DeepSpeed#1784), and the bf16 + ZeRO-0 gradient-norm path had bugs fixed only
+    later. The config is version-dependent.
+
+    ## Example
+    ```json
+    {"bf16": {"enabled": true}, "zero_optimization": {"stage": 0}}
+    ```
+    Use instead: `"stage": 1` when the cluster runs an old DeepSpeed.
+    """
+    if ctx.deepspeed is None or zero_stage(ctx) != 0:
+        return
+    path = _json_precisions(ctx.deepspeed).get("bf16")
+    if path is not None:
+        yield Finding("deepspeed", path, "bf16 with ZeRO stage 0 needs a recent DeepSpeed (older releases "
+                                         "refuse it)")
+
+
+@rule("AW406", "bf16-optimizer-states-without-master-weights", Severity.ERROR,
+      fix='Add `"bf16_master_weights_and_grads": true`, or remove `bf16_optimizer_states`')
+def bf16_optimizer_states_without_master_weights(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds `bf16.bf16_optimizer_states: true` without `bf16.bf16_master_weights_and_grads: true`.
+
+    ## Why is this bad?
+    DeepSpeed refuses it: "bf16_optimizer_states requires bf16_master_weights_and_grads to be enabled."
+
+    ## Example
+    ```json
+    {"bf16": {"enabled": true, "bf16_optimizer_states": true}}
+    ```
+    Use instead: also set `"bf16_master_weights_and_grads": true`.
+    """
+    bf16 = ctx.deepspeed.section("bf16") if ctx.deepspeed is not None else {}
+    if bf16.get("bf16_optimizer_states") is True and bf16.get("bf16_master_weights_and_grads") is not True:
+        yield Finding("deepspeed", ("bf16", "bf16_optimizer_states"),
+                      "bf16_optimizer_states requires bf16_master_weights_and_grads")
+
+
+@rule("AW407", "master-weights-without-zero", Severity.ERROR, fix="Use ZeRO stage 1, 2 or 3")
+def master_weights_without_zero(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds `fp16_master_weights_and_grads`, `bf16_master_weights_and_grads` or `bf16_optimizer_states` with
+    ZeRO stage 0.
+
+    ## Why is this bad?
+    DeepSpeed refuses it: "Bf16_master_weights_and_grads is only supported with ZeRO Stage 1, 2, or 3."
+
+    ## Example
+    ```json
+    {"bf16": {"enabled": true, "bf16_master_weights_and_grads": true}, "zero_optimization": {"stage": 0}}
+    ```
+    Use instead: `"stage": 2`.
+    """
+    json = ctx.deepspeed
+    if json is None or zero_stage(ctx) != 0:
+        return
+    for path in (("fp16", "fp16_master_weights_and_grads"), ("bf16", "bf16_master_weights_and_grads"),
+                 ("bf16", "bf16_optimizer_states")):
+        if json.get(*path) is True:
+            yield Finding("deepspeed", path, f"`{dotted_path(path)}` needs ZeRO stage 1, 2 or 3 "
+                                             "(zero_stage is 0)")
+
+
+@rule("AW408", "fp16-loss-scale-invalid", Severity.ERROR, fix="Use loss_scale >= 0 and positive window and "
+                                                              "minimum")
+def fp16_loss_scale_invalid(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds fp16 loss-scaling values DeepSpeed refuses: a negative `loss_scale`, or with dynamic scaling
+    (`loss_scale: 0`) a `loss_scale_window` or `min_loss_scale` that is not positive.
+
+    ## Why is this bad?
+    DeepSpeed refuses the config: "fp16.loss_scale must be >= 0 (0 enables dynamic loss scaling)",
+    "fp16.loss_scale_window must be > 0 when dynamic loss scaling is enabled (loss_scale=0)",
+    "fp16.min_loss_scale must be > 0 ...". A window of 0 would divide by zero in the loss scaler.
+
+    ## Example
+    ```json
+    {"fp16": {"enabled": true, "loss_scale": 0, "min_loss_scale": 0}}
+    ```
+    Use instead: `"min_loss_scale": 1`.
+    """
+    fp16 = ctx.deepspeed.section("fp16") if ctx.deepspeed is not None else {}
+    scale = as_float(fp16.get("loss_scale", 0))
+    if scale is not None and scale < 0:
+        yield Finding("deepspeed", ("fp16", "loss_scale"), f"fp16.loss_scale is {scale}; it must be >= 0")
+    if scale == 0 and (enabled(fp16.get("enabled")) or fp16.get("enabled") == AUTO):
+        for key in ("loss_scale_window", "min_loss_scale"):
+            value = as_float(fp16.get(key))
+            if value is not None and value <= 0:
+                yield Finding("deepspeed", ("fp16", key),
+                              f"fp16.{key} is {value:g}; it must be > 0 with dynamic loss scaling")
+
+
+@rule("AW409", "param-dtype-conflicts-with-precision", Severity.ERROR,
+      fix="Remove `data_types.param_dtype`, or enable the matching `fp16`/`bf16` block")
+def param_dtype_conflicts_with_precision(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds `data_types.param_dtype` that differs from the precision the JSON enables (fp32 when neither `fp16`
+    nor `bf16` is enabled).
+
+    ## Why is this bad?
+    The engine refuses it at start: "data_types.param_dtype='bf16' conflicts with the enabled precision mode".
+
+    ## Example
+    ```json
+    {"data_types": {"param_dtype": "bf16"}, "fp16": {"enabled": true}}
+    ```
+    Use instead: `"param_dtype": "fp16"`, or leave it out.
+    """
+    json = ctx.deepspeed
+    wanted = json.get("data_types", "param_dtype") if json is not None else None
+    if not isinstance(wanted, str) or _precision_is_auto(json):
+        return
+    training = next(iter(_json_precisions(json)), "fp32")
+    if wanted in ("fp16", "bf16", "fp32") and wanted != training:
+        yield Finding("deepspeed", ("data_types", "param_dtype"),
+                      f"data_types.param_dtype is {wanted} but the model trains in {training}")
