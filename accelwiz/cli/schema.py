@@ -33,7 +33,8 @@ def schema(
             stale = [n for n, text in rendered.items()
                      if not (check_dir / n).is_file() or (check_dir / n).read_text() != text]
             if stale:
-                console.error(f"stale schema files: {', '.join(stale)}", hint=f"run `accelwiz schema --write {check_dir}`")
+                console.error(f"stale schema files: {', '.join(stale)}",
+                              hint=f"run `accelwiz schema --write {check_dir}`")
                 raise typer.Exit(EXIT_FINDINGS)
             console.info("schemas are up to date")
             return

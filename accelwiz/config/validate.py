@@ -61,10 +61,9 @@ def data_path(data: Any, loc: tuple[Any, ...], error_type: str) -> KeyPath:
     path: list[str | int] = []
     node = data
     for step in loc:
-        if isinstance(node, dict) and step in node:
-            node = node[step]
-            path.append(step)
-        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+        in_mapping = isinstance(node, dict) and step in node
+        in_list = isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node)
+        if in_mapping or in_list:
             node = node[step]
             path.append(step)
         elif error_type == "missing" and step == loc[-1]:

@@ -55,12 +55,9 @@ class Document:
         """The value at `path`, or `default` when any step is absent or of the wrong shape."""
         node = self.data
         for step in path:
-            if isinstance(node, dict) and step in node:
-                node = node[step]
-            elif isinstance(node, list) and isinstance(step, int) and -len(node) <= step < len(node):
-                node = node[step]
-            else:
+            if not _can_step(node, step):
                 return default
+            node = node[step]
         return node
 
     def has(self, *path: str | int) -> bool:
@@ -70,3 +67,9 @@ class Document:
         """A nested mapping, or {} when it is absent or not a mapping."""
         value = self.get(*path)
         return value if isinstance(value, dict) else {}
+
+
+def _can_step(node: Any, step: str | int) -> bool:
+    if isinstance(node, dict):
+        return step in node
+    return isinstance(node, list) and isinstance(step, int) and -len(node) <= step < len(node)

@@ -35,7 +35,8 @@ class YamlTree:
             raise InputError(f"more than {MAX_NODES:,} YAML nodes (an alias bomb?)",
                              hint="a config file needs no YAML anchors or aliases; write the values out")
         if len(path) > MAX_DEPTH:
-            raise InputError(f"nesting deeper than {MAX_DEPTH} levels", hint="a config file is at most a few levels deep")
+            raise InputError(f"nesting deeper than {MAX_DEPTH} levels",
+                             hint="a config file is at most a few levels deep")
         self.value_spans.setdefault(path, _span(node))
         if not isinstance(node, yaml.ScalarNode) and node.tag not in _COLLECTION_TAGS:
             raise InputError(f"unsupported YAML tag {node.tag} at line {node.start_mark.line + 1}",
