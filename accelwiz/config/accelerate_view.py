@@ -6,23 +6,14 @@ read through this view: a value of the wrong type reads as None, exactly as if t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
+from accelwiz.config.accelerate import DistributedType
 from accelwiz.document import Document, KeyPath
 
-MULTI_DEVICE_TYPES = frozenset(
-    {
-        "MULTI_GPU",
-        "MULTI_NPU",
-        "MULTI_MLU",
-        "MULTI_SDAA",
-        "MULTI_MUSA",
-        "MULTI_XPU",
-        "MULTI_HPU",
-        "MULTI_NEURON",
-    }
-)
-"""Distributed types for which `accelerate launch` sets `--multi_gpu` (one process per device, torchrun)."""
+# Distributed types for which `accelerate launch` sets `--multi_gpu` (one process per device, through torchrun):
+# every MULTI_<device> type except MULTI_CPU, derived from the one list of types so the two cannot drift.
+MULTI_DEVICE_TYPES = frozenset(t for t in get_args(DistributedType) if t.startswith("MULTI_") and t != "MULTI_CPU")
 
 
 class AccelerateView:
