@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 TRAINER_SCRIPT = Path(__file__).resolve().parent.parent / "trainer" / "train.py"
 TRAINER_MODULE = "accelwiz.trainer.train"
+# User scripts run under this module so that their own exit status reaches the shell (see launch/child.py).
+CHILD_MODULE = "accelwiz.launch.child"
 
 
 @dataclass(frozen=True)
@@ -50,13 +52,17 @@ class TrainerFlags:
 @dataclass(frozen=True)
 class RunPlan:
     checked: Preflight
-    target: list[str]  # what follows the launcher's own flags: the script path (or -m module) and its args
+    target: list[str]  # what follows the launcher's own flags: the script (or -m module) and its args
     env: list[EnvChange]
     builtin_trainer: bool
 
     @property
     def argv(self) -> list[str]:
         return build_argv(self.checked.config_path, self.target[0], self.target[1:], spec=self.checked.spec)
+
+    @property
+    def records_exit_status(self) -> bool:
+        return self.target[:2] == ["-m", CHILD_MODULE]
 
     def as_shell(self) -> str:
         """`--dry-run`: the environment changes and the exact command, as lines a shell can run."""
@@ -65,7 +71,9 @@ class RunPlan:
 
     def portable_target(self) -> list[str]:
         """The target for other machines: the built-in trainer by module name, not by this machine's path."""
-        return ["-m", TRAINER_MODULE, *self.target[1:]] if self.builtin_trainer else self.target
+        if self.builtin_trainer:
+            return ["-m", TRAINER_MODULE, *self.target[1:]]
+        return self.target[2:] if self.records_exit_status else self.target
 
     def node_commands(self) -> list[str]:
         target = self.portable_target()
@@ -95,7 +103,17 @@ class RunPlan:
         console.info("$ " + shlex.join(argv))
         from accelwiz.launch.execute import execute
 
-        return execute(argv, apply(self.env, os.environ))
+        if not self.records_exit_status:
+            return execute(argv, apply(self.env, os.environ))
+        import tempfile
+
+        from accelwiz.launch.child import EXIT_DIR_ENV, recorded_status
+
+        with tempfile.TemporaryDirectory(prefix="accelwiz-exit-") as exit_dir:
+            code = execute(argv, {**apply(self.env, os.environ), EXIT_DIR_ENV: exit_dir})
+            script_status = recorded_status(Path(exit_dir))
+        # accelerate launch reports a failing script as 1; the script's own status is the useful one
+        return script_status if code == 1 and script_status else code
 
 
 def plan_run(console: Console, *, config: Path | None, script: Path | None, script_args: list[str],
@@ -117,7 +135,10 @@ def plan_run(console: Console, *, config: Path | None, script: Path | None, scri
                if (why := handled_by_run(d.code, checked.spec.distributed_type, env, builtin_trainer=builtin))}
     _report_findings(console, checked, handled, force=force)
     console.info(render_summary(checked))
-    target = [str(TRAINER_SCRIPT), *trainer.to_argv(), *script_args] if builtin else [str(script), *script_args]
+    if builtin:
+        target = [str(TRAINER_SCRIPT), *trainer.to_argv(), *script_args]
+    else:
+        target = ["-m", CHILD_MODULE, str(script), *script_args]
     return RunPlan(checked, target, env, builtin_trainer=builtin)
 
 

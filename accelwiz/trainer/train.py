@@ -140,8 +140,26 @@ def main(argv: list[str] | None = None) -> int:
             f"done: step {result['steps']}/{opts.steps}, loss {result['loss_first']:.3f} -> "
             f"{result['loss_last']:.3f}, {result['tokens_per_second']:,.0f} tokens/s, peak "
             f"{max(peaks) / 2**20:,.0f} MiB ({measured}); report: {path}", file=sys.stderr)
-    accelerator.end_training()
+    finish(accelerator)
     return 0
+
+
+def finish(accelerator: Any) -> None:
+    """End the run; on gloo, leave the process without destroying the process group.
+
+    ProcessGroupGloo's destructor joins its worker threads while holding the GIL, and a worker that still has to
+    drop a Python reference (DDP's gradient buckets) waits for that GIL forever: an intermittent hang at exit
+    (pytorch/pytorch#56297, #75097) seen here in about one 2-process CPU run in ten. Once every rank has passed
+    the barrier and the report is written there is nothing left to clean up, so exit without the destructor.
+    """
+    import torch.distributed as dist
+
+    accelerator.wait_for_everyone()
+    if dist.is_available() and dist.is_initialized() and dist.get_backend() == "gloo":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    accelerator.end_training()
 
 
 def train(accelerator: Any, model: Any, optimizer: Any, loader: Any, opts: TrainerOptions,

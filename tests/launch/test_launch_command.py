@@ -1,0 +1,82 @@
+"""Pure launch pieces: the spec read from a YAML, the argv, node commands and environment changes (golden)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from accelwiz.document import parse_text
+from accelwiz.launch.command import build_argv, launcher_prefix, node_commands, yaml_ignored_flags
+from accelwiz.launch.environment import EnvChange, apply, environment_changes
+from accelwiz.launch.spec import LaunchSpec
+
+
+def spec_of(text: str) -> LaunchSpec:
+    return LaunchSpec.from_documents(parse_text(text, Path("a.yaml")))
+
+
+def test_spec_reads_launch_values_and_survives_bad_types():
+    spec = spec_of("distributed_type: DEEPSPEED\nnum_processes: 16\nnum_machines: 2\nmain_process_ip: 10.0.0.1\n"
+                   "main_process_port: 29501\nrdzv_backend: c10d\nsame_network: true\n"
+                   "deepspeed_config:\n  zero_stage: 3\n")
+    assert (spec.distributed_type, spec.num_processes, spec.num_machines, spec.processes_per_machine) == (
+        "DEEPSPEED", 16, 2, 8)
+    assert (spec.main_process_ip, spec.main_process_port, spec.rdzv_backend, spec.same_network, spec.zero_stage) == (
+        "10.0.0.1", 29501, "c10d", True, 3)
+    bad = spec_of("distributed_type: NO\nnum_processes: two\nnum_machines: [1]\nmixed_precision: no\n")
+    assert (bad.distributed_type, bad.num_processes, bad.num_machines, bad.mixed_precision) == ("NO", 1, 1, "no")
+
+
+def test_build_argv_is_the_launcher_module_with_the_config_first():
+    argv = build_argv(Path("cfg.yaml"), "train.py", ["--lr", "3e-4"])
+    assert argv == [sys.executable, "-m", "accelerate.commands.launch", "--config_file", "cfg.yaml",
+                    "train.py", "--lr", "3e-4"]
+    assert launcher_prefix() == argv[:3]
+
+
+def test_build_argv_passes_the_yaml_values_accelerate_ignores():
+    spec = spec_of("distributed_type: MULTI_GPU\nnum_processes: 2\nrdzv_backend: c10d\nsame_network: true\n")
+    assert yaml_ignored_flags(spec) == ["--rdzv_backend", "c10d", "--same_network"]
+    argv = build_argv(Path("c.yaml"), "t.py", spec=spec, prefix=["accelerate", "launch"])
+    assert argv == ["accelerate", "launch", "--config_file", "c.yaml", "--rdzv_backend", "c10d", "--same_network",
+                    "t.py"]
+    assert yaml_ignored_flags(spec_of("distributed_type: MULTI_GPU\n")) == []
+
+
+def test_node_commands_one_line_per_rank_with_every_topology_value():
+    spec = spec_of("distributed_type: DEEPSPEED\nnum_processes: 16\nnum_machines: 2\nmain_process_ip: 10.0.0.1\n")
+    lines = node_commands(spec, "cfg.yaml", "train.py", ["--lr", "1e-4"])
+    assert lines == [
+        f"accelerate launch --config_file cfg.yaml --num_machines 2 --num_processes 16 --machine_rank {rank} "
+        "--main_process_ip 10.0.0.1 --main_process_port 29500 --rdzv_backend c10d "
+        "--deepspeed_multinode_launcher standard train.py --lr 1e-4"
+        for rank in (0, 1)
+    ]
+    no_ip = node_commands(spec_of("distributed_type: MULTI_GPU\nnum_processes: 4\nnum_machines: 2\n"
+                                  "rdzv_backend: static\n"), "c.yaml", "t.py")
+    assert "--main_process_ip MAIN_NODE_IP" in no_ip[1] and "--rdzv_backend static" in no_ip[1]
+    assert "deepspeed" not in no_ip[0]
+
+
+def test_cpu_only_multi_gpu_gets_accelerate_use_cpu():
+    spec = spec_of("distributed_type: MULTI_GPU\nnum_processes: 2\n")
+    changes = environment_changes(spec, gpu_count=0, environ={"HOME": "/home/u"})
+    assert [str(c) for c in changes] == ["ACCELERATE_USE_CPU=true"]
+    assert environment_changes(spec, gpu_count=2, environ={}) == []
+    assert environment_changes(spec, gpu_count=0, environ={"ACCELERATE_USE_CPU": "false"}) == []  # user's choice
+    assert environment_changes(spec_of("distributed_type: MULTI_GPU\nnum_processes: 1\n"), gpu_count=0,
+                               environ={}) == []
+
+
+def test_deepspeed_gets_a_persistent_torch_extensions_cache():
+    spec = spec_of("distributed_type: DEEPSPEED\nnum_processes: 2\n")
+    changes = environment_changes(spec, gpu_count=0, environ={"HOME": "/home/u"})
+    assert [str(c) for c in changes] == ["TORCH_EXTENSIONS_DIR=/home/u/.cache/accelwiz/torch_extensions"]
+    xdg = environment_changes(spec, gpu_count=8, environ={"HOME": "/home/u", "XDG_CACHE_HOME": "/c"})
+    assert [str(c) for c in xdg] == ["TORCH_EXTENSIONS_DIR=/c/accelwiz/torch_extensions"]
+    assert environment_changes(spec, gpu_count=8, environ={"TORCH_EXTENSIONS_DIR": "/mine"}) == []
+
+
+def test_apply_adds_changes_without_touching_the_rest():
+    env = apply([EnvChange("A", "1", "why")], {"PATH": "/bin", "A": "0"})
+    assert env == {"PATH": "/bin", "A": "1"}

@@ -1,0 +1,116 @@
+"""`accelwiz run` as a command: preflight refusal, --force, the exact argv, dry run, SLURM, usage errors.
+
+In-process tests replace `accelwiz.launch.execute.execute` (the one place a process starts) and assert on the
+argv it would have run; the slow tests at the end start the real `accelerate launch`.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+NO_YAML = "compute_environment: LOCAL_MACHINE\ndistributed_type: 'NO'\nuse_cpu: true\nnum_processes: 1\n" \
+          "num_machines: 1\nmixed_precision: 'no'\n"
+TYPO_YAML = NO_YAML + "mixed_precison: bf16\n"  # AW001: accelerate itself rejects the unknown key
+
+
+@pytest.fixture()
+def launched(monkeypatch):
+    calls: list[tuple[list[str], dict[str, str]]] = []
+
+    def fake_execute(argv, env=None, **_):
+        calls.append((list(argv), dict(env or {})))
+        return 0
+
+    monkeypatch.setattr("accelwiz.launch.execute.execute", fake_execute)
+    return calls
+
+
+def test_builtin_trainer_with_its_flags(cli, write, launched, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    write("accelerate.yaml", NO_YAML)
+    result = cli("run", "--steps", "7", "--lr", "0.01", "--resume")
+    assert result.exit_code == 0, result.stderr
+    argv, _ = launched[0]
+    assert argv[:5] == [sys.executable, "-m", "accelerate.commands.launch", "--config_file", "accelerate.yaml"]
+    assert argv[5].endswith("accelwiz/trainer/train.py") and Path(argv[5]).is_file()
+    assert argv[6:] == ["--steps", "7", "--lr", "0.01", "--resume"]
+    assert "run: accelerate.yaml: NO, 1 process on 1 machine" in result.stderr
+    assert "$ " + shlex.join(argv) in result.stderr
+    assert result.stdout == ""  # talk goes to stderr
+
+
+def test_user_script_and_its_args_after_double_dash(cli, write, launched, tmp_path):
+    config, script = write("c.yaml", NO_YAML), write("train.py", "print('hi')\n")
+    result = cli("run", "--config", str(config), str(script), "--", "--lr", "3e-4", "--steps", "2")
+    assert result.exit_code == 0, result.stderr
+    assert launched[0][0][5:] == ["-m", "accelwiz.launch.child", str(script), "--lr", "3e-4", "--steps", "2"]
+
+
+def test_dry_run_prints_env_and_command_and_starts_nothing(cli, write, launched):
+    config = write("ddp.yaml", "distributed_type: MULTI_GPU\nnum_processes: 2\nnum_machines: 1\n"
+                               "rdzv_backend: c10d\n")
+    result = cli("run", "--config", str(config), "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert launched == []
+    lines = result.stdout.splitlines()
+    assert lines[0] == "export ACCELERATE_USE_CPU=true"  # this machine has no GPU
+    assert shlex.split(lines[1])[3:7] == ["--config_file", str(config), "--rdzv_backend", "c10d"]
+    assert "AW601 (gpu-distribution-without-gpu) handled" in result.stderr
+
+
+def test_config_with_errors_is_refused_and_force_launches(cli, write, launched):
+    config = write("typo.yaml", TYPO_YAML)
+    refused = cli("run", "--config", str(config))
+    assert refused.exit_code == 1
+    assert "AW001" in refused.stderr and "not launching: " in refused.stderr and "--force" in refused.stderr
+    assert launched == []
+    forced = cli("run", "--config", str(config), "--force")
+    assert forced.exit_code == 0 and len(launched) == 1
+    assert "launching despite 1 error(s)" in forced.stderr
+
+
+def test_missing_default_config_says_run_init(cli, monkeypatch, tmp_path, launched):
+    monkeypatch.chdir(tmp_path)
+    result = cli("run")
+    assert result.exit_code == 2
+    assert "config file `accelerate.yaml` not found" in result.stderr and "accelwiz init" in result.stderr
+
+
+def test_trainer_flags_with_a_script_are_a_usage_error(cli, write, launched):
+    config, script = write("c.yaml", NO_YAML), write("t.py", "")
+    result = cli("run", "--config", str(config), "--steps", "3", str(script))
+    assert result.exit_code == 2 and "--steps belong to the built-in trainer" in result.stderr
+    assert cli("run", "--config", str(config), "missing.py").exit_code == 2
+
+
+def test_deepspeed_json_is_not_a_launch_config(cli, write, launched):
+    config = write("ds.json", '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2}}')
+    result = cli("run", "--config", str(config))
+    assert result.exit_code == 2 and "not an Accelerate config" in result.stderr
+
+
+def test_slurm_and_node_commands(cli, write, launched, tmp_path):
+    config = write("mn.yaml", "distributed_type: MULTI_GPU\nnum_processes: 16\nnum_machines: 2\n"
+                              "main_process_ip: 10.1.1.1\n")
+    job = tmp_path / "job.sbatch"
+    assert cli("run", "--config", str(config), "--slurm", str(job)).exit_code == 0
+    text = job.read_text()
+    assert "#SBATCH --nodes=2" in text and "-m accelwiz.trainer.train" in text
+    subprocess.run(["bash", "-n", str(job)], check=True)
+    nodes = cli("run", "--config", str(config), "--print-node-commands", "--steps", "5")
+    lines = nodes.stdout.splitlines()
+    assert len(lines) == 2 and "--machine_rank 1" in lines[1] and lines[1].endswith("--steps 5")
+    assert launched == []
+
+
+@pytest.mark.slow
+def test_failing_script_exit_code_passes_through(write, tmp_path):
+    config, script = write("c.yaml", NO_YAML), write("fail.py", "import sys\nsys.exit(3)\n")
+    result = subprocess.run([sys.executable, "-m", "accelwiz", "run", "--config", str(config), str(script)],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode == 3, result.stderr

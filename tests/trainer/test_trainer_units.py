@@ -1,0 +1,71 @@
+"""The trainer's pure pieces: options round trip, LR schedule, checkpoint bookkeeping, byte data, presets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from accelwiz.launch.plan import TrainerFlags
+from accelwiz.trainer.checkpoints import (TrainerState, checkpoint_dir, complete_checkpoints, latest_checkpoint,
+                                          prune, write_state)
+from accelwiz.trainer.data import DataError, byte_sequences, load_text
+from accelwiz.trainer.options import TrainerOptions, parse_args
+from accelwiz.trainer.train import lr_at
+
+
+def test_options_round_trip_through_argv():
+    opts = TrainerOptions(steps=7, lr=0.01, resume=True, output_dir=Path("o"), model="small")
+    assert opts.to_argv() == ["--steps", "7", "--lr", "0.01", "--output-dir", "o", "--resume", "--model", "small"]
+    assert parse_args(opts.to_argv()) == opts
+    assert TrainerOptions().to_argv() == []
+
+
+def test_run_flags_become_trainer_argv():
+    flags = TrainerFlags(steps=5, micro_batch=2, resume=True, data=Path("t.txt"))
+    assert flags.given() == ["--steps", "--micro-batch", "--resume", "--data"]
+    assert parse_args(flags.to_argv()) == TrainerOptions(steps=5, micro_batch=2, resume=True, data=Path("t.txt"))
+
+
+def test_lr_warms_up_then_decays_to_a_tenth():
+    opts = TrainerOptions(steps=100, lr=1.0, warmup_ratio=0.1)
+    assert lr_at(0, opts) == pytest.approx(0.1)
+    assert lr_at(9, opts) == pytest.approx(1.0)
+    assert lr_at(10, opts) == pytest.approx(1.0)
+    values = [lr_at(s, opts) for s in range(10, 100)]
+    assert values == sorted(values, reverse=True)
+    assert lr_at(100, opts) == pytest.approx(0.1)
+
+
+def test_latest_checkpoint_ignores_interrupted_saves_and_prune_keeps_the_newest(tmp_path):
+    for step in (3, 6, 9):
+        checkpoint_dir(tmp_path, step).mkdir(parents=True)
+        write_state(checkpoint_dir(tmp_path, step), TrainerState(step, 0, step, step * 10))
+    checkpoint_dir(tmp_path, 12).mkdir()  # no trainer_state.json: an interrupted save
+    path, state = latest_checkpoint(tmp_path)
+    assert path.name == "step-000009" and state == TrainerState(9, 0, 9, 90)
+    assert [p.name for p in prune(tmp_path, 2)] == ["step-000003"]
+    assert [p.name for p in complete_checkpoints(tmp_path)] == ["step-000006", "step-000009"]
+    assert latest_checkpoint(tmp_path / "nothing") is None
+
+
+def test_byte_sequences_cut_text_into_windows(tmp_path):
+    data = byte_sequences(b"abcdefghij", 4)
+    assert data.tolist() == [[97, 98, 99, 100], [101, 102, 103, 104]]
+    with pytest.raises(DataError, match="fewer than one sequence"):
+        byte_sequences(b"abc", 4)
+    assert len(load_text(None)) > 4000  # the bundled corpus ships with the package
+    with pytest.raises(DataError, match="cannot read"):
+        load_text(tmp_path / "missing.txt")
+
+
+def test_model_presets_and_config_json(tmp_path):
+    from accelwiz.trainer.models import ModelChoiceError, build_config
+
+    tiny = build_config("tiny", 64)
+    assert (tiny.vocab_size, tiny.hidden_size, tiny.num_hidden_layers) == (256, 64, 2)
+    with pytest.raises(ModelChoiceError, match="neither a preset"):
+        build_config("nope", 64)
+    (tmp_path / "config.json").write_text('{"model_type": "gpt2", "vocab_size": 100, "n_layer": 1}')
+    with pytest.raises(ModelChoiceError, match="below the 256 byte tokens"):
+        build_config(str(tmp_path), 64)
