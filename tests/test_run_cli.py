@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-NO_YAML = "compute_environment: LOCAL_MACHINE\ndistributed_type: 'NO'\nuse_cpu: true\nnum_processes: 1\n" \
-          "num_machines: 1\nmixed_precision: 'no'\n"
+NO_YAML = (
+    "compute_environment: LOCAL_MACHINE\ndistributed_type: 'NO'\nuse_cpu: true\nnum_processes: 1\n"
+    "num_machines: 1\nmixed_precision: 'no'\n"
+)
 TYPO_YAML = NO_YAML + "mixed_precison: bf16\n"  # AW001: accelerate itself rejects the unknown key
 
 
@@ -52,8 +54,7 @@ def test_user_script_and_its_args_after_double_dash(cli, write, launched, tmp_pa
 
 
 def test_dry_run_prints_env_and_command_and_starts_nothing(cli, write, launched):
-    config = write("ddp.yaml", "distributed_type: MULTI_GPU\nnum_processes: 2\nnum_machines: 1\n"
-                               "rdzv_backend: c10d\n")
+    config = write("ddp.yaml", "distributed_type: MULTI_GPU\nnum_processes: 2\nnum_machines: 1\nrdzv_backend: c10d\n")
     result = cli("run", "--config", str(config), "--dry-run")
     assert result.exit_code == 0, result.stderr
     assert launched == []
@@ -95,8 +96,9 @@ def test_deepspeed_json_is_not_a_launch_config(cli, write, launched):
 
 
 def test_slurm_and_node_commands(cli, write, launched, tmp_path):
-    config = write("mn.yaml", "distributed_type: MULTI_GPU\nnum_processes: 16\nnum_machines: 2\n"
-                              "main_process_ip: 10.1.1.1\n")
+    config = write(
+        "mn.yaml", "distributed_type: MULTI_GPU\nnum_processes: 16\nnum_machines: 2\nmain_process_ip: 10.1.1.1\n"
+    )
     job = tmp_path / "job.sbatch"
     assert cli("run", "--config", str(config), "--slurm", str(job)).exit_code == 0
     text = job.read_text()
@@ -111,6 +113,11 @@ def test_slurm_and_node_commands(cli, write, launched, tmp_path):
 @pytest.mark.slow
 def test_failing_script_exit_code_passes_through(write, tmp_path):
     config, script = write("c.yaml", NO_YAML), write("fail.py", "import sys\nsys.exit(3)\n")
-    result = subprocess.run([sys.executable, "-m", "accelwiz", "run", "--config", str(config), str(script)],
-                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "accelwiz", "run", "--config", str(config), str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert result.returncode == 3, result.stderr

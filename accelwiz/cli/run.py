@@ -25,43 +25,83 @@ _MULTI = "Multi-node"
 
 def run(
     ctx: typer.Context,
-    script: Annotated[Path | None, typer.Argument(
-        help="Training script (default: accelwiz's built-in trainer). Its own flags go after `--`.",
-        show_default=False)] = None,
-    config: Annotated[Path | None, typer.Option(
-        "--config", "-c", help="Accelerate config (default: accelerate.yaml, as `accelwiz init` writes).",
-        show_default=False)] = None,
+    script: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Training script (default: accelwiz's built-in trainer). Its own flags go after `--`.",
+            show_default=False,
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="Accelerate config (default: accelerate.yaml, as `accelwiz init` writes).",
+            show_default=False,
+        ),
+    ] = None,
     force: Annotated[bool, typer.Option(help="Launch even when the check finds errors.")] = False,
-    dry_run: Annotated[bool, typer.Option(help="Print the environment changes and the exact command; "
-                                               "start nothing.")] = False,
-    slurm: Annotated[Path | None, typer.Option(metavar="FILE", rich_help_panel=_MULTI, help=(
-        "Write an sbatch script that runs one `accelerate launch` per node; start nothing."))] = None,
-    print_node_commands: Annotated[bool, typer.Option(rich_help_panel=_MULTI, help=(
-        "Print each node's `accelerate launch` line (for clusters without a scheduler); start nothing."))] = False,
+    dry_run: Annotated[
+        bool, typer.Option(help="Print the environment changes and the exact command; start nothing.")
+    ] = False,
+    slurm: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            rich_help_panel=_MULTI,
+            help=("Write an sbatch script that runs one `accelerate launch` per node; start nothing."),
+        ),
+    ] = None,
+    print_node_commands: Annotated[
+        bool,
+        typer.Option(
+            rich_help_panel=_MULTI,
+            help=("Print each node's `accelerate launch` line (for clusters without a scheduler); start nothing."),
+        ),
+    ] = False,
     steps: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Optimizer steps.")] = None,
-    micro_batch: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAINER,
-                                                    help="Sequences per process.")] = None,
-    seq_len: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Bytes per sequence.")]
-    = None,
+    micro_batch: Annotated[
+        int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Sequences per process.")
+    ] = None,
+    seq_len: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Bytes per sequence.")] = None,
     lr: Annotated[float | None, typer.Option(rich_help_panel=_TRAINER, help="Peak learning rate.")] = None,
-    output_dir: Annotated[Path | None, typer.Option(rich_help_panel=_TRAINER, help=(
-        "Checkpoints and run_report.json (default: accelwiz-run)."))] = None,
-    resume: Annotated[bool, typer.Option(rich_help_panel=_TRAINER, help=(
-        "Continue from the newest checkpoint in --output-dir."))] = False,
-    data: Annotated[Path | None, typer.Option(rich_help_panel=_TRAINER, help=(
-        "A text file to train on (default: the bundled public-domain corpus)."))] = None,
-    model: Annotated[str | None, typer.Option(rich_help_panel=_TRAINER, help=(
-        "Model preset (tiny, small, medium) or a config.json (default: tiny)."))] = None,
+    output_dir: Annotated[
+        Path | None,
+        typer.Option(rich_help_panel=_TRAINER, help=("Checkpoints and run_report.json (default: accelwiz-run).")),
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option(rich_help_panel=_TRAINER, help=("Continue from the newest checkpoint in --output-dir."))
+    ] = False,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            rich_help_panel=_TRAINER, help=("A text file to train on (default: the bundled public-domain corpus).")
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            rich_help_panel=_TRAINER, help=("Model preset (tiny, small, medium) or a config.json (default: tiny).")
+        ),
+    ] = None,
 ) -> None:
     """Check the config, show what will run, then start `accelerate launch` (exit code passed through)."""
     console = get_console()
     with exit_on_error(console):
         from accelwiz.launch.plan import TrainerFlags, plan_run
 
-        trainer = TrainerFlags(steps=steps, micro_batch=micro_batch, seq_len=seq_len, lr=lr,
-                               output_dir=output_dir, resume=resume, data=data, model=model)
-        plan = plan_run(console, config=config, script=script, script_args=list(ctx.args), trainer=trainer,
-                        force=force)
+        trainer = TrainerFlags(
+            steps=steps,
+            micro_batch=micro_batch,
+            seq_len=seq_len,
+            lr=lr,
+            output_dir=output_dir,
+            resume=resume,
+            data=data,
+            model=model,
+        )
+        plan = plan_run(console, config=config, script=script, script_args=list(ctx.args), trainer=trainer, force=force)
         if slurm is not None:
             plan.write_sbatch(console, slurm)
             return

@@ -32,21 +32,54 @@ def yaml_ignored_flags(spec: LaunchSpec) -> list[str]:
     return flags
 
 
-def build_argv(config_path: Path, script: Path | str, script_args: Sequence[str] = (), *,
-               spec: LaunchSpec | None = None, prefix: Sequence[str] | None = None) -> list[str]:
+def build_argv(
+    config_path: Path,
+    script: Path | str,
+    script_args: Sequence[str] = (),
+    *,
+    spec: LaunchSpec | None = None,
+    prefix: Sequence[str] | None = None,
+) -> list[str]:
     """The command `accelwiz run` executes; a list, never a shell string."""
-    return [*(prefix if prefix is not None else launcher_prefix()), "--config_file", str(config_path),
-            *(yaml_ignored_flags(spec) if spec is not None else []), str(script), *script_args]
+    return [
+        *(prefix if prefix is not None else launcher_prefix()),
+        "--config_file",
+        str(config_path),
+        *(yaml_ignored_flags(spec) if spec is not None else []),
+        str(script),
+        *script_args,
+    ]
 
 
-def node_argv(spec: LaunchSpec, config_path: Path | str, script: Path | str, script_args: Sequence[str], *,
-              machine_rank: str, main_process_ip: str, main_process_port: int | None = None) -> list[str]:
+def node_argv(
+    spec: LaunchSpec,
+    config_path: Path | str,
+    script: Path | str,
+    script_args: Sequence[str],
+    *,
+    machine_rank: str,
+    main_process_ip: str,
+    main_process_port: int | None = None,
+) -> list[str]:
     """One node's `accelerate launch` for a multi-node run, every topology value explicit."""
-    argv = ["accelerate", "launch", "--config_file", str(config_path),
-            "--num_machines", str(spec.num_machines), "--num_processes", str(spec.num_processes),
-            "--machine_rank", machine_rank, "--main_process_ip", main_process_ip,
-            "--main_process_port", str(main_process_port or spec.main_process_port or DEFAULT_PORT),
-            "--rdzv_backend", spec.rdzv_backend or MULTI_NODE_RDZV_BACKEND]
+    argv = [
+        "accelerate",
+        "launch",
+        "--config_file",
+        str(config_path),
+        "--num_machines",
+        str(spec.num_machines),
+        "--num_processes",
+        str(spec.num_processes),
+        "--machine_rank",
+        machine_rank,
+        "--main_process_ip",
+        main_process_ip,
+        "--main_process_port",
+        str(main_process_port or spec.main_process_port or DEFAULT_PORT),
+        "--rdzv_backend",
+        spec.rdzv_backend or MULTI_NODE_RDZV_BACKEND,
+    ]
     if spec.same_network:
         argv.append("--same_network")
     if spec.uses_deepspeed:
@@ -56,10 +89,12 @@ def node_argv(spec: LaunchSpec, config_path: Path | str, script: Path | str, scr
     return [*argv, str(script), *script_args]
 
 
-def node_commands(spec: LaunchSpec, config_path: Path | str, script: Path | str,
-                  script_args: Sequence[str] = ()) -> list[str]:
+def node_commands(
+    spec: LaunchSpec, config_path: Path | str, script: Path | str, script_args: Sequence[str] = ()
+) -> list[str]:
     """The shell line to run on each node (rank 0 first), for clusters without a scheduler."""
     ip = spec.main_process_ip or MAIN_IP_PLACEHOLDER
-    return [shlex.join(node_argv(spec, config_path, script, script_args, machine_rank=str(rank),
-                                 main_process_ip=ip))
-            for rank in range(spec.num_machines)]
+    return [
+        shlex.join(node_argv(spec, config_path, script, script_args, machine_rank=str(rank), main_process_ip=ip))
+        for rank in range(spec.num_machines)
+    ]

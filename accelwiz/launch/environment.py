@@ -28,16 +28,28 @@ def torch_extensions_cache(environ: Mapping[str, str]) -> Path:
 def environment_changes(spec: LaunchSpec, *, gpu_count: int, environ: Mapping[str, str]) -> list[EnvChange]:
     """What to add to the child's environment; never overrides a variable the user already set."""
     changes = []
-    if (spec.distributed_type == "MULTI_GPU" and spec.num_processes > 1 and gpu_count == 0
-            and "ACCELERATE_USE_CPU" not in environ):
-        changes.append(EnvChange(
-            "ACCELERATE_USE_CPU", "true",
-            f"no GPU here: run the {spec.num_processes} processes as CPU DDP on gloo (otherwise each would train "
-            "alone, unsynchronised)"))
+    if (
+        spec.distributed_type == "MULTI_GPU"
+        and spec.num_processes > 1
+        and gpu_count == 0
+        and "ACCELERATE_USE_CPU" not in environ
+    ):
+        changes.append(
+            EnvChange(
+                "ACCELERATE_USE_CPU",
+                "true",
+                f"no GPU here: run the {spec.num_processes} processes as CPU DDP on gloo (otherwise each would train "
+                "alone, unsynchronised)",
+            )
+        )
     if spec.uses_deepspeed and "TORCH_EXTENSIONS_DIR" not in environ:
-        changes.append(EnvChange(
-            "TORCH_EXTENSIONS_DIR", str(torch_extensions_cache(environ)),
-            "DeepSpeed JIT-compiles its ops on first use (30-50 s); cache them once per user"))
+        changes.append(
+            EnvChange(
+                "TORCH_EXTENSIONS_DIR",
+                str(torch_extensions_cache(environ)),
+                "DeepSpeed JIT-compiles its ops on first use (30-50 s); cache them once per user",
+            )
+        )
     return changes
 
 

@@ -8,6 +8,7 @@ still alive after the launcher exits is terminated too.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -25,8 +26,10 @@ def execute(argv: Sequence[str], env: Mapping[str, str] | None = None, *, grace:
     try:
         child = subprocess.Popen(list(argv), env=dict(env) if env is not None else None, start_new_session=True)
     except OSError as exc:
-        raise LaunchError(f"cannot start `{argv[0]}`: {exc.strerror or exc}",
-                          hint="install the training extras: pip install 'accelwiz[train]'") from None
+        raise LaunchError(
+            f"cannot start `{argv[0]}`: {exc.strerror or exc}",
+            hint="install the training extras: pip install 'accelwiz[train]'",
+        ) from None
     received: list[int] = []
     deadline: list[float] = []
 
@@ -82,10 +85,8 @@ def _restore(previous) -> None:  # noqa: ANN001
 
 
 def _signal_group(pgid: int, signum: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _group_alive(pgid: int) -> bool:

@@ -82,8 +82,12 @@ class RunPlan:
     def write_sbatch(self, console: Console, path: Path) -> None:
         from accelwiz.launch.slurm import render_sbatch
 
-        text = render_sbatch(self.checked.spec, self.checked.config_path, self.portable_target(),
-                             env=[c for c in self.env if c.name != "ACCELERATE_USE_CPU"])
+        text = render_sbatch(
+            self.checked.spec,
+            self.checked.config_path,
+            self.portable_target(),
+            env=[c for c in self.env if c.name != "ACCELERATE_USE_CPU"],
+        )
         tmp = path.with_name(path.name + ".tmp")
         try:
             tmp.write_text(text)
@@ -116,14 +120,23 @@ class RunPlan:
         return script_status if code == 1 and script_status else code
 
 
-def plan_run(console: Console, *, config: Path | None, script: Path | None, script_args: list[str],
-             trainer: TrainerFlags, force: bool) -> RunPlan:
+def plan_run(
+    console: Console,
+    *,
+    config: Path | None,
+    script: Path | None,
+    script_args: list[str],
+    trainer: TrainerFlags,
+    force: bool,
+) -> RunPlan:
     """Check the config (refusing on errors unless forced), print the summary, and build the plan."""
     from accelwiz.defaults import DEFAULT_CONFIG
 
     if script is not None and trainer.given():
-        raise UsageError(f"{', '.join(trainer.given())} belong to the built-in trainer, not to {script}",
-                         hint=f"pass your script's own flags after `--`: accelwiz run {script} -- --steps 100")
+        raise UsageError(
+            f"{', '.join(trainer.given())} belong to the built-in trainer, not to {script}",
+            hint=f"pass your script's own flags after `--`: accelwiz run {script} -- --steps 100",
+        )
     if script is not None and not script.is_file():
         raise InputError(f"training script `{script}` not found")
     system = local_system()
@@ -131,8 +144,11 @@ def plan_run(console: Console, *, config: Path | None, script: Path | None, scri
     gpus = len(system.gpus) if system is not None else visible_gpu_count()
     env = environment_changes(checked.spec, gpu_count=gpus, environ=os.environ)
     builtin = script is None
-    handled = {id(d): why for d in checked.diagnostics
-               if (why := handled_by_run(d.code, checked.spec.distributed_type, env, builtin_trainer=builtin))}
+    handled = {
+        id(d): why
+        for d in checked.diagnostics
+        if (why := handled_by_run(d.code, checked.spec.distributed_type, env, builtin_trainer=builtin))
+    }
     _report_findings(console, checked, handled, force=force)
     console.info(render_summary(checked))
     if builtin:
@@ -172,7 +188,9 @@ def _report_findings(console: Console, checked: Preflight, handled: dict[int, st
     errors = [d for d in checked.errors if id(d) not in handled]
     if errors and not force:
         count = len(errors)
-        raise LaunchError(f"not launching: {checked.config_path} has {count} error{'s' if count > 1 else ''}",
-                          hint="fix them (see above), or pass --force to launch anyway")
+        raise LaunchError(
+            f"not launching: {checked.config_path} has {count} error{'s' if count > 1 else ''}",
+            hint="fix them (see above), or pass --force to launch anyway",
+        )
     if errors:
         console.warn(f"launching despite {len(errors)} error(s) because of --force")

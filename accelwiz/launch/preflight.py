@@ -44,8 +44,9 @@ def local_system() -> MachineProfile | None:
 def preflight(config_path: Path, *, system: MachineProfile | None) -> Preflight:
     """Check the config as `accelwiz check` would (every rule); raises on a missing or unreadable config."""
     if not config_path.is_file():
-        raise InputError(f"config file `{config_path}` not found",
-                         hint="run `accelwiz init` to write one, or pass --config FILE")
+        raise InputError(
+            f"config file `{config_path}` not found", hint="run `accelwiz init` to write one, or pass --config FILE"
+        )
     from accelwiz.rules.engine import check_paths
     from accelwiz.rules.registry import select_rules
 
@@ -54,10 +55,11 @@ def preflight(config_path: Path, *, system: MachineProfile | None) -> Preflight:
         raise result.input_errors[0]
     unit = next((u for u in result.units if u.accelerate is not None), None)
     if unit is None:
-        raise UsageError(f"{config_path} is a DeepSpeed config, not an Accelerate config",
-                         hint="pass the Accelerate YAML; it names the JSON in deepspeed_config.deepspeed_config_file")
-    return Preflight(config_path, unit, result.diagnostics, LaunchSpec.from_documents(unit.accelerate,
-                                                                                      unit.deepspeed))
+        raise UsageError(
+            f"{config_path} is a DeepSpeed config, not an Accelerate config",
+            hint="pass the Accelerate YAML; it names the JSON in deepspeed_config.deepspeed_config_file",
+        )
+    return Preflight(config_path, unit, result.diagnostics, LaunchSpec.from_documents(unit.accelerate, unit.deepspeed))
 
 
 def render_summary(checked: Preflight) -> str:

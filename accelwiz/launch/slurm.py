@@ -14,12 +14,17 @@ from accelwiz.launch.spec import LaunchSpec
 _RANK, _IP = "@@MACHINE_RANK@@", "@@MAIN_PROCESS_IP@@"
 
 
-def render_sbatch(spec: LaunchSpec, config_path: Path | str, target: Sequence[str], *,
-                  job_name: str = "accelwiz", env: Sequence[EnvChange] = ()) -> str:
+def render_sbatch(
+    spec: LaunchSpec,
+    config_path: Path | str,
+    target: Sequence[str],
+    *,
+    job_name: str = "accelwiz",
+    env: Sequence[EnvChange] = (),
+) -> str:
     """The script text; `target` is the script and its args (or `-m module ...`) as accelerate launch takes them."""
     per_node = spec.processes_per_machine
-    inner = shlex.join(node_argv(spec, config_path, target[0], target[1:], machine_rank=_RANK,
-                                 main_process_ip=_IP))
+    inner = shlex.join(node_argv(spec, config_path, target[0], target[1:], machine_rank=_RANK, main_process_ip=_IP))
     inner = inner.replace(_RANK, '"$SLURM_NODEID"').replace(_IP, '"$MAIN_PROCESS_IP"')
     gpus = [] if spec.use_cpu else [f"#SBATCH --gpus-per-node={per_node}"]
     exports = [f"export {c.name}={shlex.quote(c.value)}" for c in env]

@@ -27,21 +27,27 @@ def build_config(name_or_path: str, seq_len: int) -> Any:
     if name_or_path in PRESETS:
         from transformers import LlamaConfig
 
-        return LlamaConfig(vocab_size=BYTE_VOCAB, max_position_embeddings=max(seq_len, 128),
-                           num_key_value_heads=PRESETS[name_or_path]["num_attention_heads"],
-                           tie_word_embeddings=False, **PRESETS[name_or_path])
+        return LlamaConfig(
+            vocab_size=BYTE_VOCAB,
+            max_position_embeddings=max(seq_len, 128),
+            num_key_value_heads=PRESETS[name_or_path]["num_attention_heads"],
+            tie_word_embeddings=False,
+            **PRESETS[name_or_path],
+        )
     path = Path(name_or_path)
     if path.is_dir():
         path = path / "config.json"
     if not path.is_file():
-        raise ModelChoiceError(f"--model {name_or_path!r} is neither a preset ({', '.join(PRESETS)}) "
-                               "nor an existing config.json")
+        raise ModelChoiceError(
+            f"--model {name_or_path!r} is neither a preset ({', '.join(PRESETS)}) nor an existing config.json"
+        )
     from transformers import AutoConfig
 
     config = AutoConfig.from_pretrained(str(path))
     if getattr(config, "vocab_size", 0) < BYTE_VOCAB:
-        raise ModelChoiceError(f"{path}: vocab_size {config.vocab_size} is below the {BYTE_VOCAB} byte tokens "
-                               "the trainer feeds")
+        raise ModelChoiceError(
+            f"{path}: vocab_size {config.vocab_size} is below the {BYTE_VOCAB} byte tokens the trainer feeds"
+        )
     return config
 
 

@@ -54,16 +54,33 @@ def parse_args(argv: list[str] | None = None) -> TrainerOptions:
     parser.add_argument("--micro-batch", type=_positive, default=defaults.micro_batch, help="Sequences per process.")
     parser.add_argument("--seq-len", type=_positive, default=defaults.seq_len, help="Tokens (bytes) per sequence.")
     parser.add_argument("--lr", type=float, default=defaults.lr, help="Peak learning rate.")
-    parser.add_argument("--warmup-ratio", type=float, default=defaults.warmup_ratio,
-                        help="Fraction of steps with a linear warm-up before the cosine decay.")
-    parser.add_argument("--max-grad-norm", type=float, default=defaults.max_grad_norm,
-                        help="Gradient clipping norm (0 turns clipping off).")
-    parser.add_argument("--output-dir", type=Path, default=defaults.output_dir,
-                        help="Checkpoints and run_report.json go here.")
-    parser.add_argument("--save-every", type=int, default=defaults.save_every,
-                        help="Save a checkpoint every N steps (always at the end).")
-    parser.add_argument("--keep-checkpoints", type=_positive, default=defaults.keep_checkpoints,
-                        help="Keep only the newest N checkpoints.")
+    parser.add_argument(
+        "--warmup-ratio",
+        type=float,
+        default=defaults.warmup_ratio,
+        help="Fraction of steps with a linear warm-up before the cosine decay.",
+    )
+    parser.add_argument(
+        "--max-grad-norm",
+        type=float,
+        default=defaults.max_grad_norm,
+        help="Gradient clipping norm (0 turns clipping off).",
+    )
+    parser.add_argument(
+        "--output-dir", type=Path, default=defaults.output_dir, help="Checkpoints and run_report.json go here."
+    )
+    parser.add_argument(
+        "--save-every",
+        type=int,
+        default=defaults.save_every,
+        help="Save a checkpoint every N steps (always at the end).",
+    )
+    parser.add_argument(
+        "--keep-checkpoints",
+        type=_positive,
+        default=defaults.keep_checkpoints,
+        help="Keep only the newest N checkpoints.",
+    )
     parser.add_argument("--resume", action="store_true", help="Continue from the newest checkpoint in --output-dir.")
     parser.add_argument("--data", type=Path, default=None, help="A UTF-8 text file (default: the bundled corpus).")
     parser.add_argument("--model", default=defaults.model, help="A preset name or a config.json.")

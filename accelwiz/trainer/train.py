@@ -19,8 +19,13 @@ from typing import Any
 if __package__ in (None, ""):  # launched by path: make `accelwiz` importable from a source checkout too
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from accelwiz.trainer.checkpoints import (TrainerState, checkpoint_dir, latest_checkpoint, prune,  # noqa: E402
-                                          write_state)
+from accelwiz.trainer.checkpoints import (
+    TrainerState,
+    checkpoint_dir,
+    latest_checkpoint,
+    prune,  # noqa: E402
+    write_state,
+)
 from accelwiz.trainer.data import DataError, byte_sequences, load_text  # noqa: E402
 from accelwiz.trainer.models import ModelChoiceError, build_config, build_model  # noqa: E402
 from accelwiz.trainer.options import TrainerOptions, parse_args  # noqa: E402
@@ -61,7 +66,7 @@ def make_accelerator() -> Any:
 def describe(accelerator: Any) -> dict[str, Any]:
     """Distributed facts for the report: type, world size, ZeRO stage and offload, precision, accumulation."""
     plugin = getattr(accelerator.state, "deepspeed_plugin", None)
-    zero = (plugin.deepspeed_config.get("zero_optimization", {}) if plugin is not None else {})
+    zero = plugin.deepspeed_config.get("zero_optimization", {}) if plugin is not None else {}
     return {
         "distributed_type": str(getattr(accelerator.distributed_type, "value", accelerator.distributed_type)),
         "world_size": accelerator.num_processes,
@@ -96,52 +101,87 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from accelerate.utils import set_seed
     from torch.utils.data import DataLoader, TensorDataset
-    from tqdm.auto import tqdm
 
     accelerator = make_accelerator()
     set_seed(opts.seed)
     model = build_model(model_config)
     parameters = sum(p.numel() for p in model.parameters())
-    loader = DataLoader(TensorDataset(byte_sequences(text, opts.seq_len)), batch_size=opts.micro_batch,
-                        shuffle=True, drop_last=True)
+    loader = DataLoader(
+        TensorDataset(byte_sequences(text, opts.seq_len)), batch_size=opts.micro_batch, shuffle=True, drop_last=True
+    )
     optimizer = torch.optim.AdamW(model.parameters(), lr=opts.lr, weight_decay=0.0)
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
     if len(loader) == 0:
-        accelerator.print(f"error: the text gives fewer than one batch of {opts.micro_batch} x {opts.seq_len} "
-                          f"bytes per process for {accelerator.num_processes} processes; use more text or "
-                          "smaller --micro-batch/--seq-len", file=sys.stderr)
+        accelerator.print(
+            f"error: the text gives fewer than one batch of {opts.micro_batch} x {opts.seq_len} "
+            f"bytes per process for {accelerator.num_processes} processes; use more text or "
+            "smaller --micro-batch/--seq-len",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
 
-    state, resumed_from = TrainerState.start(), None
-    if opts.resume:
-        found = latest_checkpoint(opts.output_dir)
-        if found is None:
-            accelerator.print(f"no checkpoint in {opts.output_dir}; starting from step 0", file=sys.stderr)
-        else:
-            resumed_from, state = found
-            accelerator.load_state(str(resumed_from))
-            accelerator.print(f"resuming from {resumed_from} at step {state.step}", file=sys.stderr)
+    state, resumed_from = restore(accelerator, opts)
     facts = describe(accelerator)
     result = train(accelerator, model, optimizer, loader, opts, state)
+    run = {
+        **facts,
+        "model": opts.model,
+        "parameters": parameters,
+        "micro_batch": opts.micro_batch,
+        "seq_len": opts.seq_len,
+    }
+    report_run(accelerator, opts, run, model_config, result, state, resumed_from)
+    finish(accelerator)
+    return 0
+
+
+def restore(accelerator: Any, opts: TrainerOptions) -> tuple[TrainerState, Path | None]:
+    """With --resume, load the newest complete checkpoint; returns where training starts."""
+    found = latest_checkpoint(opts.output_dir) if opts.resume else None
+    if found is None:
+        if opts.resume:
+            accelerator.print(f"no checkpoint in {opts.output_dir}; starting from step 0", file=sys.stderr)
+        return TrainerState.start(), None
+    path, state = found
+    accelerator.load_state(str(path))
+    accelerator.print(f"resuming from {path} at step {state.step}", file=sys.stderr)
+    return state, path
+
+
+def report_run(
+    accelerator: Any,
+    opts: TrainerOptions,
+    run: dict[str, Any],
+    model_config: Any,
+    result: dict[str, Any],
+    state: TrainerState,
+    resumed_from: Path | None,
+) -> None:
+    """Gather every rank's peak memory; the main process writes run_report.json beside the estimate."""
+    import torch
 
     peak, measured = peak_memory_bytes(accelerator.device.type)
     peaks = accelerator.gather(torch.tensor([peak], device=accelerator.device)).tolist()
-    if accelerator.is_main_process:
-        settings = {**facts, "model": opts.model, "model_config": model_config.to_dict(), "parameters": parameters,
-                    "micro_batch": opts.micro_batch, "seq_len": opts.seq_len}
-        report = {
-            **facts, **result, "start_step": state.step, "resumed_from": str(resumed_from) if resumed_from else None,
-            "model": opts.model, "parameters": parameters, "micro_batch": opts.micro_batch,
-            "seq_len": opts.seq_len, "lr": opts.lr, "peak_memory_bytes": peaks, "peak_memory_measure": measured,
-            "estimate": estimate_for_run(settings),
-        }
-        path = write_report(opts.output_dir, report)
-        accelerator.print(
-            f"done: step {result['steps']}/{opts.steps}, loss {result['loss_first']:.3f} -> "
-            f"{result['loss_last']:.3f}, {result['tokens_per_second']:,.0f} tokens/s, peak "
-            f"{max(peaks) / 2**20:,.0f} MiB ({measured}); report: {path}", file=sys.stderr)
-    finish(accelerator)
-    return 0
+    if not accelerator.is_main_process:
+        return
+    report = {
+        **run,
+        **result,
+        "checkpoints": [c for c in result["checkpoints"] if Path(c).is_dir()],  # after pruning
+        "start_step": state.step,
+        "resumed_from": str(resumed_from) if resumed_from else None,
+        "lr": opts.lr,
+        "peak_memory_bytes": peaks,
+        "peak_memory_measure": measured,
+        "estimate": estimate_for_run({**run, "model_config": model_config.to_dict()}),
+    }
+    path = write_report(opts.output_dir, report)
+    accelerator.print(
+        f"done: step {result['steps']}/{opts.steps}, loss {result['loss_first']:.3f} -> "
+        f"{result['loss_last']:.3f}, {result['tokens_per_second']:,.0f} tokens/s, peak "
+        f"{max(peaks) / 2**20:,.0f} MiB ({measured}); report: {path}",
+        file=sys.stderr,
+    )
 
 
 def finish(accelerator: Any) -> None:
@@ -162,8 +202,9 @@ def finish(accelerator: Any) -> None:
     accelerator.end_training()
 
 
-def train(accelerator: Any, model: Any, optimizer: Any, loader: Any, opts: TrainerOptions,
-          state: TrainerState) -> dict[str, Any]:
+def train(
+    accelerator: Any, model: Any, optimizer: Any, loader: Any, opts: TrainerOptions, state: TrainerState
+) -> dict[str, Any]:
     """The loop: runs until `opts.steps` optimizer steps, checkpointing as asked; returns the measurements."""
     from tqdm.auto import tqdm
 
@@ -172,8 +213,9 @@ def train(accelerator: Any, model: Any, optimizer: Any, loader: Any, opts: Train
     losses: list[float] = []
     checkpoints: list[str] = []
     window_loss, window_batches, saving_seconds = 0.0, 0, 0.0
-    progress = tqdm(total=opts.steps, initial=step, desc="train", unit="step",
-                    disable=not accelerator.is_local_main_process)
+    progress = tqdm(
+        total=opts.steps, initial=step, desc="train", unit="step", disable=not accelerator.is_local_main_process
+    )
     started = time.perf_counter()
     model.train()
     while step < opts.steps:
@@ -202,8 +244,9 @@ def train(accelerator: Any, model: Any, optimizer: Any, loader: Any, opts: Train
             if step == opts.steps or (opts.save_every and step % opts.save_every == 0):
                 saving = time.perf_counter()
                 at_end = consumed == len(loader)
-                saved = TrainerState(step=step, epoch=epoch + at_end, batches_in_epoch=0 if at_end else consumed,
-                                     tokens_seen=tokens)
+                saved = TrainerState(
+                    step=step, epoch=epoch + at_end, batches_in_epoch=0 if at_end else consumed, tokens_seen=tokens
+                )
                 checkpoints.append(str(save_checkpoint(accelerator, opts, saved)))
                 saving_seconds += time.perf_counter() - saving
             if step >= opts.steps:
@@ -216,9 +259,14 @@ def train(accelerator: Any, model: Any, optimizer: Any, loader: Any, opts: Train
     seconds = time.perf_counter() - started - saving_seconds
     trained_tokens = tokens - state.tokens_seen
     return {
-        "steps": step, "loss_first": losses[0] if losses else math.nan, "loss_last": losses[-1] if losses else math.nan,
-        "losses": losses, "tokens": trained_tokens, "train_seconds": round(seconds, 3),
-        "tokens_per_second": trained_tokens / seconds if seconds > 0 else 0.0, "checkpoints": checkpoints,
+        "steps": step,
+        "loss_first": losses[0] if losses else math.nan,
+        "loss_last": losses[-1] if losses else math.nan,
+        "losses": losses,
+        "tokens": trained_tokens,
+        "train_seconds": round(seconds, 3),
+        "tokens_per_second": trained_tokens / seconds if seconds > 0 else 0.0,
+        "checkpoints": checkpoints,
     }
 
 

@@ -16,21 +16,40 @@ def spec_of(text: str) -> LaunchSpec:
 
 
 def test_spec_reads_launch_values_and_survives_bad_types():
-    spec = spec_of("distributed_type: DEEPSPEED\nnum_processes: 16\nnum_machines: 2\nmain_process_ip: 10.0.0.1\n"
-                   "main_process_port: 29501\nrdzv_backend: c10d\nsame_network: true\n"
-                   "deepspeed_config:\n  zero_stage: 3\n")
+    spec = spec_of(
+        "distributed_type: DEEPSPEED\nnum_processes: 16\nnum_machines: 2\nmain_process_ip: 10.0.0.1\n"
+        "main_process_port: 29501\nrdzv_backend: c10d\nsame_network: true\n"
+        "deepspeed_config:\n  zero_stage: 3\n"
+    )
     assert (spec.distributed_type, spec.num_processes, spec.num_machines, spec.processes_per_machine) == (
-        "DEEPSPEED", 16, 2, 8)
+        "DEEPSPEED",
+        16,
+        2,
+        8,
+    )
     assert (spec.main_process_ip, spec.main_process_port, spec.rdzv_backend, spec.same_network, spec.zero_stage) == (
-        "10.0.0.1", 29501, "c10d", True, 3)
+        "10.0.0.1",
+        29501,
+        "c10d",
+        True,
+        3,
+    )
     bad = spec_of("distributed_type: NO\nnum_processes: two\nnum_machines: [1]\nmixed_precision: no\n")
     assert (bad.distributed_type, bad.num_processes, bad.num_machines, bad.mixed_precision) == ("NO", 1, 1, "no")
 
 
 def test_build_argv_is_the_launcher_module_with_the_config_first():
     argv = build_argv(Path("cfg.yaml"), "train.py", ["--lr", "3e-4"])
-    assert argv == [sys.executable, "-m", "accelerate.commands.launch", "--config_file", "cfg.yaml",
-                    "train.py", "--lr", "3e-4"]
+    assert argv == [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--config_file",
+        "cfg.yaml",
+        "train.py",
+        "--lr",
+        "3e-4",
+    ]
     assert launcher_prefix() == argv[:3]
 
 
@@ -38,8 +57,16 @@ def test_build_argv_passes_the_yaml_values_accelerate_ignores():
     spec = spec_of("distributed_type: MULTI_GPU\nnum_processes: 2\nrdzv_backend: c10d\nsame_network: true\n")
     assert yaml_ignored_flags(spec) == ["--rdzv_backend", "c10d", "--same_network"]
     argv = build_argv(Path("c.yaml"), "t.py", spec=spec, prefix=["accelerate", "launch"])
-    assert argv == ["accelerate", "launch", "--config_file", "c.yaml", "--rdzv_backend", "c10d", "--same_network",
-                    "t.py"]
+    assert argv == [
+        "accelerate",
+        "launch",
+        "--config_file",
+        "c.yaml",
+        "--rdzv_backend",
+        "c10d",
+        "--same_network",
+        "t.py",
+    ]
     assert yaml_ignored_flags(spec_of("distributed_type: MULTI_GPU\n")) == []
 
 
@@ -52,8 +79,11 @@ def test_node_commands_one_line_per_rank_with_every_topology_value():
         "--deepspeed_multinode_launcher standard train.py --lr 1e-4"
         for rank in (0, 1)
     ]
-    no_ip = node_commands(spec_of("distributed_type: MULTI_GPU\nnum_processes: 4\nnum_machines: 2\n"
-                                  "rdzv_backend: static\n"), "c.yaml", "t.py")
+    no_ip = node_commands(
+        spec_of("distributed_type: MULTI_GPU\nnum_processes: 4\nnum_machines: 2\nrdzv_backend: static\n"),
+        "c.yaml",
+        "t.py",
+    )
     assert "--main_process_ip MAIN_NODE_IP" in no_ip[1] and "--rdzv_backend static" in no_ip[1]
     assert "deepspeed" not in no_ip[0]
 
@@ -64,8 +94,9 @@ def test_cpu_only_multi_gpu_gets_accelerate_use_cpu():
     assert [str(c) for c in changes] == ["ACCELERATE_USE_CPU=true"]
     assert environment_changes(spec, gpu_count=2, environ={}) == []
     assert environment_changes(spec, gpu_count=0, environ={"ACCELERATE_USE_CPU": "false"}) == []  # user's choice
-    assert environment_changes(spec_of("distributed_type: MULTI_GPU\nnum_processes: 1\n"), gpu_count=0,
-                               environ={}) == []
+    assert (
+        environment_changes(spec_of("distributed_type: MULTI_GPU\nnum_processes: 1\n"), gpu_count=0, environ={}) == []
+    )
 
 
 def test_deepspeed_gets_a_persistent_torch_extensions_cache():

@@ -27,12 +27,16 @@ CONFIGS = {
     "single": "distributed_type: 'NO'\nuse_cpu: true\nnum_processes: 1\n",
     "ddp": "distributed_type: MULTI_GPU\nnum_processes: 2\n",
     "zero2": "distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n  zero_stage: 2\n"
-             "  gradient_accumulation_steps: 2\n  gradient_clipping: 1.0\n",
+    "  gradient_accumulation_steps: 2\n  gradient_clipping: 1.0\n",
     "zero3": "distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n  zero_stage: 3\n"
-             "  gradient_accumulation_steps: 2\n  gradient_clipping: 1.0\n",
+    "  gradient_accumulation_steps: 2\n  gradient_clipping: 1.0\n",
 }
-EXPECTED = {"single": ("NO", 1, None), "ddp": ("MULTI_CPU", 2, None), "zero2": ("DEEPSPEED", 2, 2),
-            "zero3": ("DEEPSPEED", 2, 3)}
+EXPECTED = {
+    "single": ("NO", 1, None),
+    "ddp": ("MULTI_CPU", 2, None),
+    "zero2": ("DEEPSPEED", 2, 2),
+    "zero3": ("DEEPSPEED", 2, 3),
+}
 
 
 def free_port() -> int:
@@ -49,14 +53,18 @@ def write_config(tmp_path: Path, name: str) -> Path:
 
 def accelwiz_run(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess:
     """`accelwiz run ...` in its own session, so that a hung run is killed with every worker it started."""
-    proc = subprocess.Popen([sys.executable, "-m", "accelwiz", "run", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "accelwiz", "run", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
-        for child in psutil.Process().children(recursive=True):
-            child.kill()
         raise
     return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
@@ -74,8 +82,7 @@ def test_trains_checkpoints_and_resumes(tmp_path, name):
     assert report["tokens_per_second"] > 0
     assert (out / "checkpoints" / "step-000006" / "trainer_state.json").is_file()
 
-    resumed = accelwiz_run("--config", str(config), "--steps", "9", "--resume", "--output-dir", str(out),
-                           cwd=tmp_path)
+    resumed = accelwiz_run("--config", str(config), "--steps", "9", "--resume", "--output-dir", str(out), cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     report = json.loads((out / "run_report.json").read_text())
     assert (report["start_step"], report["steps"]) == (6, 9)
@@ -86,9 +93,23 @@ def test_trains_checkpoints_and_resumes(tmp_path, name):
 
 def test_ctrl_c_during_a_two_process_run_leaves_nothing_running(tmp_path):
     config = write_config(tmp_path, "ddp")
-    proc = subprocess.Popen([sys.executable, "-m", "accelwiz", "run", "--config", str(config), "--steps", "100000",
-                             "--output-dir", str(tmp_path / "out")], cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "accelwiz",
+            "run",
+            "--config",
+            str(config),
+            "--steps",
+            "100000",
+            "--output-dir",
+            str(tmp_path / "out"),
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     tree: dict[int, psutil.Process] = {}
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # the launcher and both workers, importing or training

@@ -7,8 +7,14 @@ from pathlib import Path
 import pytest
 
 from accelwiz.launch.plan import TrainerFlags
-from accelwiz.trainer.checkpoints import (TrainerState, checkpoint_dir, complete_checkpoints, latest_checkpoint,
-                                          prune, write_state)
+from accelwiz.trainer.checkpoints import (
+    TrainerState,
+    checkpoint_dir,
+    complete_checkpoints,
+    latest_checkpoint,
+    prune,
+    write_state,
+)
 from accelwiz.trainer.data import DataError, byte_sequences, load_text
 from accelwiz.trainer.options import TrainerOptions, parse_args
 from accelwiz.trainer.train import lr_at
@@ -69,3 +75,30 @@ def test_model_presets_and_config_json(tmp_path):
     (tmp_path / "config.json").write_text('{"model_type": "gpt2", "vocab_size": 100, "n_layer": 1}')
     with pytest.raises(ModelChoiceError, match="below the 256 byte tokens"):
         build_config(str(tmp_path), 64)
+
+
+def test_run_report_estimate_counts_the_same_parameters_as_the_model():
+    from accelwiz.trainer.models import build_config, build_model
+    from accelwiz.trainer.report import estimate_for_run
+
+    config = build_config("tiny", 64)
+    counted = sum(p.numel() for p in build_model(config).parameters())
+    estimate = estimate_for_run(
+        {
+            "model": "tiny",
+            "model_config": config.to_dict(),
+            "distributed_type": "DEEPSPEED",
+            "zero_stage": 3,
+            "world_size": 2,
+            "micro_batch": 4,
+            "seq_len": 64,
+            "mixed_precision": "bf16",
+            "offload_optimizer": "cpu",
+            "offload_param": "cpu",
+        }
+    )
+    assert estimate["available"], estimate
+    assert estimate["parameters_estimated"] == counted
+    assert estimate["strategy"].startswith("ZeRO-3") and estimate["per_rank_allocated_bytes"] > 0
+    broken = estimate_for_run({"model": "x", "model_config": {"model_type": "nonesuch"}})
+    assert broken["available"] is False and broken["reason"]
