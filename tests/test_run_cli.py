@@ -6,6 +6,7 @@ argv it would have run; the slow tests at the end start the real `accelerate lau
 
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
 import sys
@@ -121,3 +122,26 @@ def test_failing_script_exit_code_passes_through(write, tmp_path):
         timeout=120,
     )
     assert result.returncode == 3, result.stderr
+
+
+@pytest.mark.slow
+def test_init_defaults_then_run_is_a_complete_first_experience(tmp_path):
+    """The README's first two commands: `accelwiz init --defaults && accelwiz run` trains the built-in model."""
+    init = subprocess.run(
+        [sys.executable, "-m", "accelwiz", "init", "--defaults"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert init.returncode == 0, init.stderr
+    run = subprocess.run(
+        [sys.executable, "-m", "accelwiz", "run", "--steps", "4"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads((tmp_path / "accelwiz-run" / "run_report.json").read_text())
+    assert report["steps"] == 4 and report["loss_last"] < report["loss_first"]
