@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +21,30 @@ class EnvChange:
         return f"{self.name}={self.value}"
 
 
-def torch_extensions_cache(environ: Mapping[str, str]) -> Path:
+def torch_extensions_cache(environ: Mapping[str, str], build: str) -> Path:
+    """A per-user cache, one directory per Python and torch build.
+
+    Ops compiled for one build do not load in another (torch's own default separates py311_cpu from
+    py311_cu128 the same way), and setting TORCH_EXTENSIONS_DIR turns that separation off.
+    """
     base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME", "~")) / ".cache")
-    return Path(os.path.expanduser(base)) / "accelwiz" / "torch_extensions"
+    return Path(os.path.expanduser(base)) / "accelwiz" / "torch_extensions" / build
 
 
-def environment_changes(spec: LaunchSpec, *, gpu_count: int, environ: Mapping[str, str]) -> list[EnvChange]:
+def torch_build() -> str:
+    """`py311-torch2.13.0+cpu`: the interpreter and the installed torch wheel, read without importing torch."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        torch_version = version("torch")
+    except PackageNotFoundError:
+        torch_version = "none"
+    return f"py{sys.version_info.major}{sys.version_info.minor}-torch{torch_version}"
+
+
+def environment_changes(
+    spec: LaunchSpec, *, gpu_count: int, environ: Mapping[str, str], build: str = "default"
+) -> list[EnvChange]:
     """What to add to the child's environment; never overrides a variable the user already set."""
     changes = []
     if (
@@ -46,7 +65,7 @@ def environment_changes(spec: LaunchSpec, *, gpu_count: int, environ: Mapping[st
         changes.append(
             EnvChange(
                 "TORCH_EXTENSIONS_DIR",
-                str(torch_extensions_cache(environ)),
+                str(torch_extensions_cache(environ, build)),
                 "DeepSpeed JIT-compiles its ops on first use (30-50 s); cache them once per user",
             )
         )

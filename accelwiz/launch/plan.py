@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from accelwiz.errors import InputError, LaunchError, UsageError
 from accelwiz.launch.command import build_argv, node_commands
-from accelwiz.launch.environment import EnvChange, apply, environment_changes, visible_gpu_count
+from accelwiz.launch.environment import EnvChange, apply, environment_changes, torch_build, visible_gpu_count
 from accelwiz.launch.preflight import Preflight, local_system, preflight, render_summary
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def plan_run(
     system = local_system()
     checked = preflight(config or DEFAULT_CONFIG, system=system)
     gpus = len(system.gpus) if system is not None else visible_gpu_count()
-    env = environment_changes(checked.spec, gpu_count=gpus, environ=os.environ)
+    env = environment_changes(checked.spec, gpu_count=gpus, environ=os.environ, build=torch_build())
     builtin = script is None
     handled = {
         id(d): why

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -101,11 +102,19 @@ def test_cpu_only_multi_gpu_gets_accelerate_use_cpu():
 
 def test_deepspeed_gets_a_persistent_torch_extensions_cache():
     spec = spec_of("distributed_type: DEEPSPEED\nnum_processes: 2\n")
-    changes = environment_changes(spec, gpu_count=0, environ={"HOME": "/home/u"})
-    assert [str(c) for c in changes] == ["TORCH_EXTENSIONS_DIR=/home/u/.cache/accelwiz/torch_extensions"]
-    xdg = environment_changes(spec, gpu_count=8, environ={"HOME": "/home/u", "XDG_CACHE_HOME": "/c"})
-    assert [str(c) for c in xdg] == ["TORCH_EXTENSIONS_DIR=/c/accelwiz/torch_extensions"]
+    changes = environment_changes(spec, gpu_count=0, environ={"HOME": "/home/u"}, build="py311-torch2.13.0+cpu")
+    assert [str(c) for c in changes] == [
+        "TORCH_EXTENSIONS_DIR=/home/u/.cache/accelwiz/torch_extensions/py311-torch2.13.0+cpu"
+    ]
+    xdg = environment_changes(spec, gpu_count=8, environ={"HOME": "/home/u", "XDG_CACHE_HOME": "/c"}, build="b")
+    assert [str(c) for c in xdg] == ["TORCH_EXTENSIONS_DIR=/c/accelwiz/torch_extensions/b"]
     assert environment_changes(spec, gpu_count=8, environ={"TORCH_EXTENSIONS_DIR": "/mine"}) == []
+
+
+def test_torch_build_names_python_and_the_installed_torch():
+    from accelwiz.launch.environment import torch_build
+
+    assert re.fullmatch(r"py3\d+-torch\S+", torch_build())
 
 
 def test_apply_adds_changes_without_touching_the_rest():
