@@ -86,7 +86,8 @@ def _gpu_list(ids: list[int]) -> str:
 # --- GPUs and processes -----------------------------------------------------------------------------------
 
 @rule("AW601", "gpu-distribution-without-gpu", Severity.ERROR, needs="system",
-      fix="Train on a machine with GPUs, or use `distributed_type: MULTI_CPU` with `use_cpu: true`")
+      fix="Train on a machine with GPUs; on CPU use `num_processes: 1`, or launch with `ACCELERATE_USE_CPU=true` "
+          "(`accelwiz run` does this for MULTI_GPU)")
 def gpu_distribution_without_gpu(ctx: CheckContext) -> Iterator[Finding]:
     """
     ## What it does
@@ -103,7 +104,9 @@ def gpu_distribution_without_gpu(ctx: CheckContext) -> Iterator[Finding]:
     distributed_type: MULTI_GPU
     num_processes: 2
     ```
-    on a CPU-only machine. Use instead: `distributed_type: MULTI_CPU`, `use_cpu: true`, or a GPU machine.
+    on a CPU-only machine. Use instead: a GPU machine; or, to test on CPU, keep MULTI_GPU and launch with
+    `ACCELERATE_USE_CPU=true` (real 2-process DDP on gloo; `accelwiz run` sets it). `distributed_type: MULTI_CPU`
+    is no way out: without an mpirun hostfile it silently starts one process (AW109).
     """
     system = ctx.system
     kind = _distributed_type(ctx)

@@ -157,21 +157,13 @@ def _fp16(enabled: bool) -> dict[str, Any]:
     }
 
 
-def launch_commands(answers: Answers, config_path: Path | str, script: str = "train.py") -> list[str]:
-    """The exact commands that start this configuration (one line per node kind)."""
-    base = f"accelerate launch --config_file {config_path}"
+def launch_commands(answers: Answers, config_path: Path | str) -> list[str]:
+    """The commands that start this configuration. Multi-node launch lines (machine rank, main address, the
+    rendezvous backend accelerate ignores in the file) are owned by `accelwiz run`, so we point there."""
+    run = f"accelwiz run --config {config_path}"
     if answers.num_machines == 1:
-        return [f"accelwiz run --config {config_path} {script}", f"{base} {script}"]
-    # accelerate ignores rdzv_backend from the file (its CLI default wins), so it goes on the command line.
-    base += f" --rdzv_backend {answers.rdzv_backend or 'c10d'}"
+        return [f"{run}                 # the built-in trainer", f"{run} your_script.py   # your own script",
+                f"accelerate launch --config_file {config_path} your_script.py"]
     if answers.launcher is Launcher.slurm:
-        # srun starts one task per node; each derives its rank and the main address from SLURM.
-        return [
-            f"srun --nodes={answers.num_machines} --ntasks-per-node=1 bash -c '{base} "
-            f"--num_machines {answers.num_machines} --num_processes {answers.world_size} "
-            "--machine_rank $SLURM_NODEID --main_process_ip $(scontrol show hostnames $SLURM_JOB_NODELIST "
-            f"| head -n 1) --main_process_port {answers.main_process_port} {script}'"
-        ]
-    return [
-        f"{base} --machine_rank {rank} {script}   # on machine {rank}" for rank in range(answers.num_machines)
-    ]
+        return [f"{run} --slurm job.sbatch your_script.py && sbatch job.sbatch"]
+    return [f"{run} --print-node-commands your_script.py   # one accelerate launch line per machine"]
