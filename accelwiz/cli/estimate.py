@@ -142,7 +142,7 @@ def estimate(
             console.data(render_text(report))
             if report.rows is not None:
                 console.data("")
-                render_compare(console.rich, report.rows)
+                console.data(render_compare(report.rows))
     # as `check`: exit 1 when it does not fit, so `accelwiz estimate ... && accelerate launch` works
     raise typer.Exit(EXIT_FINDINGS if report.fits is False else 0)
 
