@@ -74,23 +74,3 @@ def environment_changes(
 
 def apply(changes: Sequence[EnvChange], environ: Mapping[str, str]) -> dict[str, str]:
     return {**environ, **{c.name: c.value for c in changes}}
-
-
-def visible_gpu_count() -> int:
-    """NVIDIA GPUs this process could use, without importing torch (NVML; CUDA_VISIBLE_DEVICES respected)."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None and visible.strip() in ("", "-1"):
-        return 0
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        try:
-            count = pynvml.nvmlDeviceGetCount()
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:  # noqa: BLE001 - no driver, no library, no permission: all mean "no usable GPU"
-        return 0
-    if visible is not None:
-        return min(count, len([v for v in visible.split(",") if v.strip()]))
-    return count

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from accelwiz.errors import InputError, LaunchError, UsageError
 from accelwiz.launch.command import build_argv, node_commands
-from accelwiz.launch.environment import EnvChange, apply, environment_changes, torch_build, visible_gpu_count
-from accelwiz.launch.preflight import Preflight, local_system, preflight, render_summary
+from accelwiz.launch.environment import EnvChange, apply, environment_changes, torch_build
+from accelwiz.launch.preflight import Preflight, preflight, render_summary
 
 if TYPE_CHECKING:
     from accelwiz.console import Console
@@ -139,10 +139,11 @@ def plan_run(
         )
     if script is not None and not script.is_file():
         raise InputError(f"training script `{script}` not found")
-    system = local_system()
+    from accelwiz.probe.profiles import load_system
+
+    system = load_system("local")  # `run` always checks against the machine it runs on
     checked = preflight(config or DEFAULT_CONFIG, system=system)
-    gpus = len(system.gpus) if system is not None else visible_gpu_count()
-    env = environment_changes(checked.spec, gpu_count=gpus, environ=os.environ, build=torch_build())
+    env = environment_changes(checked.spec, gpu_count=system.gpu_count, environ=os.environ, build=torch_build())
     builtin = script is None
     handled = {
         id(d): why

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from accelwiz.errors import AccelwizError, InputError, UsageError
+from accelwiz.errors import InputError, UsageError
 from accelwiz.launch.spec import LaunchSpec
 
 if TYPE_CHECKING:
@@ -27,18 +27,6 @@ class Preflight:
         from accelwiz.rules.diagnostic import Severity
 
         return [d for d in self.diagnostics if d.severity is Severity.ERROR]
-
-
-def local_system() -> MachineProfile | None:
-    """This machine's profile for the hardware rules; None where the probe cannot run here."""
-    try:
-        from accelwiz.probe.profiles import load_system
-    except ImportError:
-        return None
-    try:
-        return load_system("local")
-    except AccelwizError:
-        return None
 
 
 def preflight(config_path: Path, *, system: MachineProfile | None) -> Preflight:
@@ -72,12 +60,9 @@ def render_summary(checked: Preflight) -> str:
     parts.append(f"{spec.num_processes} process{'es' if spec.num_processes != 1 else ''} on {machines}")
     parts.append(f"mixed_precision {spec.mixed_precision}")
     lines = [f"run: {checked.config_path}: " + ", ".join(parts)]
-    try:
-        from accelwiz.effective import render_explanation
+    from accelwiz.effective import render_explanation
 
-        explanation = render_explanation(checked.unit)
-    except Exception:  # noqa: BLE001 - the summary is informative; a bug there must not block a launch
-        explanation = ""
+    explanation = render_explanation(checked.unit)
     if explanation:
         lines.append(explanation)
     return "\n".join(lines)
