@@ -16,6 +16,7 @@ from accelwiz.errors import InputError, LaunchError, UsageError
 from accelwiz.launch.command import build_argv, node_commands
 from accelwiz.launch.environment import EnvChange, apply, environment_changes, torch_build
 from accelwiz.launch.preflight import Preflight, preflight, render_summary
+from accelwiz.rules.diagnostic import Severity
 
 if TYPE_CHECKING:
     from accelwiz.console import Console
@@ -179,10 +180,15 @@ def _report_findings(console: Console, checked: Preflight, handled: dict[int, st
         return
     from accelwiz.rules.report import render_text, summary
 
-    shown = [d for d in checked.diagnostics if id(d) not in handled]
+    # Suggestions (infos) are for `accelwiz check`; a launch shows what can go wrong, and counts the rest.
+    shown = [d for d in checked.diagnostics if id(d) not in handled and d.severity is not Severity.INFO]
+    suggestions = sum(d.severity is Severity.INFO for d in checked.diagnostics)
     if shown:
         console.info(render_text(shown, color=console.color))
         console.info(summary(shown))
+    if suggestions:
+        plural = "s" if suggestions > 1 else ""
+        console.info(f"{suggestions} suggestion{plural}: see `accelwiz check {checked.config_path}`")
     for diagnostic in checked.diagnostics:
         if id(diagnostic) in handled:
             console.info(f"note: {diagnostic.code} ({diagnostic.name}) handled: {handled[id(diagnostic)]}")

@@ -58,7 +58,9 @@ def render_summary(checked: Preflight) -> str:
         parts.append(f"ZeRO-{spec.zero_stage}")
     machines = f"{spec.num_machines} machine{'s' if spec.num_machines != 1 else ''}"
     parts.append(f"{spec.num_processes} process{'es' if spec.num_processes != 1 else ''} on {machines}")
-    parts.append(f"mixed_precision {spec.mixed_precision}")
+    # The precision the run will use: with a DeepSpeed JSON that is the JSON's fp16/bf16, not the YAML's key.
+    precision = checked.unit.effective.mixed_precision.value or spec.mixed_precision
+    parts.append(f"mixed_precision {precision}")
     lines = [f"run: {checked.config_path}: " + ", ".join(parts)]
     from accelwiz.effective import render_explanation
 
