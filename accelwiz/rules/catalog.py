@@ -3,7 +3,7 @@
 from accelwiz.rules import (  # noqa: F401
     deepspeed,  # AW2xx, AW401-AW419: DeepSpeed, YAML <-> JSON agreement, "auto", precision (a package)
     fsdp,  # AW301-AW309: FSDP1 and FSDP2 settings
-    hardware,  # AW6xx: against a machine profile (--system)
+    hardware,  # AW6xx: against a machine profile (--system) (a package)
     memory,  # AW5xx: against a memory estimate (--model)
     parallelism,  # AW310-AW315: N-D parallelism sizes, Megatron-LM degrees
     precision_settings,  # AW420-AW449: fp8 and dynamo settings

@@ -14,7 +14,10 @@ RULES = load_all_rules()
 TESTS = Path(__file__).resolve().parent.parent
 # A code's block says what it is about; each rule module registers only its own blocks.
 BLOCKS = {
-    "schema_rules": ("AW0",), "topology": ("AW1",), "memory": ("AW5",), "hardware": ("AW6",),
+    "schema_rules": ("AW0",), "topology": ("AW1",), "memory": ("AW5",),
+    # the accelwiz.rules.hardware package
+    "devices": ("AW601", "AW602", "AW603"), "gpu_precision": ("AW604", "AW605", "AW606", "AW607", "AW608"),
+    "nvme": ("AW609", "AW610", "AW611"), "versions": ("AW612", "AW613", "AW614", "AW615", "AW616"),
     # the accelwiz.rules.deepspeed package, one entry per module
     "reference": ("AW201", "AW202", "AW203", "AW204", "AW205"),
     "offload": ("AW206", "AW207", "AW208", "AW209", "AW210", "AW211"),
