@@ -23,7 +23,7 @@ SYSTEM_QUESTION = Question(
 CATALOG: tuple[Question, ...] = (
     Question(
         "model",
-        "Which model will you train? (empty: skip the memory estimate)",
+        "Which model will you train? (none: skip the memory estimate)",
         kind="text",
         when=p.always,
         default="",

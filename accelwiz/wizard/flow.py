@@ -132,7 +132,9 @@ def _float(question: Question, raw: Any, choices: Sequence[Choice]) -> float:
 def _text(question: Question, raw: Any, choices: Sequence[Choice]) -> str:
     if raw is None or isinstance(raw, (dict, list)):
         raise ValueError(f"{raw!r} is not text")
-    return str(raw).strip()
+    text = str(raw).strip()
+    # An optional answer (default "") can be given as `none`: on a terminal, Enter keeps a remembered answer.
+    return "" if question.default == "" and text.lower() == "none" else text
 
 
 _PARSERS = {

@@ -65,6 +65,8 @@ class QuestionaryPrompter:
         except EOFError:
             raise KeyboardInterrupt from None
         if question.kind in ("int", "float", "text", "path"):
+            if not value.strip() and default is not None:
+                return default  # Enter on an empty line keeps the default shown in brackets
             return parse_answer(question, value, choices)
         return value
 
@@ -76,15 +78,21 @@ def _build(questionary: Any, question: Question, default: Any, choices: Sequence
         return questionary.select(question.prompt, choices=items, default=selected)
     if question.kind == "confirm":
         return questionary.confirm(question.prompt, default=bool(default))  # it shows (Y/n) or (y/N) itself
-    text = "" if default is None else str(getattr(default, "value", default))
+    # The default is shown, not pre-filled: typing replaces it and Enter keeps it. (Pre-filled editable text
+    # turns "4096" typed after a default of 2048 into 20484096.)
+    shown = "" if default is None else str(getattr(default, "value", default))
+    message = f"{question.prompt} [{shown}]" if shown else question.prompt
     factory = questionary.path if question.kind == "path" else questionary.text
-    return factory(question.prompt, default=text, validate=_validator(question, choices))
+    return factory(message, validate=_validator(question, choices, has_default=default is not None))
 
 
-def _validator(question: Question, choices: Sequence[Choice]) -> Any:
+def _validator(question: Question, choices: Sequence[Choice], *, has_default: bool) -> Any:
     def check(text: str) -> bool | str:
-        if question.kind in ("text", "path") and question.default is None and not text.strip():
-            return "an answer is needed"
+        if not text.strip():
+            if has_default:
+                return True  # Enter keeps the default
+            if question.kind in ("text", "path") and question.default is None:
+                return "an answer is needed"
         try:
             parse_answer(question, text, choices)
         except UsageError as exc:

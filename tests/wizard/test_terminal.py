@@ -51,7 +51,7 @@ def test_full_deepspeed_path(tmp_path):
     child.send(DOWN + ENTER)  # ZeRO-2 instead
     answer(child, "Offload optimizer", "n")
     answer(child, "Mixed precision", ENTER)  # bf16 on H100
-    answer(child, "accumulation", "\x7f4" + ENTER)  # backspace the default 1, type 4
+    answer(child, "accumulation", "4" + ENTER)  # typing replaces the default shown as [1]
     answer(child, "Clip", ENTER)
     answer(child, "torch.compile", ENTER)
     child.expect("wrote out.yaml, ds_config.json")
@@ -107,7 +107,7 @@ def test_overwrite_asks_first_and_keeps_a_backup(tmp_path, reply):
 
 def test_going_back_after_check_refuses_keeps_the_answers(tmp_path):
     # Nothing fits a 405B model on one T4, so `check` refuses the first result; going back, earlier answers
-    # are the defaults: only the model is changed (Ctrl-U clears the line), the micro-batch of 3 is kept.
+    # are the defaults: only the model is changed (`none` skips it), the micro-batch of 3 is kept.
     zero3_tail = [
         ("Offload optimizer", ENTER),
         ("Offload parameters", ENTER),
@@ -121,7 +121,7 @@ def test_going_back_after_check_refuses_keeps_the_answers(tmp_path):
         ("Which model", "llama-3.1-405b" + ENTER),
         ("fine-tune", ENTER),
         ("Sequence length", ENTER),
-        ("Micro-batch", "\x7f3" + ENTER),
+        ("Micro-batch", "3" + ENTER),
         ("gradient checkpointing", ENTER),
         ("How many machines", ENTER),
         ("GPUs per machine", ENTER),
@@ -129,7 +129,7 @@ def test_going_back_after_check_refuses_keeps_the_answers(tmp_path):
         *zero3_tail,
     ]
     second = [
-        ("Which model", "\x15" + ENTER),
+        ("Which model", "none" + ENTER),
         ("Micro-batch", ENTER),
         ("How many machines", ENTER),
         ("GPUs per machine", ENTER),
