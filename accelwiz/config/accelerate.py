@@ -88,6 +88,9 @@ _TOP_LEVEL_MISPLACED = {
 class AccelerateConfig(StrictModel):
     """An Accelerate config for the local machine or a cluster (accelerate's `ClusterConfig`)."""
 
+    RENAMED_VALUES: ClassVar[dict[str, dict[str, str]]] = {
+        "distributed_type": {"TPU": "TPU was renamed XLA in accelerate 0.28: write `distributed_type: XLA`"},
+    }
     LEGACY_KEYS: ClassVar[dict[str, str]] = {
         "fp16": "write `mixed_precision: fp16` instead",
         "dynamo_backend": "write it as `dynamo_config: {dynamo_backend: ...}`",

@@ -22,6 +22,8 @@ class StrictModel(BaseModel):
                               protected_namespaces=())
 
     LEGACY_KEYS: ClassVar[dict[str, str]] = {}
+    # key -> {old value: hint}: values a library renamed, so an old file gets "write X" instead of a list.
+    RENAMED_VALUES: ClassVar[dict[str, dict[str, str]]] = {}
     REMOVED_KEYS: ClassVar[dict[str, str]] = {}
     MISPLACED_KEYS: ClassVar[dict[str, str]] = {}
 

@@ -106,7 +106,10 @@ def _classify(document: Document, model: type[StrictModel], path: KeyPath,
     literals = _literal_choices(errors)
     if literals and (not expected - {"one of"} or isinstance(value, str)):
         shown = ", ".join(repr(c) for c in literals)
-        hint = _value_hint(value, literals)
+        section = model_at(model, path[:-1]) if path else None
+        renamed = section.RENAMED_VALUES.get(str(path[-1]), {}) if section is not None else {}
+        hint = renamed.get(value) if isinstance(value, str) else None
+        hint = hint or _value_hint(value, literals)
         yield SchemaIssue("invalid-value", path, f"`{dotted}` is {value!r}; expected one of {shown}", hint)
         return
     bounds = [e for e in errors if e["type"] in ("greater_than", "greater_than_equal", "less_than",

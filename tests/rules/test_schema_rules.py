@@ -78,3 +78,8 @@ def test_case_mistake_in_an_enum_value_gets_a_case_hint(write):
     [found] = [d for d in diagnostics(write("a.yaml", "distributed_type: multi_gpu\n"), select=SCHEMA)
                if d.code == "AW004"]
     assert "case-sensitive" in (found.fix or "")
+
+
+def test_a_renamed_value_names_its_new_spelling(write):
+    [found] = [d for d in diagnostics(write("a.yaml", "distributed_type: TPU\n"), select=SCHEMA) if d.code == "AW004"]
+    assert found.fix == "TPU was renamed XLA in accelerate 0.28: write `distributed_type: XLA`"
