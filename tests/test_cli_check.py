@@ -94,3 +94,33 @@ def test_rule_all_formats(cli):
     assert len(records) >= 13 and {"code", "name", "severity", "fix", "summary", "explanation"} <= set(records[0])
     markdown = cli("rule", "--all", "--format", "markdown").stdout
     assert markdown.startswith("# accelwiz rules") and "## AW001" in markdown
+
+
+def _alias_bomb() -> str:
+    lines = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]']
+    for i in range(1, 9):
+        prev, cur = chr(ord("a") + i - 1), chr(ord("a") + i)
+        lines.append(f"{cur}: &{cur} [{', '.join(['*' + prev] * 10)}]")
+    return "\n".join(lines) + "\n"
+
+
+BAD_INPUTS = {
+    "binary": b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)),
+    "non-mapping": b"- distributed_type: NO\n",
+    "alias-bomb": _alias_bomb().encode(),
+    "deep-nesting": ("a: " + "[" * 5000 + "]" * 5000 + "\n").encode(),
+    "deep-json": ('{"a": ' + "[" * 5000 + "]" * 5000 + "}").encode(),
+    "50MB": b"distributed_type: 'NO'\n" + b"#" * (50 * 2**20),
+    "not-utf8": b"distributed_type: \xff\xfe\n",
+}
+
+
+def test_every_kind_of_bad_input_exits_2_with_one_clear_line(cli, tmp_path):
+    for name, content in BAD_INPUTS.items():
+        path = tmp_path / f"{name}.yaml"
+        path.write_bytes(content)
+        result = cli("check", str(path))
+        assert result.exit_code == 2, (name, result.output)
+        assert "Traceback" not in result.output, name
+        first = result.stderr.splitlines()[0]
+        assert first.startswith(f"error: {path}:"), (name, first)
