@@ -42,7 +42,8 @@ def main() -> None:
     print("| micro-batch | precision | optimizer | checkpointing | measured | accelwiz | error |")
     print("|---:|---|---|---|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['micro_batch']} | {r['precision']} | {r['optimizer']} | {'yes' if r['gradient_checkpointing'] else 'no'}"
+        checkpointing = "yes" if r["gradient_checkpointing"] else "no"
+        print(f"| {r['micro_batch']} | {r['precision']} | {r['optimizer']} | {checkpointing}"
               f" | {r['measured_mib']} MiB | {r['estimate_mib']} MiB | {r['error_percent']:+.1f}% |")
     print(f"\nmedian |error| {summary['median_abs_error_percent']}%, worst {summary['worst_abs_error_percent']}%")
 
