@@ -4,7 +4,7 @@ Exit codes (documented in the README and in `accelwiz --help`):
 
 ====  =====================================================================
 0     success; `check` found nothing worse than warnings
-1     `check` found errors (or warnings under --strict); a launch failed
+1     `check` found errors (or warnings under --strict); a launch failed; an internal error (a bug)
 2     bad usage or unreadable input (missing, malformed, binary, too large)
 130   interrupted (Ctrl-C, or EOF at a prompt); nothing was written
 ====  =====================================================================

@@ -13,10 +13,22 @@ import typer
 from accelwiz.console import Console
 from accelwiz.errors import EXIT_INTERRUPTED, AccelwizError
 
+_verbosity: int | None = None  # set once by the root callback from -v/-q
+
+
+def set_verbosity(verbosity: int) -> None:
+    global _verbosity
+    _verbosity = verbosity
+
 
 def get_console() -> Console:
-    verbosity = int(os.environ.get("ACCELWIZ_VERBOSITY", "0"))
-    return Console(verbosity=verbosity)
+    """The console for this invocation: -v/-q on the command line, else ACCELWIZ_VERBOSITY, else 0."""
+    if _verbosity is not None:
+        return Console(verbosity=_verbosity)
+    try:
+        return Console(verbosity=int(os.environ.get("ACCELWIZ_VERBOSITY", "0")))
+    except ValueError:
+        return Console()
 
 
 @contextlib.contextmanager
