@@ -81,8 +81,8 @@ def path_facts(path: str, profile: MachineProfile) -> PathFacts | None:
     when `path` is on that disk; None for a preset."""
     if profile.source == "probe":
         disk = disk_info(path)
-        exists = Path(os.path.expanduser(path)).exists()
-        nearest = None if exists else nearest_existing(Path(path))
+        exists = _exists(Path(os.path.expanduser(path)))
+        nearest = nearest_existing(Path(path)) if exists is False else None
         return PathFacts(exists, disk.is_nvme if disk else None, disk.free_bytes if disk else None,
                          str(nearest) if nearest else None)
     disk = profile.host.disk
@@ -95,9 +95,24 @@ def nearest_existing(path: Path) -> Path | None:
     """`path` itself or the closest parent that exists: DeepSpeed creates the offload folder, on that disk."""
     current = Path(os.path.abspath(os.path.expanduser(path)))
     for candidate in (current, *current.parents):
-        if candidate.exists():
+        if _exists(candidate):
             return candidate
     return None
+
+
+def _exists(path: Path) -> bool | None:
+    """Whether `path` exists; None when stat fails for another reason than absence.
+
+    `Path.exists` raises for EACCES (a parent this user cannot search) and ENAMETOOLONG: facts about a path a
+    config names must never crash a check.
+    """
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except (OSError, ValueError):  # ValueError: an embedded NUL byte
+        return None
+    return True
 
 
 def block_device(path: Path, *, root: Path = ROOT) -> str | None:

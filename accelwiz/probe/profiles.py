@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from accelwiz.errors import InputError, UsageError
-from accelwiz.probe.model import MachineProfile
+from accelwiz.probe.model import PROFILE_SCHEMA_VERSION, MachineProfile
 from accelwiz.probe.presets import PRESETS, close_preset_names, find_preset, preset_profile
 
 LOCAL = "local"
@@ -50,6 +50,14 @@ def load_profile(path: Path) -> MachineProfile:
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})",
                          hint="write one with `accelwiz probe --save node.json`") from None
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version > PROFILE_SCHEMA_VERSION:
+        # checked before the model: a newer layout would otherwise read as "extra inputs", or load with its
+        # fields meaning what this version thinks they mean
+        raise InputError(f"{path}: written by a newer accelwiz (profile schema_version {version}; this one "
+                         f"reads {PROFILE_SCHEMA_VERSION})",
+                         hint="upgrade accelwiz, or write the profile again with this accelwiz's "
+                              "`accelwiz probe --save`")
     try:
         profile = MachineProfile.model_validate(data)
     except ValidationError as exc:

@@ -107,3 +107,14 @@ def test_missing_proc_and_sys_give_none(tmp_path):
 def test_this_machine_resolves_its_root_device():
     device = block_device(Path(os.getcwd()))
     assert device is None or (Path("/sys/class/block") / device).exists()
+
+
+def test_a_path_that_cannot_be_stat_ed_is_unknown_not_a_crash(tmp_path):
+    """ENAMETOOLONG (or EACCES under a folder this user cannot search) is not ENOENT: Path.exists raises."""
+    from accelwiz.probe.host import nearest_existing, path_facts
+    from accelwiz.probe.profiles import load_system
+
+    unreachable = str(tmp_path / ("a" * 300) / "offload")
+    assert nearest_existing(Path(unreachable)) == tmp_path
+    facts = path_facts(unreachable, load_system("local"))
+    assert facts is not None and facts.exists is None and facts.free_bytes is not None

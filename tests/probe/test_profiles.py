@@ -121,3 +121,13 @@ def test_local_probe_on_this_machine(monkeypatch):
     assert profile.packages["nvidia-ml-py"] is not None
     if not profile.gpus:  # this CPU-only machine (CI); a GPU machine lists its GPUs instead
         assert profile.notes and profile.topology.summary in ("none", "unknown")
+
+
+@pytest.mark.parametrize("extra", [{}, {"interconnect": {"ib": True}}])
+def test_a_profile_from_a_newer_accelwiz_is_refused_naming_the_version(tmp_path, extra):
+    data = {**json.loads((SYSTEMS / "1x4090.json").read_text()), "schema_version": 2, **extra}
+    path = tmp_path / "node.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match="schema_version 2") as caught:
+        load_system(str(path))
+    assert "upgrade accelwiz" in caught.value.hint
