@@ -86,8 +86,8 @@ def _classify(document: Document, model: type[StrictModel], path: KeyPath,
     numeric_expected = bool(expected & _NUMERIC_EXPECTATIONS)
     if isinstance(value, str) and numeric_expected and _as_number(value) is not None:
         if any(c in value.lower() for c in "e") and "." not in value:
-            yield SchemaIssue("float-for-int", path,
-                              f"`{dotted}` is the string {value!r}: YAML 1.1 reads `{value}` as text, not a number",
+            why = "quoted, so it is text" if document.syntax == "json" else f"YAML 1.1 reads `{value}` as text"
+            yield SchemaIssue("float-for-int", path, f"`{dotted}` is the string {value!r}: {why}, not a number",
                               f"write it out as an integer: `{int(float(value))}`")
         else:
             yield SchemaIssue("numeric-string", path, f"`{dotted}` is the string {value!r}, not a number",
@@ -103,6 +103,11 @@ def _classify(document: Document, model: type[StrictModel], path: KeyPath,
         yield SchemaIssue(kind, path, f"`{dotted}: {word}` is read by YAML 1.1 as the boolean {str(value).lower()}",
                           f"quote it: `{path[-1]}: '{word}'`")
         return
+    bounds = [e for e in errors if e["type"] in ("greater_than", "greater_than_equal", "less_than",
+                                                  "less_than_equal", "too_short", "too_long")]
+    if bounds and not isinstance(value, str):  # `PositiveInt | Auto` given 0: the bound is what failed
+        yield SchemaIssue("invalid-value", path, f"`{dotted}` is {value!r}: {bounds[0]['msg'].lower()}")
+        return
     literals = _literal_choices(errors)
     if literals and (not expected - {"one of"} or isinstance(value, str)):
         shown = ", ".join(repr(c) for c in literals)
@@ -112,8 +117,6 @@ def _classify(document: Document, model: type[StrictModel], path: KeyPath,
         hint = hint or _value_hint(value, literals)
         yield SchemaIssue("invalid-value", path, f"`{dotted}` is {value!r}; expected one of {shown}", hint)
         return
-    bounds = [e for e in errors if e["type"] in ("greater_than", "greater_than_equal", "less_than",
-                                                  "less_than_equal", "too_short", "too_long")]
     if bounds:
         yield SchemaIssue("invalid-value", path, f"`{dotted}` is {value!r}: {bounds[0]['msg'].lower()}")
         return
@@ -227,10 +230,20 @@ def _literal_choices(errors: list[dict[str, Any]]) -> list[Any]:
         if e["type"] in ("literal_error", "enum"):
             expected = e.get("ctx", {}).get("expected", "")
             for part in expected.replace(" or ", ", ").split(", "):
-                part = part.strip()
-                if part and part not in choices:
-                    choices.append(part.strip("'"))
+                choice = _literal_value(part.strip())
+                if part.strip() and choice not in choices:
+                    choices.append(choice)
     return choices
+
+
+def _literal_value(text: str) -> Any:
+    """One choice as pydantic prints it: `'auto'` is the string auto, a bare `3` the integer 3."""
+    if len(text) >= 2 and text[0] == text[-1] == "'":
+        return text[1:-1]
+    try:
+        return int(text)
+    except ValueError:
+        return text
 
 
 def _value_hint(value: Any, choices: list[Any]) -> str | None:

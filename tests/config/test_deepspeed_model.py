@@ -168,3 +168,25 @@ def test_exported_json_schema_accepts_auto_where_the_model_ignores_it():
                          "fp16": {"enabled": "auto"}, "train_batch_size": "auto"}, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"zero_optimization": {"stage": 4}}, schema)
+
+
+def messages(data: dict) -> list[str]:
+    document = parse_text(json.dumps(data), Path("ds.json"), kind="deepspeed")
+    return [i.message for i in schema_issues(document, model.DeepSpeedConfig)]
+
+
+def test_a_bound_is_named_even_where_auto_is_also_allowed():
+    # `PositiveDsInt | Auto`: a 0 broke the bound, it did not fail to be "auto"
+    assert messages({"gradient_accumulation_steps": 0}) == ["`gradient_accumulation_steps` is 0: input should be "
+                                                            "greater than 0"]
+
+
+def test_integer_choices_are_shown_as_integers():
+    # the string '3' must not look like one of the choices
+    assert messages({"zero_optimization": {"stage": "3"}}) == ["`zero_optimization.stage` is '3'; expected one of "
+                                                               "0, 1, 2, 3"]
+
+
+def test_a_quoted_exponent_in_json_is_not_blamed_on_yaml():
+    [message] = messages({"zero_optimization": {"reduce_bucket_size": "5e8"}})
+    assert "YAML" not in message and "quoted" in message
