@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, BeforeValidator, Field
 
 from accelwiz.config.base import Auto, StrictModel
 
@@ -37,6 +37,9 @@ DynamoBackend = Literal[
     "HPU_BACKEND",
     "NEURON",
 ]
+# The launcher upper-cases the backend (`DynamoBackend(args.dynamo_backend.upper())`), and its own
+# `--dynamo_backend` flag takes only lower case: any spelling of a known backend works.
+LaunchedDynamoBackend = Annotated[DynamoBackend, BeforeValidator(lambda v: v.upper() if isinstance(v, str) else v)]
 OffloadDevice = Literal["none", "cpu", "nvme"]
 
 PositiveInt = Annotated[int, Field(ge=1)]
@@ -302,7 +305,7 @@ class Fp8Section(StrictModel):
 class DynamoSection(StrictModel):
     """`dynamo_config`: torch.compile settings (keys may be written without `dynamo_`)."""
 
-    dynamo_backend: DynamoBackend = key(
+    dynamo_backend: LaunchedDynamoBackend = key(
         "NO",
         "torch.compile backend; NO disables compilation.",
         validation_alias=spelled("dynamo_backend", "backend"),

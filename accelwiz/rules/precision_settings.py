@@ -203,7 +203,7 @@ def dynamo_options_without_backend(ctx: CheckContext) -> Iterator[Finding]:
     if view is None or not view.section("dynamo_config"):
         return
     backend = view.nested("dynamo_config", "dynamo_backend", "dynamo_")
-    if backend is not None and backend[1] != "NO":
+    if backend is not None and not (isinstance(backend[1], str) and backend[1].upper() == "NO"):
         return
     for name, default in DYNAMO_OPTION_DEFAULTS.items():
         found = view.nested("dynamo_config", name, "dynamo_")

@@ -70,6 +70,9 @@ def test_every_key_has_a_description(root):
         "  override_linear_precision: [false, false, false]\n  fp8_format: E4M3\n  amax_history_len: 1024\n",
         "distributed_type: 'NO'\nmixed_precision: fp8\nfp8_config:\n  fp8_backend: AO\n  pad_inner_dim: true\n",
         "distributed_type: 'NO'\ndynamo_config:\n  dynamo_backend: INDUCTOR\n  mode: max-autotune\n",
+        # the launcher upper-cases the backend (`DynamoBackend(args.dynamo_backend.upper())`), and its own
+        # `--dynamo_backend` flag takes only lower case, so `inductor` copied from a command line works
+        "distributed_type: 'NO'\ndynamo_config:\n  dynamo_backend: inductor\n",
         "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n  gradient_accumulation_steps: auto\n"
         "  gradient_clipping: 1\n  offload_param_device: nvme\n  offload_param_nvme_path: /nvme\n",
         "distributed_type: MULTI_CPU\nmpirun_config:\n  mpirun_hostfile: hosts\n",

@@ -157,6 +157,11 @@ FP8 = "distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: fp8\n"
             "distributed_type: 'NO'\ndynamo_config:\n  dynamo_mode: max-autotune\n",
             "distributed_type: 'NO'\ndynamo_config:\n  dynamo_backend: INDUCTOR\n  dynamo_mode: max-autotune\n",
         ),
+        (
+            "AW425",  # `no` is the launcher's NO: the options do nothing
+            "distributed_type: 'NO'\ndynamo_config:\n  dynamo_backend: 'no'\n  dynamo_mode: max-autotune\n",
+            "distributed_type: 'NO'\ndynamo_config:\n  dynamo_backend: inductor\n  dynamo_mode: max-autotune\n",
+        ),
     ],
 )
 def test_rule_fires_on_the_mistake_only(write, code, bad, good):
