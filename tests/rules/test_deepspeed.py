@@ -295,3 +295,14 @@ def test_batch_identity_counts_data_parallel_ranks_only(write):
     # DeepSpeedExamples' AutoSP config: 2 processes, sequence parallel 2 -> one data-parallel rank
     json_text = ds(train_batch_size=1, train_micro_batch_size_per_gpu=1, sequence_parallel_size=2)
     assert codes(pair(write, YAML_DS.replace("8", "2"), json_text), select=("AW212",)) == set()
+
+
+@pytest.mark.parametrize("batch", [
+    {"train_batch_size": 63, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": None},
+    {"train_batch_size": 63, "train_micro_batch_size_per_gpu": None, "gradient_accumulation_steps": 4},
+])
+def test_a_json_alone_whose_batch_fails_for_every_world_size(write, batch):
+    # DeepSpeed infers the missing value by floor division, so 63 // 4 can never multiply back to 63
+    assert codes(write("ds.json", ds(**batch)), select=("AW212",)) == {"AW212"}
+    divisible = {k: (64 if k == "train_batch_size" else v) for k, v in batch.items()}
+    assert codes(write("ds.json", ds(**divisible)), select=("AW212",)) == set()

@@ -50,12 +50,21 @@ def batch_size_mismatch(ctx: CheckContext) -> Iterator[Finding]:
             yield Finding("deepspeed", ("train_batch_size",), f"{result} (world size is num_processes = "
                                                               f"{world})")
         return
-    tbs, mbs, gas = as_int(tbs), as_int(mbs), as_int(gas)
-    if tbs and mbs and gas and tbs % (mbs * gas):
+    # A missing factor is inferred by floor division, so train_batch_size must still be a multiple of the
+    # factors that are given (world size 1 then works; no world size works otherwise).
+    tbs = as_int(tbs)
+    factors = {name: value for name, value in (("train_micro_batch_size_per_gpu", as_int(mbs)),
+                                               ("gradient_accumulation_steps", as_int(gas))) if value}
+    product = 1
+    for value in factors.values():
+        product *= value
+    if tbs and factors and tbs % product:
+        named = " x ".join(factors)
+        shown = " x ".join(map(str, factors.values()))
+        total = f" = {product}" if len(factors) > 1 else ""
         yield Finding("deepspeed", ("train_batch_size",),
-                      f"train_batch_size {tbs} is not a multiple of train_micro_batch_size_per_gpu x "
-                      f"gradient_accumulation_steps ({mbs} x {gas} = {mbs * gas}): DeepSpeed's batch check "
-                      "fails for every world size")
+                      f"train_batch_size {tbs} is not a multiple of {named} ({shown}{total}): DeepSpeed's "
+                      "batch check fails for every world size")
 
 
 @rule("AW213", "batch-size-missing", Severity.ERROR,
