@@ -86,6 +86,14 @@ def as_int(value: Any) -> int | None:
     return None
 
 
+_TRUE_WORDS = ("true", "yes", "on", "1", "t", "y")
+
+
+def deepspeed_flag(value: Any) -> bool:
+    """Whether DeepSpeed (lax pydantic) and accelerate (`str(v).lower() == "true"`) read a flag as on."""
+    return value is True or (isinstance(value, str) and value.strip().lower() in _TRUE_WORDS)
+
+
 def as_float(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -294,7 +302,7 @@ def _batch(json: _Reader, accumulation: EffectiveValue, world: int | None) -> di
 
 def _precision(yaml: _Reader, json: _Reader, alone: bool) -> EffectiveValue:
     for block, name in (("fp16", "fp16"), ("bf16", "bf16"), ("bfloat16", "bf16")):
-        if json.raw(block, "enabled") is True and not (block == "bfloat16" and json.has("bf16")):
+        if deepspeed_flag(json.raw(block, "enabled")) and not (block == "bfloat16" and json.has("bf16")):
             return EffectiveValue(name, "json", "deepspeed", (block, "enabled"))
     written = yaml.value("mixed_precision", kind=str)
     if written.is_set:

@@ -207,3 +207,11 @@ def test_settings_of_a_missing_json_are_not_taken_from_the_yaml():
                                        "  zero_stage: 3\n"), None)
     assert pick(effective.zero_stage) == (None, "unset")
     assert "not found" in effective.zero_stage.note
+
+
+@pytest.mark.parametrize("flag", ["true", "yes", "True"])
+def test_a_string_flag_deepspeed_reads_as_true_sets_the_precision(flag):
+    # DeepSpeed's lax pydantic bool turns these into True; the precision rules read them so too
+    effective = resolve(yaml(YAML_DS), ds({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": flag},
+                                           "zero_optimization": {"stage": 2}}))
+    assert pick(effective.mixed_precision) == ("bf16", "json")

@@ -8,6 +8,7 @@ from typing import Any
 
 from accelwiz.config.base import AUTO
 from accelwiz.document import Document, KeyPath
+from accelwiz.effective import deepspeed_flag
 from accelwiz.rules.context import CheckContext
 
 ZERO = "zero_optimization"
@@ -28,12 +29,8 @@ FILLED_BY_ACCELERATE = frozenset({
 # accelerate loop.
 FILLED_BY_TRAINER_ONLY = frozenset({"optimizer.params.betas", "optimizer.params.eps"})
 
-_TRUE_WORDS = ("true", "yes", "on", "1", "t", "y")
-
-
-def enabled(value: Any) -> bool:
-    """Whether DeepSpeed (lax pydantic) and accelerate (`str(v).lower() == "true"`) read a flag as on."""
-    return value is True or (isinstance(value, str) and value.strip().lower() in _TRUE_WORDS)
+# One reading of DeepSpeed's flags for the rules and for `--explain`.
+enabled = deepspeed_flag
 
 
 def dotted_path(path: KeyPath) -> str:
