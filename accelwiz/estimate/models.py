@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -44,7 +45,10 @@ def parse_count(text: str) -> int | None:
     match = _COUNT.match(text)
     if not match:
         return None
-    return round(float(match.group(1)) * _SCALE[match.group(2).lower()])
+    value = float(match.group(1)) * _SCALE[match.group(2).lower()]
+    if not math.isfinite(value):  # '1e400' reads as inf, which round() cannot turn into an int
+        raise UsageError(f"parameter count is too large: `{text}`", hint="pass e.g. --params 7e9")
+    return round(value)
 
 
 def resolve_model(spec: str) -> ModelSpec:

@@ -106,10 +106,17 @@ def workload_from_options(*, model: str, micro_batch: int | None, seq_len: int, 
     if targets is not None:
         targets = tuple(ALL_LINEAR if t == "all-linear" else (t,) for t in targets)
         more["lora_targets"] = tuple(dict.fromkeys(name for group in targets for name in group))
-    return Workload(
+    workload = Workload(
         model=spec,
         micro_batch=micro_batch or 1,
         seq_len=seq_len,
         micro_batch_given=micro_batch is not None,
         **more,
     )
+    if workload.regime != "full" and workload.trainable_parameters == 0:
+        names = ", ".join(dict.fromkeys(t.kind for t in spec.block_linears()))
+        raise UsageError(
+            f"--lora-target {' '.join(workload.lora_targets)} matches no linear layer of {spec.name}",
+            hint=f"its block linears are {names} (or pass all-linear)",
+        )
+    return workload

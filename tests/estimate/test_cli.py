@@ -154,6 +154,11 @@ def test_list_models(cli):
         (("--model", "gpt2", "--optimizer", "lion", "--gpu-memory", "1GB"), "invalid optimizer"),
         (("--model", "gpt2", "--lora", "--qlora", "--gpu-memory", "1GB"), "exclude each other"),
         (("--model", "gpt2", "--strategy", "zero9", "--gpu-memory", "1GB"), "unknown strategy"),
+        # used to be an OverflowError traceback: float("1e400") is inf
+        (("--params", "1e400"), "parameter count is too large"),
+        # used to estimate silently with 0 trainable parameters
+        (("--model", "llama-8b", "--lora", "--lora-target", "qproj"), "matches no linear layer"),
+        (("--model", "gpt2", "--qlora", "--lora-target", "q_proj"), "matches no linear layer"),
     ],
 )
 def test_bad_input_is_a_usage_error(cli, args, message):
