@@ -211,3 +211,23 @@ def test_a_copied_template_points_at_the_installed_schema(cli, in_tmp):
     lines = (in_tmp / "accelerate.yaml").read_text().splitlines()
     schema_line = next(line for line in lines if "yaml-language-server" in line)
     assert schema_line.endswith(str(schemas_dir() / "accelerate-config.schema.json"))
+
+
+def test_slurm_multi_node_memory_is_judged_over_every_node(cli, in_tmp):
+    # Under SLURM the YAML describes one node (srun adds the others); the memory rules used to judge that
+    # one node alone (Mixtral ZeRO-3 over 8 GPUs: 96 GiB), refusing the 16-GPU plan the wizard had chosen.
+    result = cli("init", "--defaults", "--system", "2x8xH100", "--model", "mixtral-8x7b")
+    assert result.exit_code == 0, result.stderr
+    config = yaml.safe_load((in_tmp / "accelerate.yaml").read_text())
+    assert (config["num_machines"], config["num_processes"]) == (1, 8)
+    assert "AW501" not in result.stderr
+
+
+def test_slurm_multi_node_that_does_not_fit_is_still_refused(cli, in_tmp):
+    (in_tmp / "answers.yaml").write_text("strategy: zero1\n")
+    result = cli(
+        "init", "--answers", "answers.yaml", "--defaults", "--system", "2x8xH100", "--model", "mixtral-8x7b"
+    )
+    assert result.exit_code == 1
+    assert "AW501" in result.stderr and "over 16 GPU(s)" in result.stderr
+    assert not (in_tmp / "accelerate.yaml").exists()
