@@ -1,9 +1,13 @@
 """The one place accelwiz starts a process: `accelerate launch`, in its own process group.
 
-The child gets a new session so that signals reach the whole tree (the launcher and every training worker)
-through one `killpg`, and so that nothing is left behind: the first SIGINT/SIGTERM/SIGHUP is forwarded to the
-group, the group is killed if it has not exited after a grace period (or on a second signal), and any member
-still alive after the launcher exits is terminated too.
+The child gets a new session so that signals reach the launcher and whatever shares its group through one
+`killpg`, and so that nothing is left behind: the first SIGINT/SIGTERM/SIGHUP is forwarded to the group, the group
+is killed if it has not exited after a grace period (or on a second signal), and any member still alive after the
+launcher exits is terminated too.
+
+torchrun (accelerate's multi-process launcher) starts each worker with `start_new_session=True`, outside that
+group: the launcher stops them itself when signalled, but not when it is SIGKILLed or dies first. So the
+launcher's descendants are also remembered as they appear (`_Descendants`), and handled like the group.
 """
 
 from __future__ import annotations
@@ -15,9 +19,13 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 
+import psutil
+
 from accelwiz.errors import LaunchError
 
 GRACE_SECONDS = 15.0
+# How often the launcher's process tree is re-read (a /proc walk, about a millisecond).
+DESCENDANTS_REFRESH_SECONDS = 0.5
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -32,41 +40,88 @@ def execute(argv: Sequence[str], env: Mapping[str, str] | None = None, *, grace:
         ) from None
     received: list[int] = []
     deadline: list[float] = []
+    descendants = _Descendants(child.pid)
+
+    def kill_now() -> None:
+        descendants.refresh()
+        _signal_group(child.pid, signal.SIGKILL)
+        descendants.send(signal.SIGKILL)
 
     def forward(signum: int, _frame: object) -> None:
         received.append(signum)
         if len(received) == 1:
             deadline.append(time.monotonic() + grace)
-            _signal_group(child.pid, signum)
+            _signal_group(child.pid, signum)  # the launcher forwards it to its workers and waits for them
         else:  # a second Ctrl-C means "now"
-            _signal_group(child.pid, signal.SIGKILL)
+            kill_now()
 
     previous = _install(forward)
     try:
+        next_refresh = 0.0
         while True:
+            if time.monotonic() >= next_refresh:
+                descendants.refresh()
+                next_refresh = time.monotonic() + DESCENDANTS_REFRESH_SECONDS
             try:
                 code = child.wait(timeout=0.1)
                 break
             except subprocess.TimeoutExpired:
                 if deadline and time.monotonic() > deadline[0]:
-                    _signal_group(child.pid, signal.SIGKILL)
+                    kill_now()
     finally:
         _restore(previous)
-        terminate_group(child.pid, grace)
+        terminate_group(child.pid, grace, descendants)
     if received:
         return 128 + received[0]
     return code if code >= 0 else 128 - code
 
 
-def terminate_group(pgid: int, grace: float) -> None:
-    """SIGTERM whatever is left in the group, then SIGKILL after `grace` seconds."""
-    if not _group_alive(pgid):
+def terminate_group(pgid: int, grace: float, descendants: _Descendants | None = None) -> None:
+    """SIGTERM whatever is left in the group (and of `descendants`), then SIGKILL after `grace` seconds."""
+    def alive() -> bool:
+        return _group_alive(pgid) or bool(descendants and descendants.alive())
+
+    if not alive():
         return
     _signal_group(pgid, signal.SIGTERM)
+    if descendants:
+        descendants.send(signal.SIGTERM)
     end = time.monotonic() + grace
-    while _group_alive(pgid) and time.monotonic() < end:
+    while alive() and time.monotonic() < end:
         time.sleep(0.05)
     _signal_group(pgid, signal.SIGKILL)
+    if descendants:
+        descendants.send(signal.SIGKILL)
+
+
+class _Descendants:
+    """Every process seen below the launcher so far, even after it is orphaned (psutil.Process objects refuse
+    to signal a recycled pid)."""
+
+    def __init__(self, root: int) -> None:
+        self.root = root
+        self.seen: dict[int, psutil.Process] = {}
+
+    def refresh(self) -> None:
+        try:
+            found = psutil.Process(self.root).children(recursive=True)
+        except psutil.Error:  # the launcher is gone: keep what was seen before
+            return
+        for process in found:
+            self.seen.setdefault(process.pid, process)
+
+    def alive(self) -> list[psutil.Process]:
+        living = []
+        for process in self.seen.values():
+            with contextlib.suppress(psutil.Error):
+                if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                    living.append(process)
+        return living
+
+    def send(self, signum: int) -> None:
+        for process in self.alive():
+            with contextlib.suppress(psutil.Error):
+                process.send_signal(signum)
 
 
 def _install(handler):  # noqa: ANN001, ANN202

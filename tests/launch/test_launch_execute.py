@@ -57,6 +57,21 @@ def test_sigint_is_forwarded_to_the_whole_group(tmp_path):
     assert not _alive(grandchild)
 
 
+def test_workers_in_their_own_session_do_not_outlive_a_dying_launcher(tmp_path):
+    """torchrun starts each worker with start_new_session=True, so killpg on the launcher's group misses them;
+    a launcher that dies (OOM killer, a second Ctrl-C's SIGKILL) must not leave them training unsupervised."""
+    pid_file = tmp_path / "pid"
+    launcher = textwrap.dedent("""
+        import os, signal, subprocess, sys, time
+        worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+        open(sys.argv[1], "w").write(str(worker.pid))
+        time.sleep(1.5)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    assert execute([sys.executable, "-c", launcher, str(pid_file)], grace=2) == 128 + signal.SIGKILL
+    assert not _alive(int(pid_file.read_text()))
+
+
 def _alive(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
