@@ -145,3 +145,17 @@ def test_init_defaults_then_run_is_a_complete_first_experience(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads((tmp_path / "accelwiz-run" / "run_report.json").read_text())
     assert report["steps"] == 4 and report["loss_last"] < report["loss_first"]
+
+
+def test_an_unknown_option_is_named_as_one_not_as_a_missing_script(cli, write, launched):
+    config = write("c.yaml", NO_YAML)
+    result = cli("run", "--config", str(config), "--stepz", "5")
+    assert result.exit_code == 2 and launched == []
+    assert "no such option: --stepz" in result.stderr and "not found" not in result.stderr
+
+
+def test_usage_hint_quotes_a_script_path_with_spaces(cli, write, launched):
+    config, script = write("c.yaml", NO_YAML), write("my train.py", "")
+    result = cli("run", "--config", str(config), "--steps", "3", str(script))
+    assert result.exit_code == 2
+    assert f"accelwiz run {shlex.quote(str(script))} -- --steps 100" in result.stderr

@@ -136,8 +136,12 @@ def plan_run(
     if script is not None and trainer.given():
         raise UsageError(
             f"{', '.join(trainer.given())} belong to the built-in trainer, not to {script}",
-            hint=f"pass your script's own flags after `--`: accelwiz run {script} -- --steps 100",
+            hint=f"pass your script's own flags after `--`: accelwiz run {shlex.quote(str(script))} -- --steps 100",
         )
+    if script is not None and not script.is_file() and str(script).startswith("-"):
+        # `run` accepts unknown options (a script's flags), so a mistyped option of run's own lands here
+        raise UsageError(f"no such option: {script}",
+                         hint="see `accelwiz run --help`; a script's own flags go after the script and `--`")
     if script is not None and not script.is_file():
         raise InputError(f"training script `{script}` not found")
     from accelwiz.probe.profiles import load_system
