@@ -200,8 +200,11 @@ def _names_a_json(yaml: _Reader) -> bool:
 def _topology(yaml: _Reader) -> dict[str, EffectiveValue]:
     if yaml.document is None:
         return {}
-    processes = yaml.value("num_processes", convert=as_int, default=EffectiveValue(
-        None, "accelerate default", note="all visible GPUs of the machine"))
+    # accelerate's ClusterConfig: 1 for the string "NO" (not the boolean an unquoted NO loads as), else -1,
+    # which `accelerate launch` refuses unless --num_processes is passed.
+    absent = (EffectiveValue(1, "accelerate default") if yaml.raw("distributed_type") == "NO" else
+              EffectiveValue(None, "accelerate default", note="-1: `accelerate launch` needs --num_processes"))
+    processes = yaml.value("num_processes", convert=as_int, default=absent)
     machines = yaml.value("num_machines", convert=as_int, default=EffectiveValue(1, "accelerate default"))
     rank = yaml.value("machine_rank", convert=as_int, default=EffectiveValue(0, "accelerate default"))
     per_machine = UNSET

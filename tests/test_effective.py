@@ -215,3 +215,13 @@ def test_a_string_flag_deepspeed_reads_as_true_sets_the_precision(flag):
     effective = resolve(yaml(YAML_DS), ds({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": flag},
                                            "zero_optimization": {"stage": 2}}))
     assert pick(effective.mixed_precision) == ("bf16", "json")
+
+
+def test_an_absent_process_count_is_what_accelerate_loads():
+    # ClusterConfig: 1 for distributed_type "NO", else -1, which `accelerate launch` refuses without a flag
+    assert pick(resolve(yaml("distributed_type: 'NO'\n"), None).num_processes) == (1, "accelerate default")
+    refused = resolve(yaml("distributed_type: MULTI_GPU\n"), None).num_processes
+    assert pick(refused) == (None, "accelerate default")
+    assert "--num_processes" in refused.note and "visible" not in refused.note
+    # an unquoted NO is the boolean false, which process_config does not compare equal to "NO"
+    assert pick(resolve(yaml("distributed_type: NO\n"), None).num_processes) == (None, "accelerate default")

@@ -60,9 +60,13 @@ class AccelerateView:
 
     @property
     def num_processes(self) -> int | None:
-        """Total processes as written (accelerate's default: 1 for NO, else -1 = "pass --num_processes")."""
+        """Total processes as written (accelerate's default: 1 for NO, else -1 = "pass --num_processes").
+
+        The default compares the raw value: `process_config` gives 1 only to the string "NO", not to the
+        boolean an unquoted NO loads as, so that file is refused without --num_processes.
+        """
         if not self.document.has("num_processes"):
-            return 1 if self.distributed_type == "NO" else -1
+            return 1 if self.document.get("distributed_type") == "NO" else -1
         return self.integer("num_processes")
 
     def nested(self, section: str, name: str, prefix: str) -> tuple[KeyPath, Any] | None:

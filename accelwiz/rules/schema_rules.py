@@ -154,9 +154,11 @@ def unquoted_no_distributed_type(ctx: CheckContext) -> Iterator[Finding]:
     Finds `distributed_type: NO` written without quotes.
 
     ## Why is this bad?
-    YAML 1.1 reads an unquoted `NO` as the boolean `false`. Accelerate happens to treat `false` like `"NO"`
+    YAML 1.1 reads an unquoted `NO` as the boolean `false`. Accelerate happens to launch `false` like `"NO"`
     today, so the run works by accident; any tool that validates the value, and any future version that stops
-    coercing it, will not. `accelerate config` itself writes `'NO'` quoted.
+    coercing it, will not. It already does not get the one-process default that `"NO"` gets: without
+    `num_processes`, `accelerate launch` stops with "You need to manually pass in `--num_processes`" (AW111).
+    `accelerate config` itself writes `'NO'` quoted.
 
     ## Example
     ```yaml

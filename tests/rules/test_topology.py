@@ -90,6 +90,8 @@ MULTI_NODE = "num_machines: 2\nmain_process_ip: 10.0.0.1\nmain_process_port: 295
         ),
         ("AW111", "distributed_type: FSDP\n", "distributed_type: FSDP\nnum_processes: 2\n"),
         ("AW111", "distributed_type: MULTI_GPU\nnum_processes: -1\n", "distributed_type: 'NO'\n"),
+        # unquoted, NO is the boolean false: accelerate's process_config gives 1 process only to the string "NO"
+        ("AW111", "distributed_type: NO\n", "distributed_type: NO\nnum_processes: 1\n"),
         ("AW112", "distributed_type: 'NO'\nnum_processes: 8\n", "distributed_type: 'NO'\nnum_processes: 1\n"),
         (
             "AW113",
