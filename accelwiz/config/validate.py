@@ -248,6 +248,9 @@ def _literal_value(text: str) -> Any:
 
 def _value_hint(value: Any, choices: list[Any]) -> str | None:
     if isinstance(value, str):
+        quoted = [c for c in choices if not isinstance(c, str) and str(c) == value.strip()]
+        if quoted:
+            return f"remove the quotes: {quoted[0]!r}"
         same_letters = [c for c in choices if str(c).lower() == value.lower()]
         if same_letters:
             return f"values are case-sensitive: write {same_letters[0]!r}"

@@ -190,3 +190,9 @@ def test_integer_choices_are_shown_as_integers():
 def test_a_quoted_exponent_in_json_is_not_blamed_on_yaml():
     [message] = messages({"zero_optimization": {"reduce_bucket_size": "5e8"}})
     assert "YAML" not in message and "quoted" in message
+
+
+def test_a_quoted_number_is_told_to_drop_the_quotes():
+    document = parse_text(json.dumps({"zero_optimization": {"stage": "3"}}), Path("ds.json"), kind="deepspeed")
+    [issue] = schema_issues(document, model.DeepSpeedConfig)
+    assert issue.hint == "remove the quotes: 3"
