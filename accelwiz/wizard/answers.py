@@ -72,7 +72,7 @@ class Answers(BaseModel):
     offload_params: bool = False
     precision: Precision = Precision.no
     gradient_accumulation: int = Field(1, ge=1)
-    gradient_clipping: float = Field(1.0, ge=0)
+    gradient_clipping: float = Field(1.0, ge=0, allow_inf_nan=False)  # JSON has no Infinity
     torch_compile: bool = False
     zero3_init: bool | None = None
     launcher: Launcher | None = None

@@ -65,6 +65,33 @@ def ask(
     return validate(walk(catalog, system, prompter, preset).answers, system)
 
 
+def reject_contradicted(result: Walk, preset: Mapping[str, Any], answers: Answers) -> None:
+    """An answer to a question that did not apply is dropped with a warning when the config does not use
+    the field (None) or uses the same value; one that names another value than the config will use (ZeRO-3
+    on a machine without GPUs, offload with DDP) is a UsageError: the user asked for something not written.
+    """
+    for key in result.ignored:
+        used = getattr(answers, key)
+        if used is None or _same(preset[key], used):
+            continue
+        when = next(q.when.__name__ for q, _ in result.decisions if q.key == key)
+        raise UsageError(
+            f"answer `{key}: {preset[key]}` cannot apply: the question is asked only when `{when}` "
+            f"holds, so the config would use {key} `{getattr(used, 'value', used)}`",
+            hint=f"remove `{key}` from the answers, or change the answers or the machine (--system) "
+            "it depends on",
+        )
+
+
+def _same(raw: Any, used: Any) -> bool:
+    parse = {bool: _confirm, int: _int, float: _float}.get(type(used))
+    try:
+        given = parse(None, raw, ()) if parse else str(raw).strip().lower()  # type: ignore[arg-type]
+        return given == getattr(used, "value", used)
+    except (TypeError, ValueError):
+        return False
+
+
 def validate(answers: Mapping[str, Any], system: MachineProfile) -> Answers:
     data = {key: value for key, value in answers.items() if value is not None and value != ""}
     data.setdefault("gpus", system.gpu_count)

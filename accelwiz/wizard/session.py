@@ -125,7 +125,7 @@ def ask_until_accepted(
     """Walk, validate, render and check. When the result is refused and `go_back` says so, walk again with the
     previous answers as the defaults (on a terminal: fix one answer instead of retyping all of them)."""
     from accelwiz.wizard.catalog import CATALOG
-    from accelwiz.wizard.flow import validate, walk
+    from accelwiz.wizard.flow import reject_contradicted, validate, walk
     from accelwiz.wizard.generate import NOT_FITTING, generate
     from accelwiz.wizard.prompters import RememberingPrompter
 
@@ -135,9 +135,9 @@ def ask_until_accepted(
         for key in result.ignored:
             console.warn(f"answer `{key}` ignored: the question does not apply to these answers")
         try:
-            generated = generate(
-                validate(result.answers, system), system, output=request.output, command=request.command
-            )
+            answers = validate(result.answers, system)
+            reject_contradicted(result, preset, answers)
+            generated = generate(answers, system, output=request.output, command=request.command)
             if NOT_FITTING in generated.estimate:
                 console.warn(f"by the estimate this will run out of GPU memory: {generated.estimate}")
             report_diagnostics(generated.diagnostics, console)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -230,4 +231,43 @@ def test_slurm_multi_node_that_does_not_fit_is_still_refused(cli, in_tmp):
     )
     assert result.exit_code == 1
     assert "AW501" in result.stderr and "over 16 GPU(s)" in result.stderr
+    assert not (in_tmp / "accelerate.yaml").exists()
+
+
+CPU_ONLY = str(Path(__file__).parents[1] / "fixtures" / "systems" / "cpu_only.json")
+
+
+@pytest.mark.parametrize(
+    ("answers", "system", "named"),
+    [
+        # used to write a one-process CPU config with only a warning that the answers were ignored
+        ("strategy: zero3\noffload_optimizer: true\noffload_params: true\n", CPU_ONLY, "strategy: zero3"),
+        ("precision: bf16\n", CPU_ONLY, "precision: bf16"),
+        ("strategy: ddp\noffload_optimizer: true\n", "8xH100-80GB", "offload_optimizer: True"),
+        ("machine_rank: 1\n", "8xH100-80GB", "machine_rank: 1"),
+    ],
+)
+def test_an_ignored_answer_that_contradicts_the_config_is_a_usage_error(
+    cli, in_tmp, answers, system, named
+):
+    (in_tmp / "answers.yaml").write_text(answers)
+    result = cli("init", "--defaults", "--answers", "answers.yaml", "--system", system)
+    assert result.exit_code == 2, result.stderr
+    assert f"`{named}` cannot apply" in result.stderr and "hint:" in result.stderr
+    assert not (in_tmp / "accelerate.yaml").exists()
+
+
+def test_an_ignored_answer_that_agrees_with_the_config_is_only_reported(cli, in_tmp):
+    (in_tmp / "answers.yaml").write_text("strategy: single\nprecision: 'no'\n")
+    result = cli("init", "--defaults", "--answers", "answers.yaml", "--system", CPU_ONLY)
+    assert result.exit_code == 0, result.stderr
+    assert "`strategy` ignored" in result.stderr
+
+
+def test_infinite_gradient_clipping_is_a_usage_error(cli, in_tmp):
+    # used to reach the DeepSpeed JSON as `Infinity` and fail as "invalid JSON"
+    (in_tmp / "answers.yaml").write_text("strategy: zero2\ngradient_clipping: .inf\n")
+    result = cli("init", "--defaults", "--answers", "answers.yaml", "--system", "8xH100-80GB")
+    assert result.exit_code == 2
+    assert "gradient_clipping" in result.stderr and "invalid JSON" not in result.stderr
     assert not (in_tmp / "accelerate.yaml").exists()
