@@ -159,3 +159,23 @@ def test_usage_hint_quotes_a_script_path_with_spaces(cli, write, launched):
     result = cli("run", "--config", str(config), "--steps", "3", str(script))
     assert result.exit_code == 2
     assert f"accelwiz run {shlex.quote(str(script))} -- --steps 100" in result.stderr
+
+
+def test_multi_node_plans_are_checked_for_the_cluster_not_this_login_node(cli, write, launched, tmp_path):
+    """--slurm and --print-node-commands pass main_process_ip/port themselves, and the nodes they plan for are
+    not this GPU-less machine: neither AW104 nor AW601 may refuse them (both refuse a launch here)."""
+    config = write(
+        "mn.yaml",
+        "distributed_type: DEEPSPEED\nnum_processes: 16\nnum_machines: 2\ndeepspeed_config:\n  zero_stage: 2\n",
+    )
+    script, job = write("train.py", ""), tmp_path / "job.sbatch"
+    here = cli("run", "--config", str(config), str(script))
+    assert here.exit_code == 1 and "AW104" in here.stderr and "AW601" in here.stderr
+    slurm = cli("run", "--config", str(config), "--slurm", str(job), str(script))
+    assert slurm.exit_code == 0, slurm.stderr
+    assert "AW601" not in slurm.stderr and "AW104 (multi-node-without-main-process) handled" in slurm.stderr
+    assert '--main_process_ip "$MAIN_PROCESS_IP"' in job.read_text()
+    nodes = cli("run", "--config", str(config), "--print-node-commands", str(script))
+    assert nodes.exit_code == 0, nodes.stderr
+    assert len(nodes.stdout.splitlines()) == 2 and "--main_process_ip MAIN_NODE_IP" in nodes.stdout
+    assert launched == []

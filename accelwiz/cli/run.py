@@ -101,7 +101,15 @@ def run(
             data=data,
             model=model,
         )
-        plan = plan_run(console, config=config, script=script, script_args=list(ctx.args), trainer=trainer, force=force)
+        plan = plan_run(
+            console,
+            config=config,
+            script=script,
+            script_args=list(ctx.args),
+            trainer=trainer,
+            force=force,
+            here=slurm is None and not print_node_commands,
+        )
         if slurm is not None:
             plan.write_sbatch(console, slurm)
             return

@@ -43,9 +43,12 @@ def torch_build() -> str:
 
 
 def environment_changes(
-    spec: LaunchSpec, *, gpu_count: int, environ: Mapping[str, str], build: str = "default"
+    spec: LaunchSpec, *, gpu_count: int | None, environ: Mapping[str, str], build: str = "default"
 ) -> list[EnvChange]:
-    """What to add to the child's environment; never overrides a variable the user already set."""
+    """What to add to the child's environment; never overrides a variable the user already set.
+
+    `gpu_count` is None for processes on other machines (an sbatch script): no CPU fallback for those.
+    """
     changes = []
     if (
         spec.distributed_type == "MULTI_GPU"

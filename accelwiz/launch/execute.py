@@ -78,6 +78,7 @@ def execute(argv: Sequence[str], env: Mapping[str, str] | None = None, *, grace:
 
 def terminate_group(pgid: int, grace: float, descendants: _Descendants | None = None) -> None:
     """SIGTERM whatever is left in the group (and of `descendants`), then SIGKILL after `grace` seconds."""
+
     def alive() -> bool:
         return _group_alive(pgid) or bool(descendants and descendants.alive())
 

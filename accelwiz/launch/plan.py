@@ -87,7 +87,7 @@ class RunPlan:
             self.checked.spec,
             self.checked.config_path,
             self.portable_target(),
-            env=[c for c in self.env if c.name != "ACCELERATE_USE_CPU"],
+            env=self.env,
         )
         tmp = path.with_name(path.name + ".tmp")
         try:
@@ -129,8 +129,13 @@ def plan_run(
     script_args: list[str],
     trainer: TrainerFlags,
     force: bool,
+    here: bool = True,
 ) -> RunPlan:
-    """Check the config (refusing on errors unless forced), print the summary, and build the plan."""
+    """Check the config (refusing on errors unless forced), print the summary, and build the plan.
+
+    `here` is False for plans run on other machines (`--slurm`, `--print-node-commands`): a login node's
+    hardware says nothing about the cluster's, so the check runs without a machine profile.
+    """
     from accelwiz.defaults import DEFAULT_CONFIG
 
     if script is not None and trainer.given():
@@ -140,20 +145,23 @@ def plan_run(
         )
     if script is not None and not script.is_file() and str(script).startswith("-"):
         # `run` accepts unknown options (a script's flags), so a mistyped option of run's own lands here
-        raise UsageError(f"no such option: {script}",
-                         hint="see `accelwiz run --help`; a script's own flags go after the script and `--`")
+        raise UsageError(
+            f"no such option: {script}",
+            hint="see `accelwiz run --help`; a script's own flags go after the script and `--`",
+        )
     if script is not None and not script.is_file():
         raise InputError(f"training script `{script}` not found")
     from accelwiz.probe.profiles import load_system
 
-    system = load_system("local")  # `run` always checks against the machine it runs on
+    system = load_system("local") if here else None  # a launch here is checked against this machine
     checked = preflight(config or DEFAULT_CONFIG, system=system)
-    env = environment_changes(checked.spec, gpu_count=system.gpu_count, environ=os.environ, build=torch_build())
+    gpu_count = system.gpu_count if system is not None else None
+    env = environment_changes(checked.spec, gpu_count=gpu_count, environ=os.environ, build=torch_build())
     builtin = script is None
     handled = {
         id(d): why
         for d in checked.diagnostics
-        if (why := handled_by_run(d.code, checked.spec.distributed_type, env, builtin_trainer=builtin))
+        if (why := handled_by_run(d.code, checked.spec.distributed_type, env, builtin_trainer=builtin, here=here))
     }
     _report_findings(console, checked, handled, force=force)
     console.info(render_summary(checked))
@@ -164,12 +172,17 @@ def plan_run(
     return RunPlan(checked, target, env, builtin_trainer=builtin)
 
 
-def handled_by_run(code: str, distributed_type: str, env: list[EnvChange], *, builtin_trainer: bool) -> str | None:
+def handled_by_run(
+    code: str, distributed_type: str, env: list[EnvChange], *, builtin_trainer: bool, here: bool = True
+) -> str | None:
     """Why `run` itself makes a finding moot on this machine, or None.
 
     AW601 (a GPU distributed type on a machine without GPUs) is exactly what `run` works around: MULTI_GPU gets
     ACCELERATE_USE_CPU=true (real DDP on gloo), and the built-in trainer asks for gloo under DeepSpeed.
+    AW104 (no main_process_ip/port) is moot for per-node commands, which pass both.
     """
+    if code == "AW104" and not here:
+        return "each node's command passes --main_process_ip and --main_process_port"
     if code != "AW601":
         return None
     if distributed_type == "MULTI_GPU" and any(c.name == "ACCELERATE_USE_CPU" for c in env):
