@@ -306,3 +306,17 @@ def test_a_json_alone_whose_batch_fails_for_every_world_size(write, batch):
     assert codes(write("ds.json", ds(**batch)), select=("AW212",)) == {"AW212"}
     divisible = {k: (64 if k == "train_batch_size" else v) for k, v in batch.items()}
     assert codes(write("ds.json", ds(**divisible)), select=("AW212",)) == set()
+
+
+def test_deepspeed_file_that_accelerate_cannot_open_although_the_path_reads_fine(write, tmp_path, monkeypatch):
+    # HfDeepSpeedConfig opens the string as given: no `~` expansion, and only the lowercase "none" means no file
+    monkeypatch.setenv("HOME", str(tmp_path))
+    write("ds.json", ds())
+    monkeypatch.chdir(tmp_path)
+    home = write("a.yaml", f"{YAML_DS}deepspeed_config:\n  deepspeed_config_file: ~/ds.json\n")
+    assert codes(home, select=("AW202",)) == {"AW202"}
+    capitalised = write("b.yaml", f"{YAML_DS}deepspeed_config:\n  deepspeed_config_file: None\n")
+    assert codes(capitalised, select=("AW202",)) == {"AW202"}
+    for fine in ("ds.json", "none", str(tmp_path / "ds.json")):
+        good = write("c.yaml", f"{YAML_DS}deepspeed_config:\n  deepspeed_config_file: {fine}\n")
+        assert codes(good, select=("AW202",)) == set(), fine

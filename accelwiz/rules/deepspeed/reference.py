@@ -71,7 +71,9 @@ def deepspeed_file_not_found(ctx: CheckContext) -> Iterator[Finding]:
     the YAML.
 
     ## Why is this bad?
-    Each worker process fails when it opens the file, after `accelerate launch` has started all of them.
+    Each worker process fails when it opens the file, after `accelerate launch` has started all of them
+    ("Expected a string path to an existing deepspeed config"). The string is opened exactly as written: a
+    leading `~` is not expanded, and only the lowercase `none` means "no file" (`None` is opened as a path).
 
     ## Example
     ```yaml
@@ -80,10 +82,20 @@ def deepspeed_file_not_found(ctx: CheckContext) -> Iterator[Finding]:
     ```
     Use instead: `deepspeed_config_file: configs/ds_zero3.json`.
     """
+    where = ("deepspeed_config", "deepspeed_config_file")
+    written = ctx.accelerate.get(*where) if ctx.accelerate is not None else None
+    if isinstance(written, str) and written != "none" and written.strip().lower() == "none":
+        yield Finding("accelerate", where, f"`deepspeed_config_file` {written!r} is opened as a file name: only "
+                                           "the lowercase 'none' means no file",
+                      fix="Write `none` in lower case, or remove the key")
+        return
     reference = ctx.deepspeed_reference
     if reference is not None and reference.resolved is None:
-        yield Finding("accelerate", ("deepspeed_config", "deepspeed_config_file"),
-                      f"`deepspeed_config_file` {reference.written!r} does not exist")
+        yield Finding("accelerate", where, f"`deepspeed_config_file` {reference.written!r} does not exist")
+    elif reference is not None and reference.written.startswith("~"):
+        yield Finding("accelerate", where, f"`deepspeed_config_file` {reference.written!r}: accelerate does not "
+                                           "expand `~`, so the workers do not find the file",
+                      fix=f"Write the full path: {reference.resolved}")
 
 
 @rule("AW203", "deepspeed-file-relative-to-yaml", Severity.WARNING,
