@@ -44,7 +44,8 @@ def complete_checkpoints(output_dir: Path) -> list[Path]:
     root = checkpoints_root(output_dir)
     if not root.is_dir():
         return []
-    return sorted(d for d in root.glob("step-*") if (d / STATE_FILE).is_file())
+    found = [d for d in root.glob("step-*") if d.name[5:].isdigit() and (d / STATE_FILE).is_file()]
+    return sorted(found, key=lambda d: int(d.name[5:]))  # by number: `step-1000000` is newer than `step-999999`
 
 
 def latest_checkpoint(output_dir: Path) -> tuple[Path, TrainerState] | None:

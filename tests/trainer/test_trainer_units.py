@@ -55,6 +55,15 @@ def test_latest_checkpoint_ignores_interrupted_saves_and_prune_keeps_the_newest(
     assert latest_checkpoint(tmp_path / "nothing") is None
 
 
+def test_checkpoints_are_ordered_by_step_past_six_digits(tmp_path):
+    """`step-1000000` sorts before `step-999999` as text: resume would pick, and prune keep, the older one."""
+    for step in (999_999, 1_000_000):
+        checkpoint_dir(tmp_path, step).mkdir(parents=True)
+        write_state(checkpoint_dir(tmp_path, step), TrainerState(step, 0, 0, 0))
+    assert latest_checkpoint(tmp_path)[1].step == 1_000_000
+    assert [p.name for p in prune(tmp_path, 1)] == ["step-999999"]
+
+
 def test_byte_sequences_cut_text_into_windows(tmp_path):
     data = byte_sequences(b"abcdefghij", 4)
     assert data.tolist() == [[97, 98, 99, 100], [101, 102, 103, 104]]
