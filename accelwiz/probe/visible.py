@@ -50,7 +50,7 @@ def select_visible(devices: Sequence[PhysicalGpu], value: str | None) -> tuple[l
 
 
 def _resolve(devices: Sequence[PhysicalGpu], token: str) -> Selection | None:
-    if token.isdigit():
+    if token.isascii() and token.isdigit():  # str.isdigit() also accepts '²' and full-width digits
         index = int(token)
         return Selection(devices[index].nvml_index) if index < len(devices) else None
     if token.startswith("GPU-"):

@@ -121,6 +121,8 @@ def test_cuda_visible_devices_selects_and_orders(visible, expected):
     ("-1", [], "-1"),
     ("GPU-aaaa", [], "GPU-aaaa"),  # ambiguous prefix
     ("0,MIG-nope", [0], "MIG-nope"),
+    ("0,\uff11", [0], "\uff11"),  # a full-width 1: str.isdigit() and int() accept it, CUDA does not
+    ("0,\u00b2", [0], "\u00b2"),  # a superscript 2: isdigit() but int() raised ValueError
 ])
 def test_an_invalid_entry_hides_itself_and_everything_after_it(visible, expected, bad):
     result = probe(FakeNvml(h100s(8)), visible=visible)
