@@ -320,3 +320,15 @@ def test_deepspeed_file_that_accelerate_cannot_open_although_the_path_reads_fine
     for fine in ("ds.json", "none", str(tmp_path / "ds.json")):
         good = write("c.yaml", f"{YAML_DS}deepspeed_config:\n  deepspeed_config_file: {fine}\n")
         assert codes(good, select=("AW202",)) == set(), fine
+
+
+def test_inline_fields_next_to_a_json_given_beside_the_yaml(write):
+    # the Trainer's `deepspeed=ds.json` builds DeepSpeedPlugin(hf_ds_config=...), whose checks refuse the inline
+    # keys the launcher exported in ACCELERATE_CONFIG_DS_FIELDS, exactly as with deepspeed_config_file
+    json_path = write("ds.json", ds())
+    yaml = write("a.yaml", f"{YAML_DS}mixed_precision: bf16\ndeepspeed_config:\n  zero_stage: 3\n")
+    found = [d.dotted_path for d in diagnostics(yaml, json_path, select=("AW201",))]
+    assert found == ["mixed_precision", "deepspeed_config.zero_stage"]
+    assert codes(yaml, select=("AW201",)) == set()  # alone, the inline config is the whole story
+    other = write("b.yaml", "distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: bf16\n")
+    assert codes(other, json_path, select=("AW201",)) == set()  # no DeepSpeed launcher, no exported fields

@@ -32,7 +32,8 @@ def deepspeed_file_with_accelerate_fields(ctx: CheckContext) -> Iterator[Finding
     With a DeepSpeed JSON, the JSON owns these settings. accelerate refuses the combination in every worker:
     "When using `deepspeed_config_file`, the following accelerate config variables will be ignored: [...]"
     (accelerate#941). Any `mixed_precision` value counts, even `'no'`, because `accelerate launch` passes it
-    on.
+    on. A DeepSpeed JSON checked beside a `DEEPSPEED` YAML that does not name it is taken as the HF Trainer's
+    `deepspeed=` file, which runs the same check.
 
     ## Example
     ```yaml
@@ -48,17 +49,23 @@ def deepspeed_file_with_accelerate_fields(ctx: CheckContext) -> Iterator[Finding
     - accelerate `utils/dataclasses.py`, `DeepSpeedPlugin._deepspeed_config_checks`
     """
     yaml = ctx.accelerate
-    if yaml is None or ctx.deepspeed_reference is None:
+    if yaml is None:
+        return
+    if ctx.deepspeed_reference is not None:
+        other = "`deepspeed_config_file`"
+    elif ctx.deepspeed is not None and yaml.get("distributed_type") == "DEEPSPEED":
+        other = f"a DeepSpeed JSON ({ctx.deepspeed.path.name}, e.g. the Trainer's `deepspeed=`)"
+    else:
         return
     for key in ACCELERATE_FIELDS_REFUSED_WITH_FILE:
         if yaml.has("deepspeed_config", key):
             yield Finding("accelerate", ("deepspeed_config", key),
-                          f"`deepspeed_config.{key}` cannot be combined with `deepspeed_config_file`: "
-                          "accelerate refuses the config")
+                          f"`deepspeed_config.{key}` cannot be combined with {other}: accelerate refuses the "
+                          "config")
     if yaml.has("mixed_precision"):
         yield Finding("accelerate", ("mixed_precision",),
-                      f"`mixed_precision: {yaml.get('mixed_precision')}` cannot be combined with "
-                      "`deepspeed_config_file`: accelerate refuses the config",
+                      f"`mixed_precision: {yaml.get('mixed_precision')}` cannot be combined with {other}: "
+                      "accelerate refuses the config",
                       "Remove `mixed_precision` and enable `fp16` or `bf16` in the DeepSpeed JSON")
 
 
