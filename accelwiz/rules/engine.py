@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,8 +29,9 @@ class CheckResult:
 
 
 def resolve_deepspeed_file(written: str, yaml_path: Path) -> DeepSpeedReference:
-    """Resolve `deepspeed_config_file` as the worker processes do: relative to the working directory."""
-    candidate = Path(os.path.expanduser(written))
+    """Resolve `deepspeed_config_file` as the worker processes do: relative to the working directory, and with
+    no `~` expansion (accelerate opens the string as written; AW202 explains a `~`)."""
+    candidate = Path(written)
     if candidate.is_file():
         return DeepSpeedReference(written, candidate)
     if not candidate.is_absolute():
