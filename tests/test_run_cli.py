@@ -151,7 +151,17 @@ def test_an_unknown_option_is_named_as_one_not_as_a_missing_script(cli, write, l
     config = write("c.yaml", NO_YAML)
     result = cli("run", "--config", str(config), "--stepz", "5")
     assert result.exit_code == 2 and launched == []
-    assert "no such option: --stepz" in result.stderr and "not found" not in result.stderr
+    assert "built-in trainer: unrecognized arguments: --stepz 5" in result.stderr and "not found" not in result.stderr
+
+
+def test_builtin_trainer_takes_its_other_flags_after_double_dash(cli, write, launched):
+    """`--save-every` has no `run` option; after `--` it was taken for a script named `--save-every`."""
+    config = write("c.yaml", NO_YAML)
+    result = cli("run", "--config", str(config), "--steps", "6", "--", "--save-every", "3")
+    assert result.exit_code == 0, result.stderr
+    assert launched[0][0][5].endswith("train.py") and launched[0][0][6:] == ["--steps", "6", "--save-every", "3"]
+    bad = cli("run", "--config", str(config), "--", "--save-every", "three")
+    assert bad.exit_code == 2 and "argument --save-every: invalid int value: 'three'" in bad.stderr
 
 
 def test_usage_hint_quotes_a_script_path_with_spaces(cli, write, launched):

@@ -138,19 +138,18 @@ def plan_run(
     """
     from accelwiz.defaults import DEFAULT_CONFIG
 
+    if script is not None and not script.is_file() and str(script).startswith("-"):
+        # `run` passes options it does not know on as positional arguments (a script's own flags); with no script
+        # before them they are the built-in trainer's (`accelwiz run -- --save-every 5`), or a typo
+        script, script_args = None, [str(script), *script_args]
     if script is not None and trainer.given():
         raise UsageError(
             f"{', '.join(trainer.given())} belong to the built-in trainer, not to {script}",
             hint=f"pass your script's own flags after `--`: accelwiz run {shlex.quote(str(script))} -- --steps 100",
         )
-    if script is not None and not script.is_file() and str(script).startswith("-"):
-        # `run` accepts unknown options (a script's flags), so a mistyped option of run's own lands here
-        raise UsageError(
-            f"no such option: {script}",
-            hint="see `accelwiz run --help`; a script's own flags go after the script and `--`",
-        )
     if script is not None and not script.is_file():
         raise InputError(f"training script `{script}` not found")
+    trainer_argv = builtin_trainer_argv(trainer, script_args) if script is None else []
     from accelwiz.probe.profiles import load_system
 
     system = load_system("local") if here else None  # a launch here is checked against this machine
@@ -165,11 +164,35 @@ def plan_run(
     }
     _report_findings(console, checked, handled, force=force)
     console.info(render_summary(checked))
-    if builtin:
-        target = [str(TRAINER_SCRIPT), *trainer.to_argv(), *script_args]
-    else:
-        target = ["-m", CHILD_MODULE, str(script), *script_args]
+    target = [str(TRAINER_SCRIPT), *trainer_argv] if builtin else ["-m", CHILD_MODULE, str(script), *script_args]
     return RunPlan(checked, target, env, builtin_trainer=builtin)
+
+
+def builtin_trainer_argv(trainer: TrainerFlags, extra: list[str]) -> list[str]:
+    """run's trainer flags and any others (`-- --save-every 5`), checked now by the trainer's own parser.
+
+    A typo fails here with one line, not in every worker after the launch. `-- --help` prints the trainer's
+    options and exits 0.
+    """
+    import contextlib
+    import io
+
+    from accelwiz.trainer.options import parse_args
+
+    argv = [*trainer.to_argv(), *extra]
+    talk = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(talk):
+            parse_args(argv)
+    except SystemExit as exc:
+        if not exc.code:
+            raise
+        problem = talk.getvalue().strip().splitlines()[-1].partition("error: ")[2]
+        raise UsageError(
+            f"built-in trainer: {problem}",
+            hint="`accelwiz run --help` lists run's options, `accelwiz run -- --help` all of the trainer's",
+        ) from None
+    return argv
 
 
 def handled_by_run(
