@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -89,6 +90,21 @@ def test_trains_checkpoints_and_resumes(tmp_path, name):
     assert report["resumed_from"].endswith("step-000006")
     assert len(report["losses"]) == 3
     assert report["losses"][0] < 5.0  # continues from trained weights, not from a fresh model (ln 256 = 5.55)
+
+
+def test_an_interrupted_run_resumed_matches_the_uninterrupted_one_exactly(tmp_path):
+    """Step count, data position, LR schedule and optimizer state all continue: the resumed losses are the
+    uninterrupted run's, to the bit (one CPU process is deterministic)."""
+    config, out = write_config(tmp_path, "single"), tmp_path / "out"
+    common = ("--config", str(config), "--steps", "6", "--micro-batch", "16", "--output-dir", str(out))
+    whole = accelwiz_run(*common, "--", "--save-every", "3", cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    losses = json.loads((out / "run_report.json").read_text())["losses"]
+    shutil.rmtree(out / "checkpoints" / "step-000006")  # as if killed after the step-3 checkpoint
+    resumed = accelwiz_run(*common, "--resume", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    report = json.loads((out / "run_report.json").read_text())
+    assert report["start_step"] == 3 and report["losses"] == losses[3:]
 
 
 def test_ctrl_c_during_a_two_process_run_leaves_nothing_running(tmp_path):
