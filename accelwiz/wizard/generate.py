@@ -52,7 +52,8 @@ def generate(answers: Answers, system: MachineProfile, *, output: Path, command:
     workload = workload_for(answers.model_dump(), system) if answers.model else None
     diagnostics = check_rendered(yaml_file, json_file, system, workload)
     if workload is not None and machines_in_file(answers) != answers.num_machines:
-        launched = {**pair.accelerate, "num_machines": answers.num_machines, "num_processes": answers.world_size}
+        launched = {**pair.accelerate, "num_machines": answers.num_machines}
+        launched["num_processes"] = answers.world_size
         as_launched = OutputFile(output, render_yaml(launched, header))
         diagnostics = [d for d in diagnostics if not _is_memory(d)] + [
             d for d in check_rendered(as_launched, json_file, system, workload) if _is_memory(d)
