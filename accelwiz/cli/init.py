@@ -23,7 +23,8 @@ Examples:
   $ accelwiz init --template zero3-offload -o accelerate.yaml
 
 Answer keys: system, model, regime, lora_rank, seq_len, micro_batch, gradient_checkpointing,
-num_machines, gpus, strategy, offload_optimizer, offload_params, precision, gradient_accumulation,
+num_machines, gpus, strategy, offload_optimizer, offload_params, precision, use_global_batch,
+target_global_batch (sets the accumulation: global / (micro-batch x processes)), gradient_accumulation,
 gradient_clipping, torch_compile, zero3_init, launcher, machine_rank, main_process_ip, main_process_port,
 rdzv_backend.
 Nothing is written unless both files pass `accelwiz check`; an existing file is replaced only with

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -71,6 +72,8 @@ class Answers(BaseModel):
     offload_optimizer: bool = False
     offload_params: bool = False
     precision: Precision = Precision.no
+    use_global_batch: bool = False
+    target_global_batch: int | None = Field(None, ge=1)
     gradient_accumulation: int = Field(1, ge=1)
     gradient_clipping: float = Field(1.0, ge=0, allow_inf_nan=False)  # JSON has no Infinity
     torch_compile: bool = False
@@ -92,6 +95,28 @@ class Answers(BaseModel):
     @property
     def uses_deepspeed(self) -> bool:
         return self.strategy.zero_stage is not None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accumulation_from_target(cls, data: Any) -> Any:
+        """global batch = micro-batch x accumulation x processes: a target global batch fixes the
+        accumulation, and must be a multiple of one step's samples (the error names the nearest valid ones)."""
+        if not isinstance(data, dict) or data.get("target_global_batch") is None:
+            return data
+        numbers = [data.get(k, d) for k, d in (("target_global_batch", 1), ("micro_batch", 1), ("gpus", 0))]
+        numbers.append(data.get("num_machines", 1))
+        if not all(type(n) is int for n in numbers) or min(numbers) < 0 or 0 in (numbers[0], numbers[1]):
+            return data  # the field validators report the bad value
+        target, micro, gpus, machines = numbers
+        step = micro * max(gpus, 1) * max(machines, 1)
+        if target % step:
+            below, above = target // step, target // step + 1
+            nearest = [f"{n * step} (accumulation {n})" for n in (below, above) if n >= 1]
+            raise ValueError(
+                f"target_global_batch {target} is not a multiple of {step} = {micro} (micro-batch) x "
+                f"{step // micro} (processes); choose {' or '.join(nearest)}"
+            )
+        return {**data, "gradient_accumulation": target // step}
 
     @model_validator(mode="after")
     def _consistent(self) -> Answers:

@@ -50,3 +50,12 @@ def is_multi_node(answers: Mapping[str, Any], system: MachineProfile) -> bool:
 def launches_per_node(answers: Mapping[str, Any], system: MachineProfile) -> bool:
     """Per-node commands need this machine's rank and the main address; under SLURM they come from srun."""
     return is_multi_node(answers, system) and answers.get("launcher") is Launcher.per_node
+
+
+def wants_global_batch(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    """The batch is set by its global size; the accumulation steps are then derived from it."""
+    return answers.get("use_global_batch") is True
+
+
+def picks_accumulation(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    return not wants_global_batch(answers, system)

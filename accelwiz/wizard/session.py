@@ -46,6 +46,12 @@ def preset_answers(answers_file: Path | None, options: Mapping[str, Any]) -> dic
     if answers_file is not None:
         preset.update(read_answers_file(answers_file))
     preset.update({key: value for key, value in options.items() if value is not None})
+    # Giving the target (or the accumulation steps) also answers "set a target global batch?", so answer
+    # files written before that question existed stay complete.
+    if "target_global_batch" in preset:
+        preset.setdefault("use_global_batch", True)
+    elif "gradient_accumulation" in preset:
+        preset.setdefault("use_global_batch", False)
     unknown = sorted(set(preset) - set(valid_keys()))
     if unknown:
         raise UsageError(

@@ -132,6 +132,16 @@ def explain_accumulation(answers: Mapping[str, Any], system: MachineProfile) -> 
     return f"global batch = {micro} (micro-batch) x accumulation x {world} (processes)"
 
 
+def default_global_batch(answers: Mapping[str, Any], system: MachineProfile) -> int:
+    """One micro-batch per process: the smallest valid target (accumulation 1)."""
+    return int(answers.get("micro_batch") or 1) * world_size(answers, system)
+
+
+def explain_global_batch(answers: Mapping[str, Any], system: MachineProfile) -> str:
+    micro, world = int(answers.get("micro_batch") or 1), world_size(answers, system)
+    return f"a multiple of {micro * world} = {micro} (micro-batch) x {world} (processes)"
+
+
 def launcher_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
     return [
         Choice("SLURM (one srun starts every node; ranks come from SLURM)", Launcher.slurm),

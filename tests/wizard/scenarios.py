@@ -29,7 +29,21 @@ class Scenario:
     script: dict[str, Any]
 
 
-COMMON = {"micro_batch": 2, "gradient_accumulation": 4, "gradient_clipping": 1.0, "torch_compile": False}
+COMMON = {
+    "micro_batch": 2,
+    "use_global_batch": False,
+    "gradient_accumulation": 4,
+    "gradient_clipping": 1.0,
+    "torch_compile": False,
+}
+# The same batch as COMMON on 8 GPUs, set by its target instead: 2 (micro-batch) x 4 x 8 (processes) = 64.
+BY_GLOBAL_BATCH = {
+    "micro_batch": 2,
+    "use_global_batch": True,
+    "target_global_batch": 64,
+    "gradient_clipping": 1.0,
+    "torch_compile": False,
+}
 
 SCENARIOS = (
     Scenario("cpu-no-model", "cpu", {"model": "", **COMMON, "gradient_clipping": 0}),
@@ -71,6 +85,19 @@ SCENARIOS = (
             "precision": "bf16",
             **COMMON,
             "torch_compile": True,
+        },
+    ),
+    Scenario(
+        "h100-zero2-global-batch",
+        "8xH100-80GB",
+        {
+            "model": "",
+            "num_machines": 1,
+            "gpus": 8,
+            "strategy": "zero2",
+            "offload_optimizer": False,
+            "precision": "bf16",
+            **BY_GLOBAL_BATCH,
         },
     ),
     Scenario(

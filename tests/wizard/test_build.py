@@ -63,7 +63,11 @@ def test_deepspeed_json_owns_precision_batch_accumulation_and_clipping(scenario)
     assert "zero3_init_flag" in accelerate["deepspeed_config"]
     script = scenario.script
     assert deepspeed["train_micro_batch_size_per_gpu"] == script["micro_batch"]
-    assert deepspeed["gradient_accumulation_steps"] == script["gradient_accumulation"]
+    world = script["gpus"] * script["num_machines"]
+    accumulation = script.get("gradient_accumulation") or script["target_global_batch"] // (
+        script["micro_batch"] * world
+    )
+    assert deepspeed["gradient_accumulation_steps"] == accumulation
     assert deepspeed["gradient_clipping"] == float(script["gradient_clipping"])
     assert deepspeed["bf16"]["enabled"] is (script["precision"] == "bf16")
     assert deepspeed["fp16"]["enabled"] is (script["precision"] == "fp16")

@@ -271,3 +271,40 @@ def test_infinite_gradient_clipping_is_a_usage_error(cli, in_tmp):
     assert result.exit_code == 2
     assert "gradient_clipping" in result.stderr and "invalid JSON" not in result.stderr
     assert not (in_tmp / "accelerate.yaml").exists()
+
+
+def test_a_target_global_batch_sets_the_accumulation(cli, in_tmp):
+    # 256 = 2 (micro-batch) x 16 x 8 (processes); giving the target implies wanting it
+    (in_tmp / "answers.yaml").write_text("micro_batch: 2\ntarget_global_batch: 256\n")
+    result = cli(
+        "init", "--defaults", "--answers", "answers.yaml", "--system", "8xH100-80GB", "--strategy", "zero2"
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "Gradient accumulation steps?" not in result.stderr
+    deepspeed = json.loads((in_tmp / "ds_config.json").read_text())
+    assert (deepspeed["train_micro_batch_size_per_gpu"], deepspeed["gradient_accumulation_steps"]) == (2, 16)
+    assert "global batch 256" in (in_tmp / "accelerate.yaml").read_text()
+
+
+def test_a_target_global_batch_that_does_not_divide_names_the_nearest_valid_ones(cli, in_tmp):
+    (in_tmp / "answers.yaml").write_text("micro_batch: 2\ntarget_global_batch: 100\n")
+    result = cli("init", "--defaults", "--answers", "answers.yaml", "--system", "8xH100-80GB")
+    assert result.exit_code == 2
+    assert "100 is not a multiple of 16" in result.stderr
+    assert "96 (accumulation 6) or 112 (accumulation 7)" in result.stderr
+    assert not (in_tmp / "accelerate.yaml").exists()
+
+
+def test_a_target_global_batch_below_one_step_offers_the_smallest(cli, in_tmp):
+    (in_tmp / "answers.yaml").write_text("micro_batch: 4\ntarget_global_batch: 8\n")
+    result = cli("init", "--defaults", "--answers", "answers.yaml", "--system", "8xH100-80GB")
+    assert result.exit_code == 2
+    assert "8 is not a multiple of 32" in result.stderr and "32 (accumulation 1)" in result.stderr
+
+
+def test_a_target_global_batch_and_a_different_accumulation_contradict(cli, in_tmp):
+    answers = "micro_batch: 2\ntarget_global_batch: 64\ngradient_accumulation: 8\n"
+    (in_tmp / "answers.yaml").write_text(answers)
+    result = cli("init", "--defaults", "--answers", "answers.yaml", "--system", "8xH100-80GB")
+    assert result.exit_code == 2
+    assert "`gradient_accumulation: 8` cannot apply" in result.stderr

@@ -56,6 +56,7 @@ def test_preset_answers_are_not_asked_again():
         {
             "model": "",
             "micro_batch": 1,
+            "use_global_batch": False,
             "gradient_accumulation": 1,
             "gradient_clipping": 1,
             "torch_compile": False,

@@ -51,6 +51,7 @@ def test_full_deepspeed_path(tmp_path):
     child.send(DOWN + ENTER)  # ZeRO-2 instead
     answer(child, "Offload optimizer", "n")
     answer(child, "Mixed precision", ENTER)  # bf16 on H100
+    answer(child, "target global batch", ENTER)  # no: give the accumulation steps
     answer(child, "accumulation", "4" + ENTER)  # typing replaces the default shown as [1]
     answer(child, "Clip", ENTER)
     answer(child, "torch.compile", ENTER)
@@ -90,7 +91,8 @@ def test_cancel_writes_nothing_and_exits_130(tmp_path, steps):
 def test_overwrite_asks_first_and_keeps_a_backup(tmp_path, reply):
     (tmp_path / "accelerate.yaml").write_text("# mine\n")
     child = spawn("--system 1xT4 --model '' --gpus 1 --strategy single --precision fp16", tmp_path)
-    for prompt in ("Micro-batch", "How many machines", "accumulation", "Clip", "torch.compile"):
+    prompts = ("Micro-batch", "How many machines", "target global batch", "accumulation", "Clip", "torch.compile")
+    for prompt in prompts:
         answer(child, prompt, ENTER)
     answer(child, "accelerate.yaml exists. Replace it", reply)
     child.expect(pexpect.EOF)
@@ -112,6 +114,7 @@ def test_going_back_after_check_refuses_keeps_the_answers(tmp_path):
         ("Offload optimizer", ENTER),
         ("Offload parameters", ENTER),
         ("Mixed precision", ENTER),
+        ("target global batch", ENTER),
         ("accumulation", ENTER),
         ("Clip", ENTER),
         ("torch.compile", ENTER),
@@ -148,3 +151,24 @@ def test_going_back_after_check_refuses_keeps_the_answers(tmp_path):
     child.close()
     assert child.exitstatus == 0
     assert json.loads((tmp_path / "ds_config.json").read_text())["train_micro_batch_size_per_gpu"] == 3
+
+
+def test_a_target_global_batch_replaces_the_accumulation_question(tmp_path):
+    child = spawn("--system 8xH100-80GB --model '' --strategy zero2 --precision bf16", tmp_path)
+    for prompt, keys in (
+        ("Micro-batch", "2" + ENTER),
+        ("How many machines", ENTER),
+        ("GPUs per machine", ENTER),
+        ("Offload optimizer", "n"),
+        ("target global batch", "y"),
+    ):
+        answer(child, prompt, keys)
+    child.expect(r"a multiple of 16 = 2 \(micro-batch\) x 8 \(processes\)")
+    child.send("128" + ENTER)
+    answer(child, "Clip", ENTER)  # the accumulation question is not asked
+    answer(child, "torch.compile", ENTER)
+    child.expect("start training with")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert json.loads((tmp_path / "ds_config.json").read_text())["gradient_accumulation_steps"] == 8
