@@ -7,7 +7,6 @@ import re
 from accelwiz.errors import UsageError
 
 _UNITS = {
-    "": 1,
     "b": 1,
     "k": 10**3,
     "kb": 10**3,
@@ -26,9 +25,13 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$", re.I)
 
 
 def parse_size(text: str) -> int:
-    """'80GiB' -> 85899345920; '80GB' -> 80e9 (SI, as vendors print); '81920MiB'; a bare number: bytes."""
+    """'80GiB' -> 85899345920; '80GB' -> 80e9 (SI, as vendors print); '81920MiB'; '80B' for bytes.
+
+    A bare number is refused: `--gpu-memory 80` means 80 GiB to a person and 80 bytes to a parser."""
     match = _SIZE.match(text)
     unit = match.group(2).lower() if match else None
+    if match and unit == "":
+        raise UsageError(f"size `{text}` has no unit", hint=f"write {match.group(1)}GiB or {match.group(1)}GB")
     if not match or unit not in _UNITS:
         raise UsageError(f"cannot read size `{text}`", hint="write e.g. 80GiB, 80GB or 81920MiB")
     value = round(float(match.group(1)) * _UNITS[unit])
