@@ -80,7 +80,9 @@ def estimate_line(answers: Answers, system: MachineProfile) -> str:
     )
     if option is None:
         return f"{answers.strategy.label} was not costed by the estimator ({workload})"
-    verdict = "fits" if option.fits else NOT_FITTING
+    # The estimator's "fits" also weighs host RAM (offload, loading): name which one is short.
+    short_of_host_ram = not option.fits and option.per_gpu_bytes <= plan.gpu_memory_bytes
+    verdict = "fits" if option.fits else f"{NOT_FITTING} ({'host RAM' if short_of_host_ram else 'GPU memory'})"
     return (
         f"{option.label}: {option.per_gpu_bytes / GIB:.1f} of {plan.gpu_memory_bytes / GIB:.1f} GiB per GPU, "
         f"{verdict} ({workload})"
