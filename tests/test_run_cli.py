@@ -145,6 +145,22 @@ def test_init_defaults_then_run_is_a_complete_first_experience(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads((tmp_path / "accelwiz-run" / "run_report.json").read_text())
     assert report["steps"] == 4 and report["loss_last"] < report["loss_first"]
+    # resuming a finished run trains nothing and still writes strict JSON (no NaN losses)
+    again = subprocess.run(
+        [sys.executable, "-m", "accelwiz", "run", "--steps", "4", "--resume"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "nothing left to train" in again.stderr
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"{constant} is not JSON")
+
+    report = json.loads((tmp_path / "accelwiz-run" / "run_report.json").read_text(), parse_constant=refuse)
+    assert report["steps"] == 4 and report["loss_first"] is None
 
 
 def test_an_unknown_option_is_named_as_one_not_as_a_missing_script(cli, write, launched):

@@ -28,10 +28,8 @@ def peak_memory_bytes(device_type: str) -> tuple[int, str]:
 
 def estimate_for_run(settings: dict[str, Any]) -> dict[str, Any]:
     """accelwiz's memory estimate for these settings, or why there is none; never raises."""
-    try:
-        from accelwiz.trainer.estimate_bridge import estimate_from_settings
-    except ImportError as exc:  # accelwiz.estimate not built or not importable in this install
-        return {"available": False, "reason": f"accelwiz.estimate unavailable: {exc}"}
+    from accelwiz.trainer.estimate_bridge import estimate_from_settings
+
     try:
         return {"available": True, **estimate_from_settings(settings)}
     except Exception as exc:  # noqa: BLE001 - the estimate is a comparison, never a reason to fail a finished run

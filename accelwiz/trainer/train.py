@@ -176,10 +176,14 @@ def report_run(
         "estimate": estimate_for_run({**run, "model_config": model_config.to_dict()}),
     }
     path = write_report(opts.output_dir, report)
+    if result["losses"]:
+        trained = (f"loss {result['loss_first']:.3f} -> {result['loss_last']:.3f}, "
+                   f"{result['tokens_per_second']:,.0f} tokens/s, ")
+    else:
+        trained = "nothing left to train, "
     accelerator.print(
-        f"done: step {result['steps']}/{opts.steps}, loss {result['loss_first']:.3f} -> "
-        f"{result['loss_last']:.3f}, {result['tokens_per_second']:,.0f} tokens/s, peak "
-        f"{max(peaks) / 2**20:,.0f} MiB ({measured}); report: {path}",
+        f"done: step {result['steps']}/{opts.steps}, {trained}peak {max(peaks) / 2**20:,.0f} MiB ({measured}); "
+        f"report: {path}",
         file=sys.stderr,
     )
 
@@ -260,8 +264,8 @@ def train(
     trained_tokens = tokens - state.tokens_seen
     return {
         "steps": step,
-        "loss_first": losses[0] if losses else math.nan,
-        "loss_last": losses[-1] if losses else math.nan,
+        "loss_first": losses[0] if losses else None,  # None (JSON null): resumed at the last step, nothing trained
+        "loss_last": losses[-1] if losses else None,
         "losses": losses,
         "tokens": trained_tokens,
         "train_seconds": round(seconds, 3),
