@@ -41,3 +41,4 @@ def _integral_float_to_int(value: Any) -> Any:
 # here: "8" and true stay errors (AW005, AW003), unlike in pydantic's lax mode.
 LaxInt = Annotated[int, BeforeValidator(_integral_float_to_int)]
 NonNegativeLaxInt = Annotated[int, BeforeValidator(_integral_float_to_int), Field(ge=0)]
+PositiveLaxInt = Annotated[int, BeforeValidator(_integral_float_to_int), Field(gt=0)]

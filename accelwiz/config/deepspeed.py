@@ -5,7 +5,7 @@ the top level with `dict.get`, so a typo there is silently ignored. This model a
 everywhere.
 
 Two DeepSpeed reading habits shape the field types:
-- integers go through pydantic's lax mode, so `5e8` means 500000000 (`DsInt` accepts integral floats); a
+- integers go through pydantic's lax mode, so `5e8` means 500000000 (`LaxInt` accepts integral floats); a
 quoted
   number ("8") is still refused, because the HF Trainer compares it with the integer and reports a mismatch;
 - `"auto"` is a Hugging Face convention that DeepSpeed silently drops inside its pydantic blocks. The schema
@@ -16,22 +16,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
-from accelwiz.config.base import AUTO, Auto, StrictModel
+from accelwiz.config.base import AUTO, Auto, LaxInt, NonNegativeLaxInt, PositiveLaxInt, StrictModel
 
-
-def _integral_float_to_int(value: Any) -> Any:
-    # JSON has no integer exponent notation, so bucket sizes are written 5e8; DeepSpeed's lax pydantic accepts
-    # them. Anything else (a string, a bool, 5.5) is left for the strict int check to refuse.
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-DsInt = Annotated[int, BeforeValidator(_integral_float_to_int)]
-NonNegativeDsInt = Annotated[int, BeforeValidator(_integral_float_to_int), Field(ge=0)]
-PositiveDsInt = Annotated[int, BeforeValidator(_integral_float_to_int), Field(gt=0)]
 Number = Annotated[float, Field(strict=False)]  # an int is a fine float; a string is not (strict model)
 Fraction = Annotated[float, Field(strict=False, ge=0.0, le=1.0)]
 DataType = Literal["fp16", "bf16", "fp32"]
@@ -80,9 +68,9 @@ class OffloadParam(DeepSpeedBlock):
 
     device: OffloadDevice = "none"
     nvme_path: str | None = None
-    buffer_count: NonNegativeDsInt = 5
-    buffer_size: NonNegativeDsInt = 100_000_000
-    max_in_cpu: NonNegativeDsInt = 1_000_000_000
+    buffer_count: NonNegativeLaxInt = 5
+    buffer_size: NonNegativeLaxInt = 100_000_000
+    max_in_cpu: NonNegativeLaxInt = 1_000_000_000
     pin_memory: bool = True
 
 
@@ -91,7 +79,7 @@ class OffloadOptimizer(DeepSpeedBlock):
 
     device: OffloadDevice = "none"
     nvme_path: str | None = None
-    buffer_count: NonNegativeDsInt = 4
+    buffer_count: NonNegativeLaxInt = 4
     pin_memory: bool = True
     pipeline_read: bool = False
     pipeline_write: bool = False
@@ -104,14 +92,14 @@ class OffloadOptimizer(DeepSpeedBlock):
 class ZenFlow(DeepSpeedBlock):
     topk_ratio: Annotated[float, Field(strict=False, gt=0.0, lt=1.0)] = 0.1
     select_strategy: str = "auto"
-    select_interval: DsInt | str = "auto"
-    update_interval: DsInt | str = "auto"
+    select_interval: LaxInt | str = "auto"
+    update_interval: LaxInt | str = "auto"
     overlap_step: bool = False
     offload: bool = False
     auto_ratio: Fraction = 0.99
-    full_warm_up_rounds: DsInt = 0
+    full_warm_up_rounds: LaxInt = 0
     pt_reserved_cores_perc: Fraction = 0.5
-    steps_per_epoch: DsInt | None = None
+    steps_per_epoch: LaxInt | None = None
 
 
 class LeafModule(StrictModel):
@@ -128,10 +116,10 @@ class ZeroOptimization(DeepSpeedBlock):
     reduce_scatter: bool = True
     # DeepSpeed 0.19.8 refuses 0 (gt=0, #8266); older releases accepted it and divided by it (#8260).
     # The schema keeps ge=0 so that rule AW218 can say that, instead of a bare "must be greater than 0".
-    reduce_bucket_size: NonNegativeDsInt = 500_000_000
+    reduce_bucket_size: NonNegativeLaxInt = 500_000_000
     use_multi_rank_bucket_allreduce: bool = True
     allgather_partitions: bool = True
-    allgather_bucket_size: NonNegativeDsInt = 500_000_000
+    allgather_bucket_size: NonNegativeLaxInt = 500_000_000
     overlap_comm: bool | None = None
     compute_grad_norm: bool = True
     load_from_fp32_weights: bool = True
@@ -139,23 +127,23 @@ class ZeroOptimization(DeepSpeedBlock):
     offload_param: OffloadParam | None = None
     offload_optimizer: OffloadOptimizer | None = None
     zenflow: ZenFlow | None = None
-    sub_group_size: NonNegativeDsInt = 1_000_000_000
-    prefetch_bucket_size: NonNegativeDsInt = Field(50_000_000, alias="stage3_prefetch_bucket_size")
-    param_persistence_threshold: NonNegativeDsInt = Field(
+    sub_group_size: NonNegativeLaxInt = 1_000_000_000
+    prefetch_bucket_size: NonNegativeLaxInt = Field(50_000_000, alias="stage3_prefetch_bucket_size")
+    param_persistence_threshold: NonNegativeLaxInt = Field(
         100_000, alias="stage3_param_persistence_threshold")
-    model_persistence_threshold: DsInt | None = Field(None, alias="stage3_model_persistence_threshold")
-    max_live_parameters: NonNegativeDsInt = Field(1_000_000_000, alias="stage3_max_live_parameters")
-    max_reuse_distance: NonNegativeDsInt = Field(1_000_000_000, alias="stage3_max_reuse_distance")
+    model_persistence_threshold: LaxInt | None = Field(None, alias="stage3_model_persistence_threshold")
+    max_live_parameters: NonNegativeLaxInt = Field(1_000_000_000, alias="stage3_max_live_parameters")
+    max_reuse_distance: NonNegativeLaxInt = Field(1_000_000_000, alias="stage3_max_reuse_distance")
     gather_16bit_weights_on_model_save: bool = Field(
         False, alias="stage3_gather_16bit_weights_on_model_save")
-    module_granularity_threshold: DsInt = Field(0, alias="stage3_module_granularity_threshold")
+    module_granularity_threshold: LaxInt = Field(0, alias="stage3_module_granularity_threshold")
     use_all_reduce_for_fetch_params: bool = Field(False, alias="stage3_use_all_reduce_for_fetch_params")
     allgather_sequential: bool = Field(False, alias="stage3_allgather_sequential")
     ignore_unused_parameters: bool = True
     legacy_stage1: bool = False
     round_robin_gradients: bool = False
     parameter_alignment: bool = False
-    zero_hpz_partition_size: NonNegativeDsInt = 1
+    zero_hpz_partition_size: NonNegativeLaxInt = 1
     zero_quantized_weights: bool = False
     zero_quantized_nontrainable_weights: bool = False
     zero_quantized_gradients: bool = False
@@ -207,11 +195,11 @@ class FP16(DeepSpeedBlock):
     enabled: bool = False
     auto_cast: bool = False
     loss_scale: Number = 0
-    initial_scale_power: DsInt = 16
-    loss_scale_window: DsInt = 1000
-    hysteresis: DsInt = 2
+    initial_scale_power: LaxInt = 16
+    loss_scale_window: LaxInt = 1000
+    hysteresis: LaxInt = 2
     consecutive_hysteresis: bool = False
-    min_loss_scale: DsInt = 1
+    min_loss_scale: LaxInt = 1
     fp16_master_weights_and_grads: bool = False
 
     REMOVED_KEYS: ClassVar[dict[str, str]] = {
@@ -247,7 +235,7 @@ class TypedBlock(StrictModel):
 
 class ActivationCheckpointing(StrictModel):
     partition_activations: bool | Auto = False
-    number_checkpoints: DsInt | Auto | None = None
+    number_checkpoints: LaxInt | Auto | None = None
     contiguous_memory_optimization: bool | Auto = False
     cpu_checkpointing: bool | Auto = False
     synchronize_checkpoint_boundary: bool | Auto = False
@@ -255,9 +243,9 @@ class ActivationCheckpointing(StrictModel):
 
 
 class Aio(StrictModel):
-    block_size: NonNegativeDsInt = 1_048_576
-    queue_depth: NonNegativeDsInt = 8
-    intra_op_parallelism: NonNegativeDsInt = 1
+    block_size: NonNegativeLaxInt = 1_048_576
+    queue_depth: NonNegativeLaxInt = 8
+    intra_op_parallelism: NonNegativeLaxInt = 1
     single_submit: bool = False
     overlap_events: bool = True
     use_gds: bool = False
@@ -282,9 +270,9 @@ class DataTypes(StrictModel):
 class FlopsProfiler(StrictModel):
     enabled: bool = False
     recompute_fwd_factor: Number = 0.0
-    profile_step: DsInt = 1
-    module_depth: DsInt = -1
-    top_modules: DsInt = 1
+    profile_step: LaxInt = 1
+    module_depth: LaxInt = -1
+    top_modules: LaxInt = 1
     detailed: bool = True
     output_file: str | None = None
 
@@ -306,7 +294,7 @@ class Wandb(StrictModel):
 
 class Comet(StrictModel):
     enabled: bool = False
-    samples_log_interval: DsInt = 100
+    samples_log_interval: LaxInt = 100
     project: str | None = None
     workspace: str | None = None
     api_key: str | None = None
@@ -325,7 +313,7 @@ class CommsLogger(StrictModel):
 
 
 class TensorParallel(StrictModel):
-    autotp_size: NonNegativeDsInt | Auto = 0
+    autotp_size: NonNegativeLaxInt | Auto = 0
     tp_overlap_comm: bool = False
     vocab_parallel_lm_head: bool | None = None
     vocab_parallel_ce_backend: Literal["torch", "liger"] = "torch"
@@ -343,7 +331,7 @@ class Compile(StrictModel):
     deepcompile: bool = False
     autoep_non_moe: bool = False
     free_activation: bool = False
-    free_activation_threshold: DsInt = 10_485_760
+    free_activation_threshold: LaxInt = 10_485_760
     offload_activation: bool = False
     offload_activation_pin_memory: bool = True
     offload_opt_states: bool = False
@@ -367,11 +355,11 @@ class Compile(StrictModel):
 
 class HybridEngine(StrictModel):
     enabled: bool = False
-    max_out_tokens: PositiveDsInt = 512
-    inference_tp_size: DsInt = 1
+    max_out_tokens: PositiveLaxInt = 512
+    inference_tp_size: LaxInt = 1
     release_inference_cache: bool = False
     pin_parameters: bool = True
-    tp_gather_partition_size: DsInt = 8
+    tp_gather_partition_size: LaxInt = 8
     enable_cuda_graph: bool = False
 
 
@@ -390,12 +378,12 @@ _ZERO_KEYS = ("stage", "overlap_comm", "contiguous_gradients", "reduce_scatter",
 class DeepSpeedConfig(StrictModel):
     """The whole DeepSpeed JSON. Top-level keys of DeepSpeed 0.19.8 (`runtime/constants.py`)."""
 
-    train_batch_size: PositiveDsInt | Auto | None = None
-    train_micro_batch_size_per_gpu: PositiveDsInt | Auto | None = None
-    gradient_accumulation_steps: PositiveDsInt | Auto | None = None
+    train_batch_size: PositiveLaxInt | Auto | None = None
+    train_micro_batch_size_per_gpu: PositiveLaxInt | Auto | None = None
+    gradient_accumulation_steps: PositiveLaxInt | Auto | None = None
     managed_gradient_accumulation: bool = True
     gradient_clipping: Annotated[float, Field(strict=False, ge=0.0)] | Auto = 1.0
-    steps_per_print: DsInt | None = None
+    steps_per_print: LaxInt | None = None
     wall_clock_breakdown: bool = False
     memory_breakdown: bool = False
     dump_state: bool = False
@@ -437,9 +425,9 @@ class DeepSpeedConfig(StrictModel):
     datastates: dict[str, Any] | None = None
     dataloader_drop_last: bool = False
     log_level: str | None = None
-    vocabulary_size: DsInt | None = None
+    vocabulary_size: LaxInt | None = None
     use_data_before_expert_parallelism: bool = False
-    sequence_parallel_size: PositiveDsInt | None = None
+    sequence_parallel_size: PositiveLaxInt | None = None
 
     LEGACY_KEYS: ClassVar[dict[str, str]] = {
         "bfloat16": "rename the block to `bf16` (DeepSpeed reads `bfloat16` only when `bf16` is absent)",

@@ -176,7 +176,7 @@ def messages(data: dict) -> list[str]:
 
 
 def test_a_bound_is_named_even_where_auto_is_also_allowed():
-    # `PositiveDsInt | Auto`: a 0 broke the bound, it did not fail to be "auto"
+    # `PositiveLaxInt | Auto`: a 0 broke the bound, it did not fail to be "auto"
     assert messages({"gradient_accumulation_steps": 0}) == ["`gradient_accumulation_steps` is 0: input should be "
                                                             "greater than 0"]
 
