@@ -8,10 +8,6 @@ from functools import cached_property
 from typing import TextIO
 
 
-def running_in_ci() -> bool:
-    return os.environ.get("CI", "").lower() not in ("", "0", "false")
-
-
 class Console:
     """A small, dependency-light console; rich is only imported when a table is rendered."""
 

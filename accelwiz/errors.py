@@ -50,8 +50,3 @@ class LaunchError(AccelwizError):
 
     exit_code = EXIT_FINDINGS
 
-
-class Interrupted(AccelwizError):
-    """The user pressed Ctrl-C or closed standard input at a prompt."""
-
-    exit_code = EXIT_INTERRUPTED

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-from accelwiz.errors import UsageError
-
 SCHEMA_FILES = {"accelerate": "accelerate-config.schema.json", "deepspeed": "deepspeed-config.schema.json"}
 
 
@@ -21,8 +19,3 @@ def render_schemas() -> dict[str, str]:
         out[SCHEMA_FILES[which]] = json.dumps(schema, indent=2, sort_keys=False) + "\n"
     return out
 
-
-def schema_name(which: str) -> str:
-    if which not in SCHEMA_FILES:
-        raise UsageError(f"unknown schema {which!r}", hint="choose accelerate or deepspeed")
-    return SCHEMA_FILES[which]
