@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 KeyPath = tuple[str | int, ...]
-DocumentKind = Literal["accelerate", "deepspeed"]
+DocumentKind = Literal["accelerate", "deepspeed", "plan"]
 
 _MISSING = object()
 
