@@ -225,3 +225,74 @@ def test_an_absent_process_count_is_what_accelerate_loads():
     assert "--num_processes" in refused.note and "visible" not in refused.note
     # an unquoted NO is the boolean false, which process_config does not compare equal to "NO"
     assert pick(resolve(yaml("distributed_type: NO\n"), None).num_processes) == (None, "accelerate default")
+
+
+# --- coercion: the one reading of ints, flags and devices (accelwiz/coerce.py) ---
+
+@pytest.mark.parametrize("written,expected", [
+    (8, 8), (5e8, 500_000_000), (2.0, 2), (2.5, None), (True, None), (False, None), ("8", None),
+    (float("inf"), None), (None, None), ("auto", None)])
+def test_integer_reads_integral_floats_and_never_bools_or_strings(written, expected):
+    from accelwiz import coerce
+
+    assert coerce.integer(written) == expected
+
+
+def test_flag_words_are_accelerates_str_to_bool():
+    from accelerate.utils.environment import str_to_bool
+
+    from accelwiz import coerce
+
+    for word in sorted(coerce.TRUE_WORDS | coerce.FALSE_WORDS):
+        for spelling in (word, word.upper()):
+            assert coerce.flag(spelling) is bool(str_to_bool(spelling.lower()))
+    assert coerce.flag("maybe") is None and coerce.flag(2) is None and coerce.flag(None) is None
+    assert coerce.flag(True) is True and coerce.flag(0) is False
+
+
+def test_flag_words_are_what_deepspeeds_pydantic_accepts(deepspeed_config):  # noqa: F811
+    from deepspeed.runtime.config_utils import DeepSpeedConfigModel
+
+    from accelwiz import coerce
+
+    class Flag(DeepSpeedConfigModel):
+        value: bool = False
+
+    for written in [*sorted(coerce.TRUE_WORDS | coerce.FALSE_WORDS), "TRUE", "Off", 1, 0]:
+        assert Flag(value=written).value is coerce.flag(written)
+
+
+def test_device_and_choice_follow_the_launcher_case():
+    from accelwiz import coerce
+
+    assert [coerce.device(v) for v in ("cpu", "nvme", "none", "CPU", "None", None)] == \
+        ["cpu", "nvme", "none", None, None, None]
+    assert coerce.choice("BF16", ("no", "fp16", "bf16", "fp8"), case="lower") == "bf16"
+    assert coerce.choice("shard_grad_op", ("FULL_SHARD", "SHARD_GRAD_OP"), case="upper") == "SHARD_GRAD_OP"
+    assert coerce.choice("multi_gpu", ("MULTI_GPU",)) is None  # DistributedType(value) is exact
+
+
+def test_vocabulary_matches_the_schemas_distributed_types():
+    from typing import get_args
+
+    from accelwiz.config.accelerate import DistributedType
+    from accelwiz.vocab import MULTI_DEVICE_TYPES, PER_DEVICE_TYPES
+
+    known = set(get_args(DistributedType))
+    assert {t for t in known if t.startswith("MULTI_") and t != "MULTI_CPU"} == MULTI_DEVICE_TYPES
+    assert known >= PER_DEVICE_TYPES
+
+
+def test_atomic_write_replaces_whole_files_and_keeps_the_mode(tmp_path):
+    import os
+
+    from accelwiz.atomic import atomic_write
+
+    target = tmp_path / "sub" / "a.yaml"
+    atomic_write(target, "one\n")
+    os.chmod(target, 0o640)
+    atomic_write(target, "two\n")
+    assert target.read_text() == "two\n" and (target.stat().st_mode & 0o777) == 0o640
+    assert sorted(p.name for p in target.parent.iterdir()) == ["a.yaml"]
+    with pytest.raises(FileNotFoundError):
+        atomic_write(tmp_path / "missing" / "b.yaml", "x", create_parents=False)

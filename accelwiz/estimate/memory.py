@@ -12,8 +12,8 @@ from accelwiz.estimate.activations import activation_bytes, logits_bytes
 from accelwiz.estimate.states import model_states
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
+from accelwiz.vocab import GIB
 
-GIB = 2**30
 # CUDA context + cuBLAS/cuDNN workspaces per process. Heuristic, not a measurement: PyTorch PR #86509 measured
 # 287 MB (lazy module loading, the default since CUDA 12.2 / PyTorch 1.13) vs 667 MB (eager) for the bare
 # context; HF measured 1343 MB on a V100 stack. Not counted by torch.cuda.max_memory_allocated/reserved.

@@ -14,6 +14,7 @@ from accelwiz.estimate.memory import MemoryEstimate, estimate_memory
 from accelwiz.estimate.sizes import gib
 from accelwiz.estimate.strategy import Strategy, candidate_strategies
 from accelwiz.estimate.workload import Workload
+from accelwiz.vocab import HEADROOM
 
 MAX_MICRO_BATCH = 65536
 
@@ -30,7 +31,7 @@ class Recommendation:
 class Budget:
     gpu_bytes: int
     host_bytes: int | None = None
-    headroom: float = 0.9
+    headroom: float = HEADROOM
 
     def fits(self, estimate: MemoryEstimate) -> bool:
         return self.fits_gpu(estimate) and self.fits_host(estimate)
@@ -49,7 +50,7 @@ def recommend(
     nodes: int = 1,
     gpu_memory_bytes: int,
     host_memory_bytes: int | None = None,
-    headroom: float = 0.9,
+    headroom: float = HEADROOM,
 ) -> Recommendation:
     """Estimate every candidate strategy, pick the fastest that fits, and find its largest micro-batch."""
     budget = Budget(gpu_memory_bytes, host_memory_bytes, headroom)

@@ -9,8 +9,7 @@ from accelwiz.estimate.recommend import Recommendation, recommend
 from accelwiz.estimate.sizes import gib
 from accelwiz.estimate.strategy import Strategy, candidate_strategies
 from accelwiz.estimate.workload import Workload
-
-HEADROOM = 0.9
+from accelwiz.vocab import HEADROOM
 
 
 @dataclass(frozen=True)

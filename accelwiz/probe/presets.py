@@ -14,8 +14,8 @@ from typing import Literal
 from accelwiz.probe.gpus import gpu_model
 from accelwiz.probe.model import GpuInfo, HostInfo, MachineProfile, Topology
 from accelwiz.probe.topology import NVLINK, PCIE_OK, linked_matrix, topology_from_matrix, uniform_matrix
+from accelwiz.vocab import GIB
 
-GIB = 1024**3
 Interconnect = Literal["nvswitch", "pcie", "cube-mesh"]
 
 # NVLink of the DGX-1 / p3dn.24xlarge "hybrid cube-mesh": each V100 links to 4 of the other 7 GPUs.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
+from accelwiz.atomic import atomic_write
 from accelwiz.errors import InputError, UsageError
 from accelwiz.probe.model import PROFILE_SCHEMA_VERSION, MachineProfile
 from accelwiz.probe.presets import PRESETS, close_preset_names, find_preset, preset_profile
@@ -70,18 +70,10 @@ def save_profile(profile: MachineProfile, path: Path) -> None:
     """Write `profile` as JSON atomically: a reader sees the old file or the whole new one, never half."""
     path = Path(path)
     text = profile.model_dump_json(indent=2) + "\n"
-    directory = path.parent if str(path.parent) else Path(".")
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        atomic_write(path, text, create_parents=False)
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _looks_like_path(spec: str) -> bool:

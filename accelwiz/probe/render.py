@@ -7,8 +7,7 @@ from typing import Any
 
 from accelwiz.probe.model import GpuInfo, HostInfo, MachineProfile
 from accelwiz.probe.presets import PRESETS, preset_profile
-
-GIB = 1024**3
+from accelwiz.vocab import GIB
 
 
 def gib(value: int | None) -> str:

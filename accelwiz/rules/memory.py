@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.registry import rule
+from accelwiz.vocab import HEADROOM
 
 if TYPE_CHECKING:
     from accelwiz.estimate.memory import MemoryEstimate
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
 
-HEADROOM = 0.9  # as `accelwiz estimate`: 10% kept for fragmentation spikes and workspaces
 SMALL_MODEL_BYTES = 16 * 2**30  # a DDP footprint that fits any current data-center GPU
 
 

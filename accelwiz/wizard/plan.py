@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelwiz.probe.model import MachineProfile
+from accelwiz.vocab import GIB
 from accelwiz.wizard.answers import Precision, Regime, Strategy
-
-GIB = 1024**3
 
 # The estimator's strategy kinds that the wizard offers, and what it calls them.
 KIND_TO_STRATEGY = {

@@ -8,10 +8,10 @@ from typing import Any
 from accelwiz.document import KeyPath
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Role
+from accelwiz.vocab import GIB
 
 GPU_DISTRIBUTED = ("MULTI_GPU", "FSDP", "DEEPSPEED", "MEGATRON_LM")
 FP8_BACKEND_PACKAGES = {"TE": "transformer_engine", "MSAMP": "msamp", "AO": "torchao"}
-GIB = 1024**3
 
 
 def int_value(value: Any) -> int | None:

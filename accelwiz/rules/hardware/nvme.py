@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 from accelwiz.document import KeyPath
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Role, Severity
-from accelwiz.rules.hardware._shared import GIB, text_value
+from accelwiz.rules.hardware._shared import text_value
 from accelwiz.rules.registry import rule
+from accelwiz.vocab import GIB
 
 if TYPE_CHECKING:
     from accelwiz.probe.host import PathFacts
