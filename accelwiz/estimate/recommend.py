@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from accelwiz.estimate.memory import MemoryEstimate, estimate_memory
 from accelwiz.estimate.sizes import gib
 from accelwiz.estimate.strategy import Strategy, candidate_strategies
+from accelwiz.estimate.verdict import MemoryVerdict, judge, memory_verdict
 from accelwiz.estimate.workload import Workload
 from accelwiz.vocab import HEADROOM
 
@@ -25,6 +26,7 @@ class Recommendation:
     max_micro_batch: int | None
     candidates: tuple[tuple[MemoryEstimate, bool], ...]  # every strategy, fastest first, and whether it fits
     reason: str
+    verdicts: tuple[MemoryVerdict, ...] = ()  # the one verdict of each candidate (fits, tight, does not fit)
 
 
 @dataclass(frozen=True)
@@ -33,14 +35,18 @@ class Budget:
     host_bytes: int | None = None
     headroom: float = HEADROOM
 
+    def verdict(self, estimate: MemoryEstimate) -> MemoryVerdict:
+        """The one verdict (estimate/verdict.py): GPU memory and host RAM judged separately."""
+        return memory_verdict(estimate, self.gpu_bytes, self.host_bytes, self.headroom)
+
     def fits(self, estimate: MemoryEstimate) -> bool:
-        return self.fits_gpu(estimate) and self.fits_host(estimate)
+        return self.verdict(estimate).fits
 
     def fits_gpu(self, estimate: MemoryEstimate) -> bool:
-        return estimate.per_gpu_total <= self.headroom * self.gpu_bytes
+        return judge(estimate.per_gpu_total, self.gpu_bytes, self.headroom) == "fits"
 
     def fits_host(self, estimate: MemoryEstimate) -> bool:
-        return self.host_bytes is None or estimate.host_bytes <= self.headroom * self.host_bytes
+        return self.host_bytes is None or judge(estimate.host_bytes, self.host_bytes, self.headroom) == "fits"
 
 
 def recommend(
@@ -54,13 +60,12 @@ def recommend(
 ) -> Recommendation:
     """Estimate every candidate strategy, pick the fastest that fits, and find its largest micro-batch."""
     budget = Budget(gpu_memory_bytes, host_memory_bytes, headroom)
-    candidates = tuple(
-        (e, budget.fits(e))
-        for e in (estimate_memory(workload, s) for s in candidate_strategies(gpus_per_node, nodes))
-    )
+    estimates = [estimate_memory(workload, s) for s in candidate_strategies(gpus_per_node, nodes)]
+    verdicts = tuple(budget.verdict(e) for e in estimates)
+    candidates = tuple((e, v.fits) for e, v in zip(estimates, verdicts, strict=True))
     best = next((e for e, fits in candidates if fits), None)
     max_batch = largest_micro_batch(workload, best.strategy, budget) if best else None
-    return Recommendation(best, max_batch, candidates, _reason(candidates, best, budget))
+    return Recommendation(best, max_batch, candidates, _reason(candidates, best, budget), verdicts)
 
 
 def largest_micro_batch(workload: Workload, strategy: Strategy, budget: Budget) -> int | None:

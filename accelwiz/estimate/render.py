@@ -8,6 +8,8 @@ from typing import Any
 from accelwiz.estimate.memory import MemoryEstimate
 from accelwiz.estimate.report import Report
 from accelwiz.estimate.sizes import gib
+from accelwiz.estimate.verdict import MemoryVerdict
+from accelwiz.vocab import HEADROOM
 
 ROWS = ("weights", "gradients", "optimizer_states", "activations", "logits", "buffers", "overhead")
 _ROW_LABEL = {
@@ -57,17 +59,18 @@ def render_text(report: Report) -> str:
 
 _COMPARE_COLUMNS = ("strategy", "wts", "grad", "opt", "act", "oth", "total", "host", "fits")
 _COMPARE_LEGEND = ("wts weights, grad gradients, opt optimizer, act activations+logits,\n"
-                   "oth buffers+overhead, host: RAM per node")
+                   f"oth buffers+overhead, host: RAM per node; fits: yes, tight (less than {1 - HEADROOM:.0%} "
+                   "left) or no")
 
 
-def render_compare(rows: list[tuple[MemoryEstimate, bool | None]]) -> str:
+def render_compare(rows: list[tuple[MemoryEstimate, MemoryVerdict | None]]) -> str:
     """All strategies side by side, fastest first: a plain aligned table (rich would cost 30 ms of startup)."""
     body = [
         (e.strategy.short_label,
          *(_g(v) for v in (e.weights, e.gradients, e.optimizer_states, e.activations + e.logits,
                            e.buffers + e.overhead, e.per_gpu_total, e.host_bytes)),
-         "?" if fits is None else ("yes" if fits else "no"))
-        for e, fits in rows
+         "?" if judged is None else judged.short())
+        for e, judged in rows
     ]
     widths = [max(len(row[i]) for row in (_COMPARE_COLUMNS, *body)) for i in range(len(_COMPARE_COLUMNS))]
 
@@ -144,5 +147,9 @@ def render_json(report: Report) -> str:
             "reason": recommendation.reason,
         }
     if compare is not None:
-        data["compare"] = [{**estimate_json(e), "fits": fits} for e, fits in compare]
+        data["compare"] = [
+            {**estimate_json(e), "fits": None if judged is None else judged.runs,
+             "verdict": None if judged is None else judged.verdict}
+            for e, judged in compare
+        ]
     return json.dumps(data, indent=2)

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from accelwiz.estimate.memory import MemoryEstimate, estimate_memory
 from accelwiz.estimate.recommend import Recommendation, recommend
-from accelwiz.estimate.sizes import gib
 from accelwiz.estimate.strategy import Strategy, candidate_strategies
+from accelwiz.estimate.verdict import MemoryVerdict, memory_verdict
 from accelwiz.estimate.workload import Workload
 from accelwiz.vocab import HEADROOM
 
@@ -30,7 +30,7 @@ class Report:
     verdict: str
     fits: bool | None  # None: nothing to judge against
     advice: Recommendation | None
-    rows: list[tuple[MemoryEstimate, bool | None]] | None
+    rows: list[tuple[MemoryEstimate, MemoryVerdict | None]] | None
 
 
 def build_report(
@@ -59,32 +59,22 @@ def build_report(
         shown = advice.best or min((e for e, _ in advice.candidates), key=lambda e: e.per_gpu_total)
     else:
         shown = estimate_memory(workload, candidate_strategies(gpus_per_node, nodes)[0])
-    rows: list[tuple[MemoryEstimate, bool | None]] | None = None
+    rows: list[tuple[MemoryEstimate, MemoryVerdict | None]] | None = None
     if compare:
         rows = (
-            list(advice.candidates)
+            [(e, v) for (e, _), v in zip(advice.candidates, advice.verdicts, strict=True)]
             if advice
             else [(estimate_memory(workload, s), None) for s in candidate_strategies(gpus_per_node, nodes)]
         )
-    fits = None
-    if target is not None:
-        fits = shown.per_gpu_total <= target.gpu_bytes and (
-            target.host_bytes is None or shown.host_bytes <= target.host_bytes
-        )
+    judged = None if target is None else memory_verdict(shown, target.gpu_bytes, target.host_bytes, HEADROOM)
+    fits = None if judged is None else judged.runs  # tight runs (exit 0, with the warning in the verdict)
     return Report(shown, target, verdict(shown, target, HEADROOM), fits, advice, rows)
 
 
 def verdict(estimate: MemoryEstimate, target: Target | None, headroom: float) -> str:
+    """The one verdict (estimate/verdict.py) as `estimate` prints it: fits, tight or does not fit."""
     if target is None:
         return (
             "no verdict: no GPU found and no target given (pass --gpu-memory 80GiB or --system PRESET|FILE)"
         )
-    total, capacity = estimate.per_gpu_total, target.gpu_bytes
-    share = f"{gib(total)} of {gib(capacity)} per GPU ({total / capacity:.0%}) on {target.description}"
-    if total > capacity:
-        return f"does not fit: {share}"
-    if target.host_bytes is not None and estimate.host_bytes > target.host_bytes:
-        return f"does not fit host RAM: {gib(estimate.host_bytes)} of {gib(target.host_bytes)} per node"
-    if total > headroom * capacity:
-        return f"fits, tight: {share}; less than {1 - headroom:.0%} left for fragmentation spikes"
-    return f"fits: {share}"
+    return memory_verdict(estimate, target.gpu_bytes, target.host_bytes, headroom).describe(target.description)

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from accelwiz.estimate.verdict import judge
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.registry import rule
@@ -119,7 +120,7 @@ def estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
         return
     strategy, estimate = plan
     capacity, gpu_name = target
-    if estimate.per_gpu_total <= capacity:
+    if judge(estimate.per_gpu_total, capacity, HEADROOM) != "does not fit":  # tight is AW505's
         return
     role, path = _anchor(ctx, strategy)
     better = _fastest_fitting(ctx, strategy, capacity)
@@ -173,7 +174,7 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
         return
     strategy, estimate = plan
     ram = ctx.system.host.memory_total_bytes
-    if estimate.host_bytes <= ram:
+    if judge(estimate.host_bytes, ram, HEADROOM) != "does not fit":  # tight is AW506's
         return
     role, path = _anchor(ctx, strategy)
     what = (
@@ -279,4 +280,93 @@ def sharding_small_model(ctx: CheckContext) -> Iterator[Finding]:
         f"{strategy.label} for {ctx.workload.model.name} "
         f"({ctx.workload.model.num_parameters / 1e6:,.0f}M parameters): plain DDP needs only "
         f"{_gib(ddp.per_gpu_total)} per GPU",
+    )
+
+
+@rule(
+    "AW505",
+    "estimate-near-gpu-memory",
+    Severity.WARNING,
+    needs="workload",
+    fix="Lower the micro-batch, turn on gradient checkpointing, or shard more, to keep 10% of the GPU free",
+)
+def estimate_near_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
+    """## What it does
+    Reports a training memory estimate per GPU that fits the GPU of the `--system` profile (or the plan's)
+    but leaves less than 10% of it free: the verdict "tight" that `accelwiz estimate` prints for the same
+    inputs.
+
+    ## Why is this bad?
+    What no formula sees (allocator fragmentation, kernels' workspaces, the longest batch, pinned memory) takes
+    a few GiB: a run this close to the limit may go out of memory hours in.
+
+    ## Example
+    ```yaml
+    distributed_type: DEEPSPEED
+    deepspeed_config:
+      zero_stage: 1
+    ```
+    with `--model llama-3.1-8b --micro-batch 4 --seq-len 4096 --gradient-checkpointing --system 8xH100-80GB`
+    (73.6 of 79.6 GiB per GPU).
+
+    Use instead: `zero_stage: 2` (59.9 GiB), or micro-batch 2.
+    """
+    target, plan = _gpu_bytes(ctx), _plan(ctx)
+    if target is None or plan is None:
+        return
+    strategy, estimate = plan
+    capacity, gpu_name = target
+    if judge(estimate.per_gpu_total, capacity, HEADROOM) != "tight":
+        return
+    role, path = _anchor(ctx, strategy)
+    w = estimate.workload
+    yield Finding(
+        role,
+        path,
+        f"estimated {_gib(estimate.per_gpu_total)} per GPU with {strategy.label} ({w.model.name}, micro-batch "
+        f"{w.micro_batch} × {w.seq_len}) is tight: above {HEADROOM:.0%} of the {_gib(capacity)} of {gpu_name}",
+    )
+
+
+@rule(
+    "AW506",
+    "host-memory-tight",
+    Severity.WARNING,
+    needs="workload",
+    fix="Offload less, or use machines with more RAM, to keep 10% of the host RAM free",
+)
+def host_memory_tight(ctx: CheckContext) -> Iterator[Finding]:
+    """## What it does
+    Reports a host RAM estimate per machine (offloaded states, or model loading) that fits the RAM of the
+    `--system` profile (or the plan's) but leaves less than 10% of it free: the verdict "tight".
+
+    ## Why is this bad?
+    The data loader workers, the page cache of the checkpoint being read and the launcher itself share that
+    RAM; the kernel's OOM killer ends a rank (`exit code -9`) or the machine swaps.
+
+    ## Example
+    ```yaml
+    distributed_type: DEEPSPEED
+    deepspeed_config:
+      zero_stage: 3
+      offload_optimizer_device: cpu
+      offload_param_device: cpu
+    ```
+    with a model whose offloaded states take 95% of the machine's RAM.
+
+    Use instead: `offload_param_device: none`, or more machines.
+    """
+    plan = _plan(ctx)
+    if ctx.system is None or plan is None:
+        return
+    strategy, estimate = plan
+    ram = ctx.system.host.memory_total_bytes
+    if judge(estimate.host_bytes, ram, HEADROOM) != "tight":
+        return
+    role, path = _anchor(ctx, strategy)
+    yield Finding(
+        role,
+        path,
+        f"estimated {_gib(estimate.host_bytes)} of host RAM per machine ({strategy.label}, "
+        f"{ctx.workload.model.name}) is tight: above {HEADROOM:.0%} of the machine's {_gib(ram)}",
     )

@@ -1,0 +1,126 @@
+"""The one verdict on a memory estimate: fits, tight, or does not fit.
+
+`estimate`, `estimate --compare`, the recommendation (and so `init`), `check` (AW5xx) and `run` all judge with
+`memory_verdict`, so the same inputs get the same answer everywhere. GPU memory and host RAM are judged
+separately, each against its own capacity with the same headroom, and every message names which one it is:
+
+- fits: the need is within `headroom` of the capacity (90%: the rest absorbs what no formula sees, such as
+  fragmentation spikes, kernels' workspaces and the dataloader's pinned memory);
+- tight: above that, but within the capacity: it may run, or fail at the longest batch;
+- does not fit: above the capacity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from accelwiz.estimate.sizes import gib
+from accelwiz.vocab import HEADROOM
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.memory import MemoryEstimate
+
+Verdict = Literal["fits", "tight", "does not fit"]
+_ORDER: dict[str, int] = {"fits": 0, "tight": 1, "does not fit": 2}
+
+
+def judge(need: float, capacity: float, headroom: float = HEADROOM) -> Verdict:
+    """One resource: 'does not fit' above the capacity, 'tight' above `headroom` of it, else 'fits'."""
+    if need > capacity:
+        return "does not fit"
+    if need > headroom * capacity:
+        return "tight"
+    return "fits"
+
+
+def worst(*verdicts: Verdict | None) -> Verdict | None:
+    known = [v for v in verdicts if v is not None]
+    return max(known, key=_ORDER.__getitem__) if known else None
+
+
+@dataclass(frozen=True)
+class ResourceVerdict:
+    """The verdict on one resource: GPU memory per GPU, or host RAM per machine."""
+
+    resource: Literal["GPU memory", "host RAM"]
+    need: int
+    capacity: int
+    headroom: float = HEADROOM
+
+    @property
+    def verdict(self) -> Verdict:
+        return judge(self.need, self.capacity, self.headroom)
+
+    @property
+    def share(self) -> str:
+        per = "per GPU" if self.resource == "GPU memory" else "per machine"
+        percent = f" ({self.need / self.capacity:.0%})" if self.capacity else ""
+        return f"{gib(self.need)} of {gib(self.capacity)} {per}{percent}"
+
+    def describe(self) -> str:
+        """'GPU memory: tight, 73.6 GiB of 79.6 GiB per GPU (92%)'."""
+        return f"{self.resource}: {self.verdict}, {self.share}"
+
+
+@dataclass(frozen=True)
+class MemoryVerdict:
+    """GPU memory and host RAM, each judged on its own (None where the capacity is unknown)."""
+
+    gpu: ResourceVerdict | None
+    host: ResourceVerdict | None
+
+    @property
+    def verdict(self) -> Verdict | None:
+        """The worse of the two; None when there is nothing to judge against."""
+        return worst(*(r.verdict for r in (self.gpu, self.host) if r is not None))
+
+    @property
+    def fits(self) -> bool:
+        """Fits with the headroom left on both: what a recommendation may pick."""
+        return self.verdict in ("fits", None)
+
+    @property
+    def runs(self) -> bool:
+        """Not over either capacity ('fits' or 'tight'): what `estimate` exits 0 on."""
+        return self.verdict != "does not fit"
+
+    def short(self) -> str:
+        """A table cell: 'yes', 'tight', 'no', 'no (host RAM)' or '?'."""
+        verdict = self.verdict
+        if verdict is None:
+            return "?"
+        word = {"fits": "yes", "tight": "tight", "does not fit": "no"}[verdict]
+        failing = [r for r in (self.gpu, self.host) if r is not None and r.verdict == verdict]
+        if verdict != "fits" and len(failing) == 1 and failing[0].resource == "host RAM":
+            word += " (host RAM)"
+        return word
+
+    def describe(self, gpu_name: str | None = None) -> str:
+        """The verdict first, then each resource, the one that decides it first:
+        'tight: GPU memory 73.6 GiB of 79.6 GiB per GPU (92%) on H100; host RAM fits, 20.0 GiB of ...'."""
+        overall = self.verdict
+        if overall is None:
+            return "no verdict: no GPU memory or host RAM to judge against"
+        known = sorted((r for r in (self.gpu, self.host) if r is not None), key=lambda r: -_ORDER[r.verdict])
+        parts = []
+        for resource in known:
+            where = f" on {gpu_name}" if gpu_name and resource.resource == "GPU memory" else ""
+            word = "" if resource.verdict == overall else f" {resource.verdict},"
+            parts.append(f"{resource.resource}{word} {resource.share}{where}")
+        text = f"{overall}: " + "; ".join(parts)
+        if overall == "tight":
+            text += f"; less than {1 - known[0].headroom:.0%} left for fragmentation spikes"
+        return text
+
+
+def memory_verdict(
+    estimate: MemoryEstimate,
+    gpu_bytes: int | None,
+    host_bytes: int | None = None,
+    headroom: float = HEADROOM,
+) -> MemoryVerdict:
+    """Judge an estimate against one GPU's memory and one machine's RAM (either may be unknown: None)."""
+    gpu = ResourceVerdict("GPU memory", int(estimate.per_gpu_total), gpu_bytes, headroom) if gpu_bytes else None
+    host = ResourceVerdict("host RAM", int(estimate.host_bytes), host_bytes, headroom) if host_bytes else None
+    return MemoryVerdict(gpu, host)

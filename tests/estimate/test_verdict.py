@@ -1,0 +1,107 @@
+"""One verdict everywhere: the same inputs give fits / tight / does not fit in `estimate`, `--compare`,
+the recommendation (which `init` uses) and `check`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from accelwiz.estimate.memory import estimate_memory
+from accelwiz.estimate.recommend import Budget, recommend
+from accelwiz.estimate.strategy import strategy_from_options
+from accelwiz.estimate.verdict import judge, memory_verdict
+from accelwiz.estimate.workload import workload_from_options
+from accelwiz.probe.presets import find_preset, preset_profile
+from accelwiz.vocab import HEADROOM
+
+GIB = 2**30
+# The case from issue 10: ZeRO-1 at 73.6 of 79.6 GiB was "no" in --compare, "does not fit" in the wizard and
+# "fits, tight" (exit 0) with --strategy zero1.
+CASE = ("--model", "llama-3.1-8b", "--system", "8xH100-80GB", "--gradient-checkpointing", "--micro-batch", "4",
+        "--seq-len", "4096")
+
+
+def zero1_case():
+    workload = workload_from_options(model="llama-3.1-8b", micro_batch=4, seq_len=4096, gradient_checkpointing=True)
+    return workload, estimate_memory(workload, strategy_from_options("zero1", gpus_per_node=8, nodes=1))
+
+
+@pytest.mark.parametrize(
+    ("need", "expected"),
+    [(0, "fits"), (90, "fits"), (90.01, "tight"), (100, "tight"), (100.01, "does not fit")],
+)
+def test_judge_thresholds(need, expected):
+    assert judge(need, 100, 0.9) == expected
+
+
+def test_gpu_and_host_are_judged_separately_and_named():
+    _, estimate = zero1_case()
+    host_short = memory_verdict(estimate, 80 * GIB, host_bytes=estimate.host_bytes // 2)
+    assert (host_short.gpu.verdict, host_short.host.verdict, host_short.verdict) == ("tight", "does not fit",
+                                                                                    "does not fit")
+    text = host_short.describe("H100")
+    assert text.startswith("does not fit: host RAM ") and "GPU memory tight, " in text and "on H100" in text
+    assert host_short.short() == "no (host RAM)"
+    gpu_only = memory_verdict(estimate, 80 * GIB)
+    assert gpu_only.host is None and "host RAM" not in gpu_only.describe()
+
+
+def test_the_issue_case_is_tight_in_estimate_compare_and_recommend(cli):
+    workload, estimate = zero1_case()
+    system = preset_profile(find_preset("8xH100-80GB"))
+    capacity = system.min_gpu_memory_bytes
+    assert HEADROOM * capacity < estimate.per_gpu_total <= capacity  # the case really is in the tight band
+    # estimate --strategy zero1: tight, exit 0
+    shown = cli("estimate", *CASE, "--strategy", "zero1")
+    assert shown.exit_code == 0 and "\ntight: GPU memory 73.6 GiB of 79.6 GiB per GPU" in shown.stdout
+    # --compare: the ZeRO-1 row says tight, in the table and in JSON
+    table = cli("estimate", *CASE, "--compare").stdout
+    zero1_row = next(line for line in table.splitlines() if line.startswith("ZeRO-1 "))
+    assert zero1_row.split()[-1] == "tight"
+    rows = json.loads(cli("estimate", *CASE, "--compare", "--format", "json").stdout)["compare"]
+    zero1 = next(r for r in rows if r["strategy"]["label"] == "ZeRO-1")
+    assert (zero1["verdict"], zero1["fits"]) == ("tight", True)
+    # the recommendation (init's source): the same verdict, and it prefers a strategy that fits with headroom
+    advice = recommend(workload, gpus_per_node=8, gpu_memory_bytes=capacity,
+                       host_memory_bytes=system.host.memory_total_bytes)
+    verdicts = {e.strategy.label: v.verdict for (e, _), v in zip(advice.candidates, advice.verdicts, strict=True)}
+    assert verdicts["ZeRO-1"] == "tight"
+    assert advice.best is not None and advice.best.strategy.label == "ZeRO-2"
+    assert Budget(capacity, system.host.memory_total_bytes).verdict(estimate).verdict == "tight"
+
+
+def test_does_not_fit_exits_1_and_tight_exits_0(cli):
+    assert cli("estimate", *CASE, "--strategy", "ddp").exit_code == 1
+    assert cli("estimate", *CASE, "--strategy", "zero2").exit_code == 0
+
+
+ZERO1_YAML = "distributed_type: DEEPSPEED\nnum_processes: 8\nnum_machines: 1\ndeepspeed_config:\n  zero_stage: 1\n"
+
+
+def test_check_says_tight_as_a_warning_and_does_not_fit_as_an_error(cli, write):
+    """The same case under `check`: AW505 (tight, warning, exit 0) for ZeRO-1, AW501 (error, exit 1) for DDP."""
+    zero1 = cli("check", str(write("zero1.yaml", ZERO1_YAML)), *CASE, "--select", "AW5", "--format", "json")
+    found = {d["code"]: d for d in json.loads(zero1.stdout)}
+    assert set(found) == {"AW505"} and zero1.exit_code == 0
+    assert "73.6 GiB per GPU" in found["AW505"]["message"] and found["AW505"]["severity"] == "warning"
+    ddp = cli("check", str(write("ddp.yaml", "distributed_type: MULTI_GPU\nnum_processes: 8\n")), *CASE,
+              "--select", "AW501,AW505")
+    assert ddp.exit_code == 1 and "AW501" in ddp.stdout and "AW505" not in ddp.stdout
+
+
+def test_check_says_host_ram_tight_apart_from_gpu_memory(write):
+    """AW506: the host RAM verdict alone (the GPU fits easily), named as host RAM."""
+    from accelwiz.probe.model import GpuInfo, HostInfo, MachineProfile
+    from tests.rules.helpers import diagnostics
+
+    workload = workload_from_options(model="llama-3.1-8b", micro_batch=1, seq_len=1024)
+    yaml = write("off.yaml", "distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n  zero_stage: 3\n"
+                             "  offload_optimizer_device: cpu\n  offload_param_device: cpu\n")
+    strategy = strategy_from_options("zero3", gpus_per_node=8, nodes=1, offload_optimizer="cpu", offload_param="cpu")
+    host_need = estimate_memory(workload, strategy).host_bytes
+    machine = MachineProfile(source="file", host=HostInfo(memory_total_bytes=int(host_need / 0.95)), gpus=[
+        GpuInfo(index=i, name="Test GPU", memory_total_bytes=80 * GIB, compute_capability=(9, 0)) for i in range(8)])
+    found = diagnostics(yaml, select=("AW5",), system=machine, workload=workload)
+    assert [d.code for d in found if d.code in ("AW501", "AW502", "AW505", "AW506")] == ["AW506"]
+    assert "host RAM per machine" in found[[d.code for d in found].index("AW506")].message
