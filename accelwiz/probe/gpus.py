@@ -24,6 +24,11 @@ class GpuModel:
     pattern: str  # regular expression matched against NVML names, case-insensitive
 
     @property
+    def peak_16bit_tflops(self) -> float | None:
+        """Peak dense 16-bit tensor-core TFLOP/s (for MFU), or None when not listed."""
+        return DENSE_16BIT_TFLOPS.get(self.key)
+
+    @property
     def memory_bytes(self) -> int:
         return self.memory_mib * MIB
 
@@ -57,6 +62,14 @@ GPU_MODELS: tuple[GpuModel, ...] = (
     GpuModel("H200", "NVIDIA H200", 143771, (9, 0), 18, r"\bH200\b"),
     GpuModel("B200", "NVIDIA B200", 183359, (10, 0), 18, r"\bB200\b"),
 )
+# Peak dense (no sparsity) 16-bit tensor-core TFLOP/s from NVIDIA's datasheets: bf16, or fp16 with fp32
+# accumulation on boards without bf16 (T4, V100). The denominator of the built-in trainer's MFU.
+DENSE_16BIT_TFLOPS: dict[str, float] = {
+    "T4": 65.0, "V100-16GB": 125.0, "V100-PCIE-16GB": 112.0, "V100-32GB": 125.0, "A10": 125.0, "L4": 121.0,
+    "L40S": 362.0, "RTX3090": 71.0, "RTX4090": 165.2, "RTX-A6000": 154.8, "A100-40GB": 312.0,
+    "A100-PCIE-40GB": 312.0, "A100-80GB": 312.0, "A100-PCIE-80GB": 312.0, "H100-80GB": 989.4, "H100-PCIE": 756.0,
+    "H200": 989.4, "B200": 2250.0,
+}
 
 _BY_KEY = {model.key.lower(): model for model in GPU_MODELS}
 
