@@ -90,3 +90,16 @@ def choice(value: Any, choices: Iterable[str], *, case: str = "exact") -> str | 
         return None
     written = {"lower": value.lower, "upper": value.upper}.get(case, lambda: value)()
     return written if written in set(choices) else None
+
+
+def sharding_strategy(value: Any) -> str | None:
+    """An FSDP1 sharding strategy as the plugin resolves it: a name in any case, or its number 1-5."""
+    from accelwiz.vocab import SHARDING_STRATEGIES
+
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and 1 <= value <= len(SHARDING_STRATEGIES):
+        return SHARDING_STRATEGIES[value - 1]
+    if isinstance(value, str) and value.upper() in SHARDING_STRATEGIES:
+        return value.upper()
+    return None

@@ -1,19 +1,32 @@
-"""Effective values: what a run will actually use, and where each value comes from.
+"""Effective values: what a run will actually use, and where each value comes from. The one reader of config
+values: every command (check's rules, `--explain`, `run`'s launch spec, the estimator, the trainer) reads them
+here, so that one command cannot see a value another reads differently. Values are read with `coerce`.
 
 The precedence encoded here is accelerate 1.15 + DeepSpeed 0.19.8:
+- topology and launcher keys come from the Accelerate YAML, with `ClusterConfig`'s defaults; an unquoted
+  `distributed_type: NO` loads as the boolean false, which the launcher runs as NO (but `process_config` gives
+  it num_processes -1, not 1);
 - with a DeepSpeed JSON (`deepspeed_config_file`, or a JSON checked beside the YAML) the JSON owns the ZeRO
-stage,
-  offload, gradient accumulation, clipping and precision; `"auto"` in it is filled the way accelerate fills it
-  (`DeepSpeedPlugin.__post_init__`, `Accelerator._prepare_deepspeed`): stage -> 2, offload -> none, GA -> the
-  Accelerator's value, clipping -> 1.0, precision -> the launcher's `mixed_precision`;
+  stage, offload, gradient accumulation, clipping and precision; `"auto"` in it is filled the way accelerate
+  fills it (`DeepSpeedPlugin.__post_init__`, `Accelerator._prepare_deepspeed`): stage -> 2, offload -> none,
+  GA -> the Accelerator's value, clipping -> 1.0, precision -> the launcher's `mixed_precision`;
 - a JSON checked alone may be for the plain `deepspeed` launcher, which drops `"auto"` in its pydantic blocks
   (stage -> 0) and never fills the top-level ones;
 - with the inline `deepspeed_config` of the YAML, accelerate builds the JSON itself: zero_stage 2, offload
-none,
-  GA from the YAML (else the Accelerator's), clipping "auto" -> 1.0 (accelerate#3807);
+  none, GA from the YAML (else the Accelerator's), clipping "auto" -> 1.0 (accelerate#3807);
+- `fsdp_config` keys may be written with or without the `fsdp_` prefix (the launcher adds it); FSDP1 always
+  gets `FSDP_SHARDING_STRATEGY` from the launcher (FULL_SHARD unless written), FSDP2 reads only
+  `reshard_after_forward` (true = full shard, false = shard-grad-op);
+- the plan file (`accelwiz init`) is a third, optional input: it alone knows the sequence length, activation
+  checkpointing, fine-tuning method and attention, and it supplies the micro-batch and gradient accumulation
+  where no file owns them (the DataLoader's batch size, `Accelerator(gradient_accumulation_steps=...)`);
 - the world size is `num_processes` (all machines together).
 
-`resolve` never raises: a value of the wrong type resolves to None with source "unset".
+Each value records what was written (`written`) and whether that has the type the schema asks for
+(`invalid`): the schema rules report an invalid value, so rules read `strict` and stay silent on it, while
+the launcher and the estimator use `value`, the way the libraries read it.
+
+`resolve` never raises: a value the libraries cannot read resolves to None with source "unset".
 """
 
 from __future__ import annotations
@@ -21,29 +34,49 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal
 
+from accelwiz import coerce
 from accelwiz.config.base import AUTO
 
 if TYPE_CHECKING:
     from accelwiz.document import Document, KeyPath
-    from accelwiz.rules.context import CheckContext
+    from accelwiz.plan_file import PlanFile
 
-Source = Literal["yaml", "json", "accelerate default", "deepspeed default", "derived", "unset"]
-Role = Literal["accelerate", "deepspeed"]
+Source = Literal["yaml", "json", "plan", "trainer", "accelerate default", "deepspeed default", "derived", "unset"]
+Role = Literal["accelerate", "deepspeed", "plan"]
+
+
+class _NotWritten:
+    def __repr__(self) -> str:
+        return "NOT_WRITTEN"
+
+
+NOT_WRITTEN: Any = _NotWritten()
 
 
 @dataclass(frozen=True)
 class EffectiveValue:
-    """One value the run will use: the value, its source, and (when written) the file and key."""
+    """One value the run will use: the value, its source, and (when written) the file, key and written value."""
 
     value: Any
     source: Source
     role: Role | None = None
     path: KeyPath = ()
     note: str = ""
+    written: Any = NOT_WRITTEN
+    invalid: bool = False  # written with a type the schema refuses (the schema rules report it)
 
     @property
     def is_set(self) -> bool:
         return self.value is not None
+
+    @property
+    def is_written(self) -> bool:
+        return self.written is not NOT_WRITTEN
+
+    @property
+    def strict(self) -> Any:
+        """The value, or None where the written value is invalid: what rules read, to not repeat the schema."""
+        return None if self.invalid else self.value
 
 
 UNSET = EffectiveValue(None, "unset")
@@ -51,53 +84,73 @@ UNSET = EffectiveValue(None, "unset")
 
 @dataclass(frozen=True)
 class EffectiveConfig:
-    """The settings of one check unit (an Accelerate YAML, its DeepSpeed JSON, or both)."""
+    """The settings of one check unit (an Accelerate YAML, its DeepSpeed JSON, or both, and maybe a plan)."""
 
+    # topology and launcher keys (the Accelerate YAML)
     distributed_type: EffectiveValue = UNSET
     num_processes: EffectiveValue = UNSET
     num_machines: EffectiveValue = UNSET
     processes_per_machine: EffectiveValue = UNSET
     machine_rank: EffectiveValue = UNSET
+    main_process_ip: EffectiveValue = UNSET
+    main_process_port: EffectiveValue = UNSET
+    rdzv_backend: EffectiveValue = UNSET
+    same_network: EffectiveValue = UNSET
+    use_cpu: EffectiveValue = UNSET
+    gpu_ids: EffectiveValue = UNSET
+    deepspeed_multinode_launcher: EffectiveValue = UNSET
+    # precision and sharding
     mixed_precision: EffectiveValue = UNSET
     zero_stage: EffectiveValue = UNSET
     offload_optimizer: EffectiveValue = UNSET
     offload_param: EffectiveValue = UNSET
+    fsdp_version: EffectiveValue = UNSET
+    fsdp_sharding: EffectiveValue = UNSET
+    fsdp_offload_params: EffectiveValue = UNSET
+    # batch and optimizer step
     micro_batch: EffectiveValue = UNSET
     gradient_accumulation: EffectiveValue = UNSET
     global_batch: EffectiveValue = UNSET
     gradient_clipping: EffectiveValue = UNSET
-    fsdp_version: EffectiveValue = UNSET
+    # only the plan knows these
+    sequence_length: EffectiveValue = UNSET
+    gradient_checkpointing: EffectiveValue = UNSET
+    fine_tuning_method: EffectiveValue = UNSET
+    attention: EffectiveValue = UNSET
     uses_deepspeed: bool = False
     json_alone: bool = False  # a DeepSpeed JSON without an Accelerate YAML: the launcher is unknown
+    is_sagemaker: bool = False  # compute_environment AMAZON_SAGEMAKER: another launcher, other keys
 
     def items(self) -> list[tuple[str, EffectiveValue]]:
-        return [(f.name, getattr(self, f.name)) for f in fields(self) if isinstance(getattr(self, f.name),
-                                                                                   EffectiveValue)]
+        return [(f.name, getattr(self, f.name)) for f in fields(self)
+                if isinstance(getattr(self, f.name), EffectiveValue)]
 
+    @property
+    def is_fsdp(self) -> bool:
+        return self.distributed_type.value == "FSDP"
 
-def as_int(value: Any) -> int | None:
-    """An integer as DeepSpeed reads it (5e8 is 500000000); None for anything else, bools included."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
+    @property
+    def launch_needs_num_processes(self) -> bool:
+        """`accelerate launch` stops with "You need to manually pass in `--num_processes`" (the count is -1)."""
+        processes = self.num_processes
+        return processes.value == -1 or (processes.value is None and processes.source == "accelerate default")
 
+    @property
+    def gpu_id_list(self) -> list[int] | None:
+        """`gpu_ids` as device indices; None for absent, "all", or anything that is not a list of indices."""
+        text = self.gpu_ids.value
+        if text is None or text == "all":
+            return None
+        parts = [p.strip() for p in text.split(",") if p.strip()]
+        return [int(p) for p in parts] if parts and all(p.isascii() and p.isdigit() for p in parts) else None
 
-_TRUE_WORDS = ("true", "yes", "on", "1", "t", "y")
-
-
-def deepspeed_flag(value: Any) -> bool:
-    """Whether DeepSpeed (lax pydantic) and accelerate (`str(v).lower() == "true"`) read a flag as on."""
-    return value is True or (isinstance(value, str) and value.strip().lower() in _TRUE_WORDS)
-
-
-def as_float(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
+    @property
+    def gpu_id_count(self) -> int | None:
+        """How many devices `gpu_ids` names (well-formed or not); None for absent or "all"."""
+        text = self.gpu_ids.value
+        if text is None or text == "all":
+            return None
+        return len([p for p in text.split(",") if p.strip()])
 
 
 def deepspeed_batch(train: Any, micro: Any, accumulation: Any, world: int) -> tuple[int, int, int] | str:
@@ -106,7 +159,7 @@ def deepspeed_batch(train: Any, micro: Any, accumulation: Any, world: int) -> tu
     Values that are not integers count as absent (an "auto" filled by someone else, or a type error the schema
     rules report). Returns the exact assertion text DeepSpeed raises when the values cannot work together.
     """
-    tbs, mbs, gas = as_int(train), as_int(micro), as_int(accumulation)
+    tbs, mbs, gas = coerce.integer(train), coerce.integer(micro), coerce.integer(accumulation)
     if world <= 0:
         return f"world size {world} is not positive"
     if tbs is not None and mbs is not None and gas is None:
@@ -134,16 +187,31 @@ def deepspeed_batch(train: Any, micro: Any, accumulation: Any, world: int) -> tu
     return tbs, mbs, gas
 
 
-def resolve(accelerate_doc: Document | None, deepspeed_doc: Document | None) -> EffectiveConfig:
+def section_entry(document: Document | None, section: str, name: str, prefix: str) -> tuple[KeyPath, Any] | None:
+    """(path, written value) of a key of an Accelerate section written with or without the prefix the launcher
+    adds (`fsdp_config: {version: 2}` is `fsdp_version`); the last spelling wins, as in the launcher's merge."""
+    found = document.section(section) if document is not None else {}
+    short = name.removeprefix(prefix)
+    hits = [(section, key) for key in found if key in (name, short)]
+    return (hits[-1], found[hits[-1][1]]) if hits else None
+
+
+def fsdp_entry(document: Document | None, name: str) -> tuple[KeyPath, Any] | None:
+    """(path, written value) of an `fsdp_config` key, e.g. fsdp_entry(doc, "fsdp_version")."""
+    return section_entry(document, "fsdp_config", name, "fsdp_")
+
+
+def resolve(accelerate_doc: Document | None, deepspeed_doc: Document | None,
+            plan: PlanFile | None = None) -> EffectiveConfig:
     """The effective values of a unit; never raises on malformed input."""
     yaml = _Reader(accelerate_doc, "accelerate")
     json = _Reader(deepspeed_doc, "deepspeed")
-    distributed_type = yaml.value("distributed_type", kind=str)
+    distributed_type = _distributed_type(yaml)
     uses_deepspeed = deepspeed_doc is not None or distributed_type.value == "DEEPSPEED"
     topology = _topology(yaml)
-    world = as_int(topology["num_processes"].value) if accelerate_doc is not None else None
+    world = topology["num_processes"].value if accelerate_doc is not None else None
     if deepspeed_doc is not None:
-        deepspeed = _from_json(json, yaml, accelerate_doc is None)
+        deepspeed = _from_json(json, accelerate_doc is None)
         batch = _batch(json, deepspeed["gradient_accumulation"], world)
     elif _names_a_json(yaml):
         # The JSON owns these settings, and it could not be read: say so rather than show inline defaults.
@@ -157,16 +225,21 @@ def resolve(accelerate_doc: Document | None, deepspeed_doc: Document | None) -> 
         batch = {"micro_batch": EffectiveValue(None, "unset", note="the DataLoader's batch_size")}
     else:
         deepspeed, batch = {}, {}
+    values: dict[str, EffectiveValue] = {
+        "distributed_type": distributed_type, **topology, **_launcher(yaml), **deepspeed, **batch,
+        "mixed_precision": _precision(yaml, json, accelerate_doc is None),
+        **_fsdp(yaml, distributed_type.value),
+    }
+    if plan is not None:
+        values.update(_from_plan(plan, values, world))
     return EffectiveConfig(
-        distributed_type=distributed_type, **topology, **deepspeed, **batch,
-        mixed_precision=_precision(yaml, json, accelerate_doc is None),
-        fsdp_version=_fsdp_version(yaml, distributed_type.value),
-        uses_deepspeed=uses_deepspeed, json_alone=accelerate_doc is None and deepspeed_doc is not None,
+        **values, uses_deepspeed=uses_deepspeed, json_alone=accelerate_doc is None and deepspeed_doc is not None,
+        is_sagemaker=yaml.raw("compute_environment") == "AMAZON_SAGEMAKER",
     )
 
 
 class _Reader:
-    """Typed, defensive reads from one document: a wrong type reads as "unset"."""
+    """Typed, defensive reads from one document: a value the libraries cannot read is "unset"."""
 
     def __init__(self, document: Document | None, role: Role) -> None:
         self.document, self.role = document, role
@@ -177,24 +250,36 @@ class _Reader:
     def has(self, *path: str) -> bool:
         return self.document is not None and self.document.has(*path)
 
-    def value(self, *path: str, kind: type | tuple[type, ...] = object, default: EffectiveValue = UNSET,
-              convert: Any = None) -> EffectiveValue:
+    def value(self, *path: str, read: Any, exact: Any = None, default: EffectiveValue = UNSET) -> EffectiveValue:
+        """The value at `path` as `read` reads it; `exact` says whether the written value has the schema's type
+        (default: whether reading kept it unchanged)."""
         if not self.has(*path):
             return default
-        raw = self.raw(*path)
-        if convert is None:
-            converted = raw if isinstance(raw, kind) and not isinstance(raw, bool) else None
-        else:
-            converted = convert(raw)
+        return self.at(tuple(path), self.raw(*path), read=read, exact=exact)
+
+    def at(self, path: KeyPath, raw: Any, *, read: Any, exact: Any = None) -> EffectiveValue:
+        converted = read(raw)
         source: Source = "yaml" if self.role == "accelerate" else "json"
         if converted is None:
-            return EffectiveValue(None, "unset", self.role, tuple(path), note=f"written as {raw!r}")
-        return EffectiveValue(converted, source, self.role, tuple(path))
+            return EffectiveValue(None, "unset", self.role, path, note=f"written as {raw!r}", written=raw,
+                                  invalid=True)
+        valid = exact(raw) if exact is not None else (type(converted) is type(raw) and converted == raw)
+        return EffectiveValue(converted, source, self.role, path, written=raw, invalid=not valid)
 
 
 def _names_a_json(yaml: _Reader) -> bool:
     written = yaml.raw("deepspeed_config", "deepspeed_config_file")
     return isinstance(written, str) and written.strip().lower() not in ("", "none")
+
+
+def _distributed_type(yaml: _Reader) -> EffectiveValue:
+    raw = yaml.raw("distributed_type")
+    if yaml.has("distributed_type") and raw is False:
+        # `DistributedType(value)` is only applied to strings: the boolean stays, and no launcher flag is set,
+        # so the simple launcher runs one process, exactly as for 'NO'.
+        return EffectiveValue("NO", "yaml", "accelerate", ("distributed_type",), written=False, invalid=True,
+                              note="an unquoted NO is YAML false; accelerate runs it as 'NO'")
+    return yaml.value("distributed_type", read=coerce.text, exact=lambda v: isinstance(v, str) and v == v.strip())
 
 
 def _topology(yaml: _Reader) -> dict[str, EffectiveValue]:
@@ -204,43 +289,78 @@ def _topology(yaml: _Reader) -> dict[str, EffectiveValue]:
     # which `accelerate launch` refuses unless --num_processes is passed.
     absent = (EffectiveValue(1, "accelerate default") if yaml.raw("distributed_type") == "NO" else
               EffectiveValue(None, "accelerate default", note="-1: `accelerate launch` needs --num_processes"))
-    processes = yaml.value("num_processes", convert=as_int, default=absent)
-    machines = yaml.value("num_machines", convert=as_int, default=EffectiveValue(1, "accelerate default"))
-    rank = yaml.value("machine_rank", convert=as_int, default=EffectiveValue(0, "accelerate default"))
+    processes = yaml.value("num_processes", read=coerce.integer, exact=coerce.exact_integer, default=absent)
+    machines = yaml.value("num_machines", read=coerce.integer, exact=coerce.exact_integer,
+                          default=EffectiveValue(1, "accelerate default"))
+    rank = yaml.value("machine_rank", read=coerce.integer, exact=coerce.exact_integer,
+                      default=EffectiveValue(0, "accelerate default"))
     per_machine = UNSET
-    if processes.value is not None and machines.value:
+    if processes.value is not None and processes.value > 0 and machines.value and machines.value > 0:
         per_machine = EffectiveValue(processes.value // machines.value, "derived",
                                      note="num_processes // num_machines")
+    elif processes.value is None and processes.source == "accelerate default":
+        per_machine = EffectiveValue(None, "unset", note="needs --num_processes")
     return {"num_processes": processes, "num_machines": machines, "machine_rank": rank,
             "processes_per_machine": per_machine}
 
 
-def _from_json(json: _Reader, yaml: _Reader, alone: bool) -> dict[str, EffectiveValue]:
+def _launcher(yaml: _Reader) -> dict[str, EffectiveValue]:
+    """The other launcher keys: where the ranks meet, which devices, CPU or not."""
+    if yaml.document is None:
+        return {}
+    ignored = "accelerate launch ignores the file's value (pass --rdzv_backend); torchrun uses static"
+    backend = yaml.value("rdzv_backend", read=coerce.text, default=EffectiveValue("static", "accelerate default"))
+    if backend.is_set and backend.value != "static":
+        backend = EffectiveValue(backend.value, backend.source, backend.role, backend.path, ignored,
+                                 backend.written, backend.invalid)
+    return {
+        "main_process_ip": yaml.value("main_process_ip", read=coerce.text),
+        "main_process_port": yaml.value("main_process_port", read=coerce.integer, exact=coerce.exact_integer),
+        "rdzv_backend": backend,
+        "same_network": yaml.value("same_network", read=coerce.flag, exact=coerce.exact_flag,
+                                   default=EffectiveValue(False, "accelerate default")),
+        "use_cpu": yaml.value("use_cpu", read=coerce.flag, exact=coerce.exact_flag,
+                              default=EffectiveValue(False, "accelerate default")),
+        # accelerate splits the string on commas; an integer (`gpu_ids: 0`) is a schema error, read as its digits
+        "gpu_ids": yaml.value("gpu_ids", read=_gpu_ids, exact=lambda v: isinstance(v, str)),
+        "deepspeed_multinode_launcher": yaml.value("deepspeed_config", "deepspeed_multinode_launcher",
+                                                   read=coerce.text),
+    }
+
+
+def _gpu_ids(value: Any) -> str | None:
+    if coerce.exact_integer(value):
+        return str(value)
+    return coerce.text(value)
+
+
+def _from_json(json: _Reader, alone: bool) -> dict[str, EffectiveValue]:
     """Stage, offload, GA and clipping when a DeepSpeed JSON is used: the JSON owns them."""
     zero = ("zero_optimization",)
-    stage = json.value(*zero, "stage", convert=_stage)
+    stage = json.value(*zero, "stage", read=_stage, exact=coerce.exact_integer)
     if json.raw(*zero, "stage") == AUTO:
         where = (*zero, "stage")
-        stage = (EffectiveValue(0, "deepspeed default", "deepspeed", where,
+        stage = (EffectiveValue(0, "deepspeed default", "deepspeed", where, written=AUTO,
                                 note='"auto": plain DeepSpeed drops it (accelerate would fill 2)') if alone
-                 else EffectiveValue(2, "derived", "deepspeed", where, note='"auto" -> 2 by accelerate'))
+                 else EffectiveValue(2, "derived", "deepspeed", where, written=AUTO,
+                                     note='"auto" -> 2 by accelerate'))
     elif not json.has(*zero, "stage"):
         stage = EffectiveValue(0, "deepspeed default", note="no zero_optimization.stage")
     result = {"zero_stage": stage,
               "offload_optimizer": _json_offload(json, "offload_optimizer", "cpu_offload"),
               "offload_param": _json_offload(json, "offload_param", "cpu_offload_param")}
-    gas = json.value("gradient_accumulation_steps", convert=as_int)
+    gas = json.value("gradient_accumulation_steps", read=coerce.integer, exact=coerce.exact_integer)
     if json.raw("gradient_accumulation_steps") == AUTO:
-        gas = (EffectiveValue(None, "unset", "deepspeed", ("gradient_accumulation_steps",),
+        gas = (EffectiveValue(None, "unset", "deepspeed", ("gradient_accumulation_steps",), written=AUTO,
                               note='"auto": filled by the Trainer or accelerate') if alone else
-               EffectiveValue(1, "derived", "deepspeed", ("gradient_accumulation_steps",),
+               EffectiveValue(1, "derived", "deepspeed", ("gradient_accumulation_steps",), written=AUTO,
                               note='"auto" -> Accelerator(gradient_accumulation_steps=...), 1 unless set'))
     elif not json.has("gradient_accumulation_steps") and not alone:
         gas = EffectiveValue(1, "accelerate default", note="accelerate adds gradient_accumulation_steps: 1")
     result["gradient_accumulation"] = gas
-    clip = json.value("gradient_clipping", convert=as_float)
+    clip = json.value("gradient_clipping", read=coerce.number, exact=lambda v: coerce.number(v) is not None)
     if json.raw("gradient_clipping") == AUTO:
-        clip = EffectiveValue(1.0, "derived", "deepspeed", ("gradient_clipping",),
+        clip = EffectiveValue(1.0, "derived", "deepspeed", ("gradient_clipping",), written=AUTO,
                               note='"auto" -> 1.0 (accelerate; the Trainer uses max_grad_norm, default 1.0)')
     elif not json.has("gradient_clipping"):
         clip = EffectiveValue(1.0, "deepspeed default", note="1.0 since DeepSpeed 0.19.3 (0.0 before)")
@@ -251,44 +371,50 @@ def _from_json(json: _Reader, yaml: _Reader, alone: bool) -> dict[str, Effective
 def _json_offload(json: _Reader, block: str, legacy: str) -> EffectiveValue:
     path = ("zero_optimization", block, "device")
     raw = json.raw(*path)
-    if raw in ("none", "cpu", "nvme"):
-        return EffectiveValue(raw, "json", "deepspeed", path)
+    if coerce.device(raw) is not None:
+        return EffectiveValue(raw, "json", "deepspeed", path, written=raw)
     if raw == AUTO:
-        return EffectiveValue("none", "derived", "deepspeed", path, note='"auto" -> none')
-    if json.raw("zero_optimization", legacy) is True:
-        return EffectiveValue("cpu", "json", "deepspeed", ("zero_optimization", legacy))
+        return EffectiveValue("none", "derived", "deepspeed", path, note='"auto" -> none', written=raw)
+    if coerce.flag(json.raw("zero_optimization", legacy)) is True:  # the deprecated spelling DeepSpeed still maps
+        written = json.raw("zero_optimization", legacy)
+        return EffectiveValue("cpu", "json", "deepspeed", ("zero_optimization", legacy), written=written,
+                              invalid=written is not True)
     if json.has(*path):
-        return EffectiveValue(None, "unset", "deepspeed", path, note=f"written as {raw!r}")
+        return EffectiveValue(None, "unset", "deepspeed", path, note=f"written as {raw!r}", written=raw,
+                              invalid=True)
     return EffectiveValue("none", "deepspeed default")
 
 
 def _from_inline(yaml: _Reader) -> dict[str, EffectiveValue]:
     """The inline `deepspeed_config` of the YAML: accelerate builds the DeepSpeed config from it."""
     ds = ("deepspeed_config",)
-    stage = yaml.value(*ds, "zero_stage", convert=_stage, default=EffectiveValue(2, "accelerate default"))
-    gas = yaml.value(*ds, "gradient_accumulation_steps", convert=as_int, default=EffectiveValue(
-        1, "accelerate default", note="Accelerator(gradient_accumulation_steps=...), 1 unless set"))
-    clip = yaml.value(*ds, "gradient_clipping", convert=as_float, default=EffectiveValue(
-        1.0, "derived", note='absent -> "auto" -> 1.0 (accelerate#3807)'))
+    stage = yaml.value(*ds, "zero_stage", read=_stage, exact=coerce.exact_integer,
+                       default=EffectiveValue(2, "accelerate default"))
+    gas = yaml.value(*ds, "gradient_accumulation_steps", read=coerce.integer, exact=coerce.exact_integer,
+                     default=EffectiveValue(1, "accelerate default",
+                                            note="Accelerator(gradient_accumulation_steps=...), 1 unless set"))
+    clip = yaml.value(*ds, "gradient_clipping", read=coerce.number, exact=lambda v: coerce.number(v) is not None,
+                      default=EffectiveValue(1.0, "derived", note='absent -> "auto" -> 1.0 (accelerate#3807)'))
     if yaml.raw(*ds, "gradient_clipping") == AUTO:
-        clip = EffectiveValue(1.0, "derived", "accelerate", ds + ("gradient_clipping",), note='"auto" -> 1.0')
+        clip = EffectiveValue(1.0, "derived", "accelerate", ds + ("gradient_clipping",), note='"auto" -> 1.0',
+                              written=AUTO)
     return {
         "zero_stage": stage, "gradient_accumulation": gas, "gradient_clipping": clip,
-        "offload_optimizer": yaml.value(*ds, "offload_optimizer_device", convert=_device,
+        "offload_optimizer": yaml.value(*ds, "offload_optimizer_device", read=coerce.device,
                                         default=EffectiveValue("none", "accelerate default")),
-        "offload_param": yaml.value(*ds, "offload_param_device", convert=_device,
+        "offload_param": yaml.value(*ds, "offload_param_device", read=coerce.device,
                                     default=EffectiveValue("none", "accelerate default")),
     }
 
 
 def _batch(json: _Reader, accumulation: EffectiveValue, world: int | None) -> dict[str, EffectiveValue]:
-    micro = json.value("train_micro_batch_size_per_gpu", convert=as_int)
+    micro = json.value("train_micro_batch_size_per_gpu", read=coerce.integer, exact=coerce.exact_integer)
     if json.raw("train_micro_batch_size_per_gpu") == AUTO:
-        micro = EffectiveValue(None, "unset", "deepspeed", ("train_micro_batch_size_per_gpu",),
+        micro = EffectiveValue(None, "unset", "deepspeed", ("train_micro_batch_size_per_gpu",), written=AUTO,
                                note='"auto": the DataLoader\'s batch_size')
-    total = json.value("train_batch_size", convert=as_int)
+    total = json.value("train_batch_size", read=coerce.integer, exact=coerce.exact_integer)
     if json.raw("train_batch_size") == AUTO:
-        total = EffectiveValue(None, "unset", "deepspeed", ("train_batch_size",),
+        total = EffectiveValue(None, "unset", "deepspeed", ("train_batch_size",), written=AUTO,
                                note='"auto": micro batch x gradient accumulation x processes')
     if world is None:
         return {"micro_batch": micro, "global_batch": total}
@@ -303,12 +429,21 @@ def _batch(json: _Reader, accumulation: EffectiveValue, world: int | None) -> di
     return {"micro_batch": micro, "global_batch": total}
 
 
+PRECISIONS = ("no", "fp16", "bf16", "fp8")
+
+
 def _precision(yaml: _Reader, json: _Reader, alone: bool) -> EffectiveValue:
     for block, name in (("fp16", "fp16"), ("bf16", "bf16"), ("bfloat16", "bf16")):
-        if deepspeed_flag(json.raw(block, "enabled")) and not (block == "bfloat16" and json.has("bf16")):
-            return EffectiveValue(name, "json", "deepspeed", (block, "enabled"))
-    written = yaml.value("mixed_precision", kind=str)
-    if written.is_set:
+        written = json.raw(block, "enabled")
+        if coerce.flag(written) is True and not (block == "bfloat16" and json.has("bf16")):
+            return EffectiveValue(name, "json", "deepspeed", (block, "enabled"), written=written,
+                                  invalid=written is not True)
+    if yaml.has("mixed_precision") and yaml.raw("mixed_precision") is False:
+        return EffectiveValue("no", "yaml", "accelerate", ("mixed_precision",), written=False, invalid=True,
+                              note="an unquoted no is YAML false")
+    # the launcher lower-cases it: PrecisionType(args.mixed_precision.lower())
+    written = yaml.value("mixed_precision", read=lambda v: coerce.choice(v, PRECISIONS, case="lower"))
+    if written.is_set or written.is_written:
         return written
     decided_later = any(json.raw(block, "enabled") == AUTO for block in ("fp16", "bf16", "bfloat16"))
     if decided_later and alone:
@@ -319,56 +454,67 @@ def _precision(yaml: _Reader, json: _Reader, alone: bool) -> EffectiveValue:
     return EffectiveValue("no", "deepspeed default") if json.document is not None else UNSET
 
 
-def _fsdp_version(yaml: _Reader, distributed_type: Any) -> EffectiveValue:
-    written = yaml.value("fsdp_config", "fsdp_version", convert=lambda v: as_int(v) if not isinstance(v, str)
-                         else (int(v) if v.strip() in ("1", "2") else None))
-    if written.source != "unset" or yaml.has("fsdp_config", "fsdp_version"):
-        return written
-    return EffectiveValue(1, "accelerate default") if distributed_type == "FSDP" else UNSET
+def _fsdp(yaml: _Reader, distributed_type: Any) -> dict[str, EffectiveValue]:
+    """FSDP version, sharding and parameter offload, from either spelling of the `fsdp_config` keys."""
+    def entry(name: str, read: Any, exact: Any = None) -> EffectiveValue | None:
+        found = fsdp_entry(yaml.document, name)
+        return yaml.at(found[0], found[1], read=read, exact=exact) if found else None
+
+    version = entry("fsdp_version", _fsdp_version, coerce.exact_integer)
+    if distributed_type != "FSDP":
+        return {"fsdp_version": version} if version is not None else {}
+    version = version or EffectiveValue(1, "accelerate default")
+    if version.value == 2:
+        # FSDP2 reads only reshard_after_forward (str_to_bool); a sharding strategy is ignored (AW301).
+        reshard = entry("fsdp_reshard_after_forward", coerce.flag, coerce.exact_flag)
+        if reshard is None:
+            sharding = EffectiveValue("FULL_SHARD", "accelerate default", note="FSDP2 reshards after forward")
+        else:
+            name = {True: "FULL_SHARD", False: "SHARD_GRAD_OP"}.get(reshard.value)
+            sharding = EffectiveValue(name, reshard.source, reshard.role, reshard.path,
+                                      f"reshard_after_forward: {str(reshard.value).lower()}" if name else
+                                      reshard.note, reshard.written, reshard.invalid)
+    else:
+        # FSDP1: the launcher always exports FSDP_SHARDING_STRATEGY, so reshard_after_forward is ignored (AW305).
+        sharding = entry("fsdp_sharding_strategy", coerce.sharding_strategy,
+                         lambda v: coerce.sharding_strategy(v) is not None) or EffectiveValue(
+            "FULL_SHARD", "accelerate default", note="the launcher exports FSDP_SHARDING_STRATEGY=FULL_SHARD")
+    offload = entry("fsdp_offload_params", coerce.flag, coerce.exact_flag) or EffectiveValue(
+        False, "accelerate default")
+    return {"fsdp_version": version, "fsdp_sharding": sharding, "fsdp_offload_params": offload}
+
+
+def _fsdp_version(value: Any) -> int | None:
+    # FSDP_VERSION reaches the plugin as str(value) and is read back with int(): a quoted "2" works there,
+    # though the schema refuses it.
+    if isinstance(value, str) and value.strip() in ("1", "2"):
+        return int(value)
+    version = coerce.integer(value)
+    return version if version in (1, 2) else None
 
 
 def _stage(value: Any) -> int | None:
-    stage = as_int(value)
+    stage = coerce.integer(value)
     return stage if stage in (0, 1, 2, 3) else None
 
 
-def _device(value: Any) -> str | None:
-    return value if value in ("none", "cpu", "nvme") else None
-
-
-def render_explanation(unit: CheckContext) -> str:
-    """A plain-text table of every effective value and its source, for `accelwiz check --explain`."""
-    names = " + ".join(d.name for d in unit.documents) or "<no files>"
-    effective = unit.effective
-    rows = [("setting", "value", "source", "written at / why")]
-    for name, item in effective.items():
-        if item.source == "unset" and item.value is None and not item.note and not item.path:
-            continue
-        rows.append((name, _shown(item.value), item.source, _origin(unit, item)))
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    lines = [f"Effective values for {names}:"]
-    for row in rows:
-        cells = "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True))
-        lines.append(f"  {cells}  {row[3]}")
-    if effective.json_alone:
-        lines.append("  (a DeepSpeed JSON checked alone: values marked \"auto\" depend on the launcher)")
-    return "\n".join(line.rstrip() for line in lines)
-
-
-def _shown(value: Any) -> str:
-    if value is None:
-        return "-"
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def _origin(unit: CheckContext, item: EffectiveValue) -> str:
-    parts = []
-    if item.path:
-        document = unit.document(item.role)
-        where = ".".join(map(str, item.path))
-        if document is not None:
-            where = f"{document.path.name}:{document.span(item.path).line} {where}"
-        parts.append(where)
-    if item.note:
-        parts.append(item.note)
-    return "; ".join(parts)
+def _from_plan(plan: PlanFile, values: dict[str, EffectiveValue], world: int | None) -> dict[str, EffectiveValue]:
+    """What only the plan knows, and the batch where no file owns it."""
+    training, found = plan.training, {}
+    found["sequence_length"] = EffectiveValue(training.sequence_length, "plan", "plan", ("training", "sequence_length"))
+    found["gradient_checkpointing"] = EffectiveValue(training.gradient_checkpointing, "plan", "plan",
+                                                     ("training", "gradient_checkpointing"))
+    found["attention"] = EffectiveValue(training.attention, "plan", "plan", ("training", "attention"))
+    found["fine_tuning_method"] = EffectiveValue(plan.fine_tuning.method, "plan", "plan",
+                                                 ("fine_tuning", "method"))
+    for name, planned in (("micro_batch", training.micro_batch),
+                          ("gradient_accumulation", training.gradient_accumulation)):
+        current = values.get(name, UNSET)
+        if current.source not in ("yaml", "json") and not current.is_written:
+            found[name] = EffectiveValue(planned, "plan", "plan", ("training", name))
+    micro = found.get("micro_batch", values.get("micro_batch", UNSET)).value
+    accumulation = found.get("gradient_accumulation", values.get("gradient_accumulation", UNSET)).value
+    if not values.get("global_batch", UNSET).is_set and None not in (micro, accumulation) and world:
+        found["global_batch"] = EffectiveValue(micro * accumulation * world, "derived",
+                                               note="micro batch x gradient accumulation x world size")
+    return found

@@ -25,3 +25,6 @@ SIMPLE_LAUNCHER_TYPES = frozenset({"NO", "MULTI_CPU"})
 
 HEADROOM = 0.9
 """The share of GPU memory (and host RAM) a plan may use: 10% is kept for fragmentation spikes and workspaces."""
+
+SHARDING_STRATEGIES = ("FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD", "HYBRID_SHARD_ZERO2")
+"""FSDP1 sharding strategies in accelerate's order (`FSDP_SHARDING_STRATEGY`): strategy N is the N-th name."""

@@ -10,12 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accelwiz.document import parse_text
-from accelwiz.effective import EffectiveValue, deepspeed_batch, render_explanation, resolve
+from accelwiz.effective import EffectiveValue, deepspeed_batch, resolve
 from accelwiz.errors import InputError
 from accelwiz.rules.engine import CheckResult, build_units
+from accelwiz.rules.report import render_explanation
 from tests.crosscheck.test_deepspeed_config import deepspeed_config  # noqa: F401, F811  (a fixture)
 
-SOURCES = ("yaml", "json", "accelerate default", "deepspeed default", "derived", "unset")
+SOURCES = ("yaml", "json", "plan", "trainer", "accelerate default", "deepspeed default", "derived", "unset")
 YAML_DS = "distributed_type: DEEPSPEED\nnum_processes: 8\nnum_machines: 2\nmachine_rank: 1\n"
 
 

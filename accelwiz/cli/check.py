@@ -66,7 +66,7 @@ def check(
         for error in result.input_errors:
             console.error(error.message, hint=error.hint)
         if explain:
-            from accelwiz.effective import render_explanation
+            from accelwiz.rules.report import render_explanation
 
             for unit in result.units:
                 console.data(render_explanation(unit))

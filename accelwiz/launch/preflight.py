@@ -62,7 +62,7 @@ def render_summary(checked: Preflight) -> str:
     precision = checked.unit.effective.mixed_precision.value or spec.mixed_precision
     parts.append(f"mixed_precision {precision}")
     lines = [f"run: {checked.config_path}: " + ", ".join(parts)]
-    from accelwiz.effective import render_explanation
+    from accelwiz.rules.report import render_explanation
 
     explanation = render_explanation(checked.unit)
     if explanation:

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from accelwiz.rules.diagnostic import Diagnostic, Severity
+
+if TYPE_CHECKING:
+    from accelwiz.effective import EffectiveValue
+    from accelwiz.rules.context import CheckContext
 
 
 def summary(diagnostics: Sequence[Diagnostic], *, unreadable: int = 0) -> str:
@@ -50,3 +55,43 @@ def render_github(diagnostics: Sequence[Diagnostic]) -> str:
         f"{escape(d.message + (f' (help: {d.fix})' if d.fix else ''))}"
         for d in diagnostics
     )
+
+
+def render_explanation(unit: CheckContext) -> str:
+    """A plain-text table of every effective value and its source, for `accelwiz check --explain`."""
+    names = " + ".join(d.name for d in unit.documents) or "<no files>"
+    effective = unit.effective
+    rows = [("setting", "value", "source", "written at / why")]
+    for name, item in effective.items():
+        if item.source == "unset" and item.value is None and not item.note and not item.path:
+            continue
+        rows.append((name, _shown(item.value), item.source, _origin(unit, item)))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = [f"Effective values for {names}:"]
+    for row in rows:
+        cells = "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True))
+        lines.append(f"  {cells}  {row[3]}")
+    if effective.json_alone:
+        lines.append("  (a DeepSpeed JSON checked alone: values marked \"auto\" depend on the launcher)")
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "-"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _origin(unit: CheckContext, item: EffectiveValue) -> str:
+    parts = []
+    if item.path:
+        document = unit.document(item.role)
+        where = ".".join(map(str, item.path))
+        if document is not None:
+            where = f"{document.path.name}:{document.span(item.path).line} {where}"
+        elif item.role == "plan":
+            where = f"plan {where}"
+        parts.append(where)
+    if item.note:
+        parts.append(item.note)
+    return "; ".join(parts)

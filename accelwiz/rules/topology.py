@@ -12,46 +12,54 @@ import ipaddress
 import re
 from collections.abc import Iterator
 
-from accelwiz.config.accelerate_view import MULTI_DEVICE_TYPES, AccelerateView
+from accelwiz import coerce
+from accelwiz.effective import NOT_WRITTEN, EffectiveConfig
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.registry import rule
+from accelwiz.vocab import MULTI_DEVICE_TYPES, PER_DEVICE_TYPES, SIMPLE_LAUNCHER_TYPES
 
-# Types whose launcher starts one process per device on each machine: `gpu_ids` should list one per process.
-PER_DEVICE_TYPES = MULTI_DEVICE_TYPES | {"FSDP", "DEEPSPEED", "MEGATRON_LM"}
-# Types run by the simple launcher: one process, or mpirun when a hostfile is given.
-SIMPLE_LAUNCHER_TYPES = frozenset({"NO", "MULTI_CPU"})
 PLACEHOLDER_HOSTS = frozenset({"example", "hostname", "host", "ip", "your_ip", "main_ip", "master_ip",
                                "none", "null", "changeme", "todo"})
 
 
-def _view(ctx: CheckContext) -> AccelerateView | None:
-    """The Accelerate document of this unit, unless there is none or it is a SageMaker config."""
-    if ctx.accelerate is None:
+def _view(ctx: CheckContext) -> EffectiveConfig | None:
+    """The effective values of this unit, unless it has no Accelerate YAML or is a SageMaker config.
+
+    Rules read `.strict` values: a value of the wrong type is the schema rules' finding, not theirs.
+    """
+    if ctx.accelerate is None or ctx.effective.is_sagemaker:
         return None
-    view = AccelerateView(ctx.accelerate)
-    return None if view.is_sagemaker else view
+    return ctx.effective
 
 
-def _gpu_id_count(view: AccelerateView) -> int | None:
+def _machines(view: EffectiveConfig) -> int | None:
+    """num_machines (1 when absent); None when malformed."""
+    machines = view.num_machines.strict
+    return machines if machines is not None and machines >= 1 else None
+
+
+def _gpu_id_count(view: EffectiveConfig) -> int | None:
     """How many devices `gpu_ids` lists; None for "all", absent or malformed."""
-    gpu_ids = view.text("gpu_ids")
-    if gpu_ids is None or gpu_ids.strip() == "all":
-        return None
-    return len([part for part in gpu_ids.split(",") if part.strip()])
+    return None if view.gpu_ids.invalid else view.gpu_id_count
 
 
-def _processes_per_machine(view: AccelerateView) -> int | None:
-    processes, machines = view.num_processes, view.num_machines
+def _processes_per_machine(view: EffectiveConfig) -> int | None:
+    processes, machines = view.num_processes.strict, _machines(view)
     if processes is None or machines is None or processes < 1:
         return None
     return processes // machines
 
 
-def _too_few_gpu_ids_for_multi_gpu(view: AccelerateView) -> bool:
+def _written_processes(view: EffectiveConfig) -> int | None:
+    """num_processes as written (None when absent or malformed)."""
+    return view.num_processes.strict if view.num_processes.is_written else None
+
+
+def _too_few_gpu_ids_for_multi_gpu(view: EffectiveConfig) -> bool:
     """accelerate's own check (launch.py): multi_gpu on one machine with fewer than two ids is refused."""
     count = _gpu_id_count(view)
-    return (view.distributed_type in MULTI_DEVICE_TYPES and (view.num_machines or 1) <= 1
+    return (view.distributed_type.value in MULTI_DEVICE_TYPES and (_machines(view) or 1) <= 1
             and count is not None and count < 2)
 
 
@@ -76,13 +84,13 @@ def multi_device_single_process(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: `distributed_type: 'NO'`, or `num_processes: 2` for two GPUs.
     """
     view = _view(ctx)
-    if view is None or view.distributed_type not in MULTI_DEVICE_TYPES:
+    if view is None or view.distributed_type.value not in MULTI_DEVICE_TYPES:
         return
     if _too_few_gpu_ids_for_multi_gpu(view):
         return  # AW106: accelerate refuses the file for that reason first
-    if view.integer("num_processes") == 1 and view.num_machines == 1:
+    if _written_processes(view) == 1 and _machines(view) == 1:
         yield Finding("accelerate", ("num_processes",),
-                      f"`distributed_type: {view.distributed_type}` with one process on one machine")
+                      f"`distributed_type: {view.distributed_type.value}` with one process on one machine")
 
 
 @rule("AW102", "processes-not-divisible-by-machines", Severity.ERROR,
@@ -107,7 +115,7 @@ def processes_not_divisible_by_machines(ctx: CheckContext) -> Iterator[Finding]:
     view = _view(ctx)
     if view is None:
         return
-    processes, machines = view.integer("num_processes"), view.num_machines
+    processes, machines = _written_processes(view), _machines(view)
     if processes is None or machines is None or machines < 2 or processes < 1 or processes % machines == 0:
         return
     yield Finding("accelerate", ("num_processes",),
@@ -136,7 +144,8 @@ def machine_rank_out_of_range(ctx: CheckContext) -> Iterator[Finding]:
     view = _view(ctx)
     if view is None:
         return
-    rank, machines = view.integer("machine_rank"), view.num_machines
+    rank = view.machine_rank.strict if view.machine_rank.is_written else None
+    machines = _machines(view)
     if rank is not None and machines is not None and rank >= machines:
         yield Finding("accelerate", ("machine_rank",),
                       f"machine_rank is {rank} but there are only {machines} machine(s) "
@@ -164,14 +173,14 @@ def multi_node_without_main_process(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: add `main_process_ip: 10.0.0.1` and `main_process_port: 29500`.
     """
     view = _view(ctx)
-    if view is None or (view.num_machines or 1) < 2:
+    if view is None or (_machines(view) or 1) < 2:
         return
-    if view.document.get("main_process_ip") is None:
+    if view.main_process_ip.written in (NOT_WRITTEN, None):
         yield Finding("accelerate", ("main_process_ip",),
-                      f"{view.num_machines} machines but no main_process_ip for them to meet at")
-    if view.document.get("main_process_port") is None and view.distributed_type in SIMPLE_LAUNCHER_TYPES:
+                      f"{_machines(view)} machines but no main_process_ip for them to meet at")
+    if view.main_process_port.written in (NOT_WRITTEN, None) and view.distributed_type.value in SIMPLE_LAUNCHER_TYPES:
         yield Finding("accelerate", ("main_process_port",),
-                      f"{view.num_machines} machines with `distributed_type: {view.distributed_type}` need "
+                      f"{_machines(view)} machines with `distributed_type: {view.distributed_type.value}` need "
                       "main_process_port")
 
 
@@ -207,8 +216,8 @@ def placeholder_main_process_ip(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: `main_process_ip: 10.0.0.4`.
     """
     view = _view(ctx)
-    host = view.text("main_process_ip") if view else None
-    if view is None or host is None or (view.num_machines or 1) < 2:
+    host = view.main_process_ip.strict if view else None
+    if view is None or host is None or (_machines(view) or 1) < 2:
         return
     if _looks_like_placeholder(host):
         yield Finding("accelerate", ("main_process_ip",),
@@ -236,8 +245,8 @@ def too_few_gpu_ids_for_multi_gpu(ctx: CheckContext) -> Iterator[Finding]:
     view = _view(ctx)
     if view is not None and _too_few_gpu_ids_for_multi_gpu(view):
         yield Finding("accelerate", ("gpu_ids",),
-                      f"gpu_ids {view.text('gpu_ids')!r} lists fewer than two devices for "
-                      f"`distributed_type: {view.distributed_type}` on one machine")
+                      f"gpu_ids {view.gpu_ids.value!r} lists fewer than two devices for "
+                      f"`distributed_type: {view.distributed_type.value}` on one machine")
 
 
 @rule("AW107", "fewer-gpu-ids-than-processes", Severity.ERROR,
@@ -260,7 +269,7 @@ def fewer_gpu_ids_than_processes(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: `gpu_ids: 0,1,2,3`, or `num_processes: 2`.
     """
     view = _view(ctx)
-    if view is None or view.distributed_type not in PER_DEVICE_TYPES or _too_few_gpu_ids_for_multi_gpu(view):
+    if view is None or view.distributed_type.value not in PER_DEVICE_TYPES or _too_few_gpu_ids_for_multi_gpu(view):
         return
     listed, per_machine = _gpu_id_count(view), _processes_per_machine(view)
     if listed is not None and per_machine is not None and listed < per_machine:
@@ -287,7 +296,7 @@ def more_gpu_ids_than_processes(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: `num_processes: 2`.
     """
     view = _view(ctx)
-    if view is None or view.distributed_type not in PER_DEVICE_TYPES:
+    if view is None or view.distributed_type.value not in PER_DEVICE_TYPES:
         return
     listed, per_machine = _gpu_id_count(view), _processes_per_machine(view)
     if listed is not None and per_machine is not None and listed > per_machine:
@@ -315,10 +324,10 @@ def multi_cpu_without_hostfile(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: add `mpirun_config: {mpirun_hostfile: /path/to/hostfile}`.
     """
     view = _view(ctx)
-    if view is None or view.distributed_type != "MULTI_CPU":
+    if view is None or view.distributed_type.value != "MULTI_CPU":
         return
-    processes = view.integer("num_processes")
-    if processes is not None and processes > 1 and not view.document.get("mpirun_config", "mpirun_hostfile"):
+    processes = _written_processes(view)
+    if processes is not None and processes > 1 and not ctx.accelerate.get("mpirun_config", "mpirun_hostfile"):
         yield Finding("accelerate", ("distributed_type",),
                       f"MULTI_CPU with num_processes {processes} but no mpirun_config.mpirun_hostfile: "
                       "accelerate starts one process")
@@ -335,9 +344,9 @@ LAUNCHER_IGNORED_KEYS: dict[str, tuple[object, str, frozenset[str] | None]] = {
 }
 
 
-def _as_launcher_value(value: object) -> object:
-    """The file's value in the launcher's terms: the wizard writes the booleans as 'yes'/'no'."""
-    return {"yes": True, "no": False}.get(value, value) if isinstance(value, str) else value
+def _as_launcher_value(value: object, used: object) -> object:
+    """The file's value in the launcher's terms: a flag in any of its spellings (the wizard writes 'yes'/'no')."""
+    return coerce.flag(value) if isinstance(used, bool) else value
 
 
 def _yaml(value: object) -> str:
@@ -370,14 +379,14 @@ def launcher_ignored_key(ctx: CheckContext) -> Iterator[Finding]:
     if view is None:
         return
     for name, (used, flag, readers) in LAUNCHER_IGNORED_KEYS.items():
-        value = view.document.get(name)
-        if not isinstance(value, (str, bool)) or (readers and view.distributed_type not in readers):
+        value = ctx.accelerate.get(name)
+        if not isinstance(value, (str, bool)) or (readers and view.distributed_type.value not in readers):
             continue
-        if _as_launcher_value(value) != used:
+        if _as_launcher_value(value, used) != used:
             yield Finding("accelerate", (name,),
                           f"accelerate launch ignores `{name}: {_yaml(value)}` from the file and uses "
                           f"{_yaml(used)}", fix=f"pass `{flag}` on the command line instead")
-    tpu_env = view.document.get("tpu_env")
+    tpu_env = ctx.accelerate.get("tpu_env")
     if isinstance(tpu_env, list) and any(isinstance(item, str) and item.strip() for item in tpu_env):
         yield Finding("accelerate", ("tpu_env",), "accelerate never reads tpu_env: the variables are not set",
                       fix="export the variables in the environment that runs `accelerate launch`")
@@ -402,7 +411,7 @@ def num_processes_unset(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: add `num_processes: 8` (the total over all machines).
     """
     view = _view(ctx)
-    if view is not None and view.distributed_type is not None and view.num_processes == -1:
+    if view is not None and view.distributed_type.value is not None and view.launch_needs_num_processes:
         yield Finding("accelerate", ("num_processes",),
                       "num_processes is not set: `accelerate launch` needs --num_processes with this file")
 
@@ -426,8 +435,8 @@ def single_process_type_with_many_processes(ctx: CheckContext) -> Iterator[Findi
     Use instead: `num_processes: 1`, or `distributed_type: MULTI_GPU` to use 8 GPUs.
     """
     view = _view(ctx)
-    processes = view.integer("num_processes") if view else None
-    if view is not None and view.distributed_type == "NO" and processes is not None and processes > 1:
+    processes = _written_processes(view) if view else None
+    if view is not None and view.distributed_type.value == "NO" and processes is not None and processes > 1:
         yield Finding("accelerate", ("num_processes",),
                       f"`distributed_type: 'NO'` starts one process, not num_processes ({processes})")
 
@@ -463,9 +472,9 @@ def section_for_another_distributed_type(ctx: CheckContext) -> Iterator[Finding]
     Use instead: `distributed_type: DEEPSPEED`, or remove `deepspeed_config`.
     """
     view = _view(ctx)
-    if view is None or view.distributed_type is None:
+    if view is None or view.distributed_type.value is None:
         return
     for section, readers in SECTION_READERS.items():
-        if view.section(section) and view.distributed_type not in readers:
+        if ctx.accelerate.section(section) and view.distributed_type.value not in readers:
             yield Finding("accelerate", (section,),
-                          f"`{section}` is ignored with `distributed_type: {view.distributed_type}`")
+                          f"`{section}` is ignored with `distributed_type: {view.distributed_type.value}`")

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from accelwiz import coerce
 from accelwiz.config.base import AUTO
 from accelwiz.document import Document, KeyPath
-from accelwiz.effective import deepspeed_flag
 from accelwiz.rules.context import CheckContext
 
 ZERO = "zero_optimization"
@@ -30,7 +30,7 @@ FILLED_BY_ACCELERATE = frozenset({
 FILLED_BY_TRAINER_ONLY = frozenset({"optimizer.params.betas", "optimizer.params.eps"})
 
 # One reading of DeepSpeed's flags for the rules and for `--explain`.
-enabled = deepspeed_flag
+enabled = coerce.flag
 
 
 def dotted_path(path: KeyPath) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelwiz.effective import as_int, deepspeed_batch
+from accelwiz import coerce
+from accelwiz.effective import deepspeed_batch
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.deepspeed._shared import hf_launched, via_accelerate
 from accelwiz.rules.diagnostic import Finding, Severity
@@ -36,14 +37,14 @@ def batch_size_mismatch(ctx: CheckContext) -> Iterator[Finding]:
         return
     tbs, mbs, gas = (json.get(k) for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
                                            "gradient_accumulation_steps"))
-    world = as_int(ctx.effective.num_processes.value) if via_accelerate(ctx) else None
-    sequence_parallel = as_int(json.get("sequence_parallel_size"))
+    world = ctx.effective.num_processes.value if via_accelerate(ctx) else None
+    sequence_parallel = coerce.integer(json.get("sequence_parallel_size"))
     if world is not None and sequence_parallel and sequence_parallel > 1:
         world //= sequence_parallel  # DeepSpeed counts data-parallel ranks only
     if world is not None and world > 0:
         if gas is None:
             gas = 1  # accelerate adds gradient_accumulation_steps: 1 to a JSON without it
-        if as_int(tbs) is None or (as_int(mbs) is None and as_int(gas) is None):
+        if coerce.integer(tbs) is None or (coerce.integer(mbs) is None and coerce.integer(gas) is None):
             return  # "auto" values are filled consistently by accelerate
         result = deepspeed_batch(tbs, mbs, gas, world)
         if isinstance(result, str) and not result.startswith("Either"):
@@ -52,9 +53,9 @@ def batch_size_mismatch(ctx: CheckContext) -> Iterator[Finding]:
         return
     # A missing factor is inferred by floor division, so train_batch_size must still be a multiple of the
     # factors that are given (world size 1 then works; no world size works otherwise).
-    tbs = as_int(tbs)
-    factors = {name: value for name, value in (("train_micro_batch_size_per_gpu", as_int(mbs)),
-                                               ("gradient_accumulation_steps", as_int(gas))) if value}
+    tbs = coerce.integer(tbs)
+    factors = {name: value for name, value in (("train_micro_batch_size_per_gpu", coerce.integer(mbs)),
+                                               ("gradient_accumulation_steps", coerce.integer(gas))) if value}
     product = 1
     for value in factors.values():
         product *= value
@@ -114,8 +115,8 @@ def gradient_accumulation_disagreement(ctx: CheckContext) -> Iterator[Finding]:
     """
     if ctx.accelerate is None or ctx.deepspeed is None:
         return
-    in_yaml = as_int(ctx.accelerate.get("deepspeed_config", "gradient_accumulation_steps"))
-    in_json = as_int(ctx.deepspeed.get("gradient_accumulation_steps"))
+    in_yaml = coerce.integer(ctx.accelerate.get("deepspeed_config", "gradient_accumulation_steps"))
+    in_json = coerce.integer(ctx.deepspeed.get("gradient_accumulation_steps"))
     if in_yaml is not None and in_json is not None and in_yaml != in_json:
         yield Finding("accelerate", ("deepspeed_config", "gradient_accumulation_steps"),
                       f"gradient_accumulation_steps is {in_yaml} in the YAML but {in_json} in the DeepSpeed "
@@ -148,7 +149,7 @@ def hardcoded_gradient_accumulation(ctx: CheckContext) -> Iterator[Finding]:
     if json is not None and isinstance(json.data, dict):
         if not hf_launched(ctx):
             return  # for the plain `deepspeed` launcher the JSON is the only place to set it
-        value = as_int(json.get("gradient_accumulation_steps"))
+        value = coerce.integer(json.get("gradient_accumulation_steps"))
         if value is not None:
             yield Finding("deepspeed", ("gradient_accumulation_steps",),
                           f"gradient_accumulation_steps is fixed at {value}; it overrides the training "
@@ -158,7 +159,7 @@ def hardcoded_gradient_accumulation(ctx: CheckContext) -> Iterator[Finding]:
                                            "accelerate sets it to 1, overriding "
                                            "Accelerator(gradient_accumulation_steps=...)")
     elif yaml is not None and ctx.effective.uses_deepspeed and ctx.deepspeed_reference is None:
-        value = as_int(yaml.get("deepspeed_config", "gradient_accumulation_steps"))
+        value = coerce.integer(yaml.get("deepspeed_config", "gradient_accumulation_steps"))
         if value is not None:
             yield Finding("accelerate", ("deepspeed_config", "gradient_accumulation_steps"),
                           f"gradient_accumulation_steps is fixed at {value} in the YAML; it overrides "

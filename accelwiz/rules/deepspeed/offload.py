@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelwiz.effective import as_float
+from accelwiz import coerce
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.deepspeed._shared import ZERO, zero_stage
 from accelwiz.rules.diagnostic import Finding, Severity
@@ -115,7 +115,7 @@ def partial_offload_below_zero3(ctx: CheckContext) -> Iterator[Finding]:
     ```
     Use instead: `"stage": 3`, or drop `ratio`.
     """
-    ratio = as_float(ctx.deepspeed.get(ZERO, "offload_optimizer", "ratio")) if ctx.deepspeed else None
+    ratio = coerce.number(ctx.deepspeed.get(ZERO, "offload_optimizer", "ratio")) if ctx.deepspeed else None
     stage = zero_stage(ctx)
     if ratio is not None and ratio < 1.0 and stage is not None and stage != 3:
         yield Finding("deepspeed", (ZERO, "offload_optimizer", "ratio"),
@@ -141,7 +141,7 @@ def partial_offload_to_nvme(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: `{"device": "cpu", "pin_memory": true, "ratio": 0.5}`.
     """
     section = ctx.deepspeed.section(ZERO, "offload_optimizer") if ctx.deepspeed else {}
-    ratio = as_float(section.get("ratio"))
+    ratio = coerce.number(section.get("ratio"))
     if ratio is not None and ratio < 1.0 and section.get("device") == "nvme":
         yield Finding("deepspeed", (ZERO, "offload_optimizer", "ratio"),
                       f"partial optimizer offload (ratio {ratio}) works only with device `cpu`, not `nvme`")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelwiz import coerce
 from accelwiz.config.base import AUTO
 from accelwiz.document import Document, KeyPath
-from accelwiz.effective import as_float
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.deepspeed._shared import dotted_path, enabled, zero_stage
 from accelwiz.rules.diagnostic import Finding, Role, Severity
@@ -248,12 +248,12 @@ def fp16_loss_scale_invalid(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: `"min_loss_scale": 1`.
     """
     fp16 = ctx.deepspeed.section("fp16") if ctx.deepspeed is not None else {}
-    scale = as_float(fp16.get("loss_scale", 0))
+    scale = coerce.number(fp16.get("loss_scale", 0))
     if scale is not None and scale < 0:
         yield Finding("deepspeed", ("fp16", "loss_scale"), f"fp16.loss_scale is {scale}; it must be >= 0")
     if scale == 0 and (enabled(fp16.get("enabled")) or fp16.get("enabled") == AUTO):
         for key in ("loss_scale_window", "min_loss_scale"):
-            value = as_float(fp16.get(key))
+            value = coerce.number(fp16.get(key))
             if value is not None and value <= 0:
                 yield Finding("deepspeed", ("fp16", key),
                               f"fp16.{key} is {value:g}; it must be > 0 with dynamic loss scaling")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelwiz.effective import as_float, as_int
+from accelwiz import coerce
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.deepspeed._shared import ZERO, zero_stage
 from accelwiz.rules.diagnostic import Finding, Severity
@@ -82,7 +82,7 @@ def reduce_bucket_size_zero(ctx: CheckContext) -> Iterator[Finding]:
     ```
     Use instead: `"reduce_bucket_size": 5e8` (the default).
     """
-    if ctx.deepspeed is not None and as_int(ctx.deepspeed.get(ZERO, "reduce_bucket_size")) == 0:
+    if ctx.deepspeed is not None and coerce.integer(ctx.deepspeed.get(ZERO, "reduce_bucket_size")) == 0:
         yield Finding("deepspeed", (ZERO, "reduce_bucket_size"),
                       "`reduce_bucket_size` is 0: DeepSpeed divides by it (ZeroDivisionError) or, from "
                       "0.19.8, refuses it")
@@ -251,7 +251,7 @@ def gradient_prescale_with_zero(ctx: CheckContext) -> Iterator[Finding]:
         return
     if stage == 2 and json.get(ZERO, "reduce_scatter") is False:
         return
-    factor = as_float(json.get("gradient_predivide_factor"))
+    factor = coerce.number(json.get("gradient_predivide_factor"))
     if json.get("prescale_gradients") is True:
         yield Finding("deepspeed", ("prescale_gradients",), "prescale_gradients is not supported with "
                                                             f"ZeRO-{stage}")
