@@ -100,7 +100,8 @@ class EffectiveConfig:
     gpu_ids: EffectiveValue = UNSET
     deepspeed_multinode_launcher: EffectiveValue = UNSET
     # precision and sharding
-    mixed_precision: EffectiveValue = UNSET
+    mixed_precision: EffectiveValue = UNSET  # what the run computes in (a DeepSpeed JSON's fp16/bf16 first)
+    launcher_mixed_precision: EffectiveValue = UNSET  # the YAML's mixed_precision, as `accelerate launch` passes it
     zero_stage: EffectiveValue = UNSET
     offload_optimizer: EffectiveValue = UNSET
     offload_param: EffectiveValue = UNSET
@@ -228,6 +229,7 @@ def resolve(accelerate_doc: Document | None, deepspeed_doc: Document | None,
     values: dict[str, EffectiveValue] = {
         "distributed_type": distributed_type, **topology, **_launcher(yaml), **deepspeed, **batch,
         "mixed_precision": _precision(yaml, json, accelerate_doc is None),
+        "launcher_mixed_precision": _launcher_precision(yaml),
         **_fsdp(yaml, distributed_type.value),
     }
     if plan is not None:
@@ -438,12 +440,8 @@ def _precision(yaml: _Reader, json: _Reader, alone: bool) -> EffectiveValue:
         if coerce.flag(written) is True and not (block == "bfloat16" and json.has("bf16")):
             return EffectiveValue(name, "json", "deepspeed", (block, "enabled"), written=written,
                                   invalid=written is not True)
-    if yaml.has("mixed_precision") and yaml.raw("mixed_precision") is False:
-        return EffectiveValue("no", "yaml", "accelerate", ("mixed_precision",), written=False, invalid=True,
-                              note="an unquoted no is YAML false")
-    # the launcher lower-cases it: PrecisionType(args.mixed_precision.lower())
-    written = yaml.value("mixed_precision", read=lambda v: coerce.choice(v, PRECISIONS, case="lower"))
-    if written.is_set or written.is_written:
+    written = _launcher_precision(yaml)
+    if written.is_written:
         return written
     decided_later = any(json.raw(block, "enabled") == AUTO for block in ("fp16", "bf16", "bfloat16"))
     if decided_later and alone:
@@ -452,6 +450,17 @@ def _precision(yaml: _Reader, json: _Reader, alone: bool) -> EffectiveValue:
         note = '"auto": no, unless the script or the Trainer asks for fp16/bf16' if decided_later else ""
         return EffectiveValue("no", "accelerate default", note=note)
     return EffectiveValue("no", "deepspeed default") if json.document is not None else UNSET
+
+
+def _launcher_precision(yaml: _Reader) -> EffectiveValue:
+    """The YAML's mixed_precision; the launcher lower-cases it (`PrecisionType(args.mixed_precision.lower())`)."""
+    if yaml.document is None:
+        return UNSET
+    if yaml.has("mixed_precision") and yaml.raw("mixed_precision") is False:
+        return EffectiveValue("no", "yaml", "accelerate", ("mixed_precision",), written=False, invalid=True,
+                              note="an unquoted no is YAML false")
+    return yaml.value("mixed_precision", read=lambda v: coerce.choice(v, PRECISIONS, case="lower"),
+                      default=EffectiveValue("no", "accelerate default"))
 
 
 def _fsdp(yaml: _Reader, distributed_type: Any) -> dict[str, EffectiveValue]:

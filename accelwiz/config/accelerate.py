@@ -9,8 +9,8 @@ spellings are accepted; where it does not (`parallelism_config`, `megatron_lm_co
 ignores the unprefixed key, and it is reported as misplaced here.
 
 The nested section models live in `accelerate_sections.py` (imported here, so `from
-accelwiz.config.accelerate import FsdpSection` keeps working); `AccelerateView`, the defensive reader the
-rules use, lives in `accelerate_view.py`.
+accelwiz.config.accelerate import FsdpSection` keeps working); the values a run uses are read in
+`accelwiz/effective.py`.
 """
 
 from __future__ import annotations

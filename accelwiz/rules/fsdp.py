@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from accelwiz.config.accelerate_sections import SHARDING_STRATEGIES
-from accelwiz.config.accelerate_view import AccelerateView
+from accelwiz import coerce
+from accelwiz.document import Document, KeyPath
+from accelwiz.effective import EffectiveConfig, fsdp_entry
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.registry import rule
@@ -27,23 +28,17 @@ FSDP2_IGNORED = ("fsdp_backward_prefetch", "fsdp_forward_prefetch", "fsdp_use_or
 BOOL_AS_STRATEGY = {True: "FULL_SHARD", False: "SHARD_GRAD_OP"}
 
 
-def fsdp_view(ctx: CheckContext) -> AccelerateView | None:
-    """The Accelerate config of this unit when it runs FSDP with a readable fsdp_version."""
+def fsdp_view(ctx: CheckContext) -> EffectiveConfig | None:
+    """The effective values of this unit when it runs FSDP with a valid fsdp_version (either spelling)."""
     if ctx.accelerate is None:
         return None
-    view = AccelerateView(ctx.accelerate)
-    return view if view.is_fsdp and view.fsdp_version is not None else None
+    effective = ctx.effective
+    return effective if effective.is_fsdp and effective.fsdp_version.strict is not None else None
 
 
-def strategy_name(value: Any) -> str | None:
-    """A sharding strategy as accelerate resolves it: a name (any case) or its number 1-5."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int) and 1 <= value <= len(SHARDING_STRATEGIES):
-        return SHARDING_STRATEGIES[value - 1]
-    if isinstance(value, str) and value.upper() in SHARDING_STRATEGIES:
-        return value.upper()
-    return None
+def _entry(ctx: CheckContext, name: str) -> tuple[KeyPath, Any] | None:
+    """(path, written value) of an fsdp_config key in either spelling."""
+    return fsdp_entry(ctx.accelerate, name)
 
 
 @rule("AW301", "fsdp2-ignored-sharding-strategy", Severity.ERROR,
@@ -67,8 +62,8 @@ def fsdp2_ignored_sharding_strategy(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: `fsdp_reshard_after_forward: false`.
     """
     view = fsdp_view(ctx)
-    found = view.fsdp("fsdp_sharding_strategy") if view and view.fsdp_version == 2 else None
-    name = strategy_name(found[1]) if found else None
+    found = _entry(ctx, "fsdp_sharding_strategy") if view and view.fsdp_version.strict == 2 else None
+    name = coerce.sharding_strategy(found[1]) if found else None
     if found and name and name != "FULL_SHARD":
         yield Finding("accelerate", found[0],
                       f"FSDP2 ignores the sharding strategy {name}: it runs FULL_SHARD")
@@ -95,16 +90,16 @@ def fsdp2_obsolete_option(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: remove `fsdp_forward_prefetch`.
     """
     view = fsdp_view(ctx)
-    if view is None or view.fsdp_version != 2:
+    if view is None or view.fsdp_version.strict != 2:
         return
-    strategy = view.fsdp("fsdp_sharding_strategy")
-    if strategy and strategy_name(strategy[1]) == "FULL_SHARD":
+    strategy = _entry(ctx, "fsdp_sharding_strategy")
+    if strategy and coerce.sharding_strategy(strategy[1]) == "FULL_SHARD":
         yield Finding("accelerate", strategy[0], "FSDP2 does not read fsdp_sharding_strategy")
     for name in FSDP2_IGNORED:
-        found = view.fsdp(name)
+        found = _entry(ctx, name)
         if found is None or found[1] is None:
             continue
-        if name == "fsdp_sync_module_states" and found[1] is False and ram_efficient_loading(view):
+        if name == "fsdp_sync_module_states" and found[1] is False and ram_efficient_loading(ctx.accelerate):
             continue  # AW306: the launcher refuses this combination before FSDP2 could ignore it
         yield Finding("accelerate", found[0], f"FSDP2 does not read {name}")
 
@@ -129,7 +124,7 @@ def fsdp2_local_state_dict(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: `fsdp_state_dict_type: SHARDED_STATE_DICT`.
     """
     view = fsdp_view(ctx)
-    found = view.fsdp("fsdp_state_dict_type") if view and view.fsdp_version == 2 else None
+    found = _entry(ctx, "fsdp_state_dict_type") if view and view.fsdp_version.strict == 2 else None
     if found and found[1] == "LOCAL_STATE_DICT":
         yield Finding("accelerate", found[0], "FSDP2 does not support LOCAL_STATE_DICT")
 
@@ -155,8 +150,8 @@ def fsdp2_strategy_in_reshard_after_forward(ctx: CheckContext) -> Iterator[Findi
     Use instead: `fsdp_reshard_after_forward: true` (`false` for SHARD_GRAD_OP behaviour).
     """
     view = fsdp_view(ctx)
-    found = view.fsdp("fsdp_reshard_after_forward") if view and view.fsdp_version == 2 else None
-    name = strategy_name(found[1]) if found and isinstance(found[1], str) else None
+    found = _entry(ctx, "fsdp_reshard_after_forward") if view and view.fsdp_version.strict == 2 else None
+    name = coerce.sharding_strategy(found[1]) if found and isinstance(found[1], str) else None
     if found and name:
         yield Finding("accelerate", found[0],
                       f"FSDP2 needs a boolean fsdp_reshard_after_forward, not the strategy {name}",
@@ -186,12 +181,12 @@ def fsdp1_reshard_after_forward_ignored(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: `fsdp_sharding_strategy: SHARD_GRAD_OP`.
     """
     view = fsdp_view(ctx)
-    found = view.fsdp("fsdp_reshard_after_forward") if view and view.fsdp_version == 1 else None
+    found = _entry(ctx, "fsdp_reshard_after_forward") if view and view.fsdp_version.strict == 1 else None
     if view is None or found is None:
         return
-    wanted = BOOL_AS_STRATEGY.get(found[1]) if isinstance(found[1], bool) else strategy_name(found[1])
-    written = view.fsdp("fsdp_sharding_strategy")
-    used = strategy_name(written[1]) if written else "FULL_SHARD"
+    wanted = BOOL_AS_STRATEGY.get(found[1]) if isinstance(found[1], bool) else coerce.sharding_strategy(found[1])
+    written = _entry(ctx, "fsdp_sharding_strategy")
+    used = coerce.sharding_strategy(written[1]) if written else "FULL_SHARD"
     if wanted and used and wanted != used:
         yield Finding("accelerate", found[0],
                       f"FSDP1 ignores fsdp_reshard_after_forward ({wanted}): the run uses {used} from "
@@ -199,9 +194,10 @@ def fsdp1_reshard_after_forward_ignored(ctx: CheckContext) -> Iterator[Finding]:
                       fix=f"set `fsdp_sharding_strategy: {wanted}` and remove fsdp_reshard_after_forward")
 
 
-def ram_efficient_loading(view: AccelerateView) -> bool:
-    """fsdp_cpu_ram_efficient_loading as the launcher sees it (its default is on)."""
-    found = view.fsdp("fsdp_cpu_ram_efficient_loading")
+def ram_efficient_loading(accelerate: Document | None) -> bool:
+    """fsdp_cpu_ram_efficient_loading as the launcher sees it (its default is on); strict: a written value
+    that is not a boolean is the schema rules' finding."""
+    found = fsdp_entry(accelerate, "fsdp_cpu_ram_efficient_loading")
     return True if found is None else found[1] is True
 
 
@@ -225,8 +221,8 @@ def ram_efficient_loading_without_sync(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: `fsdp_sync_module_states: true`, or also set `fsdp_cpu_ram_efficient_loading: false`.
     """
     view = fsdp_view(ctx)
-    found = view.fsdp("fsdp_sync_module_states") if view else None
-    if view and found and found[1] is False and ram_efficient_loading(view):
+    found = _entry(ctx, "fsdp_sync_module_states") if view else None
+    if view and found and found[1] is False and ram_efficient_loading(ctx.accelerate):
         yield Finding("accelerate", found[0],
                       "fsdp_cpu_ram_efficient_loading is on (the default) but fsdp_sync_module_states "
                       "is false")
@@ -252,9 +248,9 @@ def size_based_wrap_disabled(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: `fsdp_min_num_params: 100000000`.
     """
     view = fsdp_view(ctx)
-    if view is None or view.fsdp_version != 1:
+    if view is None or view.fsdp_version.strict != 1:
         return
-    policy, threshold = view.fsdp("fsdp_auto_wrap_policy"), view.fsdp("fsdp_min_num_params")
+    policy, threshold = _entry(ctx, "fsdp_auto_wrap_policy"), _entry(ctx, "fsdp_min_num_params")
     if policy and policy[1] == "SIZE_BASED_WRAP" and threshold and threshold[1] == 0:
         yield Finding("accelerate", threshold[0],
                       "fsdp_min_num_params 0 turns SIZE_BASED_WRAP into no wrapping")
@@ -279,7 +275,7 @@ def fsdp_no_wrap(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: `fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP`.
     """
     view = fsdp_view(ctx)
-    found = view.fsdp("fsdp_auto_wrap_policy") if view else None
+    found = _entry(ctx, "fsdp_auto_wrap_policy") if view else None
     if found and found[1] == "NO_WRAP":
         yield Finding("accelerate", found[0], "NO_WRAP makes the whole model one FSDP unit")
 
@@ -305,11 +301,11 @@ def activation_checkpointing_offload_requirements(ctx: CheckContext) -> Iterator
     Use instead: also set `fsdp_activation_checkpointing: true`.
     """
     view = fsdp_view(ctx)
-    found = view.fsdp("fsdp_activation_checkpointing_offload") if view else None
+    found = _entry(ctx, "fsdp_activation_checkpointing_offload") if view else None
     if view is None or found is None or found[1] is not True:
         return
-    checkpointing = view.fsdp("fsdp_activation_checkpointing")
+    checkpointing = _entry(ctx, "fsdp_activation_checkpointing")
     if checkpointing is None or checkpointing[1] is not True:
         yield Finding("accelerate", found[0], "activation offload needs fsdp_activation_checkpointing: true")
-    elif view.fsdp_version != 2:
+    elif view.fsdp_version.strict != 2:
         yield Finding("accelerate", found[0], "activation offload needs fsdp_version: 2")

@@ -5,24 +5,26 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelwiz.config.accelerate_view import MULTI_DEVICE_TYPES, AccelerateView
+from accelwiz import coerce
+from accelwiz.document import Document
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.fsdp import fsdp_view
 from accelwiz.rules.registry import rule
+from accelwiz.vocab import MULTI_DEVICE_TYPES
 
 PARALLELISM_SIZES = ("dp_replicate", "dp_shard", "tp", "cp", "sp")
 
 
-def parallelism_sizes(view: AccelerateView) -> dict[str, int] | None:
+def parallelism_sizes(accelerate: Document | None) -> dict[str, int] | None:
     """The parallelism sizes (1 when absent); None without parallelism_config or with a malformed size."""
-    section = view.section("parallelism_config")
+    section = accelerate.section("parallelism_config") if accelerate is not None else {}
     if not section:
         return None
     sizes = {}
     for name in PARALLELISM_SIZES:
         value = section.get(f"parallelism_config_{name}_size", 1)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if not coerce.exact_integer(value) or value < 1:
             return None  # reported by the schema rules
         sizes[name] = value
     return sizes
@@ -35,8 +37,8 @@ def _total(sizes: dict[str, int]) -> int:
     return total
 
 
-def _deepspeed_sequence_parallel(view: AccelerateView, sizes: dict[str, int]) -> bool:
-    backend = view.section("parallelism_config").get("parallelism_config_sp_backend", "deepspeed")
+def _deepspeed_sequence_parallel(accelerate: Document, sizes: dict[str, int]) -> bool:
+    backend = accelerate.section("parallelism_config").get("parallelism_config_sp_backend", "deepspeed")
     return sizes["sp"] > 1 and backend == "deepspeed"
 
 
@@ -62,12 +64,12 @@ def parallelism_size_mismatch(ctx: CheckContext) -> Iterator[Finding]:
     ```
     Use instead: `parallelism_config_dp_shard_size: 4` (4 x 2 = 8).
     """
-    view = AccelerateView(ctx.accelerate) if ctx.accelerate else None
-    sizes = parallelism_sizes(view) if view else None
-    processes = view.integer("num_processes") if view else None
+    sizes = parallelism_sizes(ctx.accelerate)
+    written = ctx.effective.num_processes
+    processes = written.strict if written.is_written else None
     if not sizes or processes is None or processes < 1 or _total(sizes) == 1:
         return
-    if _deepspeed_sequence_parallel(view, sizes) or _total(sizes) == processes:
+    if _deepspeed_sequence_parallel(ctx.accelerate, sizes) or _total(sizes) == processes:
         return
     product = " x ".join(f"{name} {size}" for name, size in sizes.items() if size > 1)
     yield Finding("accelerate", ("parallelism_config",),
@@ -94,8 +96,7 @@ def context_and_sequence_parallel(ctx: CheckContext) -> Iterator[Finding]:
     ```
     Use instead: one of the two.
     """
-    view = AccelerateView(ctx.accelerate) if ctx.accelerate else None
-    sizes = parallelism_sizes(view) if view else None
+    sizes = parallelism_sizes(ctx.accelerate)
     if sizes and sizes["cp"] > 1 and sizes["sp"] > 1:
         yield Finding("accelerate", ("parallelism_config",),
                       f"cp_size {sizes['cp']} and sp_size {sizes['sp']} cannot be combined")
@@ -120,8 +121,7 @@ def model_parallel_with_pure_replication(ctx: CheckContext) -> Iterator[Finding]
     ```
     Use instead: `parallelism_config_dp_shard_size: 2` in place of the replicate size.
     """
-    view = AccelerateView(ctx.accelerate) if ctx.accelerate else None
-    sizes = parallelism_sizes(view) if view else None
+    sizes = parallelism_sizes(ctx.accelerate)
     model_parallel = sizes is not None and (sizes["tp"] > 1 or sizes["cp"] > 1)
     if model_parallel and sizes["dp_replicate"] > 1 and sizes["dp_shard"] == 1:
         yield Finding("accelerate", ("parallelism_config",),
@@ -153,12 +153,11 @@ def parallelism_unsupported_distributed_type(ctx: CheckContext) -> Iterator[Find
     ```
     Use instead: `fsdp_version: 2`.
     """
-    view = AccelerateView(ctx.accelerate) if ctx.accelerate else None
-    sizes = parallelism_sizes(view) if view else None
-    if not sizes or _total(sizes) == 1 or view.distributed_type is None:
+    sizes, view = parallelism_sizes(ctx.accelerate), ctx.effective
+    if not sizes or _total(sizes) == 1 or view.distributed_type.value is None:
         return
-    kind, fsdp2 = view.distributed_type, view.is_fsdp and view.fsdp_version == 2
-    if view.is_fsdp and view.fsdp_version == 1:
+    kind, fsdp2 = view.distributed_type.value, view.is_fsdp and view.fsdp_version.strict == 2
+    if view.is_fsdp and view.fsdp_version.strict == 1:
         yield Finding("accelerate", ("parallelism_config",),
                       "parallelism_config needs FSDP2, not fsdp_version 1")
     elif not (fsdp2 or kind in MULTI_DEVICE_TYPES or kind == "DEEPSPEED"):
@@ -193,7 +192,7 @@ def fsdp_without_shard_dimension(ctx: CheckContext) -> Iterator[Finding]:
     FSDP.
     """
     view = fsdp_view(ctx)
-    sizes = parallelism_sizes(view) if view and view.fsdp_version == 2 else None
+    sizes = parallelism_sizes(ctx.accelerate) if view and view.fsdp_version.strict == 2 else None
     if sizes and _total(sizes) > 1 and sizes["dp_shard"] == 1 and sizes["cp"] == 1:
         yield Finding("accelerate", ("parallelism_config",),
                       "FSDP2 has no dimension to shard across: dp_shard_size and cp_size are both 1")
@@ -220,13 +219,12 @@ def megatron_degrees_do_not_divide_processes(ctx: CheckContext) -> Iterator[Find
     ```
     Use instead: `num_processes: 8` (data parallel 2).
     """
-    view = AccelerateView(ctx.accelerate) if ctx.accelerate else None
-    if view is None or view.distributed_type != "MEGATRON_LM":
+    if ctx.accelerate is None or ctx.effective.distributed_type.value != "MEGATRON_LM":
         return
-    section, processes = view.section("megatron_lm_config"), view.integer("num_processes")
+    written = ctx.effective.num_processes
+    section, processes = ctx.accelerate.section("megatron_lm_config"), written.strict if written.is_written else None
     degrees = [section.get("megatron_lm_tp_degree", 1), section.get("megatron_lm_pp_degree", 1)]
-    if processes is None or processes < 1 or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1
-                                                      for d in degrees):
+    if processes is None or processes < 1 or not all(coerce.exact_integer(d) and d >= 1 for d in degrees):
         return
     if processes % (degrees[0] * degrees[1]):
         yield Finding("accelerate", ("num_processes",),

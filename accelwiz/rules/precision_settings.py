@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from accelwiz.config.accelerate_view import AccelerateView
+from accelwiz.document import Document, KeyPath
+from accelwiz.effective import section_entry
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.fsdp import ram_efficient_loading
@@ -23,16 +24,17 @@ DYNAMO_OPTION_DEFAULTS = {"dynamo_mode": "default", "dynamo_use_fullgraph": Fals
                           "dynamo_use_regional_compilation": False}
 
 
-def _view(ctx: CheckContext) -> AccelerateView | None:
-    return AccelerateView(ctx.accelerate) if ctx.accelerate else None
+def _view(ctx: CheckContext) -> Document | None:
+    return ctx.accelerate
 
 
-def _fp8(view: AccelerateView, name: str) -> tuple[tuple[str, ...], Any] | None:
-    return view.nested("fp8_config", name, "fp8_")
+def _fp8(view: Document, name: str) -> tuple[KeyPath, Any] | None:
+    return section_entry(view, "fp8_config", name, "fp8_")
 
 
-def _uses_fp8(view: AccelerateView) -> bool:
-    return view.document.get("mixed_precision") == "fp8"
+def _uses_fp8(ctx: CheckContext) -> bool:
+    """The launcher's mixed_precision is fp8 (strict: a value of the wrong type is the schema's finding)."""
+    return ctx.effective.launcher_mixed_precision.strict == "fp8"
 
 
 @rule("AW420", "fp8-without-backend", Severity.WARNING,
@@ -54,7 +56,7 @@ def fp8_without_backend(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: add `fp8_config: {backend: TE}`.
     """
     view = _view(ctx)
-    if view and _uses_fp8(view) and _fp8(view, "backend") is None:
+    if view is not None and _uses_fp8(ctx) and _fp8(view, "backend") is None:
         yield Finding("accelerate", ("mixed_precision",), "mixed_precision fp8 without fp8_config.backend")
 
 
@@ -111,8 +113,8 @@ def fp8_config_without_fp8(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: `mixed_precision: fp8`, or remove `fp8_config`.
     """
     view = _view(ctx)
-    if view and view.section("fp8_config") and not _uses_fp8(view):
-        precision = view.document.get("mixed_precision", default="no")
+    if view is not None and view.section("fp8_config") and not _uses_fp8(ctx):
+        precision = view.get("mixed_precision", default="no")
         yield Finding("accelerate", ("fp8_config",),
                       f"fp8_config is ignored with mixed_precision {precision!r}")
 
@@ -138,7 +140,7 @@ def fp8_override_precision_not_three_booleans(ctx: CheckContext) -> Iterator[Fin
     Use instead: `override_linear_precision: [false, false, false]`.
     """
     view = _view(ctx)
-    found = _fp8(view, "override_linear_precision") if view and _uses_fp8(view) else None
+    found = _fp8(view, "override_linear_precision") if view is not None and _uses_fp8(ctx) else None
     if found is None:
         return
     value = found[1]
@@ -169,12 +171,12 @@ def fp8_backend_incompatible(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: `backend: TE`.
     """
     view = _view(ctx)
-    backend = _fp8(view, "backend") if view and _uses_fp8(view) and view.is_fsdp else None
+    backend = _fp8(view, "backend") if view is not None and _uses_fp8(ctx) and ctx.effective.is_fsdp else None
     if backend is None:
         return
     if backend[1] == "MSAMP":
         yield Finding("accelerate", backend[0], "the MS-AMP fp8 backend does not support FSDP")
-    elif backend[1] == "AO" and view.fsdp_version == 2 and ram_efficient_loading(view):
+    elif backend[1] == "AO" and ctx.effective.fsdp_version.strict == 2 and ram_efficient_loading(view):
         yield Finding("accelerate", backend[0],
                       "the AO fp8 backend does not support FSDP2 with fsdp_cpu_ram_efficient_loading "
                       "(on by default)")
@@ -202,10 +204,10 @@ def dynamo_options_without_backend(ctx: CheckContext) -> Iterator[Finding]:
     view = _view(ctx)
     if view is None or not view.section("dynamo_config"):
         return
-    backend = view.nested("dynamo_config", "dynamo_backend", "dynamo_")
+    backend = section_entry(view, "dynamo_config", "dynamo_backend", "dynamo_")
     if backend is not None and not (isinstance(backend[1], str) and backend[1].upper() == "NO"):
         return
     for name, default in DYNAMO_OPTION_DEFAULTS.items():
-        found = view.nested("dynamo_config", name, "dynamo_")
+        found = section_entry(view, "dynamo_config", name, "dynamo_")
         if found is not None and found[1] != default:
             yield Finding("accelerate", found[0], f"{name} has no effect without a dynamo backend")

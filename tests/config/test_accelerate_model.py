@@ -11,7 +11,6 @@ import pytest
 from pydantic import BaseModel
 
 from accelwiz.config.accelerate import AccelerateConfig, SageMakerConfig
-from accelwiz.config.accelerate_view import AccelerateView
 from accelwiz.config.models import model_for
 from accelwiz.config.validate import schema_issues
 from accelwiz.document import parse_text
@@ -140,13 +139,15 @@ def test_json_schema_uses_the_canonical_spellings():
     assert "backend" in schema["$defs"]["Fp8Section"]["properties"]
 
 
-def test_view_reads_malformed_values_as_absent():
-    view = AccelerateView(
-        parse_text(
-            "distributed_type: NO\nnum_processes: 'two'\nnum_machines: true\nfsdp_config:\n  version: 2\n",
-            Path("a.yaml"),
-        )
+def test_effective_values_read_malformed_values_as_invalid():
+    from accelwiz.effective import fsdp_entry, resolve
+
+    document = parse_text(
+        "distributed_type: NO\nnum_processes: 'two'\nnum_machines: true\nfsdp_config:\n  version: 2\n",
+        Path("a.yaml"),
     )
-    assert view.distributed_type == "NO"  # YAML's false, which accelerate runs as NO
-    assert view.num_processes is None and view.num_machines is None
-    assert view.fsdp("fsdp_version") == (("fsdp_config", "version"), 2)
+    effective = resolve(document, None)
+    assert effective.distributed_type.value == "NO"  # YAML's false, which accelerate runs as NO
+    assert effective.num_processes.strict is None and effective.num_machines.strict is None
+    assert effective.num_processes.invalid and effective.num_machines.written is True
+    assert fsdp_entry(document, "fsdp_version") == (("fsdp_config", "version"), 2)
