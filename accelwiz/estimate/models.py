@@ -1,7 +1,9 @@
-"""Find a model by name, by a local `config.json`, or by a parameter count: `resolve_model("llama-8b")`.
+"""Find a model by name, by a `config.json`, by a hub id, or by a parameter count: `resolve_model("llama-8b")`.
 
-No Hub access: a config.json must be a local file (`huggingface-cli download ORG/NAME config.json` fetches
-one).
+Order: a preset (name, alias, its HF repo or a same-architecture instruct repo: no torch import, instant), a
+local config.json or its folder, a count (`7e9`), then a hub id of any spelling (`Qwen/Qwen3-8B`), whose
+config.json huggingface_hub finds in its cache or downloads (hub.py). A config.json from a file or the hub is
+built by transformers on the meta device (architecture.py), for any model_type it knows.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from accelwiz.errors import InputError, UsageError
-from accelwiz.estimate.presets import PRESETS
+from accelwiz.estimate.presets import PRESETS, SAME_ARCHITECTURE_REPOS
 from accelwiz.estimate.spec import ModelSpec
 
 __all__ = ["MODEL_PRESETS", "ModelSpec", "list_models", "parse_count", "resolve_model", "spec_from_hf_config"]
@@ -24,7 +26,8 @@ __all__ = ["MODEL_PRESETS", "ModelSpec", "list_models", "parse_count", "resolve_
 def _index(presets: tuple[ModelSpec, ...]) -> dict[str, ModelSpec]:
     index: dict[str, ModelSpec] = {}
     for spec in presets:
-        for key in (spec.name, *spec.aliases, spec.source.split("huggingface.co/")[-1].split("/blob")[0]):
+        repo = spec.source.split("huggingface.co/")[-1].split("/blob")[0]
+        for key in (spec.name, *spec.aliases, repo, *SAME_ARCHITECTURE_REPOS.get(spec.name, ())):
             index[key.lower()] = spec
     return index
 
@@ -52,7 +55,7 @@ def parse_count(text: str) -> int | None:
 
 
 def resolve_model(spec: str) -> ModelSpec:
-    """A preset name or alias, a HF org/name of a preset, a config.json path (or its folder), or a count."""
+    """A preset name or alias, a HF org/name of a preset, a config.json path (or its folder), a count, a hub id."""
     key = spec.strip()
     if key.lower() in _BY_ANY_NAME:
         return _BY_ANY_NAME[key.lower()]
@@ -66,10 +69,15 @@ def resolve_model(spec: str) -> ModelSpec:
         return model_with_count(count)
     if key.endswith(".json") or path.is_dir():
         raise InputError(f"no config.json at `{spec}`", hint="pass a HF config.json or its folder")
+    from accelwiz.estimate.hub import is_hub_id, resolve_hub_config
+
+    if is_hub_id(key):
+        config, source = resolve_hub_config(key)
+        return spec_from_hf_config(config, name=key, source=source)
     close = difflib.get_close_matches(key.lower(), _BY_ANY_NAME, n=3, cutoff=0.5)
     hint = (
         f"did you mean {', '.join(close)}? " if close else ""
-    ) + "See `accelwiz estimate --list-models`, pass a local config.json, or a count such as 7e9 or 7B"
+    ) + "See `accelwiz estimate --list-models`, pass a hub id (org/name), a config.json, or a count such as 7e9"
     raise UsageError(f"unknown model `{spec}`", hint=hint)
 
 
@@ -105,77 +113,8 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-_SUPPORTED = ("llama", "mistral", "qwen2", "gemma2", "phi3", "mixtral", "gpt2", "bert")
-
-
 def spec_from_hf_config(config: dict[str, Any], *, name: str, source: str) -> ModelSpec:
-    """Read the parameter-relevant fields of a HF config.json for the model types accelwiz knows."""
-    model_type = str(config.get("model_type", ""))
-    if model_type not in _SUPPORTED:
-        raise UsageError(
-            f"model_type `{model_type or '?'}` in {source} is not supported",
-            hint=f"supported: {', '.join(_SUPPORTED)}; or pass the count, e.g. --params 7e9",
-        )
-    reader = {"gpt2": _gpt2_fields, "bert": _bert_fields}.get(model_type, _decoder_fields)
-    try:
-        fields = reader(config)
-    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
-        raise UsageError(
-            f"{source}: missing or invalid field {exc}", hint="pass a complete HF config.json"
-        ) from None
-    bad = [key for key, value in fields.items() if type(value) is int and value < 1]
-    if bad:
-        raise UsageError(
-            f"{source}: {', '.join(bad)} must be positive", hint="pass a complete HF config.json"
-        )
-    return ModelSpec(name=name, family=model_type, source=source, **fields)
+    """Any model_type transformers knows, built on the meta device (architecture.py; imports torch)."""
+    from accelwiz.estimate.architecture import spec_from_config
 
-
-def _gpt2_fields(c: dict[str, Any]) -> dict[str, Any]:
-    h, heads = int(c["n_embd"]), int(c["n_head"])
-    return {
-        "vocab_size": int(c["vocab_size"]),
-        "hidden_size": h,
-        "intermediate_size": int(c.get("n_inner") or 4 * h),
-        "num_layers": int(c["n_layer"]),
-        "num_heads": heads,
-        "num_kv_heads": heads,
-        "head_dim": h // heads,
-        "tie_word_embeddings": True,
-        "max_position_embeddings": int(c.get("n_positions", 1024)),
-    }
-
-
-def _bert_fields(c: dict[str, Any]) -> dict[str, Any]:
-    h, heads = int(c["hidden_size"]), int(c["num_attention_heads"])
-    return {
-        "vocab_size": int(c["vocab_size"]),
-        "hidden_size": h,
-        "intermediate_size": int(c["intermediate_size"]),
-        "num_layers": int(c["num_hidden_layers"]),
-        "num_heads": heads,
-        "num_kv_heads": heads,
-        "head_dim": h // heads,
-        "tie_word_embeddings": True,
-        "max_position_embeddings": int(c.get("max_position_embeddings", 512)),
-    }
-
-
-def _decoder_fields(c: dict[str, Any]) -> dict[str, Any]:
-    """Llama, Mistral, Qwen2, Gemma-2, Phi-3, Mixtral (Qwen2 always has q/k/v biases; Gemma-2 ties)."""
-    h, heads = int(c["hidden_size"]), int(c["num_attention_heads"])
-    model_type = c["model_type"]
-    return {
-        "vocab_size": int(c["vocab_size"]),
-        "hidden_size": h,
-        "intermediate_size": int(c["intermediate_size"]),
-        "num_layers": int(c["num_hidden_layers"]),
-        "num_heads": heads,
-        "num_kv_heads": int(c.get("num_key_value_heads") or heads),
-        "head_dim": int(c.get("head_dim") or h // heads),
-        "tie_word_embeddings": bool(c.get("tie_word_embeddings", model_type == "gemma2")),
-        "max_position_embeddings": int(c.get("max_position_embeddings", 4096)),
-        "num_experts": int(c.get("num_local_experts", 1)),
-        "experts_per_token": int(c.get("num_experts_per_tok", 1)),
-        "attention_bias": model_type == "qwen2" or bool(c.get("attention_bias", False)),
-    }
+    return spec_from_config(config, name=name, source=source)

@@ -315,3 +315,26 @@ PRESETS: tuple[ModelSpec, ...] = (
         source=HF.format("google-bert/bert-large-uncased"),
     ),
 )
+
+# Chat/instruct releases whose config.json has the same architecture fields as the preset's base repo (only
+# generation settings such as eos_token_id differ), so the hub id resolves to the preset without a download.
+# Not listed: releases that change the shape (Mistral-7B-Instruct-v0.3 has a 32,768 vocabulary).
+SAME_ARCHITECTURE_REPOS: dict[str, tuple[str, ...]] = {
+    "llama-2-7b": ("meta-llama/Llama-2-7b-chat-hf",),
+    "llama-2-13b": ("meta-llama/Llama-2-13b-chat-hf",),
+    "llama-2-70b": ("meta-llama/Llama-2-70b-chat-hf",),
+    "llama-3.1-8b": ("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Meta-Llama-3.1-8B-Instruct"),
+    "llama-3.1-70b": ("meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Meta-Llama-3.1-70B-Instruct"),
+    "llama-3.1-405b": ("meta-llama/Llama-3.1-405B-Instruct", "meta-llama/Meta-Llama-3.1-405B-Instruct"),
+    "llama-3.2-1b": ("meta-llama/Llama-3.2-1B-Instruct",),
+    "llama-3.2-3b": ("meta-llama/Llama-3.2-3B-Instruct",),
+    "mistral-7b": ("mistralai/Mistral-7B-Instruct-v0.1",),
+    "mixtral-8x7b": ("mistralai/Mixtral-8x7B-Instruct-v0.1",),
+    "gemma-2-2b": ("google/gemma-2-2b-it",),
+    "gemma-2-9b": ("google/gemma-2-9b-it",),
+    "gemma-2-27b": ("google/gemma-2-27b-it",),
+    **{
+        f"qwen2.5-{size.lower()}": (f"Qwen/Qwen2.5-{size}-Instruct",)
+        for size in ("0.5B", "1.5B", "3B", "7B", "14B", "32B", "72B")
+    },
+}

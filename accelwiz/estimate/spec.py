@@ -9,13 +9,23 @@ source of truth.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from math import prod
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
-Family = Literal["llama", "mistral", "qwen2", "gemma2", "phi3", "mixtral", "gpt2", "bert"]
-GATED_FAMILIES = frozenset({"llama", "mistral", "qwen2", "gemma2", "phi3", "mixtral"})
+# A HF `model_type`. The presets use llama, mistral, qwen2, gemma2, phi3, mixtral, gpt2 and bert; a config.json
+# or hub id may name any type transformers knows (accelwiz/estimate/architecture.py builds it on `meta`).
+Family = str
+# Decoders whose blocks are "RMSNorm, rotary attention with q/k/v/o projections, gated MLP": activations.py
+# applies its gated-MLP formula to them. The first six are what that formula was written and checked for; the
+# others share the layout but add terms it lacks (q/k norms, 4 norms per block, shared experts, MLA), so their
+# specs carry `analytic_activations=False` with the reason (architecture.py decides).
+GATED_FAMILIES = frozenset(
+    {"llama", "mistral", "qwen2", "gemma2", "phi3", "mixtral"}
+    | {"gemma", "gemma3", "gemma3_text", "qwen3", "qwen3_moe", "qwen2_moe", "deepseek_v2", "deepseek_v3"}
+    | {"olmo2", "granite", "ministral", "mistral3", "llama4_text", "smollm3", "glm", "glm4", "helium"}
+)
 
 
 class Tensor(NamedTuple):
@@ -57,6 +67,22 @@ class ModelSpec:
     aliases: tuple[str, ...] = ()
     parameters_override: int | None = None  # `--params 7e9`: the count is given, the shape is borrowed
     source: str = ""
+    # -- structure beyond the eight preset families (filled by architecture.py from config + meta model) ----
+    # MoE: `intermediate_size` is the width of one routed expert; shared experts run for every token on top.
+    shared_expert_intermediate_size: int = 0  # total width of the shared expert(s) (Qwen2-MoE, DeepSeek)
+    # Multi-head latent attention (DeepSeek-V2/V3): low-rank q (None: a full q_proj) and kv projections.
+    q_lora_rank: int | None = None
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    v_head_dim: int | None = None
+    sliding_window: int | None = None  # tokens; None: full attention in every layer
+    # False when activations.py has no exact formula for this block layout; the reason says which terms
+    # it lacks, and `--trace` measures the real model instead.
+    analytic_activations: bool = True
+    activations_note: str = ""
+    # The parameters of the model transformers built on the meta device (architecture.py); None for the
+    # presets, whose tensors are derived from the shape below.
+    built_tensors: tuple[Tensor, ...] | None = field(default=None, repr=False)
 
     # -- counts -------------------------------------------------------------------------------------------
     @cached_property
@@ -68,12 +94,19 @@ class ModelSpec:
 
     @cached_property
     def active_parameters(self) -> int:
-        """Parameters one token passes through: all of them, except the experts a MoE router does not pick."""
+        """Parameters one token passes through: all of them, except the experts a MoE router does not pick.
+
+        Routed experts are the tensors under an `experts` module (one module per expert, `experts.3.w1`, or
+        one fused module whose first dimension is the expert, transformers 5); shared experts always run.
+        """
         total = self.num_parameters
         if self.num_experts <= 1:
             return total
-        expert = 3 * self.hidden_size * self.intermediate_size
-        return total - self.num_layers * (self.num_experts - self.experts_per_token) * expert
+        routed = sum(t.numel for t in self.tensors() if ".experts." in f".{t.module}.")
+        idle = routed * (self.num_experts - self.experts_per_token) // self.num_experts
+        if self.parameters_override is not None:
+            idle = round(idle * self.parameters_override / sum(t.numel for t in self.tensors()))
+        return total - idle
 
     @cached_property
     def largest_layer_parameters(self) -> int:
@@ -88,8 +121,16 @@ class ModelSpec:
 
     @cached_property
     def layer_parameters(self) -> int:
-        """Parameters of one transformer block (the unit FSDP wraps and ZeRO-3 gathers)."""
-        count = sum(t.numel for t in self.tensors() if t.module.startswith("layers.0."))
+        """Parameters of the largest transformer block (the unit FSDP wraps and ZeRO-3 gathers).
+
+        Blocks differ where a model mixes layer kinds (DeepSeek's first dense layers before the MoE ones).
+        """
+        per_block: dict[str, int] = {}
+        for t in self.tensors():
+            if t.module.startswith("layers."):
+                block = t.module.split(".", 2)[1]
+                per_block[block] = per_block.get(block, 0) + t.numel
+        count = max(per_block.values())
         if self.parameters_override is not None:
             return round(count * self.parameters_override / sum(t.numel for t in self.tensors()))
         return count
@@ -105,12 +146,23 @@ class ModelSpec:
 
     @cached_property
     def _tensors(self) -> tuple[Tensor, ...]:
+        if self.built_tensors is not None:
+            return self.built_tensors
         builder = {"gpt2": _gpt2_tensors, "bert": _bert_tensors}.get(self.family, _gated_tensors)
         return tuple(builder(self))
 
     def block_linears(self) -> list[Tensor]:
         """The nn.Linear weights inside the transformer blocks of one layer (layer 0), with their shapes."""
         return [t for t in self.tensors() if t.linear and t.module.startswith("layers.0.")]
+
+    def all_block_linears(self) -> list[Tensor]:
+        """The nn.Linear weights inside every transformer block (blocks may differ: dense and MoE layers)."""
+        return [t for t in self.tensors() if t.linear and t.module.startswith("layers.")]
+
+    def lora_parameters(self, rank: int, targets: set[str] | frozenset[str] | tuple[str, ...]) -> int:
+        """LoRA A and B matrices, r·(in + out) for every block linear whose name is in `targets`."""
+        wanted = set(targets)
+        return sum(rank * sum(t.shape) for t in self.all_block_linears() if t.kind in wanted)
 
 
 def _gated_tensors(spec: ModelSpec) -> list[Tensor]:

@@ -61,18 +61,14 @@ class Workload:
         """All parameters for full training; the LoRA A and B matrices, r·(in + out) per adapted linear."""
         if self.regime == "full":
             return self.model.num_parameters
-        targets = set(self.lora_targets)
-        per_layer = sum(
-            self.lora_rank * sum(t.shape) for t in self.model.block_linears() if t.kind in targets
-        )
-        return per_layer * self.model.num_layers
+        return self.model.lora_parameters(self.lora_rank, self.lora_targets)  # every block (they may differ)
 
     @cached_property
     def quantized_parameters(self) -> int:
         """QLoRA: the block linears bitsandbytes turns into 4-bit (embeddings, norms, lm_head stay 16-bit)."""
         if self.regime != "qlora":
             return 0
-        return sum(t.numel for t in self.model.block_linears()) * self.model.num_layers
+        return sum(t.numel for t in self.model.all_block_linears())
 
     def with_micro_batch(self, micro_batch: int) -> Workload:
         return replace(self, micro_batch=micro_batch)

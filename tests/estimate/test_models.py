@@ -185,11 +185,12 @@ def test_missing_config_json(tmp_path):
         resolve_model(str(tmp_path))  # a folder without one
 
 
-def test_unsupported_model_type(tmp_path):
+def test_unknown_model_type_names_close_ones(tmp_path):
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({"model_type": "t5", "d_model": 512}))
-    with pytest.raises(UsageError, match="model_type `t5`"):
+    path.write_text(json.dumps({"model_type": "lama", "hidden_size": 512}))
+    with pytest.raises(UsageError, match="model_type `lama`") as info:
         resolve_model(str(path))
+    assert "llama" in info.value.hint
 
 
 def test_broken_config_json(tmp_path):
@@ -197,8 +198,12 @@ def test_broken_config_json(tmp_path):
     path.write_text("{not json")
     with pytest.raises(InputError):
         resolve_model(str(path))
+    path.write_text("[1, 2]")
+    with pytest.raises(InputError, match="not a JSON object"):
+        resolve_model(str(path))
+    # transformers would fill the rest with Llama-2-7B's defaults: another model, silently
     path.write_text(json.dumps({"model_type": "llama", "hidden_size": 64}))
-    with pytest.raises(UsageError, match="missing or invalid field"):
+    with pytest.raises(UsageError, match="missing field.*num_hidden_layers"):
         resolve_model(str(path))
 
 
