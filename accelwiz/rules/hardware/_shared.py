@@ -1,41 +1,33 @@
-"""Constants and defensive readers shared by the hardware rules: any key may hold any type."""
+"""What the hardware rules ask of a unit, answered from its effective values (`ctx.effective`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from accelwiz.document import KeyPath
+from accelwiz.effective import EffectiveValue
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Role
-from accelwiz.vocab import GIB
+from accelwiz.vocab import GPU_DISTRIBUTED
 
-GPU_DISTRIBUTED = ("MULTI_GPU", "FSDP", "DEEPSPEED", "MEGATRON_LM")
 FP8_BACKEND_PACKAGES = {"TE": "transformer_engine", "MSAMP": "msamp", "AO": "torchao"}
+HALF_PRECISIONS = ("bf16", "fp16", "fp8")
 
 
-def int_value(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def text_value(value: Any) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
-
-
-def yaml_value(ctx: CheckContext, *path: str) -> Any:
-    return ctx.accelerate.get(*path) if ctx.accelerate is not None else None
+def written(value: EffectiveValue) -> int | None:
+    """A topology value as written in the file (None when absent or of a type the schema rules report)."""
+    return value.strict if value.is_written else None
 
 
 def distributed_type(ctx: CheckContext) -> str | None:
-    written = text_value(yaml_value(ctx, "distributed_type"))
-    if written:
-        return written.upper()
-    return "DEEPSPEED" if ctx.accelerate is None and ctx.deepspeed is not None else None
+    """The distributed type; a DeepSpeed JSON checked alone is for the deepspeed launcher."""
+    effective = ctx.effective
+    return effective.distributed_type.value or ("DEEPSPEED" if effective.json_alone else None)
 
 
 def trains_on_gpus(ctx: CheckContext) -> bool:
     """Whether the run will compute on the profile's GPUs (so their precision support matters)."""
-    return bool(ctx.system and ctx.system.gpus) and yaml_value(ctx, "use_cpu") is not True and \
+    return bool(ctx.system and ctx.system.gpus) and ctx.effective.use_cpu.strict is not True and \
         distributed_type(ctx) != "MULTI_CPU"
 
 
@@ -45,18 +37,21 @@ def gpu_hint(ctx: CheckContext) -> bool:
 
 
 def uses_deepspeed(ctx: CheckContext) -> bool:
-    return distributed_type(ctx) == "DEEPSPEED" or ctx.deepspeed is not None
+    return ctx.effective.uses_deepspeed
 
 
 def precisions(ctx: CheckContext) -> Iterator[tuple[str, Role, KeyPath]]:
-    """Each precision the files declare: ("bf16" | "fp16" | "fp8", file role, key path)."""
-    if ctx.deepspeed is not None:
-        for key, name in (("bf16", "bf16"), ("bfloat16", "bf16"), ("fp16", "fp16")):
-            if ctx.deepspeed.get(key, "enabled") is True:
-                yield name, "deepspeed", (key, "enabled")
-    written = text_value(yaml_value(ctx, "mixed_precision"))
-    if written and written.lower() in ("bf16", "fp16", "fp8"):
-        yield written.lower(), "accelerate", ("mixed_precision",)
+    """Each 16/8-bit precision the files declare: ("bf16" | "fp16" | "fp8", file role, key path).
+
+    The DeepSpeed JSON's enabled block (a literal `true`: other spellings are the schema rules' finding), then
+    the YAML's mixed_precision as the launcher reads it.
+    """
+    effective = ctx.effective
+    for item in (effective.mixed_precision, effective.launcher_mixed_precision):
+        if item.source == "json" and item.written is not True:
+            continue
+        if item.value in HALF_PRECISIONS and item.role in ("accelerate", "deepspeed") and item.path:
+            yield item.value, item.role, item.path
 
 
 def precision_at(ctx: CheckContext, name: str) -> tuple[Role, KeyPath] | None:
@@ -66,13 +61,7 @@ def precision_at(ctx: CheckContext, name: str) -> tuple[Role, KeyPath] | None:
 def gpu_list(ids: list[int]) -> str:
     return ", ".join(str(i) for i in ids)
 
+
 def gpu_ids(ctx: CheckContext) -> list[int] | None:
     """`gpu_ids` as a list of integers; None for absent, `all`, or anything unparseable."""
-    value = yaml_value(ctx, "gpu_ids")
-    if int_value(value) is not None:
-        return [value]
-    text = text_value(value)
-    if text is None or text.lower() == "all":
-        return None
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    return [int(p) for p in parts] if parts and all(p.isdigit() for p in parts) else None
+    return ctx.effective.gpu_id_list

@@ -12,8 +12,7 @@ from accelwiz.rules.hardware._shared import (
     gpu_hint,
     gpu_ids,
     gpu_list,
-    int_value,
-    yaml_value,
+    written,
 )
 from accelwiz.rules.registry import rule
 
@@ -45,7 +44,7 @@ def gpu_distribution_without_gpu(ctx: CheckContext) -> Iterator[Finding]:
     kind = distributed_type(ctx)
     if system is None or system.gpus or system.topology.summary == "unknown" or kind not in GPU_DISTRIBUTED:
         return
-    if yaml_value(ctx, "use_cpu") is True:
+    if ctx.effective.use_cpu.strict is True:
         return
     consequence = {
         "MULTI_GPU": "every process runs alone as DistributedType.NO, with no gradient sync and no error",
@@ -78,8 +77,8 @@ def processes_exceed_gpus(ctx: CheckContext) -> Iterator[Finding]:
     on a machine with 4 GPUs. Use instead: `num_processes: 4`.
     """
     system = ctx.system
-    processes = int_value(yaml_value(ctx, "num_processes"))
-    machines = int_value(yaml_value(ctx, "num_machines")) or 1
+    processes = written(ctx.effective.num_processes)
+    machines = written(ctx.effective.num_machines) or 1
     if system is None or not system.gpus or processes is None or machines < 1 or not gpu_hint(ctx):
         return
     selected = gpu_ids(ctx)

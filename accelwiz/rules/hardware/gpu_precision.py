@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelwiz import coerce
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.hardware._shared import (
@@ -11,9 +12,7 @@ from accelwiz.rules.hardware._shared import (
     gpu_hint,
     gpu_ids,
     precision_at,
-    text_value,
     trains_on_gpus,
-    yaml_value,
 )
 from accelwiz.rules.registry import rule
 
@@ -99,7 +98,7 @@ def fp8_backend_not_installed(ctx: CheckContext) -> Iterator[Finding]:
     found = precision_at(ctx, "fp8")
     if found is None or ctx.system is None or not ctx.system.packages:
         return
-    backend = text_value(yaml_value(ctx, "fp8_config", "backend"))
+    backend = coerce.text(ctx.accelerate.get("fp8_config", "backend")) if ctx.accelerate else None
     wanted = FP8_BACKEND_PACKAGES.get(backend.upper()) if backend else None
     if wanted is not None:
         if ctx.system.package_missing(wanted):

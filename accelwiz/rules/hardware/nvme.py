@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from accelwiz import coerce
 from accelwiz.document import KeyPath
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Role, Severity
-from accelwiz.rules.hardware._shared import text_value
 from accelwiz.rules.registry import rule
 from accelwiz.vocab import GIB
 
@@ -35,13 +35,13 @@ def _nvme_paths(ctx: CheckContext) -> Iterator[_NvmePath]:
     """Every NVMe offload path the files set for a device that is actually `nvme`."""
     yaml_ds = ctx.accelerate.section("deepspeed_config") if ctx.accelerate is not None else {}
     for kind in ("optimizer", "param"):
-        path = text_value(yaml_ds.get(f"offload_{kind}_nvme_path"))
+        path = coerce.text(yaml_ds.get(f"offload_{kind}_nvme_path"))
         if yaml_ds.get(f"offload_{kind}_device") == "nvme" and path and path.lower() != "none":
             yield _NvmePath(path, kind, "accelerate", ("deepspeed_config", f"offload_{kind}_nvme_path"))
     zero = ctx.deepspeed.section("zero_optimization") if ctx.deepspeed is not None else {}
     for kind in ("optimizer", "param"):
         block = zero.get(f"offload_{kind}")
-        path = text_value(block.get("nvme_path")) if isinstance(block, dict) else None
+        path = coerce.text(block.get("nvme_path")) if isinstance(block, dict) else None
         if isinstance(block, dict) and block.get("device") == "nvme" and path and path != "auto":
             yield _NvmePath(path, kind, "deepspeed", ("zero_optimization", f"offload_{kind}", "nvme_path"))
 

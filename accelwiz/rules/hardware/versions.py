@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelwiz import coerce
 from accelwiz.document import KeyPath
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Role, Severity
-from accelwiz.rules.hardware._shared import distributed_type, int_value, text_value, uses_deepspeed, yaml_value
+from accelwiz.rules.hardware._shared import distributed_type, uses_deepspeed, written
 from accelwiz.rules.registry import rule
 
 
@@ -54,8 +55,7 @@ def fsdp2_with_old_torch(ctx: CheckContext) -> Iterator[Finding]:
     ```
     with torch 2.5.1. Use instead: torch >= 2.6, or `fsdp_version: 1`.
     """
-    version = yaml_value(ctx, "fsdp_config", "fsdp_version")
-    if ctx.system is None or distributed_type(ctx) != "FSDP" or str(version).strip() != "2":
+    if ctx.system is None or distributed_type(ctx) != "FSDP" or ctx.effective.fsdp_version.value != 2:
         return
     installed = ctx.system.installed_older_than("torch", "2.6")
     if installed:
@@ -80,7 +80,7 @@ def nossh_launcher_with_old_deepspeed(ctx: CheckContext) -> Iterator[Finding]:
     ```
     with deepspeed 0.14.0. Use instead: deepspeed >= 0.14.5, or `deepspeed_multinode_launcher: standard`.
     """
-    launcher = text_value(yaml_value(ctx, "deepspeed_config", "deepspeed_multinode_launcher"))
+    launcher = ctx.effective.deepspeed_multinode_launcher.value
     if ctx.system is None or launcher is None or launcher.lower() != "nossh":
         return
     installed = ctx.system.installed_older_than("deepspeed", "0.14.5")
@@ -107,7 +107,8 @@ def moe_layer_names_with_old_deepspeed(ctx: CheckContext) -> Iterator[Finding]:
     ```
     with deepspeed 0.13.1. Use instead: deepspeed >= 0.14.0.
     """
-    names = text_value(yaml_value(ctx, "deepspeed_config", "deepspeed_moe_layer_cls_names"))
+    yaml = ctx.accelerate
+    names = coerce.text(yaml.get("deepspeed_config", "deepspeed_moe_layer_cls_names")) if yaml else None
     if ctx.system is None or names is None:
         return
     installed = ctx.system.installed_older_than("deepspeed", "0.14.0")
@@ -139,7 +140,7 @@ def num_machines_differs_from_system(ctx: CheckContext) -> Iterator[Finding]:
     system = ctx.system
     if system is None or ctx.accelerate is None or (system.source != "preset" and system.num_machines == 1):
         return
-    machines = int_value(yaml_value(ctx, "num_machines"))
+    machines = written(ctx.effective.num_machines)
     configured = machines if machines is not None else 1
     if configured != system.num_machines:
         yield Finding("accelerate", ("num_machines",),
