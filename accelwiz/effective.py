@@ -527,3 +527,14 @@ def _from_plan(plan: PlanFile, values: dict[str, EffectiveValue], world: int | N
         found["global_batch"] = EffectiveValue(micro * accumulation * world, "derived",
                                                note="micro batch x gradient accumulation x world size")
     return found
+
+
+def with_trainer(config: EffectiveConfig, values: dict[str, tuple[Any, str]]) -> EffectiveConfig:
+    """`config` with the values the HF Trainer's arguments set (`check --training-args` / `-- ARGS`), source
+    "trainer": what it fills in a DeepSpeed config's "auto", and without DeepSpeed the batch, accumulation,
+    clipping and precision it owns. accelwiz.rules.trainer_arguments decides which values those are."""
+    from dataclasses import replace
+
+    known = {f.name for f in fields(config)}
+    return replace(config, **{name: EffectiveValue(value, "trainer", note=note)
+                              for name, (value, note) in values.items() if name in known})

@@ -1,0 +1,84 @@
+"""The HF Trainer's arguments on `check`'s command line: `--training-args FILE` and everything after `--`.
+
+Kept apart from cli/check.py so that the command itself only gains two parameters and one call.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from typer.core import TyperCommand
+
+if TYPE_CHECKING:
+    from accelwiz.config.training_args import TrainerArguments
+    from accelwiz.console import Console
+
+TRAINER_ARGV = "accelwiz.trainer_argv"
+
+TrainingArgsOption = Annotated[
+    Path | None,
+    typer.Option("--training-args", metavar="FILE", show_default=False, rich_help_panel="HF Trainer",
+                 help="The HF Trainer / TRL arguments file (JSON or YAML) the run uses: turns on the AW7xx rules. "
+                      "The training command line may follow `--` instead (or as well; it wins)."),
+]
+
+
+class SplitAtDoubleDash(TyperCommand):
+    """A command whose arguments after the first `--` are the training script's, kept in `ctx.meta`.
+
+    click would otherwise pass them on as more FILES."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if "--" in args:
+            at = args.index("--")
+            ctx.meta[TRAINER_ARGV] = args[at + 1:]
+            args = args[:at]
+        return super().parse_args(ctx, args)
+
+
+def trainer_argv(ctx: typer.Context) -> list[str]:
+    return list(ctx.meta.get(TRAINER_ARGV, []))
+
+
+def trainer_inputs(file: Path | None, argv: list[str], files: list[Path],
+                   console: Console | None = None) -> tuple[TrainerArguments | None, list[Path]]:
+    """The Trainer arguments, and the files to check: the JSON `--deepspeed` names joins them when no DeepSpeed
+    JSON was given and the YAMLs name none (so the DeepSpeed rules check the file the Trainer reads)."""
+    from accelwiz.config.training_args import load_training_arguments
+
+    arguments = load_training_arguments(file, argv)
+    if arguments is None:
+        return None, files
+    if console is not None:
+        for note in arguments.notes:
+            console.info(f"note: Trainer arguments ({arguments.source}): {note}")
+    from accelwiz.rules.trainer_arguments import deepspeed_argument_path
+
+    named = deepspeed_argument_path(arguments)
+    if named is None or not named.is_file() or any(_same(named, f) for f in files):
+        return arguments, files
+    if any(f.suffix.lower() == ".json" for f in files) or any(_names_deepspeed_file(f) for f in files):
+        return arguments, files
+    return arguments, [*files, named]
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return a == b
+
+
+def _names_deepspeed_file(path: Path) -> bool:
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        return False
+    from accelwiz.document import load_document
+    from accelwiz.errors import InputError
+
+    try:
+        written = load_document(path).get("deepspeed_config", "deepspeed_config_file")
+    except InputError:  # an unreadable YAML is reported by check itself
+        return False
+    return isinstance(written, str) and written.strip().lower() not in ("", "none")

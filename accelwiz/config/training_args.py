@@ -1,0 +1,361 @@
+"""The HF Trainer's arguments: the third file of a run, read the way transformers 5 reads it.
+
+Two forms are accepted:
+- the training command line (`--bf16 --per_device_train_batch_size 4 ...`), read as `HfArgumentParser` reads it:
+  `--flag value` and `--flag=value`, the dashed spelling (`--per-device-train-batch-size`), a unique abbreviation
+  (argparse's `allow_abbrev`), a bool flag alone meaning true, `--bf16 false`, and `--no_<flag>` for flags whose
+  default is true;
+- an arguments file, JSON or YAML (the form TRL, alignment-handbook and most recipes use). Its values are read as
+  `TrlParser` reads them: a string is converted with the field's type, as argparse converts a string default
+  (`learning_rate: 2e-5`, which YAML 1.1 loads as a string, is the float 2e-05); other values are taken as written.
+
+Only the fields that decide what DeepSpeed and accelerate use are modelled (`FIELDS`); every other argument is
+ignored, with a note. `ALL_FIELDS` lists every `TrainingArguments` field of transformers 5 so an abbreviation is
+judged as argparse judges it (tests/crosscheck/test_trainer_resolver.py compares both with the installed library).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from accelwiz.errors import InputError
+
+Kind = Literal["int", "float", "bool", "optional_bool", "str", "deepspeed"]
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    kind: Kind
+    default: Any
+
+
+# transformers 5 `TrainingArguments` defaults for the fields that feed DeepSpeed, accelerate and the batch.
+FIELDS: dict[str, FieldSpec] = {
+    "per_device_train_batch_size": FieldSpec("int", 8),
+    "gradient_accumulation_steps": FieldSpec("int", 1),
+    "max_grad_norm": FieldSpec("float", 1.0),
+    "learning_rate": FieldSpec("float", 5e-05),
+    "adam_beta1": FieldSpec("float", 0.9),
+    "adam_beta2": FieldSpec("float", 0.999),
+    "adam_epsilon": FieldSpec("float", 1e-08),
+    "weight_decay": FieldSpec("float", 0.0),
+    "fp16": FieldSpec("bool", False),
+    "bf16": FieldSpec("bool", False),
+    "fp16_full_eval": FieldSpec("bool", False),
+    "bf16_full_eval": FieldSpec("bool", False),
+    "save_on_each_node": FieldSpec("bool", False),
+    "auto_find_batch_size": FieldSpec("bool", False),
+    "use_cpu": FieldSpec("bool", False),
+    "gradient_checkpointing": FieldSpec("optional_bool", None),
+    "activation_checkpointing": FieldSpec("optional_bool", None),
+    "deepspeed": FieldSpec("deepspeed", None),
+    "optim": FieldSpec("str", "adamw_torch_fused"),
+    "lr_scheduler_type": FieldSpec("str", "linear"),
+    "warmup_steps": FieldSpec("float", 0),
+    "max_steps": FieldSpec("int", -1),
+    "num_train_epochs": FieldSpec("float", 3.0),
+}
+
+# Every `TrainingArguments` field of transformers 5.x (for abbreviations and for "known but not read" notes).
+_ALL_FIELD_NAMES = """
+accelerator_config activation_checkpointing activation_checkpointing_kwargs adam_beta1 adam_beta2 adam_epsilon
+auto_find_batch_size average_tokens_across_devices batch_eval_metrics bf16 bf16_full_eval data_seed
+dataloader_drop_last dataloader_in_order dataloader_multiprocessing_context dataloader_num_workers
+dataloader_persistent_workers dataloader_pin_memory dataloader_prefetch_factor ddp_backend ddp_broadcast_buffers
+ddp_bucket_cap_mb ddp_find_unused_parameters ddp_static_graph ddp_timeout debug deepspeed disable_tqdm do_eval
+do_predict do_train enable_jit_checkpoint eval_accumulation_steps eval_delay eval_do_concat_batches eval_on_start
+eval_steps eval_strategy eval_use_gather_object fp16 fp16_full_eval fsdp fsdp_config full_determinism
+gradient_accumulation_steps gradient_checkpointing gradient_checkpointing_kwargs greater_is_better hub_always_push
+hub_model_id hub_private_repo hub_revision hub_strategy hub_token ignore_data_skip include_for_metrics
+include_num_input_tokens_seen label_names label_smoothing_factor learning_rate length_column_name
+liger_kernel_config load_best_model_at_end local_rank log_level log_level_replica log_on_each_node
+logging_first_step logging_nan_inf_filter logging_steps logging_strategy lr_scheduler_kwargs lr_scheduler_type
+max_grad_norm max_steps metric_for_best_model neftune_noise_alpha num_train_epochs optim optim_args
+optim_target_modules output_dir parallelism_config per_device_eval_batch_size per_device_train_batch_size
+prediction_loss_only project push_to_hub remove_unused_columns report_to restore_callback_states_from_checkpoint
+resume_from_checkpoint run_name save_on_each_node save_only_model save_steps save_strategy save_total_limit seed
+skip_memory_metrics tf32 torch_compile torch_compile_backend torch_compile_mode torch_empty_cache_steps
+trackio_bucket_id trackio_space_id trackio_static_space_id train_sampling_strategy use_cache use_cpu
+use_liger_kernel warmup_steps weight_decay
+"""
+ALL_FIELDS: frozenset[str] = frozenset(_ALL_FIELD_NAMES.split())
+
+# Bool fields whose default is true: HfArgumentParser adds a `--no_<name>` complement for them.
+_TRUE_BY_DEFAULT = frozenset({"dataloader_pin_memory", "eval_do_concat_batches", "logging_nan_inf_filter",
+                              "remove_unused_columns", "skip_memory_metrics", "use_cache",
+                              "average_tokens_across_devices", "dataloader_in_order"})
+
+_TRUE_WORDS = ("yes", "true", "t", "y", "1")
+_FALSE_WORDS = ("no", "false", "f", "n", "0")
+
+
+@dataclass(frozen=True)
+class ArgumentProblem:
+    """A value transformers' parser (or `TrainingArguments`) refuses."""
+
+    name: str
+    written: str
+    message: str
+
+
+@dataclass(frozen=True)
+class TrainerArguments:
+    """The Trainer arguments of a run: each modelled field's value (the default when not given) and how it was
+    written."""
+
+    values: dict[str, Any]
+    given: dict[str, str] = field(default_factory=dict)  # field -> how it was written ("--bf16", "args.yaml: bf16")
+    source: str = "command line"
+    path: Path | None = None
+    notes: tuple[str, ...] = ()
+    problems: tuple[ArgumentProblem, ...] = ()
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def is_given(self, name: str) -> bool:
+        return name in self.given
+
+    def where(self, name: str) -> str:
+        """How a field was written, or that it is the default."""
+        return self.given.get(name, f"{name} (default {self.values[name]!r})")
+
+    @property
+    def gradient_checkpointing(self) -> bool:
+        """`activation_checkpointing`, falling back to its deprecated alias `gradient_checkpointing`."""
+        value = self.values["activation_checkpointing"]
+        if value is None:
+            value = self.values["gradient_checkpointing"]
+        return bool(value)
+
+    def mixed_precision(self, launcher: str | None) -> str:
+        """`TrainingArguments.mixed_precision`: the launcher's (ACCELERATE_MIXED_PRECISION) unless --fp16/--bf16."""
+        if self.values["fp16"]:
+            return "fp16"
+        if self.values["bf16"]:
+            return "bf16"
+        return launcher or "no"
+
+    @property
+    def deepspeed(self) -> str | dict | None:
+        return self.values["deepspeed"]
+
+
+def defaults() -> dict[str, Any]:
+    return {name: spec.default for name, spec in FIELDS.items()}
+
+
+def _convert(name: str, text: str) -> tuple[Any, str | None]:
+    """A string converted with the field's argparse type: (value, None) or (None, what is wrong)."""
+    kind = FIELDS[name].kind
+    if kind in ("bool", "optional_bool"):
+        if text.lower() in _TRUE_WORDS:
+            return True, None
+        if text.lower() in _FALSE_WORDS:
+            return False, None
+        return None, "expected one of yes/no, true/false, t/f, y/n, 1/0"
+    if kind == "int":
+        try:
+            return int(text), None
+        except ValueError:
+            return None, "invalid int value"
+    if kind == "float":
+        try:
+            return float(text), None
+        except ValueError:
+            return None, "invalid float value"
+    if kind == "deepspeed" and text.startswith("{"):
+        # TrainingArguments.__post_init__ json.loads a dict field given as a string starting with "{".
+        try:
+            return json.loads(text), None
+        except json.JSONDecodeError as exc:
+            return None, f"not valid JSON ({exc.msg})"
+    return text, None
+
+
+def _option_table() -> dict[str, tuple[str, bool | None]]:
+    """Every option string HfArgumentParser registers -> (field, the value a `--no_` option stores or None)."""
+    table: dict[str, tuple[str, bool | None]] = {}
+    for name in ALL_FIELDS:
+        table[f"--{name}"] = (name, None)
+        table[f"--{name.replace('_', '-')}"] = (name, None)
+    for name in _TRUE_BY_DEFAULT:
+        table[f"--no_{name}"] = (name, False)
+        table[f"--no-{name.replace('_', '-')}"] = (name, False)
+    return table
+
+
+def _takes_optional_value(name: str) -> bool:
+    return name in FIELDS and FIELDS[name].kind in ("bool", "optional_bool")
+
+
+def parse_argv(argv: list[str]) -> TrainerArguments:
+    """The arguments after `--`, read as HfArgumentParser(TrainingArguments).parse_known_args reads them."""
+    options = _option_table()
+    values, given = defaults(), {}
+    problems: list[ArgumentProblem] = []
+    ignored: list[str] = []
+    abbreviated: list[str] = []
+    position = 0
+    while position < len(argv):
+        token = argv[position]
+        position += 1
+        if not token.startswith("--") or token == "--":
+            continue  # a positional or a value of an option accelwiz does not read
+        option, has_inline, inline = token.partition("=")
+        target = options.get(option)
+        if target is None:
+            matches = {options[o] for o in options if o.startswith(option)}
+            names = {m[0] for m in matches}
+            if len(names) == 1:  # argparse's allow_abbrev: a unique prefix selects the option
+                target = matches.pop()
+                abbreviated.append(f"{option} -> --{target[0]}")
+        if target is None:
+            ignored.append(option)
+            if not has_inline and position < len(argv) and not argv[position].startswith("--"):
+                position += 1  # its value
+            continue
+        name, negated = target
+        if negated is not None:
+            if name in FIELDS:
+                values[name], given[name] = negated, option
+            continue
+        if name not in FIELDS:
+            ignored.append(option)
+            if not has_inline and position < len(argv) and not argv[position].startswith("-"):
+                position += 1
+            continue
+        if has_inline:
+            text = inline
+        elif _takes_optional_value(name) and (position >= len(argv) or argv[position].startswith("-")):
+            values[name], given[name] = True, option  # nargs="?", const=True
+            continue
+        elif position < len(argv) and not (argv[position].startswith("-") and not _is_number(argv[position])):
+            text = argv[position]
+            position += 1
+        else:
+            problems.append(ArgumentProblem(name, option, f"{option}: expected one argument"))
+            continue
+        value, error = _convert(name, text)
+        written = f"{option}={text}" if has_inline else f"{option} {text}"
+        if error:
+            problems.append(ArgumentProblem(name, written, f"{option}: {error}: {text!r}"))
+            continue
+        values[name], given[name] = value, written
+    notes = []
+    if abbreviated:
+        notes.append("abbreviated options, as argparse completes them: " + ", ".join(abbreviated))
+    if ignored:
+        notes.append(f"ignored {len(ignored)} argument(s) accelwiz does not read: " + " ".join(dict.fromkeys(ignored)))
+    return _finish(TrainerArguments(values, given, "command line", None, tuple(notes), tuple(problems)))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def parse_file(path: Path) -> TrainerArguments:
+    """A JSON or YAML arguments file (a mapping of TrainingArguments field names to values)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"training arguments file `{path}` not found",
+                         hint="pass the JSON or YAML file the training script reads") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read training arguments file `{path}`: {exc}",
+                         hint="pass a readable JSON or YAML file") from None
+    try:
+        if path.suffix.lower() == ".json":
+            data = json.loads(text)
+        else:
+            import yaml  # TrlParser and HfArgumentParser.parse_yaml_file read it with yaml.safe_load
+
+            data = yaml.safe_load(text)
+    except (ValueError, Exception) as exc:  # yaml.YAMLError and json.JSONDecodeError
+        raise InputError(f"training arguments file `{path}` is not valid JSON or YAML: {str(exc).splitlines()[0]}",
+                         hint="fix the syntax; the file is a mapping of argument names to values") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise InputError(f"training arguments file `{path}` holds a {type(data).__name__}, not a mapping",
+                         hint="write `name: value` pairs, e.g. `per_device_train_batch_size: 4`")
+    values, given = defaults(), {}
+    problems: list[ArgumentProblem] = []
+    ignored = []
+    for key, raw in data.items():
+        name = str(key)
+        if name not in FIELDS:
+            ignored.append(name)
+            continue
+        where = f"{path.name}: {name}"
+        if isinstance(raw, str):
+            value, error = _convert(name, raw)
+            if error:
+                problems.append(ArgumentProblem(name, f"{name}: {raw!r}", f"{name}: {error}: {raw!r}"))
+                continue
+        else:
+            value, error = raw, _type_problem(name, raw)
+            if error:
+                problems.append(ArgumentProblem(name, f"{name}: {raw!r}", f"{name}: {error}"))
+                continue
+        values[name], given[name] = value, where
+    notes = []
+    if ignored:
+        notes.append(f"ignored {len(ignored)} argument(s) accelwiz does not read: " + ", ".join(ignored))
+    return _finish(TrainerArguments(values, given, path.name, path, tuple(notes), tuple(problems)))
+
+
+def _type_problem(name: str, value: Any) -> str | None:
+    """A non-string value the field cannot hold (TrlParser hands it to TrainingArguments unconverted)."""
+    kind = FIELDS[name].kind
+    if value is None:
+        return None if kind in ("optional_bool", "deepspeed") else "null is not a value for this argument"
+    if kind == "int" and (isinstance(value, bool) or not (isinstance(value, int) or
+                                                          (isinstance(value, float) and value.is_integer()))):
+        return f"expected an integer, got {value!r}"
+    if kind == "float" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        return f"expected a number, got {value!r}"
+    if kind in ("bool", "optional_bool") and not isinstance(value, (bool, int)):
+        return f"expected true or false, got {value!r}"
+    if kind == "deepspeed" and not isinstance(value, (str, dict)):
+        return f"expected a path or a mapping, got {value!r}"
+    if kind == "str" and not isinstance(value, str):
+        return f"expected text, got {value!r}"
+    return None
+
+
+def _finish(args: TrainerArguments) -> TrainerArguments:
+    """What `TrainingArguments.__post_init__` refuses whatever the hardware: fp16 together with bf16."""
+    problems = list(args.problems)
+    if args["fp16"] and args["bf16"]:
+        problems.append(ArgumentProblem("bf16", f"{args.where('fp16')} and {args.where('bf16')}",
+                                        "At most one of fp16 and bf16 can be True, but not both"))
+    if args["fp16_full_eval"] and args["bf16_full_eval"]:
+        problems.append(ArgumentProblem("bf16_full_eval", "fp16_full_eval and bf16_full_eval",
+                                        "At most one of fp16 and bf16 can be True for full eval, but not both"))
+    if problems == list(args.problems):
+        return args
+    return TrainerArguments(args.values, args.given, args.source, args.path, args.notes, tuple(problems))
+
+
+def load_training_arguments(file: Path | None, argv: list[str] | None) -> TrainerArguments | None:
+    """The arguments from a file, the command line, or both (the command line wins, as with TrlParser)."""
+    if file is None and not argv:
+        return None
+    from_file = parse_file(file) if file is not None else None
+    if not argv:
+        return from_file
+    from_argv = parse_argv(argv)
+    if from_file is None:
+        return from_argv
+    values = {**from_file.values, **{k: from_argv.values[k] for k in from_argv.given}}
+    given = {**from_file.given, **from_argv.given}
+    return TrainerArguments(values, given, f"{from_file.source} + command line", from_file.path,
+                            from_file.notes + from_argv.notes, from_file.problems + from_argv.problems)

@@ -1,0 +1,497 @@
+"""AW7xx: the HF Trainer's arguments against the Accelerate YAML and the DeepSpeed JSON (needs --training-args or
+the training command line after `--`).
+
+The Trainer fills the JSON's "auto" values from its arguments and refuses the values that disagree with them
+(transformers' `HfTrainerDeepSpeedConfig`); accelwiz.config.trainer_deepspeed models those steps. Every rule here is
+silent when no Trainer arguments were given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from accelwiz.config.trainer_deepspeed import TrainerResolution, get_value, inline_config, resolve_for_trainer
+from accelwiz.config.training_args import TrainerArguments
+from accelwiz.rules.context import CheckContext
+from accelwiz.rules.diagnostic import Finding, Role, Severity
+from accelwiz.rules.registry import rule
+
+_CACHE_KEY = "_accelwiz_trainer_view"
+
+
+@dataclass(frozen=True)
+class TrainerView:
+    """What the Trainer will do with this unit: its arguments, the DeepSpeed config it fills (and how it got it)."""
+
+    args: TrainerArguments
+    path: str | None  # "trainer" (--deepspeed), "launcher" (the YAML's JSON), "inline" (the YAML's keys), None
+    json_role: Role | None  # the document the DeepSpeed values are written in, when it is one of the unit's
+    json_name: str | None  # the file the Trainer's DeepSpeed config comes from
+    resolution: TrainerResolution | None
+    world_size: int | None
+    problem: str | None = None  # the --deepspeed file cannot be read
+
+
+def _written_precision(ctx: CheckContext) -> str | None:
+    value = ctx.accelerate.get("mixed_precision") if ctx.accelerate is not None else None
+    return value.strip().lower() if isinstance(value, str) and value.strip() else None
+
+
+def _distributed_type(ctx: CheckContext) -> str | None:
+    value = ctx.accelerate.get("distributed_type") if ctx.accelerate is not None else None
+    return value if isinstance(value, str) else None
+
+
+def deepspeed_argument_path(args: TrainerArguments) -> Path | None:
+    """The JSON file `--deepspeed` names, resolved as the worker opens it: from the working directory, else beside
+    the arguments file."""
+    written = args.deepspeed
+    if not isinstance(written, str) or not written.strip():
+        return None
+    candidate = Path(written.strip())
+    if not candidate.is_absolute() and not candidate.is_file() and args.path is not None:
+        beside = args.path.parent / candidate
+        if beside.is_file():
+            return beside
+    return candidate
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return a == b
+
+
+def trainer_view(ctx: CheckContext) -> TrainerView | None:
+    """The Trainer's view of the unit, computed once per unit; None without Trainer arguments."""
+    args: TrainerArguments | None = getattr(ctx, "training_args", None)
+    if args is None:
+        return None
+    cached = ctx.__dict__.get(_CACHE_KEY)
+    if cached is not None:
+        return cached
+    from accelwiz.effective import resolve
+
+    # the world size from the YAML alone (ctx.effective already holds the Trainer's values, built from this view)
+    world = resolve(ctx.accelerate, None).num_processes.value if ctx.accelerate is not None else None
+    world = world if isinstance(world, int) and world > 0 else None
+    launcher_precision = _written_precision(ctx)
+    config: Any = None
+    path = json_role = json_name = problem = None
+    if isinstance(args.deepspeed, dict):
+        config, path, json_name = args.deepspeed, "trainer", "the --deepspeed mapping"
+    elif isinstance(args.deepspeed, str) and args.deepspeed.strip():
+        file = deepspeed_argument_path(args)
+        path, json_name = "trainer", str(file)
+        if ctx.deepspeed is not None and file is not None and _same_file(file, ctx.deepspeed.path):
+            config, json_role = ctx.deepspeed.data, "deepspeed"
+        elif ctx.accelerate is None and ctx.deepspeed is not None:
+            config, json_role = ctx.deepspeed.data, "deepspeed"  # the JSON given is the one the Trainer reads
+        else:
+            config, problem = _read_json(file)
+    elif ctx.deepspeed is not None and (ctx.accelerate is None or _distributed_type(ctx) == "DEEPSPEED"):
+        # A JSON alone is what a Trainer started by torchrun/deepspeed receives with --deepspeed; beside a
+        # DEEPSPEED YAML, accelerate hands the YAML's JSON to the Trainer.
+        path = "trainer" if ctx.accelerate is None else "launcher"
+        config, json_role, json_name = ctx.deepspeed.data, "deepspeed", ctx.deepspeed.name
+    elif _distributed_type(ctx) == "DEEPSPEED" and ctx.accelerate is not None:
+        section = ctx.accelerate.get("deepspeed_config")
+        written = section.get("deepspeed_config_file") if isinstance(section, dict) else None
+        if not (isinstance(written, str) and written.strip().lower() not in ("", "none")):
+            config = inline_config(section if isinstance(section, dict) else {})
+            path, json_role, json_name = "inline", "accelerate", ctx.accelerate.name
+    resolution = None
+    if isinstance(config, dict):
+        resolution = resolve_for_trainer(config, args, world_size=world, path=path or "trainer",
+                                         launcher_precision=launcher_precision)
+    view = TrainerView(args, path, json_role, json_name, resolution, world, problem)
+    ctx.__dict__[_CACHE_KEY] = view
+    return view
+
+
+def _read_json(file: Path | None) -> tuple[Any, str | None]:
+    if file is None:
+        return None, None
+    import json
+
+    try:
+        return json.loads(file.read_text(encoding="utf-8")), None
+    except FileNotFoundError:
+        return None, f"--deepspeed names `{file}`, which does not exist"
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return None, f"--deepspeed names `{file}`, which cannot be read as JSON: {str(exc).splitlines()[0]}"
+
+
+def _key_path(dotted: str) -> tuple[str, ...]:
+    return tuple(dotted.split("."))
+
+
+def _show(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _inline_path(dotted: str) -> tuple[str, ...]:
+    """Where an inline-built DeepSpeed key is written in the YAML's deepspeed_config."""
+    names = {"gradient_accumulation_steps": "gradient_accumulation_steps", "gradient_clipping": "gradient_clipping",
+             "zero_optimization.stage": "zero_stage"}
+    return ("deepspeed_config", names.get(dotted, dotted))
+
+
+def _where(view: TrainerView, dotted: str) -> tuple[Role | None, tuple[str, ...]]:
+    if view.json_role == "deepspeed":
+        return "deepspeed", _key_path(dotted)
+    if view.json_role == "accelerate":
+        return "accelerate", _inline_path(dotted)
+    return None, ()
+
+
+@rule("AW701", "trainer-argument-invalid", Severity.ERROR,
+      fix="Write a value of the argument's type (an integer for sizes and steps, true/false for flags)")
+def trainer_argument_invalid(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a Trainer argument that transformers refuses before training starts: a value `HfArgumentParser` cannot
+    convert (`--per_device_train_batch_size 4.5`, `--bf16 maybe`), an option missing its value, `--fp16` together
+    with `--bf16`, or a `--deepspeed` file that does not exist or is not JSON.
+
+    ## Why is this bad?
+    The script exits in argument parsing or in `TrainingArguments.__post_init__` ("At most one of fp16 and bf16
+    can be True, but not both"), on every node, after the launcher has started all of them.
+
+    ## Example
+    ```console
+    accelwiz check accelerate.yaml -- --fp16 --bf16
+    ```
+    Use instead: one of `--fp16` and `--bf16`.
+    """
+    view = trainer_view(ctx)
+    if view is None:
+        return
+    for problem in view.args.problems:
+        yield Finding(None, (), f"Trainer argument {problem.written} ({view.args.source}): {problem.message}")
+    if view.problem:
+        yield Finding(None, (), view.problem, fix="Pass the path of an existing DeepSpeed JSON to --deepspeed")
+
+
+@rule("AW702", "trainer-deepspeed-mismatch", Severity.ERROR,
+      fix='Set the DeepSpeed value to "auto", or pass the Trainer argument that matches it')
+def trainer_deepspeed_mismatch(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Runs the HF Trainer's own fill of the DeepSpeed config (`HfTrainerDeepSpeedConfig.trainer_config_process`
+    and `trainer_config_finalize`): every value that is not `"auto"` must equal what the Trainer arguments give
+    it: the micro-batch (`per_device_train_batch_size`), `gradient_accumulation_steps`, `train_batch_size`
+    (world size x micro-batch x accumulation), `gradient_clipping` (`max_grad_norm`), the optimizer's lr, betas,
+    eps and weight decay, the scheduler's `warmup_max_lr` and warmup steps, and the fp16/bf16 switches. Where
+    the Accelerate YAML names the JSON, accelerate first fills its fp16/bf16 `"auto"` from `mixed_precision`,
+    and adds `gradient_accumulation_steps: 1` when the key is absent; both must then match the Trainer too.
+
+    ## Why is this bad?
+    The Trainer raises "Please correct the following DeepSpeed config values that mismatch TrainingArguments
+    values" when it builds the DeepSpeed engine, after the model is loaded on every GPU. The classic case prints
+    identical values: `"gradient_accumulation_steps": "8"` is the string "8", not 8 (LLaMA-Factory#1116).
+
+    ## Example
+    ```json
+    {"train_micro_batch_size_per_gpu": 16, "gradient_accumulation_steps": "auto"}
+    ```
+    with `--per_device_train_batch_size 4`. Use instead: `"train_micro_batch_size_per_gpu": "auto"`.
+    """
+    view = trainer_view(ctx)
+    if view is None or view.resolution is None:
+        return
+    for mismatch in view.resolution.mismatches:
+        role, path = _where(view, mismatch.key)
+        same_text = str(mismatch.ds_value) == str(mismatch.hf_value)
+        why = (f" (the JSON's {mismatch.ds_value!r} is a {type(mismatch.ds_value).__name__}, the Trainer's a "
+               f"{type(mismatch.hf_value).__name__})") if same_text else ""
+        source = f" in {view.json_name}" if role is None and view.json_name else ""
+        yield Finding(role, path, f"the Trainer refuses {mismatch.key}={_show(mismatch.ds_value)}{source}: "
+                                  f"{mismatch.hf_key} is {_show(mismatch.hf_value)}{why} "
+                                  f"[transformers: {mismatch.line}]")
+    if view.resolution.precision_error:
+        yield Finding(view.json_role, (), f"accelerate refuses the precision: {view.resolution.precision_error}",
+                      fix="Make --fp16/--bf16 (or the YAML's mixed_precision) agree with the JSON's fp16/bf16")
+
+
+@rule("AW703", "trainer-bf16-without-native-support", Severity.WARNING, needs="system",
+      fix="Pass --fp16 instead of --bf16 on GPUs older than Ampere (V100, T4, RTX 20xx)")
+def trainer_bf16_without_native_support(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds bf16 asked for by the Trainer (`--bf16`, `--bf16_full_eval`, or a DeepSpeed `"bf16": {"enabled":
+    "auto"}` that the run's precision fills with true) on GPUs without bf16 tensor cores (compute capability
+    below 8.0).
+
+    ## Why is this bad?
+    Before torch counted emulation (`is_bf16_supported(including_emulation=True)`), `TrainingArguments` refused
+    it outright: "Your setup doesn't support bf16/gpu" (dolly#11, on 8x V100). Today the check passes and the
+    matrix multiplies run emulated, several times slower than fp16 on the same GPU.
+
+    ## Example
+    ```console
+    accelwiz check --system 8xV100-32GB ds_z3_bf16_config.json -- --bf16
+    ```
+    Use instead: `--fp16` (and `"fp16": {"enabled": "auto"}` in the JSON).
+    """
+    view = trainer_view(ctx)
+    if view is None or ctx.system is None or not ctx.system.gpus or view.args["use_cpu"]:
+        return
+    old = [g for g in ctx.system.gpus if not g.native_bf16]
+    if not old:
+        return
+    asked = [view.args.where(name) for name in ("bf16", "bf16_full_eval") if view.args[name]]
+    resolution = view.resolution
+    if not asked and resolution is not None and resolution.precision == "bf16" \
+            and resolution.filled.get("bf16.enabled") is True:
+        asked = [f'"bf16.enabled": "auto" in {view.json_name}, filled with true by the '
+                 f"{resolution.filled_by.get('bf16.enabled', 'trainer')}"]
+    if not asked:
+        return
+    capability = ".".join(map(str, old[0].compute_capability))
+    yield Finding(None, (), f"bf16 from the Trainer ({', '.join(asked)}) on {old[0].name} (compute capability "
+                            f"{capability}, {len(old)} GPU(s)): no bf16 tensor cores, so it runs emulated; "
+                            "transformers with an older torch refuses it (\"Your setup doesn't support bf16/gpu\")")
+
+
+@rule("AW704", "trainer-precision-differs-from-yaml", Severity.WARNING,
+      fix="Make the Trainer's --fp16/--bf16 and the YAML's mixed_precision say the same")
+def trainer_precision_differs_from_yaml(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a run whose precision, after the Trainer has applied its arguments, differs from the Accelerate
+    YAML's `mixed_precision`: `--fp16` with `mixed_precision: bf16`, or a DeepSpeed JSON with `"auto"` precision
+    that the Trainer fills with false (no `--bf16` given) while the YAML says bf16.
+
+    ## Why is this bad?
+    `TrainingArguments.mixed_precision` takes the launcher's value only when neither `--fp16` nor `--bf16` is
+    given; otherwise the Trainer's flag wins and the YAML is silently ignored. With `--deepspeed`, the Trainer
+    fills `"auto"` before accelerate sees the YAML's precision: the run trains in fp32 with a YAML saying bf16.
+
+    ## Example
+    ```yaml
+    mixed_precision: bf16
+    ```
+    with `--fp16` on the training command line. Use instead: `--bf16`, or `mixed_precision: fp16`.
+    """
+    view = trainer_view(ctx)
+    written = _written_precision(ctx)
+    if view is None or written is None or written not in ("no", "fp16", "bf16"):
+        return
+    if view.resolution is not None and view.resolution.precision_error is None:
+        runs = view.resolution.precision
+        runs = "no" if runs == "fp32" else runs
+        how = f"the DeepSpeed config as the Trainer fills it ({view.json_name}) trains in {runs}"
+    elif view.resolution is None:
+        runs = view.args.mixed_precision(written)
+        how = f"the Trainer's {'--fp16' if runs == 'fp16' else '--bf16'} wins"
+    else:
+        return
+    if runs != written:
+        yield Finding("accelerate", ("mixed_precision",), f"mixed_precision is {written}, but {how}"
+                      + ("" if view.resolution is None else f" (Trainer flags: fp16={view.args['fp16']}, "
+                                                             f"bf16={view.args['bf16']})"))
+
+
+@rule("AW705", "trainer-deepspeed-differs-from-yaml", Severity.WARNING,
+      fix="Pass the same JSON to --deepspeed as the YAML's deepspeed_config_file, or drop one of them")
+def trainer_deepspeed_differs_from_yaml(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a Trainer `--deepspeed` that names another DeepSpeed config than the Accelerate YAML's
+    `deepspeed_config_file`, or that turns DeepSpeed on under a YAML whose `distributed_type` is not DEEPSPEED.
+
+    ## Why is this bad?
+    `TrainingArguments(deepspeed=...)` builds the DeepSpeed plugin itself and hands it to the Accelerator: the
+    Trainer's file wins and the YAML's file (or its FSDP/DDP settings) is ignored without a word. Which file a
+    run used is then a matter of reading the script's command line.
+
+    ## Example
+    ```yaml
+    distributed_type: DEEPSPEED
+    deepspeed_config:
+      deepspeed_config_file: ds_zero2.json
+    ```
+    with `--deepspeed ds_zero3.json`. Use instead: one file, named in one place.
+    """
+    view = trainer_view(ctx)
+    if view is None or view.path != "trainer" or ctx.accelerate is None:
+        return
+    kind = _distributed_type(ctx)
+    reference = ctx.deepspeed_reference
+    if kind != "DEEPSPEED":
+        yield Finding("accelerate", ("distributed_type",),
+                      f"the Trainer's --deepspeed {view.json_name} turns DeepSpeed on; the YAML's "
+                      f"distributed_type {kind} and its settings are ignored")
+        return
+    written_file = deepspeed_argument_path(view.args)
+    if reference is not None and written_file is not None:
+        yaml_file = reference.resolved or Path(reference.written)
+        if not _same_file(yaml_file, written_file):
+            yield Finding("accelerate", ("deepspeed_config", "deepspeed_config_file"),
+                          f"the Trainer's --deepspeed {view.args.deepspeed} is used; the YAML's "
+                          f"deepspeed_config_file {reference.written} is ignored")
+    elif reference is None and isinstance(ctx.accelerate.get("deepspeed_config"), dict):
+        inline = [k for k in ctx.accelerate.get("deepspeed_config") if k not in ("deepspeed_multinode_launcher",)]
+        if inline:
+            yield Finding("accelerate", ("deepspeed_config",),
+                          f"the Trainer's --deepspeed {view.json_name} is used; the YAML's inline deepspeed_config "
+                          f"({', '.join(sorted(inline))}) is ignored")
+
+
+@rule("AW706", "trainer-optimizer-argument-ignored", Severity.WARNING,
+      fix="Drop --optim/--lr_scheduler_type, or remove the JSON's optimizer/scheduler block to use them")
+def trainer_optimizer_argument_ignored(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds `--optim` or `--lr_scheduler_type` given to the Trainer while the DeepSpeed config has its own
+    `optimizer` or `scheduler` block.
+
+    ## Why is this bad?
+    With an `optimizer` block the Trainer builds no optimizer of its own (`deepspeed_optim_sched` hands DeepSpeed
+    a `DummyOptim`): `--optim adamw_bnb_8bit` is silently ignored, and so is `--lr_scheduler_type` beside a
+    `scheduler` block. The run trains with another optimizer or schedule than the command line says.
+
+    ## Example
+    ```json
+    {"optimizer": {"type": "AdamW", "params": {"lr": "auto"}}}
+    ```
+    with `--optim adafactor`. Use instead: drop the `optimizer` block to let `--optim` choose.
+    """
+    view = trainer_view(ctx)
+    if view is None or view.resolution is None:
+        return
+    config = view.resolution.config
+    for argument, block in (("optim", "optimizer"), ("lr_scheduler_type", "scheduler")):
+        if view.args.is_given(argument) and isinstance(config.get(block), dict):
+            kind = config[block].get("type")
+            role, path = _where(view, block)
+            yield Finding(role, path if role == "deepspeed" else (),
+                          f"{view.args.where(argument)} is ignored: the DeepSpeed config's {block} block "
+                          f"({kind}) is used")
+
+
+@rule("AW707", "trainer-optimizer-with-offload", Severity.ERROR,
+      fix='Add an "optimizer" block (AdamW) to the JSON, or set "zero_force_ds_cpu_optimizer": false')
+def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds ZeRO optimizer offload (`offload_optimizer.device` cpu or nvme) in a DeepSpeed config without an
+    `optimizer` block, used by the HF Trainer.
+
+    ## Why is this bad?
+    Without the block the Trainer creates its own torch optimizer (`--optim`, AdamW by default) and DeepSpeed
+    refuses it with offload: "You are using ZeRO-Offload with a client provided optimizer ... which in most
+    cases will yield poor performance" (ZeRORuntimeException), unless `zero_force_ds_cpu_optimizer` is false.
+
+    ## Example
+    ```json
+    {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}
+    ```
+    Use instead: add `"optimizer": {"type": "AdamW", "params": {"lr": "auto", "weight_decay": "auto"}}`.
+    """
+    view = trainer_view(ctx)
+    if view is None or view.resolution is None:
+        return
+    config = view.resolution.config
+    device = get_value(config, "zero_optimization.offload_optimizer.device")
+    stage = get_value(config, "zero_optimization.stage")
+    if device not in ("cpu", "nvme") or "optimizer" in config or stage in (0, None):
+        return
+    if config.get("zero_force_ds_cpu_optimizer") in (False, "false", 0):
+        return
+    role, path = _where(view, "zero_optimization.offload_optimizer.device")
+    yield Finding(role, path, f"optimizer offload to {device} with no optimizer block: the Trainer's own "
+                              f"{view.args['optim']} optimizer is refused by DeepSpeed (ZeRO-Offload needs "
+                              "DeepSpeedCPUAdam)")
+
+
+@rule("AW708", "deepspeed-activation-checkpointing-unused-by-trainer", Severity.WARNING,
+      fix="Pass --gradient_checkpointing to the Trainer; the JSON's activation_checkpointing block does not "
+          "apply to Transformers models")
+def deepspeed_activation_checkpointing_unused(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a DeepSpeed `activation_checkpointing` block (`partition_activations`, `cpu_checkpointing`, ...) in a
+    config used by the HF Trainer, and a Trainer run with gradient checkpointing under ZeRO-3 whose JSON still
+    relies on that block.
+
+    ## Why is this bad?
+    The block configures `deepspeed.checkpointing.checkpoint`, which Transformers models never call: they
+    checkpoint with `torch.utils.checkpoint` when `--gradient_checkpointing` is given. Without the flag no
+    activation is recomputed and a ZeRO-3 run sized for checkpointing runs out of memory; with it, the block's
+    partitioning and CPU options have no effect.
+
+    ## Example
+    ```json
+    {"zero_optimization": {"stage": 3}, "activation_checkpointing": {"partition_activations": true}}
+    ```
+    Use instead: `--gradient_checkpointing true`, and drop the block.
+    """
+    view = trainer_view(ctx)
+    if view is None or view.resolution is None or view.json_role != "deepspeed":
+        return
+    block = view.resolution.config.get("activation_checkpointing")
+    if not isinstance(block, dict) or not any(v is True for v in block.values()):
+        return
+    stage = get_value(view.resolution.config, "zero_optimization.stage")
+    if view.args.gradient_checkpointing:
+        message = ("activation_checkpointing options have no effect on a Transformers model: --gradient_checkpointing"
+                   " uses torch.utils.checkpoint" + (" under ZeRO-3" if stage == 3 else ""))
+    else:
+        message = ("activation_checkpointing does not turn checkpointing on for a Transformers model, and "
+                   "--gradient_checkpointing is not given: every activation is kept"
+                   + (" under ZeRO-3" if stage == 3 else ""))
+    yield Finding("deepspeed", ("activation_checkpointing",), message)
+
+
+# effective setting -> the DeepSpeed key the Trainer fills for it
+_FILLED_SETTINGS = {"micro_batch": "train_micro_batch_size_per_gpu",
+                    "gradient_accumulation": "gradient_accumulation_steps",
+                    "global_batch": "train_batch_size", "gradient_clipping": "gradient_clipping"}
+
+
+def trainer_effective(ctx: CheckContext, base: Any) -> Any:
+    """`base` (the files' EffectiveConfig) with the Trainer's values, for `--explain` and every rule: what the
+    Trainer fills in the DeepSpeed config's "auto", and without DeepSpeed the DataLoader batch, accumulation,
+    clipping and precision it owns."""
+    from accelwiz.effective import with_trainer
+
+    view = trainer_view(ctx)
+    if view is None:
+        return base
+    args, values = view.args, {}
+    if view.resolution is not None:
+        resolution = view.resolution
+        notes = {"micro_batch": args.where("per_device_train_batch_size"),
+                 "gradient_accumulation": args.where("gradient_accumulation_steps"),
+                 "global_batch": "world size x per_device_train_batch_size x gradient_accumulation_steps",
+                 "gradient_clipping": args.where("max_grad_norm")}
+        for setting, key in _FILLED_SETTINGS.items():
+            if resolution.filled_by.get(key) == "trainer":
+                values[setting] = (resolution.filled[key], f'"auto" <- {notes[setting]}')
+        for name in ("bf16", "fp16"):
+            if resolution.filled_by.get(f"{name}.enabled") == "trainer" and resolution.precision == name:
+                values["mixed_precision"] = (name, f'"auto" <- {args.where(name)}')
+        if "mixed_precision" not in values and resolution.precision == "fp32" and any(
+                resolution.filled_by.get(f"{n}.enabled") == "trainer" for n in ("bf16", "fp16")):
+            values["mixed_precision"] = ("no", '"auto" <- neither --fp16 nor --bf16')
+    else:
+        micro, accumulation = args["per_device_train_batch_size"], args["gradient_accumulation_steps"]
+        values["micro_batch"] = (micro, f"DataLoader batch_size <- {args.where('per_device_train_batch_size')}")
+        values["gradient_accumulation"] = (accumulation, args.where("gradient_accumulation_steps"))
+        if view.world_size:
+            values["global_batch"] = (micro * accumulation * view.world_size,
+                                      f"{view.world_size} processes x micro-batch x accumulation")
+        values["gradient_clipping"] = (args["max_grad_norm"], args.where("max_grad_norm"))
+        if args["fp16"] or args["bf16"]:
+            chosen = args.mixed_precision(None)
+            values["mixed_precision"] = (chosen, f"{args.where(chosen)} overrides the launcher's")
+    if args.is_given("activation_checkpointing") or args.is_given("gradient_checkpointing"):
+        name = "activation_checkpointing" if args.is_given("activation_checkpointing") else "gradient_checkpointing"
+        values["gradient_checkpointing"] = (args.gradient_checkpointing, args.where(name))
+    return with_trainer(base, values)
