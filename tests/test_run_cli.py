@@ -41,7 +41,7 @@ def test_builtin_trainer_with_its_flags(cli, write, launched, monkeypatch, tmp_p
     argv, _ = launched[0]
     assert argv[:5] == [sys.executable, "-m", "accelerate.commands.launch", "--config_file", "accelerate.yaml"]
     assert argv[5].endswith("accelwiz/trainer/train.py") and Path(argv[5]).is_file()
-    assert argv[6:] == ["--steps", "7", "--lr", "0.01", "--resume"]
+    assert argv[6:] == ["--config", "accelerate.yaml", "--steps", "7", "--lr", "0.01", "--resume"]
     assert "run: accelerate.yaml: NO, 1 process on 1 machine" in result.stderr
     assert "$ " + shlex.join(argv) in result.stderr
     assert result.stdout == ""  # talk goes to stderr
@@ -175,7 +175,8 @@ def test_builtin_trainer_takes_its_other_flags_after_double_dash(cli, write, lau
     config = write("c.yaml", NO_YAML)
     result = cli("run", "--config", str(config), "--steps", "6", "--", "--save-every", "3")
     assert result.exit_code == 0, result.stderr
-    assert launched[0][0][5].endswith("train.py") and launched[0][0][6:] == ["--steps", "6", "--save-every", "3"]
+    assert launched[0][0][5].endswith("train.py")
+    assert launched[0][0][6:] == ["--config", str(config), "--steps", "6", "--save-every", "3"]
     bad = cli("run", "--config", str(config), "--", "--save-every", "three")
     assert bad.exit_code == 2 and "argument --save-every: invalid int value: 'three'" in bad.stderr
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from accelwiz.cli.common import exit_on_error, get_console
+
+if TYPE_CHECKING:
+    from accelwiz.launch.plan import RunPlan
 
 EPILOG = """\
 Examples:
@@ -64,7 +67,19 @@ def run(
     micro_batch: Annotated[
         int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Sequences per process.")
     ] = None,
-    seq_len: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Bytes per sequence.")] = None,
+    seq_len: Annotated[
+        int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Tokens per sequence (default: the plan's).")
+    ] = None,
+    gradient_accumulation: Annotated[
+        int | None,
+        typer.Option(min=1, rich_help_panel=_TRAINER, help="Micro-batches per optimizer step (default: the plan's)."),
+    ] = None,
+    method: Annotated[
+        str | None,
+        typer.Option(
+            rich_help_panel=_TRAINER, metavar="full|lora|qlora", help="Fine-tuning method (default: the plan's)."
+        ),
+    ] = None,
     lr: Annotated[float | None, typer.Option(rich_help_panel=_TRAINER, help="Peak learning rate.")] = None,
     output_dir: Annotated[
         Path | None,
@@ -76,13 +91,17 @@ def run(
     data: Annotated[
         Path | None,
         typer.Option(
-            rich_help_panel=_TRAINER, help=("A text file to train on (default: the bundled public-domain corpus).")
+            rich_help_panel=_TRAINER,
+            help="A text file, JSONL (`text` or chat `messages` per line) or a `datasets` save_to_disk directory "
+            "(default: the bundled public-domain corpus).",
         ),
     ] = None,
     model: Annotated[
         str | None,
         typer.Option(
-            rich_help_panel=_TRAINER, help=("Model preset (tiny, small, medium) or a config.json (default: tiny).")
+            rich_help_panel=_TRAINER,
+            help="A preset (tiny, small, medium), a config.json, a checkpoint directory or a hub id "
+            "(default: the plan's model, else tiny).",
         ),
     ] = None,
 ) -> None:
@@ -100,6 +119,8 @@ def run(
             resume=resume,
             data=data,
             model=model,
+            gradient_accumulation=gradient_accumulation,
+            method=method,
         )
         plan = plan_run(
             console,
@@ -117,8 +138,18 @@ def run(
             for line in plan.node_commands():
                 console.data(line)
             return
+        if plan.builtin_trainer:
+            check_trainer_inputs(plan)
         if dry_run:
             console.data(plan.as_shell())
             return
         code = plan.execute(console)
     raise typer.Exit(code)
+
+
+def check_trainer_inputs(plan: RunPlan) -> None:
+    """Refuse a bad --model, --data or QLoRA request with one line before anything is launched or written."""
+    from accelwiz.trainer.inputs import check_inputs
+    from accelwiz.trainer.options import parse_args
+
+    check_inputs(parse_args(plan.target[1:]), uses_deepspeed=plan.checked.spec.uses_deepspeed)

@@ -39,6 +39,8 @@ class TrainerFlags:
     resume: bool = False
     data: Path | None = None
     model: str | None = None
+    gradient_accumulation: int | None = None
+    method: str | None = None
 
     def given(self) -> list[str]:
         return ["--" + f.name.replace("_", "-") for f in fields(self) if getattr(self, f.name) not in (None, False)]
@@ -164,7 +166,9 @@ def plan_run(
     }
     _report_findings(console, checked, handled, force=force)
     console.info(render_summary(checked))
-    target = [str(TRAINER_SCRIPT), *trainer_argv] if builtin else ["-m", CHILD_MODULE, str(script), *script_args]
+    # The built-in trainer reads the plan and DeepSpeed JSON of the YAML it is launched with (trainer/settings.py).
+    trainer_target = [str(TRAINER_SCRIPT), "--config", str(checked.config_path), *trainer_argv]
+    target = trainer_target if builtin else ["-m", CHILD_MODULE, str(script), *script_args]
     return RunPlan(checked, target, env, builtin_trainer=builtin)
 
 

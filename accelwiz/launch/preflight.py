@@ -1,12 +1,16 @@
-"""Before launching: load and check the config with the real rule engine, and summarise what will run."""
+"""Before launching: load the config, decide the launch environment, and check the config as it will be launched
+with the real rule engine (`check_unit`); then summarise what will run."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from accelwiz.errors import InputError, UsageError
+from accelwiz.launch.environment import EnvChange, environment_changes, torch_build
 from accelwiz.launch.spec import LaunchSpec
 
 if TYPE_CHECKING:
@@ -21,6 +25,8 @@ class Preflight:
     unit: CheckContext
     diagnostics: list[Diagnostic]
     spec: LaunchSpec
+    env: list[EnvChange]
+    handled: list[Diagnostic]  # findings the launch makes moot; each `.handled` says why
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -29,25 +35,48 @@ class Preflight:
         return [d for d in self.diagnostics if d.severity is Severity.ERROR]
 
 
-def preflight(config_path: Path, *, system: MachineProfile | None) -> Preflight:
-    """Check the config as `accelwiz check` would (every rule); raises on a missing or unreadable config."""
+def preflight(
+    config_path: Path,
+    *,
+    system: MachineProfile | None,
+    builtin_trainer: bool = False,
+    here: bool = True,
+    environ: Mapping[str, str] | None = None,
+) -> Preflight:
+    """Check the config as `accelwiz check` would (every rule), with the facts of this launch; raises on a missing
+    or unreadable config.
+
+    `here` is False for plans run on other machines (per-node commands, SLURM), which supply each node's rank and
+    the rendezvous address and get no CPU fallback.
+    """
     if not config_path.is_file():
         raise InputError(
             f"config file `{config_path}` not found", hint="run `accelwiz init` to write one, or pass --config FILE"
         )
-    from accelwiz.rules.engine import check_paths
-    from accelwiz.rules.registry import select_rules
+    from accelwiz.rules.context import LaunchFacts
+    from accelwiz.rules.engine import CheckResult, build_units, check_unit
 
-    result = check_paths([config_path], select_rules(), system=system)
-    if result.input_errors:
-        raise result.input_errors[0]
-    unit = next((u for u in result.units if u.accelerate is not None), None)
+    loaded = CheckResult()
+    units = build_units([config_path], loaded)
+    if loaded.input_errors:
+        raise loaded.input_errors[0]
+    unit = next((u for u in units if u.accelerate is not None), None)
     if unit is None:
         raise UsageError(
             f"{config_path} is a DeepSpeed config, not an Accelerate config",
             hint="pass the Accelerate YAML; it names the JSON in deepspeed_config.deepspeed_config_file",
         )
-    return Preflight(config_path, unit, result.diagnostics, LaunchSpec.from_documents(unit.accelerate, unit.deepspeed))
+    spec = LaunchSpec.from_documents(unit.accelerate, unit.deepspeed)
+    gpu_count = system.gpu_count if system is not None and here else None
+    env = environment_changes(spec, gpu_count=gpu_count, environ=os.environ if environ is None else environ,
+                              build=torch_build())
+    launch = LaunchFacts(
+        supplies_rendezvous=not here,
+        cpu_fallback=any(c.name == "ACCELERATE_USE_CPU" and c.value == "true" for c in env),
+        builtin_trainer=builtin_trainer,
+    )
+    checked = check_unit(unit.documents, system=system, launch=launch, deepspeed_reference=unit.deepspeed_reference)
+    return Preflight(config_path, checked.context, checked.diagnostics, spec, env, checked.handled)
 
 
 def render_summary(checked: Preflight) -> str:

@@ -40,10 +40,9 @@ def _package_rows(profile: MachineProfile) -> list[tuple[str, str]]:
 
 def _configs_markdown(profile: MachineProfile, configs: Sequence[Path]) -> str:
     from accelwiz.rules.engine import check_paths
-    from accelwiz.rules.registry import select_rules
     from accelwiz.rules.report import summary
 
-    result = check_paths(list(configs), select_rules(), system=profile)
+    result = check_paths(list(configs), system=profile)
     parts = [f"- could not read: {error.message}" for error in result.input_errors]
     for unit in result.units:
         files = [d.name for d in unit.documents]

@@ -1,5 +1,6 @@
-"""Everything a rule may look at for one unit of checking: an Accelerate YAML, the DeepSpeed JSON it uses, and
-optionally the machine profile (hardware rules) and the training workload (memory rules)."""
+"""Everything a rule may look at for one unit of checking: an Accelerate YAML, the DeepSpeed JSON it uses,
+optionally the machine profile (hardware rules), the training workload (memory rules) and the plan file, and the
+facts about how the run will be launched (`LaunchFacts`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from accelwiz.document import Document
 if TYPE_CHECKING:
     from accelwiz.config.validate import SchemaIssue
     from accelwiz.effective import EffectiveConfig
+    from accelwiz.plan_file import PlanFile
     from accelwiz.probe.model import MachineProfile
 
 
@@ -29,6 +31,24 @@ class DeepSpeedReference:
     relative_to_yaml_only: bool = False
 
 
+@dataclass(frozen=True)
+class LaunchFacts:
+    """What the launcher changes about the run beyond what the files say; rules read these facts and decide
+    for themselves whether a finding still applies (no module outside accelwiz/rules/ names a rule code).
+
+    The default is a plain `accelerate launch FILE` on the machine checked, which is what `accelwiz check` judges.
+    """
+
+    supplies_rendezvous: bool = False
+    """Per-node commands or a SLURM script pass --machine_rank, --main_process_ip and --main_process_port."""
+    cpu_fallback: bool = False
+    """The launch sets ACCELERATE_USE_CPU=true (`accelwiz run` does for MULTI_GPU on a machine without GPUs)."""
+    machines_as_launched: int | None = None
+    """The machine count as launched when the YAML describes one node and the launcher adds the others (srun)."""
+    builtin_trainer: bool = False
+    """The run trains with accelwiz's built-in trainer, which asks for the gloo backend on CPU."""
+
+
 @dataclass
 class CheckContext:
     accelerate: Document | None = None
@@ -36,6 +56,9 @@ class CheckContext:
     deepspeed_reference: DeepSpeedReference | None = None
     system: MachineProfile | None = None
     workload: Any = None  # accelwiz.estimate.workload.Workload when --model is given
+    training_args: Any = None  # accelwiz.config.training_args.TrainerArguments when --training-args / -- ARGS
+    launch: LaunchFacts = field(default_factory=LaunchFacts)
+    plan: PlanFile | None = None  # the plan file init wrote beside the YAML, when there is one
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -58,4 +81,9 @@ class CheckContext:
         """The values the run will actually use, and where each comes from."""
         from accelwiz.effective import resolve
 
-        return resolve(self.accelerate, self.deepspeed)
+        config = resolve(self.accelerate, self.deepspeed)
+        if self.training_args is not None:  # the HF Trainer's arguments fill "auto" and own the batch (AW7xx)
+            from accelwiz.rules.trainer_arguments import trainer_effective
+
+            config = trainer_effective(self, config)
+        return config

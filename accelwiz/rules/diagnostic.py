@@ -27,12 +27,17 @@ class Severity(str, Enum):
 @dataclass(frozen=True)
 class Finding:
     """What a rule yields: which file (by role), which key path, a message with the actual values, and
-    optionally a fix specific to this case (otherwise the rule's own fix is shown)."""
+    optionally a fix specific to this case (otherwise the rule's own fix is shown).
+
+    `handled` says why the launch as planned makes the finding moot (a rule reads that from
+    `ctx.launch`, e.g. `run` sets ACCELERATE_USE_CPU=true); the engine reports such findings apart, as notes.
+    """
 
     role: Role | None
     path: KeyPath
     message: str
     fix: str | None = None
+    handled: str | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,7 @@ class Diagnostic:
     column: int
     path: KeyPath
     fix: str | None
+    handled: str | None = None  # why the launch as planned makes it moot (see Finding.handled)
 
     @property
     def dotted_path(self) -> str:

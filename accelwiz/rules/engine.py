@@ -1,17 +1,41 @@
-"""Group the files given on the command line into units and run the selected rules on each."""
+"""The one way into the rule engine: `check_unit` runs the rules on one unit (an Accelerate YAML and the
+DeepSpeed JSON it uses), and `check_paths` groups the files given on the command line into units and calls it.
+
+Every command goes through `check_unit`: `check`, `init` (the rendered files), `run`'s preflight and `env`.
+What the launcher changes reaches the rules as `LaunchFacts`; findings a rule marks as handled by the launch
+come back apart (`UnitResult.handled`), never counted as errors.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accelwiz.document import Document, load_document
 from accelwiz.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, InputError
-from accelwiz.rules.context import CheckContext, DeepSpeedReference
+from accelwiz.rules.context import CheckContext, DeepSpeedReference, LaunchFacts
 from accelwiz.rules.diagnostic import Diagnostic, Severity
-from accelwiz.rules.registry import Rule
+
+if TYPE_CHECKING:
+    from accelwiz.plan_file import PlanFile
+    from accelwiz.probe.model import MachineProfile
+    from accelwiz.rules.registry import Rule
+
+
+@dataclass
+class UnitResult:
+    """One unit's verdict: the context the rules saw (for --explain), their diagnostics, and the findings the
+    launch as planned makes moot (each `Diagnostic.handled` says why)."""
+
+    context: CheckContext
+    diagnostics: list[Diagnostic]
+    handled: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity is Severity.ERROR]
 
 
 @dataclass
@@ -20,12 +44,53 @@ class CheckResult:
     input_errors: list[InputError] = field(default_factory=list)
     units: list[CheckContext] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    handled: list[Diagnostic] = field(default_factory=list)
 
     def exit_code(self, *, strict: bool = False) -> int:
         if self.input_errors:
             return EXIT_USAGE
         failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
         return EXIT_FINDINGS if any(d.severity in failing for d in self.diagnostics) else EXIT_OK
+
+
+def check_unit(
+    documents: Sequence[Document],
+    *,
+    system: MachineProfile | None = None,
+    workload: Any = None,
+    launch: LaunchFacts | None = None,
+    plan: PlanFile | None = None,
+    deepspeed_reference: DeepSpeedReference | None = None,
+    rules: Iterable[Rule] | None = None,
+    training_args: Any = None,
+) -> UnitResult:
+    """Run the rules (all of them unless `rules` is given) on one unit.
+
+    `documents` holds at most one Accelerate YAML and one DeepSpeed JSON, told apart by `Document.kind`. The
+    JSON is taken as the file the YAML names; pass `deepspeed_reference` when it was resolved otherwise (check's
+    file grouping does). `workload` (accelwiz.estimate.workload.Workload) turns on the memory rules, `system`
+    the hardware rules; `launch` says what the launcher changes; `plan` is the plan file init wrote.
+    """
+    context = CheckContext(system=system, workload=workload, launch=launch or LaunchFacts(), plan=plan,
+                           training_args=training_args)  # TrainerArguments: the AW7xx rules
+    for document in documents:
+        role = "accelerate" if document.kind == "accelerate" else "deepspeed"
+        if getattr(context, role) is not None:
+            raise ValueError(f"a unit has one {role} document; got two ({document.name})")
+        setattr(context, role, document)
+    if deepspeed_reference is None and context.accelerate is not None and context.deepspeed is not None:
+        written = context.accelerate.get("deepspeed_config", "deepspeed_config_file")
+        if isinstance(written, str) and written.strip() and written.strip().lower() != "none":
+            deepspeed_reference = DeepSpeedReference(written.strip(), context.deepspeed.path)
+    context.deepspeed_reference = deepspeed_reference
+    if rules is None:
+        from accelwiz.rules.registry import select_rules
+
+        rules = select_rules()
+    result = UnitResult(context, [])
+    for diagnostic in run_rules(context, rules):
+        (result.handled if diagnostic.handled else result.diagnostics).append(diagnostic)
+    return result
 
 
 def resolve_deepspeed_file(written: str, yaml_path: Path) -> DeepSpeedReference:
@@ -87,6 +152,7 @@ def _same(a: Path, b: Path) -> bool:
 
 
 def run_rules(unit: CheckContext, rules: Iterable[Rule]) -> list[Diagnostic]:
+    """Every finding of `rules` on the unit, handled ones included: the inner loop of `check_unit`."""
     diagnostics = []
     for rule in rules:
         if rule.needs == "system" and unit.system is None:
@@ -100,14 +166,19 @@ def run_rules(unit: CheckContext, rules: Iterable[Rule]) -> list[Diagnostic]:
                 code=rule.code, name=rule.name, severity=rule.severity, message=finding.message,
                 file=document.name if document else "<none>", line=span.line if span else 1,
                 column=span.column if span else 1, path=finding.path, fix=finding.fix or rule.fix,
+                handled=finding.handled,
             ))
     return diagnostics
 
 
-def check_paths(paths: Sequence[Path], rules: Sequence[Rule], **context: Any) -> CheckResult:
+def check_paths(paths: Sequence[Path], rules: Sequence[Rule] | None = None, **facts: Any) -> CheckResult:
+    """Load the files, group them into units, and `check_unit` each (`facts`: check_unit's keyword arguments:
+    system, workload, launch, plan)."""
     result = CheckResult()
-    result.units = build_units(paths, result, **context)
-    for unit in result.units:
-        result.diagnostics.extend(run_rules(unit, rules))
+    for unit in build_units(paths, result):
+        checked = check_unit(unit.documents, deepspeed_reference=unit.deepspeed_reference, rules=rules, **facts)
+        result.units.append(checked.context)
+        result.diagnostics.extend(checked.diagnostics)
+        result.handled.extend(checked.handled)
     result.diagnostics.sort(key=lambda d: (d.file, d.line, d.column, d.code))
     return result

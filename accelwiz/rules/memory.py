@@ -37,6 +37,9 @@ def _plan(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | None:
     strategy = strategy_from_config(ctx)
     if strategy is None or ctx.workload is None:
         return None
+    if ctx.launch.machines_as_launched:
+        # under SLURM the YAML describes one node and srun adds the others: judge the run that happens
+        strategy = replace(strategy, nodes=ctx.launch.machines_as_launched)
     return strategy, estimate_memory(_workload(ctx), strategy)
 
 

@@ -175,13 +175,16 @@ def multi_node_without_main_process(ctx: CheckContext) -> Iterator[Finding]:
     view = _view(ctx)
     if view is None or (_machines(view) or 1) < 2:
         return
+    # per-node commands and SLURM scripts pass both on each node's command line
+    handled = ("each node's command passes --main_process_ip and --main_process_port"
+               if ctx.launch.supplies_rendezvous else None)
     if view.main_process_ip.written in (NOT_WRITTEN, None):
         yield Finding("accelerate", ("main_process_ip",),
-                      f"{_machines(view)} machines but no main_process_ip for them to meet at")
+                      f"{_machines(view)} machines but no main_process_ip for them to meet at", handled=handled)
     if view.main_process_port.written in (NOT_WRITTEN, None) and view.distributed_type.value in SIMPLE_LAUNCHER_TYPES:
         yield Finding("accelerate", ("main_process_port",),
                       f"{_machines(view)} machines with `distributed_type: {view.distributed_type.value}` need "
-                      "main_process_port")
+                      "main_process_port", handled=handled)
 
 
 def _looks_like_placeholder(host: str) -> bool:

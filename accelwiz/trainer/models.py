@@ -1,15 +1,22 @@
-"""The model the built-in trainer trains: a transformers causal LM built from a preset or a config.json.
+"""The model the built-in trainer trains, and where it comes from.
 
-Random initialisation from a config only, so nothing is downloaded. The presets are Llama-shaped and sized for a
-CPU (`tiny` trains in seconds); a config.json lets a GPU run use a real architecture at real width.
+- a preset (`tiny`, `small`, `medium`) or a config.json: random initialisation, byte tokens, nothing downloaded;
+- a pretrained checkpoint directory (weights and its tokenizer): `AutoModelForCausalLM.from_pretrained` and
+  `AutoTokenizer.from_pretrained`, exactly what a downloaded checkpoint goes through;
+- a hub id (`org/name`): resolved through huggingface_hub's cache to such a directory (`HF_HUB_OFFLINE` honoured).
+
+`locate_model` needs no torch, so `accelwiz run` refuses a bad `--model` before anything is launched.
 """
 
 from __future__ import annotations
 
+import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-BYTE_VOCAB = 256  # the trainer tokenizes bytes, so every model needs at least 256 token ids
+BYTE_VOCAB = 256  # byte tokens: every randomly initialised model needs at least 256 token ids
 
 PRESETS: dict[str, dict[str, int]] = {
     "tiny": {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4},
@@ -17,9 +24,105 @@ PRESETS: dict[str, dict[str, int]] = {
     "medium": {"hidden_size": 768, "intermediate_size": 2048, "num_hidden_layers": 12, "num_attention_heads": 12},
 }
 
+# What save_pretrained writes for the weights (single file or sharded), and for a tokenizer.
+WEIGHT_FILES = (
+    "model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json"
+)
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "spiece.model")
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
 
 class ModelChoiceError(ValueError):
-    """`--model` names neither a preset nor a readable config.json."""
+    """`--model` names nothing the trainer can load; the message is one line, `hint` says what to do."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A located model: `kind` decides how it is built, `path` is the config.json or checkpoint directory."""
+
+    name: str
+    kind: Literal["preset", "config", "checkpoint"]
+    path: Path | None = None
+    hub_id: str | None = None
+
+    @property
+    def pretrained(self) -> bool:
+        return self.kind == "checkpoint"
+
+
+def locate_model(name: str) -> ModelRef:
+    """Decide what `name` is, checking that it can be loaded; raises ModelChoiceError with a hint."""
+    if name in PRESETS:
+        return ModelRef(name, "preset")
+    path = Path(name)
+    if path.is_file():
+        return ModelRef(name, "config", path)
+    if path.is_dir():
+        return _locate_directory(name, path)
+    if _HUB_ID.match(name) and not name.startswith((".", "/")):
+        return _locate_hub(name)
+    raise ModelChoiceError(
+        f"--model {name!r} is not a preset ({', '.join(PRESETS)}), a config.json, a checkpoint directory or a hub id",
+        hint="pass a preset name, the directory save_pretrained wrote, or an `org/name` hub id",
+    )
+
+
+def _locate_directory(name: str, path: Path) -> ModelRef:
+    has_weights = any((path / f).is_file() for f in WEIGHT_FILES)
+    has_tokenizer = any((path / f).is_file() for f in TOKENIZER_FILES)
+    has_config = (path / "config.json").is_file()
+    if has_weights and not has_tokenizer:
+        raise ModelChoiceError(
+            f"checkpoint {path} has weights but no tokenizer ({' or '.join(TOKENIZER_FILES[:2])})",
+            hint="save the tokenizer beside the weights with tokenizer.save_pretrained(directory)",
+        )
+    if has_weights and not has_config:
+        raise ModelChoiceError(f"checkpoint {path} has weights but no config.json",
+                               hint="save it with model.save_pretrained(directory)")
+    if has_weights:
+        return ModelRef(name, "checkpoint", path)
+    if has_tokenizer:  # a tokenizer without weights is a checkpoint whose weights are missing
+        raise ModelChoiceError(
+            f"checkpoint {path} has a tokenizer but no weights ({WEIGHT_FILES[0]} or {WEIGHT_FILES[2]})",
+            hint="save the weights with model.save_pretrained(directory), or pass a complete checkpoint",
+        )
+    if has_config:  # a bare config.json: a random initialisation of that architecture, as before
+        return ModelRef(name, "config", path / "config.json")
+    raise ModelChoiceError(f"--model {path} is a directory without config.json or weights",
+                           hint="pass the directory save_pretrained wrote")
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "ON", "YES", "TRUE")
+
+
+def _locate_hub(repo_id: str) -> ModelRef:
+    """A hub id through huggingface_hub's cache: offline, only what is cached; online, downloaded once."""
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+    except ImportError:
+        raise ModelChoiceError(f"--model {repo_id!r} looks like a hub id, and huggingface_hub is not installed",
+                               hint="pip install 'accelwiz[train]', or pass a local checkpoint directory") from None
+    offline = _offline()
+    try:
+        directory = Path(snapshot_download(repo_id, local_files_only=offline))
+    except LocalEntryNotFoundError:
+        why = "HF_HUB_OFFLINE is set" if offline else "the hub cannot be reached"
+        raise ModelChoiceError(
+            f"hub model {repo_id!r} is not in the local huggingface cache and {why}",
+            hint=f"download it where the hub is reachable (`hf download {repo_id}`), or pass a checkpoint directory",
+        ) from None
+    except (HfHubHTTPError, OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelChoiceError(f"hub model {repo_id!r} could not be fetched: {first}",
+                               hint="check the id and your access, or pass a local checkpoint directory") from None
+    located = _locate_directory(repo_id, directory)
+    return ModelRef(repo_id, located.kind, located.path, hub_id=repo_id)
 
 
 def build_config(name_or_path: str, seq_len: int) -> Any:
@@ -56,3 +159,37 @@ def build_model(config: Any) -> Any:
     from transformers import AutoModelForCausalLM
 
     return AutoModelForCausalLM.from_config(config)
+
+
+def load_tokenizer(ref: ModelRef) -> Any:
+    """The checkpoint's own tokenizer (None for byte tokens)."""
+    if not ref.pretrained:
+        return None
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(str(ref.path))
+    except (OSError, ValueError) as exc:
+        raise ModelChoiceError(f"cannot load the tokenizer of {ref.path}: {str(exc).splitlines()[0]}",
+                               hint="save it with tokenizer.save_pretrained(directory)") from None
+
+
+def load_pretrained(ref: ModelRef, *, quantization_config: Any = None) -> Any:
+    """The checkpoint's weights in fp32 (the Accelerator applies mixed precision), or 4-bit for QLoRA."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    kwargs: dict[str, Any] = {"dtype": torch.float32}
+    if quantization_config is not None:
+        kwargs.update(quantization_config=quantization_config, device_map={"": _local_device()})
+    try:
+        return AutoModelForCausalLM.from_pretrained(str(ref.path), **kwargs)
+    except (OSError, ValueError) as exc:
+        raise ModelChoiceError(f"cannot load the weights of {ref.path}: {str(exc).splitlines()[0]}",
+                               hint="check that the checkpoint is complete (save_pretrained writes it whole)") from None
+
+
+def _local_device() -> str | int:
+    import torch
+
+    return int(os.environ.get("LOCAL_RANK", "0")) if torch.cuda.is_available() else "cpu"

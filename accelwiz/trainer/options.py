@@ -1,6 +1,10 @@
 """The built-in trainer's options: parsed by `train.py`, forwarded from `accelwiz run --steps ...`.
 
 No torch here: `accelwiz run` imports this module to turn its own flags into the trainer's argv.
+
+The workload options (micro-batch, accumulation, sequence length, checkpointing, fine-tuning method) default to
+None, "not given": the trainer then takes them from the plan beside `--config`, else from the DeepSpeed JSON,
+else its own defaults (`settings.py` decides, and says which source each value came from).
 """
 
 from __future__ import annotations
@@ -10,13 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_OUTPUT_DIR = Path("accelwiz-run")
+METHODS = ("full", "lora", "qlora")
 
 
 @dataclass(frozen=True)
 class TrainerOptions:
     steps: int = 30
-    micro_batch: int = 4
-    seq_len: int = 64
+    micro_batch: int | None = None
+    seq_len: int | None = None
     lr: float = 3e-3
     warmup_ratio: float = 0.1
     max_grad_norm: float = 1.0
@@ -25,8 +30,15 @@ class TrainerOptions:
     keep_checkpoints: int = 2
     resume: bool = False
     data: Path | None = None
-    model: str = "tiny"
+    model: str | None = None
     seed: int = 0
+    gradient_accumulation: int | None = None
+    gradient_checkpointing: bool | None = None
+    method: str | None = None
+    lora_rank: int | None = None
+    lora_alpha: int | None = None
+    lora_targets: str | None = None  # comma-separated module names
+    config: Path | None = None  # the Accelerate YAML: its plan and DeepSpeed JSON supply the workload
 
     def to_argv(self) -> list[str]:
         """The argv `train.py` parses back into these options (only values that differ from the defaults)."""
@@ -37,7 +49,7 @@ class TrainerOptions:
                 continue
             flag = "--" + name.replace("_", "-")
             if isinstance(value, bool):
-                argv.append(flag)
+                argv.append(flag if value else "--no-" + flag[2:])
             else:
                 argv += [flag, str(value)]
         return argv
@@ -50,9 +62,25 @@ def parse_args(argv: list[str] | None = None) -> TrainerOptions:
     """Parse the trainer's own command line (what `accelerate launch` hands to `train.py`)."""
     parser = argparse.ArgumentParser(prog="accelwiz-trainer", description="accelwiz's built-in causal-LM trainer.")
     defaults = TrainerOptions()
+    planned = " (default: the plan, else the DeepSpeed JSON, else %s)"
     parser.add_argument("--steps", type=_positive, default=defaults.steps, help="Optimizer steps in total.")
-    parser.add_argument("--micro-batch", type=_positive, default=defaults.micro_batch, help="Sequences per process.")
-    parser.add_argument("--seq-len", type=_positive, default=defaults.seq_len, help="Tokens (bytes) per sequence.")
+    parser.add_argument("--micro-batch", type=_positive, help="Sequences per process." + planned % 4)
+    parser.add_argument(
+        "--gradient-accumulation", type=_positive, help="Micro-batches per optimizer step." + planned % 1
+    )
+    parser.add_argument("--seq-len", type=_positive, help="Tokens per sequence." + planned % 64)
+    parser.add_argument(
+        "--gradient-checkpointing",
+        action=argparse.BooleanOptionalAction,
+        help="Recompute activations in the backward pass (default: the plan, else off).",
+    )
+    parser.add_argument("--method", choices=METHODS, help="Fine-tuning method (default: the plan, else full).")
+    parser.add_argument("--lora-rank", type=_positive, help="LoRA rank (default: the plan, else 8).")
+    parser.add_argument("--lora-alpha", type=_positive, help="LoRA alpha (default: the plan, else 2 x rank).")
+    parser.add_argument(
+        "--lora-targets",
+        help="Comma-separated module names LoRA adapts (default: the plan, else the attention projections).",
+    )
     parser.add_argument("--lr", type=float, default=defaults.lr, help="Peak learning rate.")
     parser.add_argument(
         "--warmup-ratio",
@@ -82,9 +110,23 @@ def parse_args(argv: list[str] | None = None) -> TrainerOptions:
         help="Keep only the newest N checkpoints.",
     )
     parser.add_argument("--resume", action="store_true", help="Continue from the newest checkpoint in --output-dir.")
-    parser.add_argument("--data", type=Path, default=None, help="A UTF-8 text file (default: the bundled corpus).")
-    parser.add_argument("--model", default=defaults.model, help="A preset name or a config.json.")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="A text file, a JSONL file (`text` or chat `messages` per line) or a `datasets` save_to_disk "
+        "directory (default: the bundled corpus).",
+    )
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="A preset (tiny, small, medium), a config.json, a checkpoint directory or a hub id "
+        "(default: the plan's checkpoint, else tiny).",
+    )
     parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument(
+        "--config", type=Path, default=None, help="The Accelerate YAML launched (`accelwiz run` passes it)."
+    )
     args = parser.parse_args(argv)
     return TrainerOptions(**{name: getattr(args, name) for name in _DEFAULTS})
 

@@ -26,6 +26,44 @@ def peak_memory_bytes(device_type: str) -> tuple[int, str]:
     return int(rss if sys.platform == "darwin" else rss * 1024), "process_peak_rss"
 
 
+def cuda_peaks() -> dict[str, int]:
+    """This rank's CUDA allocator peaks: what tensors held, and what the caching allocator reserved."""
+    import torch
+
+    return {"allocated": int(torch.cuda.max_memory_allocated()), "reserved": int(torch.cuda.max_memory_reserved())}
+
+
+def parameter_checksum(state_dict: dict[str, Any]) -> float:
+    """The sum of every floating-point tensor's fp64 sum: equal on two runs that trained the same weights."""
+    return float(sum(t.detach().double().sum().item() for t in state_dict.values() if t.is_floating_point()))
+
+
+def model_flops_per_token(parameters: int, trainable: int, layers: int, hidden: int, seq_len: int) -> float:
+    """Training FLOPs per token (no recomputation counted, as MFU defines it).
+
+    Forward 2N and the activation gradients 2N for every weight; weight gradients 2N only for the trainable
+    ones (all of them in full fine-tuning, the adapters in LoRA); attention scores 12 x layers x hidden x
+    sequence (forward and backward, PaLM appendix B).
+    """
+    return 4 * parameters + 2 * trainable + 12 * layers * hidden * seq_len
+
+
+def gpu_peak_flops(device_name: str) -> tuple[float | None, str | None]:
+    """(dense bf16 FLOP/s, table key) of the GPU from the probe's GPU table, or (None, None) when unlisted."""
+    from accelwiz.probe.gpus import match_gpu_name
+
+    model = match_gpu_name(device_name)
+    if model is None or model.peak_16bit_tflops is None:
+        return None, None
+    return model.peak_16bit_tflops * 1e12, model.key
+
+
+def error_percent(measured: int, estimated: int | None) -> float | None:
+    if not estimated:
+        return None
+    return round(100.0 * (measured - estimated) / estimated, 1)
+
+
 def estimate_for_run(settings: dict[str, Any]) -> dict[str, Any]:
     """accelwiz's memory estimate for these settings, or why there is none; never raises."""
     from accelwiz.trainer.estimate_bridge import estimate_from_settings

@@ -13,12 +13,14 @@ import math
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 if __package__ in (None, ""):  # launched by path: make `accelwiz` importable from a source checkout too
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from accelwiz.errors import AccelwizError  # noqa: E402
 from accelwiz.trainer.checkpoints import (
     TrainerState,
     checkpoint_dir,
@@ -26,10 +28,29 @@ from accelwiz.trainer.checkpoints import (
     prune,  # noqa: E402
     write_state,
 )
-from accelwiz.trainer.data import DataError, byte_sequences, load_text  # noqa: E402
-from accelwiz.trainer.models import ModelChoiceError, build_config, build_model  # noqa: E402
+from accelwiz.trainer.data import DataError, training_sequences  # noqa: E402
+from accelwiz.trainer.finetune import MethodError, apply_method, parameter_counts  # noqa: E402
+from accelwiz.trainer.inputs import check_inputs  # noqa: E402
+from accelwiz.trainer.models import (  # noqa: E402
+    ModelChoiceError,
+    ModelRef,
+    build_config,
+    build_model,
+    load_pretrained,
+    load_tokenizer,
+)
 from accelwiz.trainer.options import TrainerOptions, parse_args  # noqa: E402
-from accelwiz.trainer.report import estimate_for_run, peak_memory_bytes, write_report  # noqa: E402
+from accelwiz.trainer.report import (  # noqa: E402
+    cuda_peaks,
+    error_percent,
+    estimate_for_run,
+    gpu_peak_flops,
+    model_flops_per_token,
+    parameter_checksum,
+    peak_memory_bytes,
+    write_report,
+)
+from accelwiz.trainer.settings import TrainingSettings  # noqa: E402
 
 EXIT_BAD_INPUT = 2
 
@@ -91,30 +112,41 @@ def save_checkpoint(accelerator: Any, opts: TrainerOptions, state: TrainerState)
 
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
+    uses_deepspeed = os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true"
     try:
-        text = load_text(opts.data)
-        model_config = build_config(opts.model, opts.seq_len)
-    except (DataError, ModelChoiceError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        checked = check_inputs(opts, uses_deepspeed=uses_deepspeed)
+    except AccelwizError as exc:
+        return bad_input(exc.message, exc.hint)
+    settings = checked.settings
+    opts = replace(
+        opts,
+        micro_batch=settings.micro_batch.value,
+        gradient_accumulation=settings.gradient_accumulation.value,
+        seq_len=settings.seq_len.value,
+    )
 
     import torch
     from accelerate.utils import set_seed
     from torch.utils.data import DataLoader, TensorDataset
 
     accelerator = make_accelerator()
+    apply_batch_settings(accelerator, opts)
     set_seed(opts.seed)
-    model = build_model(model_config)
-    parameters = sum(p.numel() for p in model.parameters())
-    loader = DataLoader(
-        TensorDataset(byte_sequences(text, opts.seq_len)), batch_size=opts.micro_batch, shuffle=True, drop_last=True
-    )
-    optimizer = torch.optim.AdamW(model.parameters(), lr=opts.lr, weight_decay=0.0)
+    try:
+        model, tokenizer, model_config = load_model(checked.model, settings, opts.seq_len)
+        sequences = training_sequences(opts.data, tokenizer, opts.seq_len)
+        check_vocabulary(sequences, model_config)
+    except (DataError, ModelChoiceError, MethodError) as exc:
+        return bad_input(str(exc), exc.hint)
+    parameters, trainable = parameter_counts(model)
+    accelerator.print(settings.summary(), file=sys.stderr)
+    loader = DataLoader(TensorDataset(sequences), batch_size=opts.micro_batch, shuffle=True, drop_last=True)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=opts.lr, weight_decay=0.0)
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
     if len(loader) == 0:
         accelerator.print(
-            f"error: the text gives fewer than one batch of {opts.micro_batch} x {opts.seq_len} "
-            f"bytes per process for {accelerator.num_processes} processes; use more text or "
+            f"error: the data gives fewer than one batch of {opts.micro_batch} x {opts.seq_len} "
+            f"tokens per process for {accelerator.num_processes} processes; use more data or "
             "smaller --micro-batch/--seq-len",
             file=sys.stderr,
         )
@@ -123,16 +155,131 @@ def main(argv: list[str] | None = None) -> int:
     state, resumed_from = restore(accelerator, opts)
     facts = describe(accelerator)
     result = train(accelerator, model, optimizer, loader, opts, state)
+    probe = logits_probe(accelerator, model, sequences[0][:16])
+    saved, checksum = save_final(accelerator, model, tokenizer, opts.output_dir, settings.method.value, facts)
     run = {
         **facts,
-        "model": opts.model,
+        "model": str(settings.model.value),
+        "model_kind": checked.model.kind,
+        "method": settings.method.value,
         "parameters": parameters,
+        "trainable_parameters": trainable,
         "micro_batch": opts.micro_batch,
         "seq_len": opts.seq_len,
+        "gradient_checkpointing": settings.gradient_checkpointing.value,
+        "settings": settings.for_report(),
     }
-    report_run(accelerator, opts, run, model_config, result, state, resumed_from)
+    extra = {"saved": saved, "parameter_checksum": checksum, "logits_probe": probe}
+    report_run(accelerator, opts, run, model_config, result, state, resumed_from, extra)
     finish(accelerator)
     return 0
+
+
+def bad_input(message: str, hint: str | None) -> int:
+    """One line and a hint on stderr, exit 2: before any output is written."""
+    if int(os.environ.get("RANK", "0")) == 0:  # one message, not one per worker
+        print(f"error: {message}", file=sys.stderr)
+        if hint:
+            print(f"hint: {hint}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def apply_batch_settings(accelerator: Any, opts: TrainerOptions) -> None:
+    """Make accelerate and DeepSpeed use the resolved micro-batch and accumulation.
+
+    accelerate reads ACCELERATE_GRADIENT_ACCUMULATION_STEPS over the constructor argument and, under DeepSpeed,
+    takes the JSON's values over its own; writing the resolved values into both is the one way every backend
+    trains with them. ZeRO-3 also gathers the full weights at the end, so the model can be saved whole.
+    """
+    accelerator.gradient_accumulation_steps = opts.gradient_accumulation
+    plugin = getattr(accelerator.state, "deepspeed_plugin", None)
+    if plugin is None:
+        return
+    config = plugin.deepspeed_config
+    config["train_micro_batch_size_per_gpu"] = opts.micro_batch
+    config["gradient_accumulation_steps"] = opts.gradient_accumulation
+    config["train_batch_size"] = opts.micro_batch * opts.gradient_accumulation * accelerator.num_processes
+    if plugin.zero_stage == 3:
+        config.setdefault("zero_optimization", {})["stage3_gather_16bit_weights_on_model_save"] = True
+
+
+def load_model(ref: ModelRef, settings: TrainingSettings, seq_len: int) -> tuple[Any, Any, Any]:
+    """(model ready to train, tokenizer or None for bytes, its transformers config)."""
+    method = settings.method.value
+    if ref.pretrained:
+        tokenizer = load_tokenizer(ref)
+        quantization = None
+        if method == "qlora":
+            from accelwiz.trainer.finetune import quantization_config
+
+            quantization = quantization_config()
+        model = load_pretrained(ref, quantization_config=quantization)
+    else:
+        if method == "qlora":
+            raise MethodError(f"QLoRA quantizes pretrained weights, and {ref.name!r} is a random initialisation",
+                              hint="pass a checkpoint directory or hub id with --model, or use --method lora")
+        tokenizer = None
+        model = build_model(build_config(str(ref.path or ref.name), seq_len))
+    config = model.config
+    model = apply_method(
+        model,
+        method,
+        settings.lora_rank.value,
+        settings.lora_alpha.value,
+        settings.lora_targets.value,
+        settings.gradient_checkpointing.value,
+    )
+    return model, tokenizer, config
+
+
+def check_vocabulary(sequences: Any, model_config: Any) -> None:
+    largest = int(sequences.max())
+    if largest >= model_config.vocab_size:
+        raise DataError(f"the tokenizer produced token id {largest}, beyond the model's vocab_size "
+                        f"{model_config.vocab_size}", hint="use the tokenizer saved with this checkpoint")
+
+
+def logits_probe(accelerator: Any, model: Any, input_ids: Any) -> dict[str, Any]:
+    """The trained model's logits on a fixed input, so a reloaded model or adapter can be compared with it.
+
+    Every rank runs the forward (under ZeRO-3 it gathers the weights collectively).
+    """
+    import torch
+
+    model.eval()
+    with torch.no_grad():
+        logits = model(input_ids=input_ids.unsqueeze(0).to(accelerator.device)).logits.float()
+    model.train()
+    return {
+        "input_ids": input_ids.tolist(),
+        "last_position_head": logits[0, -1, :8].tolist(),
+        "mean_abs": logits.abs().mean().item(),
+    }
+
+
+def save_final(
+    accelerator: Any, model: Any, tokenizer: Any, output_dir: Path, method: str, facts: dict[str, Any]
+) -> tuple[str, float | None]:
+    """save_pretrained the trained model (full) or adapter (LoRA/QLoRA), with the tokenizer; returns (where,
+    parameter checksum). Written to a temporary directory and renamed, so a directory is never half-written."""
+    import shutil
+
+    zero3 = facts.get("zero_stage") == 3
+    state_dict = accelerator.get_state_dict(model) if zero3 else None  # ZeRO-3: gathered on every rank's call
+    unwrapped = accelerator.unwrap_model(model)
+    target = output_dir / ("model" if method == "full" else "adapter")
+    checksum = None
+    if accelerator.is_main_process:
+        checksum = parameter_checksum(state_dict if state_dict is not None else unwrapped.state_dict())
+        partial = output_dir / (target.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        unwrapped.save_pretrained(str(partial), state_dict=state_dict, safe_serialization=True)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(str(partial))
+        shutil.rmtree(target, ignore_errors=True)
+        partial.rename(target)
+    accelerator.wait_for_everyone()
+    return str(target), checksum
 
 
 def restore(accelerator: Any, opts: TrainerOptions) -> tuple[TrainerState, Path | None]:
@@ -156,25 +303,39 @@ def report_run(
     result: dict[str, Any],
     state: TrainerState,
     resumed_from: Path | None,
+    extra: dict[str, Any],
 ) -> None:
     """Gather every rank's peak memory; the main process writes run_report.json beside the estimate."""
     import torch
 
     peak, measured = peak_memory_bytes(accelerator.device.type)
-    peaks = accelerator.gather(torch.tensor([peak], device=accelerator.device)).tolist()
+    on_gpu = accelerator.device.type == "cuda"
+    mine = [peak, *(cuda_peaks().values() if on_gpu else (0, 0))]
+    gathered = accelerator.gather(torch.tensor([mine], device=accelerator.device)).tolist()
     if not accelerator.is_main_process:
         return
+    peaks = [row[0] for row in gathered]
+    estimate = estimate_for_run({
+        **run,
+        "gradient_accumulation": opts.gradient_accumulation,
+        "lora_rank": run["settings"].get("lora_rank", {}).get("value"),
+        "model_config": model_config.to_dict(),
+    })
     report = {
         **run,
         **result,
+        "final_loss": result["loss_last"],
+        **extra,
         "checkpoints": [c for c in result["checkpoints"] if Path(c).is_dir()],  # after pruning
         "start_step": state.step,
         "resumed_from": str(resumed_from) if resumed_from else None,
         "lr": opts.lr,
         "peak_memory_bytes": peaks,
         "peak_memory_measure": measured,
-        "estimate": estimate_for_run({**run, "model_config": model_config.to_dict()}),
+        "estimate": estimate,
     }
+    if on_gpu:
+        report["gpu"] = gpu_report(accelerator, run, model_config, result, gathered, estimate)
     path = write_report(opts.output_dir, report)
     if result["losses"]:
         trained = (f"loss {result['loss_first']:.3f} -> {result['loss_last']:.3f}, "
@@ -183,9 +344,37 @@ def report_run(
         trained = "nothing left to train, "
     accelerator.print(
         f"done: step {result['steps']}/{opts.steps}, {trained}peak {max(peaks) / 2**20:,.0f} MiB ({measured}); "
-        f"report: {path}",
+        f"saved {extra['saved']}; report: {path}",
         file=sys.stderr,
     )
+
+
+def gpu_report(accelerator: Any, run: dict[str, Any], model_config: Any, result: dict[str, Any],
+               gathered: list[list[int]], estimate: dict[str, Any]) -> dict[str, Any]:
+    """Every rank's CUDA peaks beside the estimate for these settings, and MFU against the GPU table's peak."""
+    import torch
+
+    estimated = estimate.get("per_rank_allocated_bytes") if estimate.get("available") else None
+    name = torch.cuda.get_device_name(accelerator.device)
+    peak_flops, key = gpu_peak_flops(name)
+    per_token = model_flops_per_token(
+        run["parameters"], run["trainable_parameters"], getattr(model_config, "num_hidden_layers", 0),
+        getattr(model_config, "hidden_size", 0), run["seq_len"])
+    seconds = result["train_seconds"]
+    mfu = None
+    if peak_flops and seconds > 0 and result["tokens"]:
+        mfu = round(per_token * result["tokens"] / (seconds * peak_flops * accelerator.num_processes), 4)
+    return {
+        "device_name": name,
+        "gpu_table_key": key,
+        "max_memory_allocated_bytes": [row[1] for row in gathered],
+        "max_memory_reserved_bytes": [row[2] for row in gathered],
+        "estimated_allocated_bytes": estimated,
+        "estimate_error_percent": [error_percent(row[1], estimated) for row in gathered],
+        "model_flops_per_token": per_token,
+        "peak_flops_per_gpu": peak_flops,
+        "mfu": mfu,
+    }
 
 
 def finish(accelerator: Any) -> None:

@@ -50,22 +50,15 @@ def generate(answers: Answers, system: MachineProfile, *, output: Path, command:
     yaml_file = OutputFile(output, render_yaml(pair.accelerate, header))
     json_file = OutputFile(json_path, render_json(pair.deepspeed)) if pair.deepspeed is not None else None
     workload = workload_for(answers.model_dump(), system) if answers.model else None
-    diagnostics = check_rendered(yaml_file, json_file, system, workload)
-    if workload is not None and machines_in_file(answers) != answers.num_machines:
-        launched = {**pair.accelerate, "num_machines": answers.num_machines}
-        launched["num_processes"] = answers.world_size
-        as_launched = OutputFile(output, render_yaml(launched, header))
-        diagnostics = [d for d in diagnostics if not _is_memory(d)] + [
-            d for d in check_rendered(as_launched, json_file, system, workload) if _is_memory(d)
-        ]
+    as_launched = None
+    if machines_in_file(answers) != answers.num_machines:
+        # Under SLURM the YAML describes one node and srun adds the others (and each node's rank and the head
+        # node's address): the rules judge the run as srun launches it, not a one-node run that never happens.
+        from accelwiz.rules.context import LaunchFacts
+
+        as_launched = LaunchFacts(supplies_rendezvous=True, machines_as_launched=answers.num_machines)
+    diagnostics = check_rendered(yaml_file, json_file, system, workload, launch=as_launched)
     return Generated(yaml_file, json_file, diagnostics, estimate, launch)
-
-
-def _is_memory(diagnostic: Any) -> bool:
-    """AW5xx. Under SLURM the YAML describes one node and srun adds the others, so the memory rules, which
-    take the topology from the YAML, would judge a one-node run that never happens: generate() judges memory
-    on the YAML as srun launches it (machine and process counts changed in place, so line numbers hold)."""
-    return str(diagnostic.code).startswith("AW5")
 
 
 def estimate_line(answers: Answers, system: MachineProfile) -> str:

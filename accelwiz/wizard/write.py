@@ -19,23 +19,19 @@ class OutputFile:
 
 
 def check_rendered(
-    accelerate: OutputFile, deepspeed: OutputFile | None, system: Any = None, workload: Any = None
+    accelerate: OutputFile, deepspeed: OutputFile | None, system: Any = None, workload: Any = None, *,
+    launch: Any = None,
 ) -> list[Any]:
     """Every diagnostic the `check` rules report for the pair, as if the files were already on disk (with the
-    machine for the hardware rules and, when a model was named, the workload for the memory rules)."""
+    machine for the hardware rules, when a model was named the workload for the memory rules, and the
+    `LaunchFacts` of how the files will be launched)."""
     from accelwiz.document import parse_text
-    from accelwiz.rules.context import CheckContext, DeepSpeedReference
-    from accelwiz.rules.engine import run_rules
-    from accelwiz.rules.registry import select_rules
+    from accelwiz.rules.engine import check_unit
 
-    context = CheckContext(
-        accelerate=parse_text(accelerate.text, accelerate.path), system=system, workload=workload
-    )
+    documents = [parse_text(accelerate.text, accelerate.path)]
     if deepspeed is not None:
-        context.deepspeed = parse_text(deepspeed.text, deepspeed.path, kind="deepspeed")
-        written = context.accelerate.get("deepspeed_config", "deepspeed_config_file")
-        context.deepspeed_reference = DeepSpeedReference(str(written), deepspeed.path)
-    return run_rules(context, select_rules())
+        documents.append(parse_text(deepspeed.text, deepspeed.path, kind="deepspeed"))
+    return check_unit(documents, system=system, workload=workload, launch=launch).diagnostics
 
 
 def errors_of(diagnostics: Sequence[Any]) -> list[Any]:

@@ -51,9 +51,14 @@ def gpu_distribution_without_gpu(ctx: CheckContext) -> Iterator[Finding]:
         "FSDP": "FSDP is never applied: each process trains an unsharded copy, unsynchronised",
         "DEEPSPEED": "DeepSpeed needs InitProcessGroupKwargs(backend=\"gloo\") in the script to run on CPU",
     }.get(kind, "the launcher expects CUDA devices")
+    handled = None  # what the launch does about it
+    if kind == "MULTI_GPU" and ctx.launch.cpu_fallback:
+        handled = "run sets ACCELERATE_USE_CPU=true, so the processes train together as CPU DDP on gloo"
+    elif kind == "DEEPSPEED" and ctx.launch.builtin_trainer:
+        handled = "the built-in trainer asks for the gloo backend, so DeepSpeed runs on CPU"
     role: Role = "accelerate" if ctx.accelerate is not None else "deepspeed"
     yield Finding(role, ("distributed_type",) if ctx.accelerate is not None else (),
-                  f"`{kind}` on {system.name or 'this machine'}, which has no GPU: {consequence}")
+                  f"`{kind}` on {system.name or 'this machine'}, which has no GPU: {consequence}", handled=handled)
 
 
 @rule("AW602", "processes-exceed-gpus", Severity.ERROR, needs="system",

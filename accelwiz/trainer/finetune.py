@@ -1,0 +1,112 @@
+"""Fine-tuning methods: full, LoRA through peft, QLoRA (a 4-bit base through bitsandbytes plus LoRA).
+
+`qlora_unsupported_reason` asks the installed bitsandbytes to quantize a tensor on this machine's device, so a
+refusal says what actually failed rather than assuming that 4-bit needs CUDA (bitsandbytes 0.46+ has a CPU
+backend; older versions, or a build without one, do not).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# LoRA targets when neither the plan nor --lora-targets names them: the attention projections, by the names
+# Llama-, Mistral-, Qwen-style (q_proj...), GPT-2 (c_attn) and GPT-NeoX/Falcon (query_key_value) models use.
+DEFAULT_TARGET_SETS = (("q_proj", "k_proj", "v_proj", "o_proj"), ("c_attn",), ("query_key_value",))
+
+
+class MethodError(ValueError):
+    """A fine-tuning method this model or machine cannot run; `hint` says what to do instead."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+def qlora_unsupported_reason() -> str | None:
+    """Why QLoRA cannot run here, or None when bitsandbytes really quantizes to 4 bits on this device."""
+    from importlib.util import find_spec
+
+    if find_spec("bitsandbytes") is None:
+        return "QLoRA needs bitsandbytes, which is not installed"
+    import torch
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        import bitsandbytes as bnb
+        from bitsandbytes.functional import dequantize_4bit, quantize_4bit
+
+        weights = torch.randn(64, 64, device=device)
+        packed, state = quantize_4bit(weights, quant_type="nf4")
+        error = (dequantize_4bit(packed, state) - weights).abs().mean().item()
+    except Exception as exc:  # noqa: BLE001 - any failure of the probe means "not on this machine"
+        version = getattr(locals().get("bnb"), "__version__", "?")
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return f"bitsandbytes {version} cannot quantize to 4 bits on this machine's {device}: {first}"
+    if not error < 0.5:  # NF4 of N(0, 1) values is off by ~0.1 on average; more means a broken kernel
+        return f"bitsandbytes {bnb.__version__} 4-bit quantization on {device} is wrong (mean error {error:.2f})"
+    return None
+
+
+def quantization_config() -> Any:
+    import torch
+    from transformers import BitsAndBytesConfig
+
+    return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+                              bnb_4bit_compute_dtype=torch.bfloat16 if torch.cuda.is_available() else torch.float32)
+
+
+def lora_targets(model: Any, wanted: list[str] | None) -> list[str]:
+    """The module names LoRA adapts: the plan's or the flag's (each must exist), else the attention projections."""
+    names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
+    if wanted:
+        missing = [t for t in wanted if t not in names]
+        if missing:
+            raise MethodError(f"LoRA target module(s) {', '.join(missing)} not in the model",
+                              hint=f"pick from its linear layers, e.g. {', '.join(sorted(_linear_names(model))[:6])}")
+        return list(wanted)
+    for candidates in DEFAULT_TARGET_SETS:
+        if all(c in names for c in candidates):
+            return list(candidates)
+    raise MethodError("cannot tell which modules LoRA should adapt in this model",
+                      hint="name them with --lora-targets (or lora_targets in the plan)")
+
+
+def _linear_names(model: Any) -> set[str]:
+    import torch
+
+    return {n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)}
+
+
+def apply_method(model: Any, method: str, rank: int, alpha: int, targets: list[str] | None,
+                 gradient_checkpointing: bool) -> Any:
+    """The model ready to train: gradient checkpointing as asked, and LoRA adapters for lora/qlora."""
+    if method == "qlora":
+        from peft import prepare_model_for_kbit_training
+
+        # Casts the non-quantized parameters to fp32 and enables input gradients (needed with checkpointing).
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=gradient_checkpointing,
+                                                gradient_checkpointing_kwargs={"use_reentrant": False})
+    elif gradient_checkpointing:
+        # Non-reentrant checkpointing lets gradients reach LoRA adapters even though the embeddings are frozen.
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if gradient_checkpointing:
+        model.config.use_cache = False  # a KV cache is useless in training and conflicts with recomputation
+    if method == "full":
+        return model
+    from peft import LoraConfig, get_peft_model
+
+    config = LoraConfig(r=rank, lora_alpha=alpha, target_modules=lora_targets(model, targets), lora_dropout=0.0,
+                        bias="none", task_type="CAUSAL_LM")
+    return get_peft_model(model, config)
+
+
+def parameter_counts(model: Any) -> tuple[int, int]:
+    """(total, trainable) parameters, counting a 4-bit weight by its elements, not its packed bytes."""
+    total = trainable = 0
+    for parameter in model.parameters():
+        count = parameter.numel()
+        if hasattr(parameter, "quant_state") and getattr(parameter, "quant_state", None) is not None:
+            count = int(parameter.quant_state.shape.numel())  # Params4bit stores two values per byte
+        total += count
+        trainable += count if parameter.requires_grad else 0
+    return total, trainable

@@ -1,0 +1,54 @@
+"""Everything the trainer will read, checked before anything is launched or written.
+
+`accelwiz run` calls `check_inputs` before `accelerate launch` (so a bad `--model`, `--data` or QLoRA request is
+one line and exit 2, not a traceback in every worker), and `train.py` calls it again for a direct
+`accelerate launch -m accelwiz.trainer.train`. No torch is imported unless QLoRA has to be probed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelwiz.errors import InputError, UsageError
+from accelwiz.trainer.data import DataError, data_kind, load_records
+from accelwiz.trainer.models import ModelChoiceError, ModelRef, locate_model
+from accelwiz.trainer.options import TrainerOptions
+from accelwiz.trainer.settings import TrainingSettings, resolve_settings
+
+
+@dataclass(frozen=True)
+class CheckedInputs:
+    settings: TrainingSettings
+    model: ModelRef
+
+
+def check_inputs(opts: TrainerOptions, *, uses_deepspeed: bool) -> CheckedInputs:
+    """The run's settings and model, or an InputError/UsageError (exit 2) naming the first problem."""
+    settings = resolve_settings(opts)
+    try:
+        model = locate_model(str(settings.model.value))
+    except ModelChoiceError as exc:
+        raise InputError(str(exc), hint=exc.hint or None) from None
+    method = settings.method.value
+    if method == "qlora":
+        if uses_deepspeed:
+            raise UsageError("the built-in trainer runs QLoRA with one process or DDP, not under DeepSpeed",
+                             hint="use a DDP or single-process config for QLoRA, or --method lora with DeepSpeed")
+        from accelwiz.trainer.finetune import qlora_unsupported_reason
+
+        reason = qlora_unsupported_reason()
+        if reason is not None:
+            raise UsageError(f"cannot train with QLoRA: {reason}",
+                             hint="install bitsandbytes>=0.46 (it has a CPU backend), or use --method lora")
+    if opts.data is not None and not opts.data.exists():
+        raise InputError(f"--data {opts.data}: no such file or directory", hint="check the path")
+    if data_kind(opts.data) in ("jsonl", "dataset"):
+        try:
+            records = load_records(opts.data)
+        except DataError as exc:
+            raise InputError(str(exc), hint=exc.hint or None) from None
+        if not model.pretrained and any("messages" in r for r in records):
+            raise InputError(f"--data {opts.data} has chat `messages`, and the byte-level model "
+                             f"{model.name!r} has no tokenizer or chat template",
+                             hint="pass a pretrained checkpoint with --model, or records with a `text` field")
+    return CheckedInputs(settings, model)
