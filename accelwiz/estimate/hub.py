@@ -81,9 +81,17 @@ def _download(hub_id: str, repo: str, revision: str | None) -> str:
     if hub_offline():
         raise UsageError(f"{hub_id}: config.json is not in the huggingface_hub cache and HF_HUB_OFFLINE is set",
                          hint=fix)
+    endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    proxied = any(os.environ.get(k) for k in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"))
+    # huggingface_hub would retry 5 times with backoff (about 25 s) before saying there is no network
+    if not proxied and not _reachable(endpoint):
+        raise UsageError(f"{hub_id}: config.json is not cached and {endpoint} cannot be reached", hint=fix)
     from huggingface_hub import errors as hub_errors
     from huggingface_hub import hf_hub_download
+    from huggingface_hub.utils import logging as hub_logging
 
+    verbosity = hub_logging.get_verbosity()
+    hub_logging.set_verbosity_error()  # its "Retrying in 1s" lines are not ours to show
     try:
         return hf_hub_download(repo, "config.json", revision=revision, cache_dir=hub_cache_dir(), etag_timeout=10)
     except hub_errors.LocalEntryNotFoundError:  # before EntryNotFoundError, its base: no network, not cached
@@ -103,3 +111,20 @@ def _download(hub_id: str, repo: str, revision: str | None) -> str:
     except (hub_errors.HfHubHTTPError, OSError, ValueError) as exc:  # a proxy error, a full disk, a refused id
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UsageError(f"{hub_id}: cannot fetch config.json ({reason[:160]})", hint=fix) from None
+    finally:
+        hub_logging.set_verbosity(verbosity)
+
+
+def _reachable(endpoint: str, timeout: float = 3.0) -> bool:
+    """A TCP connection to the endpoint's host opens within `timeout` (name resolution included)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(endpoint)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False

@@ -82,6 +82,7 @@ def estimate_memory(workload: Workload, strategy: Strategy) -> MemoryEstimate:
         _numerics(workload),
         *states.notes,
         *activation_notes,
+        *((workload.model.activations_note,) if not workload.model.analytic_activations else ()),
         f"logits and loss: 16-bit logits + fp32 upcast + fp32 log-softmax ({workload.micro_batch}×"
         f"{workload.seq_len} tokens × vocab {workload.model.vocab_size:,})"
         if logits
