@@ -120,6 +120,7 @@ class EffectiveConfig:
     attention: EffectiveValue = UNSET
     uses_deepspeed: bool = False
     json_alone: bool = False  # a DeepSpeed JSON without an Accelerate YAML: the launcher is unknown
+    has_yaml: bool = False  # an Accelerate YAML is part of the unit
     is_sagemaker: bool = False  # compute_environment AMAZON_SAGEMAKER: another launcher, other keys
 
     def items(self) -> list[tuple[str, EffectiveValue]]:
@@ -236,7 +237,7 @@ def resolve(accelerate_doc: Document | None, deepspeed_doc: Document | None,
         values.update(_from_plan(plan, values, world))
     return EffectiveConfig(
         **values, uses_deepspeed=uses_deepspeed, json_alone=accelerate_doc is None and deepspeed_doc is not None,
-        is_sagemaker=yaml.raw("compute_environment") == "AMAZON_SAGEMAKER",
+        is_sagemaker=yaml.raw("compute_environment") == "AMAZON_SAGEMAKER", has_yaml=accelerate_doc is not None,
     )
 
 
@@ -444,12 +445,15 @@ def _precision(yaml: _Reader, json: _Reader, alone: bool) -> EffectiveValue:
     if written.is_written:
         return written
     decided_later = any(json.raw(block, "enabled") == AUTO for block in ("fp16", "bf16", "bfloat16"))
+    if json.document is not None and not decided_later:
+        # the JSON owns the precision (accelerate fills only "auto" from the launcher): no enabled block is fp32
+        return EffectiveValue("no", "deepspeed default", note="no fp16/bf16 block enabled in the JSON")
     if decided_later and alone:
         return EffectiveValue(None, "unset", note='"auto": the launcher\'s or the Trainer\'s precision')
     if yaml.document is not None:
         note = '"auto": no, unless the script or the Trainer asks for fp16/bf16' if decided_later else ""
         return EffectiveValue("no", "accelerate default", note=note)
-    return EffectiveValue("no", "deepspeed default") if json.document is not None else UNSET
+    return UNSET
 
 
 def _launcher_precision(yaml: _Reader) -> EffectiveValue:

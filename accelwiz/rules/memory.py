@@ -1,8 +1,8 @@
 """AW5xx: will the training fit? Run when `--model` is given (the workload); AW501-AW503 also need `--system`.
 
-The strategy is read from the config itself (`estimate.strategy.strategy_from_config`): distributed_type,
-num_processes / num_machines, the ZeRO stage and offload devices from the DeepSpeed JSON or the inline
-`deepspeed_config`, and the FSDP sharding strategy, version and offload flag.
+The strategy is built from the config's effective values (`estimate.strategy.strategy_from_effective` of
+`ctx.effective`): distributed_type, num_processes / num_machines, the ZeRO stage and offload devices from the
+DeepSpeed JSON or the inline `deepspeed_config`, and the FSDP sharding strategy, version and offload flag.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ def _gib(value: float) -> str:
 def _plan(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | None:
     """The config's strategy and its estimate, or None when the config does not say enough."""
     from accelwiz.estimate.memory import estimate_memory
-    from accelwiz.estimate.strategy import strategy_from_config
+    from accelwiz.estimate.strategy import strategy_from_effective
 
-    strategy = strategy_from_config(ctx)
+    strategy = strategy_from_effective(ctx.effective)
     if strategy is None or ctx.workload is None:
         return None
     if ctx.launch.machines_as_launched:
@@ -45,14 +45,15 @@ def _plan(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | None:
 
 def _workload(ctx: CheckContext) -> Workload:
     """The `--model` workload, with what the config adds: fp32 when it turns mixed precision off, and the
-    DeepSpeed JSON's `train_micro_batch_size_per_gpu` when `--micro-batch` was not given."""
-    from accelwiz.estimate.config_reader import read_micro_batch, read_precision
+    effective micro-batch (the DeepSpeed JSON's, or the plan's) when `--micro-batch` was not given."""
+    from accelwiz.estimate.strategy import training_precision
 
-    workload = ctx.workload
-    if workload.precision == "mixed" and read_precision(ctx.accelerate, ctx.deepspeed) == "fp32":
+    workload, effective = ctx.workload, ctx.effective
+    if workload.precision == "mixed" and training_precision(effective) == "fp32":
         workload = replace(workload, precision="fp32")
-    if not workload.micro_batch_given:
-        workload = replace(workload, micro_batch=read_micro_batch(ctx.deepspeed) or workload.micro_batch)
+    micro_batch = effective.micro_batch.value
+    if not workload.micro_batch_given and micro_batch is not None and micro_batch > 0:
+        workload = replace(workload, micro_batch=micro_batch)
     return workload
 
 

@@ -6,32 +6,44 @@ is a by-product of a finished run, never a reason to fail one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-_KIND = {"NO": "single", "MULTI_GPU": "ddp", "MULTI_CPU": "ddp", "FSDP": "fsdp_full"}
+if TYPE_CHECKING:
+    from accelwiz.effective import EffectiveConfig
+
+# The distributed types as the estimator plans them: CPU DDP holds per rank what GPU DDP holds per GPU.
+_AS_PLANNED = {"MULTI_CPU": "MULTI_GPU"}
+
+
+def effective_from_settings(settings: dict[str, Any]) -> EffectiveConfig:
+    """What the trainer ran (the Accelerator's resolved facts), as effective values with source "trainer"."""
+    from accelwiz.effective import EffectiveConfig, EffectiveValue
+
+    def ran(value: Any) -> EffectiveValue:
+        return EffectiveValue(value, "trainer")
+
+    kind = _AS_PLANNED.get(settings["distributed_type"], settings["distributed_type"])
+    return EffectiveConfig(
+        distributed_type=ran(kind), num_processes=ran(settings["world_size"]), num_machines=ran(1),
+        zero_stage=ran(settings.get("zero_stage") or 0), offload_optimizer=ran(settings.get("offload_optimizer")),
+        offload_param=ran(settings.get("offload_param")), mixed_precision=ran(settings.get("mixed_precision") or "no"),
+        # the report does not carry the FSDP version: the built-in trainer's FSDP configs are FSDP2
+        fsdp_version=ran(settings.get("fsdp_version", 2)), uses_deepspeed=kind == "DEEPSPEED", has_yaml=True,
+    )
 
 
 def estimate_from_settings(settings: dict[str, Any]) -> dict[str, Any]:
     from accelwiz.estimate.memory import estimate_memory
     from accelwiz.estimate.models import spec_from_hf_config
-    from accelwiz.estimate.strategy import Strategy
+    from accelwiz.estimate.strategy import strategy_from_effective, training_precision
     from accelwiz.estimate.workload import Workload
 
     spec = spec_from_hf_config(settings["model_config"], name=str(settings["model"]), source="built-in trainer")
-    stage = settings.get("zero_stage")
-    kind = (
-        f"zero{stage}"
-        if settings["distributed_type"] == "DEEPSPEED" and stage
-        else _KIND.get(settings["distributed_type"], "ddp" if settings["world_size"] > 1 else "single")
-    )
-    strategy = Strategy(
-        kind=kind,
-        offload_optimizer=settings.get("offload_optimizer") or "none",
-        offload_param=settings.get("offload_param") or "none",
-        gpus_per_node=settings["world_size"],
-        nodes=1,
-    )
-    precision = "fp32" if settings.get("mixed_precision") in (None, "no") else "mixed"
+    effective = effective_from_settings(settings)
+    strategy = strategy_from_effective(effective)
+    if strategy is None:
+        raise ValueError(f"no memory plan for distributed type {settings['distributed_type']}")
+    precision = training_precision(effective) or "fp32"
     workload = Workload(
         model=spec, micro_batch=settings["micro_batch"], seq_len=settings["seq_len"], precision=precision
     )

@@ -5,12 +5,14 @@ from __future__ import annotations
 import pytest
 
 from accelwiz.document import load_document
+from accelwiz.effective import EffectiveConfig
 from accelwiz.errors import UsageError
 from accelwiz.estimate.strategy import (
     Strategy,
     candidate_strategies,
-    strategy_from_config,
+    strategy_from_effective,
     strategy_from_options,
+    training_precision,
 )
 from accelwiz.rules.context import CheckContext
 
@@ -66,20 +68,20 @@ def test_options_normalise():
     assert (fsdp.offload_optimizer, fsdp.offload_param) == ("cpu", "cpu")
 
 
-def ctx(write, yaml: str | None = None, json: str | None = None) -> CheckContext:
+def ctx(write, yaml: str | None = None, json: str | None = None) -> EffectiveConfig:
     return CheckContext(
         accelerate=load_document(write("a.yaml", yaml)) if yaml else None,
         deepspeed=load_document(write("ds.json", json)) if json else None,
-    )
+    ).effective
 
 
 def test_multi_gpu_yaml(write):
-    s = strategy_from_config(ctx(write, "distributed_type: MULTI_GPU\nnum_processes: 16\nnum_machines: 2\n"))
+    s = strategy_from_effective(ctx(write, "distributed_type: MULTI_GPU\nnum_processes: 16\nnum_machines: 2\n"))
     assert (s.kind, s.gpus_per_node, s.nodes) == ("ddp", 8, 2)
 
 
 def test_inline_deepspeed(write):
-    s = strategy_from_config(
+    s = strategy_from_effective(
         ctx(
             write,
             "distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n"
@@ -97,7 +99,7 @@ def test_deepspeed_json_wins_and_param_offload_below_stage_3_is_ignored(write):
         '{"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "nvme"}, '
         '"offload_param": {"device": "cpu"}}}',
     )
-    s = strategy_from_config(c)
+    s = strategy_from_effective(c)
     assert (s.kind, s.offload_optimizer, s.offload_param) == ("zero2", "cpu", "none")
 
 
@@ -109,10 +111,13 @@ def test_deepspeed_json_wins_and_param_offload_below_stage_3_is_ignored(write):
         ("fsdp_sharding_strategy: HYBRID_SHARD\n  fsdp_offload_params: true", "fsdp_hybrid", 1, "cpu"),
         ("fsdp_version: 2\n  fsdp_reshard_after_forward: false", "fsdp_grad_op", 2, "none"),
         ("fsdp_version: 2\n  fsdp_reshard_after_forward: true", "fsdp_full", 2, "none"),
+        ("version: 2\n  reshard_after_forward: false", "fsdp_grad_op", 2, "none"),  # the launcher adds fsdp_
+        ("fsdp_version: 1\n  fsdp_reshard_after_forward: SHARD_GRAD_OP", "fsdp_full", 1, "none"),  # FSDP1 ignores it
+        ("offload_params: 'true'", "fsdp_full", 1, "cpu"),  # str_to_bool, as the plugin reads it
     ],
 )
 def test_fsdp(write, fsdp, kind, version, offload):
-    s = strategy_from_config(
+    s = strategy_from_effective(
         ctx(write, f"distributed_type: FSDP\nnum_processes: 8\nfsdp_config:\n  {fsdp}\n")
     )
     assert (s.kind, s.fsdp_version, s.offload_param) == (kind, version, offload)
@@ -129,13 +134,13 @@ def test_fsdp(write, fsdp, kind, version, offload):
     ],
 )
 def test_malformed_values_never_crash(write, yaml):
-    result = strategy_from_config(ctx(write, yaml))
+    result = strategy_from_effective(ctx(write, yaml))
     assert result is None or isinstance(result, Strategy)
 
 
 def test_no_gpu_types(write):
-    assert strategy_from_config(ctx(write, "distributed_type: TPU\n")) is None
-    assert strategy_from_config(CheckContext()) is None
+    assert strategy_from_effective(ctx(write, "distributed_type: TPU\n")) is None
+    assert strategy_from_effective(CheckContext().effective) is None
 
 
 @pytest.mark.parametrize(
@@ -150,8 +155,33 @@ def test_no_gpu_types(write):
         ("distributed_type: DEEPSPEED\n", '{"zero_optimization": {"stage": 2}}', "fp32"),
     ],
 )
-def test_read_precision(write, yaml, json, expected):
-    from accelwiz.estimate.config_reader import read_precision
+def test_training_precision(write, yaml, json, expected):
+    assert training_precision(ctx(write, yaml, json)) == expected
 
-    c = ctx(write, yaml, json)
-    assert read_precision(c.accelerate, c.deepspeed) == expected
+
+def test_a_stage_accelerate_fills_is_the_stage_the_estimate_uses(write):
+    c = ctx(write, "distributed_type: DEEPSPEED\nnum_processes: 8\n", '{"zero_optimization": {"stage": "auto"}}')
+    assert strategy_from_effective(c).kind == "zero2"  # not stage 0: accelerate fills "auto" with 2
+    alone = ctx(write, None, '{"zero_optimization": {"stage": "auto"}}')
+    assert strategy_from_effective(alone).kind == "single"  # plain DeepSpeed drops it: stage 0
+
+
+def test_an_unquoted_no_is_a_single_process_plan(write):
+    s = strategy_from_effective(ctx(write, "distributed_type: NO\nnum_processes: 1\n"))
+    assert (s.kind, s.world_size) == ("single", 1)
+
+
+@pytest.mark.parametrize(("ran", "label"), [
+    ({"distributed_type": "DEEPSPEED", "world_size": 2, "zero_stage": 3, "offload_optimizer": "cpu",
+      "offload_param": "none", "mixed_precision": "bf16"}, "ZeRO-3 + CPU offload (optimizer)"),
+    ({"distributed_type": "DEEPSPEED", "world_size": 2, "zero_stage": 0}, "DDP"),
+    ({"distributed_type": "MULTI_CPU", "world_size": 2}, "DDP"),
+    ({"distributed_type": "NO", "world_size": 1}, "single GPU"),
+    ({"distributed_type": "FSDP", "world_size": 4}, "FSDP2 full shard"),
+])
+def test_what_the_trainer_ran_is_planned_by_the_same_logic(ran, label):
+    from accelwiz.trainer.estimate_bridge import effective_from_settings
+
+    effective = effective_from_settings(ran)
+    assert strategy_from_effective(effective).label == label
+    assert training_precision(effective) == ("mixed" if ran.get("mixed_precision") == "bf16" else "fp32")
