@@ -172,13 +172,14 @@ def _set_mixed_precision(filler: _Filler, mixed_precision: str) -> None:
 
 
 def _trainer_config_process(filler: _Filler, args: TrainerArguments, world_size: int | None) -> None:
+    # The first fill (TrainingArguments.__post_init__ or create_accelerator_and_postprocess) never passes
+    # auto_find_batch_size=True: only the retry after an out-of-memory does, so a fixed micro-batch that differs
+    # is refused even with --auto_find_batch_size.
     micro, accumulation = args["per_device_train_batch_size"], args["gradient_accumulation_steps"]
-    auto_batch = args["auto_find_batch_size"]
-    filler.fill("train_micro_batch_size_per_gpu", micro, "per_device_train_batch_size", must_match=not auto_batch)
+    filler.fill("train_micro_batch_size_per_gpu", micro, "per_device_train_batch_size")
     filler.fill("gradient_accumulation_steps", accumulation, "gradient_accumulation_steps")
     if world_size is not None:
-        filler.fill("train_batch_size", world_size * micro * accumulation, "train_batch_size (calculated)",
-                    must_match=not auto_batch)
+        filler.fill("train_batch_size", world_size * micro * accumulation, "train_batch_size (calculated)")
     elif get_value(filler.config, "train_batch_size") not in (None, AUTO):
         filler.result.open_keys.append("train_batch_size")  # needs the world size: no Accelerate YAML was given
     filler.fill("gradient_clipping", args["max_grad_norm"], "max_grad_norm")
