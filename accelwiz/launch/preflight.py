@@ -66,7 +66,7 @@ def preflight(
             f"{config_path} is a DeepSpeed config, not an Accelerate config",
             hint="pass the Accelerate YAML; it names the JSON in deepspeed_config.deepspeed_config_file",
         )
-    spec = LaunchSpec.from_documents(unit.accelerate, unit.deepspeed)
+    spec = LaunchSpec.from_effective(unit.effective, str(config_path))
     gpu_count = system.gpu_count if system is not None and here else None
     env = environment_changes(spec, gpu_count=gpu_count, environ=os.environ if environ is None else environ,
                               build=torch_build())

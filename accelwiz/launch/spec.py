@@ -1,12 +1,15 @@
-"""The launch-relevant values of an Accelerate config, read defensively (the rules report bad types)."""
+"""The launch-relevant values of a unit: a view of its effective values (`accelwiz/effective.py`) in the terms
+the launcher builders (`command.py`, `slurm.py`, `environment.py`) use. Nothing is read from the files here."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from accelwiz.errors import InputError
 
 if TYPE_CHECKING:
-    from accelwiz.document import Document
+    from accelwiz.effective import EffectiveConfig
 
 
 @dataclass(frozen=True)
@@ -18,8 +21,8 @@ class LaunchSpec:
     mixed_precision: str = "no"
     main_process_ip: str | None = None
     main_process_port: int | None = None
-    rdzv_backend: str | None = None
-    same_network: bool | None = None
+    rdzv_backend: str | None = None  # only when the YAML writes it: accelerate ignores it there (AW110)
+    same_network: bool | None = None  # likewise
     zero_stage: int | None = None
     deepspeed_multinode_launcher: str | None = None
 
@@ -33,39 +36,30 @@ class LaunchSpec:
         return self.distributed_type == "DEEPSPEED"
 
     @classmethod
-    def from_documents(cls, accelerate: Document, deepspeed: Document | None = None) -> LaunchSpec:
-        get = accelerate.get
-        stage = _int(get("deepspeed_config", "zero_stage"))
-        if deepspeed is not None:
-            stage = _int(deepspeed.get("zero_optimization", "stage"), stage)
-        distributed = get("distributed_type")
+    def from_effective(cls, effective: EffectiveConfig, config_name: str = "the config") -> LaunchSpec:
+        """The launch spec of a unit with an Accelerate YAML.
+
+        A unit without a process count cannot be launched: `accelerate launch` stops with "You need to manually
+        pass in `--num_processes`", and per-node commands or a SLURM script cannot guess one, so it is refused
+        here, once, for every way `run` launches.
+        """
+        processes = effective.num_processes
+        if processes.value is None or processes.value < 1:
+            written = f"num_processes {processes.written!r} is not a process count" if processes.is_written \
+                else "no num_processes"
+            raise InputError(f"{config_name}: {written}, and `accelerate launch` needs one",
+                             hint="set num_processes in the YAML: the total over all machines")
+        machines = effective.num_machines.value
         return cls(
-            # an unquoted `NO` is YAML false, and accelerate then behaves as 'NO'
-            distributed_type=str(distributed) if distributed not in (None, False) else "NO",
-            num_processes=_int(get("num_processes"), 1) or 1,
-            num_machines=_int(get("num_machines"), 1) or 1,
-            use_cpu=get("use_cpu") is True,
-            mixed_precision=_text(get("mixed_precision")) or "no",
-            main_process_ip=_text(get("main_process_ip")),
-            main_process_port=_int(get("main_process_port")),
-            rdzv_backend=_text(get("rdzv_backend")),
-            same_network=get("same_network") if isinstance(get("same_network"), bool) else None,
-            zero_stage=stage,
-            deepspeed_multinode_launcher=_text(get("deepspeed_config", "deepspeed_multinode_launcher")),
+            distributed_type=effective.distributed_type.value or "NO",  # an unquoted NO already reads as "NO"
+            num_processes=processes.value,
+            num_machines=machines if machines is not None and machines >= 1 else 1,
+            use_cpu=effective.use_cpu.value is True,
+            mixed_precision=effective.launcher_mixed_precision.value or "no",
+            main_process_ip=effective.main_process_ip.value,
+            main_process_port=effective.main_process_port.value,
+            rdzv_backend=effective.rdzv_backend.value if effective.rdzv_backend.is_written else None,
+            same_network=effective.same_network.value if effective.same_network.is_written else None,
+            zero_stage=effective.zero_stage.value if effective.uses_deepspeed else None,
+            deepspeed_multinode_launcher=effective.deepspeed_multinode_launcher.value,
         )
-
-
-def _int(value: Any, default: int | None = None) -> int | None:
-    if isinstance(value, bool):
-        return default
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return default
-
-
-def _text(value: Any) -> str | None:
-    if value is False:  # unquoted `no`
-        return "no"
-    return value.strip() if isinstance(value, str) and value.strip() else None

@@ -6,14 +6,18 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from accelwiz.document import parse_text
+from accelwiz.effective import resolve
+from accelwiz.errors import InputError
 from accelwiz.launch.command import build_argv, launcher_prefix, node_commands, yaml_ignored_flags
 from accelwiz.launch.environment import EnvChange, apply, environment_changes
 from accelwiz.launch.spec import LaunchSpec
 
 
 def spec_of(text: str) -> LaunchSpec:
-    return LaunchSpec.from_documents(parse_text(text, Path("a.yaml")))
+    return LaunchSpec.from_effective(resolve(parse_text(text, Path("a.yaml")), None))
 
 
 def test_spec_reads_launch_values_and_survives_bad_types():
@@ -35,8 +39,20 @@ def test_spec_reads_launch_values_and_survives_bad_types():
         True,
         3,
     )
-    bad = spec_of("distributed_type: NO\nnum_processes: two\nnum_machines: [1]\nmixed_precision: no\n")
+    bad = spec_of("distributed_type: NO\nnum_processes: 1\nnum_machines: [1]\nmixed_precision: no\n")
     assert (bad.distributed_type, bad.num_processes, bad.num_machines, bad.mixed_precision) == ("NO", 1, 1, "no")
+
+
+@pytest.mark.parametrize("topology", ["num_processes: two\n", "num_machines: 2\n", "num_processes: -1\n"])
+def test_a_spec_without_a_process_count_is_refused_not_invented(topology):
+    # `accelerate launch` stops without one; node commands and SLURM scripts must not make one up
+    with pytest.raises(InputError, match="num_processes"):
+        spec_of(f"distributed_type: MULTI_GPU\n{topology}")
+
+
+def test_the_spec_reads_the_stage_accelerate_fills_and_an_unquoted_no():
+    assert spec_of("distributed_type: DEEPSPEED\nnum_processes: 2\n").zero_stage == 2  # accelerate's default
+    assert spec_of("distributed_type: NO\nnum_processes: 1\n").distributed_type == "NO"
 
 
 def test_build_argv_is_the_launcher_module_with_the_config_first():
@@ -68,7 +84,7 @@ def test_build_argv_passes_the_yaml_values_accelerate_ignores():
         "--same_network",
         "t.py",
     ]
-    assert yaml_ignored_flags(spec_of("distributed_type: MULTI_GPU\n")) == []
+    assert yaml_ignored_flags(spec_of("distributed_type: MULTI_GPU\nnum_processes: 2\n")) == []
 
 
 def test_node_commands_one_line_per_rank_with_every_topology_value():

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from accelwiz.document import parse_text
+from accelwiz.effective import resolve
 from accelwiz.launch.environment import EnvChange
 from accelwiz.launch.slurm import render_sbatch
 from accelwiz.launch.spec import LaunchSpec
@@ -21,7 +22,7 @@ YAML = (
 
 @pytest.fixture()
 def script(tmp_path: Path) -> Path:
-    spec = LaunchSpec.from_documents(parse_text(YAML, Path("a.yaml")))
+    spec = LaunchSpec.from_effective(resolve(parse_text(YAML, Path("a.yaml")), None))
     text = render_sbatch(
         spec,
         "2x8 nodes.yaml",
