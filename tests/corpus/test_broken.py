@@ -55,13 +55,19 @@ CAUGHT: dict[str, tuple[tuple[str, ...], str | None, set[str], str]] = {
                            "gradient_accumulation_steps as the string '8'"),
     "axolotl#2964": (("axolotl-ai-cloud-axolotl__2964.json",), None, {"AW225"},
                      "'auto' on alias keys that accelerate does not fill"),
+    "dolly#11": (("databrickslabs-dolly__11.json",), "8xV100-32GB", {"AW703"},
+                 "with the Trainer's command line (`-- --bf16`, as dolly's trainer.py passes it): bf16 'auto' is "
+                 "filled with true on a V100 without bf16 tensor cores"),
+}
+
+# case -> the training command line after `--` (the HF Trainer's arguments, AW7xx)
+TRAINER_ARGUMENTS: dict[str, list[str]] = {
+    "dolly#11": ["--bf16", "--deepspeed", "databrickslabs-dolly__11.json", "--per_device_train_batch_size", "8"],
 }
 
 NOT_DETECTABLE = {
     "trl#3208": ("huggingface-trl__3208.yaml", "the pasted YAML is not YAML at all (`key:value` without a space): "
                  "accelwiz refuses it as unreadable (exit 2); the original num_processes: 1 is not in the issue"),
-    "dolly#11": ("databrickslabs-dolly__11.json", "the JSON says bf16 'auto'; the Trainer's --bf16 flag, which "
-                 "turned it on for a V100, is on the command line, not in a config file"),
 }
 
 
@@ -73,6 +79,11 @@ def test_broken_case_is_caught(corpus, case):
         from accelwiz.probe.profiles import load_system
 
         context["system"] = load_system(system)
+    if case in TRAINER_ARGUMENTS:
+        from accelwiz.config.training_args import parse_argv
+
+        argv = [str(corpus / "broken" / a) if a.endswith(".json") else a for a in TRAINER_ARGUMENTS[case]]
+        context["training_args"] = parse_argv(argv)
     result = check_paths([corpus / "broken" / f for f in files], select_rules(), **context)
     assert not result.input_errors
     reported = {d.code for d in result.diagnostics}
