@@ -69,8 +69,15 @@ def _cached_spec(config_json: str, name: str, source: str) -> ModelSpec:
         raise UsageError(f"{source} has no model_type", hint="pass a HF config.json (it names its model_type)")
     config_class = _config_class(model_type, source)
     _check_fields(config, config_class, source)
-    hf_config = _build_config(config_class, config, source)
-    model = _build_meta_model(hf_config, config, source)
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # config validation and "Instantiating ..." notices are not ours to show
+    try:
+        hf_config = _build_config(config_class, config, source)
+        model = _build_meta_model(hf_config, config, source)
+    finally:
+        hf_logging.set_verbosity(verbosity)
     return _spec(model, hf_config, name=name, source=source)
 
 
@@ -170,11 +177,8 @@ def _build_meta_model(hf_config: Any, config: dict[str, Any], source: str) -> An
     import warnings
 
     import torch
-    from transformers.utils import logging as hf_logging
 
     cls = _model_class(hf_config, config)
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # "Instantiating ... from config" notices are not the user's business
     try:
         with warnings.catch_warnings(), torch.device("meta"):
             warnings.simplefilter("ignore")
@@ -183,10 +187,8 @@ def _build_meta_model(hf_config: Any, config: dict[str, Any], source: str) -> An
     except Exception as exc:  # noqa: BLE001 - any model code may raise on a bad config; say it in one line
         raise UsageError(
             f"transformers cannot build the model in {source}: {_first_line(exc)}",
-            hint="check the config.json's sizes (heads must divide hidden_size), or pass --params 7e9",
+            hint="check the config.json's values against the model's published config, or pass --params 7e9",
         ) from None
-    finally:
-        hf_logging.set_verbosity(verbosity)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -260,6 +262,11 @@ def _spec(model: Any, hf_config: Any, *, name: str, source: str) -> ModelSpec:
 
     heads = _int(getattr(text, "num_attention_heads", None)) or 1
     kv_heads = _int(getattr(text, "num_key_value_heads", None)) or heads
+    if heads % kv_heads:
+        raise UsageError(
+            f"{source}: {heads} attention heads cannot share {kv_heads} key/value heads",
+            hint="num_attention_heads must be a multiple of num_key_value_heads",
+        )
     head_dim = _int(getattr(text, "head_dim", None)) or _int(getattr(text, "v_head_dim", None)) or hidden // heads
     experts = next(
         (
