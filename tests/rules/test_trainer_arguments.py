@@ -1,0 +1,180 @@
+"""AW7xx: the HF Trainer's arguments against the YAML and the JSON. Each rule fires on a case that fails (or
+silently does something else) and stays quiet on the close case that works; the parser reads the command line and
+arguments files as transformers does (tests/crosscheck/test_trainer_resolver.py compares with the real parser)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from accelwiz.config.training_args import load_training_arguments, parse_argv, parse_file
+from accelwiz.errors import InputError
+from accelwiz.probe.profiles import load_system
+from tests.rules.helpers import codes, diagnostics
+
+DS_YAML = "distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n"
+AUTO_JSON = {"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",
+             "gradient_accumulation_steps": "auto", "gradient_clipping": "auto", "zero_optimization": {"stage": 2}}
+
+
+def pair(write, json_changes: dict | None = None, yaml_extra: str = ""):
+    data = {**AUTO_JSON, **(json_changes or {})}
+    return write("accelerate.yaml", DS_YAML + yaml_extra), write("ds.json", json.dumps(data, indent=2))
+
+
+def trainer_codes(paths, argv, **context) -> set[str]:
+    return codes(*paths, select=("AW7",), training_args=parse_argv(argv), **context)
+
+
+@pytest.mark.parametrize("code,json_changes,yaml_extra,bad,good", [
+    ("AW701", {}, "", ["--per_device_train_batch_size", "4.5"], ["--per_device_train_batch_size", "4"]),
+    ("AW701", {}, "", ["--fp16", "--bf16"], ["--bf16"]),
+    ("AW701", {}, "", ["--bf16", "maybe"], ["--bf16", "yes"]),
+    ("AW702", {"train_micro_batch_size_per_gpu": 16}, "", ["--per_device_train_batch_size", "4"],
+     ["--per_device_train_batch_size", "16"]),
+    ("AW702", {"gradient_accumulation_steps": "8"}, "", ["--gradient_accumulation_steps", "8"], None),
+    ("AW702", {"train_batch_size": 128}, "", ["--per_device_train_batch_size", "4", "--gradient_accumulation_steps",
+                                              "8"], ["--per_device_train_batch_size", "4",
+                                                     "--gradient_accumulation_steps", "4"]),
+    ("AW702", {"gradient_clipping": 1.0}, "", ["--max_grad_norm", "0.3"], ["--max_grad_norm", "1"]),
+    ("AW702", {"fp16": {"enabled": "auto"}}, "mixed_precision: bf16\n", [], ["--bf16"]),
+    ("AW704", {"bf16": {"enabled": "auto"}}, "mixed_precision: bf16\n", ["--deepspeed", "ds.json"],
+     ["--deepspeed", "ds.json", "--bf16"]),
+    ("AW706", {"optimizer": {"type": "AdamW", "params": {"lr": "auto"}}}, "", ["--optim", "adafactor"], []),
+    ("AW707", {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}, "", [], None),
+    ("AW708", {"zero_optimization": {"stage": 3}, "activation_checkpointing": {"partition_activations": True}}, "",
+     [], None),
+])
+def test_rule_fires_on_the_bad_arguments_and_not_on_the_good(write, code, json_changes, yaml_extra, bad, good,
+                                                             tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # --deepspeed ds.json is opened from the working directory, as the Trainer does
+    paths = pair(write, json_changes, yaml_extra)
+    assert code in trainer_codes(paths, bad)
+    if good is not None:
+        assert code not in trainer_codes(paths, good)
+
+
+def test_aw707_quiet_when_the_json_has_an_optimizer_or_allows_a_client_one(write):
+    offload = {"stage": 3, "offload_optimizer": {"device": "cpu"}}
+    assert "AW707" not in trainer_codes(pair(write, {"zero_optimization": offload,
+                                                     "optimizer": {"type": "AdamW", "params": {}}}), [])
+    assert "AW707" not in trainer_codes(pair(write, {"zero_optimization": offload,
+                                                     "zero_force_ds_cpu_optimizer": False}), [])
+
+
+def test_aw708_says_checkpointing_is_off_without_the_flag(write):
+    paths = pair(write, {"zero_optimization": {"stage": 3}, "activation_checkpointing": {"cpu_checkpointing": True}})
+    without = [d for d in diagnostics(*paths, select=("AW708",), training_args=parse_argv([]))]
+    with_flag = [d for d in diagnostics(*paths, select=("AW708",),
+                                        training_args=parse_argv(["--gradient_checkpointing", "true"]))]
+    assert "is not given" in without[0].message and "no effect" in with_flag[0].message
+
+
+def test_aw702_points_at_the_json_key_and_explains_a_quoted_number(write):
+    paths = pair(write, {"gradient_accumulation_steps": "8"})
+    (found,) = diagnostics(*paths, select=("AW702",), training_args=parse_argv(["--gradient_accumulation_steps", "8"]))
+    assert found.file.endswith("ds.json") and found.path == ("gradient_accumulation_steps",)
+    assert "'8' is a str" in found.message and "ds gradient_accumulation_steps=8 vs hf" in found.message
+
+
+def test_aw702_inline_yaml_gradient_accumulation(write):
+    """LLaMA-Factory#201: the inline GA 4 is refused by a Trainer running with GA 1."""
+    yaml = write("accelerate.yaml", "distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n"
+                                    "  zero_stage: 2\n  gradient_accumulation_steps: 4\n")
+    (found,) = diagnostics(yaml, select=("AW702",), training_args=parse_argv([]))
+    assert found.path == ("deepspeed_config", "gradient_accumulation_steps")
+    assert not codes(yaml, select=("AW702",), training_args=parse_argv(["--gradient_accumulation_steps", "4"]))
+
+
+def test_aw703_bf16_on_v100_only_with_trainer_arguments(write, corpus):
+    dolly = corpus / "broken" / "databrickslabs-dolly__11.json"
+    v100 = load_system("8xV100-32GB")
+    assert "AW703" not in codes(dolly, system=v100)  # the JSON alone says "auto": nothing to see
+    assert "AW703" in codes(dolly, system=v100, training_args=parse_argv(["--bf16"]))
+    assert "AW703" not in codes(dolly, system=v100, training_args=parse_argv(["--fp16"]))
+    assert "AW703" not in codes(dolly, system=load_system("8xA100-80GB"), training_args=parse_argv(["--bf16"]))
+
+
+def test_aw705_another_json_and_deepspeed_under_another_distributed_type(write, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    paths = pair(write)
+    write("other.json", json.dumps(AUTO_JSON))
+    assert "AW705" in trainer_codes(paths, ["--deepspeed", "other.json"])
+    assert "AW705" not in trainer_codes(paths, ["--deepspeed", "ds.json"])
+    ddp = write("ddp.yaml", "distributed_type: MULTI_GPU\nnum_processes: 2\n")
+    assert "AW705" in trainer_codes([ddp], ["--deepspeed", "ds.json"])
+    assert "AW701" in trainer_codes([ddp], ["--deepspeed", "missing.json"])
+
+
+def test_aw704_trainer_flag_overrides_the_yaml_without_deepspeed(write):
+    yaml = write("accelerate.yaml", "distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: bf16\n")
+    assert "AW704" in trainer_codes([yaml], ["--fp16"])
+    assert "AW704" not in trainer_codes([yaml], ["--bf16"])
+    assert "AW704" not in trainer_codes([yaml], [])  # TrainingArguments takes the launcher's bf16
+
+
+def test_rules_are_silent_without_trainer_arguments(write):
+    paths = pair(write, {"train_micro_batch_size_per_gpu": 16})
+    assert not codes(*paths, select=("AW7",))
+
+
+def test_explain_shows_the_trainer_as_a_source(write):
+    from accelwiz.rules.engine import check_paths
+    from accelwiz.rules.report import render_explanation
+
+    paths = pair(write)
+    result = check_paths(list(paths), training_args=parse_argv(["--per_device_train_batch_size", "4",
+                                                                "--gradient_accumulation_steps", "2"]))
+    effective = result.units[0].effective
+    assert (effective.micro_batch.value, effective.micro_batch.source) == (4, "trainer")
+    assert (effective.global_batch.value, effective.gradient_accumulation.value) == (64, 2)
+    text = render_explanation(result.units[0])
+    assert "trainer" in text and "--per_device_train_batch_size 4" in text
+
+
+@pytest.mark.parametrize("text,name", [
+    ("per_device_train_batch_size: 4\nbf16: true\nlearning_rate: 2e-5\nmodel_name_or_path: x\n", "args.yaml"),
+    ('{"per_device_train_batch_size": 4, "bf16": true, "learning_rate": "2e-5", "dataset": "x"}', "args.json"),
+])
+def test_arguments_file_json_and_yaml(write, text, name):
+    args = parse_file(write(name, text))
+    assert (args["per_device_train_batch_size"], args["bf16"], args["learning_rate"]) == (4, True, 2e-5)
+    assert args.is_given("bf16") and not args.is_given("fp16") and not args.problems
+    assert any("ignored 1 argument" in note for note in args.notes)
+
+
+def test_arguments_file_problems_and_errors(write):
+    args = parse_file(write("a.yaml", "per_device_train_batch_size: 4.5\nbf16: maybe\n"))
+    assert {p.name for p in args.problems} == {"per_device_train_batch_size", "bf16"}
+    with pytest.raises(InputError):
+        parse_file(write("list.yaml", "- a\n- b\n"))
+    with pytest.raises(InputError):
+        parse_file(write("bad.json", "{not json"))
+    with pytest.raises(InputError):
+        parse_file(write("x.yaml", "a: 1").parent / "absent.yaml")
+
+
+def test_command_line_wins_over_the_file(write):
+    args = load_training_arguments(write("a.yaml", "per_device_train_batch_size: 4\nbf16: true\n"),
+                                   ["--per_device_train_batch_size=2"])
+    assert (args["per_device_train_batch_size"], args["bf16"]) == (2, True)
+
+
+def test_cli_check_reads_arguments_after_double_dash(cli, write, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    yaml, _ = pair(write, {"train_micro_batch_size_per_gpu": 16})
+    result = cli("check", str(yaml), "--select", "AW7", "--", "--per_device_train_batch_size", "4", "--output_dir", "o")
+    assert result.exit_code == 1 and "AW702" in result.stdout
+    assert "--output_dir" in result.stderr  # the note: arguments accelwiz does not read
+    result = cli("check", str(yaml), "--select", "AW7", "--", "--per_device_train_batch_size", "16")
+    assert result.exit_code == 0, result.stdout
+
+
+def test_cli_check_training_args_file_and_json_from_deepspeed(cli, write, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write("ds.json", json.dumps({**AUTO_JSON, "train_micro_batch_size_per_gpu": 16}))
+    yaml = write("plain.yaml", "distributed_type: DEEPSPEED\nnum_processes: 2\n")
+    args = write("args.yaml", "deepspeed: ds.json\nper_device_train_batch_size: 4\n")
+    result = cli("check", str(yaml), "--training-args", str(args), "--select", "AW7")
+    assert result.exit_code == 1 and "AW702" in result.stdout and "ds.json" in result.stdout
