@@ -183,7 +183,9 @@ def strategy_from_effective(effective: EffectiveConfig) -> Strategy | None:
         version = 2 if effective.fsdp_version.value == 2 else 1
         return Strategy(sharded, offload_optimizer=offload, offload_param=offload, gpus_per_node=gpus_per_node,
                         nodes=nodes, fsdp_version=version)
-    if kind in ("MULTI_GPU", "NO"):
+    if kind == "NO":  # the simple launcher starts one process, whatever num_processes says (AW112)
+        return Strategy("single")
+    if kind == "MULTI_GPU":
         return Strategy("ddp" if gpus_per_node * nodes > 1 else "single", gpus_per_node=gpus_per_node, nodes=nodes)
     return None  # TPU, XLA, CPU, MPS...: no GPU memory plan
 

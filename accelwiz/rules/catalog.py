@@ -1,12 +1,165 @@
-"""Imports every module that registers rules (registration happens at import)."""
+"""The rule table (ruff's codes.rs): every rule, by code, listed explicitly.
 
-from accelwiz.rules import (  # noqa: F401
-    deepspeed,  # AW2xx, AW401-AW419: DeepSpeed, YAML <-> JSON agreement, "auto", precision (a package)
-    fsdp,  # AW301-AW309: FSDP1 and FSDP2 settings
-    hardware,  # AW6xx: against a machine profile (--system) (a package)
-    memory,  # AW5xx: against a memory estimate (--model)
-    parallelism,  # AW310-AW315: N-D parallelism sizes, Megatron-LM degrees
-    precision_settings,  # AW420-AW449: fp8 and dynamo settings
-    schema_rules,  # AW0xx: keys, types, values
-    topology,  # AW1xx: processes, machines, ranks, launcher keys
+A rule exists because it is listed here. `@rule` (accelwiz/rules/rule.py) only attaches metadata to the check
+function; importing a module registers nothing.
+
+Adding a rule is a two-line change:
+1. in the module of its block, the check function, decorated with `@rule(code, name, severity, fix=...)`
+   (`from accelwiz.rules.rule import rule`; `needs=Needs.SYSTEM` / `Needs.WORKLOAD` when it needs a machine
+   profile or a workload) and documented with `## What it does`, `## Why is this bad?` and `## Example`;
+2. one line here: `"AWnnn": module.function,`.
+Then regenerate docs/rules.md (`accelwiz rule --all --format markdown > docs/rules.md`). tests/rules/
+test_registry.py fails when a decorated function is missing from this table or listed under another code, and
+tests/rules/test_rule_examples.py runs the rule's `## Example` through the engine and expects the rule to fire.
+Codes are never reused.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from accelwiz.rules import (
+    fsdp,
+    memory,
+    parallelism,
+    precision_settings,
+    schema_rules,
+    topology,
+    trainer_arguments,
 )
+from accelwiz.rules.deepspeed import auto, batch, offload, optimizer, reference, zero
+from accelwiz.rules.deepspeed import precision as deepspeed_precision
+from accelwiz.rules.hardware import devices, gpu_precision, nvme, versions
+
+if TYPE_CHECKING:
+    from accelwiz.rules.rule import CheckFunction
+
+CATALOG: dict[str, CheckFunction] = {
+    # AW0xx: schema (keys, types, values)
+    "AW001": schema_rules.unknown_key,
+    "AW002": schema_rules.misplaced_key,
+    "AW003": schema_rules.wrong_type,
+    "AW004": schema_rules.invalid_value,
+    "AW005": schema_rules.numeric_string,
+    "AW006": schema_rules.float_for_int,
+    "AW007": schema_rules.unquoted_no_distributed_type,
+    "AW008": schema_rules.yaml_boolean_for_string,
+    "AW009": schema_rules.legacy_key,
+    "AW010": schema_rules.removed_key,
+    "AW011": schema_rules.missing_required_key,
+    "AW012": schema_rules.duplicate_yaml_key,
+    "AW013": schema_rules.duplicate_json_key,
+    # AW1xx: processes, machines, ranks, launcher keys
+    "AW101": topology.multi_device_single_process,
+    "AW102": topology.processes_not_divisible_by_machines,
+    "AW103": topology.machine_rank_out_of_range,
+    "AW104": topology.multi_node_without_main_process,
+    "AW105": topology.placeholder_main_process_ip,
+    "AW106": topology.too_few_gpu_ids_for_multi_gpu,
+    "AW107": topology.fewer_gpu_ids_than_processes,
+    "AW108": topology.more_gpu_ids_than_processes,
+    "AW109": topology.multi_cpu_without_hostfile,
+    "AW110": topology.launcher_ignored_key,
+    "AW111": topology.num_processes_unset,
+    "AW112": topology.single_process_type_with_many_processes,
+    "AW113": topology.section_for_another_distributed_type,
+    # AW2xx: DeepSpeed (the JSON, the YAML's deepspeed_config, their agreement, "auto")
+    "AW201": reference.deepspeed_file_with_accelerate_fields,
+    "AW202": reference.deepspeed_file_not_found,
+    "AW203": reference.deepspeed_file_relative_to_yaml,
+    "AW204": reference.zero_optimization_missing,
+    "AW205": reference.zero_optimization_missing_for_accelerate,
+    "AW206": offload.param_offload_below_zero3,
+    "AW207": offload.nvme_offload_without_path,
+    "AW208": offload.nvme_optimizer_offload_below_zero3,
+    "AW209": offload.partial_offload_below_zero3,
+    "AW210": offload.partial_offload_to_nvme,
+    "AW211": offload.optimizer_offload_at_stage0,
+    "AW212": batch.batch_size_mismatch,
+    "AW213": batch.batch_size_missing,
+    "AW214": batch.gradient_accumulation_disagreement,
+    "AW215": batch.hardcoded_gradient_accumulation,
+    "AW216": zero.zero3_init_flag_below_zero3,
+    "AW217": zero.zero3_without_init_flag,
+    "AW218": zero.reduce_bucket_size_zero,
+    "AW219": zero.gradient_allreduce_sum_with_zero3,
+    "AW220": zero.compute_grad_norm_disabled_unsupported,
+    "AW221": optimizer.optimizer_max_grad_norm,
+    "AW222": optimizer.unknown_optimizer_type,
+    "AW223": optimizer.unknown_scheduler_type,
+    "AW224": zero.pipeline_with_zero_partitioned_gradients,
+    "AW225": auto.auto_without_resolver,
+    "AW226": auto.auto_dropped_by_deepspeed,
+    "AW227": auto.auto_needs_trainer,
+    "AW228": auto.implicit_gradient_clipping,
+    "AW229": zero.stage3_key_given_twice,
+    "AW230": zero.legacy_stage1,
+    "AW231": zero.gradient_prescale_with_zero,
+    "AW232": auto.hidden_size_auto_below_zero3,
+    "AW233": optimizer.autotuning_arg_mapping_unknown_key,
+    # AW3xx: FSDP1/FSDP2 settings, N-D parallelism, Megatron-LM
+    "AW301": fsdp.fsdp2_ignored_sharding_strategy,
+    "AW302": fsdp.fsdp2_obsolete_option,
+    "AW303": fsdp.fsdp2_local_state_dict,
+    "AW304": fsdp.fsdp2_strategy_in_reshard_after_forward,
+    "AW305": fsdp.fsdp1_reshard_after_forward_ignored,
+    "AW306": fsdp.ram_efficient_loading_without_sync,
+    "AW307": fsdp.size_based_wrap_disabled,
+    "AW308": fsdp.fsdp_no_wrap,
+    "AW309": fsdp.activation_checkpointing_offload_requirements,
+    "AW310": parallelism.parallelism_size_mismatch,
+    "AW311": parallelism.context_and_sequence_parallel,
+    "AW312": parallelism.model_parallel_with_pure_replication,
+    "AW313": parallelism.parallelism_unsupported_distributed_type,
+    "AW314": parallelism.fsdp_without_shard_dimension,
+    "AW315": parallelism.megatron_degrees_do_not_divide_processes,
+    # AW4xx: precision (DeepSpeed fp16/bf16, fp8) and compilation
+    "AW401": deepspeed_precision.fp16_and_bf16_enabled,
+    "AW402": deepspeed_precision.mixed_precision_disagrees_with_deepspeed,
+    "AW403": deepspeed_precision.hardcoded_deepspeed_precision,
+    "AW404": deepspeed_precision.communication_dtype_differs_from_training,
+    "AW405": deepspeed_precision.bf16_with_zero_stage0,
+    "AW406": deepspeed_precision.bf16_optimizer_states_without_master_weights,
+    "AW407": deepspeed_precision.master_weights_without_zero,
+    "AW408": deepspeed_precision.fp16_loss_scale_invalid,
+    "AW409": deepspeed_precision.param_dtype_conflicts_with_precision,
+    "AW420": precision_settings.fp8_without_backend,
+    "AW421": precision_settings.fp8_wizard_key_ignored,
+    "AW422": precision_settings.fp8_config_without_fp8,
+    "AW423": precision_settings.fp8_override_precision_not_three_booleans,
+    "AW424": precision_settings.fp8_backend_incompatible,
+    "AW425": precision_settings.dynamo_options_without_backend,
+    # AW5xx: memory, against an estimate (needs a workload: --model)
+    "AW501": memory.estimate_exceeds_gpu_memory,
+    "AW502": memory.offload_exceeds_host_memory,
+    "AW503": memory.sharding_beyond_need,
+    "AW504": memory.sharding_small_model,
+    "AW505": memory.estimate_near_gpu_memory,
+    "AW506": memory.host_memory_tight,
+    # AW6xx: hardware, against a machine profile (needs --system)
+    "AW601": devices.gpu_distribution_without_gpu,
+    "AW602": devices.processes_exceed_gpus,
+    "AW603": devices.absent_gpu_ids,
+    "AW604": gpu_precision.emulated_bf16,
+    "AW605": gpu_precision.fp8_without_fp8_gpu,
+    "AW606": gpu_precision.fp8_backend_not_installed,
+    "AW607": gpu_precision.fp16_without_tensor_cores,
+    "AW608": gpu_precision.mixed_gpu_models,
+    "AW609": nvme.missing_nvme_offload_path,
+    "AW610": nvme.nvme_offload_off_nvme,
+    "AW611": nvme.nvme_offload_low_space,
+    "AW612": versions.deepspeed_not_installed,
+    "AW613": versions.fsdp2_with_old_torch,
+    "AW614": versions.nossh_launcher_with_old_deepspeed,
+    "AW615": versions.moe_layer_names_with_old_deepspeed,
+    "AW616": versions.num_machines_differs_from_system,
+    # AW7xx: the HF Trainer's arguments against the YAML and JSON
+    "AW701": trainer_arguments.trainer_argument_invalid,
+    "AW702": trainer_arguments.trainer_deepspeed_mismatch,
+    "AW703": trainer_arguments.trainer_bf16_without_native_support,
+    "AW704": trainer_arguments.trainer_precision_differs_from_yaml,
+    "AW705": trainer_arguments.trainer_deepspeed_differs_from_yaml,
+    "AW706": trainer_arguments.trainer_optimizer_argument_ignored,
+    "AW707": trainer_arguments.trainer_optimizer_with_offload,
+    "AW708": trainer_arguments.deepspeed_activation_checkpointing_unused,
+}

@@ -6,9 +6,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from accelwiz.rules.registry import Rule
+from accelwiz.rules.rule import Needs, Rule
 
-SCOPE = {None: "always", "system": "with --system", "workload": "with --model"}
+SCOPE = {None: "always", Needs.SYSTEM: "with --system", Needs.WORKLOAD: "with --model"}
 
 
 def rule_record(rule: Rule) -> dict[str, Any]:

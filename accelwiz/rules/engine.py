@@ -17,11 +17,11 @@ from accelwiz.document import Document, load_document
 from accelwiz.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, InputError
 from accelwiz.rules.context import CheckContext, DeepSpeedReference, LaunchFacts
 from accelwiz.rules.diagnostic import Diagnostic, Severity
+from accelwiz.rules.rule import Needs, Rule
 
 if TYPE_CHECKING:
     from accelwiz.plan_file import PlanFile
     from accelwiz.probe.model import MachineProfile
-    from accelwiz.rules.registry import Rule
 
 
 @dataclass
@@ -155,9 +155,9 @@ def run_rules(unit: CheckContext, rules: Iterable[Rule]) -> list[Diagnostic]:
     """Every finding of `rules` on the unit, handled ones included: the inner loop of `check_unit`."""
     diagnostics = []
     for rule in rules:
-        if rule.needs == "system" and unit.system is None:
+        if rule.needs is Needs.SYSTEM and unit.system is None:
             continue
-        if rule.needs == "workload" and unit.workload is None:
+        if rule.needs is Needs.WORKLOAD and unit.workload is None:
             continue
         for finding in rule.check(unit):
             document = unit.document(finding.role) or (unit.documents[0] if unit.documents else None)

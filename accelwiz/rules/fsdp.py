@@ -19,7 +19,7 @@ from accelwiz.document import Document, KeyPath
 from accelwiz.effective import EffectiveConfig, fsdp_entry
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import rule
 
 # Options that FSDP2 (`fully_shard`) never reads from the environment, or reads and then drops.
 FSDP2_IGNORED = ("fsdp_backward_prefetch", "fsdp_forward_prefetch", "fsdp_use_orig_params",

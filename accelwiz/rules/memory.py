@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from accelwiz.estimate.verdict import judge
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import Needs, rule
 from accelwiz.vocab import HEADROOM
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ def _fastest_fitting(ctx: CheckContext, strategy: Strategy, gpu_bytes: int) -> M
     "AW501",
     "estimate-exceeds-gpu-memory",
     Severity.ERROR,
-    needs="workload",
+    needs=Needs.WORKLOAD,
     fix="Shard more (a higher ZeRO stage or FSDP full shard), offload, lower the micro-batch, or turn on "
     "gradient checkpointing",
 )
@@ -149,7 +149,7 @@ def estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
     "AW502",
     "offload-exceeds-host-memory",
     Severity.ERROR,
-    needs="workload",
+    needs=Needs.WORKLOAD,
     fix="Offload less (optimizer only, or none), use NVMe offload, or add nodes",
 )
 def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
@@ -198,7 +198,7 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
     "AW503",
     "sharding-beyond-need",
     Severity.WARNING,
-    needs="workload",
+    needs=Needs.WORKLOAD,
     fix="Use the faster strategy that fits",
 )
 def sharding_beyond_need(ctx: CheckContext) -> Iterator[Finding]:
@@ -242,7 +242,7 @@ def sharding_beyond_need(ctx: CheckContext) -> Iterator[Finding]:
     "AW504",
     "sharding-small-model",
     Severity.INFO,
-    needs="workload",
+    needs=Needs.WORKLOAD,
     fix="Use plain DDP (`distributed_type: MULTI_GPU`) for a model this small",
 )
 def sharding_small_model(ctx: CheckContext) -> Iterator[Finding]:
@@ -291,7 +291,7 @@ def sharding_small_model(ctx: CheckContext) -> Iterator[Finding]:
     "AW505",
     "estimate-near-gpu-memory",
     Severity.WARNING,
-    needs="workload",
+    needs=Needs.WORKLOAD,
     fix="Lower the micro-batch, turn on gradient checkpointing, or shard more, to keep 10% of the GPU free",
 )
 def estimate_near_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
@@ -336,7 +336,7 @@ def estimate_near_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
     "AW506",
     "host-memory-tight",
     Severity.WARNING,
-    needs="workload",
+    needs=Needs.WORKLOAD,
     fix="Offload less, or use machines with more RAM, to keep 10% of the host RAM free",
 )
 def host_memory_tight(ctx: CheckContext) -> Iterator[Finding]:

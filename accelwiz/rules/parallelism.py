@@ -10,7 +10,7 @@ from accelwiz.document import Document
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.fsdp import fsdp_view
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import rule
 from accelwiz.vocab import MULTI_DEVICE_TYPES
 
 PARALLELISM_SIZES = ("dp_replicate", "dp_shard", "tp", "cp", "sp")

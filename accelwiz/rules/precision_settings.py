@@ -11,7 +11,7 @@ from accelwiz.effective import section_entry
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.fsdp import ram_efficient_loading
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import rule
 
 # Keys `accelerate config` writes into fp8_config -> (the key the recipes read, the recipes' default).
 FP8_WIZARD_KEYS = {

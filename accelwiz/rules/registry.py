@@ -1,70 +1,50 @@
-"""The rule registry: one decorated function per rule; its docstring is the user documentation.
+"""The rules as the engine and the docs use them: built from the explicit table in `catalog.py`.
 
-Codes are grouped in blocks and never reused:
-AW0xx schema (keys, types, values) · AW1xx processes, machines, launcher · AW2xx DeepSpeed · AW3xx FSDP and
-parallelism · AW4xx precision and compilation · AW5xx memory (needs --model) · AW6xx hardware (needs --system).
+A rule is a function listed in the catalog; `@rule` (accelwiz/rules/rule.py) only attaches its metadata.
+Importing a rule module registers nothing, so nothing here depends on which modules happen to be imported.
 """
 
 from __future__ import annotations
 
-import inspect
-import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from functools import cache
 
-from accelwiz.rules.diagnostic import Finding, Severity
+from accelwiz.rules.rule import CODE_PATTERN, NAME_PATTERN, CheckFunction, Needs, Rule, RuleMeta, rule
 
-if TYPE_CHECKING:
-    from accelwiz.rules.context import CheckContext
-
-CheckFunction = Callable[["CheckContext"], Iterable[Finding]]
-CODE_PATTERN = re.compile(r"^AW\d{3}$")
-NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+__all__ = ["CODE_PATTERN", "NAME_PATTERN", "Needs", "Rule", "RuleMeta", "build_rules", "load_all_rules", "rule",
+           "select_rules"]
 
 
-@dataclass(frozen=True)
-class Rule:
-    code: str
-    name: str
-    severity: Severity
-    fix: str
-    check: CheckFunction
-    doc: str
-    needs: str | None = None  # "system" or "workload": the rule only runs when that input is given
-
-    @property
-    def summary(self) -> str:
-        """The first sentence of 'What it does'."""
-        match = re.search(r"## What it does\s+(.+?)(?:\n\n|$)", self.doc, re.S)
-        return " ".join(match.group(1).split()) if match else self.name
-
-
-RULES: dict[str, Rule] = {}
+def build_rules(catalog: Mapping[str, CheckFunction]) -> dict[str, Rule]:
+    """The rules of a table, sorted by code; refuses an entry whose @rule says another code, or a name used twice."""
+    rules: dict[str, Rule] = {}
+    names: dict[str, str] = {}
+    for code, check in catalog.items():
+        entry = Rule.of(check)
+        if entry.code != code:
+            raise RuntimeError(f"catalog lists {check.__module__}.{check.__name__} as {code}, but its @rule says "
+                               f"{entry.code}")
+        if entry.name in names:
+            raise RuntimeError(f"rule name {entry.name!r} is used by {names[entry.name]} and {code}")
+        names[entry.name] = code
+        rules[code] = entry
+    return dict(sorted(rules.items()))
 
 
-def rule(code: str, name: str, severity: Severity, *, fix: str,
-         needs: str | None = None) -> Callable[[CheckFunction], CheckFunction]:
-    """Register a rule. `fix` is an imperative sentence; the docstring has ruff's sections."""
+@cache
+def _rules_by_code() -> dict[str, Rule]:
+    from accelwiz.rules.catalog import CATALOG
 
-    def register(check: CheckFunction) -> CheckFunction:
-        if code in RULES:
-            raise RuntimeError(f"duplicate rule code {code}")
-        RULES[code] = Rule(code, name, severity, fix, check, inspect.cleandoc(check.__doc__ or ""), needs)
-        return check
-
-    return register
+    return build_rules(CATALOG)
 
 
 def load_all_rules() -> dict[str, Rule]:
-    """Import every rule module (registration happens at import) and return the registry sorted by code."""
-    from accelwiz.rules import catalog  # noqa: F401  (imports the rule modules)
-
-    return dict(sorted(RULES.items()))
+    """Every rule in the catalog, by code, sorted."""
+    return dict(_rules_by_code())
 
 
 def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Rule]:
     """Rules whose code starts with a selected prefix (all when none) and with no ignored prefix."""
     select, ignore = tuple(s.upper() for s in select), tuple(s.upper() for s in ignore)
-    return [r for code, r in load_all_rules().items()
+    return [r for code, r in _rules_by_code().items()
             if (not select or code.startswith(select)) and not (ignore and code.startswith(ignore))]

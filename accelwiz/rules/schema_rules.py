@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import rule
 
 
 def _issues(ctx: CheckContext, kind: str) -> Iterator[Finding]:

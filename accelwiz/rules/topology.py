@@ -16,7 +16,7 @@ from accelwiz import coerce
 from accelwiz.effective import NOT_WRITTEN, EffectiveConfig
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import rule
 from accelwiz.vocab import MULTI_DEVICE_TYPES, PER_DEVICE_TYPES, SIMPLE_LAUNCHER_TYPES
 
 PLACEHOLDER_HOSTS = frozenset({"example", "hostname", "host", "ip", "your_ip", "main_ip", "master_ip",

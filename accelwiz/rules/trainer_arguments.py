@@ -17,7 +17,7 @@ from accelwiz.config.trainer_deepspeed import TrainerResolution, get_value, inli
 from accelwiz.config.training_args import TrainerArguments
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Role, Severity
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import Needs, rule
 
 _CACHE_KEY = "_accelwiz_trainer_view"
 
@@ -218,7 +218,7 @@ def trainer_deepspeed_mismatch(ctx: CheckContext) -> Iterator[Finding]:
                       fix="Make --fp16/--bf16 (or the YAML's mixed_precision) agree with the JSON's fp16/bf16")
 
 
-@rule("AW703", "trainer-bf16-without-native-support", Severity.WARNING, needs="system",
+@rule("AW703", "trainer-bf16-without-native-support", Severity.WARNING, needs=Needs.SYSTEM,
       fix="Pass --fp16 instead of --bf16 on GPUs older than Ampere (V100, T4, RTX 20xx)")
 def trainer_bf16_without_native_support(ctx: CheckContext) -> Iterator[Finding]:
     """

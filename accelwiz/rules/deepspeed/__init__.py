@@ -9,15 +9,8 @@ Trainer, which goes through accelerate) fill `"auto"` and refuse a JSON without 
 checked alone may also be meant for the plain `deepspeed` launcher, and the rules judge it leniently where
 that launcher would accept it (see `_shared.hf_launched`).
 
-Importing the package registers every rule in its modules.
+The modules: `auto` ("auto" values and who fills them), `batch` (batch size and gradient accumulation), `offload`
+(optimizer and parameter offload), `optimizer` (optimizer, LR scheduler, autotuning), `precision` (fp16/bf16 in
+the JSON and the YAML's mixed_precision), `reference` (deepspeed_config_file, zero_optimization presence), `zero`
+(ZeRO settings against the stage). Their rules are listed in accelwiz/rules/catalog.py.
 """
-
-from accelwiz.rules.deepspeed import (  # noqa: F401
-    auto,  # AW225-AW228, AW232: "auto" values and who fills them
-    batch,  # AW212-AW215: batch size and gradient accumulation
-    offload,  # AW206-AW211: optimizer and parameter offload
-    optimizer,  # AW221-AW223, AW233: optimizer, LR scheduler, autotuning
-    precision,  # AW401-AW409: fp16/bf16 in the JSON and the YAML's mixed_precision
-    reference,  # AW201-AW205: deepspeed_config_file, zero_optimization presence
-    zero,  # AW216-AW220, AW224, AW229-AW231: ZeRO settings against the stage
-)

@@ -20,7 +20,7 @@ from accelwiz.rules.deepspeed._shared import (
     zero_stage,
 )
 from accelwiz.rules.diagnostic import Finding, Severity
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import rule
 
 HIDDEN_SIZE_KEYS = (f"{ZERO}.reduce_bucket_size", f"{ZERO}.stage3_prefetch_bucket_size",
                     f"{ZERO}.stage3_param_persistence_threshold")

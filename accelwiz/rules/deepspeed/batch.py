@@ -9,7 +9,7 @@ from accelwiz.effective import deepspeed_batch
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.deepspeed._shared import hf_launched, via_accelerate
 from accelwiz.rules.diagnostic import Finding, Severity
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import rule
 
 
 @rule("AW212", "batch-size-mismatch", Severity.ERROR,

@@ -9,7 +9,7 @@ from accelwiz import coerce
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.deepspeed._shared import ZERO, zero_stage
 from accelwiz.rules.diagnostic import Finding, Severity
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import rule
 
 
 @rule("AW206", "param-offload-below-zero3", Severity.WARNING,

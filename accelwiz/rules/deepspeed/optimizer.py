@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import rule
 
 DEEPSPEED_OPTIMIZERS = frozenset({"adagrad", "adam", "adamw", "lamb", "lion", "muon", "muadam", "muadamw",
                                   "musgd"})

@@ -11,7 +11,7 @@ from accelwiz.document import Document, KeyPath
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.deepspeed._shared import dotted_path, enabled, zero_stage
 from accelwiz.rules.diagnostic import Finding, Role, Severity
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import rule
 
 
 def _json_precisions(json: Document) -> dict[str, KeyPath]:

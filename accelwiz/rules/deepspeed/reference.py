@@ -53,7 +53,7 @@ def deepspeed_file_with_accelerate_fields(ctx: CheckContext) -> Iterator[Finding
         return
     if ctx.deepspeed_reference is not None:
         other = "`deepspeed_config_file`"
-    elif ctx.deepspeed is not None and yaml.get("distributed_type") == "DEEPSPEED":
+    elif ctx.deepspeed is not None and ctx.effective.distributed_type.value == "DEEPSPEED":
         other = f"a DeepSpeed JSON ({ctx.deepspeed.path.name}, e.g. the Trainer's `deepspeed=`)"
     else:
         return

@@ -2,7 +2,6 @@
 
 These rules need a machine profile (`check --system local|PRESET|FILE`). Facts a profile does not know are
 skipped, never guessed: presets list no packages, so version rules stay silent for them, and only a local
-probe can inspect an NVMe path on disk.
+probe can inspect an NVMe path on disk. The modules (devices, gpu_precision, nvme, versions) hold the rules;
+accelwiz/rules/catalog.py lists them.
 """
-
-from accelwiz.rules.hardware import devices, gpu_precision, nvme, versions  # noqa: F401

@@ -14,10 +14,10 @@ from accelwiz.rules.hardware._shared import (
     gpu_list,
     written,
 )
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import Needs, rule
 
 
-@rule("AW601", "gpu-distribution-without-gpu", Severity.ERROR, needs="system",
+@rule("AW601", "gpu-distribution-without-gpu", Severity.ERROR, needs=Needs.SYSTEM,
       fix="Train on a machine with GPUs; on CPU use `num_processes: 1`, or launch with `ACCELERATE_USE_CPU=true` "
           "(`accelwiz run` does this for MULTI_GPU)")
 def gpu_distribution_without_gpu(ctx: CheckContext) -> Iterator[Finding]:
@@ -61,7 +61,7 @@ def gpu_distribution_without_gpu(ctx: CheckContext) -> Iterator[Finding]:
                   f"`{kind}` on {system.name or 'this machine'}, which has no GPU: {consequence}", handled=handled)
 
 
-@rule("AW602", "processes-exceed-gpus", Severity.ERROR, needs="system",
+@rule("AW602", "processes-exceed-gpus", Severity.ERROR, needs=Needs.SYSTEM,
       fix="Set `num_processes` to GPUs per machine times `num_machines`")
 def processes_exceed_gpus(ctx: CheckContext) -> Iterator[Finding]:
     """
@@ -99,7 +99,7 @@ def processes_exceed_gpus(ctx: CheckContext) -> Iterator[Finding]:
 
 
 
-@rule("AW603", "absent-gpu-ids", Severity.ERROR, needs="system",
+@rule("AW603", "absent-gpu-ids", Severity.ERROR, needs=Needs.SYSTEM,
       fix="List only GPUs that exist on the machine")
 def absent_gpu_ids(ctx: CheckContext) -> Iterator[Finding]:
     """

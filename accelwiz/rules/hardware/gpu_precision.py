@@ -14,10 +14,10 @@ from accelwiz.rules.hardware._shared import (
     precision_at,
     trains_on_gpus,
 )
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import Needs, rule
 
 
-@rule("AW604", "emulated-bf16", Severity.WARNING, needs="system",
+@rule("AW604", "emulated-bf16", Severity.WARNING, needs=Needs.SYSTEM,
       fix="Use `mixed_precision: fp16` (with loss scaling) on GPUs older than Ampere")
 def emulated_bf16(ctx: CheckContext) -> Iterator[Finding]:
     """
@@ -46,7 +46,7 @@ def emulated_bf16(ctx: CheckContext) -> Iterator[Finding]:
                                           f"{len(old)} GPU(s)) is emulated: no bf16 tensor cores before 8.0")
 
 
-@rule("AW605", "fp8-without-fp8-gpu", Severity.ERROR, needs="system",
+@rule("AW605", "fp8-without-fp8-gpu", Severity.ERROR, needs=Needs.SYSTEM,
       fix="Use `mixed_precision: bf16`, or train on Ada/Hopper GPUs (compute capability 8.9 or newer)")
 def fp8_without_fp8_gpu(ctx: CheckContext) -> Iterator[Finding]:
     """
@@ -74,7 +74,7 @@ def fp8_without_fp8_gpu(ctx: CheckContext) -> Iterator[Finding]:
                                           f"{capability}, so Accelerate falls back to fp16")
 
 
-@rule("AW606", "fp8-backend-not-installed", Severity.ERROR, needs="system",
+@rule("AW606", "fp8-backend-not-installed", Severity.ERROR, needs=Needs.SYSTEM,
       fix="Install an fp8 backend: transformer-engine, torchao or MS-AMP")
 def fp8_backend_not_installed(ctx: CheckContext) -> Iterator[Finding]:
     """
@@ -110,7 +110,7 @@ def fp8_backend_not_installed(ctx: CheckContext) -> Iterator[Finding]:
         yield Finding(found[0], found[1], "fp8 needs transformer_engine, torchao or msamp; none is installed")
 
 
-@rule("AW607", "fp16-without-tensor-cores", Severity.INFO, needs="system",
+@rule("AW607", "fp16-without-tensor-cores", Severity.INFO, needs=Needs.SYSTEM,
       fix="Expect little speed-up from fp16 here; keep it only to save memory")
 def fp16_without_tensor_cores(ctx: CheckContext) -> Iterator[Finding]:
     """
@@ -138,7 +138,7 @@ def fp16_without_tensor_cores(ctx: CheckContext) -> Iterator[Finding]:
                                           "tensor cores to run on")
 
 
-@rule("AW608", "mixed-gpu-models", Severity.WARNING, needs="system",
+@rule("AW608", "mixed-gpu-models", Severity.WARNING, needs=Needs.SYSTEM,
       fix="Restrict the run to identical GPUs with `gpu_ids` or CUDA_VISIBLE_DEVICES")
 def mixed_gpu_models(ctx: CheckContext) -> Iterator[Finding]:
     """

@@ -10,7 +10,7 @@ from accelwiz import coerce
 from accelwiz.document import KeyPath
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Role, Severity
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import Needs, rule
 from accelwiz.vocab import GIB
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def _bytes_needed(ctx: CheckContext, kind: str) -> int | None:
     return count * NVME_BYTES_PER_PARAMETER[kind] // machines
 
 
-@rule("AW609", "missing-nvme-offload-path", Severity.WARNING, needs="system",
+@rule("AW609", "missing-nvme-offload-path", Severity.WARNING, needs=Needs.SYSTEM,
       fix="Create the folder on the NVMe drive, or correct the path")
 def missing_nvme_offload_path(ctx: CheckContext) -> Iterator[Finding]:
     """
@@ -89,7 +89,7 @@ def missing_nvme_offload_path(ctx: CheckContext) -> Iterator[Finding]:
             yield Finding(target.role, target.key, f"NVMe offload path `{target.path}` does not exist{where}")
 
 
-@rule("AW610", "nvme-offload-off-nvme", Severity.WARNING, needs="system",
+@rule("AW610", "nvme-offload-off-nvme", Severity.WARNING, needs=Needs.SYSTEM,
       fix="Point `nvme_path` at a local NVMe drive, or offload to `cpu` instead")
 def nvme_offload_off_nvme(ctx: CheckContext) -> Iterator[Finding]:
     """
@@ -115,7 +115,7 @@ def nvme_offload_off_nvme(ctx: CheckContext) -> Iterator[Finding]:
                           f"NVMe offload path `{target.path}` is not on an NVMe device")
 
 
-@rule("AW611", "nvme-offload-low-space", Severity.WARNING, needs="system",
+@rule("AW611", "nvme-offload-low-space", Severity.WARNING, needs=Needs.SYSTEM,
       fix="Free space on the drive, or choose a larger NVMe drive")
 def nvme_offload_low_space(ctx: CheckContext) -> Iterator[Finding]:
     """

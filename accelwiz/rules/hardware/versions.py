@@ -10,10 +10,10 @@ from accelwiz.document import KeyPath
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Role, Severity
 from accelwiz.rules.hardware._shared import distributed_type, uses_deepspeed, written
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import Needs, rule
 
 
-@rule("AW612", "deepspeed-not-installed", Severity.ERROR, needs="system",
+@rule("AW612", "deepspeed-not-installed", Severity.ERROR, needs=Needs.SYSTEM,
       fix="Install DeepSpeed: pip install deepspeed")
 def deepspeed_not_installed(ctx: CheckContext) -> Iterator[Finding]:
     """
@@ -38,7 +38,7 @@ def deepspeed_not_installed(ctx: CheckContext) -> Iterator[Finding]:
     yield Finding(role, path, f"the config uses DeepSpeed, which is not installed on {where}")
 
 
-@rule("AW613", "fsdp2-with-old-torch", Severity.ERROR, needs="system",
+@rule("AW613", "fsdp2-with-old-torch", Severity.ERROR, needs=Needs.SYSTEM,
       fix="Upgrade torch to 2.6 or newer, or use `fsdp_version: 1`")
 def fsdp2_with_old_torch(ctx: CheckContext) -> Iterator[Finding]:
     """
@@ -63,7 +63,7 @@ def fsdp2_with_old_torch(ctx: CheckContext) -> Iterator[Finding]:
                       f"FSDP2 needs torch >= 2.6; {installed} is installed")
 
 
-@rule("AW614", "nossh-launcher-with-old-deepspeed", Severity.ERROR, needs="system",
+@rule("AW614", "nossh-launcher-with-old-deepspeed", Severity.ERROR, needs=Needs.SYSTEM,
       fix="Upgrade DeepSpeed to 0.14.5 or newer, or use the `standard` launcher")
 def nossh_launcher_with_old_deepspeed(ctx: CheckContext) -> Iterator[Finding]:
     """
@@ -89,7 +89,7 @@ def nossh_launcher_with_old_deepspeed(ctx: CheckContext) -> Iterator[Finding]:
                       f"the `nossh` launcher needs DeepSpeed >= 0.14.5; {installed} is installed")
 
 
-@rule("AW615", "moe-layer-names-with-old-deepspeed", Severity.ERROR, needs="system",
+@rule("AW615", "moe-layer-names-with-old-deepspeed", Severity.ERROR, needs=Needs.SYSTEM,
       fix="Upgrade DeepSpeed to 0.14.0 or newer, or remove `deepspeed_moe_layer_cls_names`")
 def moe_layer_names_with_old_deepspeed(ctx: CheckContext) -> Iterator[Finding]:
     """
@@ -117,7 +117,7 @@ def moe_layer_names_with_old_deepspeed(ctx: CheckContext) -> Iterator[Finding]:
                       f"MoE layer class names need DeepSpeed >= 0.14.0; {installed} is installed")
 
 
-@rule("AW616", "num-machines-differs-from-system", Severity.INFO, needs="system",
+@rule("AW616", "num-machines-differs-from-system", Severity.INFO, needs=Needs.SYSTEM,
       fix="Plan with the profile that matches the cluster, or set `num_machines` to its node count")
 def num_machines_differs_from_system(ctx: CheckContext) -> Iterator[Finding]:
     """
