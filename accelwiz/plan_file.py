@@ -13,11 +13,16 @@ the plan are relative to the plan file's directory.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from accelwiz.errors import InputError
+from accelwiz.estimate.verdict import Verdict  # the one verdict: fits, tight, does not fit
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.workload import Workload
+    from accelwiz.probe.model import MachineProfile
 
 PLAN_SCHEMA_VERSION = 1
 PLAN_SUFFIX = ".plan.yaml"
@@ -28,7 +33,6 @@ Method = Literal["full", "lora", "qlora"]
 Attention = Literal["eager", "sdpa", "flash"]
 Precision = Literal["fp32", "fp16", "bf16", "fp8"]
 Owner = Literal["accelerate", "trainer"]
-Verdict = Literal["fits", "tight", "does not fit"]
 
 
 class _Strict(BaseModel):
@@ -47,10 +51,17 @@ class PlanSystem(_Strict):
     gpu: str | None = Field(None, description="GPU model name, e.g. 'NVIDIA H100 80GB HBM3'.")
     gpu_memory_bytes: int | None = Field(None, ge=0)
     host_memory_bytes: int | None = Field(None, ge=0, description="RAM of one machine.")
+    processes_per_machine: int | None = Field(None, ge=1, description="Processes on each machine; default: one "
+                                                                      "per GPU, 1 on a CPU-only machine.")
+
+    @property
+    def processes(self) -> int:
+        """Processes on each machine."""
+        return self.processes_per_machine or max(1, self.gpus_per_machine)
 
     @property
     def world_size(self) -> int:
-        return self.machines * max(1, self.gpus_per_machine)
+        return self.machines * self.processes
 
 
 class PlanLauncher(_Strict):
@@ -106,6 +117,8 @@ class PlanEstimate(_Strict):
 
 
 class PlanFile(_Strict):
+    """The plan; `path` is where it was read from (not a field: a plan never names itself)."""
+
     schema_version: int = PLAN_SCHEMA_VERSION
     created_by: str = Field("accelwiz", description="The command line that wrote it.")
     files: PlanFiles
@@ -115,6 +128,19 @@ class PlanFile(_Strict):
     fine_tuning: PlanFineTuning = PlanFineTuning()
     training: PlanTraining
     estimate: PlanEstimate | None = None
+    _path: Path | None = PrivateAttr(None)
+
+    @property
+    def path(self) -> Path | None:
+        """The file this plan was read from; None for a plan built in memory."""
+        return self._path
+
+    def resolve(self, relative: str) -> Path:
+        """A path written in the plan, relative to the plan's directory (as written when absolute)."""
+        candidate = Path(relative).expanduser()
+        if candidate.is_absolute() or self._path is None:
+            return candidate
+        return self._path.parent / candidate
 
     @property
     def world_size(self) -> int:
@@ -149,12 +175,14 @@ def load_plan(path: Path) -> PlanFile:
         raise InputError(f"{path}: plan schema_version {version} is newer than this accelwiz reads "
                          f"({PLAN_SCHEMA_VERSION})", hint="upgrade accelwiz")
     try:
-        return PlanFile.model_validate(data)
+        plan = PlanFile.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "<top>"
         raise InputError(f"{path}: invalid plan at `{where}`: {first['msg']}",
                          hint="fix the value, or regenerate the plan with `accelwiz init`") from None
+    plan._path = path
+    return plan
 
 
 def dump_plan(plan: PlanFile) -> str:
@@ -166,3 +194,104 @@ def dump_plan(plan: PlanFile) -> str:
               "# `accelwiz check` and `accelwiz run` read it beside the YAML it names.\n")
     body = yaml.safe_dump(plan.model_dump(mode="json", exclude_none=True), sort_keys=False, width=120)
     return header + body
+
+
+# What the memory and hardware rules read from a plan.
+
+# The plan's precision as the estimator counts it: mixed precision keeps fp32 master weights ("mixed").
+_ESTIMATOR_PRECISION = {"fp32": "fp32", "fp16": "mixed", "bf16": "mixed", "fp8": "mixed"}
+
+
+def plan_workload(plan: PlanFile) -> tuple[Workload | None, str | None]:
+    """The estimator's Workload for what the plan assumed, or (None, why not) when its model cannot be sized here.
+
+    `micro_batch_given` is False: when the DeepSpeed JSON names a micro-batch, the memory rules judge the JSON's
+    (what DeepSpeed will use); a plan that disagrees with it is AW114's finding.
+    """
+    from accelwiz.errors import AccelwizError
+    from accelwiz.estimate.workload import ALL_LINEAR, Workload
+
+    spec, why = _plan_model(plan)
+    if spec is None:
+        return None, why
+    tuning, training = plan.fine_tuning, plan.training
+    targets = tuple(dict.fromkeys(
+        name for t in (tuning.lora_targets or ["all-linear"]) for name in (ALL_LINEAR if t == "all-linear" else (t,))
+    ))
+    try:
+        workload = Workload(
+            model=spec,
+            micro_batch=training.micro_batch,
+            seq_len=training.sequence_length,
+            regime=tuning.method,
+            lora_rank=tuning.lora_rank or 16,
+            lora_targets=targets,
+            precision=_ESTIMATOR_PRECISION[training.precision],  # type: ignore[arg-type]
+            optimizer=training.optimizer,
+            gradient_checkpointing=training.gradient_checkpointing,
+            attention=training.attention,
+            micro_batch_given=False,
+        )
+        workload.trainable_parameters  # noqa: B018 - LoRA targets that match nothing fail here, not in a rule
+    except (AccelwizError, ValueError) as exc:
+        return None, f"the plan's workload cannot be estimated: {exc}"
+    return workload, None
+
+
+def _plan_model(plan: PlanFile) -> tuple[object | None, str | None]:
+    """The estimator's ModelSpec for the plan's model: by name (a preset, or a config.json or checkpoint
+    directory relative to the plan), else by its recorded parameter count (a hub id sized at `init`)."""
+    from accelwiz.errors import AccelwizError
+    from accelwiz.estimate.models import model_with_count, resolve_model
+
+    model = plan.model
+    names = [model.name]
+    if model.source in ("config", "checkpoint"):
+        names.insert(0, str(plan.resolve(model.name)))
+    for name in names:
+        try:
+            return resolve_model(name), None
+        except AccelwizError:
+            continue
+    if model.parameters:
+        return model_with_count(model.parameters), None
+    return None, f"the plan's model `{model.name}` ({model.source}) cannot be sized here and records no parameter count"
+
+
+def plan_system(plan: PlanFile) -> MachineProfile:
+    """The machine the plan is for: its preset, or its profile file (relative to the plan), else a profile
+    composed from what the plan records (GPU model and memory, host RAM), with the plan's machine count."""
+    from accelwiz.probe.model import GpuInfo, HostInfo, MachineProfile
+    from accelwiz.probe.presets import find_preset, preset_profile
+    from accelwiz.probe.profiles import load_profile
+
+    system = plan.system
+    profile = None
+    preset = find_preset(system.name)
+    if preset is not None:
+        profile = preset_profile(preset)
+    elif system.name.endswith(".json") and plan.resolve(system.name).is_file():
+        profile = load_profile(plan.resolve(system.name))
+    if profile is not None:
+        return profile.model_copy(update={"num_machines": system.machines})
+    notes = [f"composed from the plan {plan.path or ''}".rstrip()]
+    gpus = []
+    if system.gpus_per_machine and system.gpu_memory_bytes:
+        known = _gpu_model(system.gpu or "")
+        if known is None:  # Ampere's features (bf16, tf32): the plan does not say, and older GPUs are rare now
+            notes.append(f"GPU `{system.gpu}` is not in accelwiz's table: compute capability 8.0 assumed")
+        gpus = [GpuInfo(index=i, name=system.gpu or "GPU", memory_total_bytes=system.gpu_memory_bytes,
+                        compute_capability=known.compute_capability if known else (8, 0))
+                for i in range(system.gpus_per_machine)]
+    host = HostInfo(memory_total_bytes=system.host_memory_bytes or 0)
+    return MachineProfile(source="file", name=system.name, num_machines=system.machines, gpus=gpus, host=host,
+                          notes=notes)
+
+
+def _gpu_model(name: str) -> object | None:
+    from accelwiz.probe.gpus import gpu_model, match_gpu_name
+
+    try:
+        return gpu_model(name)
+    except KeyError:
+        return match_gpu_name(name) if name else None

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from accelwiz.cli.common import FormatOption, OutputFormat, SystemOption, exit_on_error, get_console, split_codes
+from accelwiz.cli.trainer_args import TrainingArgsOption, trainer_argv, trainer_inputs
 
 EPILOG = """\
 Examples:
@@ -19,10 +20,12 @@ Examples:
 
   $ accelwiz check accelerate.yaml ds_config.json --explain
   $ accelwiz check accelerate.yaml --system 8xH100-80GB --model llama-8b --micro-batch 4 --seq-len 4096
+  $ accelwiz check accelerate.yaml ds.json -- --bf16 --per_device_train_batch_size 4   # the Trainer's arguments
 """
 
 
 def check(
+    ctx: typer.Context,
     files: Annotated[list[Path], typer.Argument(help="Accelerate YAML and/or DeepSpeed JSON files (any extension).",
                                                 show_default=False)],
     output_format: FormatOption = OutputFormat.text,
@@ -40,12 +43,18 @@ def check(
     gradient_checkpointing: Annotated[bool, typer.Option(help="Activations are recomputed in backward.",
                                                          rich_help_panel="Memory")] = False,
     lora: Annotated[bool, typer.Option(help="LoRA fine-tuning instead of full.", rich_help_panel="Memory")] = False,
+    qlora: Annotated[bool, typer.Option(help="QLoRA: LoRA on a 4-bit base.", rich_help_panel="Memory")] = False,
+    plan: Annotated[Path | None, typer.Option(help="The plan file `accelwiz init` wrote (default: the one beside "
+                                                   "the YAML, accelerate.plan.yaml for accelerate.yaml).",
+                                              rich_help_panel="Memory", show_default=False)] = None,
     attention: Annotated[str, typer.Option(help="eager, sdpa or flash.", rich_help_panel="Memory")] = "sdpa",
+    training_args: TrainingArgsOption = None,
 ) -> None:
     """Check Accelerate and DeepSpeed configs for what the libraries let through (AW rules)."""
     console = get_console()
     with exit_on_error(console):
-        from accelwiz.rules.engine import check_paths
+        from accelwiz.errors import UsageError
+        from accelwiz.rules.plan import check_with_plans
         from accelwiz.rules.registry import select_rules
         from accelwiz.rules.report import render_github, render_json, render_text, summary
 
@@ -55,16 +64,23 @@ def check(
             from accelwiz.probe.profiles import load_system
 
             machine = load_system(system)
+        if lora and qlora:
+            raise UsageError("--lora and --qlora exclude each other", hint="QLoRA is LoRA on a 4-bit base: pass one")
         workload = None
         if model is not None:
             from accelwiz.estimate.workload import workload_from_options
 
             workload = workload_from_options(model=model, micro_batch=micro_batch, seq_len=seq_len,
                                              gradient_checkpointing=gradient_checkpointing,
-                                             regime="lora" if lora else "full", attention=attention)
-        result = check_paths(files, rules, system=machine, workload=workload)
+                                             regime="qlora" if qlora else "lora" if lora else "full",
+                                             attention=attention)
+        # the plan beside each YAML (or --plan) gives the memory and hardware rules its workload and system
+        trainer, files = trainer_inputs(training_args, trainer_argv(ctx), files, console)  # AW7xx
+        result = check_with_plans(files, rules, system=machine, workload=workload, plan=plan, training_args=trainer)
         for error in result.input_errors:
             console.error(error.message, hint=error.hint)
+        for note in result.skipped:
+            console.info(f"note: {note}")
         if explain:
             from accelwiz.rules.report import render_explanation
 
@@ -79,6 +95,6 @@ def check(
             if result.diagnostics:
                 console.data(render_text(result.diagnostics, color=console.color))
             console.info(summary(result.diagnostics, unreadable=len(result.input_errors)))
-            if machine is None and result.units and any(r.needs == "system" for r in rules):
+            if result.units and all(u.system is None for u in result.units) and any(r.needs == "system" for r in rules):
                 console.info("note: hardware rules skipped; pass --system local|PRESET|FILE to check against a machine")
     raise typer.Exit(result.exit_code(strict=strict))

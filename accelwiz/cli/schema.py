@@ -12,16 +12,20 @@ from accelwiz.errors import EXIT_FINDINGS
 
 
 def schema(
-    write: Annotated[Path | None, typer.Option(help="Write both schema files into this folder.")] = None,
+    write: Annotated[Path | None, typer.Option(help="Write the schema files into this folder.")] = None,
     check_dir: Annotated[Path | None, typer.Option("--check", help="Exit 1 if the files in this folder are stale.")]
     = None,
-    which: Annotated[str, typer.Option(help="Print one schema: accelerate or deepspeed.")] = "accelerate",
+    which: Annotated[str, typer.Option(help="Print one schema: accelerate, deepspeed or plan.")] = "accelerate",
 ) -> None:
-    """Print or write the JSON Schemas of the Accelerate YAML and the DeepSpeed JSON."""
+    """Print or write the JSON Schemas of the Accelerate YAML, the DeepSpeed JSON and the accelwiz plan."""
     console = get_console()
     with exit_on_error(console):
         from accelwiz.config.json_schema import SCHEMA_FILES, render_schemas
 
+        if which not in SCHEMA_FILES:
+            from accelwiz.errors import UsageError
+
+            raise UsageError(f"no schema `{which}`", hint=f"choose one of {', '.join(SCHEMA_FILES)}")
         rendered = render_schemas()
         if write is not None:
             write.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from accelwiz.launch.environment import EnvChange, portable_changes
 from accelwiz.launch.spec import LaunchSpec
 
 # Multi-node without a YAML value: c10d, as in accelerate's own SLURM example; `static` needs every node to agree
@@ -60,6 +61,7 @@ def node_argv(
     machine_rank: str,
     main_process_ip: str,
     main_process_port: int | None = None,
+    rdzv_backend: str | None = None,
 ) -> list[str]:
     """One node's `accelerate launch` for a multi-node run, every topology value explicit."""
     argv = [
@@ -78,7 +80,7 @@ def node_argv(
         "--main_process_port",
         str(main_process_port or spec.main_process_port or DEFAULT_PORT),
         "--rdzv_backend",
-        spec.rdzv_backend or MULTI_NODE_RDZV_BACKEND,
+        rdzv_backend or spec.rdzv_backend or MULTI_NODE_RDZV_BACKEND,
     ]
     if spec.same_network:
         argv.append("--same_network")
@@ -90,11 +92,38 @@ def node_argv(
 
 
 def node_commands(
-    spec: LaunchSpec, config_path: Path | str, script: Path | str, script_args: Sequence[str] = ()
+    spec: LaunchSpec,
+    config_path: Path | str,
+    script: Path | str,
+    script_args: Sequence[str] = (),
+    *,
+    env: Sequence[EnvChange] | None = None,
+    rdzv_backend: str | None = None,
 ) -> list[str]:
-    """The shell line to run on each node (rank 0 first), for clusters without a scheduler."""
+    """The shell line to run on each node (rank 0 first), for clusters without a scheduler: runnable as printed,
+    from the directory the config's relative paths start in, with the environment the nodes need in front.
+
+    `env` and `rdzv_backend` default to what the plan beside the config says (CPU machines get the CPU
+    fallback for MULTI_GPU), then the YAML's rdzv_backend, then c10d.
+    """
+    cpu_nodes, planned_rdzv = planned_launch(config_path)
+    if env is None:
+        env = portable_changes(spec, cpu_nodes=cpu_nodes)
     ip = spec.main_process_ip or MAIN_IP_PLACEHOLDER
+    prefix = "".join(f"{c.name}={shlex.quote(c.value)} " for c in env)
     return [
-        shlex.join(node_argv(spec, config_path, script, script_args, machine_rank=str(rank), main_process_ip=ip))
+        prefix + shlex.join(node_argv(spec, config_path, script, script_args, machine_rank=str(rank),
+                                      main_process_ip=ip, rdzv_backend=rdzv_backend or planned_rdzv))
         for rank in range(spec.num_machines)
     ]
+
+
+def planned_launch(config_path: Path | str) -> tuple[bool, str | None]:
+    """(the plan's machines have no GPU, the plan's rdzv_backend), from the plan beside the config, if any."""
+    from accelwiz.plan_file import find_plan, load_plan
+
+    found = find_plan(Path(config_path))
+    if found is None:
+        return False, None
+    plan = load_plan(found)
+    return plan.system.gpus_per_machine == 0, plan.launcher.rdzv_backend

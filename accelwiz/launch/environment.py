@@ -75,5 +75,24 @@ def environment_changes(
     return changes
 
 
+# Variables whose value is a path or a fact of the machine that computed it: never carried to other machines.
+MACHINE_SPECIFIC = frozenset({"TORCH_EXTENSIONS_DIR"})
+CPU_FALLBACK = "ACCELERATE_USE_CPU"
+
+
+def portable_changes(spec: LaunchSpec, here: Sequence[EnvChange] = (), *, cpu_nodes: bool) -> list[EnvChange]:
+    """What the other machines of a multi-node run need (per-node commands, an sbatch script).
+
+    `here` are the changes computed on this machine: those that mean the same on every machine are kept, paths
+    of this one dropped. `cpu_nodes` (the plan's machines have no GPU) adds the CPU fallback for MULTI_GPU, as
+    `environment_changes` does for a launch here.
+    """
+    changes = [c for c in here if c.name not in MACHINE_SPECIFIC and c.name != CPU_FALLBACK]
+    if cpu_nodes and spec.distributed_type == "MULTI_GPU" and spec.num_processes > 1:
+        changes.insert(0, EnvChange(CPU_FALLBACK, "true", "the plan's machines have no GPU: train together as CPU "
+                                                          "DDP on gloo"))
+    return changes
+
+
 def apply(changes: Sequence[EnvChange], environ: Mapping[str, str]) -> dict[str, str]:
     return {**environ, **{c.name: c.value for c in changes}}

@@ -1,4 +1,15 @@
-"""An sbatch script for a multi-node run: one `srun` task per node, each running one `accelerate launch`."""
+"""An sbatch script for a multi-node run: one `srun` task per node, each running one `accelerate launch`.
+
+The script is written on one machine and runs on others, so it carries nothing of the machine that wrote it:
+no interpreter path (`accelerate` and the built-in trainer's module come from the job's PATH), no cache
+directory (DeepSpeed's JIT ops cache is torch's own, resolved at job time under the job's $HOME), and every
+relative path (the config, the DeepSpeed JSON it names, the trainer's output) is resolved from the directory the
+job is submitted from, `$SLURM_SUBMIT_DIR`. The head node's address is looked up at job time.
+
+Two rendezvous variants, as the plan (or the YAML's `rdzv_backend`) says: `static` ranks the nodes by
+`$SLURM_NODEID`; `c10d` (the default for multi-node) lets torchrun's rendezvous at the head node rank them and
+names the rendezvous after the job (`PET_RDZV_ID=$SLURM_JOB_ID`, torchrun's `--rdzv-id`).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +17,8 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from accelwiz.launch.command import node_argv
-from accelwiz.launch.environment import EnvChange
+from accelwiz.launch.command import MULTI_NODE_RDZV_BACKEND, node_argv, planned_launch
+from accelwiz.launch.environment import EnvChange, portable_changes
 from accelwiz.launch.spec import LaunchSpec
 
 # Placeholders that must reach the shell unquoted: each srun task expands them on its own node.
@@ -21,17 +32,34 @@ def render_sbatch(
     *,
     job_name: str = "accelwiz",
     env: Sequence[EnvChange] = (),
+    cpu_nodes: bool | None = None,
+    rdzv_backend: str | None = None,
 ) -> str:
-    """The script text; `target` is the script and its args (or `-m module ...`) as accelerate launch takes them."""
+    """The script text; `target` is the script and its args (or `-m module ...`) as accelerate launch takes them.
+
+    `cpu_nodes` (the plan's machines have no GPU) requests no GPUs and, for MULTI_GPU, sets ACCELERATE_USE_CPU
+    so the processes train together as CPU DDP on gloo; None reads it from the plan beside the config.
+    `rdzv_backend` overrides the plan's and the YAML's. `env` is what `run` would set on this machine: only the
+    values that mean the same on every machine are carried over.
+    """
+    planned_cpu, planned_rdzv = planned_launch(config_path)
+    cpu_nodes = planned_cpu if cpu_nodes is None else cpu_nodes
+    backend = rdzv_backend or planned_rdzv or spec.rdzv_backend or MULTI_NODE_RDZV_BACKEND
     per_node = spec.processes_per_machine
-    inner = shlex.join(node_argv(spec, config_path, target[0], target[1:], machine_rank=_RANK, main_process_ip=_IP))
-    inner = inner.replace(_RANK, '"$SLURM_NODEID"').replace(_IP, '"$MAIN_PROCESS_IP"')
-    gpus = [] if spec.use_cpu else [f"#SBATCH --gpus-per-node={per_node}"]
-    exports = [f"export {c.name}={shlex.quote(c.value)}" for c in env]
+    argv = node_argv(spec, _submit_relative(config_path), target[0], target[1:], machine_rank=_RANK,
+                     main_process_ip=_IP, rdzv_backend=backend)
+    inner = shlex.join(argv).replace(_RANK, '"$SLURM_NODEID"').replace(_IP, '"$MAIN_PROCESS_IP"')
+    gpus = [] if spec.use_cpu or cpu_nodes else [f"#SBATCH --gpus-per-node={per_node}"]
+    exports = [f"export {c.name}={shlex.quote(c.value)}" for c in portable_changes(spec, env, cpu_nodes=cpu_nodes)]
+    rendezvous = (
+        ["# c10d rendezvous at the head node, one per job: torchrun reads its --rdzv-id from PET_RDZV_ID.",
+         'export PET_RDZV_ID="accelwiz-$SLURM_JOB_ID"']
+        if backend == "c10d" else ["# static rendezvous: node ranks are SLURM's node ids, the head node is rank 0."]
+    )
     lines = [
         "#!/bin/bash",
         f"# Written by `accelwiz run --slurm` for {config_path}: {spec.num_machines} nodes x {per_node} "
-        f"processes (world size {spec.num_processes}).",
+        f"processes (world size {spec.num_processes}), rdzv_backend {backend}.",
         f"#SBATCH --job-name={job_name}",
         f"#SBATCH --nodes={spec.num_machines}",
         "#SBATCH --ntasks-per-node=1",
@@ -39,9 +67,18 @@ def render_sbatch(
         "#SBATCH --output=%x-%j.out",
         "set -euo pipefail",
         "",
-        "# The first host of the allocation is the rendezvous point for every node.",
-        'MAIN_PROCESS_IP=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
+        "# Relative paths (the config, the DeepSpeed JSON it names, the output) are from the submit directory.",
+        'cd "$SLURM_SUBMIT_DIR"',
+        "# Caches are the cluster's, resolved at job time: DeepSpeed's JIT-compiled ops go to torch's per-build",
+        "# cache under the job's $HOME (~/.cache/torch_extensions/<python>_<cuda>) unless the job sets",
+        "# TORCH_EXTENSIONS_DIR.",
+        "",
+        "# The first host of the allocation is the rendezvous point for every node: its address, at job time.",
+        'HEAD_NODE=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
+        "MAIN_PROCESS_IP=$(scontrol show node \"$HEAD_NODE\" -o | tr ' ' '\\n' | sed -n 's/^NodeAddr=//p' || true)",
+        'MAIN_PROCESS_IP=${MAIN_PROCESS_IP:-$HEAD_NODE}',
         "export MAIN_PROCESS_IP",
+        *rendezvous,
         *exports,
         "",
         "# One task per node; accelerate launch starts that node's processes. SLURM_NODEID (0..nodes-1) is the",
@@ -51,3 +88,14 @@ def render_sbatch(
         "",
     ]
     return "\n".join(lines)
+
+
+def _submit_relative(config_path: Path | str) -> str:
+    """The config as the job opens it from the submit directory (this one): relative when it lies under it."""
+    path = Path(config_path)
+    if path.is_absolute():
+        try:
+            return str(path.relative_to(Path.cwd()))
+        except ValueError:
+            return str(path)  # outside the submit directory: a shared filesystem path the user chose
+    return str(path)

@@ -22,6 +22,8 @@ from accelwiz.rules import (
     fsdp,
     memory,
     parallelism,
+    placeholders,
+    plan,
     precision_settings,
     schema_rules,
     topology,
@@ -49,7 +51,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW011": schema_rules.missing_required_key,
     "AW012": schema_rules.duplicate_yaml_key,
     "AW013": schema_rules.duplicate_json_key,
-    # AW1xx: processes, machines, ranks, launcher keys
+    # AW1xx: processes, machines, ranks, launcher keys, the plan file
     "AW101": topology.multi_device_single_process,
     "AW102": topology.processes_not_divisible_by_machines,
     "AW103": topology.machine_rank_out_of_range,
@@ -63,6 +65,10 @@ CATALOG: dict[str, CheckFunction] = {
     "AW111": topology.num_processes_unset,
     "AW112": topology.single_process_type_with_many_processes,
     "AW113": topology.section_for_another_distributed_type,
+    "AW114": plan.plan_disagrees_with_config,
+    "AW115": plan.plan_names_missing_file,
+    # AW150: template placeholders in launch values (addresses, ports, ranks, counts)
+    "AW150": placeholders.placeholder_launch_value,
     # AW2xx: DeepSpeed (the JSON, the YAML's deepspeed_config, their agreement, "auto")
     "AW201": reference.deepspeed_file_with_accelerate_fields,
     "AW202": reference.deepspeed_file_not_found,

@@ -178,7 +178,7 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
         return
     strategy, estimate = plan
     ram = ctx.system.host.memory_total_bytes
-    if judge(estimate.host_bytes, ram, HEADROOM) != "does not fit":  # tight is AW506's
+    if not ram or judge(estimate.host_bytes, ram, HEADROOM) != "does not fit":  # 0: unknown; tight is AW506's
         return
     role, path = _anchor(ctx, strategy)
     what = (
@@ -365,7 +365,7 @@ def host_memory_tight(ctx: CheckContext) -> Iterator[Finding]:
         return
     strategy, estimate = plan
     ram = ctx.system.host.memory_total_bytes
-    if judge(estimate.host_bytes, ram, HEADROOM) != "tight":
+    if not ram or judge(estimate.host_bytes, ram, HEADROOM) != "tight":
         return
     role, path = _anchor(ctx, strategy)
     yield Finding(

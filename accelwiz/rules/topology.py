@@ -158,7 +158,8 @@ def multi_node_without_main_process(ctx: CheckContext) -> Iterator[Finding]:
     """
     ## What it does
     Finds a multi-node config with no `main_process_ip`, or with no `main_process_port` where the launcher
-    needs one (`NO`/`MULTI_CPU`, which use the simple launcher).
+    needs one (`NO`/`MULTI_CPU`, which use the simple launcher). Silent when the plan file beside the config
+    says the job is started by per-node commands or SLURM, which pass both to each node at launch.
 
     ## Why is this bad?
     The simple launcher asserts both ("you need to specify the main process IP"); the torchrun and DeepSpeed
@@ -172,6 +173,8 @@ def multi_node_without_main_process(ctx: CheckContext) -> Iterator[Finding]:
     ```
     Use instead: add `main_process_ip: 10.0.0.1` and `main_process_port: 29500`.
     """
+    if ctx.plan is not None and ctx.plan.launcher.supplies_rendezvous:
+        return  # the plan's launcher (SLURM, per-node commands) gives each node the rank and the address
     view = _view(ctx)
     if view is None or (_machines(view) or 1) < 2:
         return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,10 +41,13 @@ def test_sbatch_content(script: Path):
         "#SBATCH --nodes=2",
         "#SBATCH --ntasks-per-node=1",
         "#SBATCH --gpus-per-node=8",
-        'MAIN_PROCESS_IP=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
-        "export TORCH_EXTENSIONS_DIR=/home/u/.cache/x",
+        'cd "$SLURM_SUBMIT_DIR"',
+        'HEAD_NODE=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
+        'export PET_RDZV_ID="accelwiz-$SLURM_JOB_ID"',
     ):
         assert line in text.splitlines()
+    # nothing of the machine that wrote it: no cache path, no interpreter path, no home directory
+    assert "/home/u" not in text and "TORCH_EXTENSIONS_DIR=" not in text and sys.executable not in text
     srun = next(line for line in text.splitlines() if line.startswith("srun "))
     assert srun.startswith("srun --nodes=2 --ntasks-per-node=1 bash -c '")
     for part in (
@@ -64,19 +68,23 @@ def test_sbatch_node_rank_expands_per_task(script: Path):
     """The srun line, run by bash with srun/scontrol faked, hands each node its own rank and the first host."""
     text = script.read_text().replace(
         "#!/bin/bash",
-        "#!/bin/bash\nscontrol() { printf 'n1\\nn2\\n'; }\n"
+        "#!/bin/bash\nscontrol() { if [ \"$2\" = node ]; then echo \"NodeName=$3 NodeAddr=10.0.0.$3 State=IDLE\"; "
+        "else printf 'n1\\nn2\\n'; fi; }\n"
         'srun() { shift 2; for id in 0 1; do SLURM_NODEID=$id "$@"; done; }\n'
         'accelerate() { echo "$*"; }\nexport -f accelerate\n',
     )
     out = subprocess.run(
         ["bash", "-c", text],
-        env={"SLURM_JOB_NODELIST": "n[1-2]", "PATH": "/usr/bin:/bin"},
+        env={"SLURM_JOB_NODELIST": "n[1-2]", "SLURM_SUBMIT_DIR": str(script.parent), "SLURM_JOB_ID": "7",
+             "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
         check=True,
     ).stdout.splitlines()
     assert len(out) == 2
-    assert "--machine_rank 0 --main_process_ip n1" in out[0] and "--machine_rank 1 --main_process_ip n1" in out[1]
+    # the head node's address as SLURM knows it (NodeAddr), looked up at job time
+    assert "--machine_rank 0 --main_process_ip 10.0.0.n1" in out[0]
+    assert "--machine_rank 1 --main_process_ip 10.0.0.n1" in out[1]
 
 
 def test_bash_parses_it(script: Path):

@@ -1,0 +1,195 @@
+"""AW114-AW115: the plan file (`accelwiz init` writes it beside the YAML) against the files it belongs to.
+
+The plan records what the memory estimate assumed; `check` runs the memory and hardware rules with it. When the
+YAML or the DeepSpeed JSON says something else (another process count, precision or batch), the run is not the
+one that was estimated: that disagreement is a finding of its own, pointed at the key in the config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from accelwiz.rules.context import CheckContext
+from accelwiz.rules.diagnostic import Finding, Severity
+from accelwiz.rules.rule import rule
+
+if TYPE_CHECKING:
+    from accelwiz.effective import EffectiveValue
+    from accelwiz.plan_file import PlanFile
+
+# The plan's precision as accelerate's mixed_precision spells it.
+_MIXED_PRECISION = {"fp32": "no", "fp16": "fp16", "bf16": "bf16", "fp8": "fp8"}
+_FROM_FILES = ("yaml", "json")  # effective values the config files wrote (not defaults, not the plan's own)
+
+
+def _plan_name(plan: PlanFile) -> str:
+    return plan.path.name if plan.path is not None else "the plan"
+
+
+def _in_files(value: EffectiveValue) -> bool:
+    return value.source in _FROM_FILES and value.strict is not None
+
+
+def _disagreements(ctx: CheckContext, plan: PlanFile) -> Iterator[tuple[EffectiveValue, str, str, str]]:
+    """(the file's value, what it is, the file's value as text, the plan's value as text) for each mismatch."""
+    view = ctx.effective
+    system, training = plan.system, plan.training
+    machines, processes = view.num_machines, view.num_processes
+    if ctx.accelerate is not None:
+        if machines.strict is not None and machines.strict != system.machines:
+            yield machines, "num_machines", str(machines.strict), f"{system.machines} machine(s)"
+        if processes.strict is not None and processes.strict > 0 and processes.strict != plan.world_size:
+            per = f"{system.processes} GPU(s)" if system.gpus_per_machine else f"{system.processes} process(es)"
+            yield processes, "num_processes", str(processes.strict), (
+                f"{system.machines} machine(s) x {per} = {plan.world_size}")
+    precision = view.mixed_precision
+    planned_precision = _MIXED_PRECISION[training.precision]
+    # with the HF Trainer owning precision, only a precision the files write can disagree
+    precision_known = _in_files(precision) or (plan.training.owner == "accelerate" and precision.strict is not None)
+    if precision_known and str(precision.strict).lower() != planned_precision:
+        yield precision, "precision", str(precision.strict), planned_precision
+    for value, what, planned in ((view.micro_batch, "micro-batch", training.micro_batch),
+                                 (view.gradient_accumulation, "gradient accumulation",
+                                  training.gradient_accumulation)):
+        if _in_files(value) and value.strict != planned:
+            yield value, what, str(value.strict), str(planned)
+
+
+@rule("AW114", "plan-disagrees-with-config", Severity.ERROR,
+      fix="Make the config say what the plan says, or run `accelwiz init` again to plan what the config says")
+def plan_disagrees_with_config(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Compares the plan file beside the YAML (`accelerate.plan.yaml`, or `--plan FILE`) with the YAML and
+    its DeepSpeed JSON: the machine count, the process count (machines × GPUs per machine), the precision,
+    the micro-batch and the gradient accumulation.
+
+    ## Why is this bad?
+    The plan is what the memory estimate (and `check`'s memory rules) assumed and what the built-in trainer
+    reads. A config edited by hand afterwards runs something else: another global batch, another precision,
+    another memory footprint, while every verdict still describes the plan.
+
+    ## Example
+    ```yaml
+    # accelerate.plan.yaml: system: {machines: 2, gpus_per_machine: 8}
+    num_machines: 1
+    num_processes: 8
+    ```
+    Use instead: `num_machines: 2` and `num_processes: 16`, as the plan says.
+    """
+    plan = ctx.plan
+    if plan is None:
+        return
+    for value, what, written, planned in _disagreements(ctx, plan):
+        role = value.role if value.role in ("accelerate", "deepspeed") else "accelerate"
+        path = value.path or (("num_processes",) if what == "num_processes" else ())
+        yield Finding(role, path, f"{what} {written} disagrees with {_plan_name(plan)}, which planned {planned}",
+                      f"change it to {planned.rsplit('= ', 1)[-1]}, or run `accelwiz init` again for {written}"
+                      if what in ("num_processes", "num_machines", "micro-batch", "gradient accumulation")
+                      else None)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return a == b
+
+
+@rule("AW115", "plan-names-missing-file", Severity.ERROR,
+      fix="Put the plan beside the files it names, or run `accelwiz init` again to write them together")
+def plan_names_missing_file(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a plan file that names an Accelerate YAML, a DeepSpeed JSON or a local model (a config.json or a
+    checkpoint directory) that does not exist, or that belongs to another YAML than the one it is checked with.
+    Paths in a plan are relative to the plan's own directory.
+
+    ## Why is this bad?
+    A plan describes one set of files. Copied or renamed apart from them it describes nothing that will run: the
+    trainer would look for a model that is not there, and `check` would judge a config with another's plan.
+
+    ## Example
+    ```yaml
+    # accelerate.plan.yaml
+    files:
+      accelerate: accelerate.yaml
+      deepspeed: ds_config.json   # renamed to ds_zero3.json since
+    ```
+    Use instead: `deepspeed: ds_zero3.json`.
+    """
+    plan = ctx.plan
+    if plan is None:
+        return
+    name = _plan_name(plan)
+    planned_yaml = plan.resolve(plan.files.accelerate)
+    if not planned_yaml.is_file():
+        yield Finding("accelerate", (), f"{name} names the Accelerate YAML `{plan.files.accelerate}`, which does not "
+                                        f"exist (looked in {planned_yaml.parent})")
+    elif ctx.accelerate is not None and not _same_file(planned_yaml, ctx.accelerate.path):
+        yield Finding("accelerate", (), f"{name} belongs to `{plan.files.accelerate}`, not to "
+                                        f"`{ctx.accelerate.path.name}`",
+                      f"pass the plan of {ctx.accelerate.path.name} with --plan, or check {plan.files.accelerate}")
+    if plan.files.deepspeed is not None:
+        planned_json = plan.resolve(plan.files.deepspeed)
+        path = ("deepspeed_config", "deepspeed_config_file")
+        if not planned_json.is_file():
+            yield Finding("accelerate", path, f"{name} names the DeepSpeed JSON `{plan.files.deepspeed}`, which "
+                                              f"does not exist (looked in {planned_json.parent})")
+        elif ctx.deepspeed is not None and not _same_file(planned_json, ctx.deepspeed.path):
+            yield Finding("accelerate", path, f"{name} names the DeepSpeed JSON `{plan.files.deepspeed}`, but the "
+                                              f"config uses `{ctx.deepspeed.path.name}`")
+    if plan.model.source in ("config", "checkpoint") and not plan.resolve(plan.model.name).exists():
+        what = "config.json" if plan.model.source == "config" else "checkpoint directory"
+        yield Finding("accelerate", (), f"{name} names the model {what} `{plan.model.name}`, which does not exist "
+                                        f"(looked in {plan.resolve(plan.model.name).parent})")
+
+
+def check_with_plans(files: list[Path], rules: list, *, system: object = None, workload: object = None,
+                     plan: Path | None = None, training_args: object = None) -> object:
+    """`accelwiz check` with plans: each YAML with the plan beside it (or `plan`, given with --plan), and the
+    memory and hardware rules run with the plan's system and workload unless --system / --model say otherwise.
+
+    Files without a plan are checked together, as before; a YAML with a plan is checked as its own group (with
+    the JSON it names, found from the YAML itself). Returns the engine's CheckResult, merged; why a plan's
+    workload could not be estimated is in `skipped`.
+    """
+    from accelwiz.errors import InputError
+    from accelwiz.plan_file import find_plan, load_plan, plan_system, plan_workload
+    from accelwiz.rules.engine import CheckResult, check_paths
+
+    groups: list[tuple[list[Path], Path | None]] = []
+    if plan is not None:
+        groups.append((list(files), plan))
+    else:
+        planned = {f: find_plan(f) for f in files if f.suffix.lower() in (".yaml", ".yml")}
+        plain = [f for f in files if planned.get(f) is None]
+        groups += [([f], p) for f, p in planned.items() if p is not None]
+        if plain:
+            groups.append((plain, None))
+    merged = CheckResult()
+    for group, plan_path in groups:
+        facts: dict[str, object] = {"system": system, "workload": workload, "training_args": training_args}
+        if plan_path is not None:
+            try:
+                loaded = load_plan(plan_path)
+            except InputError as exc:
+                merged.input_errors.append(exc)
+                continue
+            facts["plan"] = loaded
+            if system is None:
+                facts["system"] = plan_system(loaded)
+            if workload is None:
+                facts["workload"], why_not = plan_workload(loaded)
+                if why_not:
+                    merged.skipped.append(f"{plan_path}: memory rules skipped: {why_not}")
+        part = check_paths(group, rules, **facts)
+        merged.diagnostics += part.diagnostics
+        merged.input_errors += part.input_errors
+        merged.units += part.units
+        merged.handled += getattr(part, "handled", [])
+        merged.skipped += part.skipped
+    merged.diagnostics.sort(key=lambda d: (d.file, d.line, d.column, d.code))
+    return merged
