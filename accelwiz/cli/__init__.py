@@ -15,6 +15,7 @@ import typer
 from accelwiz import __version__
 from accelwiz.cli import check, env, estimate, init, probe, rule, run, schema
 from accelwiz.cli.common import get_console, set_verbosity
+from accelwiz.cli.trainer_args import SplitAtDoubleDash
 from accelwiz.errors import EXIT_FINDINGS
 
 app = typer.Typer(
@@ -30,7 +31,7 @@ app = typer.Typer(
 
 app.command(epilog=probe.EPILOG)(probe.probe)
 app.command(name="env", epilog=env.EPILOG)(env.env)
-app.command(epilog=check.EPILOG)(check.check)
+app.command(epilog=check.EPILOG, cls=SplitAtDoubleDash)(check.check)  # `check FILES -- TRAINER ARGS`
 app.command()(rule.rule)
 app.command(epilog=estimate.EPILOG)(estimate.estimate)
 app.command(epilog=init.EPILOG)(init.init)

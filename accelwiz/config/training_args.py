@@ -359,3 +359,31 @@ def load_training_arguments(file: Path | None, argv: list[str] | None) -> Traine
     given = {**from_file.given, **from_argv.given}
     return TrainerArguments(values, given, f"{from_file.source} + command line", from_file.path,
                             from_file.notes + from_argv.notes, from_file.problems + from_argv.problems)
+
+
+# What a script that trains with the HF Trainer (or TRL's trainers) contains.
+_TRAINER_MARKERS = ("TrainingArguments", "Seq2SeqTrainingArguments", "HfArgumentParser", "TrlParser", "SFTConfig",
+                    "DPOConfig", "GRPOConfig", "Trainer(")
+
+
+def trainer_arguments_for_script(script: Path, argv: list[str]) -> TrainerArguments | None:
+    """The Trainer arguments of `run SCRIPT -- ARGS`, when SCRIPT is a Trainer script; None otherwise.
+
+    A TRL-style `--config recipe.yaml` (TrlParser) is read as the arguments file, the rest of the line over it."""
+    try:
+        source = script.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if not any(marker in source for marker in _TRAINER_MARKERS):
+        return None
+    file: Path | None = None
+    rest = list(argv)
+    for position, token in enumerate(argv):
+        option, has_inline, inline = token.partition("=")
+        if option == "--config" and "TrlParser" in source:
+            value = inline if has_inline else (argv[position + 1] if position + 1 < len(argv) else "")
+            if value and Path(value).suffix.lower() in (".yaml", ".yml", ".json") and Path(value).is_file():
+                file = Path(value)
+                rest = argv[:position] + argv[position + (1 if has_inline else 2):]
+            break
+    return load_training_arguments(file, rest) or parse_argv([])

@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from accelwiz.errors import InputError, UsageError
 from accelwiz.launch.environment import EnvChange, environment_changes, torch_build
@@ -42,6 +42,7 @@ def preflight(
     builtin_trainer: bool = False,
     here: bool = True,
     environ: Mapping[str, str] | None = None,
+    training_args: Any = None,
 ) -> Preflight:
     """Check the config as `accelwiz check` would (every rule), with the facts of this launch; raises on a missing
     or unreadable config.
@@ -75,7 +76,8 @@ def preflight(
         cpu_fallback=any(c.name == "ACCELERATE_USE_CPU" and c.value == "true" for c in env),
         builtin_trainer=builtin_trainer,
     )
-    checked = check_unit(unit.documents, system=system, launch=launch, deepspeed_reference=unit.deepspeed_reference)
+    checked = check_unit(unit.documents, system=system, launch=launch, deepspeed_reference=unit.deepspeed_reference,
+                         training_args=training_args)  # a Trainer script's arguments: the AW7xx rules
     return Preflight(config_path, checked.context, checked.diagnostics, spec, env, checked.handled)
 
 

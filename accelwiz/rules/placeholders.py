@@ -14,7 +14,7 @@ from typing import Any
 
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import rule
 
 # key -> (the launcher flag that supplies it, what it is, whether it only matters with several machines)
 LAUNCH_VALUES: dict[str, tuple[str, str, bool]] = {

@@ -11,13 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accelwiz.config.trainer_deepspeed import TrainerResolution, get_value, inline_config, resolve_for_trainer
 from accelwiz.config.training_args import TrainerArguments
-from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Role, Severity
 from accelwiz.rules.rule import Needs, rule
+
+if TYPE_CHECKING:  # CheckContext.effective calls trainer_effective: a runtime import back would be a cycle
+    from accelwiz.rules.context import CheckContext
 
 _CACHE_KEY = "_accelwiz_trainer_view"
 

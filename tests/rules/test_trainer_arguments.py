@@ -178,3 +178,25 @@ def test_cli_check_training_args_file_and_json_from_deepspeed(cli, write, tmp_pa
     args = write("args.yaml", "deepspeed: ds.json\nper_device_train_batch_size: 4\n")
     result = cli("check", str(yaml), "--training-args", str(args), "--select", "AW7")
     assert result.exit_code == 1 and "AW702" in result.stdout and "ds.json" in result.stdout
+
+
+def test_run_preflights_a_trainer_scripts_arguments(cli, write, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    yaml, _ = pair(write, {"train_micro_batch_size_per_gpu": 16})
+    trainer_script = write("train.py", "from transformers import HfArgumentParser, Trainer, TrainingArguments\n")
+    plain_script = write("plain.py", "print('no Trainer here')\n")
+    refused = cli("run", "--dry-run", "--config", str(yaml), str(trainer_script), "--",
+                  "--per_device_train_batch_size", "4")
+    assert refused.exit_code != 0 and "AW702" in refused.stdout + refused.stderr
+    plain = cli("run", "--dry-run", "--config", str(yaml), str(plain_script), "--", "--per_device_train_batch_size", "4")
+    assert "AW702" not in plain.stdout + plain.stderr
+
+
+def test_trl_config_file_is_read_for_a_trl_script(write, tmp_path):
+    from accelwiz.config.training_args import trainer_arguments_for_script
+
+    script = write("sft.py", "from trl import SFTConfig, TrlParser\n")
+    recipe = write("recipe.yaml", "per_device_train_batch_size: 2\nbf16: true\n")
+    args = trainer_arguments_for_script(script, ["--config", str(recipe), "--gradient_accumulation_steps", "4"])
+    assert (args["per_device_train_batch_size"], args["bf16"], args["gradient_accumulation_steps"]) == (2, True, 4)
+    assert trainer_arguments_for_script(write("plain.py", "print(1)\n"), ["--bf16"]) is None
