@@ -297,3 +297,50 @@ def test_atomic_write_replaces_whole_files_and_keeps_the_mode(tmp_path):
     assert sorted(p.name for p in target.parent.iterdir()) == ["a.yaml"]
     with pytest.raises(FileNotFoundError):
         atomic_write(tmp_path / "missing" / "b.yaml", "x", create_parents=False)
+
+
+# --- the plan file, the third input ---
+
+def a_plan(**training):
+    from accelwiz.plan_file import PlanFile, PlanFiles, PlanFineTuning, PlanModel, PlanSystem, PlanTraining
+
+    return PlanFile(files=PlanFiles(accelerate="accelerate.yaml"), system=PlanSystem(name="8xH100-80GB",
+                    gpus_per_machine=8), model=PlanModel(name="gpt2"), fine_tuning=PlanFineTuning(method="lora"),
+                    training=PlanTraining(**{"micro_batch": 4, "gradient_accumulation": 2, "sequence_length": 1024,
+                                             "gradient_checkpointing": True, "attention": "flash", **training}))
+
+
+def test_what_only_the_plan_knows_has_source_plan():
+    effective = resolve(yaml("distributed_type: MULTI_GPU\nnum_processes: 8\n"), None, a_plan())
+    assert pick(effective.sequence_length) == (1024, "plan")
+    assert pick(effective.gradient_checkpointing) == (True, "plan")
+    assert pick(effective.attention) == ("flash", "plan")
+    assert pick(effective.fine_tuning_method) == ("lora", "plan")
+    # no file owns the batch without DeepSpeed: the DataLoader's batch size and Accelerator's accumulation
+    assert pick(effective.micro_batch) == (4, "plan") and pick(effective.gradient_accumulation) == (2, "plan")
+    assert pick(effective.global_batch) == (64, "derived")  # 4 x 2 x 8 processes
+
+
+def test_a_file_that_owns_the_batch_wins_over_the_plan():
+    effective = resolve(yaml(YAML_DS), ds({"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 3,
+                                           "zero_optimization": {"stage": 2}}), a_plan())
+    assert pick(effective.micro_batch) == (2, "json") and pick(effective.gradient_accumulation) == (3, "json")
+    assert pick(effective.global_batch) == (48, "derived")  # DeepSpeed's identity: 2 x 3 x 8
+    inline = resolve(yaml(YAML_DS + "deepspeed_config:\n  gradient_accumulation_steps: 5\n"), None, a_plan())
+    assert pick(inline.gradient_accumulation) == (5, "yaml") and pick(inline.micro_batch) == (4, "plan")
+
+
+def test_resolve_without_a_plan_leaves_plan_values_unset():
+    effective = resolve(yaml("distributed_type: MULTI_GPU\nnum_processes: 8\n"), None)
+    assert pick(effective.sequence_length) == (None, "unset") and pick(effective.micro_batch) == (None, "unset")
+
+
+def test_written_and_invalid_record_what_the_schema_rules_report():
+    effective = resolve(yaml("distributed_type: FSDP\nnum_processes: 8.0\nuse_cpu: 'yes'\nfsdp_config:\n"
+                             "  fsdp_version: '2'\n  fsdp_reshard_after_forward: 'false'\n"), None)
+    assert effective.num_processes.value == 8 and effective.num_processes.invalid  # the integral-float leniency
+    assert effective.use_cpu.value is True and effective.use_cpu.strict is None and effective.use_cpu.written == "yes"
+    assert effective.fsdp_version.value == 2 and effective.fsdp_version.strict is None  # int("2") in the plugin
+    assert pick(effective.fsdp_sharding) == ("SHARD_GRAD_OP", "yaml")  # str_to_bool('false')
+    clean = resolve(yaml("distributed_type: MULTI_GPU\nnum_processes: 8\n"), None)
+    assert not clean.num_processes.invalid and clean.num_processes.is_written and not clean.use_cpu.is_written
