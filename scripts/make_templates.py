@@ -11,11 +11,14 @@ from typing import Any
 
 from accelwiz.probe.model import HostInfo, MachineProfile
 from accelwiz.probe.profiles import load_system
-from accelwiz.wizard.answers import Launcher, Strategy
+from accelwiz.wizard.answers import Launcher, StrategyChoice
 from accelwiz.wizard.build import build, launch_commands
 from accelwiz.wizard.flow import validate
 from accelwiz.wizard.render import describe_hardware, render_json, render_yaml
 
+# A template has no plan file to say that its launcher supplies the head node's address, so a multi-node template
+# names one: the documentation range's first address, to be replaced (and replaced at launch under SLURM).
+HEAD_NODE = "192.0.2.1"
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 # A fixed CPU machine, so the CPU template does not depend on the machine that generates it.
 CPU_ONLY = MachineProfile(source="preset", name="cpu", host=HostInfo(memory_total_bytes=16 * 2**30,
@@ -25,18 +28,18 @@ CPU_ONLY = MachineProfile(source="preset", name="cpu", host=HostInfo(memory_tota
 SPECS: list[tuple[str, str, str | MachineProfile, dict[str, Any]]] = [
     ("cpu-single", "one process on the CPU, full precision (no GPU needed)", CPU_ONLY, {}),
     ("single-gpu", "one GPU, bf16 (fp16 on pre-Ampere GPUs: change mixed_precision)", "1xL4", {"precision": "bf16"}),
-    ("ddp", "data parallel on 8 GPUs of one machine, bf16", "8xH100-80GB", {"strategy": Strategy.ddp}),
+    ("ddp", "data parallel on 8 GPUs of one machine, bf16", "8xH100-80GB", {"strategy": StrategyChoice.ddp}),
     ("fsdp2", "FSDP2 full sharding on 8 GPUs, bf16, transformer-block wrapping", "8xH100-80GB",
-     {"strategy": Strategy.fsdp}),
-    ("zero2", "DeepSpeed ZeRO-2 on 8 GPUs, bf16", "8xH100-80GB", {"strategy": Strategy.zero2}),
+     {"strategy": StrategyChoice.fsdp}),
+    ("zero2", "DeepSpeed ZeRO-2 on 8 GPUs, bf16", "8xH100-80GB", {"strategy": StrategyChoice.zero2}),
     ("zero3", "DeepSpeed ZeRO-3 on 8 GPUs, bf16, zero.Init", "8xH100-80GB",
-     {"strategy": Strategy.zero3, "zero3_init": True}),
+     {"strategy": StrategyChoice.zero3, "zero3_init": True}),
     ("zero3-offload", "DeepSpeed ZeRO-3 on 8 GPUs with optimizer and parameters offloaded to CPU", "8xH100-80GB",
-     {"strategy": Strategy.zero3, "zero3_init": True, "offload_optimizer": True, "offload_params": True}),
+     {"strategy": StrategyChoice.zero3, "zero3_init": True, "offload_optimizer": True, "offload_params": True}),
     ("zero2-offload-1gpu", "DeepSpeed ZeRO-2 on one GPU with the optimizer offloaded to CPU", "1xRTX4090",
-     {"strategy": Strategy.zero2, "offload_optimizer": True}),
+     {"strategy": StrategyChoice.zero2, "offload_optimizer": True}),
     ("multinode-zero3", "DeepSpeed ZeRO-3 on 2 machines x 8 GPUs, started by SLURM", "2x8xH100",
-     {"strategy": Strategy.zero3, "zero3_init": True, "num_machines": 2, "launcher": Launcher.slurm,
+     {"strategy": StrategyChoice.zero3, "zero3_init": True, "num_machines": 2, "launcher": Launcher.slurm,
       "rdzv_backend": "c10d"}),
 ]
 
@@ -50,17 +53,22 @@ def render_template(name: str, description: str, machine: str | MachineProfile,
         data.setdefault("precision", "bf16")
     answers = validate(data, system)
     pair = build(answers, system, deepspeed_file=f"{name}.json")
+    if answers.num_machines > 1:
+        pair.accelerate["main_process_ip"] = HEAD_NODE  # where per-node commands connect; SLURM's sbatch overrides it
     where = " (in the DeepSpeed JSON)" if pair.deepspeed else " (give these to the training script)"
     lines = [
         f"{name}: {description}",
         f"Copy it with: accelwiz init --template {name} -o accelerate.yaml"
-        + (" (the JSON is copied to ds_config.json)" if pair.deepspeed else ""),
+        + (" (the JSON is copied to accelerate.ds.json)" if pair.deepspeed else ""),
         f"Written for: {describe_hardware(system)}; on other hardware set num_processes (total over all machines)"
         " and num_machines",
         f"Training: micro-batch {answers.micro_batch}, gradient accumulation {answers.gradient_accumulation}, "
         f"gradient clipping {answers.gradient_clipping:g}{where}",
         "Launch:", *(f"  {command}" for command in launch_commands(answers, "accelerate.yaml")),
     ]
+    if answers.num_machines > 1:
+        lines.insert(-2, f"Head node: main_process_ip {HEAD_NODE} is a placeholder for machine 0's address (SLURM "
+                         "replaces it at launch; `accelwiz init` writes a plan instead)")
     header = "".join(f"# {line}\n" for line in lines)
     header += "# yaml-language-server: $schema=../schemas/accelerate-config.schema.json\n"
     files = {f"{name}.yaml": header + render_yaml(pair.accelerate, None)}

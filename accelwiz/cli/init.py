@@ -18,17 +18,29 @@ Examples:
   $ accelwiz init                                   # ask, with defaults from this machine
   $ accelwiz init --defaults -o accelerate.yaml     # no questions: a config that works here
   $ accelwiz init --system 8xH100-80GB --model llama-3-8b --defaults --dry-run
+  $ accelwiz init --system 2x8xA100-80GB --model llama-3.1-70b --for trainer --defaults -o zero3.yaml
   $ accelwiz init --answers answers.yaml            # keys = question keys (see --help of each)
   $ accelwiz init --list-templates
   $ accelwiz init --template zero3-offload -o accelerate.yaml
 
-Answer keys: system, model, regime, lora_rank, seq_len, micro_batch, gradient_checkpointing,
-num_machines, gpus, strategy, offload_optimizer, offload_params, precision, use_global_batch,
-target_global_batch (sets the accumulation: global / (micro-batch x processes)), gradient_accumulation,
-gradient_clipping, torch_compile, zero3_init, launcher, machine_rank, main_process_ip, main_process_port,
-rdzv_backend.
-Nothing is written unless both files pass `accelwiz check`; an existing file is replaced only with
---force (or a yes), keeping a .bak. Ctrl-C at any question exits 130 with nothing written.
+Answer keys (--answers FILE, one `key: value` a line; `_` and `-` are the same in values):
+  system: local | a preset | NxGPU / MxNxGPU (1xA100-80GB, 2x8xH100-80GB) | profile.json
+  model: a preset, config.json, checkpoint folder, hub id or count (7B); empty: no estimate
+  regime: full|lora|qlora     lora_rank: N >= 1      seq_len: N >= 1
+  owner: accelerate|trainer (--for)                  micro_batch: N >= 1
+  gradient_checkpointing: true|false                 num_machines: N >= 1     gpus: 1..GPUs per machine
+  strategy: single|ddp|fsdp|fsdp-hybrid|zero1|zero2|zero3
+  offload_optimizer: true|false   offload_params: true|false   offload_device: cpu|nvme   nvme_path: PATH
+  precision: no|fp16|bf16|fp8     use_global_batch: true|false
+  target_global_batch: N, a multiple of micro_batch x processes (sets the accumulation)
+  gradient_accumulation: N >= 1   gradient_clipping: X >= 0 (0 = off)   torch_compile: true|false
+  zero3_init: true|false          launcher: per-node|slurm   machine_rank: 0..num_machines-1
+  main_process_ip: TEXT           main_process_port: 1..65535   rdzv_backend: c10d|static
+init writes the YAML, the DeepSpeed JSON (NAME.ds.json beside NAME.yaml, or --ds-output) and the plan
+(NAME.plan.yaml), only if they pass `accelwiz check`. When the fine-tuning does not fit, it picks the fastest
+that does (CPU offload, NVMe offload, LoRA, QLoRA, a shorter sequence) and says why. On a terminal: `<` goes back
+one question, and a review screen comes before writing. An existing file is replaced only with --force (or a
+yes), keeping a .bak. Ctrl-C at any question exits 130 with nothing written.
 """
 
 
@@ -38,16 +50,28 @@ def init(
         typer.Option(
             "--output",
             "-o",
-            help="Where to write the Accelerate YAML (a DeepSpeed JSON goes beside it as ds_config.json).",
+            help="Where to write the Accelerate YAML (the DeepSpeed JSON goes beside it as NAME.ds.json, the plan as "
+            "NAME.plan.yaml).",
         ),
     ] = DEFAULT_CONFIG,
+    ds_output: Annotated[
+        Path | None, typer.Option("--ds-output", metavar="FILE", help="Where to write the DeepSpeed JSON.")
+    ] = None,
     system: SystemOption = None,
     model: Annotated[
         str | None, typer.Option(help="Model preset, config.json or parameter count (7B).")
     ] = None,
-    strategy: Annotated[str | None, typer.Option(help="single, ddp, fsdp, zero1, zero2 or zero3.")] = None,
+    strategy: Annotated[
+        str | None, typer.Option(help="single, ddp, fsdp, fsdp-hybrid, zero1, zero2 or zero3.")
+    ] = None,
     precision: Annotated[str | None, typer.Option(help="bf16, fp16, fp8 or no.")] = None,
     gpus: Annotated[int | None, typer.Option(min=0, help="GPUs per machine.")] = None,
+    owner: Annotated[
+        str | None,
+        typer.Option("--for", metavar="accelerate|trainer",
+                     help="Who owns micro-batch, accumulation, precision and clipping: the files (accelerate), or "
+                     "the HF Trainer / TRL (trainer: the JSON says \"auto\" and init prints the TrainingArguments)."),
+    ] = None,
     answers: Annotated[
         Path | None, typer.Option("--answers", metavar="FILE", help="YAML of answers (question key: value).")
     ] = None,
@@ -86,7 +110,9 @@ def init(
                 "strategy": strategy,
                 "precision": precision,
                 "gpus": gpus,
+                "owner": owner,
             },
+            deepspeed_output=ds_output,
             command=shlex.join(["accelwiz", "init", *sys.argv[2:]])
             if Path(sys.argv[0]).name == "accelwiz"
             else "accelwiz init",

@@ -1,17 +1,26 @@
-"""Named machines to plan for without probing them: `--system 8xH100-80GB`.
+"""Named machines to plan for without probing them: `--system 8xH100-80GB`, and any `NxGPU` or `MxNxGPU`.
 
 Each preset is a real, common instance type, so the host numbers (vCPUs, RAM) are the provider's published
 ones; physical cores are vCPUs / 2 (two hyper-threads per core on these instances). GPU facts come from
 `gpus.py`. Packages are left unknown (an empty mapping), so version rules stay silent for presets.
+
+A composed spec names a GPU of the probe's table (`gpus.GPU_MODELS`, case-insensitive; a bare family name such as
+`H100` when only one memory size of it has that prefix): `1xA100-80GB`, `4xL40S`, `2x8xA100-80GB`. More than 8
+GPUs without a machine count are read as machines of 8 (`16xH100-80GB` = `2x8xH100-80GB`). Where a preset has the
+same GPU and count, its host numbers are used; otherwise the host is ASSUMED (the profile's notes say so):
+RAM twice the node's GPU memory rounded up to 16 GiB (at least 64 GiB), 16 vCPUs per GPU (at least 16),
+NVLink (NVSwitch) between SXM GPUs, PCIe otherwise, one NUMA node up to 4 GPUs and two above.
 """
 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from accelwiz.probe.gpus import gpu_model
+from accelwiz.errors import UsageError
+from accelwiz.probe.gpus import GPU_MODELS, GpuModel, gpu_model
 from accelwiz.probe.model import GpuInfo, HostInfo, MachineProfile, Topology
 from accelwiz.probe.topology import NVLINK, PCIE_OK, linked_matrix, topology_from_matrix, uniform_matrix
 from accelwiz.vocab import GIB
@@ -35,6 +44,7 @@ class Preset:
     ram_gib: int
     numa_nodes: int | None
     num_machines: int = 1
+    assumed_host: bool = False  # composed from an NxGPU spec: the host numbers are assumptions
 
 
 PRESETS: tuple[Preset, ...] = (
@@ -60,9 +70,60 @@ PRESETS: tuple[Preset, ...] = (
 _BY_NAME = {preset.name.lower(): preset for preset in PRESETS}
 
 
+MAX_GPUS_PER_MACHINE = 8
+_SPEC = re.compile(r"^(?:(\d+)x)?(\d+)x([a-z0-9][a-z0-9-]*)$", re.IGNORECASE)
+
+
 def find_preset(name: str) -> Preset | None:
-    """The preset called `name`, ignoring case; None when there is none."""
-    return _BY_NAME.get(name.strip().lower())
+    """The preset called `name` (ignoring case), or the machine an `NxGPU` / `MxNxGPU` spec composes; None when
+    `name` is neither. A spec whose GPU is not in the table is a UsageError with a did-you-mean."""
+    key = name.strip().lower()
+    if key in _BY_NAME:
+        return _BY_NAME[key]
+    match = _SPEC.match(key)
+    if match is None:
+        return None
+    machines_text, count_text, gpu_text = match.groups()
+    machines, count = int(machines_text or 1), int(count_text)
+    gpu = _gpu_for(gpu_text, name)
+    if machines_text is None and count > MAX_GPUS_PER_MACHINE:
+        if count % MAX_GPUS_PER_MACHINE:
+            raise UsageError(f"`{name}`: {count} GPUs do not split into machines of {MAX_GPUS_PER_MACHINE}",
+                             hint=f"write machines x GPUs per machine, e.g. 2x8x{gpu.key}")
+        machines, count = count // MAX_GPUS_PER_MACHINE, MAX_GPUS_PER_MACHINE
+    if machines < 1 or not 1 <= count <= MAX_GPUS_PER_MACHINE:
+        raise UsageError(f"`{name}`: {count} GPUs per machine", hint=f"1 to {MAX_GPUS_PER_MACHINE} per machine")
+    canonical = f"{count}x{gpu.key}" if machines == 1 else f"{machines}x{count}x{gpu.key}"
+    known = next((p for p in PRESETS if p.gpu == gpu.key and p.gpus_per_node == count), None)
+    if known is not None:
+        return replace(known, name=canonical, num_machines=machines)
+    return _assumed(canonical, gpu, count, machines)
+
+
+def _gpu_for(text: str, spec: str) -> GpuModel:
+    """The table entry for a GPU name: its key, or a family name with one memory size (H100 -> H100-80GB)."""
+    by_key = {m.key.lower(): m for m in GPU_MODELS}
+    if text in by_key:
+        return by_key[text]
+    sized = [m for m in GPU_MODELS if re.fullmatch(re.escape(text) + r"-\d+GB", m.key, re.IGNORECASE)]
+    if len(sized) == 1:
+        return sized[0]
+    if sized:
+        raise UsageError(f"`{spec}`: {text.upper()} comes in {' and '.join(m.key for m in sized)}",
+                         hint=f"write e.g. {spec.lower().replace(text, sized[-1].key)}")
+    close = difflib.get_close_matches(text.upper(), [m.key for m in GPU_MODELS], n=3, cutoff=0.5)
+    raise UsageError(f"`{spec}`: unknown GPU `{text}`",
+                     hint=(f"did you mean {', '.join(close)}? " if close else "")
+                     + f"GPUs: {', '.join(m.key for m in GPU_MODELS)}")
+
+
+def _assumed(name: str, gpu: GpuModel, count: int, machines: int) -> Preset:
+    gib_of_gpus = gpu.memory_bytes * count / GIB
+    ram = max(64, -(-int(2 * gib_of_gpus) // 16) * 16)
+    interconnect: Interconnect = "nvswitch" if gpu.nvlink and count > 1 else "pcie"
+    return Preset(name, gpu.key, count, interconnect, "no instance: host numbers assumed (see presets.py)",
+                  "unknown (assumed)", max(16, 16 * count), ram, 1 if count <= 4 else 2,
+                  num_machines=machines, assumed_host=True)
 
 
 def close_preset_names(name: str) -> list[str]:
@@ -84,7 +145,9 @@ def preset_profile(preset: Preset) -> MachineProfile:
                     numa_nodes=preset.numa_nodes)
     return MachineProfile(source="preset", name=preset.name, num_machines=preset.num_machines, gpus=gpus,
                           topology=_topology(preset), host=host,
-                          notes=[f"preset modelled on {preset.instance}"])
+                          notes=[f"host RAM {preset.ram_gib} GiB and {preset.vcpus} vCPUs ASSUMED (no preset "
+                                 "has this GPU and count; pass a profile from `accelwiz probe --save`)"]
+                          if preset.assumed_host else [f"preset modelled on {preset.instance}"])
 
 
 def _topology(preset: Preset) -> Topology:

@@ -8,12 +8,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
-class Strategy(str, Enum):
-    """How training is distributed; the values are what `--strategy` and answer files accept."""
+class StrategyChoice(str, Enum):
+    """How the wizard distributes training; the values are what `--strategy` and answer files accept. (Not
+    `estimate.strategy.Strategy`, the estimator's costed layout: `plan.KIND_TO_CHOICE` maps one to the other.)"""
 
     single = "single"
     ddp = "ddp"
     fsdp = "fsdp"
+    fsdp_hybrid = "fsdp-hybrid"
     zero1 = "zero1"
     zero2 = "zero2"
     zero3 = "zero3"
@@ -26,14 +28,19 @@ class Strategy(str, Enum):
     def label(self) -> str:
         return STRATEGY_LABELS[self]
 
+    @property
+    def is_fsdp(self) -> bool:
+        return self in (StrategyChoice.fsdp, StrategyChoice.fsdp_hybrid)
+
 
 STRATEGY_LABELS = {
-    Strategy.single: "Single process (no distribution)",
-    Strategy.ddp: "DDP (replicate the model on every GPU)",
-    Strategy.fsdp: "FSDP2 (shard parameters, gradients and optimizer state)",
-    Strategy.zero1: "DeepSpeed ZeRO-1 (shard optimizer state)",
-    Strategy.zero2: "DeepSpeed ZeRO-2 (shard optimizer state and gradients)",
-    Strategy.zero3: "DeepSpeed ZeRO-3 (shard everything)",
+    StrategyChoice.single: "Single process (no distribution)",
+    StrategyChoice.ddp: "DDP (replicate the model on every GPU)",
+    StrategyChoice.fsdp: "FSDP2 (shard parameters, gradients and optimizer state)",
+    StrategyChoice.fsdp_hybrid: "FSDP HYBRID_SHARD (shard within each machine, replicate across machines)",
+    StrategyChoice.zero1: "DeepSpeed ZeRO-1 (shard optimizer state)",
+    StrategyChoice.zero2: "DeepSpeed ZeRO-2 (shard optimizer state and gradients)",
+    StrategyChoice.zero3: "DeepSpeed ZeRO-3 (shard everything)",
 }
 
 
@@ -55,6 +62,29 @@ class Launcher(str, Enum):
     slurm = "slurm"
 
 
+class Owner(str, Enum):
+    """Who sets micro-batch, accumulation, precision and clipping: the files, or the HF Trainer's arguments."""
+
+    accelerate = "accelerate"
+    trainer = "trainer"
+
+
+class OffloadDevice(str, Enum):
+    cpu = "cpu"
+    nvme = "nvme"
+
+
+# Every answer key's allowed values, as `init --help` and the answer files spell them.
+ENUM_VALUES: dict[str, type[Enum]] = {
+    "regime": Regime,
+    "strategy": StrategyChoice,
+    "precision": Precision,
+    "owner": Owner,
+    "offload_device": OffloadDevice,
+    "launcher": Launcher,
+}
+
+
 class Answers(BaseModel):
     """Every answer the wizard can collect. None = the question did not apply (e.g. no model was named)."""
 
@@ -63,14 +93,18 @@ class Answers(BaseModel):
     model: str | None = None
     regime: Regime | None = None
     lora_rank: int | None = Field(None, ge=1)
+    lora_alpha: int | None = Field(None, ge=1, description="Not asked: twice the rank unless an answer file sets it.")
     seq_len: int | None = Field(None, ge=1)
     micro_batch: int = Field(1, ge=1)
     gradient_checkpointing: bool | None = None
     num_machines: int = Field(1, ge=1)
     gpus: int = Field(0, ge=0, description="GPUs per machine; 0 = train on the CPU.")
-    strategy: Strategy = Strategy.single
+    owner: Owner = Owner.accelerate
+    strategy: StrategyChoice = StrategyChoice.single
     offload_optimizer: bool = False
     offload_params: bool = False
+    offload_device: OffloadDevice = OffloadDevice.cpu
+    nvme_path: str | None = None
     precision: Precision = Precision.no
     use_global_batch: bool = False
     target_global_batch: int | None = Field(None, ge=1)
@@ -120,21 +154,21 @@ class Answers(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> Answers:
-        if self.strategy is Strategy.single and self.world_size > 1:
+        if self.strategy is StrategyChoice.single and self.world_size > 1:
             raise ValueError(
                 f"strategy `single` runs one process, but {self.world_size} GPUs were given; "
                 "choose ddp, fsdp or zero1/2/3"
             )
-        if self.strategy in (Strategy.ddp, Strategy.fsdp, Strategy.zero1) and self.world_size == 1:
+        if self.strategy in (StrategyChoice.ddp, StrategyChoice.fsdp, StrategyChoice.zero1) and self.world_size == 1:
             raise ValueError(
                 f"strategy `{self.strategy.value}` needs more than one GPU; choose single (or "
                 "zero2/zero3 to offload to the CPU)"
             )
-        if self.gpus == 0 and self.strategy is not Strategy.single:
+        if self.gpus == 0 and self.strategy is not StrategyChoice.single:
             raise ValueError(f"strategy `{self.strategy.value}` needs GPUs; on the CPU choose single")
         if self.gpus == 0 and self.precision is not Precision.no:
             raise ValueError(f"mixed precision `{self.precision.value}` needs a GPU; use `no` on the CPU")
-        if self.offload_params and self.strategy not in (Strategy.zero3, Strategy.fsdp):
+        if self.offload_params and self.strategy not in (StrategyChoice.zero3, StrategyChoice.fsdp):
             raise ValueError("parameter offload needs ZeRO-3 or FSDP")
         if self.offload_optimizer and not self.uses_deepspeed:
             raise ValueError("optimizer offload is a DeepSpeed feature; choose zero1/2/3")
@@ -143,6 +177,13 @@ class Answers(BaseModel):
                 "fp8 cannot be combined with a DeepSpeed JSON here: the JSON owns precision and "
                 "has no fp8 setting; choose bf16 or use ddp/fsdp"
             )
+        if self.offload_device is OffloadDevice.nvme and (self.strategy is not StrategyChoice.zero3
+                                                          or not (self.offload_optimizer or self.offload_params)):
+            raise ValueError("NVMe offload needs ZeRO-3 with optimizer or parameter offload")
+        if self.offload_device is OffloadDevice.nvme and not self.nvme_path:
+            raise ValueError("NVMe offload needs nvme_path (a directory on a local NVMe drive)")
+        if self.strategy is StrategyChoice.fsdp_hybrid and self.num_machines < 2:
+            raise ValueError("FSDP HYBRID_SHARD replicates across machines: it needs 2 or more")
         if self.machine_rank >= self.num_machines:
             raise ValueError(
                 f"machine_rank {self.machine_rank} must be below num_machines {self.num_machines}"

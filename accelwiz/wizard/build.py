@@ -3,6 +3,10 @@
 With DeepSpeed the JSON owns precision, micro-batch, accumulation and clipping, and the YAML only points at it
 (accelerate raises if `mixed_precision`, `gradient_accumulation_steps`, `gradient_clipping`, `zero_stage` or
 an offload key sits next to `deepspeed_config_file`); the YAML keeps `zero3_init_flag`, which it allows.
+
+When the HF Trainer (or TRL) owns the batch (`owner: trainer`), the JSON says "auto" for every value the Trainer
+fills from its TrainingArguments (transformers' HfTrainerDeepSpeedConfig), and `trainer_arguments` gives the
+exact flags that agree with the plan.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Any
 
 from accelwiz.defaults import DEFAULT_DEEPSPEED_CONFIG
 from accelwiz.probe.model import MachineProfile
-from accelwiz.wizard.answers import Answers, Launcher, Precision, Strategy
+from accelwiz.wizard.answers import Answers, Launcher, OffloadDevice, Owner, Precision, StrategyChoice
 
 
 @dataclass(frozen=True)
@@ -23,13 +27,15 @@ class ConfigPair:
 
 
 DISTRIBUTED_TYPE = {
-    Strategy.single: "NO",
-    Strategy.ddp: "MULTI_GPU",
-    Strategy.fsdp: "FSDP",
-    Strategy.zero1: "DEEPSPEED",
-    Strategy.zero2: "DEEPSPEED",
-    Strategy.zero3: "DEEPSPEED",
+    StrategyChoice.single: "NO",
+    StrategyChoice.ddp: "MULTI_GPU",
+    StrategyChoice.fsdp: "FSDP",
+    StrategyChoice.fsdp_hybrid: "FSDP",
+    StrategyChoice.zero1: "DEEPSPEED",
+    StrategyChoice.zero2: "DEEPSPEED",
+    StrategyChoice.zero3: "DEEPSPEED",
 }
+AUTO = "auto"
 
 
 def build(
@@ -40,7 +46,7 @@ def build(
     hidden_size: int | None = None,
 ) -> ConfigPair:
     """The Accelerate YAML dict and, for DeepSpeed strategies, the DeepSpeed JSON dict it references."""
-    machines = machines_in_file(answers)
+    machines = answers.num_machines
     config: dict[str, Any] = {
         "compute_environment": "LOCAL_MACHINE",
         "distributed_type": DISTRIBUTED_TYPE[answers.strategy],
@@ -51,16 +57,18 @@ def build(
     }
     if not answers.uses_deepspeed:
         config["mixed_precision"] = answers.precision.value
-    if answers.gpus and answers.strategy in (Strategy.single, Strategy.ddp):
+    if answers.gpus and answers.strategy in (StrategyChoice.single, StrategyChoice.ddp):
         config["gpu_ids"] = "all"  # as accelerate's wizard: DeepSpeed and FSDP take the visible devices
     if machines > 1:
         config.update(_multi_node(answers))
     if answers.precision is Precision.fp8:
         config["fp8_config"] = {"backend": fp8_backend(system)}
-    if answers.torch_compile:
+    if answers.torch_compile and answers.owner is Owner.accelerate:  # the Trainer compiles on --torch_compile
         config["dynamo_config"] = {"dynamo_backend": "INDUCTOR"}
-    if answers.strategy is Strategy.fsdp:
+    if answers.strategy is StrategyChoice.fsdp:
         config["fsdp_config"] = _fsdp(answers)
+    if answers.strategy is StrategyChoice.fsdp_hybrid:
+        config["fsdp_config"] = _fsdp_hybrid(answers)
     deepspeed = None
     if answers.uses_deepspeed:
         config["deepspeed_config"] = _deepspeed_section(answers, deepspeed_file)
@@ -68,19 +76,10 @@ def build(
     return ConfigPair(accelerate=config, deepspeed=deepspeed)
 
 
-# accelerate's fp8_config.backend for each installed package, in the order accelwiz prefers them.
-FP8_BACKENDS = {"transformer_engine": "TE", "torchao": "AO", "msamp": "MSAMP"}
-
-
 def fp8_backend(system: MachineProfile) -> str:
-    """The first installed fp8 backend (the fp8 choice is only offered when there is one)."""
-    return next((backend for package, backend in FP8_BACKENDS.items() if system.packages.get(package)), "TE")
+    from accelwiz.wizard.suggest import fp8_backend as target_backend
 
-
-def machines_in_file(answers: Answers) -> int:
-    """Under SLURM the YAML describes one node and srun's command line adds the rest (machine count, this
-    node's rank, the head node's address), which only exist once SLURM has allocated the nodes."""
-    return 1 if answers.launcher is Launcher.slurm else answers.num_machines
+    return target_backend(system)
 
 
 def _multi_node(answers: Answers) -> dict[str, Any]:
@@ -104,10 +103,28 @@ def _fsdp(answers: Answers) -> dict[str, Any]:
     }
 
 
+def _fsdp_hybrid(answers: Answers) -> dict[str, Any]:
+    """HYBRID_SHARD: full sharding inside each machine, replication across machines. FSDP1, because accelerate's
+    FSDP2 reads no sharding strategy (hybrid there needs a ParallelismConfig); FSDP1 needs sync_module_states with
+    cpu_ram_efficient_loading and reads the strategy from fsdp_sharding_strategy (not reshard_after_forward)."""
+    return {
+        "fsdp_version": 1,
+        "fsdp_sharding_strategy": "HYBRID_SHARD",
+        "fsdp_offload_params": False,
+        "fsdp_auto_wrap_policy": "TRANSFORMER_BASED_WRAP",
+        "fsdp_backward_prefetch": "BACKWARD_PRE",
+        "fsdp_state_dict_type": "SHARDED_STATE_DICT",
+        "fsdp_use_orig_params": True,
+        "fsdp_cpu_ram_efficient_loading": True,
+        "fsdp_sync_module_states": True,
+        "fsdp_activation_checkpointing": bool(answers.gradient_checkpointing),
+    }
+
+
 def _deepspeed_section(answers: Answers, deepspeed_file: Path | str) -> dict[str, Any]:
     section: dict[str, Any] = {
         "deepspeed_config_file": str(deepspeed_file),
-        "zero3_init_flag": bool(answers.zero3_init) and answers.strategy is Strategy.zero3,
+        "zero3_init_flag": bool(answers.zero3_init) and answers.strategy is StrategyChoice.zero3,
     }
     if answers.num_machines > 1:
         # `standard` = torchrun on every node (started by srun or by hand); pdsh, the default, needs ssh.
@@ -116,13 +133,13 @@ def _deepspeed_section(answers: Answers, deepspeed_file: Path | str) -> dict[str
 
 
 def deepspeed_json(answers: Answers, *, hidden_size: int | None = None) -> dict[str, Any]:
-    """The DeepSpeed JSON: concrete values only, so nothing depends on who resolves "auto"."""
+    """The DeepSpeed JSON: concrete values when accelerate owns the batch (nothing depends on who resolves
+    "auto"); "auto" where the HF Trainer fills them from its arguments."""
+    if answers.owner is Owner.trainer:
+        return _trainer_json(answers)
     stage = answers.strategy.zero_stage
     zero: dict[str, Any] = {"stage": stage, "overlap_comm": True, "contiguous_gradients": True}
-    if answers.offload_optimizer:
-        zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
-    if answers.offload_params:
-        zero["offload_param"] = {"device": "cpu", "pin_memory": True}
+    zero.update(_offload(answers))
     if hidden_size:
         # The values accelerate would fill for "auto" from model.config.hidden_size; written out because a
         # model without a `config` attribute makes accelerate raise on "auto" here.
@@ -141,6 +158,53 @@ def deepspeed_json(answers: Answers, *, hidden_size: int | None = None) -> dict[
         "zero_optimization": zero,
         "wall_clock_breakdown": False,
     }
+
+
+def _offload(answers: Answers) -> dict[str, Any]:
+    """offload_optimizer / offload_param to the CPU, or to an NVMe directory (ZeRO-Infinity, ZeRO-3 only)."""
+    nvme = answers.offload_device is OffloadDevice.nvme
+    section: dict[str, Any] = {}
+    for wanted, key in ((answers.offload_optimizer, "offload_optimizer"), (answers.offload_params, "offload_param")):
+        if wanted:
+            section[key] = ({"device": "nvme", "nvme_path": answers.nvme_path, "pin_memory": True} if nvme
+                            else {"device": "cpu", "pin_memory": True})
+    return section
+
+
+def _trainer_json(answers: Answers) -> dict[str, Any]:
+    """transformers' HfTrainerDeepSpeedConfig fills every "auto" here from TrainingArguments and the model."""
+    stage = answers.strategy.zero_stage
+    zero: dict[str, Any] = {"stage": stage, "overlap_comm": True, "contiguous_gradients": True,
+                            "reduce_bucket_size": AUTO}
+    zero.update(_offload(answers))
+    if stage == 3:
+        zero.update({"stage3_prefetch_bucket_size": AUTO, "stage3_param_persistence_threshold": AUTO,
+                     "stage3_gather_16bit_weights_on_model_save": True})
+    return {
+        "train_batch_size": AUTO,
+        "train_micro_batch_size_per_gpu": AUTO,
+        "gradient_accumulation_steps": AUTO,
+        "gradient_clipping": AUTO,
+        "bf16": {"enabled": AUTO},
+        "fp16": {"enabled": AUTO, "loss_scale": 0, "initial_scale_power": 16, "loss_scale_window": 1000,
+                 "hysteresis": 2, "min_loss_scale": 1},
+        "zero_optimization": zero,
+        "wall_clock_breakdown": False,
+    }
+
+
+def trainer_arguments(answers: Answers, deepspeed_file: Path | str | None = None) -> list[str]:
+    """The TrainingArguments flags that agree with the plan (the Trainer owns these values in trainer mode)."""
+    flags = ["--per_device_train_batch_size", str(answers.micro_batch),
+             "--gradient_accumulation_steps", str(answers.gradient_accumulation)]
+    if answers.precision in (Precision.bf16, Precision.fp16):
+        flags.append(f"--{answers.precision.value}")
+    flags += ["--max_grad_norm", f"{answers.gradient_clipping:g}"]
+    if answers.gradient_checkpointing:
+        flags.append("--gradient_checkpointing")
+    if answers.torch_compile:
+        flags.append("--torch_compile")
+    return flags
 
 
 def _fp16(enabled: bool) -> dict[str, Any]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from accelwiz.wizard import predicates as p
 from accelwiz.wizard import suggest as s
-from accelwiz.wizard.answers import Launcher, Regime
+from accelwiz.wizard.answers import Launcher, Owner
 from accelwiz.wizard.catalog_types import Choice, Question
 
-__all__ = ["CATALOG", "SYSTEM_QUESTION", "Choice", "Question", "question"]
+__all__ = ["CATALOG", "FLOW", "SYSTEM_QUESTION", "Choice", "Question", "question"]
 
 # Asked before everything else, because every default below depends on the machine it names.
 SYSTEM_QUESTION = Question(
@@ -17,7 +17,9 @@ SYSTEM_QUESTION = Question(
     kind="text",
     when=p.always,
     default="local",
-    help="`local` probes this machine; or a preset (accelwiz probe --list-presets) or a saved profile JSON.",
+    verify=s.verify_system,
+    help="`local` probes this machine; a preset (accelwiz probe --list-presets); NxGPU or MxNxGPU such as "
+    "1xA100-80GB or 2x8xH100-80GB; or a saved profile JSON.",
 )
 
 CATALOG: tuple[Question, ...] = (
@@ -35,8 +37,9 @@ CATALOG: tuple[Question, ...] = (
         "How will you fine-tune it?",
         kind="select",
         when=p.has_model,
-        default=Regime.full,
+        default=s.default_regime,
         choices=s.regime_choices,
+        explain=s.explain_regime,
         help="LoRA trains small adapters and needs far less optimizer memory than full fine-tuning.",
     ),
     Question(
@@ -45,6 +48,7 @@ CATALOG: tuple[Question, ...] = (
         kind="int",
         when=p.uses_adapter,
         default=16,
+        verify=s.verify_positive("lora_rank"),
         help="The adapters' inner dimension; 8 to 64 is typical.",
     ),
     Question(
@@ -53,7 +57,17 @@ CATALOG: tuple[Question, ...] = (
         kind="int",
         when=p.has_model,
         default=2048,
+        verify=s.verify_positive("seq_len"),
         help="Activation memory grows with it.",
+    ),
+    Question(
+        "owner",
+        "Who runs the training loop?",
+        kind="select",
+        when=p.always,
+        default=Owner.accelerate,
+        choices=s.owner_choices,
+        help="The HF Trainer (and TRL) set micro-batch, accumulation, precision and clipping from TrainingArguments.",
     ),
     Question(
         "micro_batch",
@@ -61,7 +75,8 @@ CATALOG: tuple[Question, ...] = (
         kind="int",
         when=p.always,
         default=1,
-        help="Samples per process per forward pass; written to the DeepSpeed JSON, which owns it.",
+        verify=s.verify_positive("micro_batch"),
+        help="Samples per process per forward pass (per_device_train_batch_size for the HF Trainer).",
     ),
     Question(
         "gradient_checkpointing",
@@ -77,6 +92,7 @@ CATALOG: tuple[Question, ...] = (
         kind="int",
         when=p.has_gpu,
         default=s.default_machines,
+        verify=s.verify_machines,
         help="Identical machines training together; 1 unless you use several.",
     ),
     Question(
@@ -85,6 +101,7 @@ CATALOG: tuple[Question, ...] = (
         kind="int",
         when=p.has_gpu,
         default=s.default_gpus,
+        verify=s.verify_gpus,
         help="Per machine, not in total: the world size is this times the number of machines.",
     ),
     Question(
@@ -114,6 +131,24 @@ CATALOG: tuple[Question, ...] = (
         help="Only sharded parameters can leave the GPU (ZeRO-3, FSDP); slow, for models that do not fit.",
     ),
     Question(
+        "offload_device",
+        "Offload to which device?",
+        kind="select",
+        when=p.offloads_with_zero3,
+        default=s.default_offload_device,
+        choices=s.offload_device_choices,
+        help="CPU memory is faster; an NVMe drive holds what host RAM cannot (ZeRO-Infinity).",
+    ),
+    Question(
+        "nvme_path",
+        "Directory on a local NVMe drive for the offloaded states?",
+        kind="path",
+        when=p.offloads_to_nvme,
+        default=None,
+        verify=s.verify_nvme_path,
+        help="An absolute directory on every machine; DeepSpeed swaps tensors there (needs libaio).",
+    ),
+    Question(
         "precision",
         "Mixed precision?",
         kind="select",
@@ -137,6 +172,7 @@ CATALOG: tuple[Question, ...] = (
         when=p.wants_global_batch,
         default=s.default_global_batch,
         explain=s.explain_global_batch,
+        verify=s.verify_global_batch,
         help="Samples per optimizer step; accumulation = global batch / (micro-batch x processes).",
     ),
     Question(
@@ -146,6 +182,7 @@ CATALOG: tuple[Question, ...] = (
         when=p.picks_accumulation,
         default=1,
         explain=s.explain_accumulation,
+        verify=s.verify_positive("gradient_accumulation"),
         help="Micro-batches per optimizer step; raises the global batch without more memory.",
     ),
     Question(
@@ -154,6 +191,7 @@ CATALOG: tuple[Question, ...] = (
         kind="float",
         when=p.always,
         default=1.0,
+        verify=s.verify_clipping,
         help="Written explicitly, also when off, so no layer silently applies its own default.",
     ),
     Question(
@@ -187,6 +225,7 @@ CATALOG: tuple[Question, ...] = (
         kind="int",
         when=p.launches_per_node,
         default=0,
+        verify=s.verify_machine_rank,
         help="0 on the machine whose address the others connect to.",
     ),
     Question(
@@ -195,6 +234,7 @@ CATALOG: tuple[Question, ...] = (
         kind="text",
         when=p.launches_per_node,
         default=None,
+        verify=s.verify_address,
         help="Every machine connects here; it must be reachable from all of them.",
     ),
     Question(
@@ -203,6 +243,7 @@ CATALOG: tuple[Question, ...] = (
         kind="int",
         when=p.is_multi_node,
         default=29500,
+        verify=s.verify_port,
         help="A free TCP port on the main machine, open to the others.",
     ),
     Question(
@@ -217,5 +258,9 @@ CATALOG: tuple[Question, ...] = (
 )
 
 
+# What `accelwiz init` walks: the machine first, then the catalog (whose defaults are computed from it).
+FLOW: tuple[Question, ...] = (SYSTEM_QUESTION, *CATALOG)
+
+
 def question(key: str) -> Question:
-    return next(q for q in (SYSTEM_QUESTION, *CATALOG) if q.key == key)
+    return next(q for q in FLOW if q.key == key)

@@ -32,9 +32,10 @@ class Question:
     when: Predicate
     default: Any = None
     choices: Sequence[Choice] | Callable[[Mapping[str, Any], MachineProfile], Sequence[Choice]] = ()
-    explain: Callable[[Mapping[str, Any], MachineProfile], str] | None = None
-    # Checks a parsed answer that its kind alone cannot (a model name); raises UsageError with a hint.
-    verify: Callable[[Any], None] | None = None
+    explain: Callable[[Mapping[str, Any], MachineProfile], str | None] | None = None
+    # Checks a parsed answer that its kind alone cannot (a model name, a range, divisibility by the answers so
+    # far), where it is given: raises UsageError with a hint, and the question is asked again.
+    verify: Callable[[Any, Mapping[str, Any], MachineProfile], None] | None = None
 
     def resolve_default(self, answers: Mapping[str, Any], system: MachineProfile) -> Any:
         return self.default(answers, system) if callable(self.default) else self.default

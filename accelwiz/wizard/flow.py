@@ -2,57 +2,168 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import difflib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from accelwiz.errors import UsageError
+from accelwiz.errors import InputError, UsageError
 from accelwiz.probe.model import MachineProfile
 from accelwiz.wizard.answers import Answers
 from accelwiz.wizard.catalog_types import Choice, Question
 
 
+class GoBack(Exception):  # noqa: N818 - a signal, not an error
+    """Raised by a prompter: the user asked to go back one question."""
+
+
 class Prompter(Protocol):
-    def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None) -> Any:
-        """Return the parsed answer (a Choice value for selects); raise KeyboardInterrupt to cancel."""
+    def ask(
+        self,
+        question: Question,
+        *,
+        default: Any,
+        choices: Sequence[Choice],
+        note: str | None,
+        check: Callable[[Any], Any],
+    ) -> Any:
+        """Return the answer (raw text or a Choice value; `check(raw)` parses and verifies it, raising UsageError,
+        so a terminal can refuse a bad answer at its prompt); raise GoBack to go back, KeyboardInterrupt to
+        cancel."""
 
 
 @dataclass
 class Walk:
-    """The raw answers and, per question, whether its predicate applied (tests assert branch coverage)."""
+    """The raw answers, per question whether its predicate applied (tests assert branch coverage), the keys
+    asked of the prompter in order, and the machine (the system question, when walked, replaces it)."""
 
     answers: dict[str, Any] = field(default_factory=dict)
     decisions: list[tuple[Question, bool]] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    asked: list[str] = field(default_factory=list)
+    system: MachineProfile | None = None
+    system_spec: str | None = None
+
+
+SYSTEM_KEY = "system"
 
 
 def walk(
     catalog: Sequence[Question],
-    system: MachineProfile,
+    system: MachineProfile | None,
     prompter: Prompter,
     preset: Mapping[str, Any] = MappingProxyType({}),
+    *,
+    keep: Mapping[str, Any] = MappingProxyType({}),
+    remembered: dict[str, Any] | None = None,
+    on_refused: Callable[[Question, UsageError], None] | None = None,
 ) -> Walk:
-    """Ask each applicable question `preset` does not answer; preset answers are parsed like typed ones."""
-    result = Walk()
-    for question in catalog:
-        applies = question.when(result.answers, system)
-        result.decisions.append((question, applies))
+    """Ask each applicable question, in order, that `preset` does not answer.
+
+    - `preset` answers (options, answer files) are parsed and verified like typed ones; a bad one is an error.
+    - `keep` answers (an earlier walk: going back, editing one answer) are taken without asking where they still
+      parse and verify, and asked (with the old answer as the default where it is still a choice) where not.
+    - `remembered` collects every answer given; its values are the defaults when a question is asked again.
+    - A prompter that raises GoBack returns to the previous question it was asked; later answers stay
+      remembered. An answer that fails its check is reported to `on_refused` and asked again (without
+      `on_refused`, the UsageError propagates: nobody is there to answer again).
+    - The system question (key `system`), when in `catalog`, loads the machine every later question uses.
+    """
+    remembered = {} if remembered is None else remembered
+    result = Walk(system=system)
+    decided: dict[int, tuple[Question, bool]] = {}
+    history: list[int] = []  # indices of the questions asked of the prompter, for GoBack
+    index = 0
+    while index < len(catalog):
+        question = catalog[index]
+        machine = result.system
+        applies = True if question.key == SYSTEM_KEY else question.when(result.answers, machine)  # type: ignore[arg-type]
+        decided[index] = (question, applies)
         if not applies:
             if question.key in preset:
                 result.ignored.append(question.key)
+            index += 1
             continue
-        choices = question.resolve_choices(result.answers, system)
+        choices = () if question.key == SYSTEM_KEY else question.resolve_choices(result.answers, machine)  # type: ignore[arg-type]
+
+        def check(raw: Any, question: Question = question, choices: Sequence[Choice] = choices) -> Any:
+            return finish(question, raw, choices, result.answers, result.system)
+
         if question.key in preset:
-            result.answers[question.key] = parse_answer(question, preset[question.key], choices)
+            _store(result, question, check(preset[question.key]))
+            index += 1
             continue
-        note = question.explain(result.answers, system) if question.explain else None
-        result.answers[question.key] = prompter.ask(
-            question, default=question.resolve_default(result.answers, system), choices=choices, note=note
-        )
+        if question.key in keep:
+            try:
+                _store(result, question, check(keep[question.key]))
+                index += 1
+                continue
+            except (UsageError, InputError):
+                pass  # no longer valid here: ask it
+        default = _default(question, choices, remembered, result, check)
+        note = question.explain(result.answers, machine) if question.explain else None  # type: ignore[arg-type]
+        try:
+            raw = prompter.ask(question, default=default, choices=choices, note=note, check=check)
+            value = check(raw)
+        except GoBack:
+            if history:
+                index = history.pop()
+                for later in [k for k in result.answers if k not in _keys_before(catalog, index)]:
+                    del result.answers[later]
+                result.asked = result.asked[: len(history)]
+                decided = {i: d for i, d in decided.items() if i < index}
+            continue
+        except (UsageError, InputError) as exc:
+            if on_refused is None:
+                raise
+            on_refused(question, exc)
+            continue
+        _store(result, question, value)
+        remembered[question.key] = value
+        history.append(index)
+        result.asked.append(question.key)
+        index += 1
+    result.decisions = [decided[i] for i in sorted(decided)]
     return result
+
+
+def _keys_before(catalog: Sequence[Question], index: int) -> set[str]:
+    return {q.key for q in catalog[:index]}
+
+
+def _store(result: Walk, question: Question, value: Any) -> None:
+    result.answers[question.key] = value
+    if question.key == SYSTEM_KEY:
+        result.system_spec = value or "local"
+        result.system = load_machine(result.system_spec)
+
+
+def load_machine(spec: str) -> MachineProfile:
+    """The profile for a system spec, loaded once per spec (a probe of this machine takes a moment)."""
+    if spec not in _MACHINES:
+        from accelwiz.probe.profiles import load_system
+
+        _MACHINES[spec] = load_system(spec)
+    return _MACHINES[spec]
+
+
+_MACHINES: dict[str, MachineProfile] = {}
+
+
+def _default(question: Question, choices: Sequence[Choice], remembered: Mapping[str, Any], result: Walk,
+             check: Callable[[Any], Any]) -> Any:
+    """The remembered answer where it is still valid here, else the computed default."""
+    if question.key in remembered:
+        try:
+            return check(remembered[question.key])
+        except (UsageError, InputError):
+            pass
+    if question.key == SYSTEM_KEY:
+        return question.default
+    return question.resolve_default(result.answers, result.system)  # type: ignore[arg-type]
 
 
 def ask(
@@ -93,7 +204,8 @@ def _same(raw: Any, used: Any) -> bool:
 
 
 def validate(answers: Mapping[str, Any], system: MachineProfile) -> Answers:
-    data = {key: value for key, value in answers.items() if value is not None and value != ""}
+    data = {key: value for key, value in answers.items()
+            if value is not None and value != "" and key != SYSTEM_KEY}
     data.setdefault("gpus", system.gpu_count)
     try:
         return Answers.model_validate(data)
@@ -110,21 +222,35 @@ def validate(answers: Mapping[str, Any], system: MachineProfile) -> Answers:
 def parse_answer(question: Question, raw: Any, choices: Sequence[Choice]) -> Any:
     """Turn a typed or scripted answer into the question's value; UsageError when it cannot be one."""
     try:
-        value = _PARSERS[question.kind](question, raw, choices)
+        return _PARSERS[question.kind](question, raw, choices)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{question.key}: {exc}", hint=question.help) from None
-    if question.verify is not None:
-        question.verify(value)
+
+
+def finish(question: Question, raw: Any, choices: Sequence[Choice], answers: Mapping[str, Any],
+           system: MachineProfile | None) -> Any:
+    """Parse an answer and check it against the answers so far: where it is given, not after the last question."""
+    value = parse_answer(question, raw, choices)
+    if question.verify is not None and value not in ("", None):
+        question.verify(value, answers, system)  # type: ignore[arg-type]
     return value
+
+
+def _spelling(text: Any) -> str:
+    """Answer files may write `per_node` or `per-node`, `FSDP_HYBRID` or `fsdp-hybrid`."""
+    return str(text).strip().lower().replace("_", "-")
 
 
 def _select(question: Question, raw: Any, choices: Sequence[Choice]) -> Any:
     for choice in choices:
         value = getattr(choice.value, "value", choice.value)
-        if raw == choice.value or str(raw).strip().lower() == str(value).lower():
+        if raw == choice.value or _spelling(raw) == _spelling(value):
             return choice.value
     valid = ", ".join(str(getattr(c.value, "value", c.value)) for c in choices)
-    raise ValueError(f"{raw!r} is not one of the choices here: {valid}")
+    close = difflib.get_close_matches(_spelling(raw), [_spelling(getattr(c.value, "value", c.value)) for c in choices],
+                                      n=1, cutoff=0.5)
+    raise ValueError(f"{raw!r} is not one of the choices here: {valid}"
+                     + (f" (did you mean {close[0]}?)" if close else ""))
 
 
 def _confirm(question: Question, raw: Any, choices: Sequence[Choice]) -> bool:

@@ -1,95 +1,188 @@
-"""Answers -> rendered, checked files: the step between the questions and the disk."""
+"""Answers -> rendered, checked files: the Accelerate YAML, its DeepSpeed JSON and the plan file, the step
+between the questions and the disk."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accelwiz.defaults import DEFAULT_DEEPSPEED_CONFIG
 from accelwiz.probe.model import MachineProfile
-from accelwiz.wizard.answers import Answers, Launcher
-from accelwiz.wizard.build import build, launch_commands, machines_in_file
-from accelwiz.wizard.plan import GIB, Option, plan_for, workload_for
+from accelwiz.vocab import GIB
+from accelwiz.wizard.answers import Answers, Launcher, Owner, Precision
+from accelwiz.wizard.build import build, launch_commands, trainer_arguments
+from accelwiz.wizard.plan import Option, plan_for, workload_for
 from accelwiz.wizard.render import Header, describe_hardware, render_json, render_yaml
 from accelwiz.wizard.write import OutputFile, check_rendered
 
 NOT_FITTING = "DOES NOT FIT"
+DEEPSPEED_SUFFIX = ".ds.json"
 
 
 @dataclass(frozen=True)
 class Generated:
     accelerate: OutputFile
     deepspeed: OutputFile | None
+    plan: OutputFile | None
     diagnostics: list[Any]
     estimate: str
     launch: list[str]
+    option: Option | None = None  # the costed option the answers chose (None: no model, or not costed)
+    trainer_arguments: list[str] = field(default_factory=list)
 
     @property
     def files(self) -> list[OutputFile]:
-        return [f for f in (self.accelerate, self.deepspeed) if f is not None]
+        return [f for f in (self.accelerate, self.deepspeed, self.plan) if f is not None]
+
+    @property
+    def fits(self) -> bool:
+        return self.option is None or self.option.fits
 
 
-def deepspeed_path_for(output: Path) -> Path:
-    """The JSON beside the YAML, written as a path relative to where `accelerate launch` will run."""
-    return output.with_name(DEFAULT_DEEPSPEED_CONFIG.name)
+def deepspeed_path_for(output: Path, deepspeed_output: Path | None = None) -> Path:
+    """The JSON beside the YAML and named after it (`zero3.yaml` -> `zero3.ds.json`), unless given."""
+    if deepspeed_output is not None:
+        return deepspeed_output
+    return output.with_name(output.stem + DEEPSPEED_SUFFIX)
 
 
-def generate(answers: Answers, system: MachineProfile, *, output: Path, command: str) -> Generated:
-    json_path = deepspeed_path_for(output)
-    pair = build(answers, system, deepspeed_file=json_path, hidden_size=_hidden_size(answers.model))
-    estimate = estimate_line(answers, system)
+def generate(answers: Answers, system: MachineProfile, *, output: Path, command: str,
+             system_spec: str | None = None, deepspeed_output: Path | None = None) -> Generated:
+    from accelwiz.plan_file import plan_path_for
+
+    json_path = deepspeed_path_for(output, deepspeed_output)
+    pair = build(answers, system, deepspeed_file=_relative(json_path, output), hidden_size=_hidden_size(answers.model))
+    plan = plan_for(answers.model_dump(), system) if answers.model else None
+    option = plan.chosen(answers.model_dump()) if plan is not None else None
+    estimate = estimate_line(answers, system, option)
     launch = launch_commands(answers, output)
-    header = Header(
-        command=command,
-        hardware=describe_hardware(system),
-        estimate=estimate,
-        launch=launch,
-        extra=_training_settings(answers),
-    )
+    flags = trainer_arguments(answers) if answers.owner is Owner.trainer else []
+    extra = _training_settings(answers)
+    if flags:
+        extra.append("TrainingArguments: " + " ".join(flags))
+    header = Header(command=command, hardware=describe_hardware(system), estimate=estimate, launch=launch,
+                    extra=extra)
     yaml_file = OutputFile(output, render_yaml(pair.accelerate, header))
     json_file = OutputFile(json_path, render_json(pair.deepspeed)) if pair.deepspeed is not None else None
+    plan_file = build_plan_file(answers, system, system_spec or system.name or "local", command=command,
+                                output=output, deepspeed=json_path if json_file else None, option=option,
+                                trainer_flags=flags)
+    plan_path = plan_path_for(output)
+    from accelwiz.plan_file import dump_plan
+
+    plan_output = OutputFile(plan_path, dump_plan(plan_file))
     workload = workload_for(answers.model_dump(), system) if answers.model else None
-    as_launched = None
-    if machines_in_file(answers) != answers.num_machines:
-        # Under SLURM the YAML describes one node and srun adds the others (and each node's rank and the head
-        # node's address): the rules judge the run as srun launches it, not a one-node run that never happens.
-        from accelwiz.rules.context import LaunchFacts
-
-        as_launched = LaunchFacts(supplies_rendezvous=True, machines_as_launched=answers.num_machines)
-    diagnostics = check_rendered(yaml_file, json_file, system, workload, launch=as_launched)
-    return Generated(yaml_file, json_file, diagnostics, estimate, launch)
+    diagnostics = check_rendered(yaml_file, json_file, system, workload, multi_node=answers.num_machines > 1)
+    return Generated(yaml_file, json_file, plan_output, diagnostics, estimate, launch, option, flags)
 
 
-def estimate_line(answers: Answers, system: MachineProfile) -> str:
-    plan = plan_for(answers.model_dump(), system)
+def _relative(json_path: Path, output: Path) -> Path:
+    """The JSON as the YAML names it: its bare name when beside the YAML (accelerate opens it relative to where it
+    is launched, which is usually the YAML's folder), else as given."""
+    return Path(json_path.name) if json_path.parent == output.parent else json_path
+
+
+def build_plan_file(answers: Answers, system: MachineProfile, system_spec: str, *, command: str, output: Path,
+                    deepspeed: Path | None, option: Option | None, trainer_flags: list[str]) -> Any:
+    """The plan: what the estimate assumed and how the job is launched (accelwiz.plan_file.PlanFile)."""
+    import os
+
+    from accelwiz.plan_file import (
+        PlanEstimate,
+        PlanFile,
+        PlanFiles,
+        PlanFineTuning,
+        PlanLauncher,
+        PlanModel,
+        PlanSystem,
+        PlanTraining,
+    )
+
+    gpu = system.gpus[0] if system.gpus else None
+    files = PlanFiles(accelerate=output.name,
+                      deepspeed=os.path.relpath(deepspeed, output.parent) if deepspeed is not None else None)
+    launcher = PlanLauncher(
+        kind={Launcher.slurm: "slurm", Launcher.per_node: "node-commands"}.get(answers.launcher, "local")  # type: ignore[arg-type]
+        if answers.num_machines > 1 else "local",
+        rdzv_backend=answers.rdzv_backend if answers.num_machines > 1 else None,  # type: ignore[arg-type]
+    )
+    model = PlanModel(name=answers.model or "none", source=_model_source(answers.model),
+                      parameters=_parameters(answers, system, trainable=False),
+                      trainable_parameters=_parameters(answers, system, trainable=True))
+    regime = answers.regime.value if answers.regime else "full"
+    rank = answers.lora_rank or 16
+    tuning = PlanFineTuning(method=regime) if regime == "full" else PlanFineTuning(  # type: ignore[arg-type]
+        method=regime, lora_rank=rank, lora_alpha=answers.lora_alpha or 2 * rank, lora_targets=["all-linear"])  # type: ignore[arg-type]
+    training = PlanTraining(
+        owner=answers.owner.value,
+        micro_batch=answers.micro_batch,
+        gradient_accumulation=answers.gradient_accumulation,
+        sequence_length=answers.seq_len or 2048,
+        gradient_checkpointing=bool(answers.gradient_checkpointing) if answers.model else False,
+        attention="sdpa",
+        precision="fp32" if answers.precision is Precision.no else answers.precision.value,  # type: ignore[arg-type]
+        trainer_arguments=trainer_flags,
+    )
+    estimate = None
+    if option is not None:
+        estimate = PlanEstimate(strategy=option.label, per_gpu_bytes=option.per_gpu_bytes,
+                                host_bytes=option.host_bytes, verdict=option.verdict.verdict or "fits")
+    plan_system = PlanSystem(name=system_spec, machines=answers.num_machines, gpus_per_machine=answers.gpus,
+                             gpu=gpu.name if gpu else None, gpu_memory_bytes=gpu.memory_total_bytes if gpu else None,
+                             host_memory_bytes=system.host.memory_total_bytes or None)
+    return PlanFile(created_by=command, files=files, system=plan_system, launcher=launcher, model=model,
+                    fine_tuning=tuning, training=training, estimate=estimate)
+
+
+def _model_source(model: str | None) -> str:
+    if not model:
+        return "parameters"
+    path = Path(model).expanduser()
+    if path.is_dir():
+        return "checkpoint" if any(path.glob("*.safetensors")) or any(path.glob("*.bin")) else "config"
+    if path.is_file():
+        return "config"
+    from accelwiz.estimate.models import _BY_ANY_NAME, parse_count
+
+    if model.strip().lower() in _BY_ANY_NAME:
+        return "preset"
+    return "parameters" if parse_count(model) is not None else "hub"
+
+
+def _parameters(answers: Answers, system: MachineProfile, *, trainable: bool) -> int | None:
+    if not answers.model:
+        return None
+    workload = workload_for(answers.model_dump(), system)
+    return int(workload.trainable_parameters if trainable else workload.model.num_parameters)
+
+
+def estimate_line(answers: Answers, system: MachineProfile, option: Option | None = None) -> str:
+    """One line: the option, GPU memory per GPU and host RAM per machine (each named), and the verdict."""
+    plan = plan_for(answers.model_dump(), system) if answers.model else None
     if plan is None:
         reason = "no model named" if not answers.model else "no GPU"
         return f"not estimated ({reason}; `accelwiz estimate --model NAME` gives one)"
-    option = _chosen_option(plan.options, answers)
+    option = option or plan.chosen(answers.model_dump())
     workload = (
         f"{answers.model}, {answers.regime.value if answers.regime else 'full'}, seq {answers.seq_len}, "
         f"micro-batch {answers.micro_batch}"
     )
     if option is None:
         return f"{answers.strategy.label} was not costed by the estimator ({workload})"
-    # The estimator's "fits" also weighs host RAM (offload, loading): name which one is short.
-    short_of_host_ram = not option.fits and option.per_gpu_bytes <= plan.gpu_memory_bytes
-    verdict = "fits" if option.fits else f"{NOT_FITTING} ({'host RAM' if short_of_host_ram else 'GPU memory'})"
+    verdict = option.verdict.verdict or "fits"
+    shown = verdict if verdict != "does not fit" else f"{NOT_FITTING} ({_short_resource(option)})"
     return (
-        f"{option.label}: {option.per_gpu_bytes / GIB:.1f} of {plan.gpu_memory_bytes / GIB:.1f} GiB per GPU, "
-        f"{verdict} ({workload})"
+        f"{option.label}: GPU memory {option.per_gpu_bytes / GIB:.1f} of {plan.gpu_memory_bytes / GIB:.1f} GiB per "
+        f"GPU; host RAM {option.host_bytes / GIB:.1f} of {(plan.host_memory_bytes or 0) / GIB:.1f} GiB per machine; "
+        f"{shown} ({workload})"
     )
 
 
-def _chosen_option(options: tuple[Option, ...], answers: Answers) -> Option | None:
-    same = [o for o in options if o.strategy is answers.strategy]
-    exact = [
-        o
-        for o in same
-        if (o.offload_optimizer, o.offload_params) == (answers.offload_optimizer, answers.offload_params)
-    ]
-    return (exact or same or [None])[0]
+def _short_resource(option: Option) -> str:
+    verdict = option.verdict
+    if verdict.gpu is not None and verdict.gpu.verdict == "does not fit":
+        return "GPU memory"
+    return "host RAM"
 
 
 def _training_settings(answers: Answers) -> list[str]:
@@ -99,12 +192,15 @@ def _training_settings(answers: Answers) -> list[str]:
         f"{answers.world_size} process(es): global batch {answers.global_batch}; gradient clipping "
         f"{answers.gradient_clipping:g}" + (" (off)" if answers.gradient_clipping == 0 else "")
     )
-    where = "(in the DeepSpeed JSON)" if answers.uses_deepspeed else "(give these to the training script)"
+    if answers.owner is Owner.trainer:
+        where = "(the HF Trainer's arguments below; the JSON says \"auto\")"
+    else:
+        where = "(in the DeepSpeed JSON)" if answers.uses_deepspeed else "(give these to the training script)"
     lines = [f"Training: {settings} {where}"]
     if answers.launcher is Launcher.slurm:
         lines.append(
-            f"Multi-node: this file describes one node; the srun command below adds the other "
-            f"{answers.num_machines - 1} machine(s), each node's rank and the head node's address"
+            f"Multi-node: {answers.num_machines} machines; the srun command below gives each node its rank and the "
+            "head node's address"
         )
     return lines
 

@@ -1,109 +1,171 @@
-"""The memory plan behind the strategy question: the estimator's recommendation for the answers so far."""
+"""The memory plan behind the wizard's defaults: the estimator's options for the answers so far, and the
+fallbacks that fit when the chosen fine-tuning does not.
+
+One-way: suggest.py (defaults, choices) and generate.py import this module; it imports neither.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from accelwiz.probe.model import MachineProfile
 from accelwiz.vocab import GIB
-from accelwiz.wizard.answers import Precision, Regime, Strategy
+from accelwiz.wizard.answers import Precision, Regime, StrategyChoice
 
-# The estimator's strategy kinds that the wizard offers, and what it calls them.
-KIND_TO_STRATEGY = {
-    "single": Strategy.single,
-    "ddp": Strategy.ddp,
-    "fsdp_full": Strategy.fsdp,
-    "zero1": Strategy.zero1,
-    "zero2": Strategy.zero2,
-    "zero3": Strategy.zero3,
+# The estimator's strategy kinds that the wizard offers, and what the wizard calls them.
+KIND_TO_CHOICE = {
+    "single": StrategyChoice.single,
+    "ddp": StrategyChoice.ddp,
+    "fsdp_full": StrategyChoice.fsdp,
+    "fsdp_hybrid": StrategyChoice.fsdp_hybrid,
+    "zero1": StrategyChoice.zero1,
+    "zero2": StrategyChoice.zero2,
+    "zero3": StrategyChoice.zero3,
 }
+REGIME_NAME = {Regime.full: "full fine-tuning", Regime.lora: "LoRA", Regime.qlora: "QLoRA"}
+# Shorter sequences the fallback tries, longest first (halving the default 2048 down to 512).
+SHORTER_SEQUENCES = (1024, 512)
 
 
 @dataclass(frozen=True)
 class Option:
-    """One strategy the estimator costed: how much memory per GPU, and whether it fits."""
+    """One strategy the estimator costed: memory per GPU and per host, and the one verdict on both."""
 
-    strategy: Strategy
+    strategy: StrategyChoice
     offload_optimizer: bool
     offload_params: bool
+    offload_device: str  # "none", "cpu" or "nvme"
     per_gpu_bytes: int
-    fits: bool
+    host_bytes: int
+    verdict: Any  # accelwiz.estimate.verdict.MemoryVerdict
     label: str
+
+    @property
+    def fits(self) -> bool:
+        return self.verdict.fits
+
+    @property
+    def nvme(self) -> bool:
+        return self.offload_device == "nvme"
+
+    def answers(self) -> dict[str, Any]:
+        """The strategy answers that select this option."""
+        changes: dict[str, Any] = {"strategy": self.strategy}
+        if self.strategy.zero_stage is not None:
+            changes["offload_optimizer"] = self.offload_optimizer
+        if self.strategy in (StrategyChoice.zero3, StrategyChoice.fsdp):
+            changes["offload_params"] = self.offload_params
+        if self.strategy is StrategyChoice.zero3 and (self.offload_optimizer or self.offload_params):
+            changes["offload_device"] = "nvme" if self.nvme else "cpu"
+        return changes
+
+    def describe(self) -> str:
+        """'ZeRO-3 + CPU offload (optimizer): fits: GPU memory 20.1 GiB of 24.0 GiB per GPU (84%); host RAM ...'."""
+        return f"{self.label}: {self.verdict.describe()}"
 
 
 @dataclass(frozen=True)
 class Plan:
-    best: Option | None
     options: tuple[Option, ...]
-    reason: str
     gpu_memory_bytes: int
-    reason_is_for_best: bool = True  # False when the estimator's pick is a kind the wizard does not write
+    host_memory_bytes: int | None
 
-    def option(self, strategy: Strategy) -> Option | None:
+    def fitting(self, *, nvme: bool = True) -> list[Option]:
+        return [o for o in self.options if o.fits and (nvme or not o.nvme)]
+
+    def best_option(self, *, nvme: bool = True) -> Option | None:
+        """The fastest option that fits (options are in the estimator's speed order)."""
+        return next(iter(self.fitting(nvme=nvme)), None)
+
+    @property
+    def best(self) -> Option | None:
+        return self.best_option(nvme=True)
+
+    def option(self, strategy: StrategyChoice) -> Option | None:
         """The fastest costed option of a strategy that fits (no offload before offload), else its first."""
         same = [o for o in self.options if o.strategy is strategy]
         return next((o for o in same if o.fits), same[0] if same else None)
 
-    def explain(self) -> str:
-        """'ZeRO-2: 61.0 of 80.0 GiB per GPU; DDP would need 131.0 GiB', or the estimator's reason."""
-        if self.best is None or self.reason_is_for_best:
-            return self.reason
-        total = self.gpu_memory_bytes / GIB
-        text = f"{self.best.label}: {self.best.per_gpu_bytes / GIB:.1f} of {total:.1f} GiB per GPU"
-        faster = [o for o in self.options if not o.fits and o.strategy in (Strategy.single, Strategy.ddp)]
+    def chosen(self, answers: Mapping[str, Any]) -> Option | None:
+        """The option the answers select (strategy, offloads, device); None when it was not costed."""
+        strategy = answers.get("strategy")
+        same = [o for o in self.options if o.strategy is strategy]
+        offloads = (bool(answers.get("offload_optimizer")), bool(answers.get("offload_params")))
+        device = _value(answers.get("offload_device")) or "cpu"
+        exact = [o for o in same if (o.offload_optimizer, o.offload_params) == offloads
+                 and (o.offload_device == device or o.offload_device == "none")]
+        return (exact or [None])[0]
+
+    def explain(self, *, nvme: bool = True) -> str:
+        """One line: the pick and why the faster ones were passed over (GPU memory and host RAM apart)."""
+        best = self.best_option(nvme=nvme)
+        if best is None:
+            frugal = min(self.options, key=lambda o: o.per_gpu_bytes)
+            return f"nothing fits: even {frugal.describe()}"
+        text = f"{best.label}: {best.per_gpu_bytes / GIB:.1f} of {self.gpu_memory_bytes / GIB:.1f} GiB per GPU"
+        faster = self.options[: self.options.index(best)]
         if faster:
-            text += f"; {faster[0].label} would need {faster[0].per_gpu_bytes / GIB:.1f} GiB"
+            first = faster[0]
+            short = _short_of(first)
+            text += f"; {first.label} would need {short}"
         return text
 
 
+def _short_of(option: Option) -> str:
+    """What a non-fitting option lacks, naming GPU memory or host RAM (never both in one phrase)."""
+    verdict = option.verdict
+    if verdict.gpu is not None and verdict.gpu.verdict != "fits":
+        return f"{option.per_gpu_bytes / GIB:.1f} GiB of GPU memory per GPU"
+    return f"{option.host_bytes / GIB:.1f} GiB of host RAM per machine"
+
+
+def _value(value: Any) -> Any:
+    return getattr(value, "value", value)
+
+
+def default_precision(system: MachineProfile) -> Precision:
+    """bf16 where the GPU computes it natively (Ampere+), fp16 on Volta/Turing, full precision on the CPU."""
+    if not system.gpus:
+        return Precision.no
+    return Precision.bf16 if system.native_bf16 else Precision.fp16
+
+
 def workload_for(answers: Mapping[str, Any], system: MachineProfile) -> Any:
-    """The estimator's Workload for the answers so far (precision: the hardware default until asked)."""
+    """The estimator's Workload for the answers so far (unasked questions at their defaults: sequence 2048,
+    micro-batch 1, checkpointing on, precision the hardware's)."""
     from accelwiz.estimate.models import resolve_model
     from accelwiz.estimate.workload import Workload
-    from accelwiz.wizard.suggest import default_precision
 
-    precision = answers.get("precision") or default_precision(answers, system)
-    regime = answers.get("regime") or Regime.full
+    precision = answers.get("precision") or default_precision(system)
+    regime = Regime(_value(answers.get("regime")) or "full")
+    checkpointing = answers.get("gradient_checkpointing")
     return Workload(
         model=resolve_model(answers["model"]),
         micro_batch=int(answers.get("micro_batch") or 1),
         seq_len=int(answers.get("seq_len") or 2048),
         regime=regime.value,
         lora_rank=int(answers.get("lora_rank") or 16),
-        precision=_estimator_precision(precision),
-        gradient_checkpointing=bool(answers.get("gradient_checkpointing")),
+        precision="fp32" if Precision(_value(precision)) is Precision.no else "mixed",
+        gradient_checkpointing=True if checkpointing is None else bool(checkpointing),
     )
-
-
-def _estimator_precision(precision: Precision) -> str:
-    """accelerate's mixed precision keeps fp32 master weights, which the estimator calls "mixed"."""
-    return "fp32" if precision is Precision.no else "mixed"
 
 
 # The answers the estimate depends on; the plan is cached on them, so asking for defaults, choices and the
 # explanation of one question costs one estimate.
-PLAN_INPUTS = (
-    "model",
-    "regime",
-    "lora_rank",
-    "seq_len",
-    "micro_batch",
-    "gradient_checkpointing",
-    "gpus",
-    "num_machines",
-)
+PLAN_INPUTS = ("model", "regime", "lora_rank", "seq_len", "micro_batch", "gradient_checkpointing", "gpus",
+               "num_machines", "precision")
 
 
 def plan_for(answers: Mapping[str, Any], system: MachineProfile) -> Plan | None:
-    """The recommendation for a named model on this machine, or None without a model or GPUs."""
+    """The costed options for a named model on this machine, or None without a model or GPUs."""
     if not answers.get("model") or not system.gpus:
         return None
-    inputs = tuple((key, answers.get(key)) for key in PLAN_INPUTS)
+    inputs = tuple((key, _value(answers.get(key))) for key in PLAN_INPUTS)
     cached = _PLANS.get((id(system), inputs))
     if cached is None or cached[0] is not system:
-        cached = _PLANS[(id(system), inputs)] = (system, _estimate_plan(dict(inputs), system))
+        cached = _PLANS[(id(system), inputs)] = (system, _estimate_plan(dict(answers), system))
     return cached[1]
 
 
@@ -112,47 +174,162 @@ _PLANS: dict[tuple[int, tuple[tuple[str, Any], ...]], tuple[MachineProfile, Plan
 
 
 def _estimate_plan(answers: dict[str, Any], system: MachineProfile) -> Plan:
-    from accelwiz.estimate.recommend import recommend
+    from accelwiz.estimate.memory import estimate_memory
+    from accelwiz.estimate.recommend import Budget
+    from accelwiz.estimate.strategy import candidate_strategies
 
-    memory = system.min_gpu_memory_bytes or 0
-    rec = recommend(
-        workload_for(answers, system),
-        gpus_per_node=int(answers.get("gpus") or system.gpu_count),
-        nodes=int(answers.get("num_machines") or 1),
-        gpu_memory_bytes=memory,
-        host_memory_bytes=system.host.memory_total_bytes,
-    )
-    options = tuple(
-        _option(estimate, fits) for estimate, fits in rec.candidates if _offered(estimate.strategy)
-    )
-    picked = rec.best is not None and _offered(rec.best.strategy)
-    # When the estimator's pick is a kind the wizard does not write: the fastest offered one that fits.
-    best = _option(rec.best, True) if picked else next((o for o in options if o.fits), None)
-    return Plan(
-        best=best,
-        options=options,
-        reason=rec.reason,
-        gpu_memory_bytes=memory,
-        reason_is_for_best=picked or rec.best is None,
-    )
+    gpu_memory = system.min_gpu_memory_bytes or 0
+    host_memory = system.host.memory_total_bytes or None
+    budget = Budget(gpu_memory, host_memory)
+    workload = workload_for(answers, system)
+    gpus = int(answers.get("gpus") or system.gpu_count)
+    nodes = int(answers.get("num_machines") or system.num_machines)
+    options = []
+    for strategy in candidate_strategies(gpus, nodes):
+        if not _offered(strategy) or (gpus * nodes == 1 and strategy.kind not in ("single", "zero2", "zero3")):
+            continue
+        estimate = estimate_memory(workload, strategy)
+        options.append(_option(estimate, budget.verdict(estimate)))
+    return Plan(options=tuple(options), gpu_memory_bytes=gpu_memory, host_memory_bytes=host_memory)
 
 
 def _offered(strategy: Any) -> bool:
-    """The wizard writes FSDP full shard, DDP and ZeRO 1-3 with CPU offload; NVMe offload needs a path and a
-    disk check, so it is left to a hand-edited JSON."""
-    return strategy.kind in KIND_TO_STRATEGY and "nvme" not in (
-        strategy.offload_optimizer,
-        strategy.offload_param,
-    )
+    """The wizard writes DDP, FSDP full shard (and hybrid across machines), ZeRO 1-3 with CPU offload, and
+    ZeRO-3 with NVMe offload; FSDP with CPU offload is written only as parameter+optimizer offload."""
+    return strategy.kind in KIND_TO_CHOICE and not (strategy.kind == "fsdp_hybrid" and strategy.offload_param != "none")
 
 
-def _option(estimate: Any, fits: bool) -> Option:
+def _option(estimate: Any, verdict: Any) -> Option:
     strategy = estimate.strategy
+    devices = {strategy.offload_optimizer, strategy.offload_param} - {"none"}
     return Option(
-        strategy=KIND_TO_STRATEGY[strategy.kind],
+        strategy=KIND_TO_CHOICE[strategy.kind],
         offload_optimizer=strategy.offload_optimizer != "none",
         offload_params=strategy.offload_param != "none",
+        offload_device=devices.pop() if devices else "none",
         per_gpu_bytes=int(estimate.per_gpu_total),
-        fits=bool(fits),
+        host_bytes=int(estimate.host_bytes),
+        verdict=verdict,
         label=strategy.label,
     )
+
+
+def default_regime(answers: Mapping[str, Any], system: MachineProfile) -> Regime:
+    """The fastest fine-tuning that fits without NVMe offload (which needs a path): full, else LoRA, else QLoRA;
+    full when nothing fits at all (the fallbacks then say what would)."""
+    for regime in Regime:
+        plan = plan_for({**answers, "regime": regime}, system)
+        if plan is None or plan.best_option(nvme=False) is not None:
+            return regime
+    return Regime.full
+
+
+def explain_regime(answers: Mapping[str, Any], system: MachineProfile) -> str | None:
+    """Why the default is not full fine-tuning, in one line."""
+    regime = default_regime(answers, system)
+    if regime is Regime.full:
+        return None
+    full = plan_for({**answers, "regime": Regime.full}, system)
+    picked = plan_for({**answers, "regime": regime}, system)
+    assert full is not None and picked is not None
+    frugal = min((o for o in full.options if not o.nvme), key=lambda o: (o.per_gpu_bytes, o.host_bytes))
+    best = picked.best_option(nvme=False)
+    assert best is not None
+    nvme = next((o for o in full.options if o.nvme and o.fits), None)
+    why = f"full fine-tuning does not fit: even {frugal.label} needs {_short_of(frugal)}"
+    if nvme is not None:
+        why += " (NVMe offload would: choose full, then ZeRO-3 NVMe and give a path)"
+    return f"default {REGIME_NAME[regime]} ({best.label}): {why}"
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A change of answers that makes the plan fit, and the one line that says why it was chosen."""
+
+    changes: dict[str, Any]
+    option: Option
+    reason: str
+    asks: tuple[str, ...] = field(default=())  # questions the change brings that have no default (nvme_path)
+
+    @property
+    def title(self) -> str:
+        what = ", ".join(f"{k}: {_value(v) if not isinstance(v, bool) else str(v).lower()}"
+                         for k, v in self.changes.items())
+        return f"{what} ({self.option.label}, {self.option.per_gpu_bytes / GIB:.1f} GiB per GPU)"
+
+
+def fallbacks(answers: Mapping[str, Any], system: MachineProfile, *, fixed: frozenset[str] = frozenset(),
+              nvme: bool = True) -> list[Fallback]:
+    """What fits, in order of speed: the chosen fine-tuning with CPU offload, then with NVMe offload, LoRA,
+    QLoRA, a shorter sequence, more GPUs of this machine. `fixed` are answers the user gave explicitly (never
+    changed); `nvme` False leaves NVMe out (no path can be asked)."""
+    found: list[Fallback] = []
+    plan = plan_for(answers, system)
+    if plan is None:
+        return found
+    strategy_free = "strategy" not in fixed
+    current = plan.chosen(answers)
+    shortage = f"{current.label} needs {_short_of(current)}" if current is not None and not current.fits else \
+        "the chosen strategy was not costed"
+    if strategy_free:
+        cpu = plan.best_option(nvme=False)
+        if cpu is not None:
+            found.append(Fallback(cpu.answers(), cpu, f"{cpu.label} fits where {shortage}"))
+        disk = next((o for o in plan.fitting() if o.nvme), None)
+        if nvme and disk is not None and cpu is None:
+            cpu_offload = next((o for o in plan.options if o.offload_device == "cpu"), None)
+            why = f"CPU offload needs {_short_of(cpu_offload)}" if cpu_offload else shortage
+            found.append(Fallback(disk.answers(), disk, f"{disk.label} fits where {why}",
+                                  asks=() if answers.get("nvme_path") else ("nvme_path",)))
+    regime = Regime(_value(answers.get("regime")) or "full")
+    if "regime" not in fixed and strategy_free:
+        for lighter in (Regime.lora, Regime.qlora):
+            if list(Regime).index(lighter) <= list(Regime).index(regime):
+                continue
+            lighter_plan = plan_for({**answers, "regime": lighter}, system)
+            best = lighter_plan.best_option(nvme=False) if lighter_plan else None
+            if best is not None:
+                found.append(Fallback({"regime": lighter, **best.answers()}, best,
+                                      f"{REGIME_NAME[lighter]} fits ({best.label}) where "
+                                      f"{REGIME_NAME[regime]} does not: {shortage}"))
+                break
+    if "seq_len" not in fixed and strategy_free:
+        lightest = Regime.qlora if "regime" not in fixed else regime
+        for seq in SHORTER_SEQUENCES:
+            if seq >= int(answers.get("seq_len") or 2048):
+                continue
+            shorter = plan_for({**answers, "regime": lightest, "seq_len": seq}, system)
+            best = shorter.best_option(nvme=False) if shorter else None
+            if best is not None:
+                changes = {"seq_len": seq, **({"regime": lightest} if lightest is not regime else {}),
+                           **best.answers()}
+                found.append(Fallback(changes, best, f"sequence {seq} fits ({best.label}) where "
+                                                     f"{answers.get('seq_len') or 2048} does not: {shortage}"))
+                break
+    gpus = int(answers.get("gpus") or system.gpu_count)
+    if "gpus" not in fixed and strategy_free and gpus < system.gpu_count:
+        more = plan_for({**answers, "gpus": system.gpu_count}, system)
+        best = more.best_option(nvme=False) if more else None
+        if best is not None:
+            found.append(Fallback({"gpus": system.gpu_count, **best.answers()}, best,
+                                  f"{system.gpu_count} GPUs fit ({best.label}) where {gpus} do not"))
+    return found
+
+
+def what_would_fit(answers: Mapping[str, Any], system: MachineProfile) -> str:
+    """For 'nothing fits': the fewest machines of this kind with which QLoRA (or the fixed regime) fits, and
+    the GPU memory one GPU would need."""
+    regime = Regime(_value(answers.get("regime")) or "qlora")
+    lightest = {**answers, "regime": Regime.qlora if regime is Regime.full else regime}
+    gpus = system.gpu_count
+    for machines in (2, 4, 8, 16, 32, 64):
+        if machines <= int(answers.get("num_machines") or 1):
+            continue
+        plan = plan_for({**lightest, "num_machines": machines, "gpus": gpus}, system)
+        best = plan.best_option(nvme=False) if plan else None
+        if best is not None:
+            return (f"{machines} machines of {gpus} GPU(s) ({_value(lightest['regime'])}, {best.label}: "
+                    f"{best.per_gpu_bytes / GIB:.1f} GiB per GPU)")
+    plan = plan_for(lightest, system)
+    frugal = min(plan.options, key=lambda o: o.per_gpu_bytes) if plan else None
+    return f"a GPU with {frugal.per_gpu_bytes / GIB / 0.9:.0f} GiB or more" if frugal else "a larger machine"

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from accelwiz.probe.model import MachineProfile
-from accelwiz.wizard.answers import Launcher, Regime, Strategy
+from accelwiz.wizard.answers import Launcher, OffloadDevice, Regime, StrategyChoice
 
 
 def always(answers: Mapping[str, Any], system: MachineProfile) -> bool:
@@ -31,16 +31,25 @@ def uses_adapter(answers: Mapping[str, Any], system: MachineProfile) -> bool:
 
 def uses_deepspeed(answers: Mapping[str, Any], system: MachineProfile) -> bool:
     strategy = answers.get("strategy")
-    return isinstance(strategy, Strategy) and strategy.zero_stage is not None
+    return isinstance(strategy, StrategyChoice) and strategy.zero_stage is not None
 
 
 def is_zero3(answers: Mapping[str, Any], system: MachineProfile) -> bool:
-    return answers.get("strategy") is Strategy.zero3
+    return answers.get("strategy") is StrategyChoice.zero3
 
 
 def can_offload_params(answers: Mapping[str, Any], system: MachineProfile) -> bool:
     """Parameters can only leave the GPU when they are sharded: ZeRO-3 or FSDP (ZeRO-2 ignores it)."""
-    return answers.get("strategy") in (Strategy.zero3, Strategy.fsdp)
+    return answers.get("strategy") in (StrategyChoice.zero3, StrategyChoice.fsdp)
+
+
+def offloads_with_zero3(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    """ZeRO-3 offloading something: only then can the offload go to an NVMe drive (ZeRO-Infinity)."""
+    return is_zero3(answers, system) and bool(answers.get("offload_optimizer") or answers.get("offload_params"))
+
+
+def offloads_to_nvme(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    return offloads_with_zero3(answers, system) and answers.get("offload_device") is OffloadDevice.nvme
 
 
 def is_multi_node(answers: Mapping[str, Any], system: MachineProfile) -> bool:

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
 from accelwiz.errors import UsageError
 from accelwiz.wizard.catalog_types import Choice, Question
-from accelwiz.wizard.flow import parse_answer
+from accelwiz.wizard.flow import GoBack
+
+# The key that goes back one question at any prompt (no answer is spelled "<").
+BACK_KEY = "<"
+
+
+def spelled(value: Any) -> str:
+    """An answer as the files spell it: true/false, enum values, numbers as typed."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(getattr(value, "value", value))
 
 
 class DefaultsPrompter:
@@ -17,61 +27,103 @@ class DefaultsPrompter:
     def __init__(self, log: TextIO | None = None) -> None:
         self.log = log
 
-    def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None) -> Any:
+    def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None,
+            check: Callable[[Any], Any] | None = None) -> Any:
         if default is None:
             raise UsageError(
                 f"`{question.key}` has no default and no answer was given",
                 hint=f"pass it in an --answers file ({question.key}: ...): {question.help}",
             )
         if self.log is not None:
-            shown = next((c.label for c in choices if c.value == default), getattr(default, "value", default))
-            self.log.write(f"{question.prompt} {shown}" + (f"  ({note})" if note else "") + "\n")
+            self.log.write(f"{question.prompt} {spelled(default)}" + (f"  ({note})" if note else "") + "\n")
         return default
 
 
+class Tries:
+    """Scripted answers to one question, in order: a refused one is followed by the next (the last repeats)."""
+
+    def __init__(self, *answers: Any) -> None:
+        self.answers = list(answers)
+
+    def next(self) -> Any:
+        return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+
+BACK = object()  # a scripted "go back one question"
+
+
 class ScriptedPrompter:
-    """Answers from a mapping (tests). A question missing from it is a usage error."""
+    """Answers from a mapping (tests). A question missing from it is a usage error. A value may be `Tries(...)`
+    (answers given in turn: a refused answer, then another; BACK to go back)."""
 
     def __init__(self, answers: Mapping[str, Any]) -> None:
         self.answers = dict(answers)
         self.asked: list[str] = []
+        self.defaults: dict[str, Any] = {}  # the default each question was shown with, last time asked
 
-    def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None) -> Any:
+    def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None,
+            check: Callable[[Any], Any] | None = None) -> Any:
         self.asked.append(question.key)
+        self.defaults[question.key] = default
         if question.key not in self.answers:
             raise UsageError(
                 f"no scripted answer for `{question.key}` ({question.prompt})",
                 hint="add it to the answers, or use --defaults to accept the rest",
             )
-        return parse_answer(question, self.answers[question.key], choices)
+        answer = self.answers[question.key]
+        answer = answer.next() if isinstance(answer, Tries) else answer
+        if answer is BACK:
+            raise GoBack
+        return default if answer is KEEP else answer
+
+
+KEEP = object()  # a scripted Enter: keep the default shown
 
 
 class QuestionaryPrompter:
-    """Arrow-key selects, y/n confirms and validated text on a terminal."""
+    """Arrow-key selects, y/n confirms and validated text on a terminal; `<` goes back one question."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
 
-    def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None) -> Any:
+    def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None,
+            check: Callable[[Any], Any] | None = None) -> Any:
         import questionary
 
-        self.stream.write(f"\n  {question.help}\n" + (f"  {note}\n" if note else ""))
+        self.stream.write(f"\n  {question.help} (< goes back)\n" + (f"  {note}\n" if note else ""))
         self.stream.flush()
-        prompt = _build(questionary, question, default, choices)
+        prompt = _build(questionary, question, default, choices, check)
+        _bind_back(prompt)
         # unsafe_ask: Ctrl-C raises KeyboardInterrupt (ask() would swallow it and return None); EOF comes
         # through prompt_toolkit as EOFError, which is the same "cancelled" to the caller.
         try:
             value = prompt.unsafe_ask()
         except EOFError:
             raise KeyboardInterrupt from None
-        if question.kind in ("int", "float", "text", "path"):
-            if not value.strip() and default is not None:
-                return default  # Enter on an empty line keeps the default shown in brackets
-            return parse_answer(question, value, choices)
+        if question.kind in ("int", "float", "text", "path") and not value.strip() and default is not None:
+            return default  # Enter on an empty line keeps the default shown in brackets
         return value
 
+    def refused(self, question: Question, error: UsageError) -> None:
+        self.stream.write(f"error: {error.message}\n" + (f"  hint: {error.hint}\n" if error.hint else ""))
 
-def _build(questionary: Any, question: Question, default: Any, choices: Sequence[Choice]) -> Any:
+
+def _bind_back(prompt: Any) -> None:
+    """`<` at any prompt leaves it with GoBack (a specific key beats the prompts' catch-all bindings)."""
+    from prompt_toolkit.key_binding import KeyBindings, merge_key_bindings
+
+    bindings = KeyBindings()
+
+    @bindings.add(BACK_KEY)
+    def _back(event: Any) -> None:
+        event.app.exit(exception=GoBack())
+
+    application = prompt.application
+    application.key_bindings = merge_key_bindings([application.key_bindings or KeyBindings(), bindings])
+
+
+def _build(questionary: Any, question: Question, default: Any, choices: Sequence[Choice],
+           check: Callable[[Any], Any] | None) -> Any:
     if question.kind == "select":
         items = [questionary.Choice(c.label, value=c.value) for c in choices]
         selected = next((item for item in items if item.value == default), None)
@@ -80,48 +132,38 @@ def _build(questionary: Any, question: Question, default: Any, choices: Sequence
         return questionary.confirm(question.prompt, default=bool(default))  # it shows (Y/n) or (y/N) itself
     # The default is shown, not pre-filled: typing replaces it and Enter keeps it. (Pre-filled editable text
     # turns "4096" typed after a default of 2048 into 20484096.)
-    shown = "" if default is None else str(getattr(default, "value", default))
+    shown = "" if default is None else spelled(default)
     message = f"{question.prompt} [{shown}]" if shown else question.prompt
     factory = questionary.path if question.kind == "path" else questionary.text
-    return factory(message, validate=_validator(question, choices, has_default=default is not None))
+    return factory(message, validate=_validator(question, check, has_default=default is not None))
 
 
-def _validator(question: Question, choices: Sequence[Choice], *, has_default: bool) -> Any:
-    def check(text: str) -> bool | str:
+def _validator(question: Question, check: Callable[[Any], Any] | None, *, has_default: bool) -> Any:
+    """Refuse a bad answer at its prompt, with the check's message (a typo is asked again, not fatal)."""
+
+    def validate(text: str) -> bool | str:
         if not text.strip():
-            if has_default:
-                return True  # Enter keeps the default
-            if question.kind in ("text", "path") and question.default is None:
-                return "an answer is needed"
+            return True if has_default else "an answer is needed"
+        if check is None:
+            return True
         try:
-            parse_answer(question, text, choices)
+            check(text)
         except UsageError as exc:
-            return exc.message
+            return exc.message + (f" ({exc.hint})" if exc.hint and "did you mean" in exc.hint else "")
+        except Exception as exc:  # noqa: BLE001 - an InputError (unreadable profile) is shown, not raised
+            return getattr(exc, "message", str(exc))
         return True
 
-    return check
+    return validate
 
 
 class NoTerminalPrompter:
     """Standard input is not a terminal and the answers ran out: fail clearly instead of waiting forever."""
 
-    def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None) -> Any:
+    def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None,
+            check: Callable[[Any], Any] | None = None) -> Any:
         raise UsageError(
             f"no terminal to ask `{question.key}` ({question.prompt})",
             hint="pass --defaults to accept the defaults, or give it in --answers FILE "
             f"({question.key}: ...)",
         )
-
-
-class RememberingPrompter:
-    """Asks through another prompter with the previous answers as defaults (going back after a refusal)."""
-
-    def __init__(self, inner: Any, previous: Mapping[str, Any]) -> None:
-        self.inner = inner
-        self.previous = dict(previous)
-
-    def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None) -> Any:
-        remembered = self.previous.get(question.key, default)
-        if choices and all(choice.value != remembered for choice in choices):
-            remembered = default  # an earlier choice that this branch no longer offers
-        return self.inner.ask(question, default=remembered, choices=choices, note=note)

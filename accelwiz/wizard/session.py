@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,7 +12,6 @@ from accelwiz.console import Console
 from accelwiz.errors import EXIT_FINDINGS, AccelwizError, InputError, UsageError
 
 if TYPE_CHECKING:
-    from accelwiz.probe.model import MachineProfile
     from accelwiz.wizard.generate import Generated
 
 
@@ -31,13 +30,14 @@ class InitRequest:
     dry_run: bool = False
     force: bool = False
     interactive: bool | None = None  # None: decide from the terminal
+    deepspeed_output: Path | None = None  # --ds-output; default: beside the YAML, named after it
     command: str = "accelwiz init"
 
 
 def valid_keys() -> list[str]:
-    from accelwiz.wizard.catalog import CATALOG, SYSTEM_QUESTION
+    from accelwiz.wizard.catalog import FLOW
 
-    return [SYSTEM_QUESTION.key, *(q.key for q in CATALOG)]
+    return [q.key for q in FLOW]
 
 
 def preset_answers(answers_file: Path | None, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -95,66 +95,144 @@ def choose_prompter(request: InitRequest) -> Any:
     return QuestionaryPrompter() if is_interactive(request) else NoTerminalPrompter()
 
 
+class NothingFits(AccelwizError):
+    """Not even QLoRA with offload fits the machine: nothing is written."""
+
+    exit_code = EXIT_FINDINGS
+
+
+# How often --defaults may apply a fallback before giving up (each one makes the plan smaller: never a loop).
+MAX_FALLBACKS = 4
+
+
 def run_init(request: InitRequest, console: Console) -> list[Path]:
-    """Ask, generate, check, then write (or print with --dry-run). Returns the paths written."""
-    from accelwiz.probe.profiles import load_system
-    from accelwiz.wizard.catalog import SYSTEM_QUESTION
+    """Ask (the machine first), generate, check, review, then write (or print with --dry-run)."""
     from accelwiz.wizard.prompters import QuestionaryPrompter
 
     preset = preset_answers(request.answers_file, request.options)
     prompter = choose_prompter(request)
-    # The machine comes first, on its own: every later default and choice is computed from it.
-    if SYSTEM_QUESTION.key in preset:
-        system_spec = str(preset[SYSTEM_QUESTION.key])
-    else:
-        system_spec = prompter.ask(SYSTEM_QUESTION, default=SYSTEM_QUESTION.default, choices=(), note=None)
-    system = load_system(system_spec or "local")
     interactive = isinstance(prompter, QuestionaryPrompter)
-    generated = ask_until_accepted(
-        request, system, prompter, preset, console, go_back=_confirm_go_back if interactive else None
-    )
+    generated = plan_until_accepted(request, prompter, preset, console, interactive=interactive)
     written = _print_or_write(generated.files, request, console, interactive=interactive)
     if written:
+        if generated.trainer_arguments:
+            console.info("TrainingArguments that agree with the plan:\n  " + " ".join(generated.trainer_arguments))
         console.info("start training with:\n" + "\n".join(f"  {line}" for line in generated.launch))
     return written
 
 
-def ask_until_accepted(
-    request: InitRequest,
-    system: MachineProfile,
-    prompter: Any,
-    preset: dict[str, Any],
-    console: Console,
-    *,
-    go_back: Callable[[], bool] | None,
-) -> Generated:
-    """Walk, validate, render and check. When the result is refused and `go_back` says so, walk again with the
-    previous answers as the defaults (on a terminal: fix one answer instead of retyping all of them)."""
-    from accelwiz.wizard.catalog import CATALOG
+def plan_until_accepted(request: InitRequest, prompter: Any, preset: dict[str, Any], console: Console, *,
+                        interactive: bool) -> Generated:
+    """Walk, validate, render, check; when the plan does not fit, apply the fastest fallback that does (or, on a
+    terminal, offer them on the review screen); on a terminal, review before writing."""
+    from accelwiz.wizard.catalog import FLOW
     from accelwiz.wizard.flow import reject_contradicted, validate, walk
-    from accelwiz.wizard.generate import NOT_FITTING, generate
-    from accelwiz.wizard.prompters import RememberingPrompter
+    from accelwiz.wizard.generate import generate
 
-    asking = prompter
+    preset = dict(preset)
+    preset.setdefault("system", preset.get("system") or None)
+    if preset["system"] is None:
+        del preset["system"]
+    keep: dict[str, Any] = {}
+    remembered: dict[str, Any] = {}
+    applied = 0
     while True:
-        result = walk(CATALOG, system, asking, preset)
+        on_refused = prompter.refused if interactive else None
+        result = walk(FLOW, None, prompter, preset, keep=keep, remembered=remembered, on_refused=on_refused)
+        system = result.system
+        assert system is not None
         for key in result.ignored:
             console.warn(f"answer `{key}` ignored: the question does not apply to these answers")
-        try:
-            answers = validate(result.answers, system)
-            reject_contradicted(result, preset, answers)
-            generated = generate(answers, system, output=request.output, command=request.command)
-            if NOT_FITTING in generated.estimate:
-                console.warn(f"by the estimate this will run out of GPU memory: {generated.estimate}")
+        answers = validate(result.answers, system)
+        reject_contradicted(result, preset, answers)
+        generated = generate(answers, system, output=request.output, command=request.command,
+                             system_spec=result.system_spec, deepspeed_output=request.deepspeed_output)
+        runs = generated.option is None or generated.option.verdict.runs
+        options = [] if runs else _fallbacks(result.answers, system, preset, interactive=interactive)
+        if not interactive:
+            if not runs:
+                if not options or applied >= MAX_FALLBACKS:
+                    raise _nothing_fits(generated, result.answers, system)
+                chosen = options[0]
+                console.info(f"chose {chosen.title}: {chosen.reason}")
+                keep = {**result.answers, **chosen.changes}
+                applied += 1
+                continue
             report_diagnostics(generated.diagnostics, console)
             return generated
-        except (UsageError, ChecksFailed) as exc:
-            if go_back is None:
-                raise
-            console.error(exc.message, hint=exc.hint)
-            if not go_back():
-                raise
-            asking = RememberingPrompter(prompter, result.answers)
+        action, detail = review(result, generated, options, console, runs=runs)
+        if action == "write":
+            return generated
+        keep = dict(result.answers)
+        if action == "apply":
+            console.info(f"chose {detail.title}: {detail.reason}")
+            keep.update(detail.changes)
+        elif action == "edit":
+            keep.pop(detail, None)
+            preset.pop(detail, None)
+            remembered[detail] = result.answers.get(detail)
+
+
+def _fallbacks(answers: dict[str, Any], system: Any, preset: dict[str, Any], *, interactive: bool) -> list[Any]:
+    from accelwiz.wizard.plan import fallbacks
+
+    # NVMe needs a path: offered on a terminal (it asks), or when the answers name one
+    return fallbacks(answers, system, fixed=frozenset(preset), nvme=interactive or "nvme_path" in preset)
+
+
+def _nothing_fits(generated: Generated, answers: dict[str, Any], system: Any) -> NothingFits:
+    from accelwiz.wizard.plan import what_would_fit
+
+    option = generated.option
+    need = option.verdict.describe() if option is not None else "not costed"
+    return NothingFits(
+        f"nothing fits: {option.label if option else 'the plan'} {need}; what would: "
+        f"{what_would_fit(answers, system)}",
+        hint="nothing was written; plan for a larger machine (--system 2x8xH100-80GB), or a shorter --answers "
+        "seq_len",
+    )
+
+
+def review(result: Any, generated: Generated, fallbacks: list[Any], console: Console, *,
+           runs: bool) -> tuple[str, Any]:
+    """The review screen: every answer as the files spell it, the estimate, what check says; then write, apply a
+    fallback that fits, edit one answer, or cancel (KeyboardInterrupt: nothing is written, exit 130)."""
+    import questionary
+
+    from accelwiz.rules.report import render_text
+    from accelwiz.wizard.prompters import spelled
+    from accelwiz.wizard.write import errors_of
+
+    width = max(len(key) for key in result.answers)
+    lines = ["", "Review the plan:"]
+    lines += [f"  {key:<{width}}  {spelled(value) if value != '' else 'none'}" for key, value in result.answers.items()]
+    lines.append(f"  {'estimate':<{width}}  {generated.estimate}")
+    console.info("\n".join(lines))
+    if generated.diagnostics:
+        console.info(render_text(generated.diagnostics).rstrip("\n"))
+    errors = errors_of(generated.diagnostics)
+    choices = []
+    if runs and not errors:
+        choices.append(questionary.Choice("Write the files", value=("write", None)))
+    for fallback in fallbacks:
+        choices.append(questionary.Choice(f"Apply {fallback.title}: {fallback.reason}", value=("apply", fallback)))
+    choices.append(questionary.Choice("Edit one answer", value=("edit", None)))
+    choices.append(questionary.Choice("Cancel (write nothing)", value=("cancel", None)))
+    title = "Write these files?" if runs and not errors else "This plan does not pass: what now?"
+    action, detail = _unsafe(questionary.select(title, choices=choices))
+    if action == "cancel":
+        raise KeyboardInterrupt
+    if action == "edit":
+        keys = [questionary.Choice(f"{key}: {spelled(value)}", value=key) for key, value in result.answers.items()]
+        detail = _unsafe(questionary.select("Which answer?", choices=keys))
+    return action, detail
+
+
+def _unsafe(prompt: Any) -> Any:
+    try:
+        return prompt.unsafe_ask()
+    except EOFError:
+        raise KeyboardInterrupt from None
 
 
 def _print_or_write(
@@ -194,10 +272,6 @@ def _confirm_overwrite(path: Path) -> bool:
     return _confirm(f"{path} exists. Replace it (a .bak copy is kept)?", default=False)
 
 
-def _confirm_go_back() -> bool:
-    return _confirm("Go back and change answers (your answers so far are the defaults)?", default=True)
-
-
 def _confirm(prompt: str, *, default: bool) -> bool:
     import questionary
 
@@ -211,5 +285,6 @@ def copy_template(name: str, request: InitRequest, console: Console) -> list[Pat
     from accelwiz.wizard.generate import deepspeed_path_for
     from accelwiz.wizard.templates import find_template, template_files
 
-    files = template_files(find_template(name), request.output, deepspeed_path_for(request.output))
+    files = template_files(find_template(name), request.output,
+                           deepspeed_path_for(request.output, request.deepspeed_output))
     return _print_or_write(files, request, console, interactive=is_interactive(request))

@@ -1,15 +1,18 @@
-"""Computed defaults, choices and explanations: what the catalog asks the machine and the answers so far."""
+"""Computed defaults, choices, explanations and answer checks: what the catalog asks of the machine and the
+answers so far. Imports plan.py (the memory plan), never the other way round."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from accelwiz.errors import UsageError
 from accelwiz.probe.model import MachineProfile
-from accelwiz.wizard.answers import Launcher, Precision, Regime, Strategy
-from accelwiz.wizard.build import FP8_BACKENDS
+from accelwiz.vocab import GIB
+from accelwiz.wizard import plan as memory
+from accelwiz.wizard.answers import Launcher, OffloadDevice, Owner, Precision, Regime, StrategyChoice
 from accelwiz.wizard.catalog_types import Choice
-from accelwiz.wizard.plan import GIB, plan_for
 from accelwiz.wizard.predicates import uses_deepspeed
 
 
@@ -26,7 +29,17 @@ def default_machines(answers: Mapping[str, Any], system: MachineProfile) -> int:
     return system.num_machines
 
 
-def verify_model(name: str) -> None:
+# ---- answer checks: each runs where its answer is given, with the answers so far ----------------------------
+
+
+def verify_system(spec: str, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    """A machine spec that names no preset, NxGPU spec or file fails at the question, with a did-you-mean."""
+    from accelwiz.wizard.flow import load_machine
+
+    load_machine(spec.strip() or "local")
+
+
+def verify_model(name: str, answers: Mapping[str, Any], system: MachineProfile) -> None:
     """An unknown model name fails at the question, with the estimator's suggestions, not at the end."""
     if name:
         from accelwiz.estimate.models import resolve_model
@@ -34,29 +47,146 @@ def verify_model(name: str) -> None:
         resolve_model(name)
 
 
+def _in_range(key: str, value: int, low: int, high: int | None = None, hint: str = "") -> None:
+    if value < low or (high is not None and value > high):
+        bounds = f"{low} to {high}" if high is not None else f"{low} or more"
+        raise UsageError(f"{key} {value} is out of range: {bounds}", hint=hint or f"give {bounds}")
+
+
+def verify_positive(key: str):  # noqa: ANN201 - a verifier factory
+    def verify(value: int, answers: Mapping[str, Any], system: MachineProfile) -> None:
+        _in_range(key, value, 1)
+
+    return verify
+
+
+def verify_gpus(value: int, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    _in_range("gpus", value, 1, system.gpu_count, f"this machine has {system.gpu_count} GPU(s) per machine")
+
+
+def verify_machines(value: int, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    _in_range("num_machines", value, 1, 1024)
+
+
+def verify_clipping(value: float, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    import math
+
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"gradient_clipping {value} must be a finite number >= 0", hint="0 turns clipping off")
+
+
+def verify_global_batch(value: int, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    """global batch = micro-batch x accumulation x processes: a multiple of one step's samples."""
+    micro = int(answers.get("micro_batch") or 1)
+    step = micro * world_size(answers, system)
+    if value < 1 or value % step:
+        below, above = value // step, value // step + 1
+        nearest = [f"{n * step} (accumulation {n})" for n in (below, above) if n >= 1]
+        raise UsageError(
+            f"target_global_batch {value} is not a multiple of {step} = {micro} (micro-batch) x "
+            f"{step // micro} (processes)",
+            hint=f"choose {' or '.join(nearest)}",
+        )
+
+
+def verify_machine_rank(value: int, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    machines = int(answers.get("num_machines") or 1)
+    _in_range("machine_rank", value, 0, machines - 1, f"0 (main) to {machines - 1}")
+
+
+def verify_port(value: int, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    _in_range("main_process_port", value, 1, 65535)
+
+
+def verify_address(value: str, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    if not value or any(c.isspace() for c in value):
+        raise UsageError(f"main_process_ip {value!r} is not an address", hint="an IP address or host name")
+
+
+def verify_nvme_path(value: str, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    """An absolute directory; when planning for this machine, one on a local NVMe drive."""
+    if not value or not value.startswith("/"):
+        raise UsageError(f"nvme_path {value!r} must be an absolute directory", hint="e.g. /local_nvme")
+    if system.source != "probe":
+        return  # another machine: its disks cannot be seen from here
+    drive = nvme_drive_of(Path(value))
+    if drive is None:
+        raise UsageError(f"nvme_path {value} is not on a local NVMe drive",
+                         hint="give a directory on an NVMe drive (`lsblk -d -o NAME,TRAN` lists them)")
+
+
+def nvme_drive_of(path: Path) -> str | None:
+    """The NVMe block device the existing part of `path` lives on (Linux sysfs), or None."""
+    import os
+
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        device = os.stat(existing).st_dev
+    except OSError:
+        return None
+    link = Path(f"/sys/dev/block/{os.major(device)}:{os.minor(device)}")
+    try:
+        resolved = str(link.resolve())
+    except OSError:
+        return None
+    return next((part for part in reversed(resolved.split("/")) if part.startswith("nvme")), None)
+
+
+# ---- choices and defaults ------------------------------------------------------------------------------------
+
+
 def regime_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
+    labels = {
+        Regime.full: "Full fine-tuning (every weight trains)",
+        Regime.lora: "LoRA (small adapters on a frozen model)",
+        Regime.qlora: "QLoRA (LoRA on a 4-bit quantized model)",
+    }
+    choices = []
+    for regime, label in labels.items():
+        plan = memory.plan_for({**answers, "regime": regime}, system)
+        best = plan.best_option(nvme=False) if plan else None
+        if plan is not None:
+            label += f": {best.label}, {best.per_gpu_bytes / GIB:.1f} GiB per GPU" if best else ": does not fit"
+        choices.append(Choice(label, regime))
+    return choices
+
+
+def default_regime(answers: Mapping[str, Any], system: MachineProfile) -> Regime:
+    return memory.default_regime(answers, system)
+
+
+def explain_regime(answers: Mapping[str, Any], system: MachineProfile) -> str | None:
+    return memory.explain_regime(answers, system)
+
+
+def owner_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
     return [
-        Choice("Full fine-tuning (every weight trains)", Regime.full),
-        Choice("LoRA (small adapters on a frozen model)", Regime.lora),
-        Choice("QLoRA (LoRA on a 4-bit quantized model)", Regime.qlora),
+        Choice("Accelerate (accelwiz run, or your own loop): the files fix batch and precision", Owner.accelerate),
+        Choice("HF Trainer or TRL: TrainingArguments own batch, precision and clipping", Owner.trainer),
     ]
 
 
 def strategy_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
-    """One GPU: no replication to choose, only offload (ZeRO-2/3); several: every strategy."""
+    """One GPU: no replication to choose, only offload (ZeRO-2/3); several: every strategy (hybrid across
+    machines)."""
     if world_size(answers, system) == 1:
-        offered = [Strategy.single, Strategy.zero2, Strategy.zero3]
+        offered = [StrategyChoice.single, StrategyChoice.zero2, StrategyChoice.zero3]
     else:
-        offered = [Strategy.ddp, Strategy.fsdp, Strategy.zero1, Strategy.zero2, Strategy.zero3]
-    plan = plan_for(answers, system)
-    missing_deepspeed = "deepspeed" in system.packages and system.packages["deepspeed"] is None
+        offered = [StrategyChoice.ddp, StrategyChoice.fsdp, StrategyChoice.zero1, StrategyChoice.zero2,
+                   StrategyChoice.zero3]
+        if int(answers.get("num_machines") or 1) > 1:
+            offered.insert(2, StrategyChoice.fsdp_hybrid)
+    plan = memory.plan_for(answers, system)
+    missing_deepspeed = system.package_missing("deepspeed")
     choices = []
     for strategy in offered:
         label = strategy.label
         option = plan.option(strategy) if plan else None
         if option is not None:
             verdict = "fits" if option.fits else "does not fit"
-            offload = " with offload" if option.offload_optimizer or option.offload_params else ""
+            offload = f" with {'NVMe' if option.nvme else 'CPU'} offload" if option.offload_device != "none" else ""
             label += f": {option.per_gpu_bytes / GIB:.1f} GiB per GPU{offload}, {verdict}"
         if strategy.zero_stage is not None and missing_deepspeed:
             label += " [DeepSpeed is not installed]"
@@ -64,49 +194,74 @@ def strategy_choices(answers: Mapping[str, Any], system: MachineProfile) -> list
     return choices
 
 
-def default_strategy(answers: Mapping[str, Any], system: MachineProfile) -> Strategy:
-    """The estimator's fastest fitting strategy; without an estimate, plain data parallelism."""
-    plan = plan_for(answers, system)
+def default_strategy(answers: Mapping[str, Any], system: MachineProfile) -> StrategyChoice:
+    """The estimator's fastest fitting strategy (NVMe last); without an estimate, plain data parallelism."""
+    plan = memory.plan_for(answers, system)
+    offered = [c.value for c in strategy_choices(answers, system)]
     if plan is not None:
-        return plan.best.strategy if plan.best is not None else Strategy.zero3
-    return Strategy.single if world_size(answers, system) == 1 else Strategy.ddp
+        best = next((o for o in plan.fitting() if o.strategy in offered), None)
+        return best.strategy if best is not None else StrategyChoice.zero3
+    return StrategyChoice.single if world_size(answers, system) == 1 else StrategyChoice.ddp
 
 
 def explain_strategy(answers: Mapping[str, Any], system: MachineProfile) -> str:
-    plan = plan_for(answers, system)
+    plan = memory.plan_for(answers, system)
     if plan is None:
         return "no model named, so no memory estimate: DDP is the fastest when the model fits on one GPU"
     return plan.explain()
 
 
-def _needs_offload(answers: Mapping[str, Any], system: MachineProfile, *, params: bool) -> bool:
-    plan = plan_for(answers, system)
+def _fitting_option(answers: Mapping[str, Any], system: MachineProfile) -> memory.Option | None:
+    """The fastest fitting option of the chosen strategy given the offload answers so far (None: no plan)."""
+    plan = memory.plan_for(answers, system)
     strategy = answers.get("strategy")
-    if plan is None or not isinstance(strategy, Strategy):
-        return False
-    if plan.best is None:  # nothing fits: start from the most frugal setting, offloading all it can
-        return strategy is Strategy.zero3 or (params and strategy is Strategy.fsdp)
-    if plan.best is not None and plan.best.strategy is strategy:
-        return plan.best.offload_params if params else plan.best.offload_optimizer
-    fitting = [o for o in plan.options if o.strategy is strategy and o.fits]
-    if any(not o.offload_optimizer and not o.offload_params for o in fitting):
-        return False
-    return bool(fitting) and (fitting[0].offload_params if params else fitting[0].offload_optimizer)
+    if plan is None or not isinstance(strategy, StrategyChoice):
+        return None
+    same = [o for o in plan.options if o.strategy is strategy]
+    if "offload_optimizer" in answers:
+        same = [o for o in same if o.offload_optimizer == answers["offload_optimizer"]]
+    if "offload_params" in answers:
+        same = [o for o in same if o.offload_params == answers["offload_params"]]
+    fitting = [o for o in same if o.fits]
+    if fitting:
+        return fitting[0]
+    # nothing fits: start from the most frugal setting, offloading all it can
+    return min(same, key=lambda o: o.per_gpu_bytes) if same else None
 
 
 def default_offload_optimizer(answers: Mapping[str, Any], system: MachineProfile) -> bool:
-    return _needs_offload(answers, system, params=False)
+    option = _fitting_option(answers, system)
+    return bool(option and option.offload_optimizer)
 
 
 def default_offload_params(answers: Mapping[str, Any], system: MachineProfile) -> bool:
-    return _needs_offload(answers, system, params=True)
+    option = _fitting_option(answers, system)
+    return bool(option and option.offload_params)
+
+
+def default_offload_device(answers: Mapping[str, Any], system: MachineProfile) -> OffloadDevice:
+    option = _fitting_option(answers, system)
+    return OffloadDevice.nvme if option is not None and option.nvme else OffloadDevice.cpu
+
+
+def offload_device_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
+    plan = memory.plan_for(answers, system)
+    labels = {OffloadDevice.cpu: "CPU memory (host RAM)", OffloadDevice.nvme: "NVMe drive (ZeRO-Infinity; asks a path)"}
+    choices = []
+    for device, label in labels.items():
+        option = None
+        if plan is not None:
+            option = next((o for o in plan.options if o.strategy is StrategyChoice.zero3
+                           and o.offload_device == device.value
+                           and o.offload_params == bool(answers.get("offload_params"))), None)
+        if option is not None:
+            label += f": {option.verdict.describe()}"
+        choices.append(Choice(label, device))
+    return choices
 
 
 def default_precision(answers: Mapping[str, Any], system: MachineProfile) -> Precision:
-    """bf16 where the GPU computes it natively (Ampere+), fp16 on Volta/Turing, full precision on the CPU."""
-    if not system.gpus:
-        return Precision.no
-    return Precision.bf16 if system.native_bf16 else Precision.fp16
+    return memory.default_precision(system)
 
 
 def precision_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
@@ -117,13 +272,26 @@ def precision_choices(answers: Mapping[str, Any], system: MachineProfile) -> lis
         Choice("no (full fp32)", Precision.no),
     ]
     if fp8_available(answers, system):
-        choices.append(Choice("fp8 (needs the installed fp8 backend)", Precision.fp8))
+        choices.append(Choice(f"fp8 ({fp8_backend(system)} backend)", Precision.fp8))
     return choices
 
 
+# accelerate's fp8_config.backend for each package, in the order accelwiz prefers them.
+FP8_BACKENDS = {"transformer_engine": "TE", "torchao": "AO", "msamp": "MSAMP"}
+
+
+def fp8_backend(system: MachineProfile) -> str:
+    """The first fp8 backend the TARGET has: from its profile's packages when it lists them (a probe or a saved
+    profile), else Transformer Engine, which a preset is assumed to install."""
+    return next((backend for package, backend in FP8_BACKENDS.items() if system.packages.get(package)), "TE")
+
+
 def fp8_available(answers: Mapping[str, Any], system: MachineProfile) -> bool:
-    """fp8 needs Ada/Hopper GPUs, a backend, and a YAML that may hold mixed_precision (so not DeepSpeed)."""
-    backend = any(system.packages.get(name) for name in FP8_BACKENDS)
+    """fp8 needs Ada/Hopper GPUs, a backend on the target, and a YAML that may hold mixed_precision (so not
+    DeepSpeed). The backend is judged from the target's profile: where it lists packages (a probe of this machine
+    or a saved profile) one must be installed; a preset lists none and is assumed to have one."""
+    listed = any(system.package_known(name) for name in FP8_BACKENDS)
+    backend = any(system.packages.get(name) for name in FP8_BACKENDS) if listed else True
     return system.fp8 and backend and not uses_deepspeed(answers, system)
 
 

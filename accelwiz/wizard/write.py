@@ -19,18 +19,26 @@ class OutputFile:
 
 
 def check_rendered(
-    accelerate: OutputFile, deepspeed: OutputFile | None, system: Any = None, workload: Any = None, *,
-    launch: Any = None,
+    accelerate: OutputFile,
+    deepspeed: OutputFile | None,
+    system: Any = None,
+    workload: Any = None,
+    *,
+    multi_node: bool = False,
 ) -> list[Any]:
-    """Every diagnostic the `check` rules report for the pair, as if the files were already on disk (with the
-    machine for the hardware rules, when a model was named the workload for the memory rules, and the
-    `LaunchFacts` of how the files will be launched)."""
+    """Every diagnostic the `check` rules report for the files, as if they were already on disk: through the
+    engine's one entry (`check_unit`), with the machine for the hardware rules, the workload for the memory rules
+    (what the plan file records) and, for several machines, the launch supplying each node's rank and the main
+    address (per-node commands or SLURM pass them, as the plan's launcher says). The plan itself is not passed:
+    its files are not on disk yet; `accelwiz check` of the written files reads it."""
     from accelwiz.document import parse_text
+    from accelwiz.rules.context import LaunchFacts
     from accelwiz.rules.engine import check_unit
 
     documents = [parse_text(accelerate.text, accelerate.path)]
     if deepspeed is not None:
         documents.append(parse_text(deepspeed.text, deepspeed.path, kind="deepspeed"))
+    launch = LaunchFacts(supplies_rendezvous=multi_node)
     return check_unit(documents, system=system, workload=workload, launch=launch).diagnostics
 
 

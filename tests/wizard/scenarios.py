@@ -30,6 +30,7 @@ class Scenario:
 
 
 COMMON = {
+    "owner": "accelerate",
     "micro_batch": 2,
     "use_global_batch": False,
     "gradient_accumulation": 4,
@@ -38,6 +39,7 @@ COMMON = {
 }
 # The same batch as COMMON on 8 GPUs, set by its target instead: 2 (micro-batch) x 4 x 8 (processes) = 64.
 BY_GLOBAL_BATCH = {
+    "owner": "accelerate",
     "micro_batch": 2,
     "use_global_batch": True,
     "target_global_batch": 64,
@@ -66,9 +68,49 @@ SCENARIOS = (
             "strategy": "zero3",
             "offload_optimizer": True,
             "offload_params": True,
+            "offload_device": "cpu",
             "precision": "bf16",
             **COMMON,
             "zero3_init": True,
+        },
+    ),
+    Scenario(
+        "rtx4090-zero3-nvme-trainer",
+        "1xRTX4090",
+        {
+            "model": "llama-3.1-8b",
+            "regime": "full",
+            "seq_len": 1024,
+            "gradient_checkpointing": True,
+            "num_machines": 1,
+            "gpus": 1,
+            "strategy": "zero3",
+            "offload_optimizer": True,
+            "offload_params": True,
+            "offload_device": "nvme",
+            "nvme_path": "/local_nvme",
+            "precision": "bf16",
+            **COMMON,
+            "owner": "trainer",
+            "zero3_init": True,
+        },
+    ),
+    Scenario(
+        "multinode-fsdp-hybrid-slurm",
+        "2x8xA100-80GB",
+        {
+            "model": "llama-3.1-8b",
+            "regime": "full",
+            "seq_len": 2048,
+            "gradient_checkpointing": True,
+            "num_machines": 2,
+            "gpus": 8,
+            "strategy": "fsdp-hybrid",
+            "precision": "bf16",
+            **COMMON,
+            "launcher": "slurm",
+            "main_process_port": 29500,
+            "rdzv_backend": "c10d",
         },
     ),
     Scenario(

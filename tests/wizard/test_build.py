@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from accelwiz.wizard.answers import Precision, Strategy
+from accelwiz.wizard.answers import Precision, StrategyChoice
 from accelwiz.wizard.build import build
 from accelwiz.wizard.catalog import CATALOG, question
 from accelwiz.wizard.flow import validate, walk
@@ -50,7 +50,7 @@ def test_cpu_defaults_are_a_working_cpu_config():
 
 @pytest.mark.parametrize(
     "scenario",
-    [s for s in SCENARIOS if s.script.get("strategy", "").startswith("zero")],
+    [s for s in SCENARIOS if s.script.get("strategy", "").startswith("zero") and s.script["owner"] == "accelerate"],
     ids=lambda s: s.name,
 )
 def test_deepspeed_json_owns_precision_batch_accumulation_and_clipping(scenario):
@@ -73,6 +73,27 @@ def test_deepspeed_json_owns_precision_batch_accumulation_and_clipping(scenario)
     assert deepspeed["fp16"]["enabled"] is (script["precision"] == "fp16")
     assert deepspeed["zero_optimization"]["stage"] == int(script["strategy"][-1])
     assert '"auto"' not in generated.deepspeed.text
+
+
+def test_for_the_trainer_the_json_says_auto_and_the_flags_agree_with_the_plan():
+    scenario = next(s for s in SCENARIOS if s.script["owner"] == "trainer")
+    generated = run_scenario(scenario).generated
+    deepspeed = json.loads(generated.deepspeed.text)
+    for key in ("train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "gradient_clipping"):
+        assert deepspeed[key] == "auto", key
+    assert deepspeed["bf16"]["enabled"] == "auto" and deepspeed["fp16"]["enabled"] == "auto"
+    assert deepspeed["zero_optimization"]["offload_param"] == {"device": "nvme", "nvme_path": "/local_nvme",
+                                                               "pin_memory": True}
+    script = scenario.script
+    assert generated.trainer_arguments == [
+        "--per_device_train_batch_size", str(script["micro_batch"]),
+        "--gradient_accumulation_steps", str(script["gradient_accumulation"]),
+        "--bf16", "--max_grad_norm", "1", "--gradient_checkpointing",
+    ]
+    plan = yaml.safe_load(generated.plan.text)
+    assert plan["training"]["owner"] == "trainer"
+    assert plan["training"]["trainer_arguments"] == generated.trainer_arguments
+    assert "mixed_precision" not in yaml.safe_load(generated.accelerate.text)
 
 
 def test_clipping_off_is_written_as_zero():
@@ -109,11 +130,11 @@ def test_fp8_is_offered_only_with_fp8_gpus_a_backend_and_no_deepspeed_json():
         update={"packages": {**h100.packages, "transformer_engine": None, "torchao": None, "msamp": None}}
     )
     values = lambda machine, strategy: [c.value for c in precision_choices({"strategy": strategy}, machine)]  # noqa: E731
-    assert Precision.fp8 in values(with_te, Strategy.ddp)
-    assert Precision.fp8 not in values(with_te, Strategy.zero2)
-    assert Precision.fp8 not in values(without, Strategy.ddp)
+    assert Precision.fp8 in values(with_te, StrategyChoice.ddp)
+    assert Precision.fp8 not in values(with_te, StrategyChoice.zero2)
+    assert Precision.fp8 not in values(without, StrategyChoice.ddp)
     assert Precision.fp8 not in values(
-        system("2xV100-16GB").model_copy(update={"packages": {"transformer_engine": "2.1"}}), Strategy.ddp
+        system("2xV100-16GB").model_copy(update={"packages": {"transformer_engine": "2.1"}}), StrategyChoice.ddp
     )
 
 
@@ -121,8 +142,8 @@ def test_strategy_defaults_to_the_estimators_fastest_fitting_choice():
     machine = system("8xH100-80GB")
     small = defaults_for(machine, model="llama-3.2-1b")
     large = defaults_for(machine, model="llama-3.1-70b")
-    assert small.strategy in (Strategy.ddp, Strategy.zero1)
-    assert large.strategy is Strategy.zero3 and large.offload_optimizer
+    assert small.strategy in (StrategyChoice.ddp, StrategyChoice.zero1)
+    assert large.strategy is StrategyChoice.zero3 and large.offload_optimizer
 
 
 def test_strategy_choices_show_the_estimate():
@@ -132,14 +153,14 @@ def test_strategy_choices_show_the_estimate():
 
 def test_one_gpu_offers_no_replication_strategies():
     values = [c.value for c in strategy_choices({"gpus": 1}, system("1xT4"))]
-    assert values == [Strategy.single, Strategy.zero2, Strategy.zero3]
+    assert values == [StrategyChoice.single, StrategyChoice.zero2, StrategyChoice.zero3]
 
 
 def test_param_offload_question_only_at_zero3_or_fsdp():
     applies = question("offload_params").when
     machine = system("8xH100-80GB")
-    assert [applies({"strategy": s}, machine) for s in Strategy] == [
-        s in (Strategy.zero3, Strategy.fsdp) for s in Strategy
+    assert [applies({"strategy": s}, machine) for s in StrategyChoice] == [
+        s in (StrategyChoice.zero3, StrategyChoice.fsdp) for s in StrategyChoice
     ]
 
 

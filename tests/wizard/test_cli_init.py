@@ -63,10 +63,10 @@ def test_options_and_answers_file_combine(cli, in_tmp):
     )
     assert result.exit_code == 0, result.stderr
     config = yaml.safe_load((in_tmp / "accelerate.yaml").read_text())
-    deepspeed = json.loads((in_tmp / "ds_config.json").read_text())
+    deepspeed = json.loads((in_tmp / "accelerate.ds.json").read_text())
     assert (
         config["num_processes"] == 4
-        and config["deepspeed_config"]["deepspeed_config_file"] == "ds_config.json"
+        and config["deepspeed_config"]["deepspeed_config_file"] == "accelerate.ds.json"
     )
     assert (
         deepspeed["train_micro_batch_size_per_gpu"],
@@ -138,7 +138,7 @@ def test_existing_file_needs_force_and_keeps_a_backup(cli, in_tmp):
 
 
 def test_an_existing_json_blocks_the_pair(cli, in_tmp):
-    (in_tmp / "ds_config.json").write_text("{}\n")
+    (in_tmp / "accelerate.ds.json").write_text("{}\n")
     result = cli("init", "--defaults", "--system", "8xH100-80GB", "--strategy", "zero2")
     assert result.exit_code == 2
     assert not (in_tmp / "accelerate.yaml").exists()  # both files or neither
@@ -154,8 +154,8 @@ def test_template_copies_yaml_and_json_and_repoints_the_reference(cli, in_tmp):
     result = cli("init", "--template", "zero3-offload", "-o", "configs/accelerate.yaml")
     assert result.exit_code == 0, result.stderr
     config = yaml.safe_load((in_tmp / "configs/accelerate.yaml").read_text())
-    assert config["deepspeed_config"]["deepspeed_config_file"] == "configs/ds_config.json"
-    assert json.loads((in_tmp / "configs/ds_config.json").read_text())["zero_optimization"]["stage"] == 3
+    assert config["deepspeed_config"]["deepspeed_config_file"] == "configs/accelerate.ds.json"
+    assert json.loads((in_tmp / "configs/accelerate.ds.json").read_text())["zero_optimization"]["stage"] == 3
     checked = cli("check", "configs/accelerate.yaml")
     assert checked.exit_code == 0 and "warning" not in checked.stdout
 
@@ -171,11 +171,13 @@ def test_an_unknown_model_fails_at_its_question_with_suggestions(cli, in_tmp):
     assert list(in_tmp.iterdir()) == []
 
 
-def test_configs_that_check_rejects_are_not_written(cli, in_tmp):
-    # Nothing fits a 405B model on one T4: the memory rules (run on the rendered files) refuse it.
+def test_when_nothing_fits_init_says_what_would_and_writes_nothing(cli, in_tmp):
+    # Not even QLoRA with offload at a shorter sequence fits a 405B model on one T4.
     result = cli("init", "--defaults", "--system", "1xT4", "--model", "llama-3.1-405b")
     assert result.exit_code == 1
-    assert "AW5" in result.stderr and "nothing was written" in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "nothing fits" in errors[0] and "what would:" in errors[0]
+    assert "nothing was written" in result.stderr
     assert list(in_tmp.iterdir()) == []
 
 
@@ -214,14 +216,16 @@ def test_a_copied_template_points_at_the_installed_schema(cli, in_tmp):
     assert schema_line.endswith(str(schemas_dir() / "accelerate-config.schema.json"))
 
 
-def test_slurm_multi_node_memory_is_judged_over_every_node(cli, in_tmp):
-    # Under SLURM the YAML describes one node (srun adds the others); the memory rules used to judge that
-    # one node alone (Mixtral ZeRO-3 over 8 GPUs: 96 GiB), refusing the 16-GPU plan the wizard had chosen.
+def test_a_two_node_plan_writes_two_machines_and_sixteen_processes(cli, in_tmp):
+    # A 2-node plan used to write num_machines 1 / num_processes 8 (half the planned global batch under SLURM).
     result = cli("init", "--defaults", "--system", "2x8xH100", "--model", "mixtral-8x7b")
     assert result.exit_code == 0, result.stderr
     config = yaml.safe_load((in_tmp / "accelerate.yaml").read_text())
-    assert (config["num_machines"], config["num_processes"]) == (1, 8)
+    assert (config["num_machines"], config["num_processes"]) == (2, 16)
+    plan = yaml.safe_load((in_tmp / "accelerate.plan.yaml").read_text())
+    assert plan["launcher"]["kind"] == "slurm" and plan["system"]["machines"] == 2
     assert "AW501" not in result.stderr
+    assert cli("check", "accelerate.yaml").exit_code == 0
 
 
 def test_slurm_multi_node_that_does_not_fit_is_still_refused(cli, in_tmp):
@@ -230,7 +234,7 @@ def test_slurm_multi_node_that_does_not_fit_is_still_refused(cli, in_tmp):
         "init", "--answers", "answers.yaml", "--defaults", "--system", "2x8xH100", "--model", "mixtral-8x7b"
     )
     assert result.exit_code == 1
-    assert "AW501" in result.stderr and "over 16 GPU(s)" in result.stderr
+    assert "nothing fits: ZeRO-1" in result.stderr and "GPU memory" in result.stderr
     assert not (in_tmp / "accelerate.yaml").exists()
 
 
@@ -281,7 +285,7 @@ def test_a_target_global_batch_sets_the_accumulation(cli, in_tmp):
     )
     assert result.exit_code == 0, result.stderr
     assert "Gradient accumulation steps?" not in result.stderr
-    deepspeed = json.loads((in_tmp / "ds_config.json").read_text())
+    deepspeed = json.loads((in_tmp / "accelerate.ds.json").read_text())
     assert (deepspeed["train_micro_batch_size_per_gpu"], deepspeed["gradient_accumulation_steps"]) == (2, 16)
     assert "global batch 256" in (in_tmp / "accelerate.yaml").read_text()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from accelwiz.errors import UsageError
-from accelwiz.wizard.answers import Precision, Strategy
+from accelwiz.wizard.answers import Precision, StrategyChoice
 from accelwiz.wizard.catalog import CATALOG, question
 from accelwiz.wizard.flow import ask, parse_answer, walk
 from accelwiz.wizard.prompters import DefaultsPrompter, ScriptedPrompter
@@ -20,7 +20,7 @@ from tests.wizard.scenarios import system
         ("torch_compile", "yes", True),
         ("torch_compile", False, False),
         ("gradient_clipping", "0", 0.0),
-        ("strategy", "ZERO3", Strategy.zero3),
+        ("strategy", "ZERO3", StrategyChoice.zero3),
         ("precision", "bf16", Precision.bf16),
     ],
 )
@@ -55,6 +55,7 @@ def test_preset_answers_are_not_asked_again():
     prompter = ScriptedPrompter(
         {
             "model": "",
+            "owner": "accelerate",
             "micro_batch": 1,
             "use_global_batch": False,
             "gradient_accumulation": 1,
@@ -66,7 +67,7 @@ def test_preset_answers_are_not_asked_again():
     )
     answers = walk(CATALOG, system("1xT4"), prompter, {"gpus": 1, "strategy": "single"}).answers
     assert "gpus" not in prompter.asked and "strategy" not in prompter.asked
-    assert answers["strategy"] is Strategy.single
+    assert answers["strategy"] is StrategyChoice.single
 
 
 def test_defaults_prompter_refuses_a_question_without_a_default():
@@ -75,7 +76,7 @@ def test_defaults_prompter_refuses_a_question_without_a_default():
 
 
 def test_validation_names_the_inconsistency():
-    with pytest.raises(UsageError, match="machine_rank 2 must be below num_machines 2"):
+    with pytest.raises(UsageError, match="machine_rank 2 is out of range: 0 to 1"):
         ask(
             CATALOG,
             system("2x8xH100"),

@@ -51,7 +51,7 @@ def test_generated_deepspeed_pair_trains_under_accelerate_launch(cli, tmp_path, 
         "no",
     )
     assert result.exit_code == 0, result.stderr
-    assert json.loads((tmp_path / "ds_config.json").read_text())["gradient_clipping"] == 0.5
+    assert json.loads((tmp_path / "accelerate.ds.json").read_text())["gradient_clipping"] == 0.5
     (tmp_path / "train.py").write_text(TRAIN)
     done = subprocess.run(
         ["accelerate", "launch", "--config_file", "accelerate.yaml", "train.py"],

@@ -30,7 +30,7 @@ def test_accelerate_loads_the_yaml(scenario, tmp_path, monkeypatch, load_acceler
     for file in generated.files:
         file.path.write_text(file.text)
     loaded = load_accelerate_config(str(generated.accelerate.path))
-    expected = {"single": "NO", "ddp": "MULTI_GPU", "fsdp": "FSDP"}.get(
+    expected = {"single": "NO", "ddp": "MULTI_GPU", "fsdp": "FSDP", "fsdp-hybrid": "FSDP"}.get(
         scenario.script.get("strategy", "single"), "DEEPSPEED"
     )
     assert str(loaded.distributed_type).rsplit(".", 1)[-1] == expected
@@ -38,7 +38,7 @@ def test_accelerate_loads_the_yaml(scenario, tmp_path, monkeypatch, load_acceler
 
 @pytest.mark.parametrize(
     "scenario",
-    [s for s in SCENARIOS if s.script.get("strategy", "").startswith("zero")],
+    [s for s in SCENARIOS if s.script.get("strategy", "").startswith("zero") and s.script["owner"] == "accelerate"],
     ids=lambda s: s.name,
 )
 def test_deepspeed_accepts_the_json(scenario, deepspeed_config):
@@ -52,3 +52,24 @@ def test_deepspeed_accepts_the_json(scenario, deepspeed_config):
     )
     assert parsed.zero_optimization_stage == config["zero_optimization"]["stage"]
     assert parsed.gradient_clipping == config["gradient_clipping"]
+
+
+def test_the_trainer_fills_every_auto_from_the_printed_arguments():
+    """transformers' own HfTrainerDeepSpeedConfig, given TrainingArguments parsed from the flags init printed,
+    leaves no "auto" among the batch, accumulation, clipping and precision keys, with the planned values."""
+    from transformers import HfArgumentParser, TrainingArguments
+    from transformers.integrations.deepspeed import HfTrainerDeepSpeedConfig
+
+    scenario = next(s for s in SCENARIOS if s.script["owner"] == "trainer")
+    generated = run_scenario(scenario).generated
+    (args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses(
+        ["--output_dir", "unused", "--use_cpu", *generated.trainer_arguments]
+    )
+    config = HfTrainerDeepSpeedConfig(json.loads(generated.deepspeed.text))
+    config.trainer_config_process(args)
+    filled = config.config
+    script = scenario.script
+    assert filled["train_micro_batch_size_per_gpu"] == script["micro_batch"]
+    assert filled["gradient_accumulation_steps"] == script["gradient_accumulation"]
+    assert filled["gradient_clipping"] == 1.0
+    assert filled["bf16"]["enabled"] is True and filled["fp16"]["enabled"] is False

@@ -1,0 +1,47 @@
+"""`accelwiz init --system S --model M --defaults` for common machines and models: it writes files that `check`
+passes (with the plan beside them), or, only where even QLoRA with offload cannot fit, exits 1 with one
+"nothing fits; what would" line and writes nothing."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+SYSTEMS = ("1xRTX4090", "1xA100-80GB", "4xA100-40GB", "8xH100-80GB", "2x8xH100-80GB")
+MODELS = ("gpt2", "llama-3.2-1b", "llama-3.1-8b", "qwen2.5-32b", "llama-3.1-70b")
+
+
+def _qlora_with_offload_fits(system_name: str, model: str) -> bool:
+    """Independently of the wizard's flow: does any costed strategy fit QLoRA at the shortest sequence tried?"""
+    from accelwiz.probe.profiles import load_system
+    from accelwiz.wizard.plan import SHORTER_SEQUENCES, plan_for
+
+    system = load_system(system_name)
+    answers = {"model": model, "regime": "qlora", "seq_len": min(SHORTER_SEQUENCES), "micro_batch": 1,
+               "gradient_checkpointing": True, "gpus": system.gpu_count, "num_machines": system.num_machines}
+    plan = plan_for(answers, system)
+    return plan is not None and plan.best_option(nvme=False) is not None
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_defaults_write_files_that_check_passes(cli, tmp_path, monkeypatch, system, model):
+    monkeypatch.chdir(tmp_path)
+    result = cli("init", "--system", system, "--model", model, "--defaults", "-o", "plan.yaml")
+    if result.exit_code == 1 and "nothing fits" in result.stderr:
+        assert not _qlora_with_offload_fits(system, model), result.stderr
+        assert [line for line in result.stderr.splitlines() if line.startswith("error:")] == [
+            next(line for line in result.stderr.splitlines() if "nothing fits" in line)]
+        assert "what would" in result.stderr
+        assert list(tmp_path.iterdir()) == []
+        return
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "plan.plan.yaml").is_file()
+    config = yaml.safe_load((tmp_path / "plan.yaml").read_text())
+    plan = yaml.safe_load((tmp_path / "plan.plan.yaml").read_text())
+    machines, gpus = (2, 8) if system.startswith("2x8") else (1, int(system.split("x")[0]))
+    assert (config["num_machines"], config["num_processes"]) == (machines, machines * gpus)
+    assert (plan["system"]["machines"], plan["system"]["gpus_per_machine"]) == (machines, gpus)
+    assert plan["estimate"]["verdict"] in ("fits", "tight")
+    checked = cli("check", "plan.yaml")
+    assert checked.exit_code == 0, checked.stdout + checked.stderr
