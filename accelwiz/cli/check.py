@@ -54,7 +54,7 @@ def check(
     console = get_console()
     with exit_on_error(console):
         from accelwiz.errors import UsageError
-        from accelwiz.rules.plan import check_with_plans
+        from accelwiz.rules.engine import check_with_plans
         from accelwiz.rules.registry import select_rules
         from accelwiz.rules.report import render_github, render_json, render_text, summary
 

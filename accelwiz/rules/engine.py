@@ -182,3 +182,49 @@ def check_paths(paths: Sequence[Path], rules: Sequence[Rule] | None = None, **fa
         result.handled.extend(checked.handled)
     result.diagnostics.sort(key=lambda d: (d.file, d.line, d.column, d.code))
     return result
+
+
+def check_with_plans(files: list[Path], rules: list, *, system: object = None, workload: object = None,
+                     plan: Path | None = None, training_args: object = None) -> CheckResult:
+    """`accelwiz check` with plans: each YAML with the plan beside it (or `plan`, given with --plan), and the
+    memory and hardware rules run with the plan's system and workload unless --system / --model say otherwise.
+
+    Files without a plan are checked together, as before; a YAML with a plan is checked as its own group (with
+    the JSON it names, found from the YAML itself). Returns the engine's CheckResult, merged; why a plan's
+    workload could not be estimated is in `skipped`.
+    """
+    from accelwiz.plan_file import find_plan, load_plan, plan_system, plan_workload
+
+    groups: list[tuple[list[Path], Path | None]] = []
+    if plan is not None:
+        groups.append((list(files), plan))
+    else:
+        planned = {f: find_plan(f) for f in files if f.suffix.lower() in (".yaml", ".yml")}
+        plain = [f for f in files if planned.get(f) is None]
+        groups += [([f], p) for f, p in planned.items() if p is not None]
+        if plain:
+            groups.append((plain, None))
+    merged = CheckResult()
+    for group, plan_path in groups:
+        facts: dict[str, object] = {"system": system, "workload": workload, "training_args": training_args}
+        if plan_path is not None:
+            try:
+                loaded = load_plan(plan_path)
+            except InputError as exc:
+                merged.input_errors.append(exc)
+                continue
+            facts["plan"] = loaded
+            if system is None:
+                facts["system"] = plan_system(loaded)
+            if workload is None:
+                facts["workload"], why_not = plan_workload(loaded)
+                if why_not:
+                    merged.skipped.append(f"{plan_path}: memory rules skipped: {why_not}")
+        part = check_paths(group, rules, **facts)
+        merged.diagnostics += part.diagnostics
+        merged.input_errors += part.input_errors
+        merged.units += part.units
+        merged.handled += part.handled
+        merged.skipped += part.skipped
+    merged.diagnostics.sort(key=lambda d: (d.file, d.line, d.column, d.code))
+    return merged
