@@ -11,7 +11,7 @@ The readings, from the libraries' source:
   DeepSpeed reads its top-level batch keys raw (`get_scalar_param`), so "8" breaks the batch arithmetic;
 - flag: one set of words for both libraries. accelerate exports flags as `str(v).lower()` and reads them back
   with `str_to_bool` (y, yes, t, true, on, 1 / n, no, f, false, off, 0); DeepSpeed's lax pydantic accepts the
-  same words, in any case, and the integers 1 and 0;
+  same words, in any case (but not padded with spaces), and the numbers 1 and 0;
 - device: DeepSpeed's `OffloadDeviceEnum` is exactly "none", "cpu" or "nvme" (case matters, "CPU" is refused);
 - enum: case-insensitive only where the launcher changes the case itself: `mixed_precision` is lower-cased
   (`PrecisionType(args.mixed_precision.lower())`) and the FSDP sharding strategy upper-cased
@@ -59,10 +59,10 @@ def flag(value: Any) -> bool | None:
     """A flag as accelerate's `str_to_bool` and DeepSpeed's pydantic read it; None when neither reads it."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
+    if integer(value) in (0, 1):  # DeepSpeed's pydantic takes 1, 0 (and 1.0, 0.0: the integral-float leniency)
+        return bool(integer(value))
     if isinstance(value, str):
-        word = value.strip().lower()
+        word = value.lower()  # no stripping: " yes" is refused by both str_to_bool and pydantic
         if word in TRUE_WORDS:
             return True
         if word in FALSE_WORDS:

@@ -259,8 +259,12 @@ def test_flag_words_are_what_deepspeeds_pydantic_accepts(deepspeed_config):  # n
     class Flag(DeepSpeedConfigModel):
         value: bool = False
 
-    for written in [*sorted(coerce.TRUE_WORDS | coerce.FALSE_WORDS), "TRUE", "Off", 1, 0]:
+    for written in [*sorted(coerce.TRUE_WORDS | coerce.FALSE_WORDS), "TRUE", "Off", 1, 0, 1.0, 0.0]:
         assert Flag(value=written).value is coerce.flag(written)
+    for refused in (" yes", "yes ", 2, 0.5, "maybe", None):
+        assert coerce.flag(refused) is None
+        with pytest.raises(ValueError):
+            Flag(value=refused)
 
 
 def test_device_and_choice_follow_the_launcher_case():

@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from accelwiz import coerce
 from accelwiz.config.training_args import TrainerArguments
 
 Path_ = Literal["trainer", "launcher", "inline"]
@@ -68,9 +69,8 @@ class TrainerResolution:
 
 
 def _flag(value: Any) -> bool:
-    """DeepSpeed's (lax pydantic) reading of an `enabled` value."""
-    return value is True or (isinstance(value, (int, float)) and not isinstance(value, bool) and value == 1) or (
-        isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "1", "t", "y"))
+    """DeepSpeed's (lax pydantic) reading of an `enabled` value: the one flag reading, `accelwiz.coerce`."""
+    return coerce.flag(value) is True
 
 
 def find_config_node(config: dict[str, Any], dotted: str) -> tuple[dict[str, Any] | None, str]:
