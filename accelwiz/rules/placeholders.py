@@ -91,8 +91,9 @@ def placeholder_launch_value(ctx: CheckContext) -> Iterator[Finding]:
     planned_rendezvous = plan is not None and plan.launcher.supplies_rendezvous
     launch = getattr(ctx, "launch", None)
     handled_by_launch = bool(launch is not None and getattr(launch, "supplies_rendezvous", False))
-    machines = document.get("num_machines")
-    several = not (isinstance(machines, int) and not isinstance(machines, bool) and machines <= 1)
+    written = ctx.effective.num_machines
+    machines = written.strict if written.is_written else None  # absent or malformed: maybe several
+    several = not (machines is not None and machines <= 1)
     for key, (flag, what, multi_node_only) in LAUNCH_VALUES.items():
         value = document.get(key)
         why = placeholder_kind(value)
