@@ -267,7 +267,7 @@ def fallbacks(answers: Mapping[str, Any], system: MachineProfile, *, fixed: froz
     plan = plan_for(answers, system)
     if plan is None:
         return found
-    strategy_free = "strategy" not in fixed
+    strategy_free = not fixed & {"strategy", "offload_optimizer", "offload_params", "offload_device"}
     current = plan.chosen(answers)
     shortage = f"{current.label} needs {_short_of(current)}" if current is not None and not current.fits else \
         "the chosen strategy was not costed"
@@ -277,7 +277,8 @@ def fallbacks(answers: Mapping[str, Any], system: MachineProfile, *, fixed: froz
             found.append(Fallback(cpu.answers(), cpu, f"{cpu.label} fits where {shortage}"))
         disk = next((o for o in plan.fitting() if o.nvme), None)
         if nvme and disk is not None and cpu is None:
-            cpu_offload = next((o for o in plan.options if o.offload_device == "cpu"), None)
+            cpu_offload = min((o for o in plan.options if o.offload_device == "cpu"),
+                              key=lambda o: (o.per_gpu_bytes, o.host_bytes), default=None)
             why = f"CPU offload needs {_short_of(cpu_offload)}" if cpu_offload else shortage
             found.append(Fallback(disk.answers(), disk, f"{disk.label} fits where {why}",
                                   asks=() if answers.get("nvme_path") else ("nvme_path",)))

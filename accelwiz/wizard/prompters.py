@@ -60,6 +60,11 @@ class ScriptedPrompter:
         self.answers = dict(answers)
         self.asked: list[str] = []
         self.defaults: dict[str, Any] = {}  # the default each question was shown with, last time asked
+        self.shown: dict[str, str | None] = {}  # the explanation shown with it
+        self.refusals: list[tuple[str, str]] = []  # (key, message) of each answer refused and asked again
+
+    def refused(self, question: Question, error: UsageError) -> None:
+        self.refusals.append((question.key, error.message))
 
     def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None,
             check: Callable[[Any], Any] | None = None) -> Any:
@@ -72,6 +77,7 @@ class ScriptedPrompter:
             )
         answer = self.answers[question.key]
         answer = answer.next() if isinstance(answer, Tries) else answer
+        self.shown[question.key] = note
         if answer is BACK:
             raise GoBack
         return default if answer is KEEP else answer

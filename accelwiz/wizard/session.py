@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -122,7 +122,8 @@ def run_init(request: InitRequest, console: Console) -> list[Path]:
 
 
 def plan_until_accepted(request: InitRequest, prompter: Any, preset: dict[str, Any], console: Console, *,
-                        interactive: bool) -> Generated:
+                        interactive: bool, select: Callable[[str, list[tuple[str, Any]]], Any] | None = None
+                        ) -> Generated:
     """Walk, validate, render, check; when the plan does not fit, apply the fastest fallback that does (or, on a
     terminal, offer them on the review screen); on a terminal, review before writing."""
     from accelwiz.wizard.catalog import FLOW
@@ -160,7 +161,7 @@ def plan_until_accepted(request: InitRequest, prompter: Any, preset: dict[str, A
                 continue
             report_diagnostics(generated.diagnostics, console)
             return generated
-        action, detail = review(result, generated, options, console, runs=runs)
+        action, detail = review(result, generated, options, console, runs=runs, select=select or _select)
         if action == "write":
             return generated
         keep = dict(result.answers)
@@ -193,12 +194,11 @@ def _nothing_fits(generated: Generated, answers: dict[str, Any], system: Any) ->
     )
 
 
-def review(result: Any, generated: Generated, fallbacks: list[Any], console: Console, *,
-           runs: bool) -> tuple[str, Any]:
+def review(result: Any, generated: Generated, fallbacks: list[Any], console: Console, *, runs: bool,
+           select: Callable[[str, list[tuple[str, Any]]], Any]) -> tuple[str, Any]:
     """The review screen: every answer as the files spell it, the estimate, what check says; then write, apply a
-    fallback that fits, edit one answer, or cancel (KeyboardInterrupt: nothing is written, exit 130)."""
-    import questionary
-
+    fallback that fits, edit one answer, or cancel (KeyboardInterrupt: nothing is written, exit 130). `select`
+    shows a menu of (label, value) and returns the value chosen."""
     from accelwiz.rules.report import render_text
     from accelwiz.wizard.prompters import spelled
     from accelwiz.wizard.write import errors_of
@@ -211,24 +211,29 @@ def review(result: Any, generated: Generated, fallbacks: list[Any], console: Con
     if generated.diagnostics:
         console.info(render_text(generated.diagnostics).rstrip("\n"))
     errors = errors_of(generated.diagnostics)
-    choices = []
+    choices: list[tuple[str, Any]] = []
     if runs and not errors:
-        choices.append(questionary.Choice("Write the files", value=("write", None)))
+        choices.append(("Write the files", ("write", None)))
     for fallback in fallbacks:
-        choices.append(questionary.Choice(f"Apply {fallback.title}: {fallback.reason}", value=("apply", fallback)))
-    choices.append(questionary.Choice("Edit one answer", value=("edit", None)))
-    choices.append(questionary.Choice("Cancel (write nothing)", value=("cancel", None)))
+        choices.append((f"Apply {fallback.title}: {fallback.reason}", ("apply", fallback)))
+    choices.append(("Edit one answer", ("edit", None)))
+    choices.append(("Cancel (write nothing)", ("cancel", None)))
     title = "Write these files?" if runs and not errors else "This plan does not pass: what now?"
-    action, detail = _unsafe(questionary.select(title, choices=choices))
+    action, detail = select(title, choices)
     if action == "cancel":
         raise KeyboardInterrupt
     if action == "edit":
-        keys = [questionary.Choice(f"{key}: {spelled(value)}", value=key) for key, value in result.answers.items()]
-        detail = _unsafe(questionary.select("Which answer?", choices=keys))
+        keys = [(f"{key}: {spelled(value)}", key) for key, value in result.answers.items()]
+        detail = select("Which answer? (type to filter)", keys)
     return action, detail
 
 
-def _unsafe(prompt: Any) -> Any:
+def _select(title: str, choices: list[tuple[str, Any]]) -> Any:
+    """A questionary menu; typing filters it (so "micro" finds micro_batch)."""
+    import questionary
+
+    items = [questionary.Choice(label, value=value) for label, value in choices]
+    prompt = questionary.select(title, choices=items, use_search_filter=True, use_jk_keys=False)
     try:
         return prompt.unsafe_ask()
     except EOFError:

@@ -1,0 +1,153 @@
+"""The question flow never dead-ends: fallbacks that fit (each chosen at least once), answers refused and asked
+again at their question, back one step from every question, and the review screen's write, edit and cancel.
+Every path that writes ends in files that `check` passes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from accelwiz.console import Console
+from accelwiz.wizard.catalog import FLOW
+from accelwiz.wizard.flow import walk
+from accelwiz.wizard.prompters import BACK, KEEP, ScriptedPrompter, Tries
+from accelwiz.wizard.session import InitRequest, plan_until_accepted
+from accelwiz.wizard.write import errors_of, write_files
+
+# 1xRTX4090 + Llama-3.1-8B with full fine-tuning on one GPU without offload: 157.8 GiB per GPU, does not fit.
+FULL_ON_A_4090 = {
+    "system": "1xRTX4090", "model": "llama-3.1-8b", "regime": "full", "seq_len": 2048, "owner": "accelerate",
+    "micro_batch": 1, "gradient_checkpointing": True, "num_machines": 1, "gpus": 1, "strategy": "single",
+    "precision": "bf16", "use_global_batch": False, "gradient_accumulation": 1, "gradient_clipping": 1.0,
+    "torch_compile": False,
+}
+# Answers the fallbacks' new questions bring (a LoRA rank, ZeRO-3's questions, a path for NVMe).
+FOLLOW_UPS = {"lora_rank": KEEP, "offload_optimizer": KEEP, "offload_params": KEEP, "offload_device": KEEP,
+              "nvme_path": "/local_nvme", "zero3_init": KEEP}
+
+
+class Reviewer:
+    """The review screen, scripted: each call picks the first choice whose label contains the next word."""
+
+    def __init__(self, *picks: str) -> None:
+        self.picks = list(picks)
+        self.screens: list[list[str]] = []
+
+    def __call__(self, title: str, choices: list[tuple[str, object]]) -> object:
+        self.screens.append([label for label, _ in choices])
+        wanted = self.picks.pop(0)
+        return next(value for label, value in choices if wanted in label)
+
+
+def plan(tmp_path: Path, script: dict, *picks: str, preset: dict | None = None):
+    prompter = ScriptedPrompter(script)
+    reviewer = Reviewer(*picks)
+    request = InitRequest(output=tmp_path / "accelerate.yaml", command="test")
+    generated = plan_until_accepted(request, prompter, dict(preset or {}), Console(), interactive=True,
+                                    select=reviewer)
+    return generated, prompter, reviewer
+
+
+def written_and_checked(cli, tmp_path: Path, generated) -> dict:
+    write_files(generated.files, force=False)
+    assert errors_of(generated.diagnostics) == []
+    checked = cli("check", str(tmp_path / "accelerate.yaml"))
+    assert checked.exit_code == 0, checked.stdout
+    return yaml.safe_load((tmp_path / "accelerate.plan.yaml").read_text())
+
+
+@pytest.mark.parametrize(
+    ("system", "overrides", "pick", "expected"),
+    [
+        # full fine-tuning on one A100-80GB fits only with the optimizer in host RAM
+        ("1xA100-80GB", {}, "CPU offload", {"method": "full", "strategy": "ZeRO-2 + CPU offload (optimizer)"}),
+        # on a 64 GiB host CPU offload does not hold an 8B model's states: NVMe does (and asks for the path)
+        ("1xRTX4090", {}, "NVMe offload", {"method": "full", "strategy": "ZeRO-3 + NVMe offload (optimizer, params)"}),
+        ("1xRTX4090", {}, "LoRA fits", {"method": "lora", "strategy": "single GPU"}),
+        ("1xRTX4090", {"model": "llama-3.1-70b", "regime": "lora"}, "QLoRA fits", {"method": "qlora"}),
+        ("1xRTX4090", {}, "sequence 1024", {"method": "qlora", "sequence_length": 1024}),
+        ("8xH100-80GB", {"model": "llama-3.1-70b", "gpus": 2, "strategy": "ddp"}, "8 GPUs fit", {"gpus": 8}),
+    ],
+    ids=["cpu-offload", "nvme", "lora", "qlora", "shorter-sequence", "more-gpus"],
+)
+def test_each_fallback_is_offered_and_ends_in_files_that_check_passes(cli, tmp_path, system, overrides, pick,
+                                                                       expected):
+    script = {**FULL_ON_A_4090, "system": system, **overrides, **FOLLOW_UPS}
+    generated, _, reviewer = plan(tmp_path, script, pick, "Write")
+    assert not any("Write the files" in label for label in reviewer.screens[0])  # it did not fit: no write
+    assert any(label.startswith("Write the files") for label in reviewer.screens[1])
+    recorded = written_and_checked(cli, tmp_path, generated)
+    found = {"method": recorded["fine_tuning"]["method"], "strategy": recorded["estimate"]["strategy"],
+             "sequence_length": recorded["training"]["sequence_length"],
+             "gpus": recorded["system"]["gpus_per_machine"]}
+    assert {key: found[key] for key in expected} == expected
+    assert recorded["estimate"]["verdict"] in ("fits", "tight")
+
+
+def test_a_refused_answer_is_asked_again_at_its_question(tmp_path):
+    # 100 is not a multiple of 16 = 2 (micro-batch) x 8 (processes): refused where it is given, then 128
+    script = {**FULL_ON_A_4090, "system": "8xH100-80GB", "model": "", "gpus": 8, "strategy": "zero2",
+              "offload_optimizer": False, "micro_batch": 2, "use_global_batch": True,
+              "target_global_batch": Tries(100, 128), "num_machines": Tries(0, 1),
+              "system": Tries("8xH10O-80GB", "8xH100-80GB")}
+    generated, prompter, _ = plan(tmp_path, script, "Write")
+    refused = dict(prompter.refusals)
+    assert "not a multiple of 16" in refused["target_global_batch"]
+    assert "out of range" in refused["num_machines"]
+    assert "unknown GPU" in refused["system"]
+    assert '"gradient_accumulation_steps": 8' in generated.deepspeed.text
+
+
+def _asked(script: dict) -> list[str]:
+    prompter = ScriptedPrompter(script)
+    walk(FLOW, None, prompter)
+    return prompter.asked
+
+
+BACK_PATH = {**FULL_ON_A_4090, "system": "2x8xH100-80GB", "model": "llama-3.1-8b", "regime": "lora",
+             "lora_rank": 8, "gpus": 8, "num_machines": 2, "strategy": "zero3", "offload_optimizer": False,
+             "offload_params": False, "use_global_batch": False, "zero3_init": True, "launcher": "per-node",
+             "machine_rank": 0, "main_process_ip": "10.0.0.1", "main_process_port": 29500, "rdzv_backend": "c10d"}
+
+
+@pytest.mark.parametrize("key", _asked(BACK_PATH)[1:])
+def test_back_from_every_question_goes_one_step_and_keeps_the_answers(key):
+    order = _asked(BACK_PATH)
+    previous = order[order.index(key) - 1]
+    script = dict(BACK_PATH)
+    script[key] = Tries(BACK, BACK_PATH[key])
+    script[previous] = Tries(BACK_PATH[previous], KEEP)  # asked again: Enter keeps the remembered answer
+    prompter = ScriptedPrompter(script)
+    result = walk(FLOW, None, prompter, remembered={})
+    position = order.index(key)
+    # the questions up to `key`, then the one before it again (one step back, not to question 1), then on
+    assert prompter.asked == order[: position + 1] + order[position - 1:]
+    assert result.answers[previous] == walk(FLOW, None, ScriptedPrompter(BACK_PATH)).answers[previous]
+    assert result.answers == walk(FLOW, None, ScriptedPrompter(BACK_PATH)).answers
+
+
+def test_review_edits_one_answer_and_keeps_the_rest(cli, tmp_path):
+    script = {**FULL_ON_A_4090, "regime": "lora", "lora_rank": 16, "seq_len": Tries(2048, 1024)}
+    generated, prompter, reviewer = plan(tmp_path, script, "Edit", "seq_len", "Write")
+    assert prompter.asked.count("seq_len") == 2 and prompter.asked.count("model") == 1
+    assert prompter.defaults["seq_len"] == 2048  # the old answer is the default when editing it
+    assert any(label.startswith("seq_len: 2048") for label in reviewer.screens[1])
+    recorded = written_and_checked(cli, tmp_path, generated)
+    assert (recorded["training"]["sequence_length"], recorded["fine_tuning"]["method"]) == (1024, "lora")
+
+
+def test_review_cancel_writes_nothing(tmp_path):
+    script = {**FULL_ON_A_4090, "regime": "lora", "lora_rank": 16}
+    with pytest.raises(KeyboardInterrupt):
+        plan(tmp_path, script, "Cancel")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_fp8_is_judged_from_the_target_not_this_machine(cli, tmp_path, monkeypatch):
+    # no fp8 backend is installed here; an H100 preset lists no packages, so its backend is assumed
+    monkeypatch.chdir(tmp_path)
+    result = cli("init", "--system", "8xH100-80GB", "--precision", "fp8", "--defaults")
+    assert result.exit_code == 0, result.stderr
+    assert yaml.safe_load((tmp_path / "accelerate.yaml").read_text())["mixed_precision"] == "fp8"
