@@ -55,24 +55,28 @@ def _configs_markdown(profile: MachineProfile, configs: Sequence[Path]) -> str:
 
 
 def _unit_rows(unit: Any) -> list[tuple[str, str]]:
-    """The settings that decide the shape of the run, read as written (bad types shown as they are)."""
-    yaml, deepspeed = unit.accelerate, unit.deepspeed
-    get = yaml.get if yaml is not None else (lambda *path, default=None: default)
-    kind = get("distributed_type", default="DEEPSPEED" if deepspeed is not None else "?")
-    rows = [("distributed type", str(kind)), ("processes", str(get("num_processes", default="-"))),
-            ("machines", str(get("num_machines", default=1))),
-            ("mixed precision", _precision(yaml, deepspeed))]
-    if deepspeed is not None:
-        rows.append(("ZeRO stage", str(deepspeed.get("zero_optimization", "stage", default="-"))))
-    if kind == "FSDP":
-        rows.append(("FSDP version", str(get("fsdp_config", "fsdp_version", default=1))))
+    """The settings that decide the shape of the run, as the run reads them (`accelwiz/effective.py`); a value
+    written otherwise ("auto", an unquoted NO, a bad type) is shown beside it."""
+    effective = unit.effective
+    kind = _shown(effective.distributed_type, "DEEPSPEED" if effective.json_alone else "?")
+    rows = [("distributed type", kind), ("processes", _shown(effective.num_processes)),
+            ("machines", _shown(effective.num_machines, "1")), ("mixed precision", _precision(effective))]
+    if unit.deepspeed is not None:
+        rows.append(("ZeRO stage", _shown(effective.zero_stage)))
+    if effective.is_fsdp:
+        rows.append(("FSDP version", _shown(effective.fsdp_version)))
     return rows
 
 
-def _precision(yaml: Any, deepspeed: Any) -> str:
-    if deepspeed is not None:
-        for key in ("bf16", "fp16"):
-            if deepspeed.get(key, "enabled") is True:
-                return f"{key} (DeepSpeed JSON)"
-    written = yaml.get("mixed_precision") if yaml is not None else None
-    return str(written) if written is not None else "no"
+def _shown(item: Any, absent: str = "-") -> str:
+    value = absent if item.value is None else str(item.value)
+    if item.is_written and str(item.written) != value:
+        value += f" (written {item.written!r})"
+    return value
+
+
+def _precision(effective: Any) -> str:
+    precision = effective.mixed_precision
+    if precision.source == "json":
+        return f"{precision.value} (DeepSpeed JSON)"
+    return _shown(precision, "no")
