@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from accelwiz.cli.common import FormatOption, OutputFormat, SystemOption, exit_on_error, get_console, split_codes
+from accelwiz.cli.fixes import DiffOption, FixOption, UnsafeFixesOption
 from accelwiz.cli.trainer_args import TrainingArgsOption, trainer_argv, trainer_inputs
 
 EPILOG = """\
@@ -49,6 +50,9 @@ def check(
                                               rich_help_panel="Memory", show_default=False)] = None,
     attention: Annotated[str, typer.Option(help="eager, sdpa or flash.", rich_help_panel="Memory")] = "sdpa",
     training_args: TrainingArgsOption = None,
+    fix: FixOption = False,
+    unsafe_fixes: UnsafeFixesOption = False,
+    diff: DiffOption = False,
 ) -> None:
     """Check Accelerate and DeepSpeed configs for what the libraries let through (AW rules)."""
     console = get_console()
@@ -76,6 +80,13 @@ def check(
                                              attention=attention)
         # the plan beside each YAML (or --plan) gives the memory and hardware rules its workload and system
         trainer, files = trainer_inputs(training_args, trainer_argv(ctx), files, console)  # AW7xx
+        if fix or diff:  # ruff's model: mend what is unambiguous, then report what remains
+            from accelwiz.cli.fixes import run_fixes
+
+            code = run_fixes(console, files, rules, unsafe=unsafe_fixes, diff=diff, system=machine,
+                             workload=workload, training_args=trainer)
+            if code is not None:
+                raise typer.Exit(code)
         result = check_with_plans(files, rules, system=machine, workload=workload, plan=plan, training_args=trainer)
         for error in result.input_errors:
             console.error(error.message, hint=error.hint)

@@ -1,0 +1,193 @@
+"""`check --fix` / `--diff`: find the fixable findings, apply their edits one at a time, keep each edit only if the
+unit (the YAML and its JSON, checked together) then has no error it did not have before and the finding is gone,
+and repeat until nothing more is fixable. Nothing is written here: `write_fixes` replaces the files atomically.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from accelwiz.fix.edits import EditError
+from accelwiz.fix.table import FIXES
+
+if TYPE_CHECKING:
+    from accelwiz.rules.context import CheckContext
+    from accelwiz.rules.diagnostic import Diagnostic
+
+MAX_PASSES = 50
+
+
+@dataclass(frozen=True)
+class FixNote:
+    code: str
+    file: str
+    message: str
+    applicability: str
+    reason: str = ""  # why it was not applied
+
+
+@dataclass
+class FixReport:
+    original: dict[Path, str] = field(default_factory=dict)
+    fixed: dict[Path, str] = field(default_factory=dict)
+    applied: list[FixNote] = field(default_factory=list)
+    not_applied: list[FixNote] = field(default_factory=list)
+
+    @property
+    def changed(self) -> dict[Path, str]:
+        return {p: t for p, t in self.fixed.items() if t != self.original.get(p)}
+
+    def diff(self) -> str:
+        chunks = []
+        for path, text in self.changed.items():
+            chunks += difflib.unified_diff(self.original[path].splitlines(True), text.splitlines(True),
+                                           fromfile=f"{path} (original)", tofile=f"{path} (fixed)")
+        return "".join(chunk if chunk.endswith("\n") else chunk + "\n\\ No newline at end of file\n"
+                       for chunk in chunks)
+
+
+def _apply(text: str, syntax: str, edits: list[Any]) -> str:
+    if syntax == "yaml":
+        from accelwiz.fix.yaml_edit import apply_yaml
+
+        return apply_yaml(text, edits)
+    from accelwiz.fix.json_edit import apply_json
+
+    return apply_json(text, edits)
+
+
+def _errors(diagnostics: list[Diagnostic]) -> Counter:
+    from accelwiz.rules.diagnostic import Severity
+
+    return Counter((d.code, d.file, d.path) for d in diagnostics if d.severity is Severity.ERROR)
+
+
+def _all_problems(diagnostics: list[Diagnostic]) -> Counter:
+    return Counter((d.code, d.file, d.path) for d in diagnostics)
+
+
+class _Unit:
+    """One check unit, re-checked from texts in memory."""
+
+    def __init__(self, context: CheckContext, facts: dict[str, Any]) -> None:
+        self.documents = {d.path: d for d in context.documents}
+        self.reference = context.deepspeed_reference
+        self.facts = facts
+
+    def check(self, texts: dict[Path, str], rules: Any) -> tuple[CheckContext, list[Diagnostic]] | None:
+        from accelwiz.document.load import parse_text
+        from accelwiz.errors import InputError
+        from accelwiz.rules.engine import check_unit
+
+        try:
+            documents = [parse_text(texts[path], path, kind=doc.kind) for path, doc in self.documents.items()]
+        except InputError:
+            return None
+        checked = check_unit(documents, deepspeed_reference=self.reference, rules=rules, **self.facts)
+        return checked.context, checked.diagnostics
+
+
+def plan_fixes(paths: list[Path], rules: list, *, unsafe: bool, **facts: Any) -> FixReport:
+    """The fixed texts of `paths` (and of the JSONs their YAMLs name), without writing anything."""
+    from accelwiz.rules.engine import check_paths
+    from accelwiz.rules.registry import select_rules
+
+    report = FixReport()
+    first = check_paths(paths, rules, **facts)
+    units = [_Unit(context, facts) for context in first.units]
+    for unit in units:
+        for path in unit.documents:
+            if path not in report.original:
+                report.original[path] = path.read_text(encoding="utf-8")
+    texts = dict(report.original)
+    judge = select_rules()  # a fix may not add an error of any rule, selected or not
+    selected = {r.code for r in rules}
+    refused: set[tuple] = set()
+    for unit in units:
+        for _ in range(MAX_PASSES):
+            before = unit.check(texts, judge)
+            if before is None:
+                break
+            context, diagnostics = before
+            if not _try_one(unit, context, diagnostics, texts, judge, selected, unsafe, refused, report):
+                break
+    report.fixed = texts
+    return report
+
+
+def _try_one(unit: _Unit, context: CheckContext, diagnostics: list[Diagnostic], texts: dict[Path, str], judge: Any,
+             selected: set[str], unsafe: bool, refused: set[tuple], report: FixReport) -> bool:
+    """Apply the first fix that works; record the ones that cannot be applied. True when one was applied."""
+    errors_before, problems_before = _errors(diagnostics), _all_problems(diagnostics)
+    for diagnostic in diagnostics:
+        fix = FIXES.get(diagnostic.code)
+        key = (diagnostic.code, diagnostic.file, diagnostic.path, diagnostic.message)
+        if fix is None or diagnostic.code not in selected or key in refused:
+            continue
+        note = FixNote(diagnostic.code, diagnostic.file, diagnostic.message, fix.applicability)
+        if fix.applicability == "unsafe" and not unsafe:
+            refused.add(key)
+            report.not_applied.append(_with_reason(note, "unsafe: pass --unsafe-fixes"))
+            continue
+        edits = fix.function(context, diagnostic)
+        if not edits:
+            refused.add(key)
+            report.not_applied.append(_with_reason(note, "no unambiguous edit for this case"))
+            continue
+        trial = dict(texts)
+        try:
+            for role, edit in edits:
+                document = context.document(role)
+                if document is None:
+                    raise EditError(f"no {role} file in this unit")
+                trial[document.path] = _apply(trial[document.path], document.syntax, [edit])
+        except EditError as exc:
+            refused.add(key)
+            report.not_applied.append(_with_reason(note, str(exc)))
+            continue
+        after = unit.check(trial, judge)
+        if after is None:
+            refused.add(key)
+            report.not_applied.append(_with_reason(note, "the edit would leave a file that cannot be read"))
+            continue
+        errors_after, problems_after = _errors(after[1]), _all_problems(after[1])
+        new_errors = errors_after - errors_before
+        gone = problems_after[(diagnostic.code, diagnostic.file, diagnostic.path)] < \
+            problems_before[(diagnostic.code, diagnostic.file, diagnostic.path)]
+        if new_errors or not gone:
+            refused.add(key)
+            why = (f"it would leave the pair inconsistent ({', '.join(sorted({c for c, _, _ in new_errors}))})"
+                   if new_errors else "the finding would remain")
+            report.not_applied.append(_with_reason(note, why))
+            continue
+        texts.update(trial)
+        report.applied.append(note)
+        return True
+    return False
+
+
+def _with_reason(note: FixNote, reason: str) -> FixNote:
+    return FixNote(note.code, note.file, note.message, note.applicability, reason)
+
+
+def write_fixes(report: FixReport) -> list[Path]:
+    """Replace each changed file atomically; returns the files written."""
+    from accelwiz.atomic import atomic_write
+
+    written = []
+    for path, text in report.changed.items():
+        atomic_write(path, text)
+        written.append(path)
+    return written
+
+
+def remaining_not_applied(report: FixReport) -> list[FixNote]:
+    """Not-applied notes, once per finding (the last reason)."""
+    seen: dict[tuple, FixNote] = {}
+    for note in report.not_applied:
+        seen[(note.code, note.file, note.message)] = note
+    return list(seen.values())

@@ -1,0 +1,268 @@
+"""The fix table: rule code -> the function that mends one of its findings, and whether the mend is safe.
+
+safe: the file then says what it evidently meant, and the run does what it already did or what the file plainly
+asked for (a quoted number unquoted, a YAML 1.1 boolean quoted, a key that is ignored removed, a legacy key
+renamed to its successor, a default written out). unsafe: the run changes (a typo'd key starts to apply, a
+removed feature is dropped, a value is replaced with the one the other file or the Trainer gives): `--fix` applies
+these only with `--unsafe-fixes`.
+
+A fix function receives the unit's CheckContext and the Diagnostic, and returns the edits per file role, or None
+when this finding has no unambiguous mend (the rule stays fixable in general; this case is reported as not fixed).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from accelwiz.fix.edits import AddKey, DeleteKey, Edit, RenameKey, SetValue
+
+if TYPE_CHECKING:
+    from accelwiz.rules.context import CheckContext
+    from accelwiz.rules.diagnostic import Diagnostic
+
+Applicability = Literal["safe", "unsafe"]
+RoleEdits = list[tuple[str, Edit]]  # (file role, edit)
+FixFunction = Callable[["CheckContext", "Diagnostic"], "RoleEdits | None"]
+
+
+@dataclass(frozen=True)
+class Fix:
+    function: FixFunction
+    applicability: Applicability
+    summary: str  # what the fix does, for `accelwiz rule CODE` and docs/rules.md
+
+
+def _role(ctx: CheckContext, diagnostic: Diagnostic) -> str | None:
+    for role in ("accelerate", "deepspeed"):
+        document = ctx.document(role)
+        if document is not None and document.name == diagnostic.file:
+            return role
+    return None
+
+
+def _value(ctx: CheckContext, role: str, path: tuple) -> Any:
+    document = ctx.document(role)
+    return document.get(*path) if document is not None else None
+
+
+def _has(ctx: CheckContext, role: str, path: tuple) -> bool:
+    document = ctx.document(role)
+    return document is not None and document.has(*path)
+
+
+def _hinted_name(diagnostic: Diagnostic) -> str | None:
+    match = re.search(r"rename (?:it|the block) to `([^`]+)`", diagnostic.fix or "")
+    return match.group(1) if match else None
+
+
+def rename_to_suggestion(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW001 (did you mean) and AW009/AW010 (a successor named in the hint): rename the key."""
+    role, new = _role(ctx, diagnostic), _hinted_name(diagnostic)
+    if role is None or new is None or not diagnostic.path:
+        return None
+    if _has(ctx, role, (*diagnostic.path[:-1], new)):
+        return None  # both spellings present: which value wins is not ours to decide
+    return [(role, RenameKey(diagnostic.path, new))]
+
+
+def unquote_number(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW005: '8' -> 8."""
+    role = _role(ctx, diagnostic)
+    value = _value(ctx, role, diagnostic.path) if role else None
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    try:
+        number: int | float = int(text)
+    except ValueError:
+        try:
+            number = float(text)
+        except ValueError:
+            return None
+    return [(role, SetValue(diagnostic.path, number))]  # type: ignore[list-item]
+
+
+def integral_float(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW006: 2.0 -> 2, and a quoted exponent '5e8' -> 500000000."""
+    role = _role(ctx, diagnostic)
+    value = _value(ctx, role, diagnostic.path) if role else None
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer():
+        return None
+    return [(role, SetValue(diagnostic.path, int(value)))]  # type: ignore[list-item]
+
+
+def quote_yaml_word(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW007/AW008: the plain word YAML 1.1 turned into a boolean, written back quoted."""
+    role = _role(ctx, diagnostic)
+    document = ctx.document(role) if role else None
+    if document is None or document.syntax != "yaml":
+        return None
+    written = document.plain_scalars.get(tuple(diagnostic.path))
+    if written is None:
+        return None
+    return [(role, SetValue(diagnostic.path, written, quote="single"))]  # type: ignore[list-item]
+
+
+def delete_key(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """Remove the key the finding is about (one that is ignored, or refused and without successor)."""
+    role = _role(ctx, diagnostic)
+    if role is None or not diagnostic.path or not _has(ctx, role, tuple(diagnostic.path)):
+        return None
+    return [(role, DeleteKey(diagnostic.path))]
+
+
+def removed_key(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW010: rename to the successor the hint names, else delete where the hint says to."""
+    if _hinted_name(diagnostic):
+        return rename_to_suggestion(ctx, diagnostic)
+    if re.search(r"\b(remove|delete) (the|it)\b", diagnostic.fix or ""):
+        return delete_key(ctx, diagnostic)
+    return None
+
+
+def legacy_key(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW009: rename; `cpu_offload`/`cpu_offload_param: true` become their offload blocks."""
+    if _hinted_name(diagnostic):
+        return rename_to_suggestion(ctx, diagnostic)
+    role = _role(ctx, diagnostic)
+    path = tuple(diagnostic.path)
+    successors = {"cpu_offload": "offload_optimizer", "cpu_offload_param": "offload_param"}
+    if role != "deepspeed" or len(path) != 2 or path[0] != "zero_optimization" or path[1] not in successors:
+        return None
+    value, block = _value(ctx, role, path), successors[path[1]]
+    if _has(ctx, role, ("zero_optimization", block)) or value not in (True, False):
+        return None
+    edits: RoleEdits = [(role, DeleteKey(path))]
+    if value is True:
+        edits.append((role, AddKey(("zero_optimization",), block, {"device": "cpu"})))
+    return edits
+
+
+def duplicate_json_key(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW013: keep the last occurrence (the one Python's and hjson's readers keep), delete the others."""
+    role = _role(ctx, diagnostic)
+    if role is None:
+        return None
+    return [(role, DeleteKey(diagnostic.path, keep_last=True))]
+
+
+def explicit_gradient_clipping(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW228: write the clipping the run already uses (1.0) in place of "auto" or an absent key."""
+    role = _role(ctx, diagnostic) or ("deepspeed" if ctx.deepspeed is not None else "accelerate")
+    path = tuple(diagnostic.path)
+    if role == "deepspeed":
+        if _value(ctx, role, ("gradient_clipping",)) == "auto":
+            return [(role, SetValue(("gradient_clipping",), 1.0))]
+        if not _has(ctx, role, ("gradient_clipping",)):
+            return [(role, AddKey((), "gradient_clipping", 1.0))]
+        return None
+    if _value(ctx, role, ("deepspeed_config", "gradient_clipping")) == "auto":
+        return [(role, SetValue(("deepspeed_config", "gradient_clipping"), 1.0))]
+    if isinstance(_value(ctx, role, ("deepspeed_config",)), dict) and path[:1] == ("deepspeed_config",):
+        return [(role, AddKey(("deepspeed_config",), "gradient_clipping", 1.0))]
+    return None
+
+
+def optimizer_max_grad_norm(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW221: move optimizer.params.max_grad_norm to the top-level gradient_clipping."""
+    path = tuple(diagnostic.path)
+    value = _value(ctx, "deepspeed", path)
+    if ctx.deepspeed is None or not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    current = _value(ctx, "deepspeed", ("gradient_clipping",))
+    edits: RoleEdits = [("deepspeed", DeleteKey(path))]
+    if current in (None, "auto"):
+        edits.append(("deepspeed", SetValue(("gradient_clipping",), value) if current == "auto"
+                      else AddKey((), "gradient_clipping", value)))
+    elif current != value:
+        return None  # two different clippings: not ours to pick
+    return edits
+
+
+def precision_from_json(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW402: the DeepSpeed JSON owns the precision: the YAML's mixed_precision is set to it."""
+    if ctx.deepspeed is None or ctx.accelerate is None:
+        return None
+    enabled = [name for name in ("fp16", "bf16") if _value(ctx, "deepspeed", (name, "enabled")) is True]
+    if len(enabled) != 1 or not _has(ctx, "accelerate", ("mixed_precision",)):
+        return None
+    return [("accelerate", SetValue(("mixed_precision",), enabled[0]))]
+
+
+def json_gradient_accumulation(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW214: the YAML and the JSON disagree on GA; the JSON owns it, so the YAML's copy goes."""
+    path = ("deepspeed_config", "gradient_accumulation_steps")
+    if ctx.accelerate is None or not _has(ctx, "accelerate", path) or ctx.deepspeed is None:
+        return None
+    return [("accelerate", DeleteKey(path))]
+
+
+def batch_identity(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW212: train_batch_size written out as micro-batch x accumulation x world size."""
+    if ctx.deepspeed is None:
+        return None
+    micro = _value(ctx, "deepspeed", ("train_micro_batch_size_per_gpu",))
+    accumulation = _value(ctx, "deepspeed", ("gradient_accumulation_steps",))
+    world = ctx.effective.num_processes.value if ctx.accelerate is not None else None
+    numbers = [v for v in (micro, accumulation, world) if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+    if len(numbers) != 3 or not isinstance(_value(ctx, "deepspeed", ("train_batch_size",)), int):
+        return None
+    return [("deepspeed", SetValue(("train_batch_size",), micro * accumulation * world))]
+
+
+def trainer_auto(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW702: the DeepSpeed value the Trainer refuses becomes "auto" (the Trainer then fills its own)."""
+    role = _role(ctx, diagnostic)
+    if role != "deepspeed" or not diagnostic.path or not _has(ctx, role, tuple(diagnostic.path)):
+        return None
+    return [(role, SetValue(diagnostic.path, "auto"))]
+
+
+def stage3_init_flag(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW217: `zero3_init_flag: true` for ZeRO-3 from the YAML."""
+    if ctx.accelerate is None or not isinstance(_value(ctx, "accelerate", ("deepspeed_config",)), dict):
+        return None
+    path = ("deepspeed_config", "zero3_init_flag")
+    if _has(ctx, "accelerate", path):
+        return [("accelerate", SetValue(path, True))]
+    return [("accelerate", AddKey(("deepspeed_config",), "zero3_init_flag", True))]
+
+
+FIXES: dict[str, Fix] = {
+    "AW001": Fix(rename_to_suggestion, "unsafe", "rename the unknown key to the known key it is closest to"),
+    "AW005": Fix(unquote_number, "safe", "remove the quotes around the number"),
+    "AW006": Fix(integral_float, "safe", "write the whole-number float as an integer"),
+    "AW007": Fix(quote_yaml_word, "safe", "quote `NO` so YAML keeps it a string"),
+    "AW008": Fix(quote_yaml_word, "safe", "quote the word YAML 1.1 read as a boolean"),
+    "AW009": Fix(legacy_key, "safe", "replace the legacy key with its current form"),
+    "AW010": Fix(removed_key, "unsafe", "rename the removed key to its successor, or delete it"),
+    "AW013": Fix(duplicate_json_key, "unsafe", "keep the last occurrence of the key, delete the others"),
+    "AW110": Fix(delete_key, "safe", "delete the key the launcher never applies"),
+    "AW113": Fix(delete_key, "safe", "delete the section the distributed type does not read"),
+    "AW201": Fix(delete_key, "unsafe", "delete the inline DeepSpeed key the JSON owns"),
+    "AW206": Fix(delete_key, "safe", "delete the parameter offload DeepSpeed ignores below ZeRO-3"),
+    "AW212": Fix(batch_identity, "unsafe", "write train_batch_size as micro-batch x accumulation x processes"),
+    "AW214": Fix(json_gradient_accumulation, "unsafe", "delete the YAML's gradient accumulation; the JSON owns it"),
+    "AW216": Fix(delete_key, "safe", "delete zero3_init_flag, which only ZeRO-3 reads"),
+    "AW217": Fix(stage3_init_flag, "unsafe", "set zero3_init_flag: true"),
+    "AW218": Fix(delete_key, "unsafe", "delete reduce_bucket_size 0 (DeepSpeed's default applies)"),
+    "AW221": Fix(optimizer_max_grad_norm, "unsafe", "move optimizer.params.max_grad_norm to gradient_clipping"),
+    "AW226": Fix(delete_key, "safe", 'delete the "auto" plain DeepSpeed drops (its default applies, as now)'),
+    "AW228": Fix(explicit_gradient_clipping, "safe", "write the clipping the run uses, 1.0"),
+    "AW230": Fix(delete_key, "unsafe", "delete legacy_stage1"),
+    "AW302": Fix(delete_key, "safe", "delete the FSDP1 option FSDP2 ignores"),
+    "AW402": Fix(precision_from_json, "unsafe", "set mixed_precision to the precision the DeepSpeed JSON enables"),
+    "AW702": Fix(trainer_auto, "unsafe", 'set the DeepSpeed value the Trainer refuses to "auto"'),
+}
+
+
+def fix_for(code: str) -> Fix | None:
+    return FIXES.get(code)
