@@ -38,6 +38,7 @@ def test_full_deepspeed_path(tmp_path):
     answer(child, "Which model", "llama-3.1-8b" + ENTER)
     answer(child, "How will you fine-tune", ENTER)  # full fine-tuning
     answer(child, "Sequence length", ENTER)
+    answer(child, "Who runs the training loop", ENTER)  # accelerate
     answer(child, "Micro-batch", ENTER)
     answer(child, "gradient checkpointing", ENTER)
     answer(child, "How many machines", ENTER)
@@ -55,14 +56,15 @@ def test_full_deepspeed_path(tmp_path):
     answer(child, "accumulation", "4" + ENTER)  # typing replaces the default shown as [1]
     answer(child, "Clip", ENTER)
     answer(child, "torch.compile", ENTER)
-    child.expect("wrote out.yaml, ds_config.json")
+    answer(child, "Write these files", ENTER)  # the review screen: write
+    child.expect("wrote out.yaml, out.ds.json, out.plan.yaml")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
     config = yaml.safe_load((tmp_path / "out.yaml").read_text())
-    deepspeed = json.loads((tmp_path / "ds_config.json").read_text())
+    deepspeed = json.loads((tmp_path / "out.ds.json").read_text())
     assert config["distributed_type"] == "DEEPSPEED" and config["num_processes"] == 8
-    assert config["deepspeed_config"] == {"deepspeed_config_file": "ds_config.json", "zero3_init_flag": False}
+    assert config["deepspeed_config"] == {"deepspeed_config_file": "out.ds.json", "zero3_init_flag": False}
     assert (
         deepspeed["zero_optimization"]["stage"] == 2
         and "offload_optimizer" not in deepspeed["zero_optimization"]
@@ -72,7 +74,8 @@ def test_full_deepspeed_path(tmp_path):
 
 # Ctrl-D is end-of-file only on an empty line (elsewhere it deletes a character), so it goes to the model
 # question, whose default is empty; Ctrl-C goes to a later question, after an answer was given.
-CANCELS = {"ctrl-c": [("Which model", ENTER), ("Micro-batch", "\x03")], "ctrl-d": [("Which model", "\x04")]}
+CANCELS = {"ctrl-c": [("Which model", ENTER), ("Who runs", ENTER), ("Micro-batch", "\x03")],
+           "ctrl-d": [("Which model", "\x04")]}
 
 
 @pytest.mark.parametrize("steps", CANCELS.values(), ids=CANCELS.keys())
@@ -91,7 +94,8 @@ def test_cancel_writes_nothing_and_exits_130(tmp_path, steps):
 def test_overwrite_asks_first_and_keeps_a_backup(tmp_path, reply):
     (tmp_path / "accelerate.yaml").write_text("# mine\n")
     child = spawn("--system 1xT4 --model '' --gpus 1 --strategy single --precision fp16", tmp_path)
-    prompts = ("Micro-batch", "How many machines", "target global batch", "accumulation", "Clip", "torch.compile")
+    prompts = ("Who runs", "Micro-batch", "How many machines", "target global batch", "accumulation", "Clip",
+               "torch.compile", "Write these files")
     for prompt in prompts:
         answer(child, prompt, ENTER)
     answer(child, "accelerate.yaml exists. Replace it", reply)
@@ -107,55 +111,83 @@ def test_overwrite_asks_first_and_keeps_a_backup(tmp_path, reply):
         assert not (tmp_path / "accelerate.yaml.bak").exists()
 
 
-def test_going_back_after_check_refuses_keeps_the_answers(tmp_path):
-    # Nothing fits a 405B model on one T4, so `check` refuses the first result; going back, earlier answers
-    # are the defaults: only the model is changed (`none` skips it), the micro-batch of 3 is kept.
-    zero3_tail = [
-        ("Offload optimizer", ENTER),
-        ("Offload parameters", ENTER),
-        ("Mixed precision", ENTER),
-        ("target global batch", ENTER),
-        ("accumulation", ENTER),
-        ("Clip", ENTER),
-        ("torch.compile", ENTER),
-        ("zero.Init", ENTER),
-    ]
-    first = [
-        ("Which model", "llama-3.1-405b" + ENTER),
-        ("fine-tune", ENTER),
-        ("Sequence length", ENTER),
-        ("Micro-batch", "3" + ENTER),
-        ("gradient checkpointing", ENTER),
-        ("How many machines", ENTER),
-        ("GPUs per machine", ENTER),
-        ("distributed", ENTER),
-        *zero3_tail,
-    ]
-    second = [
-        ("Which model", "none" + ENTER),
-        ("Micro-batch", ENTER),
-        ("How many machines", ENTER),
-        ("GPUs per machine", ENTER),
-        ("distributed", ENTER),
-        *zero3_tail,
-    ]
-    child = spawn("--system 1xT4", tmp_path)
-    for prompt, keys in first:
-        answer(child, prompt, keys)
-    child.expect("AW5")  # the memory rules' error on the screen
-    answer(child, "Go back and change answers", ENTER)
-    for prompt, keys in second:
-        answer(child, prompt, keys)
-    child.expect("start training with")
+def test_a_typo_at_the_machine_question_is_asked_again(tmp_path):
+    # a typo at "Which machine will train?" used to end the wizard with exit 2; now it is refused at the prompt
+    child = spawn("--model '' -o out.yaml", tmp_path)
+    answer(child, "Which machine will train", "1xRTX409O")
+    child.send(ENTER)
+    child.expect("unknown GPU")  # shown under the prompt, which stays open
+    child.send("\x7f" * len("1xRTX409O") + "1xRTX4090" + ENTER)
+    for prompt in ("Who runs", "Micro-batch", "How many machines", "GPUs per machine", "distributed", "Mixed",
+                   "target global batch", "accumulation", "Clip", "torch.compile"):
+        answer(child, prompt, ENTER)
+    answer(child, "Write these files", ENTER)
+    child.expect("wrote out.yaml")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-    assert json.loads((tmp_path / "ds_config.json").read_text())["train_micro_batch_size_per_gpu"] == 3
+    assert yaml.safe_load((tmp_path / "out.plan.yaml").read_text())["system"]["name"] == "1xRTX4090"
+
+
+def test_back_goes_one_step_and_keeps_the_answer(tmp_path):
+    child = spawn("--system 1xT4 --model '' --gpus 1 --strategy single --precision fp16", tmp_path)
+    answer(child, "Who runs", ENTER)
+    answer(child, "Micro-batch", "3" + ENTER)
+    answer(child, "How many machines", "<")  # back one question: the micro-batch, not question 1
+    child.expect(r"Micro-batch size per GPU\? \[3\]")  # the answer given is kept as the default
+    child.send(ENTER)
+    for prompt in ("How many machines", "target global batch", "accumulation", "Clip", "torch.compile"):
+        answer(child, prompt, ENTER)
+    answer(child, "Write these files", ENTER)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "Who runs" not in child.before  # nothing before the micro-batch was asked again
+    assert yaml.safe_load((tmp_path / "accelerate.plan.yaml").read_text())["training"]["micro_batch"] == 3
+
+
+def test_the_review_screen_edits_one_answer(tmp_path):
+    child = spawn("--system 1xT4 --model '' --gpus 1 --strategy single --precision fp16", tmp_path)
+    for prompt in ("Who runs", "Micro-batch", "How many machines", "target global batch", "accumulation", "Clip",
+                   "torch.compile"):
+        answer(child, prompt, ENTER)
+    child.expect("Review the plan")
+    answer(child, "Write these files", DOWN + ENTER)  # Edit one answer
+    answer(child, "Which answer", "micro")  # typing filters the list to micro_batch
+    child.send(ENTER)
+    child.expect(r"Micro-batch size per GPU\? \[1\]")
+    child.send("4" + ENTER)
+    answer(child, "Write these files", ENTER)  # only the edited answer was asked
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "Clip" not in child.before
+    assert yaml.safe_load((tmp_path / "accelerate.plan.yaml").read_text())["training"]["micro_batch"] == 4
+
+
+def test_llama_3_8b_on_an_rtx4090_ends_in_a_written_plan(tmp_path):
+    # The regression: full fine-tuning was the default on a 24 GB card and the run ended with exit 1.
+    child = spawn("--system 1xRTX4090 -o out.yaml", tmp_path)
+    answer(child, "Which model", "llama-3-8b" + ENTER)
+    child.expect("default LoRA")  # why the default is not full fine-tuning, in one line
+    for prompt in ("How will you fine-tune", "LoRA rank", "Sequence length", "Who runs", "Micro-batch",
+                   "gradient checkpointing", "How many machines", "GPUs per machine", "distributed", "Mixed",
+                   "target global batch", "accumulation", "Clip", "torch.compile"):
+        answer(child, prompt, ENTER)
+    child.expect(r"estimate +single GPU: GPU memory [\d.]+ of 24.0 GiB per GPU; host RAM [\d.]+ of 64.0 GiB")
+    answer(child, "Write these files", ENTER)
+    child.expect("wrote out.yaml, out.plan.yaml")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    plan = yaml.safe_load((tmp_path / "out.plan.yaml").read_text())
+    assert plan["fine_tuning"]["method"] == "lora" and plan["estimate"]["verdict"] == "fits"
 
 
 def test_a_target_global_batch_replaces_the_accumulation_question(tmp_path):
     child = spawn("--system 8xH100-80GB --model '' --strategy zero2 --precision bf16", tmp_path)
     for prompt, keys in (
+        ("Who runs", ENTER),
         ("Micro-batch", "2" + ENTER),
         ("How many machines", ENTER),
         ("GPUs per machine", ENTER),
@@ -167,8 +199,9 @@ def test_a_target_global_batch_replaces_the_accumulation_question(tmp_path):
     child.send("128" + ENTER)
     answer(child, "Clip", ENTER)  # the accumulation question is not asked
     answer(child, "torch.compile", ENTER)
+    answer(child, "Write these files", ENTER)
     child.expect("start training with")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-    assert json.loads((tmp_path / "ds_config.json").read_text())["gradient_accumulation_steps"] == 8
+    assert json.loads((tmp_path / "accelerate.ds.json").read_text())["gradient_accumulation_steps"] == 8
