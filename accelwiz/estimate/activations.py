@@ -14,8 +14,13 @@ size and 16-bit activations (×2 for fp32 training):
 * Eager attention materialises the scores: HF Llama-family eager softmax runs in fp32 and keeps the fp32
   probabilities (4) and their 16-bit cast (2): `6as²b`; GPT-2/BERT keep probabilities, dropout mask and
   dropout output: `5as²b` (Korthikanti). SDPA and flash keep neither.
-* Gradient checkpointing (HF, per decoder layer): only each layer's input (`2sbh`) is kept, plus one layer's
-  full activations while it is recomputed during backward.
+* Gradient checkpointing (HF, per decoder layer): only each layer's input (`2sbh`) is kept; one layer's full
+  activations exist again while it is recomputed during backward (`recompute_bytes`, a backward-phase term).
+* The loss tail (measured by the fake-tensor trace, accelwiz/estimate/trace.py): HF's loss upcasts the logits
+  and `log_softmax` saves only its fp32 output, so what forward leaves for backward is `4bsV`
+  (`logits_bytes`). The 16-bit logits and their fp32 copy (`2bsV + 4bsV`; fp32 training: the `4bsV` logits)
+  are a forward transient, and backward's first step adds the loss gradient and the log-softmax gradient
+  (`8bsV`) while the saved output still lives (`loss_transient_bytes`).
 """
 
 from __future__ import annotations
@@ -65,16 +70,19 @@ def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerAct
         )
         if width == 2:
             terms.append(("RMSNorm fp32 upcast", 4 * norms * sbh))
-        if width == 2 and autocast:  # fp32 normalised output, plus the 16-bit cast the next linear keeps
-            terms.append(("autocast fp32 residual stream", 2 * norms * sbh))
+        # Not in the reference: the attention output laid out again for o_proj and the rotary products,
+        # measured by the fake-tensor trace (tests/estimate/test_trace_matrix.py)
+        terms.append(("attention output copy, rotary (trace)", int(3 * q_width * sbh) * scale))
+        if width == 2 and autocast:  # fp32 normalised outputs, the 16-bit casts the linears keep, fp32 adds
+            terms.append(("autocast fp32 residual stream", 5 * norms * sbh))
         score_bytes = 6 if width == 2 else 8  # fp32 probabilities + their cast (none when already fp32)
     else:
         terms.append(("layer tensors (34sbh, Korthikanti)", 34 * sbh * scale))
         if spec.family == "gpt2":
             terms.append(("gelu_new intermediates", 24 * sbh * scale))
         score_bytes = 5 * scale
-        if width == 2 and autocast:  # LayerNorm in/out fp32; softmax output and dropout output fp32
-            terms.append(("autocast fp32 residual stream", 4 * sbh))
+        if width == 2 and autocast:  # LayerNorm in/out, residual adds and gelu_new's pow/tanh chain in fp32
+            terms.append(("autocast fp32 residual stream", 22 * sbh))  # measured by the trace
             score_bytes = 9
     if workload.attention == "eager":
         terms.append(("attention scores (eager)", score_bytes * a * s * s * b))
@@ -84,19 +92,17 @@ def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerAct
 
 
 def activation_bytes(workload: Workload, *, autocast: bool = False) -> tuple[int, tuple[str, ...]]:
-    """Saved activations of all layers per GPU (without logits), and the assumptions behind the number."""
+    """Saved activations of all layers per GPU at the end of forward (without the loss tail), and notes."""
     spec = workload.model
     layer = layer_activations(workload, autocast=autocast)
-    width = 4 if workload.precision == "fp32" or autocast else 2
-    boundary = width * workload.seq_len * workload.micro_batch * spec.hidden_size  # one layer input
     per_term = ", ".join(f"{name} {value / 2**20:.0f} MiB" for name, value in layer.terms)
     notes = [f"activations per layer: {per_term}"]
     if workload.gradient_checkpointing:
-        total = spec.num_layers * boundary + layer.total
+        total = spec.num_layers * boundary_bytes(workload, autocast=autocast)
         notes.append("gradient checkpointing: each layer keeps its input; one layer is recomputed at a time")
     else:
         total = spec.num_layers * layer.total
-    total += 2 * boundary  # embedding output and final norm output
+    total += 2 * boundary_bytes(workload, autocast=autocast)  # embedding output and final norm output
     if workload.attention == "eager":
         notes.append("eager attention stores the s×s scores of every layer")
     if workload.regime != "full":
@@ -106,15 +112,39 @@ def activation_bytes(workload: Workload, *, autocast: bool = False) -> tuple[int
     return total, tuple(notes)
 
 
-def logits_bytes(workload: Workload) -> int:
-    """The loss tail: 16-bit logits (2bsV), their fp32 upcast (4bsV) and the saved log-softmax (4bsV).
+def boundary_bytes(workload: Workload, *, autocast: bool = False) -> int:
+    """One layer's input (the residual stream): what a checkpointed layer keeps."""
+    width = 4 if workload.precision == "fp32" or autocast else 2
+    return width * workload.seq_len * workload.micro_batch * workload.model.hidden_size
 
-    For large vocabularies (Llama-3: 128,256; Gemma: 256,000) this is often the peak of the whole step.
-    Encoder-only BERT has no LM head here.
+
+def recompute_bytes(workload: Workload, *, autocast: bool = False) -> int:
+    """Gradient checkpointing: one layer's full activations, alive again while backward recomputes it."""
+    if not workload.gradient_checkpointing:
+        return 0
+    return layer_activations(workload, autocast=autocast).total
+
+
+def logits_bytes(workload: Workload) -> int:
+    """The loss tail forward leaves for backward: the fp32 log-softmax output (4bsV).
+
+    For large vocabularies (Llama-3: 128,256; Gemma: 256,000) this and its gradients are often the peak of
+    the whole step. Encoder-only BERT has no LM head here.
     """
     spec = workload.model
     if spec.family == "bert":
         return 0
-    tokens = workload.micro_batch * workload.seq_len
-    first = 4 if workload.precision == "fp32" else 2
-    return tokens * spec.vocab_size * (first + 4 + 4)
+    return 4 * workload.micro_batch * workload.seq_len * spec.vocab_size
+
+
+def loss_transient_bytes(workload: Workload) -> tuple[int, int]:
+    """Short-lived loss tensors on top of `logits_bytes`: (in forward, at the start of backward).
+
+    Forward: the logits (16-bit, 2bsV; fp32 training 4bsV) and their fp32 copy (4bsV, none in fp32) exist
+    while log_softmax runs. Backward: the gradients of the loss and of the log-softmax (4bsV each).
+    """
+    if workload.model.family == "bert":
+        return 0, 0
+    tokens = workload.micro_batch * workload.seq_len * workload.model.vocab_size
+    forward = 4 * tokens if workload.precision == "fp32" else 6 * tokens
+    return forward, 8 * tokens

@@ -1,15 +1,33 @@
 """Training memory per GPU and per node for one workload under one strategy: pure arithmetic, frozen result.
 
-Per GPU = model states (states.py) + activations and logits (activations.py) + communication buffers + a
-per-process overhead. Every figure carries the assumptions it rests on (`MemoryEstimate.assumptions`).
+The peak is a maximum over the phases of a training step, not one sum (the fake-tensor trace in trace.py
+showed the sum over-estimating where the peak is in the optimizer step and missing the step's temporaries):
+
+* forward: weights (with autocast's 16-bit copies), optimizer states, the activations, and the loss tail
+  while log_softmax runs (activations.py);
+* backward: the larger of its start (everything forward kept, plus the loss gradients), the recomputation of
+  one checkpointed layer, and its end (activations freed, all gradients present; a tied embedding's two
+  gradient contributions and their sum exist at once);
+* optimizer step: weights, gradients, optimizer states and the step's temporaries (states.py: AdamW's
+  `foreach` path allocates one parameter-sized temporary).
+
+Gradients exist only from backward to the step (`zero_grad(set_to_none=True)`, torch's default since 2.0),
+except under DeepSpeed, whose gradient partitions stay allocated. Communication buffers count in every
+phase. On top of the peak: a per-process overhead (CUDA context, NCCL, allocator slack). Every figure carries
+the assumptions it rests on (`MemoryEstimate.assumptions`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accelwiz.estimate.activations import activation_bytes, logits_bytes
-from accelwiz.estimate.states import model_states
+from accelwiz.estimate.activations import (
+    activation_bytes,
+    logits_bytes,
+    loss_transient_bytes,
+    recompute_bytes,
+)
+from accelwiz.estimate.states import ModelStates, model_states, optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 from accelwiz.vocab import GIB
@@ -35,33 +53,56 @@ SUB_GROUP_ELEMENTS = 1_000_000_000
 NVME_PARAM_BUFFER_BYTES = 5 * 100_000_000 * 2
 
 
+PHASE_LABEL = {"forward": "forward", "backward": "backward", "optimizer": "optimizer step"}
+
+
 @dataclass(frozen=True)
 class MemoryEstimate:
     strategy: Strategy
     workload: Workload
-    weights: int
+    weights: int  # parameters, plus autocast's 16-bit copies kept for backward
     gradients: int
     optimizer_states: int
-    activations: int
-    logits: int
+    activations: int  # what the layers keep for backward at the end of forward
+    logits: int  # the loss tail kept for backward (fp32 log-softmax)
     buffers: int
     overhead: int
     host_bytes: int  # per node: host RAM for offloaded states or model loading, whichever is larger
     nvme_bytes: int  # per node
     assumptions: tuple[str, ...]
+    phases: tuple[tuple[str, int], ...] = ()  # (phase, bytes allocated at its peak), in step order
+    temporaries: int = 0  # short-lived bytes at the peak phase (loss gradients, optimizer step, recompute)
+    at_peak: tuple[tuple[str, int], ...] = ()  # what is live at the peak, by category; sums to `allocated`
 
     @property
     def model_states(self) -> int:
         return self.weights + self.gradients + self.optimizer_states
 
     @property
+    def peak_phase(self) -> str:
+        """The phase whose peak is the step's peak: forward, backward or optimizer."""
+        return max(self.phases, key=lambda item: item[1])[0] if self.phases else "backward"
+
+    @property
     def allocated(self) -> int:
-        """What `torch.cuda.max_memory_allocated` should show: all but the context and allocator slack."""
+        """What `torch.cuda.max_memory_allocated` should show: the largest phase, without context or slack."""
+        if self.phases:
+            return max(value for _, value in self.phases)
         return self.model_states + self.activations + self.logits + self.buffers
 
     @property
     def per_gpu_total(self) -> int:
         return self.allocated + self.overhead
+
+
+@dataclass(frozen=True)
+class _Phase:
+    name: str
+    parts: dict[str, float]  # category -> bytes live at this phase's peak
+
+    @property
+    def total(self) -> float:
+        return sum(self.parts.values())
 
 
 def estimate_memory(workload: Workload, strategy: Strategy) -> MemoryEstimate:
@@ -72,22 +113,33 @@ def estimate_memory(workload: Workload, strategy: Strategy) -> MemoryEstimate:
     activations, activation_notes = activation_bytes(workload, autocast=autocast)
     logits = logits_bytes(workload)
     buffers, buffer_notes = _buffers(workload, strategy)
-    allocated = states.weights + states.gradients + states.optimizer_states + activations + logits + buffers
+    phases = _phases(workload, strategy, states, activations, logits, buffers, autocast)
+    peak = max(phases, key=lambda p: p.total)
+    allocated = peak.total
     overhead = (
         CUDA_CONTEXT_BYTES + (NCCL_BYTES if strategy.world_size > 1 else 0) + ALLOCATOR_SLACK * allocated
     )
     host, nvme, host_notes = _host(workload, strategy, states.host_offload)
+    _, step_note = optimizer_step_temporaries(workload, strategy)
+    phase_text = ", ".join(f"{PHASE_LABEL[p.name]} {p.total / GIB:.2f} GiB" for p in phases)
     assumptions = (
         f"{strategy.label} over {strategy.world_size} GPU(s) ({strategy.nodes} node(s))",
         _numerics(workload),
         *states.notes,
         *activation_notes,
         *((workload.model.activations_note,) if not workload.model.analytic_activations else ()),
-        f"logits and loss: 16-bit logits + fp32 upcast + fp32 log-softmax ({workload.micro_batch}×"
-        f"{workload.seq_len} tokens × vocab {workload.model.vocab_size:,})"
+        f"loss tail: fp32 log-softmax kept for backward ({workload.micro_batch}×{workload.seq_len} tokens × "
+        f"vocab {workload.model.vocab_size:,}); logits and loss gradients are phase temporaries"
         if logits
         else "no LM head counted",
         *buffer_notes,
+        f"peak over phases (allocated): {phase_text}; the largest is the {PHASE_LABEL[peak.name]}",
+        step_note,
+        "gradients: DeepSpeed keeps its gradient partitions between steps"
+        if strategy.is_deepspeed
+        else "gradients zeroed in place: allocated through every phase"
+        if workload.legacy_trainer
+        else "gradients exist from backward to the optimizer step (zero_grad(set_to_none=True))",
         f"overhead: CUDA context {CUDA_CONTEXT_BYTES / 2**20:.0f} MiB"
         + (f" + NCCL {NCCL_BYTES / 2**20:.0f} MiB" if strategy.world_size > 1 else "")
         + f" + allocator slack {ALLOCATOR_SLACK:.0%}",
@@ -106,7 +158,76 @@ def estimate_memory(workload: Workload, strategy: Strategy) -> MemoryEstimate:
         round(host),
         round(nvme),
         assumptions,
+        tuple((p.name, round(p.total)) for p in phases),
+        round(peak.parts["temporaries"]),
+        _rounded_parts(peak.parts, allocated),
     )
+
+
+def _rounded_parts(parts: dict[str, float], total: float) -> tuple[tuple[str, int], ...]:
+    """Round each category and put the rounding remainder on the largest, so the parts sum to the total."""
+    rounded = {key: round(value) for key, value in parts.items()}
+    largest = max(rounded, key=lambda key: rounded[key])
+    rounded[largest] += round(total) - sum(rounded.values())
+    return tuple(rounded.items())
+
+
+def _phases(
+    workload: Workload,
+    strategy: Strategy,
+    states: ModelStates,
+    activations: int,
+    logits: int,
+    buffers: float,
+    autocast: bool,
+) -> tuple[_Phase, _Phase, _Phase]:
+    """Live bytes at the peak of forward, backward and the optimizer step (see the module docstring)."""
+    grads_always = states.gradients if strategy.is_deepspeed or workload.legacy_trainer else 0.0
+
+    def parts(**live: float) -> dict[str, float]:
+        base = {
+            "weights": states.weights - states.autocast_copy,
+            "gradients": grads_always,
+            "optimizer_states": states.optimizer_states,
+            "activations": 0.0,
+            "logits": 0.0,
+            "temporaries": 0.0,
+            "buffers": buffers,
+        }
+        return {**base, **live}
+
+    forward_kept = {
+        "weights": states.weights,
+        "activations": float(activations),
+        "logits": float(logits),
+    }
+    loss_forward, loss_backward = loss_transient_bytes(workload)
+    forward = _Phase("forward", parts(**forward_kept, temporaries=loss_forward))
+    backward_start = _Phase("backward", parts(**forward_kept, temporaries=loss_backward))
+    recompute = _Phase(
+        "backward",
+        parts(weights=states.weights, activations=float(activations),
+              temporaries=recompute_bytes(workload, autocast=autocast)),
+    )
+    backward_end = _Phase(
+        "backward",
+        parts(gradients=states.gradients, temporaries=_tied_embedding_gradients(workload, strategy)),
+    )
+    backward = max((backward_start, recompute, backward_end), key=lambda p: p.total)
+    step, _ = optimizer_step_temporaries(workload, strategy)
+    optimizer = _Phase("optimizer", parts(gradients=states.gradients, temporaries=step))
+    return forward, backward, optimizer
+
+
+def _tied_embedding_gradients(workload: Workload, strategy: Strategy) -> float:
+    """A trained tied embedding gets two gradients (LM head, embedding) summed into a third at backward's end."""
+    spec = workload.model
+    if workload.regime != "full" or not spec.tie_word_embeddings or spec.family == "bert":
+        return 0.0
+    if strategy.offload_optimizer != "none" and strategy.is_deepspeed:
+        return 0.0
+    width = 4 if workload.precision == "fp32" or (workload.precision == "mixed" and not strategy.is_deepspeed) else 2
+    return 2.0 * width * spec.vocab_size * spec.hidden_size
 
 
 def _numerics(workload: Workload) -> str:

@@ -11,12 +11,21 @@ from accelwiz.estimate.sizes import gib
 from accelwiz.estimate.verdict import MemoryVerdict
 from accelwiz.vocab import HEADROOM
 
-ROWS = ("weights", "gradients", "optimizer_states", "activations", "logits", "buffers", "overhead")
+ROWS = ("weights", "gradients", "optimizer_states", "activations", "logits", "temporaries", "buffers", "overhead")
 _ROW_LABEL = {
     "optimizer_states": "optimizer states",
+    "logits": "loss tail",
+    "temporaries": "step temporaries",
     "buffers": "comm. buffers",
     "overhead": "CUDA context etc.",
 }
+_PHASE_LABEL = {"forward": "forward", "backward": "backward", "optimizer": "optimizer step"}
+
+
+def at_peak(estimate: MemoryEstimate) -> dict[str, int]:
+    """Bytes live at the step's peak by category (they sum to the total); the overhead included."""
+    live = dict(estimate.at_peak) or {row: getattr(estimate, row) for row in ROWS if row != "overhead"}
+    return {**{row: live.get(row, 0) for row in ROWS if row != "overhead"}, "overhead": estimate.overhead}
 
 
 def render_text(report: Report) -> str:
@@ -36,11 +45,16 @@ def render_text(report: Report) -> str:
         f"{estimate.strategy.label} on {estimate.strategy.gpus_per_node} GPU(s) × {estimate.strategy.nodes} "
         f"node(s)",
         "",
-        "per GPU",
+        f"per GPU{'size':>25}{'at peak':>12}",
     ]
-    lines += [f"  {_ROW_LABEL.get(row, row):<20}{gib(getattr(estimate, row)):>12}" for row in ROWS]
+    live = at_peak(estimate)
+    sizes = {row: getattr(estimate, row) for row in ROWS}
+    lines += [f"  {_ROW_LABEL.get(row, row):<20}{gib(sizes[row]):>12}{gib(live[row]):>12}" for row in ROWS]
+    phase = _PHASE_LABEL.get(estimate.peak_phase, estimate.peak_phase)
     lines += [
-        f"  {'total':<20}{gib(estimate.per_gpu_total):>12}",
+        f"  {'total (peak)':<20}{'':>12}{gib(estimate.per_gpu_total):>12}   peak in the {phase}",
+        "  phases (allocated): "
+        + ", ".join(f"{_PHASE_LABEL.get(name, name)} {gib(value)}" for name, value in estimate.phases),
         f"per node host RAM     {gib(estimate.host_bytes):>12}",
     ]
     if estimate.nvme_bytes:
@@ -99,14 +113,18 @@ def estimate_json(estimate: MemoryEstimate) -> dict[str, Any]:
             "nodes": s.nodes,
             "fsdp_version": s.fsdp_version,
         },
-        "per_gpu_bytes": {**{row: getattr(estimate, row) for row in ROWS}, "total": estimate.per_gpu_total},
+        # live at the peak, summing to the total; `sizes` are the categories' own sizes
+        "per_gpu_bytes": {**at_peak(estimate), "total": estimate.per_gpu_total},
+        "sizes": {row: getattr(estimate, row) for row in ROWS},
+        "peak_phase": estimate.peak_phase,
+        "phases": dict(estimate.phases),
         "host_bytes_per_node": estimate.host_bytes,
         "nvme_bytes_per_node": estimate.nvme_bytes,
         "assumptions": list(estimate.assumptions),
     }
 
 
-def render_json(report: Report) -> str:
+def render_json(report: Report, trace: dict[str, Any] | None = None) -> str:
     estimate, recommendation, compare, target = report.shown, report.advice, report.rows, report.target
     w, spec = estimate.workload, estimate.workload.model
     data: dict[str, Any] = {
@@ -152,4 +170,6 @@ def render_json(report: Report) -> str:
              "verdict": None if judged is None else judged.verdict}
             for e, judged in compare
         ]
+    if trace is not None:
+        data["trace"] = trace
     return json.dumps(data, indent=2)

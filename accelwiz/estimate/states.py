@@ -13,6 +13,7 @@ Pure bf16 keeps everything in bf16 (torch optimizers keep states in the paramete
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 QLORA_BYTES_PER_PARAM = 0.5 + 1 / 64 + 4 / (64 * 256)
 # bitsandbytes 8-bit Adam: one byte for m and one for v, plus an fp32 absmax per 2048-element block each.
 ADAM8BIT_BYTES_PER_PARAM = 2 + 2 * 4 / 2048
+_IN_LAYER = re.compile(r"(^|\.)(layers|layer|h)\.\d+\.")
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,57 @@ def optimizer_state_bytes(workload: Workload) -> float:
     return width * count
 
 
+def autocast_cast_parameters(workload: Workload) -> float:
+    """Trainable parameters autocast copies to 16-bit and autograd keeps until backward (measured by the trace).
+
+    The copies are of what a matmul reads: the linear weights and biases and the LM head (the embedding when
+    tied), not the input embeddings or the norms. Under gradient checkpointing a checkpointed layer's copies
+    are not kept (they are made again when the layer is recomputed), only the LM head's.
+    """
+    spec = workload.model
+    if workload.regime != "full":  # the adapters are all linear; all sit inside the checkpointed layers
+        checkpointed = workload.gradient_checkpointing and not workload.legacy_trainer
+        return 0.0 if checkpointed else float(workload.trainable_parameters)
+    count = 0
+    for t in spec.tensors():
+        kind = t.kind.lower()
+        if "norm" in kind or kind.startswith("ln"):
+            continue
+        if "embed" in kind or kind in ("wte", "wpe"):
+            if spec.tie_word_embeddings and kind in ("embed_tokens", "wte") and spec.family != "bert":
+                count += t.numel  # the tied LM head reads it
+            continue
+        if workload.gradient_checkpointing and not workload.legacy_trainer and _IN_LAYER.search(t.module):
+            continue
+        count += t.numel
+    if spec.parameters_override is not None:  # a bare count has no shape: the published 2 B/param for all
+        return float(spec.parameters_override)
+    return float(count)
+
+
+def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[float, str]:
+    """GPU bytes the optimizer step allocates and frees, by the implementation that runs it.
+
+    torch.optim.AdamW on CUDA takes the multi-tensor `foreach` path (its default for CUDA tensors), whose
+    `torch._foreach_sqrt(exp_avg_sqs)` is one temporary the size of the (sharded) trainable parameters in the
+    state dtype; DeepSpeed wraps the same torch optimizer (accelerate passes the script's) and steps it on
+    the fp32 partition. bitsandbytes 8-bit Adam and the fused/for-loop paths allocate no parameter-sized
+    temporary; SGD and Adafactor are counted without one.
+    """
+    if strategy.offload_optimizer != "none":
+        return 0.0, "optimizer step on the CPU: no GPU temporaries"
+    if workload.optimizer != "adamw":
+        return 0.0, f"{workload.optimizer} step: no parameter-sized temporaries counted"
+    if workload.legacy_trainer:
+        return 0.0, "AdamW per-tensor loop (transformers.AdamW): no parameter-sized temporary"
+    width = 2 if workload.precision == "bf16" else 4
+    shards = strategy.shard_degree if strategy.shards_optimizer else 1
+    return (
+        width * workload.trainable_parameters / shards,
+        f"AdamW foreach step: one {width}-byte temporary per (sharded) trainable parameter",
+    )
+
+
 def model_states(workload: Workload, strategy: Strategy) -> ModelStates:
     """Unsharded bytes for each state, then divided or moved as the strategy says."""
     total, trainable = workload.model.num_parameters, workload.trainable_parameters
@@ -78,7 +131,7 @@ def model_states(workload: Workload, strategy: Strategy) -> ModelStates:
         optimizer_master = master * trainable
     else:  # autocast: fp32 parameters are the model; 16-bit copies are made for the matmuls
         trainable_weights, grad_width, optimizer_master = 4.0 * trainable, 4, 0.0
-        autocast = 2.0 * trainable if strategy.kind in ("single", "ddp") else 0.0
+        autocast = 2.0 * autocast_cast_parameters(workload) if strategy.kind in ("single", "ddp") else 0.0
     frozen_bytes = _frozen_weight_bytes(workload, frozen, compute)
     weights = trainable_weights + frozen_bytes + autocast
     gradients = float(grad_width * trainable)

@@ -55,6 +55,10 @@ class Workload:
     # False when no micro-batch was given and 1 is assumed: `check` then takes the DeepSpeed JSON's
     # train_micro_batch_size_per_gpu instead
     micro_batch_given: bool = True
+    # The training loop of HF's 2022 Trainer on torch 1.x (estimate/memory.py's phases): transformers.AdamW
+    # (a per-tensor loop, no foreach temporary), zero_grad in place (gradients allocated through forward) and
+    # reentrant checkpointing (autocast copies kept). False: today's torch/accelerate defaults.
+    legacy_trainer: bool = False
 
     @cached_property
     def trainable_parameters(self) -> int:

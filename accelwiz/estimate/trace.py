@@ -1,0 +1,560 @@
+"""Ground truth without a GPU: one training step of the real transformers model code under fake tensors.
+
+`trace_training_step` builds the model from its config on the `meta` device, materialises fake `cpu`
+parameters (tied weights stay one tensor), and runs two training steps (the second has optimizer states)
+under `torch._subclasses.fake_tensor.FakeTensorMode` while `torch.distributed._tools.mem_tracker.MemTracker`
+counts every storage by category. Nothing is allocated, so an 8B model at 4096 tokens traces on a laptop.
+
+The trace runs on fake *cpu* tensors because fake cuda tensors cannot run backward on a CPU-only torch. The
+CPU dispatch differs from CUDA's where it matters for memory; each difference is made to behave as CUDA or
+corrected here:
+
+1. **SDPA kernel.** CPU SDPA with dropout falls back to the math kernel, which saves the s×s attention
+   probabilities; CUDA's flash and memory-efficient kernels draw dropout from a seed and save only the output
+   and an O(s) fp32 log-sum-exp. The traced config sets the attention dropout to 0, so CPU picks its own flash
+   kernel (`_scaled_dot_product_flash_attention_for_cpu`), which saves the same tensors as CUDA's. Eager
+   attention keeps its dropout (its probabilities are materialised on CUDA too). `flash` (flash-attention 2)
+   is traced as sdpa: it saves the same output and log-sum-exp.
+2. **Autocast op lists.** CPU autocast keeps softmax, log_softmax, layer_norm, pow, rsqrt, exp, log (and the
+   rest of CUDA's fp32 list) in bf16, where CUDA autocast runs them in fp32. While a trace runs, those ops get
+   an `AutocastCPU` kernel that does what CUDA's `AutocastCUDA` kernel does: cast 16-bit floating inputs to
+   fp32 and run the op (`_cuda_autocast_on_cpu`); the registrations are removed when the trace ends.
+3. **Optimizer implementation.** `torch.optim.AdamW` picks the per-tensor loop for CPU tensors and the
+   multi-tensor `foreach` path on CUDA; the trace passes `foreach=True`, so its parameter-sized temporary
+   (`torch._foreach_sqrt(exp_avg_sqs)`) appears as on CUDA.
+4. **Allocator rounding.** MemTracker rounds CUDA storages up to 512 bytes and CPU storages not at all; the
+   difference is bytes per tensor and is not corrected.
+
+Categories: MemTracker's Parameter, Buffer, Gradient, Activation, Temp and Optstate; autocast's 16-bit copies
+of the parameters (made in forward, kept for backward) are moved from Activation to their own category
+(MemTracker's otherwise unused `Other`), because the analytic model counts them with the weights. The phase
+of each snapshot (forward, backward, optimizer step) is set by the driving loop. Figures are of the second
+step.
+
+With `layers`, the model is traced with 1 and with `layers` transformer layers, and every figure is
+extrapolated linearly to the real depth (per-layer part × layers + the rest): exact for parameters,
+gradients and optimizer states, an approximation for peaks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from accelwiz.errors import InputError, UsageError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from accelwiz.estimate.spec import ModelSpec
+    from accelwiz.estimate.workload import Workload
+
+Phase = Literal["forward", "backward", "optimizer"]
+PHASES: tuple[Phase, ...] = ("forward", "backward", "optimizer")
+CATEGORIES = ("parameters", "buffers", "autocast_copies", "gradients", "activations", "temporaries", "optimizer")
+# Seconds per traced transformer layer per training step on one core of the reference machine (2 vCPU AMD
+# EPYC, benchmarks/trace_timing.py), and the fixed cost of importing torch/transformers and building the model.
+SECONDS_PER_LAYER_STEP = 0.12
+SECONDS_FIXED = 6.0
+DEFAULT_TIME_LIMIT = 120.0
+MAX_TRACE_TOKENS = 1 << 22  # micro-batch × sequence: beyond 4M tokens per step the input itself is absurd
+
+# CUDA autocast's fp32 policy (aten/src/ATen/autocast_mode.cpp, AT_FORALL_FP32 and the fp32_set_opt_dtype
+# ops) for the operators transformers' language models call; CPU autocast leaves these in 16-bit.
+CUDA_FP32_OPS = (
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "reciprocal",
+    "rsqrt",
+    "pow.Tensor_Scalar",
+    "pow.Tensor_Tensor",
+    "softplus",
+    "layer_norm",
+    "group_norm",
+    "nll_loss",
+    "mse_loss",
+    "binary_cross_entropy_with_logits",
+    "logsumexp",
+    "softmax.int",
+    "log_softmax.int",
+    "cumsum",
+    "cumprod",
+)
+
+
+@dataclass(frozen=True)
+class TraceSettings:
+    """What is traced: the workload's batch shape, numerics, attention, checkpointing and LoRA."""
+
+    micro_batch: int
+    seq_len: int
+    precision: Literal["fp32", "mixed", "bf16"] = "mixed"
+    autocast_dtype: Literal["bf16", "fp16"] = "bf16"
+    attention: Literal["eager", "sdpa", "flash"] = "sdpa"
+    gradient_checkpointing: bool = False
+    lora_rank: int | None = None
+    lora_targets: tuple[str, ...] = ()
+
+    @classmethod
+    def from_workload(cls, workload: Workload) -> TraceSettings:
+        if workload.regime == "qlora":
+            raise UsageError(
+                "--trace cannot trace QLoRA (bitsandbytes 4-bit kernels need a GPU)",
+                hint="trace with --lora instead: the adapters, activations and logits are the same",
+            )
+        if workload.optimizer != "adamw":
+            raise UsageError(
+                f"--trace traces torch.optim.AdamW, not {workload.optimizer}", hint="pass --optimizer adamw"
+            )
+        lora = workload.regime == "lora"
+        kinds = {t.kind for t in workload.model.block_linears()}
+        return cls(
+            micro_batch=workload.micro_batch,
+            seq_len=workload.seq_len,
+            precision=workload.precision,
+            attention=workload.attention,
+            gradient_checkpointing=workload.gradient_checkpointing,
+            lora_rank=workload.lora_rank if lora else None,
+            lora_targets=tuple(t for t in workload.lora_targets if t in kinds) if lora else (),
+        )
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Bytes by category at one moment."""
+
+    bytes: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.bytes.values())
+
+    def scaled(self, one: Snapshot, layers_traced: int, layers: int) -> Snapshot:
+        """Linear extrapolation from this (traced with `layers_traced` layers) and `one` (1 layer)."""
+        result = {}
+        for key in CATEGORIES:
+            per_layer = (self.bytes.get(key, 0) - one.bytes.get(key, 0)) / (layers_traced - 1)
+            result[key] = max(0, round(self.bytes.get(key, 0) + per_layer * (layers - layers_traced)))
+        return Snapshot(result)
+
+
+@dataclass(frozen=True)
+class TraceResult:
+    """Bytes of one traced training step (the second), unsharded, without CUDA context or allocator slack."""
+
+    model_type: str
+    settings: TraceSettings
+    layers: int  # of the model
+    layers_traced: int  # equal to `layers` unless scaled
+    forward_end: Snapshot  # what is live when the loss is returned
+    phase_peaks: dict[str, Snapshot]  # the largest moment of each phase
+    gradients: int  # all parameter gradients, when the optimizer step begins
+    optimizer_states: int  # Adam m and v after the step (the step counters excluded)
+    seconds: float
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def scaled(self) -> bool:
+        return self.layers_traced != self.layers
+
+    @property
+    def peak_phase(self) -> str:
+        return max(PHASES, key=lambda p: self.phase_peaks[p].total)
+
+    @property
+    def peak(self) -> int:
+        return self.phase_peaks[self.peak_phase].total
+
+    @property
+    def weights(self) -> int:
+        """Parameters plus autocast's 16-bit copies, as the analytic model counts weights."""
+        return self.forward_end.bytes["parameters"] + self.forward_end.bytes["autocast_copies"]
+
+    @property
+    def activations(self) -> int:
+        """Everything forward keeps for backward, logits and loss included (autocast weight copies not)."""
+        return self.forward_end.bytes["activations"]
+
+    @property
+    def optimizer_temporaries(self) -> int:
+        peak = self.phase_peaks["optimizer"].bytes
+        return max(0, peak["optimizer"] - self.optimizer_states)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "model_type": self.model_type,
+            "layers": self.layers,
+            "layers_traced": self.layers_traced,
+            "weights": self.weights,
+            "gradients": self.gradients,
+            "optimizer_states": self.optimizer_states,
+            "activations": self.activations,
+            "optimizer_temporaries": self.optimizer_temporaries,
+            "peak": self.peak,
+            "peak_phase": self.peak_phase,
+            "phase_peaks": {p: {"total": s.total, **s.bytes} for p, s in self.phase_peaks.items()},
+            "forward_end": {"total": self.forward_end.total, **self.forward_end.bytes},
+            "seconds": round(self.seconds, 2),
+            "notes": list(self.notes),
+        }
+
+
+# -- time and limits ------------------------------------------------------------------------------------------
+
+
+def estimated_seconds(num_layers: int, experts: int = 1) -> float:
+    """Trace time: fake tensors cost per operator, not per byte, so it grows with depth (and expert loops)."""
+    per_layer = SECONDS_PER_LAYER_STEP * (1 + 0.5 * (experts > 1))
+    return SECONDS_FIXED + 2 * per_layer * num_layers
+
+
+def check_trace_input(spec: ModelSpec, settings: TraceSettings, layers: int | None, time_limit: float) -> int:
+    """The layer count to trace, or a UsageError: absurd sizes and traces over the time limit are refused."""
+    if settings.micro_batch * settings.seq_len > MAX_TRACE_TOKENS:
+        raise UsageError(
+            f"--trace of {settings.micro_batch}×{settings.seq_len} tokens per step is beyond any GPU",
+            hint=f"trace at most {MAX_TRACE_TOKENS:,} tokens per micro-batch",
+        )
+    if layers is not None:
+        if not 2 <= layers <= spec.num_layers:
+            raise UsageError(
+                f"--layers {layers} must be between 2 and the model's {spec.num_layers} layers",
+                hint="pass e.g. --layers 4: traced with 1 and 4 layers and scaled linearly",
+            )
+        return layers
+    seconds = estimated_seconds(spec.num_layers, spec.num_experts)
+    if seconds > time_limit:
+        suggested = max(2, int((time_limit - SECONDS_FIXED) / (4 * SECONDS_PER_LAYER_STEP)))
+        raise UsageError(
+            f"tracing all {spec.num_layers} layers would take about {seconds:.0f} s (limit {time_limit:.0f} s)",
+            hint=f"pass --layers {min(suggested, spec.num_layers)} to trace that many and scale linearly",
+        )
+    return spec.num_layers
+
+
+# -- building the model -----------------------------------------------------------------------------------------
+
+
+def hf_config_for(spec: ModelSpec) -> Any:
+    """The transformers config of `spec`: its own config.json when it came from one, else built from its fields."""
+    import json
+    from pathlib import Path
+
+    raw = getattr(spec, "hf_config", None)
+    if raw is None and spec.source.endswith(".json") and Path(spec.source).is_file():
+        raw = json.loads(Path(spec.source).read_text(encoding="utf-8"))
+    if raw is None:
+        raw = _config_dict_from_spec(spec)
+    return config_from_dict(dict(raw), source=spec.source or spec.name)
+
+
+def config_from_dict(raw: dict[str, Any], *, source: str) -> Any:
+    """A transformers PretrainedConfig from a config.json dict; any failure is one InputError line."""
+    from transformers import AutoConfig
+
+    model_type = raw.pop("model_type", None)
+    if not isinstance(model_type, str):
+        raise InputError(f"{source}: no model_type", hint="pass a HF config.json with its model_type")
+    try:
+        return AutoConfig.for_model(model_type, **raw)
+    except Exception as exc:  # noqa: BLE001 - config classes validate with any exception type
+        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise InputError(f"transformers cannot build `{model_type}` from {source}: {reason}",
+                         hint="pass a complete config.json of a model type this transformers knows") from None
+
+
+def _config_dict_from_spec(spec: ModelSpec) -> dict[str, Any]:
+    """A config.json for a preset (the presets are HF configs reduced to the fields the formulas need)."""
+    if spec.parameters_override is not None:
+        raise UsageError("--trace needs a model, not a parameter count", hint="pass --model NAME or a config.json")
+    if spec.family == "gpt2":
+        return {
+            "model_type": "gpt2", "vocab_size": spec.vocab_size, "n_embd": spec.hidden_size,
+            "n_layer": spec.num_layers, "n_head": spec.num_heads, "n_inner": spec.intermediate_size,
+            "n_positions": spec.max_position_embeddings,
+        }
+    if spec.family == "bert":
+        raise UsageError("--trace traces causal language models; BERT is an encoder",
+                         hint="estimate BERT without --trace")
+    raw: dict[str, Any] = {
+        "model_type": spec.family, "vocab_size": spec.vocab_size, "hidden_size": spec.hidden_size,
+        "intermediate_size": spec.intermediate_size, "num_hidden_layers": spec.num_layers,
+        "num_attention_heads": spec.num_heads, "num_key_value_heads": spec.num_kv_heads,
+        "head_dim": spec.head_dim, "tie_word_embeddings": spec.tie_word_embeddings,
+        "max_position_embeddings": spec.max_position_embeddings,
+    }
+    if spec.num_experts > 1:
+        raw.update(num_local_experts=spec.num_experts, num_experts_per_tok=spec.experts_per_token)
+    if spec.family == "llama" and spec.attention_bias:
+        raw["attention_bias"] = True
+    return raw
+
+
+def _layer_count_key(config: Any) -> str:
+    for key in ("num_hidden_layers", "n_layer", "num_layers"):
+        if isinstance(getattr(config, key, None), int):
+            return key
+    raise InputError(f"{config.model_type}: no layer count in its config", hint="pass a causal LM config.json")
+
+
+def _prepare_config(config: Any, settings: TraceSettings, layers: int) -> Any:
+    import copy
+
+    config = copy.deepcopy(config)
+    setattr(config, _layer_count_key(config), layers)
+    for key in ("layer_types", "mlp_layer_types"):  # per-layer lists (Gemma-3, Qwen3) follow the depth
+        value = getattr(config, key, None)
+        if isinstance(value, list) and len(value) > layers:
+            setattr(config, key, value[:layers])
+    if settings.attention != "eager":  # see the module docstring, 1: CUDA's kernels save no dropout mask
+        for key in ("attention_dropout", "attn_pdrop"):
+            if hasattr(config, key):
+                setattr(config, key, 0.0)
+        if getattr(config, "attn_logit_softcapping", None) is not None:  # Gemma-2: sdpa has no softcap
+            config.attn_logit_softcapping = None
+    config._attn_implementation = "eager" if settings.attention == "eager" else "sdpa"
+    config.use_cache = False
+    return config
+
+
+def _build_model(config: Any, settings: TraceSettings) -> Any:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    try:
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(config, attn_implementation=config._attn_implementation)
+    except Exception as exc:  # noqa: BLE001 - transformers raises anything from a bad config (even asserts)
+        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise InputError(f"transformers cannot build a causal LM from this config: {reason}",
+                         hint="pass the config.json of a decoder (causal) language model") from None
+    if settings.gradient_checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if settings.lora_rank is not None:
+        from peft import LoraConfig, get_peft_model
+
+        targets = list(settings.lora_targets) or "all-linear"
+        lora = LoraConfig(r=settings.lora_rank, lora_alpha=2 * settings.lora_rank, lora_dropout=0.0,
+                          target_modules=targets, task_type="CAUSAL_LM")
+        model = get_peft_model(model, lora, autocast_adapter_dtype=False)
+    model.train()
+    return model
+
+
+def _materialise(model: Any, fake_mode: Any, settings: TraceSettings) -> None:
+    """Replace meta parameters and buffers by fake cpu tensors; a tied parameter stays one tensor."""
+    import torch
+
+    compute = torch.bfloat16 if settings.autocast_dtype == "bf16" else torch.float16
+    if settings.precision == "fp32":
+        frozen = trainable = torch.float32
+    elif settings.precision == "bf16":
+        frozen = trainable = torch.bfloat16
+    else:  # mixed: fp32 trainable parameters under autocast; a LoRA base is loaded in 16-bit
+        frozen, trainable = (compute if settings.lora_rank is not None else torch.float32), torch.float32
+    done: dict[int, torch.nn.Parameter] = {}
+    with fake_mode:
+        for module in model.modules():
+            for name, param in list(module._parameters.items()):
+                if param is None:
+                    continue
+                if id(param) not in done:
+                    dtype = (trainable if param.requires_grad else frozen) if param.is_floating_point() else param.dtype
+                    done[id(param)] = torch.nn.Parameter(
+                        torch.empty(param.shape, dtype=dtype, device="cpu"), requires_grad=param.requires_grad
+                    )
+                module._parameters[name] = done[id(param)]
+            for name, buffer in list(module._buffers.items()):
+                if buffer is not None:
+                    module._buffers[name] = torch.zeros(buffer.shape, dtype=buffer.dtype, device="cpu")
+
+
+# -- CUDA behaviour on CPU ------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _cuda_autocast_on_cpu() -> Iterator[None]:
+    """AutocastCPU kernels for CUDA's fp32-policy ops (module docstring, 2); removed on exit."""
+    import warnings
+
+    import torch
+    from torch.utils._pytree import tree_map_only
+
+    lower = (torch.float16, torch.bfloat16)
+    exclude = torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastCPU)
+    library = torch.library.Library("aten", "IMPL")
+
+    def fp32_kernel(op: Any) -> Any:
+        def kernel(*args: Any, **kwargs: Any) -> Any:
+            with torch._C._ExcludeDispatchKeyGuard(exclude):
+                args, kwargs = tree_map_only(
+                    torch.Tensor, lambda t: t.float() if t.dtype in lower else t, (args, kwargs)
+                )
+                return op(*args, **kwargs)
+
+        return kernel
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
+        for name in CUDA_FP32_OPS:
+            packet, _, overload = name.partition(".")
+            op = getattr(getattr(torch.ops.aten, packet), overload or "default")
+            library.impl(name, fp32_kernel(op), "AutocastCPU")
+    try:
+        yield
+    finally:
+        library._destroy()
+
+
+def _phase_tracker(param_storages: Any) -> Any:
+    """A MemTracker that keeps the peak of each phase and files autocast's parameter copies apart."""
+    import torch
+    from torch.distributed._tools.common_utils import get_untyped_storages
+    from torch.distributed._tools.mem_tracker import _TOTAL_KEY, MemTracker, _MemRefType
+
+    names = {
+        _MemRefType.PARAM: "parameters",
+        _MemRefType.BUFFER: "buffers",
+        _MemRefType.OTH: "autocast_copies",
+        _MemRefType.GRAD: "gradients",
+        _MemRefType.ACT: "activations",
+        _MemRefType.TEMP: "temporaries",
+        _MemRefType.OPT: "optimizer",
+    }
+
+    class PhaseTracker(MemTracker):
+        def __init__(self) -> None:
+            super().__init__()
+            self.phase: str = "setup"
+            self.peaks: dict[str, tuple[int, dict[str, int]]] = {}
+
+        def snapshot(self) -> dict[str, int]:
+            snap = self._curr_mem_snap.get(torch.device("cpu"), {})
+            return {names[k]: v for k, v in snap.items() if k != _TOTAL_KEY}
+
+        def _update_peak_stats(self, peak_state: Any) -> None:  # per operator: only the phase maxima
+            snap = self._curr_mem_snap.get(torch.device("cpu"))
+            if snap is None:
+                return
+            best = self.peaks.get(self.phase)
+            if best is None or snap[_TOTAL_KEY] > best[0]:
+                self.peaks[self.phase] = (snap[_TOTAL_KEY], self.snapshot())
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            result = super().__torch_dispatch__(func, types, args, kwargs)
+            if func is torch.ops.aten._to_copy.default and isinstance(args[0], torch.Tensor):
+                if any(st in param_storages for st in get_untyped_storages(args[0])):
+                    self._update_and_maybe_create_winfos(result, _MemRefType.OTH)
+            return result
+
+    return PhaseTracker()
+
+
+# -- the trace ------------------------------------------------------------------------------------------------
+
+
+def _trace_once(config: Any, settings: TraceSettings) -> tuple[Snapshot, dict[str, Snapshot], int, int]:
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.distributed._tools.common_utils import get_untyped_storages
+    from torch.utils.weak import WeakIdKeyDictionary
+
+    model = _build_model(config, settings)
+    fake_mode = FakeTensorMode()
+    _materialise(model, fake_mode, settings)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    param_storages = WeakIdKeyDictionary()
+    for param in model.parameters():
+        for storage in get_untyped_storages(param):
+            param_storages[storage] = True
+    vocab = int(config.get_text_config().vocab_size)
+    with fake_mode:
+        tokens = torch.randint(0, vocab, (settings.micro_batch, settings.seq_len))
+        optimizer = torch.optim.AdamW(trainable, lr=1e-5, foreach=True)  # module docstring, 3
+    autocast_dtype = torch.bfloat16 if settings.autocast_dtype == "bf16" else torch.float16
+    tracker = _phase_tracker(param_storages)
+    forward_end: dict[str, int] = {}
+    gradients = 0
+    with fake_mode, _cuda_autocast_on_cpu(), tracker:
+        for step in range(2):
+            tracker.peaks.clear()
+            tracker.phase = "forward"
+            autocast = (torch.autocast("cpu", dtype=autocast_dtype) if settings.precision == "mixed"
+                        else contextlib.nullcontext())
+            with autocast:
+                loss = model(input_ids=tokens, labels=tokens).loss
+            forward_end = tracker.snapshot()
+            tracker.phase = "backward"
+            loss.backward()
+            del loss
+            gradients = tracker.snapshot().get("gradients", 0)
+            tracker.phase = "optimizer"
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            tracker.reset_mod_stats()
+    states = sum(
+        value.untyped_storage().nbytes()
+        for state in optimizer.state.values()
+        for key, value in state.items()
+        if key != "step" and isinstance(value, torch.Tensor)
+    )
+    phases = {phase: Snapshot(tracker.peaks[phase][1]) for phase in PHASES}
+    return Snapshot(forward_end), phases, gradients, states
+
+
+def trace_training_step(config: Any, settings: TraceSettings, *, layers: int | None = None) -> TraceResult:
+    """Trace two training steps of `config` (a transformers config) with `settings`; see the module docstring."""
+    started = time.perf_counter()
+    depth = getattr(config, _layer_count_key(config))
+    traced = depth if layers is None else min(layers, depth)
+    full = _trace_once(_prepare_config(config, settings, traced), settings)
+    notes = []
+    if traced != depth:
+        one = _trace_once(_prepare_config(config, settings, 1), settings)
+        forward_end = full[0].scaled(one[0], traced, depth)
+        phases = {p: full[1][p].scaled(one[1][p], traced, depth) for p in PHASES}
+        per = (traced - 1)
+        gradients = round(full[2] + (full[2] - one[2]) / per * (depth - traced))
+        states = round(full[3] + (full[3] - one[3]) / per * (depth - traced))
+        notes.append(f"traced 1 and {traced} of {depth} layers; every figure scaled linearly to {depth}")
+        full = (forward_end, phases, gradients, states)
+    if settings.attention == "flash":
+        notes.append("flash-attention traced as sdpa (the same saved output and log-sum-exp)")
+    return TraceResult(
+        model_type=str(config.model_type),
+        settings=settings,
+        layers=depth,
+        layers_traced=traced,
+        forward_end=full[0],
+        phase_peaks=full[1],
+        gradients=full[2],
+        optimizer_states=full[3],
+        seconds=time.perf_counter() - started,
+        notes=tuple(notes),
+    )
+
+
+def trace_workload(workload: Workload, *, layers: int | None = None,
+                   time_limit: float = DEFAULT_TIME_LIMIT) -> TraceResult:
+    """`accelwiz estimate --trace`: the workload's model and settings, checked and traced."""
+    settings = TraceSettings.from_workload(workload)
+    count = check_trace_input(workload.model, settings, layers, time_limit)
+    config = hf_config_for(workload.model)
+    return trace_training_step(config, settings, layers=None if count == workload.model.num_layers else count)
+
+
+__all__ = [
+    "TraceResult",
+    "TraceSettings",
+    "check_trace_input",
+    "estimated_seconds",
+    "hf_config_for",
+    "trace_training_step",
+    "trace_workload",
+]

@@ -1,0 +1,124 @@
+"""The trace beside the analytic estimate: the traced step sharded as the strategy shards it, plus CUDA constants.
+
+The trace (trace.py) is one unsharded process without CUDA. To put it beside `estimate_memory` for a
+strategy, its categories are divided as the strategy divides them (ZeRO-1: optimizer states; ZeRO-2 and
+FSDP shard-grad-op: and gradients; ZeRO-3 and FSDP full/hybrid: and parameters; over the shard degree), the
+analytic model's communication buffers are added (they are not in a single-process trace), and the same
+overhead (CUDA context, NCCL, allocator slack) is put on top. Activations are per GPU already.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from accelwiz.estimate.memory import ALLOCATOR_SLACK, CUDA_CONTEXT_BYTES, NCCL_BYTES, PHASE_LABEL
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.memory import MemoryEstimate
+    from accelwiz.estimate.trace import TraceResult
+
+ROWS = ("weights", "gradients", "optimizer_states", "activations", "peak", "total")
+_LABEL = {
+    "optimizer_states": "optimizer states",
+    "activations": "activations+logits",
+    "peak": "peak allocated",
+    "total": "total per GPU",
+}
+
+
+@dataclass(frozen=True)
+class TraceComparison:
+    """Analytic vs traced bytes per GPU by category, the traced peak's phase, and notes."""
+
+    analytic: dict[str, int]
+    traced: dict[str, int]
+    analytic_phase: str
+    traced_phase: str
+    trace: TraceResult
+
+    def difference(self, row: str) -> float | None:
+        traced = self.traced[row]
+        return None if traced == 0 else (self.analytic[row] - traced) / traced
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "analytic": self.analytic,
+            "traced": self.traced,
+            "difference": {row: self.difference(row) for row in ROWS},
+            "analytic_peak_phase": self.analytic_phase,
+            "traced_peak_phase": self.traced_phase,
+            "trace": self.trace.as_dict(),
+        }
+
+
+def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
+    """Shard the trace like `estimate.strategy`, add its buffers and overhead, and pair it with `estimate`."""
+    strategy = estimate.strategy
+    n = strategy.shard_degree
+    divide = {
+        "parameters": n if strategy.shards_parameters else 1,
+        "autocast_copies": 1,
+        "gradients": n if strategy.shards_gradients else 1,
+        "optimizer": n if strategy.shards_optimizer else 1,
+    }
+    offloaded = strategy.offload_optimizer != "none"
+
+    def per_gpu(snapshot: dict[str, int]) -> int:
+        total = 0.0
+        for key, value in snapshot.items():
+            if offloaded and key in ("optimizer", "gradients"):
+                continue
+            if strategy.offload_param != "none" and key == "parameters":
+                continue
+            total += value / divide.get(key, 1)
+        return round(total + estimate.buffers)
+
+    phases = {phase: per_gpu(snap.bytes) for phase, snap in trace.phase_peaks.items()}
+    traced_phase = max(phases, key=lambda phase: phases[phase])
+    peak = phases[traced_phase]
+    overhead = CUDA_CONTEXT_BYTES + (NCCL_BYTES if strategy.world_size > 1 else 0) + ALLOCATOR_SLACK * peak
+    weights = trace.forward_end.bytes["parameters"] / divide["parameters"] + trace.forward_end.bytes[
+        "autocast_copies"
+    ]
+    traced = {
+        "weights": 0 if strategy.offload_param != "none" else round(weights),
+        "gradients": 0 if offloaded else round(trace.gradients / divide["gradients"]),
+        "optimizer_states": 0 if offloaded else round(trace.optimizer_states / divide["optimizer"]),
+        "activations": trace.activations,
+        "peak": peak,
+        "total": round(peak + overhead),
+    }
+    analytic = {
+        "weights": estimate.weights,
+        "gradients": estimate.gradients,
+        "optimizer_states": estimate.optimizer_states,
+        "activations": estimate.activations + estimate.logits,
+        "peak": estimate.allocated,
+        "total": estimate.per_gpu_total,
+    }
+    return TraceComparison(analytic, traced, estimate.peak_phase, traced_phase, trace)
+
+
+def render_comparison(comparison: TraceComparison) -> str:
+    """A plain table: analytic, traced, difference per category, and where each peak falls."""
+    trace = comparison.trace
+    lines = [
+        f"traced ({trace.model_type}, {trace.layers_traced} of {trace.layers} layers traced, "
+        f"{trace.seconds:.1f} s on CPU, fake tensors) vs analytic, GiB per GPU",
+        f"  {'':<22}{'analytic':>10}{'traced':>10}{'diff':>8}",
+    ]
+    for row in ROWS:
+        diff = comparison.difference(row)
+        lines.append(
+            f"  {_LABEL.get(row, row):<22}{comparison.analytic[row] / 2**30:>10.2f}"
+            f"{comparison.traced[row] / 2**30:>10.2f}{'' if diff is None else f'{diff:+.1%}':>8}"
+        )
+    lines.append(
+        f"  peak phase: analytic {PHASE_LABEL[comparison.analytic_phase]}, "
+        f"traced {PHASE_LABEL[comparison.traced_phase]}"
+    )
+    lines += [f"  note: {note}" for note in trace.notes]
+    lines.append("  note: the trace is one process; sharding, buffers and CUDA overhead are applied as the analytic "
+                 "model applies them")
+    return "\n".join(lines)
