@@ -81,7 +81,7 @@ class CheckContext:
         """The values the run will actually use, and where each comes from."""
         from accelwiz.effective import resolve
 
-        config = resolve(self.accelerate, self.deepspeed)
+        config = resolve(self.accelerate, self.deepspeed, self.plan)  # the plan: what only it knows
         if self.training_args is not None:  # the HF Trainer's arguments fill "auto" and own the batch (AW7xx)
             from accelwiz.rules.trainer_arguments import trainer_effective
 

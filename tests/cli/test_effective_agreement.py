@@ -97,3 +97,17 @@ def test_two_machines_without_num_processes_are_refused_not_given_one_process(cl
     assert explained(cli, counted)["num_processes"][:2] == ["16", "yaml"]
     lines = cli("run", "--config", counted, "--print-node-commands").stdout.strip().splitlines()
     assert len(lines) == 2 and all("--num_processes 16" in line and "--num_machines 2" in line for line in lines)
+
+
+def test_the_plan_beside_the_yaml_is_the_third_input_of_explain(cli, write):
+    from accelwiz.plan_file import PlanFile, PlanFiles, PlanModel, PlanSystem, PlanTraining, dump_plan
+
+    path = str(write("accelerate.yaml", "distributed_type: MULTI_GPU\nnum_processes: 8\nmixed_precision: bf16\n"))
+    plan = PlanFile(files=PlanFiles(accelerate="accelerate.yaml"), model=PlanModel(name="gpt2"),
+                    system=PlanSystem(name="8xH100-80GB", gpus_per_machine=8),
+                    training=PlanTraining(micro_batch=4, gradient_accumulation=2, sequence_length=1024))
+    write("accelerate.plan.yaml", dump_plan(plan))
+    rows = explained(cli, path)
+    assert rows["sequence_length"][:2] == ["1024", "plan"]
+    assert rows["micro_batch"][:2] == ["4", "plan"] and rows["gradient_accumulation"][:2] == ["2", "plan"]
+    assert rows["global_batch"][:2] == ["64", "derived"]  # 4 x 2 x 8 processes
