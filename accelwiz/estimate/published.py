@@ -140,7 +140,9 @@ def _bert(
         quote=quote,
         model="bert-large",
         workload={"micro_batch": batch, "seq_len": 512, "attention": "eager", "precision": precision,
-                  "optimizer": optimizer, "gradient_checkpointing": checkpointing},
+                  "optimizer": optimizer, "gradient_checkpointing": checkpointing,
+                  # the 2022 Trainer on torch 1.x: transformers.AdamW, zero_grad in place, reentrant checkpointing
+                  "legacy_trainer": True},
         strategy={"kind": "single"},
         measured_bytes=mib * MIB,
         printed=f"{mib} MB",
