@@ -332,5 +332,9 @@ def what_would_fit(answers: Mapping[str, Any], system: MachineProfile) -> str:
             return (f"{machines} machines of {gpus} GPU(s) ({_value(lightest['regime'])}, {best.label}: "
                     f"{best.per_gpu_bytes / GIB:.1f} GiB per GPU)")
     plan = plan_for(lightest, system)
-    frugal = min(plan.options, key=lambda o: o.per_gpu_bytes) if plan else None
-    return f"a GPU with {frugal.per_gpu_bytes / GIB / 0.9:.0f} GiB or more" if frugal else "a larger machine"
+    on_gpu = [o for o in plan.options if o.offload_device == "none"] if plan else []
+    if not on_gpu:
+        return "a larger machine"
+    least = min(on_gpu, key=lambda o: o.per_gpu_bytes)
+    return (f"GPUs with {least.per_gpu_bytes / GIB / 0.9:.0f} GiB or more ({_value(lightest['regime'])}, "
+            f"{least.label} without offload)")

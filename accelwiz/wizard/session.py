@@ -153,7 +153,7 @@ def plan_until_accepted(request: InitRequest, prompter: Any, preset: dict[str, A
         if not interactive:
             if not runs:
                 if not options or applied >= MAX_FALLBACKS:
-                    raise _nothing_fits(generated, result.answers, system)
+                    raise _nothing_fits(generated, result.answers, system, fixed=set(preset))
                 chosen = options[0]
                 console.info(f"chose {chosen.title}: {chosen.reason}")
                 keep = {**result.answers, **chosen.changes}
@@ -181,16 +181,20 @@ def _fallbacks(answers: dict[str, Any], system: Any, preset: dict[str, Any], *, 
     return fallbacks(answers, system, fixed=frozenset(preset), nvme=interactive or "nvme_path" in preset)
 
 
-def _nothing_fits(generated: Generated, answers: dict[str, Any], system: Any) -> NothingFits:
-    from accelwiz.wizard.plan import what_would_fit
+def _nothing_fits(generated: Generated, answers: dict[str, Any], system: Any, *, fixed: set[str]) -> NothingFits:
+    """One line: what was planned and which resource is short, that not even QLoRA with offload at the shortest
+    sequence fits (when those were free to change), and what would."""
+    from accelwiz.wizard.plan import REGIME_NAME, SHORTER_SEQUENCES, what_would_fit
 
     option = generated.option
-    need = option.verdict.describe() if option is not None else "not costed"
+    regime = answers.get("regime")
+    planned = f"{REGIME_NAME[regime]} with " if regime in REGIME_NAME else ""
+    need = f"{planned}{option.label}: {option.verdict.describe()}" if option is not None else "not costed"
+    tried = "" if fixed & {"regime", "seq_len", "strategy", "offload_optimizer", "offload_params"} else (
+        f"; not even QLoRA with offload at sequence {min(SHORTER_SEQUENCES)}")
     return NothingFits(
-        f"nothing fits: {option.label if option else 'the plan'} {need}; what would: "
-        f"{what_would_fit(answers, system)}",
-        hint="nothing was written; plan for a larger machine (--system 2x8xH100-80GB), or a shorter --answers "
-        "seq_len",
+        f"nothing fits: {need}{tried}; what would: {what_would_fit(answers, system)}",
+        hint="nothing was written; plan for a larger machine (--system MxNxGPU), or change the answers given",
     )
 
 

@@ -234,7 +234,7 @@ def test_slurm_multi_node_that_does_not_fit_is_still_refused(cli, in_tmp):
         "init", "--answers", "answers.yaml", "--defaults", "--system", "2x8xH100", "--model", "mixtral-8x7b"
     )
     assert result.exit_code == 1
-    assert "nothing fits: ZeRO-1" in result.stderr and "GPU memory" in result.stderr
+    assert "nothing fits: full fine-tuning with ZeRO-1" in result.stderr and "GPU memory" in result.stderr
     assert not (in_tmp / "accelerate.yaml").exists()
 
 

@@ -88,7 +88,7 @@ def test_each_fallback_is_offered_and_ends_in_files_that_check_passes(cli, tmp_p
 
 def test_a_refused_answer_is_asked_again_at_its_question(tmp_path):
     # 100 is not a multiple of 16 = 2 (micro-batch) x 8 (processes): refused where it is given, then 128
-    script = {**FULL_ON_A_4090, "system": "8xH100-80GB", "model": "", "gpus": 8, "strategy": "zero2",
+    script = {**FULL_ON_A_4090, "model": "", "gpus": 8, "strategy": "zero2",
               "offload_optimizer": False, "micro_batch": 2, "use_global_batch": True,
               "target_global_batch": Tries(100, 128), "num_machines": Tries(0, 1),
               "system": Tries("8xH10O-80GB", "8xH100-80GB")}
