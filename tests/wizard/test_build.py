@@ -177,3 +177,15 @@ def test_fp8_names_the_installed_backend_and_passes_check():
     config = yaml.safe_load(generated.accelerate.text)
     assert (config["mixed_precision"], config["fp8_config"]) == ("fp8", {"backend": "AO"})
     assert errors_of(generated.diagnostics) == []
+
+
+@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s.script.get("num_machines", 1) > 1],
+                         ids=lambda s: s.name)
+def test_a_multi_node_plan_writes_every_machine_and_process(scenario):
+    generated = run_scenario(scenario).generated
+    config = yaml.safe_load(generated.accelerate.text)
+    machines, gpus = scenario.script["num_machines"], scenario.script["gpus"]
+    assert (config["num_machines"], config["num_processes"]) == (machines, machines * gpus)
+    plan = yaml.safe_load(generated.plan.text)
+    assert (plan["system"]["machines"], plan["system"]["gpus_per_machine"]) == (machines, gpus)
+    assert plan["launcher"]["kind"] == {"slurm": "slurm", "per-node": "node-commands"}[scenario.script["launcher"]]

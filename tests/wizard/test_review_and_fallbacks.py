@@ -112,20 +112,34 @@ BACK_PATH = {**FULL_ON_A_4090, "system": "2x8xH100-80GB", "model": "llama-3.1-8b
              "machine_rank": 0, "main_process_ip": "10.0.0.1", "main_process_port": 29500, "rdzv_backend": "c10d"}
 
 
-@pytest.mark.parametrize("key", _asked(BACK_PATH)[1:])
-def test_back_from_every_question_goes_one_step_and_keeps_the_answers(key):
-    order = _asked(BACK_PATH)
+# The questions BACK_PATH does not reach: offload to NVMe, a target global batch, the Trainer.
+NVME_PATH = {**FULL_ON_A_4090, "strategy": "zero3", "offload_optimizer": True, "offload_params": True,
+             "offload_device": "nvme", "nvme_path": "/local_nvme", "owner": "trainer", "use_global_batch": True,
+             "target_global_batch": 4, "zero3_init": True}
+PATHS = {"multi-node": BACK_PATH, "nvme": NVME_PATH}
+STEPS = [(name, key) for name, path in PATHS.items() for key in _asked(path)[1:]]
+
+
+def test_the_back_paths_reach_every_question():
+    from accelwiz.wizard.catalog import FLOW
+
+    assert {key for _, key in STEPS} | {"system"} == {q.key for q in FLOW}
+
+
+@pytest.mark.parametrize(("path", "key"), STEPS, ids=[f"{p}-{k}" for p, k in STEPS])
+def test_back_from_every_question_goes_one_step_and_keeps_the_answers(path, key):
+    answers = PATHS[path]
+    order = _asked(answers)
     previous = order[order.index(key) - 1]
-    script = dict(BACK_PATH)
-    script[key] = Tries(BACK, BACK_PATH[key])
-    script[previous] = Tries(BACK_PATH[previous], KEEP)  # asked again: Enter keeps the remembered answer
+    script = dict(answers)
+    script[key] = Tries(BACK, answers[key])
+    script[previous] = Tries(answers[previous], KEEP)  # asked again: Enter keeps the remembered answer
     prompter = ScriptedPrompter(script)
     result = walk(FLOW, None, prompter, remembered={})
     position = order.index(key)
     # the questions up to `key`, then the one before it again (one step back, not to question 1), then on
     assert prompter.asked == order[: position + 1] + order[position - 1:]
-    assert result.answers[previous] == walk(FLOW, None, ScriptedPrompter(BACK_PATH)).answers[previous]
-    assert result.answers == walk(FLOW, None, ScriptedPrompter(BACK_PATH)).answers
+    assert result.answers == walk(FLOW, None, ScriptedPrompter(answers)).answers
 
 
 def test_review_edits_one_answer_and_keeps_the_rest(cli, tmp_path):
