@@ -119,6 +119,18 @@ def delete_key(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
     return [(role, DeleteKey(diagnostic.path))]
 
 
+def delete_param_offload(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW206: the whole `offload_param` block (DeepSpeed ignores it below ZeRO-3)."""
+    path = tuple(diagnostic.path)
+    if "offload_param" not in path:
+        return None
+    block = path[:path.index("offload_param") + 1]
+    role = _role(ctx, diagnostic)
+    if role is None or not _has(ctx, role, block):
+        return None
+    return [(role, DeleteKey(block))]
+
+
 def removed_key(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
     """AW010: rename to the successor the hint names, else delete where the hint says to."""
     if _hinted_name(diagnostic):
@@ -154,6 +166,13 @@ def duplicate_json_key(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits |
     return [(role, DeleteKey(diagnostic.path, keep_last=True))]
 
 
+def delete_dropped_auto(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW226: an "auto" that plain DeepSpeed's pydantic block drops for its default: the key goes, same run."""
+    if "drops it" not in diagnostic.message:
+        return None  # outside the pydantic blocks the string reaches the code: removing it changes the run
+    return delete_key(ctx, diagnostic)
+
+
 def explicit_gradient_clipping(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
     """AW228: write the clipping the run already uses (1.0) in place of "auto" or an absent key."""
     role = _role(ctx, diagnostic) or ("deepspeed" if ctx.deepspeed is not None else "accelerate")
@@ -187,14 +206,12 @@ def optimizer_max_grad_norm(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEd
     return edits
 
 
-def precision_from_json(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
-    """AW402: the DeepSpeed JSON owns the precision: the YAML's mixed_precision is set to it."""
-    if ctx.deepspeed is None or ctx.accelerate is None:
+def precision_declared_once(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW402: the DeepSpeed JSON owns the precision: the `mixed_precision` that disagrees with it goes."""
+    role = _role(ctx, diagnostic)
+    if role is None or tuple(diagnostic.path) != ("mixed_precision",) or not _has(ctx, role, ("mixed_precision",)):
         return None
-    enabled = [name for name in ("fp16", "bf16") if _value(ctx, "deepspeed", (name, "enabled")) is True]
-    if len(enabled) != 1 or not _has(ctx, "accelerate", ("mixed_precision",)):
-        return None
-    return [("accelerate", SetValue(("mixed_precision",), enabled[0]))]
+    return [(role, DeleteKey(("mixed_precision",)))]
 
 
 def json_gradient_accumulation(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
@@ -248,18 +265,18 @@ FIXES: dict[str, Fix] = {
     "AW110": Fix(delete_key, "safe", "delete the key the launcher never applies"),
     "AW113": Fix(delete_key, "safe", "delete the section the distributed type does not read"),
     "AW201": Fix(delete_key, "unsafe", "delete the inline DeepSpeed key the JSON owns"),
-    "AW206": Fix(delete_key, "safe", "delete the parameter offload DeepSpeed ignores below ZeRO-3"),
+    "AW206": Fix(delete_param_offload, "safe", "delete the parameter offload DeepSpeed ignores below ZeRO-3"),
     "AW212": Fix(batch_identity, "unsafe", "write train_batch_size as micro-batch x accumulation x processes"),
     "AW214": Fix(json_gradient_accumulation, "unsafe", "delete the YAML's gradient accumulation; the JSON owns it"),
     "AW216": Fix(delete_key, "safe", "delete zero3_init_flag, which only ZeRO-3 reads"),
     "AW217": Fix(stage3_init_flag, "unsafe", "set zero3_init_flag: true"),
     "AW218": Fix(delete_key, "unsafe", "delete reduce_bucket_size 0 (DeepSpeed's default applies)"),
     "AW221": Fix(optimizer_max_grad_norm, "unsafe", "move optimizer.params.max_grad_norm to gradient_clipping"),
-    "AW226": Fix(delete_key, "safe", 'delete the "auto" plain DeepSpeed drops (its default applies, as now)'),
+    "AW226": Fix(delete_dropped_auto, "safe", 'delete the "auto" plain DeepSpeed drops (its default applies, as now)'),
     "AW228": Fix(explicit_gradient_clipping, "safe", "write the clipping the run uses, 1.0"),
     "AW230": Fix(delete_key, "unsafe", "delete legacy_stage1"),
     "AW302": Fix(delete_key, "safe", "delete the FSDP1 option FSDP2 ignores"),
-    "AW402": Fix(precision_from_json, "unsafe", "set mixed_precision to the precision the DeepSpeed JSON enables"),
+    "AW402": Fix(precision_declared_once, "unsafe", "delete the mixed_precision that disagrees with the JSON's"),
     "AW702": Fix(trainer_auto, "unsafe", 'set the DeepSpeed value the Trainer refuses to "auto"'),
 }
 
