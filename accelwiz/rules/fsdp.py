@@ -55,6 +55,8 @@ def fsdp2_ignored_sharding_strategy(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    distributed_type: FSDP
+    num_processes: 2
     fsdp_config:
       fsdp_version: 2
       fsdp_sharding_strategy: SHARD_GRAD_OP
@@ -83,6 +85,8 @@ def fsdp2_obsolete_option(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    distributed_type: FSDP
+    num_processes: 2
     fsdp_config:
       fsdp_version: 2
       fsdp_forward_prefetch: true
@@ -117,6 +121,8 @@ def fsdp2_local_state_dict(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    distributed_type: FSDP
+    num_processes: 2
     fsdp_config:
       fsdp_version: 2
       fsdp_state_dict_type: LOCAL_STATE_DICT
@@ -143,6 +149,8 @@ def fsdp2_strategy_in_reshard_after_forward(ctx: CheckContext) -> Iterator[Findi
 
     ## Example
     ```yaml
+    distributed_type: FSDP
+    num_processes: 2
     fsdp_config:
       fsdp_version: 2
       fsdp_reshard_after_forward: FULL_SHARD
@@ -174,6 +182,8 @@ def fsdp1_reshard_after_forward_ignored(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    distributed_type: FSDP
+    num_processes: 2
     fsdp_config:
       fsdp_version: 1
       fsdp_reshard_after_forward: SHARD_GRAD_OP
@@ -215,6 +225,8 @@ def ram_efficient_loading_without_sync(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    distributed_type: FSDP
+    num_processes: 2
     fsdp_config:
       fsdp_sync_module_states: false
     ```
@@ -241,6 +253,8 @@ def size_based_wrap_disabled(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    distributed_type: FSDP
+    num_processes: 2
     fsdp_config:
       fsdp_auto_wrap_policy: SIZE_BASED_WRAP
       fsdp_min_num_params: 0
@@ -269,6 +283,8 @@ def fsdp_no_wrap(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    distributed_type: FSDP
+    num_processes: 2
     fsdp_config:
       fsdp_auto_wrap_policy: NO_WRAP
     ```
@@ -294,6 +310,8 @@ def activation_checkpointing_offload_requirements(ctx: CheckContext) -> Iterator
 
     ## Example
     ```yaml
+    distributed_type: FSDP
+    num_processes: 2
     fsdp_config:
       fsdp_version: 2
       fsdp_activation_checkpointing_offload: true

@@ -111,10 +111,10 @@ def estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system 8xH100-80GB --model llama-8b --micro-batch 4 --seq-len 4096
     distributed_type: MULTI_GPU   # DDP: 18 bytes per parameter on every GPU
     num_processes: 8
     ```
-    with `--model llama-8b --micro-batch 4 --seq-len 4096 --system 8xH100-80GB`.
 
     Use instead: `distributed_type: DEEPSPEED` with `zero_stage: 3`, or the strategy `accelwiz estimate`
     recommends.
@@ -163,13 +163,15 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system 4xA100-40GB --model llama-3.1-70b
     distributed_type: DEEPSPEED
+    num_processes: 4
     deepspeed_config:
       zero_stage: 3
       offload_optimizer_device: cpu
       offload_param_device: cpu
     ```
-    with `--model llama-3.1-70b` on a node with 256 GiB of RAM (70B × 18 bytes = 1.2 TB).
+    on a node with 340 GiB of RAM (70B × ~18 bytes of offloaded states = 1.2 TB).
 
     Use instead: more nodes, or `offload_optimizer_device: nvme`.
     """
@@ -213,10 +215,17 @@ def sharding_beyond_need(ctx: CheckContext) -> Iterator[Finding]:
     gradients over PCIe every step, often several times slower.
 
     ## Example
-    ```json
-    {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}
+    ```yaml
+    # accelwiz check --system 8xH100-80GB --model gpt2
+    distributed_type: DEEPSPEED
+    num_processes: 8
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
     ```
-    for `--model gpt2` on 8 × 80 GiB GPUs.
+    ```json
+    {"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}
+    ```
+    for gpt2 on 8 × 80 GiB GPUs.
 
     Use instead: `{"zero_optimization": {"stage": 1}}`, or plain DDP.
     """
@@ -256,11 +265,12 @@ def sharding_small_model(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --model gpt2
     distributed_type: DEEPSPEED
+    num_processes: 8
     deepspeed_config:
       zero_stage: 3
     ```
-    with `--model gpt2`.
 
     Use instead: `distributed_type: MULTI_GPU`.
     """
@@ -306,12 +316,13 @@ def estimate_near_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system 8xH100-80GB --model llama-3.1-8b --micro-batch 4 --seq-len 4096 --gradient-checkpointing
     distributed_type: DEEPSPEED
+    num_processes: 8
     deepspeed_config:
       zero_stage: 1
     ```
-    with `--model llama-3.1-8b --micro-batch 4 --seq-len 4096 --gradient-checkpointing --system 8xH100-80GB`
-    (73.6 of 79.6 GiB per GPU).
+    (about 74 of 79.6 GiB per GPU).
 
     Use instead: `zero_stage: 2` (59.9 GiB), or micro-batch 2.
     """
@@ -350,13 +361,15 @@ def host_memory_tight(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system 1xRTX4090 --model 3.5B
     distributed_type: DEEPSPEED
+    num_processes: 1
     deepspeed_config:
       zero_stage: 3
       offload_optimizer_device: cpu
       offload_param_device: cpu
     ```
-    with a model whose offloaded states take 95% of the machine's RAM.
+    a 3.5B-parameter model whose offloaded states take about 95% of the workstation's 64 GiB of RAM.
 
     Use instead: `offload_param_device: none`, or more machines.
     """

@@ -183,7 +183,10 @@ def fsdp_without_shard_dimension(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    distributed_type: FSDP
     num_processes: 2
+    fsdp_config:
+      fsdp_version: 2
     parallelism_config:
       parallelism_config_dp_shard_size: 1
       parallelism_config_tp_size: 2

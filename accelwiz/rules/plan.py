@@ -73,11 +73,28 @@ def plan_disagrees_with_config(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
-    # accelerate.plan.yaml: system: {machines: 2, gpus_per_machine: 8}
+    # accelerate.plan.yaml
+    files: {accelerate: accelerate.yaml}
+    system: {name: 2x8xH100, machines: 2, gpus_per_machine: 8}
+    model: {name: llama-8b}
+    training: {micro_batch: 1, sequence_length: 4096, precision: bf16}
+    ```
+    beside
+    ```yaml
+    distributed_type: MULTI_GPU
     num_machines: 1
     num_processes: 8
+    mixed_precision: bf16
     ```
-    Use instead: `num_machines: 2` and `num_processes: 16`, as the plan says.
+    Use instead: `num_machines: 2` and `num_processes: 16`, as the plan says:
+    ```yaml
+    distributed_type: MULTI_GPU
+    num_machines: 2
+    num_processes: 16
+    main_process_ip: 10.0.0.1
+    main_process_port: 29500
+    mixed_precision: bf16
+    ```
     """
     plan = ctx.plan
     if plan is None:
@@ -117,6 +134,19 @@ def plan_names_missing_file(ctx: CheckContext) -> Iterator[Finding]:
     files:
       accelerate: accelerate.yaml
       deepspeed: ds_config.json   # renamed to ds_zero3.json since
+    system: {name: 8xH100-80GB, gpus_per_machine: 8}
+    model: {name: llama-8b}
+    training: {micro_batch: 1, sequence_length: 4096}
+    ```
+    beside
+    ```yaml
+    distributed_type: DEEPSPEED
+    num_processes: 8
+    deepspeed_config:
+      deepspeed_config_file: ds_zero3.json
+    ```
+    ```json
+    {"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}}
     ```
     Use instead: `deepspeed: ds_zero3.json`.
     """

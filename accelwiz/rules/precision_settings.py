@@ -134,7 +134,11 @@ def fp8_override_precision_not_three_booleans(ctx: CheckContext) -> Iterator[Fin
 
     ## Example
     ```yaml
+    distributed_type: MULTI_GPU
+    num_processes: 2
+    mixed_precision: fp8
     fp8_config:
+      backend: TE
       override_linear_precision: (false, false, false)
     ```
     Use instead: `override_linear_precision: [false, false, false]`.

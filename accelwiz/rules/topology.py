@@ -107,10 +107,13 @@ def processes_not_divisible_by_machines(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    distributed_type: MULTI_GPU
     num_machines: 2
-    num_processes: 10   # 8 GPUs on one node, 2 on the other
+    num_processes: 9   # 8 GPUs on one node, 1 on the other
+    main_process_ip: 10.0.0.1
+    main_process_port: 29500
     ```
-    Use instead: the same number of processes on every machine, e.g. `num_processes: 4` (2 + 2).
+    Use instead: the same number of processes on every machine, e.g. `num_processes: 2` (1 + 1).
     """
     view = _view(ctx)
     if view is None:
@@ -269,10 +272,17 @@ def fewer_gpu_ids_than_processes(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    distributed_type: MULTI_GPU
     gpu_ids: 0,1
     num_processes: 4
     ```
-    Use instead: `gpu_ids: 0,1,2,3`, or `num_processes: 2`.
+    Use instead:
+    ```yaml
+    distributed_type: MULTI_GPU
+    gpu_ids: 0,1,2,3
+    num_processes: 4
+    ```
+    or `num_processes: 2`.
     """
     view = _view(ctx)
     if view is None or view.distributed_type.value not in PER_DEVICE_TYPES or _too_few_gpu_ids_for_multi_gpu(view):
@@ -296,10 +306,17 @@ def more_gpu_ids_than_processes(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
-    gpu_ids: 1,3
-    num_processes: 1
+    distributed_type: MULTI_GPU
+    gpu_ids: 0,1,2,3
+    num_processes: 2
     ```
-    Use instead: `num_processes: 2`.
+    Use instead:
+    ```yaml
+    distributed_type: MULTI_GPU
+    gpu_ids: 0,1
+    num_processes: 2
+    ```
+    or `num_processes: 4`.
     """
     view = _view(ctx)
     if view is None or view.distributed_type.value not in PER_DEVICE_TYPES:

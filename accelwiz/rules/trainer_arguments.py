@@ -165,8 +165,10 @@ def trainer_argument_invalid(ctx: CheckContext) -> Iterator[Finding]:
     can be True, but not both"), on every node, after the launcher has started all of them.
 
     ## Example
-    ```console
-    accelwiz check accelerate.yaml -- --fp16 --bf16
+    ```yaml
+    # accelwiz check accelerate.yaml -- --fp16 --bf16
+    distributed_type: MULTI_GPU
+    num_processes: 2
     ```
     Use instead: one of `--fp16` and `--bf16`.
     """
@@ -198,10 +200,16 @@ def trainer_deepspeed_mismatch(ctx: CheckContext) -> Iterator[Finding]:
     identical values: `"gradient_accumulation_steps": "8"` is the string "8", not 8 (LLaMA-Factory#1116).
 
     ## Example
-    ```json
-    {"train_micro_batch_size_per_gpu": 16, "gradient_accumulation_steps": "auto"}
+    ```yaml
+    # accelwiz check accelerate.yaml -- --per_device_train_batch_size 4
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
     ```
-    with `--per_device_train_batch_size 4`. Use instead: `"train_micro_batch_size_per_gpu": "auto"`.
+    ```json
+    {"train_micro_batch_size_per_gpu": 16, "gradient_accumulation_steps": "auto", "zero_optimization": {"stage": 2}}
+    ``` Use instead: `"train_micro_batch_size_per_gpu": "auto"`.
     """
     view = trainer_view(ctx)
     if view is None or view.resolution is None:
@@ -235,8 +243,15 @@ def trainer_bf16_without_native_support(ctx: CheckContext) -> Iterator[Finding]:
     matrix multiplies run emulated, several times slower than fp16 on the same GPU.
 
     ## Example
-    ```console
-    accelwiz check --system 8xV100-32GB ds_z3_bf16_config.json -- --bf16
+    ```yaml
+    # accelwiz check --system 8xV100-32GB accelerate.yaml -- --bf16
+    distributed_type: DEEPSPEED
+    num_processes: 8
+    deepspeed_config:
+      deepspeed_config_file: ds_z3_bf16_config.json
+    ```
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 3}}
     ```
     Use instead: `--fp16` (and `"fp16": {"enabled": "auto"}` in the JSON).
     """
@@ -276,6 +291,9 @@ def trainer_precision_differs_from_yaml(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check accelerate.yaml -- --fp16
+    distributed_type: MULTI_GPU
+    num_processes: 2
     mixed_precision: bf16
     ```
     with `--fp16` on the training command line. Use instead: `--bf16`, or `mixed_precision: fp16`.
@@ -314,11 +332,16 @@ def trainer_deepspeed_differs_from_yaml(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check accelerate.yaml -- --deepspeed ds_zero3.json
     distributed_type: DEEPSPEED
+    num_processes: 2
     deepspeed_config:
       deepspeed_config_file: ds_zero2.json
     ```
-    with `--deepspeed ds_zero3.json`. Use instead: one file, named in one place.
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}
+    ```
+    with `--deepspeed ds_zero3.json` on the training command line. Use instead: one file, named in one place.
     """
     view = trainer_view(ctx)
     if view is None or view.path != "trainer" or ctx.accelerate is None:
@@ -359,10 +382,19 @@ def trainer_optimizer_argument_ignored(ctx: CheckContext) -> Iterator[Finding]:
     `scheduler` block. The run trains with another optimizer or schedule than the command line says.
 
     ## Example
-    ```json
-    {"optimizer": {"type": "AdamW", "params": {"lr": "auto"}}}
+    ```yaml
+    # accelwiz check accelerate.yaml -- --optim adafactor
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
     ```
-    with `--optim adafactor`. Use instead: drop the `optimizer` block to let `--optim` choose.
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2},
+     "optimizer": {"type": "AdamW", "params": {"lr": "auto"}}}
+    ```
+    with `--optim adafactor` on the training command line.
+    Use instead: drop the `optimizer` block to let `--optim` choose.
     """
     view = trainer_view(ctx)
     if view is None or view.resolution is None:
@@ -391,8 +423,16 @@ def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
     cases will yield poor performance" (ZeRORuntimeException), unless `zero_force_ds_cpu_optimizer` is false.
 
     ## Example
+    ```yaml
+    # accelwiz check accelerate.yaml -- --output_dir out
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
+    ```
     ```json
-    {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}
+    {"train_micro_batch_size_per_gpu": "auto",
+     "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}
     ```
     Use instead: add `"optimizer": {"type": "AdamW", "params": {"lr": "auto", "weight_decay": "auto"}}`.
     """
@@ -429,8 +469,16 @@ def deepspeed_activation_checkpointing_unused(ctx: CheckContext) -> Iterator[Fin
     partitioning and CPU options have no effect.
 
     ## Example
+    ```yaml
+    # accelwiz check accelerate.yaml -- --output_dir out
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
+    ```
     ```json
-    {"zero_optimization": {"stage": 3}, "activation_checkpointing": {"partition_activations": true}}
+    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3},
+     "activation_checkpointing": {"partition_activations": true}}
     ```
     Use instead: `--gradient_checkpointing true`, and drop the block.
     """

@@ -87,7 +87,7 @@ def auto_without_resolver(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```json
-    {"zero_optimization": {"stage": 3, "prefetch_bucket_size": "auto"}}
+    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3, "prefetch_bucket_size": "auto"}}
     ```
     Use instead: `"stage3_prefetch_bucket_size": "auto"`, or a number.
     """
@@ -152,9 +152,21 @@ def auto_needs_trainer(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```json
-    {"optimizer": {"type": "AdamW", "params": {"lr": "auto", "betas": "auto"}}}
+    {"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2},
+     "optimizer": {"type": "AdamW", "params": {"lr": "auto", "betas": "auto"}}}
     ```
-    Use instead: `"betas": [0.9, 0.999]` when the script is a plain accelerate loop.
+    used by a plain accelerate loop:
+    ```yaml
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
+    ```
+    Use instead:
+    ```json
+    {"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2},
+     "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "betas": [0.9, 0.999]}}}
+    ```
     """
     if not via_accelerate(ctx) or ctx.deepspeed is None:
         return
@@ -180,9 +192,20 @@ def implicit_gradient_clipping(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```json
-    {"gradient_clipping": "auto"}
+    {"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}, "gradient_clipping": "auto"}
     ```
-    Use instead: `"gradient_clipping": 1.0`, or `0.0` for no clipping.
+    used by a plain accelerate loop:
+    ```yaml
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
+    ```
+    Use instead:
+    ```json
+    {"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}, "gradient_clipping": 1.0}
+    ```
+    or `0.0` for no clipping.
     """
     clipping = ctx.effective.gradient_clipping
     if via_accelerate(ctx) and ctx.effective.uses_deepspeed and clipping.source in ("derived",

@@ -28,9 +28,17 @@ def batch_size_mismatch(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```json
-    {"train_batch_size": 60, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 3}
+    {"train_batch_size": 60, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 3,
+     "zero_optimization": {"stage": 2}}
     ```
-    with `num_processes: 8`. Use instead: `"train_batch_size": 48`, or `"auto"`.
+    with
+    ```yaml
+    distributed_type: DEEPSPEED
+    num_processes: 8
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
+    ```
+    Use instead: `"train_batch_size": 48` (2 x 3 x 8), or `"auto"`.
     """
     json = ctx.deepspeed
     if json is None or not isinstance(json.data, dict):
@@ -107,9 +115,14 @@ def gradient_accumulation_disagreement(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    distributed_type: DEEPSPEED
+    num_processes: 2
     deepspeed_config:
       gradient_accumulation_steps: 1
-      deepspeed_config_file: ds_config.json   # "gradient_accumulation_steps": 10
+      deepspeed_config_file: ds_config.json
+    ```
+    ```json
+    {"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 10, "zero_optimization": {"stage": 2}}
     ```
     Use instead: only `"gradient_accumulation_steps": 10` in the JSON.
     """
@@ -140,7 +153,10 @@ def hardcoded_gradient_accumulation(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    distributed_type: DEEPSPEED
+    num_processes: 2
     deepspeed_config:
+      zero_stage: 2
       gradient_accumulation_steps: 1
     ```
     Use instead: leave it out and pass `Accelerator(gradient_accumulation_steps=8)`, or `"auto"` in the JSON.

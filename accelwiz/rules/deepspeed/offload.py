@@ -26,6 +26,8 @@ def param_offload_below_zero3(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    distributed_type: DEEPSPEED
+    num_processes: 2
     deepspeed_config:
       zero_stage: 2
       offload_param_device: cpu
@@ -136,9 +138,10 @@ def partial_offload_to_nvme(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```json
-    {"offload_optimizer": {"device": "nvme", "nvme_path": "/mnt/nvme", "ratio": 0.5}}
+    {"train_micro_batch_size_per_gpu": 1,
+     "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme", "nvme_path": "/mnt/nvme", "ratio": 0.5}}}
     ```
-    Use instead: `{"device": "cpu", "pin_memory": true, "ratio": 0.5}`.
+    Use instead: `"offload_optimizer": {"device": "cpu", "pin_memory": true, "ratio": 0.5}`.
     """
     section = ctx.deepspeed.section(ZERO, "offload_optimizer") if ctx.deepspeed else {}
     ratio = coerce.number(section.get("ratio"))

@@ -68,7 +68,14 @@ def mixed_precision_disagrees_with_deepspeed(ctx: CheckContext) -> Iterator[Find
 
     ## Example
     ```yaml
-    mixed_precision: bf16   # the JSON has "fp16": {"enabled": true}
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    mixed_precision: bf16
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
+    ```
+    ```json
+    {"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}, "fp16": {"enabled": true}}
     ```
     Use instead: remove `mixed_precision`, or make the JSON say `"fp16": {"enabled": "auto"}`.
     """

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.deepspeed._shared import ZERO, via_accelerate
 from accelwiz.rules.diagnostic import Finding, Severity
-from accelwiz.rules.registry import rule
+from accelwiz.rules.rule import rule
 
 # accelerate refuses these YAML `deepspeed_config` keys next to `deepspeed_config_file`
 # (`DeepSpeedPlugin._deepspeed_config_checks`).
@@ -120,8 +120,13 @@ def deepspeed_file_relative_to_yaml(ctx: CheckContext) -> Iterator[Finding]:
     ## Example
     ```yaml
     # configs/accelerate.yaml, launched from the repository root
+    distributed_type: DEEPSPEED
+    num_processes: 2
     deepspeed_config:
       deepspeed_config_file: ds_zero3.json
+    ```
+    ```json configs/ds_zero3.json
+    {"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}}
     ```
     Use instead: `deepspeed_config_file: configs/ds_zero3.json`.
     """
@@ -147,7 +152,17 @@ def zero_optimization_missing(ctx: CheckContext) -> Iterator[Finding]:
     ```json
     {"train_micro_batch_size_per_gpu": 8, "bf16": {"enabled": true}}
     ```
-    Use instead: add `"zero_optimization": {"stage": 2}`.
+    named by `deepspeed_config_file` in
+    ```yaml
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
+    ```
+    Use instead:
+    ```json
+    {"train_micro_batch_size_per_gpu": 8, "bf16": {"enabled": true}, "zero_optimization": {"stage": 2}}
+    ```
     """
     if via_accelerate(ctx) and ctx.deepspeed is not None and not ctx.deepspeed.has(ZERO):
         yield Finding("deepspeed", (), "the DeepSpeed JSON has no `zero_optimization` block, which "

@@ -26,6 +26,8 @@ def zero3_init_flag_below_zero3(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    distributed_type: DEEPSPEED
+    num_processes: 2
     deepspeed_config:
       zero_stage: 2
       zero3_init_flag: true
@@ -52,6 +54,8 @@ def zero3_without_init_flag(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    distributed_type: DEEPSPEED
+    num_processes: 2
     deepspeed_config:
       zero_stage: 3
       zero3_init_flag: false

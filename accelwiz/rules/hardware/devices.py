@@ -33,10 +33,12 @@ def gpu_distribution_without_gpu(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system cpu_only.json
     distributed_type: MULTI_GPU
     num_processes: 2
     ```
-    on a CPU-only machine. Use instead: a GPU machine; or, to test on CPU, keep MULTI_GPU and launch with
+    on a CPU-only machine (`cpu_only.json`: its profile, saved with `accelwiz probe --save`).
+    Use instead: a GPU machine; or, to test on CPU, keep MULTI_GPU and launch with
     `ACCELERATE_USE_CPU=true` (real 2-process DDP on gloo; `accelwiz run` sets it). `distributed_type: MULTI_CPU`
     is no way out: without an mpirun hostfile it silently starts one process (AW109).
     """
@@ -76,10 +78,16 @@ def processes_exceed_gpus(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system 4xA100-40GB
     distributed_type: MULTI_GPU
     num_processes: 8
     ```
-    on a machine with 4 GPUs. Use instead: `num_processes: 4`.
+    on a machine with 4 GPUs. Use instead:
+    ```yaml
+    # accelwiz check --system 4xA100-40GB
+    distributed_type: MULTI_GPU
+    num_processes: 4
+    ```
     """
     system = ctx.system
     processes = written(ctx.effective.num_processes)
@@ -113,9 +121,12 @@ def absent_gpu_ids(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system 2xV100-16GB
+    distributed_type: MULTI_GPU
+    num_processes: 4
     gpu_ids: 0,1,2,3
     ```
-    on a 2-GPU machine. Use instead: `gpu_ids: 0,1` or `gpu_ids: all`.
+    on a 2-GPU machine. Use instead: `gpu_ids: 0,1` (or `gpu_ids: all`) with `num_processes: 2`.
     """
     system = ctx.system
     ids = gpu_ids(ctx)

@@ -32,9 +32,18 @@ def emulated_bf16(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system 8xV100-32GB
+    distributed_type: MULTI_GPU
+    num_processes: 8
     mixed_precision: bf16
     ```
-    on 8x V100. Use instead: `mixed_precision: fp16`.
+    on 8x V100. Use instead:
+    ```yaml
+    # accelwiz check --system 8xV100-32GB
+    distributed_type: MULTI_GPU
+    num_processes: 8
+    mixed_precision: fp16
+    ```
     """
     found = precision_at(ctx, "bf16")
     if found is None or not trains_on_gpus(ctx):
@@ -60,7 +69,12 @@ def fp8_without_fp8_gpu(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system 8xA100-80GB
+    distributed_type: MULTI_GPU
+    num_processes: 8
     mixed_precision: fp8
+    fp8_config:
+      backend: TE
     ```
     on 8x A100. Use instead: `mixed_precision: bf16`.
     """
@@ -88,11 +102,15 @@ def fp8_backend_not_installed(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system 8xH100-80GB.json
+    distributed_type: MULTI_GPU
+    num_processes: 8
     mixed_precision: fp8
     fp8_config:
       backend: TE
     ```
-    without transformer-engine installed. Use instead: `pip install transformer-engine[pytorch]`, or
+    on an H100 node whose profile (saved with `accelwiz probe --save`) shows no transformer-engine installed.
+    Use instead: `pip install transformer-engine[pytorch]`, or
     `backend: AO` with torchao installed.
     """
     found = precision_at(ctx, "fp8")
@@ -124,9 +142,13 @@ def fp16_without_tensor_cores(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system 1xP100.json
+    distributed_type: 'NO'
+    num_processes: 1
     mixed_precision: fp16
     ```
-    on a P100. Use instead: `mixed_precision: "no"` unless you need the memory.
+    on a P100 (its profile, saved with `accelwiz probe --save`).
+    Use instead: `mixed_precision: "no"` unless you need the memory.
     """
     found = precision_at(ctx, "fp16")
     if found is None or not trains_on_gpus(ctx):
@@ -152,10 +174,12 @@ def mixed_gpu_models(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system mixed_4090_3090.json
     distributed_type: MULTI_GPU
     num_processes: 2
     ```
-    on a machine with an RTX 4090 and an RTX 3090. Use instead: `gpu_ids: 0` and one process, or equal GPUs.
+    on a machine with an RTX 4090 and an RTX 3090 (its profile, saved with `accelwiz probe --save`).
+    Use instead: `gpu_ids: 0` and one process, or equal GPUs.
     """
     if not gpu_hint(ctx) or not trains_on_gpus(ctx):
         return

@@ -78,7 +78,11 @@ def missing_nvme_offload_path(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```json
-    "offload_optimizer": {"device": "nvme", "nvme_path": "/local_nvmee"}
+    {"train_micro_batch_size_per_gpu": 1,
+     "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme", "nvme_path": "/local_nvmee"}}}
+    ```
+    ```console
+    accelwiz check --system local ds_config.json
     ```
     Use instead: the mount point of the NVMe drive, e.g. `/local_nvme`.
     """
@@ -104,9 +108,14 @@ def nvme_offload_off_nvme(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```json
-    "offload_param": {"device": "nvme", "nvme_path": "/home/me/offload"}
+    {"train_micro_batch_size_per_gpu": 1,
+     "zero_optimization": {"stage": 3, "offload_param": {"device": "nvme", "nvme_path": "/home/me/offload"}}}
     ```
-    with /home on a network volume. Use instead: `"nvme_path": "/local_nvme"`.
+    ```console
+    accelwiz check --system 1x4090.json ds_config.json
+    ```
+    with /home on a SATA disk (`1x4090.json`: the profile `accelwiz probe --save` wrote).
+    Use instead: `"nvme_path": "/local_nvme"`.
     """
     for target in _nvme_paths(ctx):
         facts = _disk_facts(ctx, target.path)
@@ -130,9 +139,14 @@ def nvme_offload_low_space(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```json
-    "offload_optimizer": {"device": "nvme", "nvme_path": "/local_nvme"}
+    {"train_micro_batch_size_per_gpu": 1,
+     "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme", "nvme_path": "/home/me/offload"}}}
     ```
-    with 4 GiB free for a 7B model (84 GB of optimizer state). Use instead: a drive with room for the states.
+    ```console
+    accelwiz check --system 1x4090.json --model llama-2-7b ds_config.json
+    ```
+    with 4 GiB free on that disk for a 7B model (84 GB of optimizer state).
+    Use instead: a drive with room for the states.
     """
     for target in _nvme_paths(ctx):
         facts = _disk_facts(ctx, target.path)

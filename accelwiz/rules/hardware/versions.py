@@ -26,9 +26,14 @@ def deepspeed_not_installed(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system cpu_only.json
     distributed_type: DEEPSPEED
+    num_processes: 1
+    deepspeed_config:
+      zero_stage: 2
     ```
-    in an environment without deepspeed. Use instead: `pip install deepspeed`, or another distributed type.
+    in an environment without deepspeed (`cpu_only.json`: its profile, saved with `accelwiz probe --save`).
+    Use instead: `pip install deepspeed`, or another distributed type.
     """
     if ctx.system is None or not uses_deepspeed(ctx) or not ctx.system.package_missing("deepspeed"):
         return
@@ -50,10 +55,13 @@ def fsdp2_with_old_torch(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system 8xV100-32GB.json
+    distributed_type: FSDP
+    num_processes: 8
     fsdp_config:
       fsdp_version: 2
     ```
-    with torch 2.5.1. Use instead: torch >= 2.6, or `fsdp_version: 1`.
+    with torch 2.5.1 (the profile's packages). Use instead: torch >= 2.6, or `fsdp_version: 1`.
     """
     if ctx.system is None or distributed_type(ctx) != "FSDP" or ctx.effective.fsdp_version.value != 2:
         return
@@ -75,10 +83,18 @@ def nossh_launcher_with_old_deepspeed(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system 8xV100-32GB.json
+    distributed_type: DEEPSPEED
+    num_machines: 2
+    num_processes: 16
+    main_process_ip: 10.0.0.1
+    main_process_port: 29500
     deepspeed_config:
+      zero_stage: 2
       deepspeed_multinode_launcher: nossh
     ```
-    with deepspeed 0.14.0. Use instead: deepspeed >= 0.14.5, or `deepspeed_multinode_launcher: standard`.
+    with deepspeed 0.13.1 (the profile's packages).
+    Use instead: deepspeed >= 0.14.5, or `deepspeed_multinode_launcher: standard`.
     """
     launcher = ctx.effective.deepspeed_multinode_launcher.value
     if ctx.system is None or launcher is None or launcher.lower() != "nossh":
@@ -102,10 +118,14 @@ def moe_layer_names_with_old_deepspeed(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system 8xV100-32GB.json
+    distributed_type: DEEPSPEED
+    num_processes: 8
     deepspeed_config:
+      zero_stage: 2
       deepspeed_moe_layer_cls_names: MixtralSparseMoeBlock
     ```
-    with deepspeed 0.13.1. Use instead: deepspeed >= 0.14.0.
+    with deepspeed 0.13.1 (the profile's packages). Use instead: deepspeed >= 0.14.0.
     """
     yaml = ctx.accelerate
     names = coerce.text(yaml.get("deepspeed_config", "deepspeed_moe_layer_cls_names")) if yaml else None
@@ -132,10 +152,11 @@ def num_machines_differs_from_system(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
+    # accelwiz check --system 2x8xH100
+    distributed_type: MULTI_GPU
     num_machines: 1
     num_processes: 8
-    ```
-    checked with `--system 2x8xH100`. Use instead: `num_machines: 2` and `num_processes: 16`.
+    ``` Use instead: `num_machines: 2` and `num_processes: 16`.
     """
     system = ctx.system
     if system is None or ctx.accelerate is None or (system.source != "preset" and system.num_machines == 1):
