@@ -235,6 +235,28 @@ def batch_identity(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | Non
     return [("deepspeed", SetValue(("train_batch_size",), micro * accumulation * world))]
 
 
+def gradient_accumulation_auto(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW215: the JSON's fixed (or missing) GA becomes "auto"; the YAML's inline GA goes (the script sets it)."""
+    role = _role(ctx, diagnostic)
+    if role == "deepspeed" and ctx.deepspeed is not None:
+        if _has(ctx, role, ("gradient_accumulation_steps",)):
+            return [(role, SetValue(("gradient_accumulation_steps",), "auto"))]
+        return [(role, AddKey((), "gradient_accumulation_steps", "auto"))]
+    path = ("deepspeed_config", "gradient_accumulation_steps")
+    if role == "accelerate" and _has(ctx, role, path):
+        return [(role, DeleteKey(path))]
+    return None
+
+
+def unused_zero3_auto(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
+    """AW232: a ZeRO-3 bucket key left "auto" below stage 3 is unused there: it goes (reduce_bucket_size stays:
+    it is used at every stage, and what fills it depends on the transformers version)."""
+    path = tuple(diagnostic.path)
+    if not path or not str(path[-1]).startswith("stage3_") or _role(ctx, diagnostic) != "deepspeed":
+        return None
+    return [("deepspeed", DeleteKey(path))]
+
+
 def trainer_auto(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
     """AW702: the DeepSpeed value the Trainer refuses becomes "auto" (the Trainer then fills its own)."""
     role = _role(ctx, diagnostic)
@@ -268,11 +290,14 @@ FIXES: dict[str, Fix] = {
     "AW206": Fix(delete_param_offload, "safe", "delete the parameter offload DeepSpeed ignores below ZeRO-3"),
     "AW212": Fix(batch_identity, "unsafe", "write train_batch_size as micro-batch x accumulation x processes"),
     "AW214": Fix(json_gradient_accumulation, "unsafe", "delete the YAML's gradient accumulation; the JSON owns it"),
+    "AW215": Fix(gradient_accumulation_auto, "unsafe", 'write gradient_accumulation_steps "auto" in the JSON '
+                 "(or drop it from the YAML): the script's value applies"),
     "AW216": Fix(delete_key, "safe", "delete zero3_init_flag, which only ZeRO-3 reads"),
     "AW217": Fix(stage3_init_flag, "unsafe", "set zero3_init_flag: true"),
     "AW218": Fix(delete_key, "unsafe", "delete reduce_bucket_size 0 (DeepSpeed's default applies)"),
     "AW221": Fix(optimizer_max_grad_norm, "unsafe", "move optimizer.params.max_grad_norm to gradient_clipping"),
     "AW226": Fix(delete_dropped_auto, "safe", 'delete the "auto" plain DeepSpeed drops (its default applies, as now)'),
+    "AW232": Fix(unused_zero3_auto, "safe", 'delete the ZeRO-3 bucket key left "auto" below stage 3 (unused there)'),
     "AW228": Fix(explicit_gradient_clipping, "safe", "write the clipping the run uses, 1.0"),
     "AW230": Fix(delete_key, "unsafe", "delete legacy_stage1"),
     "AW302": Fix(delete_key, "safe", "delete the FSDP1 option FSDP2 ignores"),
