@@ -137,6 +137,7 @@ CATALOG: tuple[Question, ...] = (
         when=p.offloads_with_zero3,
         default=s.default_offload_device,
         choices=s.offload_device_choices,
+        explain=s.explain_offload_device,
         help="CPU memory is faster; an NVMe drive holds what host RAM cannot (ZeRO-Infinity).",
     ),
     Question(

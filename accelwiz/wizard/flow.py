@@ -127,6 +127,7 @@ def walk(
         result.asked.append(question.key)
         index += 1
     result.decisions = [decided[i] for i in sorted(decided)]
+    result.ignored = list(dict.fromkeys(result.ignored))  # a question passed twice (after going back) once
     return result
 
 

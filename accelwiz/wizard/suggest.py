@@ -244,6 +244,20 @@ def default_offload_device(answers: Mapping[str, Any], system: MachineProfile) -
     return OffloadDevice.nvme if option is not None and option.nvme else OffloadDevice.cpu
 
 
+def explain_offload_device(answers: Mapping[str, Any], system: MachineProfile) -> str | None:
+    """Why NVMe, when it is the default: what CPU offload would need of host RAM."""
+    if default_offload_device(answers, system) is not OffloadDevice.nvme:
+        return None
+    plan = memory.plan_for(answers, system)
+    same = [o for o in plan.options if o.offload_device == "cpu" and o.strategy is answers.get("strategy")
+            and o.offload_params == bool(answers.get("offload_params"))] if plan else []
+    cpu = min(same, key=lambda o: o.host_bytes, default=None)
+    if cpu is None:
+        return None
+    return (f"NVMe: {cpu.label} needs {cpu.host_bytes / GIB:.1f} GiB of host RAM per machine, "
+            f"{(plan.host_memory_bytes or 0) / GIB:.1f} GiB here (or choose LoRA)")
+
+
 def offload_device_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
     plan = memory.plan_for(answers, system)
     labels = {OffloadDevice.cpu: "CPU memory (host RAM)", OffloadDevice.nvme: "NVMe drive (ZeRO-Infinity; asks a path)"}
