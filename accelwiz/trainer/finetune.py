@@ -24,9 +24,9 @@ class MethodError(ValueError):
 
 def qlora_unsupported_reason() -> str | None:
     """Why QLoRA cannot run here, or None when bitsandbytes really quantizes to 4 bits on this device."""
-    from importlib.util import find_spec
-
-    if find_spec("bitsandbytes") is None:
+    try:
+        import bitsandbytes  # noqa: F401 - imported to learn whether it is there
+    except ImportError:
         return "QLoRA needs bitsandbytes, which is not installed"
     import torch
 
@@ -101,10 +101,11 @@ def apply_method(model: Any, method: str, rank: int, alpha: int, targets: list[s
 
 
 def parameter_counts(model: Any) -> tuple[int, int]:
-    """(total, trainable) parameters, counting a 4-bit weight by its elements, not its packed bytes."""
+    """(total, trainable) parameters, counting a 4-bit weight by its elements, not its packed bytes, and a
+    ZeRO-3 partitioned one (loaded inside `zero.Init`) by its full size, not this rank's shard."""
     total = trainable = 0
     for parameter in model.parameters():
-        count = parameter.numel()
+        count = getattr(parameter, "ds_numel", None) or parameter.numel()
         if hasattr(parameter, "quant_state") and getattr(parameter, "quant_state", None) is not None:
             count = int(parameter.quant_state.shape.numel())  # Params4bit stores two values per byte
         total += count

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import resource
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -69,9 +71,30 @@ def estimate_for_run(settings: dict[str, Any]) -> dict[str, Any]:
     from accelwiz.trainer.estimate_bridge import estimate_from_settings
 
     try:
-        return {"available": True, **estimate_from_settings(settings)}
+        with _outside_zero3_init():
+            return {"available": True, **estimate_from_settings(settings)}
     except Exception as exc:  # noqa: BLE001 - the estimate is a comparison, never a reason to fail a finished run
         return {"available": False, "reason": f"{type(exc).__name__}: {exc}"}
+
+
+@contextmanager
+def _outside_zero3_init() -> Iterator[None]:
+    """Hide the run's ZeRO-3 config from transformers while the estimator builds its model.
+
+    Under ZeRO-3, transformers constructs every model inside `deepspeed.zero.Init`, which broadcasts each
+    parameter to all ranks; the estimate runs on the main process alone, so that broadcast would wait forever.
+    """
+    try:
+        from transformers.integrations import deepspeed as hf_deepspeed
+    except ImportError:
+        yield
+        return
+    saved = hf_deepspeed._hf_deepspeed_config_weak_ref
+    hf_deepspeed._hf_deepspeed_config_weak_ref = None
+    try:
+        yield
+    finally:
+        hf_deepspeed._hf_deepspeed_config_weak_ref = saved
 
 
 def write_report(output_dir: Path, report: dict[str, Any]) -> Path:
@@ -80,3 +103,34 @@ def write_report(output_dir: Path, report: dict[str, Any]) -> Path:
     tmp.write_text(json.dumps(report, indent=2) + "\n")
     tmp.replace(path)  # never a half-written report
     return path
+
+
+def rank_report(accelerator: Any, model: Any, final_loss: float | None) -> list[dict[str, Any]]:
+    """Every rank's view at the end, gathered (a collective: every rank calls it): its global, node and local
+    rank, its host (and SLURM node), the final loss it saw, and the checksum of its own full copy of the
+    parameters (ZeRO-3 shards gathered first). Across the machines of a multi-node run these must agree."""
+    import contextlib
+    import os
+    import socket
+
+    from accelerate.utils import gather_object
+
+    parameters = list(accelerator.unwrap_model(model).parameters())
+    gathered = contextlib.nullcontext()
+    plugin = getattr(accelerator.state, "deepspeed_plugin", None)
+    if plugin is not None and plugin.zero_stage == 3:
+        import deepspeed
+
+        gathered = deepspeed.zero.GatheredParameters(parameters, modifier_rank=None)
+    with gathered:
+        checksum = float(sum(p.detach().double().sum().item() for p in parameters))
+    mine = {
+        "rank": accelerator.process_index,
+        "node_rank": int(os.environ.get("GROUP_RANK", os.environ.get("NODE_RANK", "0"))),
+        "local_rank": accelerator.local_process_index,
+        "host": socket.gethostname(),
+        "slurm_node": os.environ.get("SLURMD_NODENAME"),
+        "final_loss": final_loss,
+        "parameter_checksum": checksum,
+    }
+    return sorted(gather_object([mine]), key=lambda r: r["rank"])

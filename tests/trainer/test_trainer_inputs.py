@@ -1,0 +1,246 @@
+"""What the built-in trainer reads, without launching it: the workload from flags, plan and DeepSpeed JSON (with
+the source of each value), checkpoints and hub ids, text/JSONL/chat/datasets data, and the bad-input refusals
+of `accelwiz run` (one line and a hint, exit 2, nothing written)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from accelwiz.errors import InputError
+from accelwiz.trainer.data import DataError, load_records, pack, read_jsonl, token_ids, training_sequences
+from accelwiz.trainer.models import ModelChoiceError, locate_model
+from accelwiz.trainer.options import parse_args
+from accelwiz.trainer.settings import resolve_settings
+
+SINGLE = "compute_environment: LOCAL_MACHINE\ndistributed_type: 'NO'\nuse_cpu: true\nnum_processes: 1\n" \
+         "num_machines: 1\nmixed_precision: 'no'\n"
+ZERO2_JSON_YAML = "compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\nnum_processes: 2\n" \
+                  "num_machines: 1\nmixed_precision: 'no'\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n"
+DS_JSON = {"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 16, "zero_optimization": {"stage": 2}}
+
+
+def plan_text(model: str, source: str) -> str:
+    return f"""schema_version: 1
+files:
+  accelerate: accelerate.yaml
+system:
+  name: local
+model:
+  name: {model}
+  source: {source}
+fine_tuning:
+  method: lora
+  lora_rank: 4
+  lora_alpha: 32
+  lora_targets: [q_proj, v_proj, lm_head]
+training:
+  micro_batch: 3
+  gradient_accumulation: 5
+  sequence_length: 48
+  gradient_checkpointing: true
+  precision: fp32
+"""
+
+
+def test_a_deepspeed_json_supplies_micro_batch_and_accumulation_and_flags_override_them(tmp_path, monkeypatch):
+    """Regression: a JSON with gradient_accumulation_steps 16 trained with 1, and micro-batch 4 whatever it said."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ACCELERATE_DEEPSPEED_CONFIG_FILE", raising=False)
+    (tmp_path / "accelerate.yaml").write_text(ZERO2_JSON_YAML)
+    (tmp_path / "ds.json").write_text(json.dumps(DS_JSON))
+    settings = resolve_settings(parse_args(["--config", "accelerate.yaml"]))
+    assert (settings.micro_batch.value, settings.micro_batch.source) == (2, "deepspeed json")
+    assert (settings.gradient_accumulation.value, settings.gradient_accumulation.source) == (16, "deepspeed json")
+    assert (settings.seq_len.source, settings.method.value, settings.model.value) == ("trainer default", "full", "tiny")
+    assert settings.deepspeed_json == Path("ds.json")
+    flagged = resolve_settings(parse_args(["--config", "accelerate.yaml", "--gradient-accumulation", "3"]))
+    assert (flagged.gradient_accumulation.value, flagged.gradient_accumulation.source) == (3, "flag")
+    assert "gradient accumulation 3 (flag)" in flagged.summary() and "micro batch 2 (deepspeed json)" in flagged.summary()
+
+
+def test_the_plan_beside_the_yaml_supplies_the_workload_and_the_model(tmp_path, monkeypatch, checkpoint):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "accelerate.yaml").write_text(SINGLE)
+    (tmp_path / "accelerate.plan.yaml").write_text(plan_text(str(checkpoint), "checkpoint"))
+    settings = resolve_settings(parse_args(["--config", "accelerate.yaml", "--seq-len", "16"]))
+    report = settings.for_report()
+    assert {name: (item["value"], item["source"]) for name, item in report.items() if isinstance(item, dict)} == {
+        "model": (str(checkpoint), "plan"),
+        "micro_batch": (3, "plan"),
+        "gradient_accumulation": (5, "plan"),
+        "seq_len": (16, "flag"),
+        "gradient_checkpointing": (True, "plan"),
+        "method": ("lora", "plan"),
+        "lora_rank": (4, "plan"),
+        "lora_alpha": (32, "plan"),
+        "lora_targets": (["q_proj", "v_proj", "lm_head"], "plan"),
+    }
+    assert report["plan_file"] == "accelerate.plan.yaml"
+
+
+def test_a_plan_for_an_estimator_preset_trains_the_default_model_and_says_why(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "accelerate.yaml").write_text(SINGLE)
+    (tmp_path / "accelerate.plan.yaml").write_text(plan_text("llama-3.1-8b", "preset"))
+    model = resolve_settings(parse_args(["--config", "accelerate.yaml"])).model
+    assert (model.value, model.source) == ("tiny", "trainer default") and "llama-3.1-8b" in model.note
+
+
+def test_a_checkpoint_directory_is_located_and_incomplete_ones_are_named(checkpoint, tmp_path):
+    assert locate_model(str(checkpoint)).kind == "checkpoint"
+    assert locate_model("tiny").kind == "preset"
+    no_tokenizer, no_weights = tmp_path / "no-tokenizer", tmp_path / "no-weights"
+    no_tokenizer.mkdir(), no_weights.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        (no_tokenizer / name).write_bytes((checkpoint / name).read_bytes())
+    for name in ("config.json", "tokenizer.json", "tokenizer_config.json"):
+        (no_weights / name).write_bytes((checkpoint / name).read_bytes())
+    with pytest.raises(ModelChoiceError, match="has weights but no tokenizer"):
+        locate_model(str(no_tokenizer))
+    with pytest.raises(ModelChoiceError, match="has a tokenizer but no weights"):
+        locate_model(str(no_weights))
+    config_only = tmp_path / "config-only"
+    config_only.mkdir()
+    (config_only / "config.json").write_bytes((checkpoint / "config.json").read_bytes())
+    assert locate_model(str(config_only)).kind == "config"  # a bare config.json: random init, as before
+
+
+def test_jsonl_text_and_chat_messages_are_tokenized_with_the_chat_template_and_packed(checkpoint, tmp_path):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    data = tmp_path / "data.jsonl"
+    chat = [{"role": "user", "content": "Shall I compare thee"}, {"role": "assistant", "content": "to a summer's day"}]
+    data.write_text(json.dumps({"text": "From fairest creatures"}) + "\n\n" + json.dumps({"messages": chat}) + "\n")
+    records = read_jsonl(data)
+    assert records == [{"text": "From fairest creatures"}, {"messages": chat}]
+    ids = token_ids(records, tokenizer)
+    assert tokenizer.decode(ids) == ("From fairest creatures<|eos|><|user|> Shall I compare thee\n"
+                                     "<|assistant|> to a summer's day\n<|eos|>")
+    packed = pack(ids, 8)
+    assert packed.shape == (len(ids) // 8, 8) and packed.flatten().tolist() == ids[: packed.numel()]
+
+
+def test_a_datasets_directory_is_read_like_jsonl(checkpoint, tmp_path):
+    from datasets import Dataset, DatasetDict
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    texts = ["Shall I compare thee to a summer's day?", "Thou art more lovely and more temperate"] * 4
+    DatasetDict({"train": Dataset.from_dict({"text": texts})}).save_to_disk(str(tmp_path / "ds"))
+    assert load_records(tmp_path / "ds") == [{"text": t} for t in texts]
+    sequences = training_sequences(tmp_path / "ds", tokenizer, 16)
+    assert sequences.shape[1] == 16 and sequences.shape[0] >= 4
+
+
+@pytest.mark.parametrize(("line", "problem"), [
+    ('{"text": "fine"}\n{"text": unquoted}\n', ":2: not JSON"),
+    ('{"text": "fine"}\n\n{"prompt": "x"}\n', ":3: has neither a `text` string nor a `messages` list (found keys prompt)"),
+    ('["a", "list"]\n', ":1: has neither a `text` string nor a `messages` list (found list)"),
+])
+def test_a_malformed_jsonl_line_is_named_by_file_and_line(tmp_path, line, problem):
+    data = tmp_path / "data.jsonl"
+    data.write_text(line)
+    with pytest.raises(DataError, match="data.jsonl" + __import__("re").escape(problem)):
+        read_jsonl(data)
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, prelude: str = "") -> subprocess.CompletedProcess:
+    """The real `accelwiz run` (refused before anything is launched, so this is quick)."""
+    import os
+
+    code = f"{prelude}import sys; from accelwiz.cli import main; sys.argv = ['accelwiz', 'run', *sys.argv[1:]]; main()"
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, **(env or {})})
+
+
+def one_line_and_a_hint(result: subprocess.CompletedProcess, message: str) -> None:
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and message in errors[0], result.stderr
+    assert "hint:" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.fixture()
+def workdir(tmp_path, checkpoint):
+    (tmp_path / "accelerate.yaml").write_text(SINGLE)
+    return tmp_path
+
+
+@pytest.mark.parametrize("case", ["no-weights", "no-tokenizer", "not-json", "no-text", "hub-offline", "qlora"])
+def test_bad_input_is_one_line_and_a_hint_and_nothing_is_written(workdir, checkpoint, case):
+    broken = workdir / "broken"
+    broken.mkdir()
+    keep = {"no-weights": ("config.json", "tokenizer.json", "tokenizer_config.json"),
+            "no-tokenizer": ("config.json", "model.safetensors")}.get(case, ())
+    for name in keep:
+        (broken / name).write_bytes((checkpoint / name).read_bytes())
+    (workdir / "bad.jsonl").write_text('{"text": "ok"}\n' + ('{"text": "x",}\n' if case == "not-json" else '{"t": 1}\n'))
+    args = {
+        "no-weights": ("--model", "broken"),
+        "no-tokenizer": ("--model", "broken"),
+        "not-json": ("--model", str(checkpoint), "--data", "bad.jsonl"),
+        "no-text": ("--model", str(checkpoint), "--data", "bad.jsonl"),
+        "hub-offline": ("--model", "accelwiz-tests/not-in-any-cache"),
+        "qlora": ("--model", str(checkpoint), "--method", "qlora"),
+    }[case]
+    expected = {
+        "no-weights": "has a tokenizer but no weights",
+        "no-tokenizer": "has weights but no tokenizer",
+        "not-json": "bad.jsonl:2: not JSON",
+        "no-text": "bad.jsonl:2: has neither a `text` string nor a `messages` list",
+        "hub-offline": "is not in the local huggingface cache and HF_HUB_OFFLINE is set",
+        "qlora": "cannot train with QLoRA: QLoRA needs bitsandbytes, which is not installed",
+    }[case]
+    # QLoRA without bitsandbytes, as on a machine where it is not installed: the import is blocked, nothing faked
+    prelude = "import sys; sys.modules['bitsandbytes'] = None; " if case == "qlora" else ""
+    result = run_cli("--output-dir", "out", *args, cwd=workdir, prelude=prelude,
+                     env={"HF_HUB_OFFLINE": "1", "HF_HOME": str(workdir / "hf-home")})
+    one_line_and_a_hint(result, expected)
+    assert not (workdir / "out").exists()
+
+
+def test_qlora_is_refused_when_bitsandbytes_cannot_quantize_here_and_accepted_when_it_can():
+    """Whatever is installed, the answer is bitsandbytes' own: it quantizes a tensor on this device or not."""
+    from accelwiz.trainer.finetune import qlora_unsupported_reason
+
+    reason = qlora_unsupported_reason()
+    try:
+        import bitsandbytes  # noqa: F401
+    except ImportError:
+        assert reason == "QLoRA needs bitsandbytes, which is not installed"
+        return
+    assert reason is None or reason.startswith("bitsandbytes ")
+
+
+def test_check_inputs_turns_model_errors_into_input_errors(tmp_path):
+    from accelwiz.trainer.inputs import check_inputs
+
+    with pytest.raises(InputError, match="is not a preset"):
+        check_inputs(parse_args(["--model", str(tmp_path / "nowhere" / "x.bin")]), uses_deepspeed=False)
+
+
+def test_a_hub_id_resolves_through_the_huggingface_cache_offline(checkpoint, tmp_path):
+    """The cache laid out as a download leaves it (models--org--name/refs/main -> snapshots/<commit>/)."""
+    repo = tmp_path / "hf-home" / "hub" / "models--accelwiz-tests--llama-tiny"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    snapshot = repo / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    for item in checkpoint.iterdir():
+        (snapshot / item.name).write_bytes(item.read_bytes())
+    code = ("from accelwiz.trainer.models import locate_model; "
+            "ref = locate_model('accelwiz-tests/llama-tiny'); print(ref.kind, ref.path, ref.hub_id)")
+    import os
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf-home")}
+    env.pop("HF_HUB_CACHE", None)
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.split() == ["checkpoint", str(snapshot), "accelwiz-tests/llama-tiny"]
