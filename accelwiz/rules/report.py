@@ -90,7 +90,8 @@ def _origin(unit: CheckContext, item: EffectiveValue) -> str:
         if document is not None:
             where = f"{document.path.name}:{document.span(item.path).line} {where}"
         elif item.role == "plan":
-            where = f"plan {where}"
+            plan_path = unit.plan.path if unit.plan is not None else None
+            where = f"{plan_path.name if plan_path is not None else 'plan'} {where}"
         parts.append(where)
     if item.note:
         parts.append(item.note)
