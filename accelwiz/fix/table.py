@@ -308,3 +308,16 @@ FIXES: dict[str, Fix] = {
 
 def fix_for(code: str) -> Fix | None:
     return FIXES.get(code)
+
+
+def fixes_markdown(names: dict[str, str]) -> list[str]:
+    """The "Fixes" section of docs/rules.md, generated from this table."""
+    out = ["## Fixes", "",
+           "`accelwiz check --fix` applies the safe fixes, `--unsafe-fixes` the unsafe ones too, `--diff` shows them "
+           "without writing. A fix is kept only when the YAML and its JSON, checked together, then have no error "
+           "they did not have before; YAML edits keep comments, key order and quoting, JSON edits change only the "
+           "bytes they touch.", "",
+           "| code | name | applicability | the fix |", "|---|---|---|---|"]
+    out += [f"| [{code}](#{code.lower()}) | `{names.get(code, '')}` | {fix.applicability} | {fix.summary} |"
+            for code, fix in sorted(FIXES.items())]
+    return out

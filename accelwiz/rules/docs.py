@@ -11,14 +11,26 @@ from accelwiz.rules.rule import Needs, Rule
 SCOPE = {None: "always", Needs.SYSTEM: "with --system", Needs.WORKLOAD: "with --model"}
 
 
+def fixability(code: str) -> str | None:
+    """"safe", "unsafe" or None: from the fix table (accelwiz/fix/table.py), for `check --fix`."""
+    from accelwiz.fix.table import FIXES
+
+    fix = FIXES.get(code)
+    return fix.applicability if fix else None
+
+
+_FIXABLE = {"safe": "safe (`check --fix`)", "unsafe": "unsafe (`check --fix --unsafe-fixes`)", None: "no"}
+
+
 def rule_record(rule: Rule) -> dict[str, Any]:
     return {"code": rule.code, "name": rule.name, "severity": rule.severity.value, "fix": rule.fix,
+            "fixable": fixability(rule.code),
             "runs": SCOPE[rule.needs], "summary": rule.summary, "explanation": rule.doc}
 
 
 def render_rule(rule: Rule) -> str:
     return (f"# {rule.name} ({rule.code})\n\nSeverity: {rule.severity.value}. Runs: {SCOPE[rule.needs]}.\n"
-            f"Fix: {rule.fix}.\n\n{rule.doc}\n")
+            f"Fix: {rule.fix}. Fixable: {_FIXABLE[fixability(rule.code)]}.\n\n{rule.doc}\n")
 
 
 def render_rules_table(rules: Iterable[Rule]) -> str:
@@ -42,4 +54,7 @@ def render_rules_markdown(rules: Iterable[Rule]) -> str:
         body = r.doc.replace("## ", "#### ")
         out += ["", f"## {r.code}", "", f"`{r.name}` · {r.severity.value} · runs {SCOPE[r.needs]}", "",
                 f"**Fix:** {r.fix}.", "", body]
+    from accelwiz.fix.table import fixes_markdown
+
+    out += ["", *fixes_markdown({r.code: r.name for r in rules})]
     return "\n".join(out) + "\n"

@@ -124,3 +124,16 @@ def test_yaml_that_would_be_reformatted_is_left_alone(tmp_path):
     yaml.write_text("distributed_type: MULTI_GPU\nnum_processes: '2'\ndeepspeed_config: { }\n")
     report = plan_fixes([yaml], select_rules(["AW005"]), unsafe=False)
     assert not report.changed and "round trip" in report.not_applied[0].reason
+
+
+def test_rule_command_shows_fixability(cli):
+    assert "Fixable: safe (`check --fix`)" in cli("rule", "AW005").stdout
+    assert "Fixable: unsafe (`check --fix --unsafe-fixes`)" in cli("rule", "AW001").stdout
+    assert "Fixable: no" in cli("rule", "AW104").stdout
+    assert json.loads(cli("rule", "AW009", "--format", "json").stdout)["fixable"] == "safe"
+
+
+def test_rules_doc_has_a_fixes_section_from_the_table():
+    text = (Path(__file__).resolve().parents[2] / "docs" / "rules.md").read_text()
+    section = text.split("## Fixes", 1)[1]
+    assert all(f"[{code}]" in section for code in FIXES)
