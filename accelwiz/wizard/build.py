@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accelwiz.defaults import DEFAULT_DEEPSPEED_CONFIG
+from accelwiz.defaults import DEFAULT_CONFIG
 from accelwiz.probe.model import MachineProfile
 from accelwiz.wizard.answers import Answers, Launcher, OffloadDevice, Owner, Precision, StrategyChoice
 
@@ -36,13 +36,16 @@ DISTRIBUTED_TYPE = {
     StrategyChoice.zero3: "DEEPSPEED",
 }
 AUTO = "auto"
+# The DeepSpeed JSON is named after its YAML: `zero3.yaml` -> `zero3.ds.json`, so two plans can share a folder.
+DEEPSPEED_SUFFIX = ".ds.json"
+DEFAULT_DEEPSPEED_FILE = DEFAULT_CONFIG.with_name(DEFAULT_CONFIG.stem + DEEPSPEED_SUFFIX)
 
 
 def build(
     answers: Answers,
     system: MachineProfile,
     *,
-    deepspeed_file: Path | str = DEFAULT_DEEPSPEED_CONFIG,
+    deepspeed_file: Path | str = DEFAULT_DEEPSPEED_FILE,
     hidden_size: int | None = None,
 ) -> ConfigPair:
     """The Accelerate YAML dict and, for DeepSpeed strategies, the DeepSpeed JSON dict it references."""

@@ -10,13 +10,12 @@ from typing import Any
 from accelwiz.probe.model import MachineProfile
 from accelwiz.vocab import GIB
 from accelwiz.wizard.answers import Answers, Launcher, Owner, Precision
-from accelwiz.wizard.build import build, launch_commands, trainer_arguments
+from accelwiz.wizard.build import DEEPSPEED_SUFFIX, build, launch_commands, trainer_arguments
 from accelwiz.wizard.plan import Option, plan_for, workload_for
 from accelwiz.wizard.render import Header, describe_hardware, render_json, render_yaml
 from accelwiz.wizard.write import OutputFile, check_rendered
 
 NOT_FITTING = "DOES NOT FIT"
-DEEPSPEED_SUFFIX = ".ds.json"
 
 
 @dataclass(frozen=True)

@@ -133,9 +133,6 @@ def plan_until_accepted(request: InitRequest, prompter: Any, preset: dict[str, A
     from accelwiz.wizard.generate import generate
 
     preset = dict(preset)
-    preset.setdefault("system", preset.get("system") or None)
-    if preset["system"] is None:
-        del preset["system"]
     keep: dict[str, Any] = {}
     remembered: dict[str, Any] = {}
     applied = 0
