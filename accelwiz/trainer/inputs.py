@@ -39,7 +39,8 @@ def check_inputs(opts: TrainerOptions, *, uses_deepspeed: bool) -> CheckedInputs
         reason = qlora_unsupported_reason()
         if reason is not None:
             raise UsageError(f"cannot train with QLoRA: {reason}",
-                             hint="install bitsandbytes>=0.46 (it has a CPU backend), or use --method lora")
+                             hint="install a bitsandbytes with a backend for this device "
+                                  "(pip install 'accelwiz[qlora]'), or use --method lora")
     if opts.data is not None and not opts.data.exists():
         raise InputError(f"--data {opts.data}: no such file or directory", hint="check the path")
     if data_kind(opts.data) in ("jsonl", "dataset"):

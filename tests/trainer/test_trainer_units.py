@@ -111,3 +111,25 @@ def test_run_report_estimate_counts_the_same_parameters_as_the_model():
     assert estimate["strategy"].startswith("ZeRO-3") and estimate["per_rank_allocated_bytes"] > 0
     broken = estimate_for_run({"model": "x", "model_config": {"model_type": "nonesuch"}})
     assert broken["available"] is False and broken["reason"]
+
+
+def test_workload_options_round_trip_and_a_false_flag_is_said_as_no():
+    opts = TrainerOptions(gradient_checkpointing=False, method="lora", lora_targets="q_proj,v_proj",
+                          gradient_accumulation=4, micro_batch=2, config=Path("a.yaml"))
+    assert "--no-gradient-checkpointing" in opts.to_argv()
+    assert parse_args(opts.to_argv()) == opts
+    assert parse_args([]).micro_batch is None  # not given: the plan, the JSON or the default decides
+
+
+def test_report_pieces_for_mfu_and_the_estimate_error():
+    import torch
+
+    from accelwiz.trainer.report import error_percent, gpu_peak_flops, model_flops_per_token, parameter_checksum
+
+    assert model_flops_per_token(100, 100, 2, 8, 16) == 6 * 100 + 12 * 2 * 8 * 16  # full: 6N + attention
+    assert model_flops_per_token(100, 10, 0, 0, 0) == 4 * 100 + 2 * 10  # LoRA: no weight gradients for frozen N
+    assert gpu_peak_flops("NVIDIA H100 80GB HBM3") == (989.4e12, "H100-80GB")
+    assert gpu_peak_flops("A GPU not in the table") == (None, None)
+    assert error_percent(110, 100) == 10.0 and error_percent(90, 100) == -10.0 and error_percent(5, None) is None
+    state = {"w": torch.full((2, 3), 0.5), "b": torch.ones(4, dtype=torch.float64), "steps": torch.tensor([7])}
+    assert parameter_checksum(state) == 7.0  # integer buffers are not parameters
