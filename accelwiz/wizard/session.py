@@ -160,6 +160,8 @@ def plan_until_accepted(request: InitRequest, prompter: Any, preset: dict[str, A
                 continue
             report_diagnostics(generated.diagnostics, console)
             return generated
+        if not runs and not options:  # say what would fit; the user may still edit an answer
+            console.warn(_nothing_fits(generated, result.answers, system, fixed=set(preset)).message)
         action, detail = review(result, generated, options, console, runs=runs, select=select or _select)
         if action == "write":
             return generated

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from accelwiz.probe.profiles import load_system
 from accelwiz.wizard.templates import list_templates
+from tests.profiles import machine
 
 
 @pytest.fixture()
@@ -18,18 +18,22 @@ def in_tmp(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_defaults_write_a_config_that_check_accepts(cli, in_tmp):
+@pytest.mark.parametrize(("local", "expected"), [
+    (machine(), ("NO", True, 1, "no")),  # no GPU: a working CPU config
+    (machine(8, "H100-80GB", ram_gib=2048), ("MULTI_GPU", False, 8, "bf16")),
+], ids=["cpu", "8xH100"])
+def test_defaults_write_a_config_that_check_accepts(cli, in_tmp, pin_local, local, expected):
+    pin_local(local)  # init without --system plans for this machine: pinned, so both cases run everywhere
     result = cli("init", "--defaults", "-o", "accelerate.yaml")
     assert result.exit_code == 0, result.stderr
     assert cli("check", "accelerate.yaml").exit_code == 0
-    if not load_system("local").gpus:  # this machine (and CI) has no GPU: a working CPU config
-        config = yaml.safe_load((in_tmp / "accelerate.yaml").read_text())
-        assert (
-            config["distributed_type"],
-            config["use_cpu"],
-            config["num_processes"],
-            config["mixed_precision"],
-        ) == ("NO", True, 1, "no")
+    config = yaml.safe_load((in_tmp / "accelerate.yaml").read_text())
+    assert (
+        config["distributed_type"],
+        config["use_cpu"],
+        config["num_processes"],
+        config["mixed_precision"],
+    ) == expected
 
 
 def test_header_says_how_when_and_for_what(cli, in_tmp):

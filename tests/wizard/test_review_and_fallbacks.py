@@ -165,3 +165,15 @@ def test_fp8_is_judged_from_the_target_not_this_machine(cli, tmp_path, monkeypat
     result = cli("init", "--system", "8xH100-80GB", "--precision", "fp8", "--defaults")
     assert result.exit_code == 0, result.stderr
     assert yaml.safe_load((tmp_path / "accelerate.yaml").read_text())["mixed_precision"] == "fp8"
+
+
+def test_where_nothing_fits_the_review_says_what_would_and_offers_no_write(tmp_path, capsys):
+    script = {**FULL_ON_A_4090, "system": "1xT4", "model": "llama-3.1-405b", "strategy": "zero3",
+              "offload_optimizer": True, "offload_params": True, "offload_device": "cpu", "zero3_init": True}
+    reviewer = Reviewer("Cancel")
+    request = InitRequest(output=tmp_path / "accelerate.yaml", command="test")
+    with pytest.raises(KeyboardInterrupt):
+        plan_until_accepted(request, ScriptedPrompter(script), {}, Console(), interactive=True, select=reviewer)
+    assert "nothing fits" in capsys.readouterr().err
+    assert reviewer.screens[0] == ["Edit one answer", "Cancel (write nothing)"]
+    assert list(tmp_path.iterdir()) == []
