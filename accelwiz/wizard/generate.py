@@ -50,7 +50,8 @@ def generate(answers: Answers, system: MachineProfile, *, output: Path, command:
     from accelwiz.plan_file import plan_path_for
 
     json_path = deepspeed_path_for(output, deepspeed_output)
-    pair = build(answers, system, deepspeed_file=_relative(json_path, output), hidden_size=_hidden_size(answers.model))
+    # written as given (relative to where `accelerate launch` runs, as accelerate opens it), like -o itself
+    pair = build(answers, system, deepspeed_file=json_path, hidden_size=_hidden_size(answers.model))
     plan = plan_for(answers.model_dump(), system) if answers.model else None
     option = plan.chosen(answers.model_dump()) if plan is not None else None
     estimate = estimate_line(answers, system, option)
@@ -73,12 +74,6 @@ def generate(answers: Answers, system: MachineProfile, *, output: Path, command:
     workload = workload_for(answers.model_dump(), system) if answers.model else None
     diagnostics = check_rendered(yaml_file, json_file, system, workload, multi_node=answers.num_machines > 1)
     return Generated(yaml_file, json_file, plan_output, diagnostics, estimate, launch, option, flags)
-
-
-def _relative(json_path: Path, output: Path) -> Path:
-    """The JSON as the YAML names it: its bare name when beside the YAML (accelerate opens it relative to where it
-    is launched, which is usually the YAML's folder), else as given."""
-    return Path(json_path.name) if json_path.parent == output.parent else json_path
 
 
 def build_plan_file(answers: Answers, system: MachineProfile, system_spec: str, *, command: str, output: Path,
