@@ -37,13 +37,13 @@ def _dump(yaml: Any, data: Any, like: str) -> str:
     return text[:-1] if not like.endswith("\n") and text.endswith("\n") else text
 
 
-def _load(text: str) -> tuple[Any, Any]:
+def _load(text: str, *, strict_layout: bool = True) -> tuple[Any, Any]:
     yaml = _yaml(text)
     try:
         data = yaml.load(text)
     except Exception as exc:  # ruamel's errors (duplicate keys among them) share no useful base class
         raise EditError(f"ruamel.yaml cannot round-trip this file: {str(exc).splitlines()[0]}") from None
-    if _dump(yaml, data, text) != text:
+    if strict_layout and _dump(yaml, data, text) != text:
         raise EditError("the file does not survive a YAML round trip unchanged (its layout would be rewritten)")
     return yaml, data
 
@@ -68,8 +68,9 @@ def _styled(value: Any, quote: str) -> Any:
     return value
 
 
-def apply_yaml(text: str, edits: list[Edit]) -> str:
-    yaml, data = _load(text)
+def apply_yaml(text: str, edits: list[Edit], *, strict_layout: bool = True) -> str:
+    """`strict_layout` False: edit even a file whose layout the round trip normalizes (trailing spaces, `{ }`)."""
+    yaml, data = _load(text, strict_layout=strict_layout)
     for edit in edits:
         if isinstance(edit, SetValue):
             parent = _parent(data, edit.path[:-1])

@@ -1,0 +1,71 @@
+"""`accelwiz migrate`: an FSDP1 Accelerate config rewritten for FSDP2, comments and key order kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from accelwiz.cli.common import exit_on_error, get_console
+
+EPILOG = """\
+Examples:
+
+  $ accelwiz migrate fsdp.yaml              # in place, the original kept as fsdp.yaml.bak
+  $ accelwiz migrate fsdp.yaml -o fsdp2.yaml
+  $ accelwiz migrate fsdp.yaml --diff       # show the change; write nothing
+"""
+
+
+def migrate(
+    file: Annotated[Path, typer.Argument(help="The Accelerate YAML (FSDP1) to migrate.", show_default=False)],
+    output: Annotated[Path | None, typer.Option("--output", "-o", metavar="OUT", show_default=False,
+                                                help="Write the result here (default: in place, with FILE.bak).")]
+    = None,
+    diff: Annotated[bool, typer.Option("--diff", help="Print the change as a unified diff; write nothing (exit 1 "
+                                                      "when there is something to migrate).")] = False,
+) -> None:
+    """Migrate an FSDP1 config to FSDP2 (what `accelerate to-fsdp2` does, without leaking FSDP1 keys)."""
+    console = get_console()
+    with exit_on_error(console):
+        import difflib
+
+        from accelwiz.atomic import atomic_write
+        from accelwiz.document import load_document
+        from accelwiz.errors import InputError
+        from accelwiz.fix.edits import EditError
+        from accelwiz.fix.migrate import migrate_text
+
+        document = load_document(file)
+        if document.kind != "accelerate":
+            raise InputError(f"{file} is not an Accelerate YAML", hint="pass the YAML that has fsdp_config")
+        text = file.read_text(encoding="utf-8")
+        try:
+            migrated, migration = migrate_text(text, document.syntax)
+        except EditError as exc:
+            raise InputError(f"cannot edit {file} in place: {exc}",
+                             hint="rewrite the file with plain two-space indentation, then migrate again") from None
+        for note in migration.notes:
+            console.info(f"note: {note}")
+        if migrated == text:
+            console.info(f"{file}: nothing to migrate")
+            raise typer.Exit(0)
+        if diff:
+            console.data("".join(difflib.unified_diff(text.splitlines(True), migrated.splitlines(True),
+                                                      fromfile=f"{file} (FSDP1)", tofile=f"{file} (FSDP2)")).rstrip())
+            raise typer.Exit(1)
+        target = output or file
+        if output is None:
+            atomic_write(file.with_name(file.name + ".bak"), text)
+        atomic_write(target, migrated)
+        console.info(f"wrote {target}" + ("" if output else f" (the original is {file.name}.bak)"))
+        from accelwiz.rules.engine import check_paths
+        from accelwiz.rules.registry import select_rules
+        from accelwiz.rules.report import render_text, summary
+
+        result = check_paths([target], select_rules())
+        if result.diagnostics:
+            console.data(render_text(result.diagnostics, color=console.color))
+        console.info(summary(result.diagnostics, unreadable=len(result.input_errors)))
+    raise typer.Exit(result.exit_code())

@@ -1,0 +1,145 @@
+"""`accelwiz migrate`: an FSDP1 Accelerate config rewritten for FSDP2 (accelerate 1.15), in place, comments kept.
+
+What `accelerate to-fsdp2` does, without its leaks: it carries every key it has no entry for unchanged, so the
+prefix-less spellings accelerate also reads (`sharding_strategy: FULL_SHARD`, `backward_prefetch: ...`) and the
+numeric strategies (`fsdp_sharding_strategy: 1`) reach the FSDP2 config as FSDP1 keys or values (accelerate#4065
+was the same leak for the keys it did list); and it re-dumps the YAML, sorted and without comments. Here every
+FSDP1 option is either mapped to its FSDP2 key or removed with a note saying what FSDP2 does instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from accelwiz.fix.edits import AddKey, DeleteKey, Edit, RenameKey, SetValue
+
+# FSDP1 sharding strategy (name or 1-5) -> reshard_after_forward, and what is lost
+STRATEGIES: dict[str, tuple[bool, str | None]] = {
+    "FULL_SHARD": (True, None),
+    "SHARD_GRAD_OP": (False, None),
+    "NO_SHARD": (False, "NO_SHARD has no FSDP2 form: FSDP2 always shards; use distributed_type MULTI_GPU (DDP) to "
+                        "keep full replicas"),
+    "HYBRID_SHARD": (True, "HYBRID_SHARD: FSDP2 shards within a node and replicates across nodes only through "
+                           "parallelism_config (parallelism_config_dp_replicate_size x dp_shard_size)"),
+    "HYBRID_SHARD_ZERO2": (False, "HYBRID_SHARD_ZERO2: the replication across nodes needs parallelism_config "
+                                  "(parallelism_config_dp_replicate_size) in FSDP2"),
+}
+STRATEGY_NUMBERS = {1: "FULL_SHARD", 2: "SHARD_GRAD_OP", 3: "NO_SHARD", 4: "HYBRID_SHARD", 5: "HYBRID_SHARD_ZERO2"}
+REMOVED: dict[str, str] = {
+    "backward_prefetch": "FSDP2 prefetches the next all-gather itself (implicit prefetching); no setting",
+    "backward_prefetch_policy": "the old name of backward_prefetch, which FSDP2 does not have",
+    "forward_prefetch": "not available in accelerate's FSDP2",
+    "use_orig_params": "FSDP2 always keeps the original parameters (as DTensors)",
+    "sync_module_states": "FSDP2 broadcasts rank 0's weights itself with cpu_ram_efficient_loading; no setting",
+}
+
+
+@dataclass
+class Migration:
+    edits: list[Edit] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    already: bool = False  # nothing to do: not FSDP, or FSDP2 already
+
+
+def _strategy(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return STRATEGY_NUMBERS.get(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isdigit():
+            return STRATEGY_NUMBERS.get(int(text))
+        return text.upper() if text.upper() in STRATEGIES else None
+    return None
+
+
+def plan_fsdp2(data: dict[str, Any]) -> Migration:
+    """The edits that turn this config's `fsdp_config` into FSDP2."""
+    migration = Migration()
+    section = data.get("fsdp_config")
+    if not isinstance(section, dict) or not section:
+        migration.already = True
+        migration.notes.append("no fsdp_config: nothing to migrate")
+        return migration
+    version = section.get("fsdp_version", section.get("version", 1))
+    if str(version).strip() == "2":
+        migration.already = True
+        migration.notes.append("fsdp_config already says fsdp_version 2")
+        return migration
+    prefixed = any(str(k).startswith("fsdp_") for k in section)
+
+    def name(short: str) -> str:
+        return f"fsdp_{short}" if prefixed else short
+
+    def find(short: str) -> str | None:
+        return next((k for k in (f"fsdp_{short}", short) if k in section), None)
+
+    base = ("fsdp_config",)
+    strategy_key, reshard_key = find("sharding_strategy"), find("reshard_after_forward")
+    if strategy_key is not None:
+        strategy = _strategy(section[strategy_key])
+        if reshard_key is not None:
+            migration.edits.append(DeleteKey((*base, strategy_key)))
+            migration.notes.append(f"{strategy_key} removed: {reshard_key} is already written and is what FSDP2 "
+                                   "reads")
+        elif strategy is None:
+            migration.edits.append(DeleteKey((*base, strategy_key)))
+            migration.notes.append(f"{strategy_key} {section[strategy_key]!r} is not a strategy; removed "
+                                   f"(FSDP2's {name('reshard_after_forward')} defaults to true, full sharding)")
+        else:
+            reshard, lost = STRATEGIES[strategy]
+            target = name("reshard_after_forward")
+            migration.edits += [RenameKey((*base, strategy_key), target), SetValue((*base, target), reshard)]
+            migration.notes.append(f"{strategy_key} {strategy} -> {target}: {str(reshard).lower()}")
+            if lost:
+                migration.notes.append(lost)
+    if reshard_key is not None and _strategy(section[reshard_key]) is not None and \
+            not isinstance(section[reshard_key], bool):
+        # accelerate config writes the FSDP1 strategy under this name (`fsdp_reshard_after_forward: FULL_SHARD`)
+        strategy = _strategy(section[reshard_key])
+        reshard, lost = STRATEGIES[strategy]  # type: ignore[index]
+        migration.edits.append(SetValue((*base, reshard_key), reshard))
+        migration.notes.append(f"{reshard_key} {strategy} (an FSDP1 strategy) -> {str(reshard).lower()}")
+        if lost:
+            migration.notes.append(lost)
+    for short, why in REMOVED.items():
+        key = find(short)
+        if key is not None:
+            migration.edits.append(DeleteKey((*base, key)))
+            migration.notes.append(f"{key} removed: {why}")
+    state_key = find("state_dict_type")
+    if state_key is not None and str(section[state_key]).upper() == "LOCAL_STATE_DICT":
+        migration.edits.append(SetValue((*base, state_key), "SHARDED_STATE_DICT"))
+        migration.notes.append(f"{state_key} LOCAL_STATE_DICT -> SHARDED_STATE_DICT: FSDP2 has no local state dict")
+    version_key = find("version")
+    if version_key is not None:
+        migration.edits.append(SetValue((*base, version_key), 2))
+    else:
+        migration.edits.append(AddKey(base, name("version"), 2))
+    return migration
+
+
+def migrate_text(text: str, syntax: str = "yaml") -> tuple[str, Migration]:
+    """The migrated text (unchanged when there is nothing to do) and what was done."""
+    from accelwiz.document.load import parse_text
+    from accelwiz.fix.edits import EditError
+    from accelwiz.fix.yaml_edit import apply_yaml
+
+    if syntax != "yaml":
+        return text, Migration(already=True, notes=["not an Accelerate YAML"])
+    from pathlib import Path
+
+    document = parse_text(text, Path("config.yaml"), kind="accelerate")
+    migration = plan_fsdp2(document.data)
+    if migration.already or not migration.edits:
+        return text, migration
+    try:
+        return apply_yaml(text, migration.edits), migration
+    except EditError:
+        # a migration rewrites the file anyway (as `accelerate to-fsdp2` does): accept ruamel's normal layout for
+        # the rare file it cannot reproduce byte for byte (trailing spaces, `{ }`); comments and order stay
+        migration.notes.append("the layout was normalized (trailing spaces, `{ }` spacing); comments and key order "
+                               "are kept")
+        return apply_yaml(text, migration.edits, strict_layout=False), migration
