@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 REPO = Path(__file__).resolve().parent.parent
+pytest_plugins = ["tests.profiles"]  # the pin_local fixture, beside the machine() profile builder
 
 
 def corpus_dir() -> Path | None:

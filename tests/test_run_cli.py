@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.profiles import machine
+
 NO_YAML = (
     "compute_environment: LOCAL_MACHINE\ndistributed_type: 'NO'\nuse_cpu: true\nnum_processes: 1\n"
     "num_machines: 1\nmixed_precision: 'no'\n"
@@ -54,7 +56,8 @@ def test_user_script_and_its_args_after_double_dash(cli, write, launched, tmp_pa
     assert launched[0][0][5:] == ["-m", "accelwiz.launch.child", str(script), "--lr", "3e-4", "--steps", "2"]
 
 
-def test_dry_run_prints_env_and_command_and_starts_nothing(cli, write, launched):
+def test_dry_run_prints_env_and_command_and_starts_nothing(cli, write, launched, pin_local):
+    pin_local(machine())  # the CPU fallback is for a machine without GPUs
     config = write("ddp.yaml", "distributed_type: MULTI_GPU\nnum_processes: 2\nnum_machines: 1\nrdzv_backend: c10d\n")
     result = cli("run", "--config", str(config), "--dry-run")
     assert result.exit_code == 0, result.stderr
@@ -188,9 +191,10 @@ def test_usage_hint_quotes_a_script_path_with_spaces(cli, write, launched):
     assert f"accelwiz run {shlex.quote(str(script))} -- --steps 100" in result.stderr
 
 
-def test_multi_node_plans_are_checked_for_the_cluster_not_this_login_node(cli, write, launched, tmp_path):
+def test_multi_node_plans_are_checked_for_the_cluster_not_this_login_node(cli, write, launched, tmp_path, pin_local):
     """--slurm and --print-node-commands pass main_process_ip/port themselves, and the nodes they plan for are
     not this GPU-less machine: neither AW104 nor AW601 may refuse them (both refuse a launch here)."""
+    pin_local(machine())  # a login node without GPUs, on every machine
     config = write(
         "mn.yaml",
         "distributed_type: DEEPSPEED\nnum_processes: 16\nnum_machines: 2\ndeepspeed_config:\n  zero_stage: 2\n",

@@ -129,11 +129,10 @@ def test_system_preset(cli):
     assert "on 8 GPU(s)" in result.stdout and "H100" in result.stdout and "fits: " in result.stdout
 
 
-def test_no_target_no_verdict(cli):
-    from accelwiz.probe.profiles import load_system
+def test_no_target_no_verdict(cli, pin_local):
+    from tests.profiles import machine
 
-    if load_system("local").gpus:
-        pytest.skip("this machine has a GPU: the local probe gives the verdict a target")
+    pin_local(machine())  # a machine without GPUs, on every machine: the local probe gives no target
     result = cli("estimate", "--params", "7e9", "--qlora", "--compare")
     assert result.exit_code == 0
     assert "no verdict" in result.stdout and "fits" in result.stdout  # the table's column header
