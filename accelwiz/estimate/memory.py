@@ -289,38 +289,6 @@ def _buffers(workload: Workload, strategy: Strategy) -> tuple[float, list[str]]:
 
 def _host(workload: Workload, strategy: Strategy, offloaded: float) -> tuple[float, float, list[str]]:
     """Host RAM per node (loading peak or offloaded states, whichever is larger) and NVMe bytes per node."""
-    spec, gpn = workload.model, strategy.gpus_per_node
-    load_width = {"fp32": 4, "mixed": 4, "bf16": 2}[workload.precision]
-    if workload.regime == "qlora":
-        load_width = 1
-    if strategy.kind == "zero3":  # zero.Init: each module is created in fp32, then partitioned at once
-        loading = gpn * spec.largest_layer_parameters * 4
-        load_note = "loading: zero.Init partitions each module as it is created"
-    elif strategy.is_fsdp:  # fsdp_cpu_ram_efficient_loading: only local rank 0 materialises the weights
-        loading = spec.num_parameters * load_width
-        load_note = "loading: FSDP cpu_ram_efficient_loading (one copy per node)"
-    else:
-        loading = gpn * spec.num_parameters * load_width
-        load_note = f"loading: every process materialises the model on the CPU ({load_width} B/param)"
-    nvme = 0.0
-    if "nvme" in (strategy.offload_optimizer, strategy.offload_param):
-        nvme, offloaded = (
-            offloaded,
-            gpn * NVME_PARAM_BUFFER_BYTES
-            + gpn
-            * NVME_OPTIMIZER_BUFFERS
-            * 4
-            * min(SUB_GROUP_ELEMENTS, workload.trainable_parameters // strategy.shard_degree + 1),
-        )
-    host = max(loading, offloaded) + gpn * HOST_PROCESS_BYTES
-    notes = [
-        load_note,
-        f"host: {HOST_PROCESS_BYTES / GIB:.0f} GiB per process for Python, torch and CUDA libraries",
-    ]
-    if offloaded:
-        notes.append(
-            "offloaded states are held in host RAM (pinned)"
-            if not nvme
-            else "NVMe offload: states on disk, swap buffers in host RAM"
-        )
-    return host, nvme, notes
+    from accelwiz.estimate.host import host_ram  # the host formula, term by term, lives in host.py
+
+    return host_ram(workload, strategy, offloaded)
