@@ -48,6 +48,7 @@ from accelwiz.trainer.report import (  # noqa: E402
     model_flops_per_token,
     parameter_checksum,
     peak_memory_bytes,
+    rank_report,
     write_report,
 )
 from accelwiz.trainer.settings import TrainingSettings  # noqa: E402
@@ -169,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         "gradient_checkpointing": settings.gradient_checkpointing.value,
         "settings": settings.for_report(),
     }
-    extra = {"saved": saved, "parameter_checksum": checksum, "logits_probe": probe}
+    extra = {"saved": saved, "parameter_checksum": checksum, "logits_probe": probe,
+             "ranks": rank_report(accelerator, model, result["loss_last"])}
     report_run(accelerator, opts, run, model_config, result, state, resumed_from, extra)
     finish(accelerator)
     return 0
