@@ -128,6 +128,13 @@ def fsdp2_local_state_dict(ctx: CheckContext) -> Iterator[Finding]:
       fsdp_state_dict_type: LOCAL_STATE_DICT
     ```
     Use instead: `fsdp_state_dict_type: SHARDED_STATE_DICT`.
+    ```yaml
+    distributed_type: FSDP
+    num_processes: 2
+    fsdp_config:
+      fsdp_version: 2
+      fsdp_state_dict_type: SHARDED_STATE_DICT
+    ```
     """
     view = fsdp_view(ctx)
     found = _entry(ctx, "fsdp_state_dict_type") if view and view.fsdp_version.strict == 2 else None
@@ -156,6 +163,13 @@ def fsdp2_strategy_in_reshard_after_forward(ctx: CheckContext) -> Iterator[Findi
       fsdp_reshard_after_forward: FULL_SHARD
     ```
     Use instead: `fsdp_reshard_after_forward: true` (`false` for SHARD_GRAD_OP behaviour).
+    ```yaml
+    distributed_type: FSDP
+    num_processes: 2
+    fsdp_config:
+      fsdp_version: 2
+      fsdp_reshard_after_forward: true
+    ```
     """
     view = fsdp_view(ctx)
     found = _entry(ctx, "fsdp_reshard_after_forward") if view and view.fsdp_version.strict == 2 else None
@@ -231,6 +245,12 @@ def ram_efficient_loading_without_sync(ctx: CheckContext) -> Iterator[Finding]:
       fsdp_sync_module_states: false
     ```
     Use instead: `fsdp_sync_module_states: true`, or also set `fsdp_cpu_ram_efficient_loading: false`.
+    ```yaml
+    distributed_type: FSDP
+    num_processes: 2
+    fsdp_config:
+      fsdp_sync_module_states: true
+    ```
     """
     view = fsdp_view(ctx)
     found = _entry(ctx, "fsdp_sync_module_states") if view else None
@@ -260,6 +280,13 @@ def size_based_wrap_disabled(ctx: CheckContext) -> Iterator[Finding]:
       fsdp_min_num_params: 0
     ```
     Use instead: `fsdp_min_num_params: 100000000`.
+    ```yaml
+    distributed_type: FSDP
+    num_processes: 2
+    fsdp_config:
+      fsdp_auto_wrap_policy: SIZE_BASED_WRAP
+      fsdp_min_num_params: 100000000
+    ```
     """
     view = fsdp_view(ctx)
     if view is None or view.fsdp_version.strict != 1:
@@ -289,6 +316,12 @@ def fsdp_no_wrap(ctx: CheckContext) -> Iterator[Finding]:
       fsdp_auto_wrap_policy: NO_WRAP
     ```
     Use instead: `fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP`.
+    ```yaml
+    distributed_type: FSDP
+    num_processes: 2
+    fsdp_config:
+      fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP
+    ```
     """
     view = fsdp_view(ctx)
     found = _entry(ctx, "fsdp_auto_wrap_policy") if view else None
@@ -317,6 +350,13 @@ def activation_checkpointing_offload_requirements(ctx: CheckContext) -> Iterator
       fsdp_activation_checkpointing_offload: true
     ```
     Use instead: also set `fsdp_activation_checkpointing: true`.
+    ```yaml
+    distributed_type: FSDP
+    num_processes: 2
+    fsdp_config:
+      fsdp_version: 2
+      fsdp_activation_checkpointing: true
+    ```
     """
     view = fsdp_view(ctx)
     found = _entry(ctx, "fsdp_activation_checkpointing_offload") if view else None

@@ -325,6 +325,13 @@ def estimate_near_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
     (about 74 of 79.6 GiB per GPU).
 
     Use instead: `zero_stage: 2` (59.9 GiB), or micro-batch 2.
+    ```yaml
+    # accelwiz check --system 8xH100-80GB --model llama-3.1-8b --micro-batch 4 --seq-len 4096 --gradient-checkpointing
+    distributed_type: DEEPSPEED
+    num_processes: 8
+    deepspeed_config:
+      zero_stage: 2
+    ```
     """
     target, plan = _gpu_bytes(ctx), _plan(ctx)
     if target is None or plan is None:
@@ -361,7 +368,7 @@ def host_memory_tight(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
-    # accelwiz check --system 1xRTX4090 --model 3.5B
+    # accelwiz check --system 1xRTX4090 --model 3.2B
     distributed_type: DEEPSPEED
     num_processes: 1
     deepspeed_config:
@@ -369,7 +376,7 @@ def host_memory_tight(ctx: CheckContext) -> Iterator[Finding]:
       offload_optimizer_device: cpu
       offload_param_device: cpu
     ```
-    a 3.5B-parameter model whose offloaded states take about 95% of the workstation's 64 GiB of RAM.
+    a 3.2B-parameter model whose offloaded states take about 95% of the workstation's 64 GiB of RAM.
 
     Use instead: `offload_param_device: none`, or more machines.
     """

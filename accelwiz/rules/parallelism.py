@@ -63,6 +63,12 @@ def parallelism_size_mismatch(ctx: CheckContext) -> Iterator[Finding]:
       parallelism_config_tp_size: 2
     ```
     Use instead: `parallelism_config_dp_shard_size: 4` (4 x 2 = 8).
+    ```yaml
+    num_processes: 8
+    parallelism_config:
+      parallelism_config_dp_shard_size: 4
+      parallelism_config_tp_size: 2
+    ```
     """
     sizes = parallelism_sizes(ctx.accelerate)
     written = ctx.effective.num_processes
@@ -120,6 +126,11 @@ def model_parallel_with_pure_replication(ctx: CheckContext) -> Iterator[Finding]
       parallelism_config_tp_size: 2
     ```
     Use instead: `parallelism_config_dp_shard_size: 2` in place of the replicate size.
+    ```yaml
+    parallelism_config:
+      parallelism_config_dp_replicate_size: 2
+      parallelism_config_dp_shard_size: 2
+    ```
     """
     sizes = parallelism_sizes(ctx.accelerate)
     model_parallel = sizes is not None and (sizes["tp"] > 1 or sizes["cp"] > 1)
@@ -221,6 +232,13 @@ def megatron_degrees_do_not_divide_processes(ctx: CheckContext) -> Iterator[Find
       megatron_lm_pp_degree: 2
     ```
     Use instead: `num_processes: 8` (data parallel 2).
+    ```yaml
+    distributed_type: MEGATRON_LM
+    num_processes: 8
+    megatron_lm_config:
+      megatron_lm_tp_degree: 2
+      megatron_lm_pp_degree: 2
+    ```
     """
     if ctx.accelerate is None or ctx.effective.distributed_type.value != "MEGATRON_LM":
         return

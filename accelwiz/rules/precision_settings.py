@@ -79,6 +79,11 @@ def fp8_wizard_key_ignored(ctx: CheckContext) -> Iterator[Finding]:
       amax_history_length: 16
     ```
     Use instead: `amax_history_len: 16`.
+    ```yaml
+    fp8_config:
+      backend: TE
+      amax_history_len: 16
+    ```
     """
     view = _view(ctx)
     if view is None:
@@ -111,6 +116,11 @@ def fp8_config_without_fp8(ctx: CheckContext) -> Iterator[Finding]:
       backend: TE
     ```
     Use instead: `mixed_precision: fp8`, or remove `fp8_config`.
+    ```yaml
+    mixed_precision: fp8
+    fp8_config:
+      backend: TE
+    ```
     """
     view = _view(ctx)
     if view is not None and view.section("fp8_config") and not _uses_fp8(ctx):
@@ -142,6 +152,14 @@ def fp8_override_precision_not_three_booleans(ctx: CheckContext) -> Iterator[Fin
       override_linear_precision: (false, false, false)
     ```
     Use instead: `override_linear_precision: [false, false, false]`.
+    ```yaml
+    distributed_type: MULTI_GPU
+    num_processes: 2
+    mixed_precision: fp8
+    fp8_config:
+      backend: TE
+      override_linear_precision: [false, false, false]
+    ```
     """
     view = _view(ctx)
     found = _fp8(view, "override_linear_precision") if view is not None and _uses_fp8(ctx) else None
@@ -173,6 +191,12 @@ def fp8_backend_incompatible(ctx: CheckContext) -> Iterator[Finding]:
       backend: MSAMP
     ```
     Use instead: `backend: TE`.
+    ```yaml
+    distributed_type: FSDP
+    mixed_precision: fp8
+    fp8_config:
+      backend: TE
+    ```
     """
     view = _view(ctx)
     backend = _fp8(view, "backend") if view is not None and _uses_fp8(ctx) and ctx.effective.is_fsdp else None

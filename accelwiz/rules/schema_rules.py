@@ -37,6 +37,10 @@ def unknown_key(ctx: CheckContext) -> Iterator[Finding]:
       zero_stgae: 3
     ```
     Use instead: `zero_stage: 3`.
+    ```yaml
+    deepspeed_config:
+      zero_stage: 3
+    ```
     """
     yield from _issues(ctx, "unknown-key")
 
@@ -80,6 +84,10 @@ def wrong_type(ctx: CheckContext) -> Iterator[Finding]:
       fsdp_offload_params: "false"
     ```
     Use instead: `fsdp_offload_params: false`.
+    ```yaml
+    fsdp_config:
+      fsdp_offload_params: false
+    ```
     """
     yield from _issues(ctx, "wrong-type")
 
@@ -101,6 +109,10 @@ def invalid_value(ctx: CheckContext) -> Iterator[Finding]:
       offload_optimizer_device: gpu
     ```
     Use instead: `offload_optimizer_device: cpu` (or `none`).
+    ```yaml
+    deepspeed_config:
+      offload_optimizer_device: cpu
+    ```
     """
     yield from _issues(ctx, "invalid-value")
 
@@ -143,6 +155,10 @@ def float_for_int(ctx: CheckContext) -> Iterator[Finding]:
       fsdp_min_num_params: 1e8
     ```
     Use instead: `fsdp_min_num_params: 100000000`.
+    ```yaml
+    fsdp_config:
+      fsdp_min_num_params: 100000000
+    ```
     """
     yield from _issues(ctx, "float-for-int")
 
@@ -165,6 +181,9 @@ def unquoted_no_distributed_type(ctx: CheckContext) -> Iterator[Finding]:
     distributed_type: NO
     ```
     Use instead: `distributed_type: 'NO'`.
+    ```yaml
+    distributed_type: 'NO'
+    ```
     """
     yield from _issues(ctx, "yaml-boolean-for-name")
 
@@ -184,6 +203,9 @@ def yaml_boolean_for_string(ctx: CheckContext) -> Iterator[Finding]:
     mixed_precision: no
     ```
     Use instead: `mixed_precision: 'no'`.
+    ```yaml
+    mixed_precision: 'no'
+    ```
     """
     yield from _issues(ctx, "yaml-boolean-for-string")
 

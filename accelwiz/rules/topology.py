@@ -82,6 +82,10 @@ def multi_device_single_process(ctx: CheckContext) -> Iterator[Finding]:
     num_processes: 1
     ```
     Use instead: `distributed_type: 'NO'`, or `num_processes: 2` for two GPUs.
+    ```yaml
+    distributed_type: 'NO'
+    num_processes: 1
+    ```
     """
     view = _view(ctx)
     if view is None or view.distributed_type.value not in MULTI_DEVICE_TYPES:
@@ -114,6 +118,13 @@ def processes_not_divisible_by_machines(ctx: CheckContext) -> Iterator[Finding]:
     main_process_port: 29500
     ```
     Use instead: the same number of processes on every machine, e.g. `num_processes: 2` (1 + 1).
+    ```yaml
+    distributed_type: MULTI_GPU
+    num_machines: 2
+    num_processes: 2
+    main_process_ip: 10.0.0.1
+    main_process_port: 29500
+    ```
     """
     view = _view(ctx)
     if view is None:
@@ -143,6 +154,10 @@ def machine_rank_out_of_range(ctx: CheckContext) -> Iterator[Finding]:
     machine_rank: 2
     ```
     Use instead: `machine_rank: 1` on the second machine.
+    ```yaml
+    num_machines: 2
+    machine_rank: 1
+    ```
     """
     view = _view(ctx)
     if view is None:
@@ -223,6 +238,10 @@ def placeholder_main_process_ip(ctx: CheckContext) -> Iterator[Finding]:
     main_process_ip: '1234'
     ```
     Use instead: `main_process_ip: 10.0.0.4`.
+    ```yaml
+    num_machines: 2
+    main_process_ip: 10.0.0.4
+    ```
     """
     view = _view(ctx)
     host = view.main_process_ip.strict if view else None
@@ -250,6 +269,10 @@ def too_few_gpu_ids_for_multi_gpu(ctx: CheckContext) -> Iterator[Finding]:
     gpu_ids: '0'
     ```
     Use instead: `gpu_ids: 0,1` with `num_processes: 2`, or `distributed_type: 'NO'` for one GPU.
+    ```yaml
+    distributed_type: MULTI_GPU
+    gpu_ids: 0,1
+    ```
     """
     view = _view(ctx)
     if view is not None and _too_few_gpu_ids_for_multi_gpu(view):
@@ -456,6 +479,10 @@ def single_process_type_with_many_processes(ctx: CheckContext) -> Iterator[Findi
     num_processes: 8
     ```
     Use instead: `num_processes: 1`, or `distributed_type: MULTI_GPU` to use 8 GPUs.
+    ```yaml
+    distributed_type: 'NO'
+    num_processes: 1
+    ```
     """
     view = _view(ctx)
     processes = _written_processes(view) if view else None

@@ -210,6 +210,9 @@ def trainer_deepspeed_mismatch(ctx: CheckContext) -> Iterator[Finding]:
     ```json
     {"train_micro_batch_size_per_gpu": 16, "gradient_accumulation_steps": "auto", "zero_optimization": {"stage": 2}}
     ``` Use instead: `"train_micro_batch_size_per_gpu": "auto"`.
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", "zero_optimization": {"stage": 2}}
+    ```
     """
     view = trainer_view(ctx)
     if view is None or view.resolution is None:

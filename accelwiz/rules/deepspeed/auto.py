@@ -122,6 +122,9 @@ def auto_dropped_by_deepspeed(ctx: CheckContext) -> Iterator[Finding]:
     {"zero_optimization": {"stage": 3, "stage3_max_live_parameters": "auto"}}
     ```
     Use instead: `"stage3_max_live_parameters": 1e9` (the default that DeepSpeed used).
+    ```json
+    {"zero_optimization": {"stage": 3, "stage3_max_live_parameters": 1e9}}
+    ```
     """
     if hf_launched(ctx):
         return
@@ -239,6 +242,9 @@ def hidden_size_auto_below_zero3(ctx: CheckContext) -> Iterator[Finding]:
     {"zero_optimization": {"stage": 2, "reduce_bucket_size": "auto"}}
     ```
     Use instead: `"reduce_bucket_size": 5e8`.
+    ```json
+    {"zero_optimization": {"stage": 2, "reduce_bucket_size": 5e8}}
+    ```
     """
     stage = zero_stage(ctx)
     if ctx.deepspeed is None or stage is None or stage >= 3:

@@ -39,6 +39,10 @@ def batch_size_mismatch(ctx: CheckContext) -> Iterator[Finding]:
       deepspeed_config_file: ds_config.json
     ```
     Use instead: `"train_batch_size": 48` (2 x 3 x 8), or `"auto"`.
+    ```json
+    {"train_batch_size": 48, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 3,
+     "zero_optimization": {"stage": 2}}
+    ```
     """
     json = ctx.deepspeed
     if json is None or not isinstance(json.data, dict):

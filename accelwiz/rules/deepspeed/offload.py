@@ -33,6 +33,13 @@ def param_offload_below_zero3(ctx: CheckContext) -> Iterator[Finding]:
       offload_param_device: cpu
     ```
     Use instead: `zero_stage: 3`, or `offload_param_device: none`.
+    ```yaml
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    deepspeed_config:
+      zero_stage: 3
+      offload_param_device: cpu
+    ```
     """
     effective = ctx.effective
     stage, device = zero_stage(ctx), effective.offload_param
@@ -60,6 +67,9 @@ def nvme_offload_without_path(ctx: CheckContext) -> Iterator[Finding]:
     {"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme"}}}
     ```
     Use instead: `"offload_param": {"device": "nvme", "nvme_path": "/local_nvme"}`, in a DeepSpeed JSON.
+    ```json
+    {"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme", "nvme_path": "/local_nvme"}}}
+    ```
     """
     json = ctx.deepspeed
     if json is not None:
@@ -94,6 +104,9 @@ def nvme_optimizer_offload_below_zero3(ctx: CheckContext) -> Iterator[Finding]:
     {"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "nvme", "nvme_path": "/nvme"}}}
     ```
     Use instead: `"stage": 3`, or `"device": "cpu"`.
+    ```json
+    {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme", "nvme_path": "/nvme"}}}
+    ```
     """
     stage, device = zero_stage(ctx), ctx.effective.offload_optimizer
     if stage in (1, 2) and device.value == "nvme":
@@ -116,6 +129,9 @@ def partial_offload_below_zero3(ctx: CheckContext) -> Iterator[Finding]:
     {"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu", "ratio": 0.5}}}
     ```
     Use instead: `"stage": 3`, or drop `ratio`.
+    ```json
+    {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "ratio": 0.5}}}
+    ```
     """
     ratio = coerce.number(ctx.deepspeed.get(ZERO, "offload_optimizer", "ratio")) if ctx.deepspeed else None
     stage = zero_stage(ctx)
@@ -142,6 +158,10 @@ def partial_offload_to_nvme(ctx: CheckContext) -> Iterator[Finding]:
      "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme", "nvme_path": "/mnt/nvme", "ratio": 0.5}}}
     ```
     Use instead: `"offload_optimizer": {"device": "cpu", "pin_memory": true, "ratio": 0.5}`.
+    ```json
+    {"train_micro_batch_size_per_gpu": 1,
+     "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memory": true, "ratio": 0.5}}}
+    ```
     """
     section = ctx.deepspeed.section(ZERO, "offload_optimizer") if ctx.deepspeed else {}
     ratio = coerce.number(section.get("ratio"))
@@ -166,6 +186,9 @@ def optimizer_offload_at_stage0(ctx: CheckContext) -> Iterator[Finding]:
     {"zero_optimization": {"stage": 0, "offload_optimizer": {"device": "cpu"}}}
     ```
     Use instead: `"stage": 1` or higher.
+    ```json
+    {"zero_optimization": {"stage": 1, "offload_optimizer": {"device": "cpu"}}}
+    ```
     """
     device = ctx.effective.offload_optimizer
     if zero_stage(ctx) == 0 and device.value in ("cpu", "nvme"):

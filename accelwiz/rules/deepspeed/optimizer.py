@@ -58,6 +58,9 @@ def unknown_optimizer_type(ctx: CheckContext) -> Iterator[Finding]:
     {"optimizer": {"type": "AdamWeightDecay", "params": {"lr": 1e-4}}}
     ```
     Use instead: `"type": "AdamW"`.
+    ```json
+    {"optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}}
+    ```
     """
     name = ctx.deepspeed.get("optimizer", "type") if ctx.deepspeed is not None else None
     if isinstance(name, str) and name.lower() not in DEEPSPEED_OPTIMIZERS and name not in TORCH_OPTIMIZERS:
@@ -83,6 +86,9 @@ def unknown_scheduler_type(ctx: CheckContext) -> Iterator[Finding]:
     {"scheduler": {"type": "CosineAnnealing"}}
     ```
     Use instead: `"type": "WarmupCosineLR"`.
+    ```json
+    {"scheduler": {"type": "WarmupCosineLR"}}
+    ```
     """
     name = ctx.deepspeed.get("scheduler", "type") if ctx.deepspeed is not None else None
     if isinstance(name, str) and name not in DEEPSPEED_SCHEDULERS:

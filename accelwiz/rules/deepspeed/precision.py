@@ -178,6 +178,9 @@ def bf16_with_zero_stage0(ctx: CheckContext) -> Iterator[Finding]:
     {"bf16": {"enabled": true}, "zero_optimization": {"stage": 0}}
     ```
     Use instead: `"stage": 1` when the cluster runs an old DeepSpeed.
+    ```json
+    {"bf16": {"enabled": true}, "zero_optimization": {"stage": 1}}
+    ```
     """
     if ctx.deepspeed is None or zero_stage(ctx) != 0:
         return
@@ -224,6 +227,9 @@ def master_weights_without_zero(ctx: CheckContext) -> Iterator[Finding]:
     {"bf16": {"enabled": true, "bf16_master_weights_and_grads": true}, "zero_optimization": {"stage": 0}}
     ```
     Use instead: `"stage": 2`.
+    ```json
+    {"bf16": {"enabled": true, "bf16_master_weights_and_grads": true}, "zero_optimization": {"stage": 2}}
+    ```
     """
     json = ctx.deepspeed
     if json is None or zero_stage(ctx) != 0:
@@ -253,6 +259,9 @@ def fp16_loss_scale_invalid(ctx: CheckContext) -> Iterator[Finding]:
     {"fp16": {"enabled": true, "loss_scale": 0, "min_loss_scale": 0}}
     ```
     Use instead: `"min_loss_scale": 1`.
+    ```json
+    {"fp16": {"enabled": true, "loss_scale": 0, "min_loss_scale": 1}}
+    ```
     """
     fp16 = ctx.deepspeed.section("fp16") if ctx.deepspeed is not None else {}
     scale = coerce.number(fp16.get("loss_scale", 0))
@@ -282,6 +291,9 @@ def param_dtype_conflicts_with_precision(ctx: CheckContext) -> Iterator[Finding]
     {"data_types": {"param_dtype": "bf16"}, "fp16": {"enabled": true}}
     ```
     Use instead: `"param_dtype": "fp16"`, or leave it out.
+    ```json
+    {"data_types": {"param_dtype": "fp16"}, "fp16": {"enabled": true}}
+    ```
     """
     json = ctx.deepspeed
     wanted = json.get("data_types", "param_dtype") if json is not None else None

@@ -129,6 +129,13 @@ def deepspeed_file_relative_to_yaml(ctx: CheckContext) -> Iterator[Finding]:
     {"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}}
     ```
     Use instead: `deepspeed_config_file: configs/ds_zero3.json`.
+    ```yaml
+    # configs/accelerate.yaml, launched from the repository root
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    deepspeed_config:
+      deepspeed_config_file: configs/ds_zero3.json
+    ```
     """
     reference = ctx.deepspeed_reference
     if reference is not None and reference.relative_to_yaml_only:

@@ -33,6 +33,13 @@ def zero3_init_flag_below_zero3(ctx: CheckContext) -> Iterator[Finding]:
       zero3_init_flag: true
     ```
     Use instead: `zero3_init_flag: false` (or `zero_stage: 3`).
+    ```yaml
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    deepspeed_config:
+      zero_stage: 2
+      zero3_init_flag: false
+    ```
     """
     yaml, stage = ctx.accelerate, zero_stage(ctx)
     if yaml is not None and yaml.get("deepspeed_config", "zero3_init_flag") is True and stage is not None \
@@ -61,6 +68,13 @@ def zero3_without_init_flag(ctx: CheckContext) -> Iterator[Finding]:
       zero3_init_flag: false
     ```
     Use instead: `zero3_init_flag: true`.
+    ```yaml
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    deepspeed_config:
+      zero_stage: 3
+      zero3_init_flag: true
+    ```
     """
     yaml = ctx.accelerate
     if yaml is not None and zero_stage(ctx) == 3 and yaml.get("deepspeed_config", "zero3_init_flag") is False:
@@ -85,6 +99,9 @@ def reduce_bucket_size_zero(ctx: CheckContext) -> Iterator[Finding]:
     {"zero_optimization": {"stage": 1, "reduce_bucket_size": 0}}
     ```
     Use instead: `"reduce_bucket_size": 5e8` (the default).
+    ```json
+    {"zero_optimization": {"stage": 1, "reduce_bucket_size": 5e8}}
+    ```
     """
     if ctx.deepspeed is not None and coerce.integer(ctx.deepspeed.get(ZERO, "reduce_bucket_size")) == 0:
         yield Finding("deepspeed", (ZERO, "reduce_bucket_size"),
@@ -171,6 +188,9 @@ def pipeline_with_zero_partitioned_gradients(ctx: CheckContext) -> Iterator[Find
     {"pipeline": {"stages": 4}, "zero_optimization": {"stage": 2}}
     ```
     Use instead: `"stage": 1`.
+    ```json
+    {"pipeline": {"stages": 4}, "zero_optimization": {"stage": 1}}
+    ```
     """
     stage = zero_stage(ctx)
     if ctx.deepspeed is not None and ctx.deepspeed.has("pipeline") and stage in (2, 3):

@@ -149,6 +149,12 @@ def fp16_without_tensor_cores(ctx: CheckContext) -> Iterator[Finding]:
     ```
     on a P100 (its profile, saved with `accelwiz probe --save`).
     Use instead: `mixed_precision: "no"` unless you need the memory.
+    ```yaml
+    # accelwiz check --system 1xP100.json
+    distributed_type: 'NO'
+    num_processes: 1
+    mixed_precision: "no"
+    ```
     """
     found = precision_at(ctx, "fp16")
     if found is None or not trains_on_gpus(ctx):

@@ -116,6 +116,10 @@ def nvme_offload_off_nvme(ctx: CheckContext) -> Iterator[Finding]:
     ```
     with /home on a SATA disk (`1x4090.json`: the profile `accelwiz probe --save` wrote).
     Use instead: `"nvme_path": "/local_nvme"`.
+    ```json
+    {"train_micro_batch_size_per_gpu": 1,
+     "zero_optimization": {"stage": 3, "offload_param": {"device": "nvme", "nvme_path": "/local_nvme"}}}
+    ```
     """
     for target in _nvme_paths(ctx):
         facts = _disk_facts(ctx, target.path)

@@ -62,6 +62,13 @@ def fsdp2_with_old_torch(ctx: CheckContext) -> Iterator[Finding]:
       fsdp_version: 2
     ```
     with torch 2.5.1 (the profile's packages). Use instead: torch >= 2.6, or `fsdp_version: 1`.
+    ```yaml
+    # accelwiz check --system 8xV100-32GB.json
+    distributed_type: FSDP
+    num_processes: 8
+    fsdp_config:
+      fsdp_version: 1
+    ```
     """
     if ctx.system is None or distributed_type(ctx) != "FSDP" or ctx.effective.fsdp_version.value != 2:
         return
@@ -95,6 +102,17 @@ def nossh_launcher_with_old_deepspeed(ctx: CheckContext) -> Iterator[Finding]:
     ```
     with deepspeed 0.13.1 (the profile's packages).
     Use instead: deepspeed >= 0.14.5, or `deepspeed_multinode_launcher: standard`.
+    ```yaml
+    # accelwiz check --system 8xV100-32GB.json
+    distributed_type: DEEPSPEED
+    num_machines: 2
+    num_processes: 16
+    main_process_ip: 10.0.0.1
+    main_process_port: 29500
+    deepspeed_config:
+      zero_stage: 2
+      deepspeed_multinode_launcher: standard
+    ```
     """
     launcher = ctx.effective.deepspeed_multinode_launcher.value
     if ctx.system is None or launcher is None or launcher.lower() != "nossh":
