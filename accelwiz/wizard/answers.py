@@ -93,7 +93,6 @@ class Answers(BaseModel):
     model: str | None = None
     regime: Regime | None = None
     lora_rank: int | None = Field(None, ge=1)
-    lora_alpha: int | None = Field(None, ge=1, description="Not asked: twice the rank unless an answer file sets it.")
     seq_len: int | None = Field(None, ge=1)
     micro_batch: int = Field(1, ge=1)
     gradient_checkpointing: bool | None = None

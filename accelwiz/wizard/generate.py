@@ -105,8 +105,9 @@ def build_plan_file(answers: Answers, system: MachineProfile, system_spec: str, 
                       trainable_parameters=_parameters(answers, system, trainable=True))
     regime = answers.regime.value if answers.regime else "full"
     rank = answers.lora_rank or 16
+    # alpha = 2 x rank, the common PEFT recipe; every linear layer of the blocks, as the estimate assumed
     tuning = PlanFineTuning(method=regime) if regime == "full" else PlanFineTuning(  # type: ignore[arg-type]
-        method=regime, lora_rank=rank, lora_alpha=answers.lora_alpha or 2 * rank, lora_targets=["all-linear"])  # type: ignore[arg-type]
+        method=regime, lora_rank=rank, lora_alpha=2 * rank, lora_targets=["all-linear"])  # type: ignore[arg-type]
     training = PlanTraining(
         owner=answers.owner.value,
         micro_batch=answers.micro_batch,
