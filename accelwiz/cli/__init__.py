@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from accelwiz import __version__
-from accelwiz.cli import check, env, estimate, init, migrate, probe, rule, run, schema
+from accelwiz.cli import check, convert, env, estimate, init, migrate, probe, rule, run, schema
 from accelwiz.cli.common import get_console, set_verbosity
 from accelwiz.cli.trainer_args import SplitAtDoubleDash
 from accelwiz.errors import EXIT_FINDINGS
@@ -34,6 +34,7 @@ app.command(name="env", epilog=env.EPILOG)(env.env)
 app.command(epilog=check.EPILOG, cls=SplitAtDoubleDash)(check.check)  # `check FILES -- TRAINER ARGS`
 app.command()(rule.rule)
 app.command(epilog=migrate.EPILOG)(migrate.migrate)
+app.command(epilog=convert.EPILOG)(convert.convert)
 app.command(epilog=estimate.EPILOG)(estimate.estimate)
 app.command(epilog=init.EPILOG)(init.init)
 app.command(epilog=run.EPILOG, context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(

@@ -1,0 +1,179 @@
+"""`accelwiz convert`: an equivalent Accelerate config for the other backend (DeepSpeed ZeRO <-> FSDP2).
+
+What carries over (accelerate 1.15, DeepSpeed 0.19.8, torch FSDP2):
+- ZeRO-3 <-> FSDP full shard (`fsdp_reshard_after_forward: true`), ZeRO-2 <-> SHARD_GRAD_OP
+  (`fsdp_reshard_after_forward: false`); ZeRO-1 shards only the optimizer states, which FSDP cannot do alone: it
+  becomes SHARD_GRAD_OP, which also shards the gradients (less memory, same maths);
+- CPU offload: DeepSpeed's optimizer/parameter offload <-> `fsdp_offload_params` (FSDP2 offloads parameters,
+  gradients and the optimizer step together); NVMe offload has no FSDP form;
+- `zero3_init_flag` <-> `fsdp_cpu_ram_efficient_loading`; a 16-bit gathered save <-> FULL_STATE_DICT;
+- precision: the YAML's (or the JSON's) fp16/bf16 becomes the other backend's.
+Everything else is named as not carried. The numbers differ even where the settings match: DeepSpeed casts the
+model to fp16/bf16 and keeps fp32 master weights and optimizer states in its optimizer wrapper; FSDP2 keeps the
+parameters in fp32 and casts them to the compute dtype in each forward (MixedPrecisionPolicy param_dtype), with
+gradients reduced in reduce_dtype.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from accelwiz.fix.edits import AddKey, DeleteKey, Edit, SetValue
+
+Backend = Literal["deepspeed", "fsdp"]
+NUMERICS = ("numerics: DeepSpeed casts the model to fp16/bf16 and keeps fp32 master weights and optimizer states; "
+            "FSDP2 keeps fp32 parameters and casts them to the compute dtype in each forward (param_dtype), "
+            "reducing gradients in reduce_dtype: expect small loss differences, and fp16 loss scaling differs "
+            "(DeepSpeed's dynamic scaler vs torch's GradScaler)")
+
+
+@dataclass
+class Conversion:
+    yaml_edits: list[Edit] = field(default_factory=list)
+    json_data: dict[str, Any] | None = None  # the DeepSpeed JSON to write (converting to DeepSpeed)
+    carried: list[str] = field(default_factory=list)
+    not_carried: list[str] = field(default_factory=list)
+
+
+def to_fsdp(context: Any) -> Conversion:
+    """From a DeepSpeed unit (the YAML, and the JSON it names) to FSDP2."""
+    effective = context.effective
+    conversion = Conversion()
+    stage = effective.zero_stage.value
+    section: dict[str, Any] = {"fsdp_version": 2}
+    if stage == 3:
+        section["fsdp_reshard_after_forward"] = True
+        conversion.carried.append("ZeRO-3 -> full shard (fsdp_reshard_after_forward: true)")
+    elif stage in (1, 2):
+        section["fsdp_reshard_after_forward"] = False
+        conversion.carried.append(f"ZeRO-{stage} -> SHARD_GRAD_OP (fsdp_reshard_after_forward: false)")
+        if stage == 1:
+            conversion.not_carried.append("ZeRO-1 shards only optimizer states; FSDP also shards the gradients")
+    else:
+        section["fsdp_reshard_after_forward"] = True
+        conversion.not_carried.append(f"ZeRO stage {stage}: no sharding; FSDP always shards (MULTI_GPU is DDP)")
+    offload = {effective.offload_optimizer.value, effective.offload_param.value} - {None, "none"}
+    if offload:
+        section["fsdp_offload_params"] = True
+        conversion.carried.append("CPU offload -> fsdp_offload_params: true (parameters, gradients and the "
+                                  "optimizer step on the CPU)")
+        if "nvme" in offload:
+            conversion.not_carried.append("NVMe offload: FSDP offloads to CPU memory only")
+    section["fsdp_auto_wrap_policy"] = "TRANSFORMER_BASED_WRAP"
+    conversion.carried.append("wrapping: TRANSFORMER_BASED_WRAP (the model's _no_split_modules; DeepSpeed needs none)")
+    yaml_ds = context.accelerate.get("deepspeed_config") if context.accelerate is not None else None
+    json_doc = context.deepspeed
+    init_flag = yaml_ds.get("zero3_init_flag") if isinstance(yaml_ds, dict) else None
+    if init_flag is True or (init_flag is None and stage == 3):
+        section["fsdp_cpu_ram_efficient_loading"] = True
+        conversion.carried.append("zero3_init_flag -> fsdp_cpu_ram_efficient_loading: true")
+    gathered = json_doc.get("zero_optimization", "stage3_gather_16bit_weights_on_model_save") if json_doc else (
+        yaml_ds.get("zero3_save_16bit_model") if isinstance(yaml_ds, dict) else None)
+    section["fsdp_state_dict_type"] = "FULL_STATE_DICT" if gathered is True else "SHARDED_STATE_DICT"
+    precision = effective.mixed_precision.value
+    for name in ("gradient_accumulation", "gradient_clipping", "micro_batch"):
+        item = getattr(effective, name)
+        if item.source in ("json", "yaml") and item.value is not None:
+            conversion.not_carried.append(f"{name} {item.value}: under FSDP the script sets it "
+                                          "(Accelerator(gradient_accumulation_steps=...), clip_grad_norm_, the "
+                                          "DataLoader's batch_size)")
+    if json_doc is not None:
+        for key in ("optimizer", "scheduler"):
+            if isinstance(json_doc.get(key), dict):
+                conversion.not_carried.append(f"the JSON's {key} block ({json_doc.get(key, 'type')}): FSDP uses the "
+                                              f"script's {key}")
+    edits: list[Edit] = [SetValue(("distributed_type",), "FSDP")]
+    if context.accelerate.has("deepspeed_config"):
+        edits.append(DeleteKey(("deepspeed_config",)))
+    if context.accelerate.has("fsdp_config"):
+        edits.append(DeleteKey(("fsdp_config",)))
+    edits.append(AddKey((), "fsdp_config", section))
+    if precision in ("fp16", "bf16"):
+        edits.append(SetValue(("mixed_precision",), precision) if context.accelerate.has("mixed_precision")
+                     else AddKey((), "mixed_precision", precision))
+        conversion.carried.append(f"precision {precision} -> mixed_precision: {precision}")
+    conversion.yaml_edits = edits
+    conversion.not_carried.append(NUMERICS)
+    return conversion
+
+
+def to_deepspeed(context: Any, json_name: str) -> Conversion:
+    """From an FSDP unit to DeepSpeed: the YAML names a new JSON, which owns the ZeRO settings and precision."""
+    effective = context.effective
+    conversion = Conversion()
+    sharding = effective.fsdp_sharding.value
+    stage = 2 if sharding in ("SHARD_GRAD_OP", "HYBRID_SHARD_ZERO2") else 0 if sharding == "NO_SHARD" else 3
+    conversion.carried.append(f"{sharding or 'full shard'} -> ZeRO-{stage}")
+    if sharding and sharding.startswith("HYBRID"):
+        conversion.not_carried.append("hybrid sharding across nodes: ZeRO shards over all processes "
+                                      "(ZeRO++ hpZ is the nearest, not set here)")
+    zero: dict[str, Any] = {"stage": stage, "overlap_comm": True, "contiguous_gradients": True}
+    if effective.fsdp_offload_params.value is True:
+        zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+        if stage == 3:
+            zero["offload_param"] = {"device": "cpu", "pin_memory": True}
+        conversion.carried.append("fsdp_offload_params -> CPU offload of the optimizer"
+                                  + (" and the parameters" if stage == 3 else " (parameter offload needs ZeRO-3)"))
+    fsdp = context.accelerate.get("fsdp_config") or {}
+
+    def written(name: str) -> Any:
+        return fsdp.get(f"fsdp_{name}", fsdp.get(name))
+
+    if stage == 3:
+        zero["stage3_gather_16bit_weights_on_model_save"] = str(written("state_dict_type")).upper() == \
+            "FULL_STATE_DICT"
+    for name in ("transformer_layer_cls_to_wrap", "auto_wrap_policy", "min_num_params"):
+        if written(name) is not None:
+            conversion.not_carried.append(f"fsdp_{name}: DeepSpeed partitions every parameter; no wrapping")
+    if written("activation_checkpointing") is True:
+        conversion.not_carried.append("fsdp_activation_checkpointing: enable it in the script "
+                                      "(model.gradient_checkpointing_enable() or the Trainer's "
+                                      "--gradient_checkpointing); DeepSpeed's activation_checkpointing block does not "
+                                      "apply to Transformers models")
+    data: dict[str, Any] = {"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",
+                            "gradient_accumulation_steps": "auto", "gradient_clipping": "auto",
+                            "zero_optimization": zero}
+    precision = effective.mixed_precision.value
+    if precision in ("fp16", "bf16"):
+        data[precision] = {"enabled": True}
+        conversion.carried.append(f"mixed_precision {precision} -> the JSON's {precision} block (the YAML's key goes: "
+                                  "accelerate refuses it beside a deepspeed_config_file)")
+    edits: list[Edit] = [SetValue(("distributed_type",), "DEEPSPEED")]
+    if context.accelerate.has("parallelism_config"):
+        conversion.not_carried.append("parallelism_config (context/tensor parallel sizes): accelerate runs them "
+                                      "with FSDP2 only; DeepSpeed has its own (Ulysses sequence parallelism, AutoTP)")
+        edits.append(DeleteKey(("parallelism_config",)))
+    for key in ("fsdp_config", "deepspeed_config", "mixed_precision"):
+        if context.accelerate.has(key):
+            edits.append(DeleteKey((key,)))
+    ds_section: dict[str, Any] = {"deepspeed_config_file": json_name}
+    if stage == 3:
+        ds_section["zero3_init_flag"] = written("cpu_ram_efficient_loading") is not False
+    edits.append(AddKey((), "deepspeed_config", ds_section))
+    conversion.yaml_edits = edits
+    conversion.json_data = data
+    conversion.not_carried.append(NUMERICS)
+    return conversion
+
+
+def convert(yaml_path: Path, target: Backend, out: Path) -> tuple[str, str | None, Conversion]:
+    """(the new YAML text, the new JSON text or None, what was carried and what not)."""
+    from accelwiz.fix.yaml_edit import apply_yaml
+    from accelwiz.rules.engine import check_paths
+
+    result = check_paths([yaml_path], [])
+    if result.input_errors:
+        raise result.input_errors[0]
+    context = next(u for u in result.units if u.accelerate is not None)
+    if target == "fsdp":
+        conversion = to_fsdp(context)
+        json_text = None
+    else:
+        json_path = out.with_name(out.stem + ".ds.json")
+        conversion = to_deepspeed(context, json_path.name)
+        json_text = json.dumps(conversion.json_data, indent=2) + "\n"
+    text = yaml_path.read_text(encoding="utf-8")
+    return apply_yaml(text, conversion.yaml_edits, strict_layout=False), json_text, conversion
