@@ -143,10 +143,15 @@ def _store(result: Walk, question: Question, value: Any) -> None:
 
 
 def load_machine(spec: str) -> MachineProfile:
-    """The profile for a system spec, loaded once per spec (a probe of this machine takes a moment)."""
-    if spec not in _MACHINES:
-        from accelwiz.probe.profiles import load_system
+    """The profile for a system spec; `local` and presets are loaded once per process (a probe takes a moment),
+    a profile file every time (it may change between two walks)."""
+    from accelwiz.probe.presets import find_preset
+    from accelwiz.probe.profiles import load_system
 
+    cacheable = spec.strip().lower() == "local" or find_preset(spec) is not None
+    if not cacheable:
+        return load_system(spec)
+    if spec not in _MACHINES:
         _MACHINES[spec] = load_system(spec)
     return _MACHINES[spec]
 
