@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from accelwiz.estimate.spec import GATED_FAMILIES
 from accelwiz.estimate.strategy import Strategy
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ QLORA_BYTES_PER_PARAM = 0.5 + 1 / 64 + 4 / (64 * 256)
 # bitsandbytes 8-bit Adam: one byte for m and one for v, plus an fp32 absmax per 2048-element block each.
 ADAM8BIT_BYTES_PER_PARAM = 2 + 2 * 4 / 2048
 _IN_LAYER = re.compile(r"(^|\.)(layers|layer|h)\.\d+\.")
+_ATTENTION_INPUTS = ("q_proj", "k_proj", "v_proj", "qkv_proj")
 
 
 @dataclass(frozen=True)
@@ -70,18 +72,27 @@ def optimizer_state_bytes(workload: Workload) -> float:
 def autocast_cast_parameters(workload: Workload) -> float:
     """Trainable parameters autocast copies to 16-bit and autograd keeps until backward (measured by the trace).
 
-    The copies are of what a matmul reads: the linear weights and biases and the LM head (the embedding when
-    tied), not the input embeddings or the norms. Under gradient checkpointing a checkpointed layer's copies
-    are not kept (they are made again when the layer is recomputed), only the LM head's.
+    The copies kept are of the matrices a matmul reads: the linear weights and the LM head (the embedding when
+    tied); not the biases (their gradient needs no copy), the input embeddings or the norms. Under gradient
+    checkpointing a checkpointed layer's copies are not kept (they are made again when the layer is
+    recomputed), only the LM head's.
     """
     spec = workload.model
     if workload.regime != "full":  # the adapters are all linear; all sit inside the checkpointed layers
-        checkpointed = workload.gradient_checkpointing and not workload.legacy_trainer
-        return 0.0 if checkpointed else float(workload.trainable_parameters)
+        if workload.gradient_checkpointing and not workload.legacy_trainer:
+            return 0.0
+        # the first layer's q/k/v read the frozen embedding's output, which needs no gradient: autograd does
+        # not keep the copies of their lora_A (r × hidden) that only the input's gradient would need
+        unsaved = sum(
+            workload.lora_rank * t.shape[1]
+            for t in spec.block_linears()
+            if t.kind in workload.lora_targets and t.kind in _ATTENTION_INPUTS and spec.family in GATED_FAMILIES
+        )
+        return float(workload.trainable_parameters - unsaved)
     count = 0
     for t in spec.tensors():
         kind = t.kind.lower()
-        if "norm" in kind or kind.startswith("ln"):
+        if "norm" in kind or kind.startswith("ln") or t.name == "bias":  # a bias's copy is not kept for backward
             continue
         if "embed" in kind or kind in ("wte", "wpe"):
             if spec.tie_word_embeddings and kind in ("embed_tokens", "wte") and spec.family != "bert":

@@ -18,7 +18,9 @@ corrected here:
 2. **Autocast op lists.** CPU autocast keeps softmax, log_softmax, layer_norm, pow, rsqrt, exp, log (and the
    rest of CUDA's fp32 list) in bf16, where CUDA autocast runs them in fp32. While a trace runs, those ops get
    an `AutocastCPU` kernel that does what CUDA's `AutocastCUDA` kernel does: cast 16-bit floating inputs to
-   fp32 and run the op (`_cuda_autocast_on_cpu`); the registrations are removed when the trace ends.
+   fp32 and run the op (`_cuda_autocast_on_cpu`); the registrations are removed when the trace ends. The
+   MoE experts' `_grouped_mm`, which CUDA autocast casts to 16-bit and CPU autocast does not, gets the
+   16-bit cast the same way.
 3. **Optimizer implementation.** `torch.optim.AdamW` picks the per-tensor loop for CPU tensors and the
    multi-tensor `foreach` path on CUDA; the trace passes `foreach=True`, so its parameter-sized temporary
    (`torch._foreach_sqrt(exp_avg_sqs)`) appears as on CUDA.
@@ -86,6 +88,11 @@ CUDA_FP32_OPS = (
     "cumsum",
     "cumprod",
 )
+
+
+# CUDA autocast's lower-precision ops that CPU autocast lacks: transformers' MoE experts (grouped_mm) take
+# 16-bit inputs only, and CUDA autocast casts the fp32 expert weights for them.
+CUDA_LOWER_PRECISION_OPS = ("_grouped_mm",)
 
 
 @dataclass(frozen=True)
@@ -244,12 +251,18 @@ def check_trace_input(spec: ModelSpec, settings: TraceSettings, layers: int | No
 def hf_config_for(spec: ModelSpec) -> Any:
     """The transformers config of `spec`: its own config.json when it came from one, else built from its fields."""
     import json
+    import re
     from pathlib import Path
 
-    raw = getattr(spec, "hf_config", None)
-    if raw is None and spec.source.endswith(".json") and Path(spec.source).is_file():
-        raw = json.loads(Path(spec.source).read_text(encoding="utf-8"))
-    if raw is None:
+    raw = None
+    hub = re.search(r"\(config\.json from (.+)\)$", spec.source)  # models.py's source line of a hub id
+    path = Path(hub.group(1)) if hub else Path(spec.source)
+    if path.suffix == ".json" and path.is_file():
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(f"cannot read {path}: {exc}", hint="pass a HF config.json") from None
+    if not isinstance(raw, dict):
         raw = _config_dict_from_spec(spec)
     return config_from_dict(dict(raw), source=spec.source or spec.name)
 
@@ -335,7 +348,11 @@ def _build_model(config: Any, settings: TraceSettings) -> Any:
         raise InputError(f"transformers cannot build a causal LM from this config: {reason}",
                          hint="pass the config.json of a decoder (causal) language model") from None
     if settings.gradient_checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        enable = getattr(model, "activation_checkpointing_enable", None)  # transformers 5's new name
+        if enable is not None:
+            enable()  # non-reentrant by default
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if settings.lora_rank is not None:
         from peft import LoraConfig, get_peft_model
 
@@ -400,12 +417,25 @@ def _cuda_autocast_on_cpu() -> Iterator[None]:
 
         return kernel
 
+    def lower_kernel(op: Any) -> Any:
+        def kernel(*args: Any, **kwargs: Any) -> Any:
+            dtype = torch.get_autocast_dtype("cpu")
+            with torch._C._ExcludeDispatchKeyGuard(exclude):
+                args, kwargs = tree_map_only(
+                    torch.Tensor, lambda t: t.to(dtype) if t.dtype == torch.float32 else t, (args, kwargs)
+                )
+                return op(*args, **kwargs)
+
+        return kernel
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
         for name in CUDA_FP32_OPS:
             packet, _, overload = name.partition(".")
             op = getattr(getattr(torch.ops.aten, packet), overload or "default")
             library.impl(name, fp32_kernel(op), "AutocastCPU")
+        for name in CUDA_LOWER_PRECISION_OPS:
+            library.impl(name, lower_kernel(getattr(torch.ops.aten, name).default), "AutocastCPU")
     try:
         yield
     finally:
@@ -438,6 +468,20 @@ def _phase_tracker(param_storages: Any) -> Any:
             snap = self._curr_mem_snap.get(torch.device("cpu"), {})
             return {names[k]: v for k, v in snap.items() if k != _TOTAL_KEY}
 
+        def _track_module_params_and_buffers(self, module: Any, install_grad_hooks: bool = True) -> Any:
+            # MemTracker hooks every parameter, and a frozen one (LoRA's base) refuses a hook: hook trainables only
+            memory = super()._track_module_params_and_buffers(module, install_grad_hooks=False)
+            for param in module.parameters():
+                if install_grad_hooks and param.requires_grad and param not in self._param_to_grad_hook_handles:
+                    def grad_hook(grad: Any) -> None:
+                        self._update_and_maybe_create_winfos(grad, _MemRefType.GRAD)
+
+                    self._param_to_grad_hook_handles[param] = (
+                        param.register_hook(grad_hook),
+                        param.register_post_accumulate_grad_hook(lambda p: grad_hook(p.grad)),
+                    )
+            return memory
+
         def _update_peak_stats(self, peak_state: Any) -> None:  # per operator: only the phase maxima
             snap = self._curr_mem_snap.get(torch.device("cpu"))
             if snap is None:
@@ -448,9 +492,9 @@ def _phase_tracker(param_storages: Any) -> Any:
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             result = super().__torch_dispatch__(func, types, args, kwargs)
-            if func is torch.ops.aten._to_copy.default and isinstance(args[0], torch.Tensor):
-                if any(st in param_storages for st in get_untyped_storages(args[0])):
-                    self._update_and_maybe_create_winfos(result, _MemRefType.OTH)
+            is_copy = func is torch.ops.aten._to_copy.default and isinstance(args[0], torch.Tensor)
+            if is_copy and any(st in param_storages for st in get_untyped_storages(args[0])):
+                self._update_and_maybe_create_winfos(result, _MemRefType.OTH)
             return result
 
     return PhaseTracker()
@@ -482,7 +526,7 @@ def _trace_once(config: Any, settings: TraceSettings) -> tuple[Snapshot, dict[st
     forward_end: dict[str, int] = {}
     gradients = 0
     with fake_mode, _cuda_autocast_on_cpu(), tracker:
-        for step in range(2):
+        for _ in range(2):  # the second step has optimizer states
             tracker.peaks.clear()
             tracker.phase = "forward"
             autocast = (torch.autocast("cpu", dtype=autocast_dtype) if settings.precision == "mixed"
