@@ -104,7 +104,7 @@ def host_ram(workload: Workload, strategy: Strategy, offloaded: float) -> tuple[
     notes = [load_note, f"host: {HOST_PROCESS_BYTES / GIB:.0f} GiB per process for Python, torch and CUDA libraries"]
     if offloaded:
         notes.append(
-            "offloaded states are held in host RAM"
+            "offloaded states are held in host RAM (page-locked: DeepSpeed pins them by default)"
             if not nvme
             else "NVMe offload: states on disk, swap buffers in host RAM"
         )
