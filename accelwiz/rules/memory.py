@@ -157,6 +157,13 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
     Estimates host RAM per node (offloaded optimizer states and parameters, or model loading, whichever is
     larger) and reports when it exceeds the RAM of the `--system` profile.
 
+    The offloaded states are counted as DeepSpeed allocates them (checked on a real DeepSpeedCPUAdam engine):
+    ZeRO-3 with optimizer offload holds 18 bytes per parameter in bf16 (fp32 master, Adam m and v, fp32
+    gradients, and a 16-bit gradient partition), 20 with parameter offload, divided among the nodes, plus
+    2 GiB per process for Python, torch and CUDA. DeepSpeed's own estimator
+    (`estimate_zero3_model_states_mem_needs`) counts 16 (18) and multiplies by a 1.5 margin, so it prints more:
+    788.5 GiB where accelwiz says 607.4 GiB for a 70B model on 2 nodes x 8 GPUs (docs/performance.md, "Host RAM").
+
     ## Why is this bad?
     The kernel's OOM killer ends a process (often reported only as `exit code -9` by the launcher), or the
     node swaps until the step time collapses.
@@ -171,7 +178,7 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
       offload_optimizer_device: cpu
       offload_param_device: cpu
     ```
-    on a node with 340 GiB of RAM (70B × ~18 bytes of offloaded states = 1.2 TB).
+    on a node with 340 GiB of RAM (70B × 20 bytes of offloaded states = 1.4 TB).
 
     Use instead: more nodes, or `offload_optimizer_device: nvme`.
     """
