@@ -26,7 +26,8 @@ def migrate(
     diff: Annotated[bool, typer.Option("--diff", help="Print the change as a unified diff; write nothing (exit 1 "
                                                       "when there is something to migrate).")] = False,
 ) -> None:
-    """Migrate an FSDP1 config to FSDP2 (what `accelerate to-fsdp2` does, without leaking FSDP1 keys)."""
+    """Migrate a config: FSDP1 -> FSDP2 (what `accelerate to-fsdp2` does, without leaking FSDP1 keys), and legacy or
+    removed keys that have a successor (a DeepSpeed JSON too)."""
     console = get_console()
     with exit_on_error(console):
         import difflib
@@ -35,25 +36,24 @@ def migrate(
         from accelwiz.document import load_document
         from accelwiz.errors import InputError
         from accelwiz.fix.edits import EditError
-        from accelwiz.fix.migrate import migrate_text
+        from accelwiz.fix.migrate import migrate_legacy_keys, migrate_text
 
         document = load_document(file)
-        if document.kind != "accelerate":
-            raise InputError(f"{file} is not an Accelerate YAML", hint="pass the YAML that has fsdp_config")
         text = file.read_text(encoding="utf-8")
         try:
             migrated, migration = migrate_text(text, document.syntax)
         except EditError as exc:
             raise InputError(f"cannot edit {file} in place: {exc}",
                              hint="rewrite the file with plain two-space indentation, then migrate again") from None
-        for note in migration.notes:
+        migrated, legacy = migrate_legacy_keys(migrated, file.name)
+        for note in ([] if document.kind != "accelerate" else migration.notes) + legacy:
             console.info(f"note: {note}")
         if migrated == text:
             console.info(f"{file}: nothing to migrate")
             raise typer.Exit(0)
         if diff:
             console.data("".join(difflib.unified_diff(text.splitlines(True), migrated.splitlines(True),
-                                                      fromfile=f"{file} (FSDP1)", tofile=f"{file} (FSDP2)")).rstrip())
+                                                      fromfile=f"{file} (before)", tofile=f"{file} (migrated)")).rstrip())
             raise typer.Exit(1)
         target = output or file
         if output is None:

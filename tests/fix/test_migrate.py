@@ -141,3 +141,13 @@ def test_cli_migrate_in_place_keeps_a_backup_and_diff_writes_nothing(cli, write)
     assert "fsdp_version: 2" in path.read_text()
     again = cli("migrate", str(path))
     assert again.exit_code == 0 and "nothing to migrate" in again.stderr
+
+
+def test_migrate_mends_legacy_and_removed_keys_of_a_deepspeed_json(cli, write):
+    path = write("ds.json", '{\n  "train_micro_batch_size_per_gpu": 4,  // per GPU\n'
+                            '  "zero_optimization": {"stage": 2, "cpu_offload": true},\n  "sparse_gradients": true\n}\n')
+    result = cli("migrate", str(path))
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert path.read_text() == ('{\n  "train_micro_batch_size_per_gpu": 4,  // per GPU\n'
+                                '  "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}\n}\n')
+    assert "AW009" in result.stderr and "AW010" in result.stderr
