@@ -39,10 +39,12 @@ def _package_rows(profile: MachineProfile) -> list[tuple[str, str]]:
 
 
 def _configs_markdown(profile: MachineProfile, configs: Sequence[Path]) -> str:
-    from accelwiz.rules.engine import check_paths
+    from accelwiz.rules.engine import check_with_plans
+    from accelwiz.rules.registry import select_rules
     from accelwiz.rules.report import summary
 
-    result = check_paths(list(configs), system=profile)
+    # as `accelwiz check --system local` sees them: with the plan beside each YAML (its workload)
+    result = check_with_plans(list(configs), select_rules(), system=profile)
     parts = [f"- could not read: {error.message}" for error in result.input_errors]
     for unit in result.units:
         files = [d.name for d in unit.documents]
@@ -55,28 +57,25 @@ def _configs_markdown(profile: MachineProfile, configs: Sequence[Path]) -> str:
 
 
 def _unit_rows(unit: Any) -> list[tuple[str, str]]:
-    """The settings that decide the shape of the run, as the run reads them (`accelwiz/effective.py`); a value
-    written otherwise ("auto", an unquoted NO, a bad type) is shown beside it."""
+    """The settings that decide the shape of the run, as the run will use them (accelwiz/effective.py, the one
+    reader), with where each comes from; a value written with a type the schema refuses is shown as written."""
     effective = unit.effective
-    kind = _shown(effective.distributed_type, "DEEPSPEED" if effective.json_alone else "?")
-    rows = [("distributed type", kind), ("processes", _shown(effective.num_processes)),
-            ("machines", _shown(effective.num_machines, "1")), ("mixed precision", _precision(effective))]
-    if unit.deepspeed is not None:
+    rows = [(label, _shown(getattr(effective, name))) for label, name in (
+        ("distributed type", "distributed_type"), ("processes", "num_processes"), ("machines", "num_machines"),
+        ("mixed precision", "mixed_precision"))]
+    if unit.deepspeed is not None or effective.distributed_type.value == "DEEPSPEED":
         rows.append(("ZeRO stage", _shown(effective.zero_stage)))
-    if effective.is_fsdp:
+    if effective.distributed_type.value == "FSDP":
         rows.append(("FSDP version", _shown(effective.fsdp_version)))
     return rows
 
 
-def _shown(item: Any, absent: str = "-") -> str:
-    value = absent if item.value is None else str(item.value)
-    if item.is_written and str(item.written) != value:
-        value += f" (written {item.written!r})"
-    return value
+def _shown(value: Any) -> str:
+    if value.invalid:
+        return f"{value.written!r} (invalid)"
+    if value.value is None:
+        return "-"
+    return f"{value.value} ({SOURCE_NAMES.get(value.source, value.source)})"
 
 
-def _precision(effective: Any) -> str:
-    precision = effective.mixed_precision
-    if precision.source == "json":
-        return f"{precision.value} (DeepSpeed JSON)"
-    return _shown(precision, "no")
+SOURCE_NAMES = {"yaml": "YAML", "json": "DeepSpeed JSON"}

@@ -70,7 +70,7 @@ def test_env_reports_versions_machine_and_each_config(cli, write):
     assert text.startswith("## accelwiz env") and "| accelwiz | 0.1.0 |" in text
     assert "| deepspeed |" in text and "### Machine" in text
     assert f"#### {yaml} + {ds}" in text and "| mixed precision | bf16 (DeepSpeed JSON) |" in text
-    assert "| ZeRO stage | 3 |" in text and "| FSDP version | 2 |" in text
+    assert "| ZeRO stage | 3 (DeepSpeed JSON) |" in text and "| FSDP version | 2 (YAML) |" in text
     assert text.count("| `accelwiz check` |") == 2
 
 
