@@ -59,7 +59,7 @@ def check(
     with exit_on_error(console):
         from accelwiz.errors import UsageError
         from accelwiz.rules.engine import check_with_plans
-        from accelwiz.rules.registry import select_rules
+        from accelwiz.rules.registry import Needs, select_rules
         from accelwiz.rules.report import render_github, render_json, render_text, summary
 
         rules = select_rules(split_codes(select), split_codes(ignore))
@@ -106,6 +106,7 @@ def check(
             if result.diagnostics:
                 console.data(render_text(result.diagnostics, color=console.color))
             console.info(summary(result.diagnostics, unreadable=len(result.input_errors)))
-            if result.units and all(u.system is None for u in result.units) and any(r.needs == "system" for r in rules):
+            hardware_rules = any(r.needs is Needs.SYSTEM for r in rules)
+            if result.units and all(u.system is None for u in result.units) and hardware_rules:
                 console.info("note: hardware rules skipped; pass --system local|PRESET|FILE to check against a machine")
     raise typer.Exit(result.exit_code(strict=strict))
