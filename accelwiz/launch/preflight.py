@@ -71,13 +71,26 @@ def preflight(
     gpu_count = system.gpu_count if system is not None and here else None
     env = environment_changes(spec, gpu_count=gpu_count, environ=os.environ if environ is None else environ,
                               build=torch_build())
+    # The plan beside the YAML: its workload for the memory rules and, for other machines, its system; its CPU
+    # machines get the CPU fallback in their node commands and sbatch script (launch/environment.py).
+    from accelwiz.launch.environment import portable_changes
+    from accelwiz.plan_file import find_plan, load_plan, plan_system, plan_workload
+
+    found = find_plan(config_path)
+    plan = load_plan(found) if found is not None else None
+    workload = plan_workload(plan)[0] if plan is not None else None
+    if plan is not None and not here and system is None:
+        system = plan_system(plan)
+    launched_env = env if here else portable_changes(spec, env, cpu_nodes=plan is not None
+                                                     and plan.system.gpus_per_machine == 0)
     launch = LaunchFacts(
         supplies_rendezvous=not here,
-        cpu_fallback=any(c.name == "ACCELERATE_USE_CPU" and c.value == "true" for c in env),
+        cpu_fallback=any(c.name == "ACCELERATE_USE_CPU" and c.value == "true" for c in launched_env),
         builtin_trainer=builtin_trainer,
     )
     checked = check_unit(unit.documents, system=system, launch=launch, deepspeed_reference=unit.deepspeed_reference,
-                         training_args=training_args)  # a Trainer script's arguments: the AW7xx rules
+                         training_args=training_args,  # a Trainer script's arguments: the AW7xx rules
+                         plan=plan, workload=workload)
     return Preflight(config_path, checked.context, checked.diagnostics, spec, env, checked.handled)
 
 
