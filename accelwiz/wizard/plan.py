@@ -283,54 +283,64 @@ def fallbacks(answers: Mapping[str, Any], system: MachineProfile, *, fixed: froz
             found.append(Fallback(disk.answers(), disk, f"{disk.label} fits where {why}",
                                   asks=() if answers.get("nvme_path") else ("nvme_path",)))
     regime = Regime(_value(answers.get("regime")) or "full")
-    if "regime" not in fixed and strategy_free:
+
+    def fit(changes: dict[str, Any]) -> tuple[dict[str, Any], Option] | None:
+        """The option that fits with `changes`: the fastest one, or the fixed strategy's own."""
+        changed = plan_for({**answers, **changes}, system)
+        if changed is None:
+            return None
+        if strategy_free:
+            best = changed.best_option(nvme=False)
+            return ({**changes, **best.answers()}, best) if best is not None else None
+        same = changed.chosen(answers)
+        return (changes, same) if same is not None and same.fits else None
+
+    if "regime" not in fixed:
         for lighter in (Regime.lora, Regime.qlora):
             if list(Regime).index(lighter) <= list(Regime).index(regime):
                 continue
-            lighter_plan = plan_for({**answers, "regime": lighter}, system)
-            best = lighter_plan.best_option(nvme=False) if lighter_plan else None
-            if best is not None:
-                found.append(Fallback({"regime": lighter, **best.answers()}, best,
-                                      f"{REGIME_NAME[lighter]} fits ({best.label}) where "
-                                      f"{REGIME_NAME[regime]} does not: {shortage}"))
+            found_fit = fit({"regime": lighter})
+            if found_fit is not None:
+                changes, option = found_fit
+                found.append(Fallback(changes, option, f"{REGIME_NAME[lighter]} fits ({option.label}) where "
+                                                       f"{REGIME_NAME[regime]} does not: {shortage}"))
                 break
-    if "seq_len" not in fixed and strategy_free:
+    if "seq_len" not in fixed:
         lightest = Regime.qlora if "regime" not in fixed else regime
         for seq in SHORTER_SEQUENCES:
             if seq >= int(answers.get("seq_len") or 2048):
                 continue
-            shorter = plan_for({**answers, "regime": lightest, "seq_len": seq}, system)
-            best = shorter.best_option(nvme=False) if shorter else None
-            if best is not None:
-                changes = {"seq_len": seq, **({"regime": lightest} if lightest is not regime else {}),
-                           **best.answers()}
-                found.append(Fallback(changes, best, f"sequence {seq} fits ({best.label}) where "
-                                                     f"{answers.get('seq_len') or 2048} does not: {shortage}"))
+            found_fit = fit({"seq_len": seq, **({"regime": lightest} if lightest is not regime else {})})
+            if found_fit is not None:
+                changes, option = found_fit
+                found.append(Fallback(changes, option, f"sequence {seq} fits ({option.label}) where "
+                                                       f"{answers.get('seq_len') or 2048} does not: {shortage}"))
                 break
     gpus = int(answers.get("gpus") or system.gpu_count)
-    if "gpus" not in fixed and strategy_free and gpus < system.gpu_count:
-        more = plan_for({**answers, "gpus": system.gpu_count}, system)
-        best = more.best_option(nvme=False) if more else None
-        if best is not None:
-            found.append(Fallback({"gpus": system.gpu_count, **best.answers()}, best,
-                                  f"{system.gpu_count} GPUs fit ({best.label}) where {gpus} do not"))
+    if "gpus" not in fixed and gpus < system.gpu_count:
+        found_fit = fit({"gpus": system.gpu_count})
+        if found_fit is not None:
+            changes, option = found_fit
+            found.append(Fallback(changes, option, f"{system.gpu_count} GPUs fit ({option.label}) where {gpus} "
+                                                   "do not"))
     return found
 
 
-def what_would_fit(answers: Mapping[str, Any], system: MachineProfile) -> str:
-    """For 'nothing fits': the fewest machines of this kind with which QLoRA (or the fixed regime) fits, and
-    the GPU memory one GPU would need."""
-    regime = Regime(_value(answers.get("regime")) or "qlora")
-    lightest = {**answers, "regime": Regime.qlora if regime is Regime.full else regime}
-    gpus = system.gpu_count
-    for machines in (2, 4, 8, 16, 32, 64):
-        if machines <= int(answers.get("num_machines") or 1):
-            continue
+def what_would_fit(answers: Mapping[str, Any], system: MachineProfile, *,
+                   fixed: frozenset[str] = frozenset()) -> str:
+    """For 'nothing fits': the fewest machines of this kind with which QLoRA (or the regime given) fits with the
+    fastest strategy, else the GPU memory one GPU would need."""
+    regime = Regime(_value(answers.get("regime")) or "full")
+    lightest = {**answers, "regime": regime if "regime" in fixed else Regime.qlora}
+    gpus = int(answers.get("gpus") or system.gpu_count)
+    current = int(answers.get("num_machines") or 1)
+    for machines in (current, *(n for n in (2, 4, 8, 16, 32, 64) if n > current)):
         plan = plan_for({**lightest, "num_machines": machines, "gpus": gpus}, system)
         best = plan.best_option(nvme=False) if plan else None
         if best is not None:
-            return (f"{machines} machines of {gpus} GPU(s) ({_value(lightest['regime'])}, {best.label}: "
-                    f"{best.per_gpu_bytes / GIB:.1f} GiB per GPU)")
+            where = "these machines" if machines == current else f"{machines} machines of {gpus} GPU(s)"
+            return (f"{where} with {REGIME_NAME[Regime(_value(lightest['regime']))]} and {best.label} "
+                    f"({best.per_gpu_bytes / GIB:.1f} GiB per GPU)")
     plan = plan_for(lightest, system)
     on_gpu = [o for o in plan.options if o.offload_device == "none"] if plan else []
     if not on_gpu:

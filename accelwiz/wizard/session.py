@@ -194,7 +194,7 @@ def _nothing_fits(generated: Generated, answers: dict[str, Any], system: Any, *,
     tried = "" if fixed & {"regime", "seq_len", "strategy", "offload_optimizer", "offload_params"} else (
         f"; not even QLoRA with offload at sequence {min(SHORTER_SEQUENCES)}")
     return NothingFits(
-        f"nothing fits: {need}{tried}; what would: {what_would_fit(answers, system)}",
+        f"nothing fits: {need}{tried}; what would: {what_would_fit(answers, system, fixed=frozenset(fixed))}",
         hint="nothing was written; plan for a larger machine (--system MxNxGPU), or change the answers given",
     )
 

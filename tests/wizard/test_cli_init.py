@@ -233,7 +233,7 @@ def test_a_two_node_plan_writes_two_machines_and_sixteen_processes(cli, in_tmp):
 
 
 def test_slurm_multi_node_that_does_not_fit_is_still_refused(cli, in_tmp):
-    (in_tmp / "answers.yaml").write_text("strategy: zero1\n")
+    (in_tmp / "answers.yaml").write_text("strategy: zero1\nregime: full\n")
     result = cli(
         "init", "--answers", "answers.yaml", "--defaults", "--system", "2x8xH100", "--model", "mixtral-8x7b"
     )

@@ -177,3 +177,21 @@ def test_where_nothing_fits_the_review_says_what_would_and_offers_no_write(tmp_p
     assert "nothing fits" in capsys.readouterr().err
     assert reviewer.screens[0] == ["Edit one answer", "Cancel (write nothing)"]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("system", "model", "strategy", "method"),
+    [("1xA100-80GB", "llama-3.1-8b", "single", "lora"), ("8xH100-80GB", "llama-3.1-70b", "ddp", "qlora")],
+)
+def test_defaults_apply_the_fastest_fallback_and_say_why_in_one_line(cli, tmp_path, monkeypatch, system, model,
+                                                                     strategy, method):
+    # the strategy is given, so only the fine-tuning can change: full does not fit with it
+    monkeypatch.chdir(tmp_path)
+    result = cli("init", "--system", system, "--model", model, "--strategy", strategy, "--defaults")
+    assert result.exit_code == 0, result.stderr
+    chose = [line for line in result.stderr.splitlines() if line.startswith("chose ")]
+    assert len(chose) == 1 and f"regime: {method}" in chose[0] and "GPU memory" in chose[0]
+    assert "host RAM" not in chose[0]  # the one resource that is short, named as such
+    plan_file = yaml.safe_load((tmp_path / "accelerate.plan.yaml").read_text())
+    assert plan_file["fine_tuning"]["method"] == method
+    assert cli("check", "accelerate.yaml").exit_code == 0
