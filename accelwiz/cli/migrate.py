@@ -52,8 +52,9 @@ def migrate(
             console.info(f"{file}: nothing to migrate")
             raise typer.Exit(0)
         if diff:
-            console.data("".join(difflib.unified_diff(text.splitlines(True), migrated.splitlines(True),
-                                                      fromfile=f"{file} (before)", tofile=f"{file} (migrated)")).rstrip())
+            lines = difflib.unified_diff(text.splitlines(True), migrated.splitlines(True),
+                                         fromfile=f"{file} (before)", tofile=f"{file} (migrated)")
+            console.data("".join(lines).rstrip())
             raise typer.Exit(1)
         target = output or file
         if output is None:
