@@ -1,7 +1,8 @@
 """The one way into the rule engine: `check_unit` runs the rules on one unit (an Accelerate YAML and the
 DeepSpeed JSON it uses), and `check_paths` groups the files given on the command line into units and calls it.
 
-Every command goes through `check_unit`: `check`, `init` (the rendered files), `run`'s preflight and `env`.
+Every command goes through `check_unit`: `check` and `env` (by `check_with_plans`, which adds the plan file beside
+each YAML), `init` (the rendered files) and `run`'s preflight.
 What the launcher changes reaches the rules as `LaunchFacts`; findings a rule marks as handled by the launch
 come back apart (`UnitResult.handled`), never counted as errors.
 """
@@ -106,8 +107,9 @@ def resolve_deepspeed_file(written: str, yaml_path: Path) -> DeepSpeedReference:
     return DeepSpeedReference(written, None)
 
 
-def build_units(paths: Sequence[Path], result: CheckResult, **context: Any) -> list[CheckContext]:
-    """Load files and group them: a YAML with the JSON it names (or the one JSON given beside it), else alone."""
+def build_units(paths: Sequence[Path], result: CheckResult) -> list[CheckContext]:
+    """Load files and group them: a YAML with the JSON it names (or the one JSON given beside it), else alone.
+    The contexts hold the documents only: `check_unit` builds the one the rules see."""
     documents: list[Document] = []
     for path in paths:
         try:
@@ -119,7 +121,7 @@ def build_units(paths: Sequence[Path], result: CheckResult, **context: Any) -> l
     used_json: set[Path] = set()
     units = []
     for yaml_doc in yamls:
-        unit = CheckContext(accelerate=yaml_doc, **context)
+        unit = CheckContext(accelerate=yaml_doc)
         written = yaml_doc.get("deepspeed_config", "deepspeed_config_file")
         if isinstance(written, str) and written.strip() and written.strip().lower() != "none":
             unit.deepspeed_reference = resolve_deepspeed_file(written.strip(), yaml_doc.path)
@@ -140,7 +142,7 @@ def build_units(paths: Sequence[Path], result: CheckResult, **context: Any) -> l
             unit.deepspeed = jsons[0]
             used_json.add(jsons[0].path)
         units.append(unit)
-    units.extend(CheckContext(deepspeed=j, **context) for j in jsons if j.path not in used_json)
+    units.extend(CheckContext(deepspeed=j) for j in jsons if j.path not in used_json)
     return units
 
 
@@ -184,8 +186,9 @@ def check_paths(paths: Sequence[Path], rules: Sequence[Rule] | None = None, **fa
     return result
 
 
-def check_with_plans(files: list[Path], rules: list, *, system: object = None, workload: object = None,
-                     plan: Path | None = None, training_args: object = None) -> CheckResult:
+def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None, *,
+                     system: MachineProfile | None = None, workload: Any = None, plan: Path | None = None,
+                     training_args: Any = None) -> CheckResult:
     """`accelwiz check` with plans: each YAML with the plan beside it (or `plan`, given with --plan), and the
     memory and hardware rules run with the plan's system and workload unless --system / --model say otherwise.
 
