@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.profiles import machine
 
@@ -148,6 +149,11 @@ def test_init_defaults_then_run_is_a_complete_first_experience(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads((tmp_path / "accelwiz-run" / "run_report.json").read_text())
     assert report["steps"] == 4 and report["loss_last"] < report["loss_first"]
+    # regression: the micro-batch, accumulation and sequence length init planned are what trained
+    planned = yaml.safe_load((tmp_path / "accelerate.plan.yaml").read_text())["training"]
+    assert (report["micro_batch"], report["gradient_accumulation_steps"], report["seq_len"]) == (
+        planned["micro_batch"], planned["gradient_accumulation"], planned["sequence_length"])
+    assert report["settings"]["micro_batch"]["source"] == "plan"
     # resuming a finished run trains nothing and still writes strict JSON (no NaN losses)
     again = subprocess.run(
         [sys.executable, "-m", "accelwiz", "run", "--steps", "4", "--resume"],
