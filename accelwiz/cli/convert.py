@@ -9,13 +9,14 @@ from typing import Annotated
 
 import typer
 
-from accelwiz.cli.common import exit_on_error, get_console
+from accelwiz.cli.common import SystemOption, exit_on_error, get_console
 
 EPILOG = """\
 Examples:
 
   $ accelwiz convert ds_zero3.yaml --to fsdp            # writes ds_zero3.fsdp.yaml
   $ accelwiz convert fsdp.yaml --to deepspeed -o ds.yaml  # writes ds.yaml and ds.ds.json
+  $ accelwiz convert ds_zero3.yaml --to fsdp --model llama-8b --system 8xH100-80GB  # memory side by side
 """
 
 
@@ -31,11 +32,16 @@ def convert(
                                                 help="The new YAML (default: FILE's name + .fsdp.yaml / "
                                                      ".deepspeed.yaml); a DeepSpeed JSON goes beside it.")] = None,
     force: Annotated[bool, typer.Option(help="Overwrite OUT (and its JSON) if they exist.")] = False,
+    model: Annotated[str | None, typer.Option(help="Model preset, config.json or parameter count: per-GPU memory "
+                                                   "of both configs side by side.", rich_help_panel="Memory")]
+    = None,
+    system: SystemOption = None,
+    micro_batch: Annotated[int, typer.Option(min=1, help="Micro-batch per GPU.", rich_help_panel="Memory")] = 1,
+    seq_len: Annotated[int, typer.Option(min=1, help="Sequence length.", rich_help_panel="Memory")] = 2048,
 ) -> None:
     """Convert a DeepSpeed config to FSDP2 or an FSDP config to DeepSpeed, naming what is not carried."""
     console = get_console()
     with exit_on_error(console):
-        from accelwiz.atomic import atomic_write
         from accelwiz.document import load_document
         from accelwiz.errors import InputError, UsageError
         from accelwiz.fix.convert import convert as run_convert
@@ -50,6 +56,18 @@ def convert(
         if current not in ("DEEPSPEED", "FSDP"):
             raise UsageError(f"{file} uses {current or 'no distributed_type'}, not DeepSpeed or FSDP",
                              hint="convert works between DEEPSPEED and FSDP configs")
+        from accelwiz.convert.unit import load_unit
+
+        before = load_unit(file)  # exit 2 when the JSON it names is missing
+        workload = machine = None
+        if model is not None:
+            from accelwiz.estimate.workload import workload_from_options
+
+            workload = workload_from_options(model=model, micro_batch=micro_batch, seq_len=seq_len)
+        if system is not None:
+            from accelwiz.probe.profiles import load_system
+
+            machine = load_system(system)
         out = output or file.with_name(f"{file.stem}.{to.value}.yaml")
         if out.resolve() == file.resolve():
             raise UsageError("the output would replace the input", hint="pass -o with another name")
@@ -58,9 +76,10 @@ def convert(
         for path in (out, json_path):
             if path is not None and path.exists() and not force:
                 raise UsageError(f"{path} exists", hint="pass --force to overwrite it, or -o another name")
-        atomic_write(out, yaml_text)
-        if json_path is not None and json_text is not None:
-            atomic_write(json_path, json_text)
+        from accelwiz.convert.files import write_all
+
+        # the JSON first, and both or neither: never a YAML naming a JSON that could not be written
+        write_all([(p, t) for p, t in ((json_path, json_text), (out, yaml_text)) if p is not None and t is not None])
         console.info(f"wrote {out}" + (f" and {json_path}" if json_path else ""))
         for line in conversion.carried:
             console.info(f"  carried: {line}")
@@ -75,4 +94,8 @@ def convert(
         if result.diagnostics:
             console.data(render_text(result.diagnostics, color=console.color))
         console.info(summary(result.diagnostics, unreadable=len(result.input_errors)))
+        if workload is not None and result.units:
+            from accelwiz.convert.memory import compare_memory
+
+            console.data(compare_memory(before.effective, result.units[0].effective, workload, machine))
     raise typer.Exit(result.exit_code())

@@ -1,0 +1,37 @@
+"""Per-GPU memory of the source config and the converted one side by side, from the estimator: each side's
+strategy comes from its own effective values (`strategy_from_effective`), the workload from --model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from accelwiz.effective import EffectiveConfig
+
+
+def compare_memory(before: EffectiveConfig, after: EffectiveConfig, workload: Any, system: Any = None) -> str:
+    """The estimator's comparison table, the source config first, judged against `system` when given.
+
+    The workload's precision follows the source config (fp32 when it trains without 16-bit compute), as
+    `check`'s memory rules read it; both sides get the same workload, so the rows differ only by strategy.
+    """
+    from dataclasses import replace
+
+    from accelwiz.estimate.memory import estimate_memory
+    from accelwiz.estimate.render import render_compare
+    from accelwiz.estimate.strategy import strategy_from_effective, training_precision
+    from accelwiz.estimate.verdict import memory_verdict
+
+    if training_precision(before) == "fp32":
+        workload = replace(workload, precision="fp32")
+    rows = []
+    for effective in (before, after):
+        strategy = strategy_from_effective(effective)
+        if strategy is None:
+            return "memory: the estimator cannot plan one of the two configs (no process count or stage)"
+        estimate = estimate_memory(workload, strategy)
+        judged = None
+        if system is not None and system.min_gpu_memory_bytes:
+            judged = memory_verdict(estimate, system.min_gpu_memory_bytes, system.host.memory_total_bytes)
+        rows.append((estimate, judged))
+    table = render_compare(rows).replace("by strategy, fastest first", "before and after the conversion")
+    return f"{table}\nworkload: {workload.model.name}, micro-batch {workload.micro_batch}, sequence {workload.seq_len}"
