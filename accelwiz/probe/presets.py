@@ -112,9 +112,10 @@ def _gpu_for(text: str, spec: str) -> GpuModel:
         raise UsageError(f"`{spec}`: {text.upper()} comes in {' and '.join(m.key for m in sized)}",
                          hint=f"write e.g. {spec.lower().replace(text, sized[-1].key)}")
     close = difflib.get_close_matches(text.upper(), [m.key for m in GPU_MODELS], n=3, cutoff=0.5)
-    raise UsageError(f"`{spec}`: unknown GPU `{text}`",
-                     hint=(f"did you mean {', '.join(close)}? " if close else "")
-                     + f"GPUs: {', '.join(m.key for m in GPU_MODELS)}")
+    prefix = spec.strip()[: -len(text)]  # "1x" or "2x8x": the suggestions are whole specs
+    raise UsageError(f"`{spec}`: unknown GPU `{spec.strip()[-len(text):]}`",
+                     hint=(f"did you mean {', '.join(f'`{prefix}{key}`' for key in close)}? " if close else "")
+                     + f"GPUs: {', '.join(m.key for m in GPU_MODELS)}; presets: `accelwiz probe --list-presets`")
 
 
 def _assumed(name: str, gpu: GpuModel, count: int, machines: int) -> Preset:

@@ -155,7 +155,9 @@ def _validator(question: Question, check: Callable[[Any], Any] | None, *, has_de
         try:
             check(text)
         except UsageError as exc:
-            return exc.message + (f" ({exc.hint})" if exc.hint and "did you mean" in exc.hint else "")
+            hint = exc.hint or ""
+            close = hint[hint.find("did you mean"):].split("?")[0] + "?" if "did you mean" in hint else ""
+            return exc.message + (f" ({close})" if close else "")
         except Exception as exc:  # noqa: BLE001 - an InputError (unreadable profile) is shown, not raised
             return getattr(exc, "message", str(exc))
         return True

@@ -59,7 +59,7 @@ def test_gpu_table_names_match_their_own_patterns():
 
 def test_unknown_preset_is_a_usage_error_with_close_names():
     with pytest.raises(UsageError) as caught:
-        load_system("8xH100")
+        load_system("8xH100-80G")  # "8xH100" now composes 8 x H100-80GB (NxGPU specs, issue 11)
     assert "`8xH100-80GB`" in caught.value.hint and "--list-presets" in caught.value.hint
 
 

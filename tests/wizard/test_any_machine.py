@@ -37,7 +37,7 @@ def test_every_gpu_of_the_table_composes_and_says_what_is_assumed(model):
 
 @pytest.mark.parametrize(
     ("spec", "message"),
-    [("2xA100", "A100-40GB and A100-80GB"), ("1xH1OO-80GB", "did you mean H100-80GB"), ("12xH100", "2x8x"),
+    [("2xA100", "A100-40GB and A100-80GB"), ("1xH1OO-80GB", "did you mean `1xH100-80GB`"), ("12xH100", "2x8x"),
      ("9xT4", "machines of 8")],
 )
 def test_bad_specs_say_what_to_write(spec, message):
