@@ -92,6 +92,12 @@ def fsdp2_obsolete_option(ctx: CheckContext) -> Iterator[Finding]:
       fsdp_forward_prefetch: true
     ```
     Use instead: remove `fsdp_forward_prefetch`.
+    ```yaml
+    distributed_type: FSDP
+    num_processes: 2
+    fsdp_config:
+      fsdp_version: 2
+    ```
     """
     view = fsdp_view(ctx)
     if view is None or view.fsdp_version.strict != 2:

@@ -54,6 +54,10 @@ def fp8_without_backend(ctx: CheckContext) -> Iterator[Finding]:
     mixed_precision: fp8
     ```
     Use instead: add `fp8_config: {backend: TE}`.
+    ```yaml
+    mixed_precision: fp8
+    fp8_config: {backend: TE}
+    ```
     """
     view = _view(ctx)
     if view is not None and _uses_fp8(ctx) and _fp8(view, "backend") is None:
@@ -228,6 +232,11 @@ def dynamo_options_without_backend(ctx: CheckContext) -> Iterator[Finding]:
       dynamo_mode: max-autotune
     ```
     Use instead: add `dynamo_backend: INDUCTOR`.
+    ```yaml
+    dynamo_config:
+      dynamo_mode: max-autotune
+      dynamo_backend: INDUCTOR
+    ```
     """
     view = _view(ctx)
     if view is None or not view.section("dynamo_config"):

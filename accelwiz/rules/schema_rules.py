@@ -266,6 +266,10 @@ def missing_required_key(ctx: CheckContext) -> Iterator[Finding]:
     num_processes: 2
     ```
     Use instead: add `distributed_type: MULTI_GPU`.
+    ```yaml
+    num_processes: 2
+    distributed_type: MULTI_GPU
+    ```
     """
     yield from _issues(ctx, "missing-key")
 

@@ -190,6 +190,12 @@ def multi_node_without_main_process(ctx: CheckContext) -> Iterator[Finding]:
     num_processes: 16
     ```
     Use instead: add `main_process_ip: 10.0.0.1` and `main_process_port: 29500`.
+    ```yaml
+    num_machines: 2
+    num_processes: 16
+    main_process_ip: 10.0.0.1
+    main_process_port: 29500
+    ```
     """
     if ctx.plan is not None and ctx.plan.launcher.supplies_rendezvous:
         return  # the plan's launcher (SLURM, per-node commands) gives each node the rank and the address
@@ -368,6 +374,11 @@ def multi_cpu_without_hostfile(ctx: CheckContext) -> Iterator[Finding]:
     num_processes: 4
     ```
     Use instead: add `mpirun_config: {mpirun_hostfile: /path/to/hostfile}`.
+    ```yaml
+    distributed_type: MULTI_CPU
+    num_processes: 4
+    mpirun_config: {mpirun_hostfile: /path/to/hostfile}
+    ```
     """
     view = _view(ctx)
     if view is None or view.distributed_type.value != "MULTI_CPU":
@@ -455,6 +466,10 @@ def num_processes_unset(ctx: CheckContext) -> Iterator[Finding]:
     distributed_type: FSDP
     ```
     Use instead: add `num_processes: 8` (the total over all machines).
+    ```yaml
+    distributed_type: FSDP
+    num_processes: 8
+    ```
     """
     view = _view(ctx)
     if view is not None and view.distributed_type.value is not None and view.launch_needs_num_processes:

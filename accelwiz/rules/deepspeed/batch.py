@@ -97,6 +97,9 @@ def batch_size_missing(ctx: CheckContext) -> Iterator[Finding]:
     {"zero_optimization": {"stage": 2}}
     ```
     Use instead: add `"train_micro_batch_size_per_gpu": "auto"` (HF) or a number.
+    ```json
+    {"zero_optimization": {"stage": 2}, "train_micro_batch_size_per_gpu": "auto"}
+    ```
     """
     json = ctx.deepspeed
     if json is not None and isinstance(json.data, dict) and not json.has("train_batch_size") \

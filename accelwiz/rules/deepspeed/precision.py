@@ -147,6 +147,9 @@ def communication_dtype_differs_from_training(ctx: CheckContext) -> Iterator[Fin
     {"communication_data_type": "bf16", "zero_optimization": {"stage": 1}}
     ```
     Use instead: drop `communication_data_type`, or add `"bf16": {"enabled": true}`.
+    ```json
+    {"zero_optimization": {"stage": 1}}
+    ```
     """
     json = ctx.deepspeed
     if json is None:

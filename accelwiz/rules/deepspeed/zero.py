@@ -155,6 +155,9 @@ def compute_grad_norm_disabled_unsupported(ctx: CheckContext) -> Iterator[Findin
     {"zero_optimization": {"stage": 2, "compute_grad_norm": false}}
     ```
     Use instead: add `"gradient_clipping": 0.0`, or drop `compute_grad_norm`.
+    ```json
+    {"zero_optimization": {"stage": 2, "compute_grad_norm": false}, "gradient_clipping": 0.0}
+    ```
     """
     json = ctx.deepspeed
     if json is None or json.get(ZERO, "compute_grad_norm") is not False:
@@ -269,6 +272,9 @@ def gradient_prescale_with_zero(ctx: CheckContext) -> Iterator[Finding]:
     {"prescale_gradients": true, "zero_optimization": {"stage": 2}}
     ```
     Use instead: drop `prescale_gradients`.
+    ```json
+    {"zero_optimization": {"stage": 2}}
+    ```
     """
     json, stage = ctx.deepspeed, zero_stage(ctx)
     if json is None or stage not in (2, 3):
