@@ -34,8 +34,8 @@ EXACT_FAMILIES = frozenset({"llama", "mistral", "qwen2", "gemma2", "phi3", "mixt
 # missing one with its own default (Llama: 32 layers of 4096), which would silently estimate another model.
 _REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads")
 # Upper bounds far above any released model; a value past one is a typo (or a units mistake), and building
-# it would take minutes. The largest released values: hidden 18,432 (Nemotron-4 340B / PaLM), 126 layers
-# (Llama-3.1-405B), 256,000+ vocab (Gemma), 256 routed experts (DeepSeek-V3), 128 heads.
+# it would take minutes. Far above released values: hidden 18,432 (PaLM), 126 layers (Llama-3.1-405B),
+# 262,144 vocab (Gemma 3), 256 routed experts (DeepSeek-V3), 16,384 tiny experts (Doge).
 _LIMITS = {
     "hidden_size": 131_072,
     "num_hidden_layers": 1_024,
@@ -44,9 +44,9 @@ _LIMITS = {
     "intermediate_size": 1_048_576,
     "moe_intermediate_size": 1_048_576,
     "vocab_size": 16_777_216,
-    "num_local_experts": 4_096,
-    "num_experts": 4_096,
-    "n_routed_experts": 4_096,
+    "num_local_experts": 65_536,  # Doge's default has 16,384 tiny experts
+    "num_experts": 65_536,
+    "n_routed_experts": 65_536,
     "head_dim": 65_536,
 }
 _MAX_PARAMETERS = 10**14  # 100T: past any model a training plan is made for
@@ -116,9 +116,10 @@ def _check_fields(config: dict[str, Any], config_class: Any, source: str) -> Non
     written = dict(getattr(text_class, "attribute_map", {}) or {})
     stored_to_canonical = {stored: canonical for canonical, stored in written.items()}
     canonical = {stored_to_canonical.get(key, key): value for key, value in text.items()}
-    # a composite config may leave its text part to the class defaults (released checkpoints do)
+    # a composite config may leave its text part to the class defaults (released checkpoints do); a field is
+    # required only where the class itself writes it (Mamba has no heads, EXAONE stores num_layers)
     if text is config:
-        missing = [key for key in _REQUIRED if key not in canonical]
+        missing = [key for key in _required(text_class, stored_to_canonical) if key not in canonical]
         if missing:
             names = ", ".join(written.get(key, key) for key in missing)
             raise UsageError(
@@ -128,17 +129,30 @@ def _check_fields(config: dict[str, Any], config_class: Any, source: str) -> Non
     for key, limit in _LIMITS.items():
         if key not in canonical or canonical[key] is None:
             continue
-        value = canonical[key]
-        if type(value) is not int or value < 1:
+        values = canonical[key] if isinstance(canonical[key], list) else [canonical[key]]  # per-layer lists
+        if not values or any(type(v) is not int or v < 1 for v in values):
             raise UsageError(
-                f"{source}: {key} must be a positive integer (got {json.dumps(value)})",
+                f"{source}: {key} must be a positive integer (got {json.dumps(canonical[key])[:60]})",
                 hint="pass a complete HF config.json",
             )
+        value = max(values)
         if value > limit:
             raise UsageError(
                 f"{source}: {key} {value:,} is larger than any model ({limit:,} at most)",
                 hint="check the config.json for a typo",
             )
+
+
+def _required(config_class: Any, stored_to_canonical: dict[str, str]) -> list[str]:
+    """The `_REQUIRED` fields this config class writes into its own config.json (its default's to_dict)."""
+    if config_class is None:
+        return []
+    try:
+        written = config_class().to_dict()
+    except Exception:  # noqa: BLE001 - a class that cannot build its default: require nothing, transformers checks
+        return list(_REQUIRED)
+    keys = {stored_to_canonical.get(key, key) for key in written}
+    return [key for key in _REQUIRED if key in keys]
 
 
 def _build_config(config_class: Any, config: dict[str, Any], source: str) -> Any:
@@ -242,7 +256,17 @@ def _tensors(model: Any, blocks_path: str) -> tuple[Tensor, ...]:
 
 
 def _int(value: Any) -> int | None:
+    if isinstance(value, list) and value and all(type(v) is int for v in value):  # per-layer (Gemma-3n)
+        value = max(value)
     return value if type(value) is int and value > 0 else None
+
+
+def _attr(config: Any, name: str) -> Any:
+    """A config attribute, or None where the config has none or refuses a global value (per-layer configs)."""
+    try:
+        return getattr(config, name, None)
+    except Exception:  # noqa: BLE001 - e.g. AmbiguousGlobalPerLayerAttributeError for per-layer head_dim
+        return None
 
 
 def _spec(model: Any, hf_config: Any, *, name: str, source: str) -> ModelSpec:
@@ -260,35 +284,35 @@ def _spec(model: Any, hf_config: Any, *, name: str, source: str) -> ModelSpec:
     output = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
     tied = output is None or output.weight is embedding.weight
 
-    heads = _int(getattr(text, "num_attention_heads", None)) or 1
-    kv_heads = _int(getattr(text, "num_key_value_heads", None)) or heads
+    heads = _int(_attr(text, "num_attention_heads")) or 1
+    kv_heads = _int(_attr(text, "num_key_value_heads")) or heads
     if heads % kv_heads:
         raise UsageError(
             f"{source}: {heads} attention heads cannot share {kv_heads} key/value heads",
             hint="num_attention_heads must be a multiple of num_key_value_heads",
         )
-    head_dim = _int(getattr(text, "head_dim", None)) or _int(getattr(text, "v_head_dim", None)) or hidden // heads
+    head_dim = _int(_attr(text, "head_dim")) or _int(_attr(text, "v_head_dim")) or hidden // heads
     experts = next(
         (
-            _int(getattr(text, key, None))
+            _int(_attr(text, key))
             for key in ("num_local_experts", "num_experts", "n_routed_experts")
-            if _int(getattr(text, key, None))
+            if _int(_attr(text, key))
         ),
         1,
     )
-    top_k = _int(getattr(text, "num_experts_per_tok", None)) or _int(getattr(text, "moe_topk", None)) or 1
-    dense_width = _int(getattr(text, "intermediate_size", None)) or _int(getattr(text, "n_inner", None))
+    top_k = _int(_attr(text, "num_experts_per_tok")) or _int(_attr(text, "moe_topk")) or 1
+    dense_width = _int(_attr(text, "intermediate_size")) or _int(_attr(text, "n_inner"))
     dense_width = dense_width or 4 * hidden
-    expert_width = _int(getattr(text, "moe_intermediate_size", None)) or dense_width
-    shared = _int(getattr(text, "shared_expert_intermediate_size", None)) or 0
-    if not shared and _int(getattr(text, "n_shared_experts", None)):
-        shared = text.n_shared_experts * expert_width
+    expert_width = _int(_attr(text, "moe_intermediate_size")) or dense_width
+    shared = _int(_attr(text, "shared_expert_intermediate_size")) or 0
+    if not shared and _int(_attr(text, "n_shared_experts")):
+        shared = _int(_attr(text, "n_shared_experts")) * expert_width  # type: ignore[operator]
     if experts <= 1:
         top_k, expert_width, shared = 1, dense_width, 0
-    window = _int(getattr(text, "sliding_window", None))
+    window = _int(_attr(text, "sliding_window"))
     spec = ModelSpec(
         name=name,
-        family=str(getattr(text, "model_type", None) or hf_config.model_type),
+        family=str(_attr(text, "model_type") or hf_config.model_type),
         vocab_size=vocab,
         hidden_size=hidden,
         intermediate_size=expert_width,
@@ -297,20 +321,20 @@ def _spec(model: Any, hf_config: Any, *, name: str, source: str) -> ModelSpec:
         num_kv_heads=kv_heads,
         head_dim=head_dim,
         tie_word_embeddings=tied,
-        max_position_embeddings=_int(getattr(text, "max_position_embeddings", None)) or 4096,
+        max_position_embeddings=_int(_attr(text, "max_position_embeddings")) or 4096,
         num_experts=experts,
         experts_per_token=min(top_k, experts),
         attention_bias=any(t.name == "bias" and t.kind in ("q_proj", "k_proj") for t in tensors),
         source=source,
         shared_expert_intermediate_size=shared,
-        q_lora_rank=_int(getattr(text, "q_lora_rank", None)),
-        kv_lora_rank=_int(getattr(text, "kv_lora_rank", None)),
-        qk_rope_head_dim=_int(getattr(text, "qk_rope_head_dim", None)),
-        v_head_dim=_int(getattr(text, "v_head_dim", None)) if _int(getattr(text, "kv_lora_rank", None)) else None,
+        q_lora_rank=_int(_attr(text, "q_lora_rank")),
+        kv_lora_rank=_int(_attr(text, "kv_lora_rank")),
+        qk_rope_head_dim=_int(_attr(text, "qk_rope_head_dim")),
+        v_head_dim=_int(_attr(text, "v_head_dim")) if _int(_attr(text, "kv_lora_rank")) else None,
         sliding_window=window,
         built_tensors=tensors,
     )
-    analytic, why = activation_coverage(spec, blocks, hidden_from_config=_int(getattr(text, "hidden_size", None)))
+    analytic, why = activation_coverage(spec, blocks, hidden_from_config=_int(_attr(text, "hidden_size")))
     if not analytic:
         from dataclasses import replace
 

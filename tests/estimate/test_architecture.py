@@ -207,3 +207,21 @@ def test_cli_estimates_a_hand_written_deepseek_config_and_says_it_is_approximate
     assert result.exit_code in (0, 1), result.stderr
     assert "15,706,484,224 parameters" in result.stdout
     assert "activations approximate" in result.stdout and "--trace" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "model_type", ["deepseek_v3", "mamba", "exaone", "doge", "gemma4_text", "jamba", "rwkv", "gpt_neox"]
+)
+def test_families_with_their_own_layouts_build_from_their_default_configs(model_type):
+    """State-space, hybrid, per-layer-config and many-expert families: the count equals the parameters of the
+    model transformers builds (tied weights once), and the formulas are marked approximate."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.for_model(model_type).to_dict() | {"model_type": model_type}
+    spec = _spec(config, model_type)
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(AutoConfig.for_model(model_type))
+    assert spec.num_parameters == sum(p.numel() for p in model.parameters())
+    assert spec.num_layers >= 1 and spec.largest_layer_parameters <= spec.num_parameters
+    assert not spec.analytic_activations and spec.activations_note
