@@ -239,5 +239,5 @@ def test_cli_check_with_a_saved_profile(cli, write):
 
 
 def test_cli_check_with_an_unknown_system_is_a_usage_error(cli, write):
-    result = cli("check", str(write("a.yaml", MULTI_GPU_2)), "--system", "8xH100")
+    result = cli("check", str(write("a.yaml", MULTI_GPU_2)), "--system", "8xH100-80G")  # 8xH100 is a machine now
     assert result.exit_code == 2 and "8xH100-80GB" in result.stderr
