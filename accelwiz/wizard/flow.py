@@ -103,7 +103,7 @@ def walk(
                 continue
             except (UsageError, InputError):
                 pass  # no longer valid here: ask it
-        default = _default(question, choices, remembered, result, check)
+        default = _default(question, choices, {**remembered, **keep}, result, check)
         note = question.explain(result.answers, machine) if question.explain else None  # type: ignore[arg-type]
         try:
             raw = prompter.ask(question, default=default, choices=choices, note=note, check=check)
