@@ -11,8 +11,8 @@ from accelwiz.errors import EXIT_FINDINGS
 
 if TYPE_CHECKING:
     from accelwiz.console import Console
-    from accelwiz.estimate.report import Target
-    from accelwiz.probe.model import MachineProfile
+    from accelwiz.estimate.report import Report
+    from accelwiz.estimate.trace_compare import TraceComparison
 
 EPILOG = """\
 Examples:
@@ -22,6 +22,8 @@ Examples:
   $ accelwiz estimate --model llama-3.1-70b --system 8xH100-80GB --strategy zero3 --offload-optimizer cpu
   $ accelwiz estimate --model path/to/config.json --lora --lora-rank 16 --compare
   $ accelwiz estimate --params 7e9 --qlora --gpu-memory 24GiB
+  $ accelwiz estimate --model llama-3.2-1b --seq-len 2048 --trace      # beside a trace of the real model
+  $ accelwiz estimate --model Qwen/Qwen3-8B --seq-len 4096 --trace --layers 4
   $ accelwiz estimate --list-models
 
 Sizes read `80GiB` (2^30), `80GB` (10^9) or `81920MiB`. Without --strategy the recommended one is shown.
@@ -30,12 +32,13 @@ Exit codes: 0 fits (or no target to judge against), 1 does not fit, 2 bad usage.
 
 _MEM = "Memory target"
 _TRAIN = "Training"
+_TRACE = "Trace (imports torch and transformers)"
 
 
 def estimate(
     model: Annotated[
         str | None,
-        typer.Option(help="Preset or alias (`--list-models`), a local config.json, or a parameter count."),
+        typer.Option(help="Preset or alias (`--list-models`), a local config.json, a hub id, or a count."),
     ] = None,
     params: Annotated[
         str | None, typer.Option(help="Parameter count instead of a model: 7e9, 7B, 125M.")
@@ -83,6 +86,22 @@ def estimate(
         str | None, typer.Option(help="Memory of one GPU: 80GiB, 80GB, 81920MiB.", rich_help_panel=_MEM)
     ] = None,
     compare: Annotated[bool, typer.Option(help="Show every strategy side by side.")] = False,
+    trace: Annotated[
+        bool,
+        typer.Option(
+            help="Also run one training step of the real transformers model under fake tensors on the CPU "
+            "(nothing allocated) and show it beside the estimate, category by category.",
+            rich_help_panel=_TRACE,
+        ),
+    ] = False,
+    layers: Annotated[
+        int | None,
+        typer.Option(
+            min=2,
+            help="With --trace: trace 1 and N layers and scale linearly to the model's depth (faster).",
+            rich_help_panel=_TRACE,
+        ),
+    ] = None,
     output_format: FormatOption = OutputFormat.text,
     list_models: Annotated[
         bool, typer.Option("--list-models", help="List the model presets and exit.")
@@ -119,7 +138,16 @@ def estimate(
             attention=attention,
             **more,
         )
-        target, gpus_per_node, node_count = _target(console, system, gpu_memory, gpus, nodes)
+        if layers is not None and not trace:
+            raise UsageError("--layers is for --trace", hint="add --trace, or drop --layers")
+        from accelwiz.estimate.target import select_target
+
+        choice = select_target(system, gpu_memory, gpus, nodes)
+        for line in choice.debug:
+            console.debug(line)
+        for line in choice.warnings:
+            console.warn(line)
+        target, gpus_per_node, node_count = choice.target, choice.gpus_per_node, choice.nodes
         chosen = None
         if strategy is not None or offload_optimizer != "none" or offload_param != "none":
             from accelwiz.estimate.strategy import strategy_from_options
@@ -136,69 +164,43 @@ def estimate(
         from accelwiz.estimate.report import build_report
 
         report = build_report(workload, target, chosen, gpus_per_node, node_count, compare=compare)
+        traced = _trace(console, report, layers) if trace else None
         if output_format is OutputFormat.json:
-            console.data(render_json(report))
+            console.data(render_json(report, trace=None if traced is None else traced.as_dict()))
         else:
             console.data(render_text(report))
             if report.rows is not None:
                 console.data("")
                 console.data(render_compare(report.rows))
+            if traced is not None:
+                from accelwiz.estimate.trace_compare import render_comparison
+
+                console.data("")
+                console.data(render_comparison(traced))
     # as `check`: exit 1 when it does not fit, so `accelwiz estimate ... && accelerate launch` works
     raise typer.Exit(EXIT_FINDINGS if report.fits is False else 0)
 
 
-def _target(
-    console: Console, system: str | None, gpu_memory: str | None, gpus: int | None, nodes: int | None
-) -> tuple[Target | None, int, int]:
-    """The memory to judge against and the GPU count: --gpu-memory, else --system, else the local GPUs."""
-    from accelwiz.estimate.report import Target
-    from accelwiz.estimate.sizes import gib, parse_size
-
-    profile = None
-    if system is not None:
-        from accelwiz.probe.profiles import load_system
-
-        profile = load_system(system)
-    elif gpu_memory is None:
-        profile = _local_profile(console)
-    gpus_per_node = gpus or (profile.gpu_count if profile is not None and profile.gpu_count else 1)
-    node_count = nodes or (profile.num_machines if profile is not None else 1)
-    host = profile.host.memory_total_bytes if profile is not None else None
-    if gpu_memory is not None:
-        return Target(parse_size(gpu_memory), f"--gpu-memory {gpu_memory}", host), gpus_per_node, node_count
-    if profile is not None and profile.min_gpu_memory_bytes:
-        name = profile.gpus[0].name
-        return (
-            Target(profile.min_gpu_memory_bytes, f"{name} ({gib(profile.min_gpu_memory_bytes)})", host),
-            gpus_per_node,
-            node_count,
-        )
-    if system is not None:
-        console.warn(f"the system `{system}` has no GPU; no verdict is possible")
-    return None, gpus_per_node, node_count
-
-
-def _local_profile(console: Console) -> MachineProfile | None:
-    """This machine's GPUs, or None without a GPU (never an error: estimating for elsewhere is normal)."""
-    if not _nvidia_driver_present():
-        console.debug("no NVIDIA driver on this machine: no local GPU to judge against")
-        return None
-    try:
-        from accelwiz.probe.profiles import load_system
-
-        return load_system("local")
-    except Exception as exc:  # noqa: BLE001 - a failed probe only means "no local target"
-        console.debug(f"local probe failed: {exc}")
-        return None
-
-
-def _nvidia_driver_present() -> bool:
-    """A cheap look before the full probe (which imports pydantic and NVML): Linux driver, or WSL's GPU."""
-    from pathlib import Path
-
-    return (
-        Path("/proc/driver/nvidia").exists() or Path("/dev/nvidiactl").exists() or Path("/dev/dxg").exists()
+def _trace(console: Console, report: Report, layers: int | None) -> TraceComparison:
+    """--trace: check the time first (refuse or ask for --layers), trace, and pair it with the shown estimate."""
+    from accelwiz.estimate.trace import (
+        DEFAULT_TIME_LIMIT,
+        TraceSettings,
+        check_trace_input,
+        estimated_seconds,
+        trace_workload,
     )
+    from accelwiz.estimate.trace_compare import compare
+
+    workload, strategy = report.shown.workload, report.shown.strategy
+    settings = TraceSettings.from_workload(workload, strategy)
+    count = check_trace_input(workload.model, settings, layers, DEFAULT_TIME_LIMIT)
+    traced_layers = count if count == workload.model.num_layers else 1 + count
+    console.info(
+        f"tracing {workload.model.name}: {count} of {workload.model.num_layers} layers under fake tensors "
+        f"(about {estimated_seconds(traced_layers, workload.model.num_experts):.0f} s)"
+    )
+    return compare(report.shown, trace_workload(workload, strategy=strategy, layers=layers))
 
 
 def _print_models(console: Console) -> None:

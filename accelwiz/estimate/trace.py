@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from accelwiz.estimate.spec import ModelSpec
+    from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
 
 Phase = Literal["forward", "backward", "optimizer"]
@@ -109,7 +110,8 @@ class TraceSettings:
     lora_targets: tuple[str, ...] = ()
 
     @classmethod
-    def from_workload(cls, workload: Workload) -> TraceSettings:
+    def from_workload(cls, workload: Workload, strategy: Strategy | None = None) -> TraceSettings:
+        """The workload's settings; under DeepSpeed or FSDP, mixed precision runs a 16-bit model (no autocast)."""
         if workload.regime == "qlora":
             raise UsageError(
                 "--trace cannot trace QLoRA (bitsandbytes 4-bit kernels need a GPU)",
@@ -121,10 +123,11 @@ class TraceSettings:
             )
         lora = workload.regime == "lora"
         kinds = {t.kind for t in workload.model.block_linears()}
+        engine16 = strategy is not None and (strategy.is_deepspeed or strategy.is_fsdp)
         return cls(
             micro_batch=workload.micro_batch,
             seq_len=workload.seq_len,
-            precision=workload.precision,
+            precision="bf16" if engine16 and workload.precision == "mixed" else workload.precision,
             attention=workload.attention,
             gradient_checkpointing=workload.gradient_checkpointing,
             lora_rank=workload.lora_rank if lora else None,
@@ -584,10 +587,10 @@ def trace_training_step(config: Any, settings: TraceSettings, *, layers: int | N
     )
 
 
-def trace_workload(workload: Workload, *, layers: int | None = None,
+def trace_workload(workload: Workload, *, strategy: Strategy | None = None, layers: int | None = None,
                    time_limit: float = DEFAULT_TIME_LIMIT) -> TraceResult:
-    """`accelwiz estimate --trace`: the workload's model and settings, checked and traced."""
-    settings = TraceSettings.from_workload(workload)
+    """`accelwiz estimate --trace`: the workload's model and settings (as `strategy` runs them), traced."""
+    settings = TraceSettings.from_workload(workload, strategy)
     count = check_trace_input(workload.model, settings, layers, time_limit)
     config = hf_config_for(workload.model)
     return trace_training_step(config, settings, layers=None if count == workload.model.num_layers else count)

@@ -36,6 +36,7 @@ class TraceComparison:
     analytic_phase: str
     traced_phase: str
     trace: TraceResult
+    notes: tuple[str, ...] = ()
 
     def difference(self, row: str) -> float | None:
         traced = self.traced[row]
@@ -49,13 +50,27 @@ class TraceComparison:
             "analytic_peak_phase": self.analytic_phase,
             "traced_peak_phase": self.traced_phase,
             "trace": self.trace.as_dict(),
+            "notes": [*self.trace.notes, *self.notes],
         }
 
 
 def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
     """Shard the trace like `estimate.strategy`, add its buffers and overhead, and pair it with `estimate`."""
-    strategy = estimate.strategy
+    strategy, workload = estimate.strategy, estimate.workload
     n = strategy.shard_degree
+    # DeepSpeed and FSDP run mixed precision as a 16-bit model, traced in bf16 (TraceSettings.from_workload);
+    # their states are wider than the traced bf16 ones: explicit per-byte corrections, said in the notes
+    widen = {"parameters": 1.0, "gradients": 1.0, "optimizer": 1.0}
+    notes: list[str] = []
+    if workload.precision == "mixed" and trace.settings.precision == "bf16":
+        if strategy.is_deepspeed:
+            widen["optimizer"] = 3.0  # fp32 master + m + v = 12 B/param, traced as bf16 m + v = 4
+            notes.append("DeepSpeed: traced as its 16-bit model; optimizer states scaled from the traced bf16 "
+                         "Adam (4 B/param) to fp32 master + Adam (12 B/param)")
+        else:
+            widen = {"parameters": 2.0, "gradients": 2.0, "optimizer": 2.0}
+            notes.append("FSDP: traced with bf16 compute; parameters, gradients and Adam states scaled to the "
+                         "fp32 shards FSDP keeps (x2)")
     divide = {
         "parameters": n if strategy.shards_parameters else 1,
         "autocast_copies": 1,
@@ -71,20 +86,22 @@ def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
                 continue
             if strategy.offload_param != "none" and key == "parameters":
                 continue
-            total += value / divide.get(key, 1)
+            total += value * widen.get(key, 1.0) / divide.get(key, 1)
         return round(total + estimate.buffers)
 
     phases = {phase: per_gpu(snap.bytes) for phase, snap in trace.phase_peaks.items()}
     traced_phase = max(phases, key=lambda phase: phases[phase])
     peak = phases[traced_phase]
     overhead = CUDA_CONTEXT_BYTES + (NCCL_BYTES if strategy.world_size > 1 else 0) + ALLOCATOR_SLACK * peak
-    weights = trace.forward_end.bytes["parameters"] / divide["parameters"] + trace.forward_end.bytes[
-        "autocast_copies"
-    ]
+    weights = trace.forward_end.bytes["parameters"] * widen["parameters"] / divide["parameters"] + (
+        trace.forward_end.bytes["autocast_copies"]
+    )
     traced = {
         "weights": 0 if strategy.offload_param != "none" else round(weights),
-        "gradients": 0 if offloaded else round(trace.gradients / divide["gradients"]),
-        "optimizer_states": 0 if offloaded else round(trace.optimizer_states / divide["optimizer"]),
+        "gradients": 0 if offloaded else round(trace.gradients * widen["gradients"] / divide["gradients"]),
+        "optimizer_states": 0
+        if offloaded
+        else round(trace.optimizer_states * widen["optimizer"] / divide["optimizer"]),
         "activations": trace.activations,
         "peak": peak,
         "total": round(peak + overhead),
@@ -97,7 +114,9 @@ def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
         "peak": estimate.allocated,
         "total": estimate.per_gpu_total,
     }
-    return TraceComparison(analytic, traced, estimate.peak_phase, traced_phase, trace)
+    if strategy.world_size > 1:
+        notes.append(f"sharding over {n}: {', '.join(k for k, d in divide.items() if d > 1) or 'nothing'} divided")
+    return TraceComparison(analytic, traced, estimate.peak_phase, traced_phase, trace, tuple(notes))
 
 
 def render_comparison(comparison: TraceComparison) -> str:
@@ -118,7 +137,7 @@ def render_comparison(comparison: TraceComparison) -> str:
         f"  peak phase: analytic {PHASE_LABEL[comparison.analytic_phase]}, "
         f"traced {PHASE_LABEL[comparison.traced_phase]}"
     )
-    lines += [f"  note: {note}" for note in trace.notes]
+    lines += [f"  note: {note}" for note in (*trace.notes, *comparison.notes)]
     lines.append("  note: the trace is one process; sharding, buffers and CUDA overhead are applied as the analytic "
                  "model applies them")
     return "\n".join(lines)
