@@ -82,28 +82,27 @@ def stop(process: subprocess.Popen) -> None:
     process.wait()
 
 
-@pytest.mark.parametrize("kind", ["ddp", "zero3"])
-def test_two_machines_on_one_host(tmp_path: Path, kind: str):
+def run_two_nodes(directory: Path, kind: str, steps: int = STEPS) -> dict:
+    """Write the config and plan, print the node commands with `accelwiz run`, run each line as printed in its
+    own process tree (rank 0 first), and return what happened: lines, exit codes, logs, wall seconds, report."""
     port = free_port()
-    (tmp_path / "accelerate.yaml").write_text(CONFIGS[kind].format(port=port))
-    (tmp_path / "accelerate.plan.yaml").write_text(dump_plan(cpu_pair_plan("static" if kind == "zero3" else None)))
+    (directory / "accelerate.yaml").write_text(CONFIGS[kind].format(port=port))
+    (directory / "accelerate.plan.yaml").write_text(dump_plan(cpu_pair_plan("static" if kind == "zero3" else None)))
     printed = subprocess.run(
-        [sys.executable, "-m", "accelwiz", "run", "--steps", str(STEPS), "--print-node-commands"],
-        cwd=tmp_path, env=child_env(), capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "accelwiz", "run", "--steps", str(steps), "--print-node-commands"],
+        cwd=directory, env=child_env(), capture_output=True, text=True, timeout=120,
     )
     assert printed.returncode == 0, printed.stderr
     lines = printed.stdout.strip().splitlines()
-    assert len(lines) == 2 and all(f"--machine_rank {rank} " in line for rank, line in enumerate(lines))
-    if kind == "ddp":  # the plan's machines have no GPU: the lines carry the CPU fallback themselves
-        assert all(shlex.split(line)[0] == "ACCELERATE_USE_CPU=true" for line in lines)
-
-    deadline = time.monotonic() + TIMEOUT
-    logs = [tmp_path / f"node{rank}.log" for rank in (0, 1)]
+    started = time.monotonic()
+    deadline = started + TIMEOUT
+    logs = [directory / f"node{rank}.log" for rank in (0, 1)]
     nodes: list[subprocess.Popen] = []
+    codes: list[int | None] = []
     try:
         for rank, line in enumerate(lines):
             with logs[rank].open("w") as log:  # each node: its own process tree, the line run as printed
-                nodes.append(subprocess.Popen(["bash", "-c", line], cwd=tmp_path, env=child_env(), stdout=log,
+                nodes.append(subprocess.Popen(["bash", "-c", line], cwd=directory, env=child_env(), stdout=log,
                                               stderr=subprocess.STDOUT, start_new_session=True))
             if rank == 0:
                 wait_for_port(port, nodes[0], deadline)
@@ -111,9 +110,23 @@ def test_two_machines_on_one_host(tmp_path: Path, kind: str):
     finally:
         for node in nodes:
             stop(node)
-    assert codes == [0, 0], "\n".join(log.read_text()[-3000:] for log in logs)
+    wall = time.monotonic() - started
+    report_path = directory / "accelwiz-run" / "run_report.json"
+    report = json.loads(report_path.read_text()) if report_path.is_file() else None
+    return {"lines": lines, "codes": codes, "wall_s": wall, "report": report,
+            "logs": "\n".join(log.read_text()[-3000:] for log in logs)}
 
-    report = json.loads((tmp_path / "accelwiz-run" / "run_report.json").read_text())
+
+@pytest.mark.parametrize("kind", ["ddp", "zero3"])
+def test_two_machines_on_one_host(tmp_path: Path, kind: str):
+    ran = run_two_nodes(tmp_path, kind)
+    lines = ran["lines"]
+    assert len(lines) == 2 and all(f"--machine_rank {rank} " in line for rank, line in enumerate(lines))
+    if kind == "ddp":  # the plan's machines have no GPU: the lines carry the CPU fallback themselves
+        assert all(shlex.split(line)[0] == "ACCELERATE_USE_CPU=true" for line in lines)
+    assert ran["codes"] == [0, 0], ran["logs"]
+
+    report = ran["report"]
     ranks = report["ranks"]
     assert report["world_size"] == 2 and report["steps"] == STEPS
     # DDP on CPU is what accelerate calls MULTI_CPU (ACCELERATE_USE_CPU=true under torchrun)

@@ -10,6 +10,7 @@ Every daemon started here is stopped by its PID at the end.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -115,10 +116,9 @@ PartitionName=debug Nodes=node1,node2 Default=YES MaxTime=INFINITE State=UP
 """
 
 
-@pytest.fixture()
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    ensure_slurm_installed()
-    directory = tmp_path / "slurm"
+@contextlib.contextmanager
+def slurm_cluster(directory: Path) -> Iterator[Cluster]:
+    """munged, slurmctld and two slurmd nodes configured in `directory`; stopped by PID on the way out."""
     (directory / "state").mkdir(parents=True)
     key = directory / "munge.key"
     key.write_bytes(os.urandom(1024))
@@ -145,9 +145,20 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
         running.stop()
 
 
+@pytest.fixture()
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    ensure_slurm_installed()
+    with slurm_cluster(tmp_path / "slurm") as running:
+        yield running
+
+
 def idle_nodes(env: dict[str, str]) -> int:
     shown = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], env=env, capture_output=True, text=True, timeout=20)
     return shown.stdout.split().count("idle") if shown.returncode == 0 else 0
+
+
+class ClusterDidNotStart(RuntimeError):
+    pass
 
 
 def wait_until(ready, what: str, running: Cluster, timeout: float = 90) -> None:
@@ -158,12 +169,13 @@ def wait_until(ready, what: str, running: Cluster, timeout: float = 90) -> None:
         if any(d.poll() is not None for d in running.daemons):
             break
         time.sleep(0.5)
-    pytest.fail(f"the test cluster did not come up ({what}):\n{running.logs()}")
+    raise ClusterDidNotStart(f"the test cluster did not come up ({what}):\n{running.logs()}")
 
 
-def test_sbatch_script_runs_on_a_two_node_cluster(cluster: Cluster, tmp_path: Path):
-    work = tmp_path / "work"
-    work.mkdir()
+def submit_two_node_job(cluster: Cluster, work: Path, steps: int = STEPS) -> dict:
+    """Write a 2-machine CPU config and its SLURM plan in `work`, let `accelwiz run --slurm` write the script,
+    submit it with `sbatch --wait`; returns the script, the exit status, the wall time, the report and logs."""
+    work.mkdir(parents=True, exist_ok=True)
     (work / "accelerate.yaml").write_text(  # 2 machines, 1 CPU process each; no main_process_ip: SLURM gives it
         f"distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: 2\nmachine_rank: 0\n"
         f"main_process_port: {free_port()}\nmixed_precision: 'no'\nuse_cpu: false\n")
@@ -175,27 +187,32 @@ def test_sbatch_script_runs_on_a_two_node_cluster(cluster: Cluster, tmp_path: Pa
         model=PlanModel(name="tiny"),
         training=PlanTraining(micro_batch=2, sequence_length=32, precision="fp32"),
     )))
-    # the plan says SLURM supplies the rendezvous: no AW104 in check, and run writes the script
     checked = subprocess.run([sys.executable, "-m", "accelwiz", "check", "accelerate.yaml", "--select", "AW1"],
                              cwd=work, env=cluster.env, capture_output=True, text=True, timeout=120)
-    assert checked.returncode == 0 and "AW104" not in checked.stdout, checked.stdout + checked.stderr
     written = subprocess.run(
-        [sys.executable, "-m", "accelwiz", "run", "--steps", str(STEPS), "--slurm", "job.sbatch"],
+        [sys.executable, "-m", "accelwiz", "run", "--steps", str(steps), "--slurm", "job.sbatch"],
         cwd=work, env=cluster.env, capture_output=True, text=True, timeout=120)
     assert written.returncode == 0, written.stderr
-    script = (work / "job.sbatch").read_text()
-    assert "#SBATCH --nodes=2" in script and "--gpus-per-node" not in script and str(Path.home()) not in script
-
     started = time.monotonic()
     job = subprocess.run(["sbatch", "--wait", "job.sbatch"], cwd=work, env=cluster.env, capture_output=True,
                          text=True, timeout=480)
     wall = time.monotonic() - started
+    report_path = work / "accelwiz-run" / "run_report.json"
     outputs = "\n".join(p.read_text()[-4000:] for p in work.glob("accelwiz-*.out"))
-    assert job.returncode == 0, f"{job.stdout}{job.stderr}\n{outputs}\n{cluster.logs()}"
+    return {"check": checked, "script": (work / "job.sbatch").read_text(), "code": job.returncode, "wall_s": wall,
+            "report": json.loads(report_path.read_text()) if report_path.is_file() else None,
+            "logs": f"{job.stdout}{job.stderr}\n{outputs}\n{cluster.logs()}"}
 
-    report = json.loads((work / "accelwiz-run" / "run_report.json").read_text())
+
+def test_sbatch_script_runs_on_a_two_node_cluster(cluster: Cluster, tmp_path: Path):
+    ran = submit_two_node_job(cluster, tmp_path / "work")
+    # the plan says SLURM supplies the rendezvous: no AW104 in check
+    assert ran["check"].returncode == 0 and "AW104" not in ran["check"].stdout, ran["check"].stdout
+    script = ran["script"]
+    assert "#SBATCH --nodes=2" in script and "--gpus-per-node" not in script and str(Path.home()) not in script
+    assert ran["code"] == 0, ran["logs"]
+    report = ran["report"]
     assert report["world_size"] == 2 and report["steps"] == STEPS
     assert sorted(r["slurm_node"] for r in report["ranks"]) == ["node1", "node2"]  # a rank on each node
     assert sorted(r["node_rank"] for r in report["ranks"]) == [0, 1]
     assert len({r["parameter_checksum"] for r in report["ranks"]}) == 1
-    print(f"SLURM 2-node job: {wall:.1f} s wall (sbatch --wait), final loss {report['final_loss']:.4f}")
