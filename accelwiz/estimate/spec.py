@@ -159,10 +159,14 @@ class ModelSpec:
         """The nn.Linear weights inside every transformer block (blocks may differ: dense and MoE layers)."""
         return [t for t in self.tensors() if t.linear and t.module.startswith("layers.")]
 
-    def lora_parameters(self, rank: int, targets: set[str] | frozenset[str] | tuple[str, ...]) -> int:
-        """LoRA A and B matrices, r·(in + out) for every block linear whose name is in `targets`."""
+    def lora_parameters(
+        self, rank: int, targets: set[str] | frozenset[str] | tuple[str, ...], *, all_linear: bool = False
+    ) -> int:
+        """LoRA A and B matrices, r·(in + out) for every block linear whose name is in `targets` (every block
+        linear with `all_linear`, as PEFT's `target_modules="all-linear"`: MLA's kv_a_proj_with_mqa, GPT-NeoX's
+        query_key_value and other names outside the preset families included)."""
         wanted = set(targets)
-        return sum(rank * sum(t.shape) for t in self.all_block_linears() if t.kind in wanted)
+        return sum(rank * sum(t.shape) for t in self.all_block_linears() if all_linear or t.kind in wanted)
 
 
 def _gated_tensors(spec: ModelSpec) -> list[Tensor]:

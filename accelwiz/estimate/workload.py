@@ -65,7 +65,8 @@ class Workload:
         """All parameters for full training; the LoRA A and B matrices, r·(in + out) per adapted linear."""
         if self.regime == "full":
             return self.model.num_parameters
-        return self.model.lora_parameters(self.lora_rank, self.lora_targets)  # every block (they may differ)
+        # every block (they may differ); the default targets are PEFT's "all-linear": every linear, by any name
+        return self.model.lora_parameters(self.lora_rank, self.lora_targets, all_linear=self.lora_targets == ALL_LINEAR)
 
     @cached_property
     def quantized_parameters(self) -> int:

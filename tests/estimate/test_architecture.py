@@ -91,12 +91,14 @@ def test_deepseek_v2_mla_and_mixed_blocks():
     # the dense first block differs from the MoE ones: counts use every block, not block 0 × 27
     dense, moe = (sum(t.numel for t in spec.tensors() if t.module.startswith(f"layers.{i}.")) for i in (0, 1))
     assert dense != moe and spec.layer_parameters == max(dense, moe)
-    workload = Workload(spec, regime="lora", lora_rank=8)
-    targets = set(workload.lora_targets)
-    per_block_0 = sum(8 * sum(t.shape) for t in spec.block_linears() if t.kind in targets)
+    workload = Workload(spec, regime="lora", lora_rank=8)  # default targets: PEFT's all-linear
+    per_block_0 = sum(8 * sum(t.shape) for t in spec.block_linears())
     assert workload.trainable_parameters != 27 * per_block_0
-    assert workload.trainable_parameters == sum(8 * sum(t.shape) for t in spec.all_block_linears()
-                                                if t.kind in targets)
+    assert workload.trainable_parameters == sum(8 * sum(t.shape) for t in spec.all_block_linears())
+    # all-linear reaches MLA's projections, whose names no preset family has
+    assert {"kv_a_proj_with_mqa", "kv_b_proj"} <= {t.kind for t in spec.all_block_linears()}
+    named = Workload(spec, regime="lora", lora_rank=8, lora_targets=("q_proj", "o_proj"))
+    assert 0 < named.trainable_parameters < workload.trainable_parameters
 
 
 def test_gemma3_text_structure_from_config_checked_against_the_model():
