@@ -227,3 +227,20 @@ def test_families_with_their_own_layouts_build_from_their_default_configs(model_
     assert spec.num_parameters == sum(p.numel() for p in model.parameters())
     assert spec.num_layers >= 1 and spec.largest_layer_parameters <= spec.num_parameters
     assert not spec.analytic_activations and spec.activations_note
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"model_type": "llama"}]',
+        '{"model_type": "no_such_family", "hidden_size": 64}',
+        '{"model_type": "llama", "hidden_size": 64}',
+        '{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 100000, "num_attention_heads": 4}',
+    ],
+)
+def test_cli_bad_config_is_exit_2_one_line(cli, tmp_path, text):
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    result = cli("estimate", "--model", str(path), "--gpu-memory", "80GiB")
+    assert result.exit_code == 2 and "Traceback" not in result.stderr + result.stdout
+    assert result.stderr.startswith("error: ") and "hint: " in result.stderr
