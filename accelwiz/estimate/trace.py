@@ -121,8 +121,11 @@ class TraceSettings:
             raise UsageError(
                 f"--trace traces torch.optim.AdamW, not {workload.optimizer}", hint="pass --optimizer adamw"
             )
+        from accelwiz.estimate.workload import ALL_LINEAR
+
         lora = workload.regime == "lora"
         kinds = {t.kind for t in workload.model.block_linears()}
+        everything = workload.lora_targets == ALL_LINEAR  # PEFT's "all-linear": () below
         engine16 = strategy is not None and (strategy.is_deepspeed or strategy.is_fsdp)
         return cls(
             micro_batch=workload.micro_batch,
@@ -131,7 +134,7 @@ class TraceSettings:
             attention=workload.attention,
             gradient_checkpointing=workload.gradient_checkpointing,
             lora_rank=workload.lora_rank if lora else None,
-            lora_targets=tuple(t for t in workload.lora_targets if t in kinds) if lora else (),
+            lora_targets=tuple(t for t in workload.lora_targets if t in kinds) if lora and not everything else (),
         )
 
 
