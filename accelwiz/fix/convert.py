@@ -173,7 +173,7 @@ def convert(yaml_path: Path, target: Backend, out: Path) -> tuple[str, str | Non
         json_text = None
     else:
         json_path = out.with_name(out.stem + ".ds.json")
-        conversion = to_deepspeed(context, json_path.name)
+        conversion = to_deepspeed(context, str(json_path))  # as given, like init: where `accelerate launch` runs
         json_text = json.dumps(conversion.json_data, indent=2) + "\n"
     text = yaml_path.read_text(encoding="utf-8")
     return apply_yaml(text, conversion.yaml_edits, strict_layout=False), json_text, conversion
