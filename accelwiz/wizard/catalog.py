@@ -116,7 +116,7 @@ CATALOG: tuple[Question, ...] = (
     ),
     Question(
         "offload_optimizer",
-        "Offload optimizer state to CPU memory?",
+        "Offload optimizer state off the GPU (to CPU memory, or NVMe with ZeRO-3)?",
         kind="confirm",
         when=p.uses_deepspeed,
         default=s.default_offload_optimizer,
@@ -124,7 +124,7 @@ CATALOG: tuple[Question, ...] = (
     ),
     Question(
         "offload_params",
-        "Offload parameters to CPU memory?",
+        "Offload parameters off the GPU (to CPU memory, or NVMe with ZeRO-3)?",
         kind="confirm",
         when=p.can_offload_params,
         default=s.default_offload_params,

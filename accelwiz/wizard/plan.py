@@ -84,9 +84,10 @@ class Plan:
         return self.best_option(nvme=True)
 
     def option(self, strategy: StrategyChoice) -> Option | None:
-        """The fastest costed option of a strategy that fits (no offload before offload), else its first."""
+        """The fastest costed option of a strategy that fits (no offload before offload), else its most frugal
+        (the last: offloading the most)."""
         same = [o for o in self.options if o.strategy is strategy]
-        return next((o for o in same if o.fits), same[0] if same else None)
+        return next((o for o in same if o.fits), same[-1] if same else None)
 
     def chosen(self, answers: Mapping[str, Any]) -> Option | None:
         """The option the answers select (strategy, offloads, device); None when it was not costed."""

@@ -185,13 +185,22 @@ def strategy_choices(answers: Mapping[str, Any], system: MachineProfile) -> list
         label = strategy.label
         option = plan.option(strategy) if plan else None
         if option is not None:
-            verdict = "fits" if option.fits else "does not fit"
             offload = f" with {'NVMe' if option.nvme else 'CPU'} offload" if option.offload_device != "none" else ""
-            label += f": {option.per_gpu_bytes / GIB:.1f} GiB per GPU{offload}, {verdict}"
+            label += f": {option.per_gpu_bytes / GIB:.1f} GiB per GPU{offload}, {_verdict_words(option)}"
         if strategy.zero_stage is not None and missing_deepspeed:
             label += " [DeepSpeed is not installed]"
         choices.append(Choice(label, strategy))
     return choices
+
+
+def _verdict_words(option: memory.Option) -> str:
+    """'fits', 'tight', 'does not fit' naming the short resource: 'host RAM short: needs 136.6 GiB per machine'."""
+    verdict = option.verdict.verdict or "fits"
+    host = option.verdict.host
+    if verdict != "fits" and host is not None and host.verdict == verdict and (
+            option.verdict.gpu is None or option.verdict.gpu.verdict != verdict):
+        return f"{verdict}: host RAM {host.share}"
+    return verdict
 
 
 def default_strategy(answers: Mapping[str, Any], system: MachineProfile) -> StrategyChoice:
