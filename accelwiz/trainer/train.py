@@ -266,8 +266,9 @@ def save_final(
     parameter checksum). Written to a temporary directory and renamed, so a directory is never half-written."""
     import shutil
 
-    zero3 = facts.get("zero_stage") == 3
-    state_dict = accelerator.get_state_dict(model) if zero3 else None  # ZeRO-3: gathered on every rank's call
+    # Sharded weights (ZeRO-3, FSDP) are gathered by a collective call on every rank; the others are whole.
+    sharded = facts.get("zero_stage") == 3 or facts.get("distributed_type") == "FSDP"
+    state_dict = accelerator.get_state_dict(model) if sharded else None
     unwrapped = accelerator.unwrap_model(model)
     target = output_dir / ("model" if method == "full" else "adapter")
     checksum = None
