@@ -163,3 +163,40 @@ def test_qlora_for_files_without_a_plan(cli, write):
     assert qlora.exit_code == 0 and "AW50" not in qlora.stdout
     both = cli(*args, "--lora", "--qlora")
     assert both.exit_code == 2 and "--lora and --qlora exclude each other" in both.stderr
+
+
+def test_inits_own_output_is_clean_and_a_breaking_edit_is_an_error(cli, tmp_path, monkeypatch):
+    """The regressions of issue 10 through the real `init`: its files and plan check clean (no AW5xx for the
+    checkpointing it assumed, no AW104 for a SLURM plan), a 2-node plan is 2 machines / 16 processes and
+    `--nodes=2`, and micro-batch 1 -> 16 in its JSON is AW501 and AW114."""
+    monkeypatch.chdir(tmp_path)
+    one = cli("init", "--system", "8xH100-80GB", "--model", "llama-3.1-8b", "--defaults")
+    assert one.exit_code == 0, one.stderr
+    plan_file = plan_path_for(tmp_path / "accelerate.yaml")
+    assert plan_file.is_file()
+    clean = cli("check", "accelerate.yaml", "--format", "json")
+    assert clean.exit_code == 0 and not [d for d in json.loads(clean.stdout) if d["severity"] != "info"]
+    json_name = yaml_safe_load(plan_file)["files"]["deepspeed"]
+    data = json.loads((tmp_path / json_name).read_text())
+    data["train_micro_batch_size_per_gpu"] = 16
+    (tmp_path / json_name).write_text(json.dumps(data))
+    broken = cli("check", "accelerate.yaml", "--format", "json")
+    assert broken.exit_code == 1 and {"AW501", "AW114"} <= set(codes_of(broken))
+
+    two = tmp_path / "two"
+    two.mkdir()
+    monkeypatch.chdir(two)
+    made = cli("init", "--system", "2x8xH100", "--model", "llama-3.1-70b", "--strategy", "zero3", "--defaults")
+    assert made.exit_code == 0, made.stderr
+    written = (two / "accelerate.yaml").read_text()
+    assert "num_machines: 2\n" in written and "num_processes: 16\n" in written
+    checked = cli("check", "accelerate.yaml", "--format", "json")
+    assert checked.exit_code == 0 and "AW104" not in codes_of(checked)
+    assert cli("run", "--slurm", "job.sbatch").exit_code == 0
+    assert "#SBATCH --nodes=2" in (two / "job.sbatch").read_text().splitlines()
+
+
+def yaml_safe_load(path: Path) -> dict:
+    import yaml
+
+    return yaml.safe_load(path.read_text())
