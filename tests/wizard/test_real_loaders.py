@@ -73,3 +73,17 @@ def test_the_trainer_fills_every_auto_from_the_printed_arguments():
     assert filled["gradient_accumulation_steps"] == script["gradient_accumulation"]
     assert filled["gradient_clipping"] == 1.0
     assert filled["bf16"]["enabled"] is True and filled["fp16"]["enabled"] is False
+
+
+def test_deepspeed_accepts_nvme_offload(deepspeed_config):
+    """The NVMe offload the wizard writes (ZeRO-Infinity) is a config DeepSpeed's own parser accepts as such."""
+    from dataclasses import replace
+
+    scenario = next(s for s in SCENARIOS if s.script.get("offload_device") == "nvme")
+    generated = run_scenario(replace(scenario, script={**scenario.script, "owner": "accelerate"})).generated
+    config = json.loads(generated.deepspeed.text)
+    parsed = deepspeed_config(config, 1)
+    assert parsed.zero_optimization_stage == 3
+    assert str(parsed.zero_config.offload_param.device).endswith("nvme")
+    assert str(parsed.zero_config.offload_optimizer.device).endswith("nvme")
+    assert str(parsed.zero_config.offload_param.nvme_path) == "/local_nvme"
