@@ -9,7 +9,7 @@ import typer
 
 from accelwiz.cli.common import FormatOption, OutputFormat, SystemOption, exit_on_error, get_console, split_codes
 from accelwiz.cli.fixes import DiffOption, FixOption, UnsafeFixesOption
-from accelwiz.cli.trainer_args import TrainingArgsOption, trainer_argv, trainer_inputs
+from accelwiz.cli.trainer_args import TrainingArgsOption, TrlOption, trainer_argv, trainer_inputs
 
 EPILOG = """\
 Examples:
@@ -50,6 +50,7 @@ def check(
                                               rich_help_panel="Memory", show_default=False)] = None,
     attention: Annotated[str, typer.Option(help="eager, sdpa or flash.", rich_help_panel="Memory")] = "sdpa",
     training_args: TrainingArgsOption = None,
+    trl: TrlOption = False,
     fix: FixOption = False,
     unsafe_fixes: UnsafeFixesOption = False,
     diff: DiffOption = False,
@@ -79,7 +80,7 @@ def check(
                                              regime="qlora" if qlora else "lora" if lora else "full",
                                              attention=attention)
         # the plan beside each YAML (or --plan) gives the memory and hardware rules its workload and system
-        trainer, files = trainer_inputs(training_args, trainer_argv(ctx), files, console)  # AW7xx
+        trainer, files = trainer_inputs(training_args, trainer_argv(ctx), files, console, trl=trl)  # AW7xx
         if fix or diff:  # ruff's model: mend what is unambiguous, then report what remains
             from accelwiz.cli.fixes import run_fixes
 

@@ -25,6 +25,14 @@ TrainingArgsOption = Annotated[
 ]
 
 
+TrlOption = Annotated[
+    bool,
+    typer.Option("--trl", rich_help_panel="HF Trainer",
+                 help="The arguments are a TRL config's (SFTConfig, DPOConfig, ...): bf16 defaults to on unless fp16 "
+                      "is given, gradient checkpointing to on, SFT's learning rate to 2e-05."),
+]
+
+
 class SplitAtDoubleDash(TyperCommand):
     """A command whose arguments after the first `--` are the training script's, kept in `ctx.meta`.
 
@@ -42,15 +50,19 @@ def trainer_argv(ctx: typer.Context) -> list[str]:
     return list(ctx.meta.get(TRAINER_ARGV, []))
 
 
-def trainer_inputs(file: Path | None, argv: list[str], files: list[Path],
-                   console: Console | None = None) -> tuple[TrainerArguments | None, list[Path]]:
+def trainer_inputs(file: Path | None, argv: list[str], files: list[Path], console: Console | None = None, *,
+                   trl: bool = False) -> tuple[TrainerArguments | None, list[Path]]:
     """The Trainer arguments, and the files to check: the JSON `--deepspeed` names joins them when no DeepSpeed
     JSON was given and the YAMLs name none (so the DeepSpeed rules check the file the Trainer reads)."""
-    from accelwiz.config.training_args import load_training_arguments
+    from accelwiz.config.training_args import load_training_arguments, parse_argv, with_trl_defaults
 
     arguments = load_training_arguments(file, argv)
+    if arguments is None and trl:
+        arguments = parse_argv([])  # TRL's defaults alone already say something (bf16 on)
     if arguments is None:
         return None, files
+    if trl:
+        arguments = with_trl_defaults(arguments, sft=True)
     if console is not None:
         for note in arguments.notes:
             console.info(f"note: Trainer arguments ({arguments.source}): {note}")

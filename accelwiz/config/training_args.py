@@ -17,6 +17,7 @@ judged as argparse judges it (tests/crosscheck/test_trainer_resolver.py compares
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -361,6 +362,29 @@ def load_training_arguments(file: Path | None, argv: list[str] | None) -> Traine
                             from_file.notes + from_argv.notes, from_file.problems + from_argv.problems)
 
 
+def with_trl_defaults(args: TrainerArguments, *, sft: bool = False) -> TrainerArguments:
+    """The arguments as a TRL config reads them: TRL's `_BaseConfig` (the base of SFTConfig, DPOConfig, GRPOConfig...)
+    defaults `bf16` to `not fp16` and `gradient_checkpointing` to true; SFTConfig's learning rate is 2e-5. Values
+    given explicitly keep their value."""
+    values, given = dict(args.values), dict(args.given)
+    applied = []
+    if not args.is_given("bf16"):
+        values["bf16"] = not values["fp16"]
+        given["bf16"] = f"bf16 (TRL default: {'off, fp16 is given' if values['fp16'] else 'on, fp16 is not given'})"
+        applied.append(f"bf16 {str(values['bf16']).lower()}")
+    if not args.is_given("gradient_checkpointing") and not args.is_given("activation_checkpointing"):
+        values["gradient_checkpointing"] = True
+        given["gradient_checkpointing"] = "gradient_checkpointing (TRL default: on)"
+        applied.append("gradient checkpointing on")
+    if sft and not args.is_given("learning_rate"):
+        values["learning_rate"] = 2e-05
+        given["learning_rate"] = "learning_rate (SFTConfig default 2e-05)"
+        applied.append("learning rate 2e-05")
+    notes = args.notes + ((f"TRL's defaults: {', '.join(applied)}",) if applied else ())
+    return _finish(TrainerArguments(values, given, args.source, args.path, notes,
+                                    tuple(p for p in args.problems if not p.message.startswith("At most one"))))
+
+
 # What a script that trains with the HF Trainer (or TRL's trainers) contains.
 _TRAINER_MARKERS = ("TrainingArguments", "Seq2SeqTrainingArguments", "HfArgumentParser", "TrlParser", "SFTConfig",
                     "DPOConfig", "GRPOConfig", "Trainer(")
@@ -386,4 +410,7 @@ def trainer_arguments_for_script(script: Path, argv: list[str]) -> TrainerArgume
                 file = Path(value)
                 rest = argv[:position] + argv[position + (1 if has_inline else 2):]
             break
-    return load_training_arguments(file, rest) or parse_argv([])
+    arguments = load_training_arguments(file, rest) or parse_argv([])
+    if re.search(r"^\s*(from trl\b|import trl\b)", source, re.M) or "TrlParser" in source:
+        return with_trl_defaults(arguments, sft="SFTConfig" in source)
+    return arguments

@@ -270,3 +270,18 @@ def test_command_line_reads_as_hf_argument_parser(argv, tmp_path):
             assert ours.gradient_checkpointing == bool(expected), name  # __post_init__ mirrors the two names
         else:
             assert ours[name] == expected, name
+
+
+@pytest.mark.parametrize("argv", [[], ["--fp16"], ["--gradient_checkpointing", "false", "--learning_rate", "1e-4"]])
+def test_trl_defaults_are_sftconfigs(argv, tmp_path):
+    """accelwiz's TRL defaults against SFTConfig itself (skipped where trl is not installed, as on this machine)."""
+    trl = pytest.importorskip("trl")
+    from transformers import HfArgumentParser
+
+    from accelwiz.config.training_args import with_trl_defaults
+
+    (real,) = HfArgumentParser(trl.SFTConfig).parse_args_into_dataclasses(
+        [*argv, "--output_dir", str(tmp_path), "--use_cpu", "true", "--report_to", "none"])
+    ours = with_trl_defaults(parse_argv(argv), sft=True)
+    assert (ours["bf16"], ours["fp16"], ours["learning_rate"]) == (real.bf16, real.fp16, real.learning_rate)
+    assert ours.gradient_checkpointing == bool(real.gradient_checkpointing)

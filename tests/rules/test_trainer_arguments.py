@@ -200,3 +200,33 @@ def test_trl_config_file_is_read_for_a_trl_script(write, tmp_path):
     args = trainer_arguments_for_script(script, ["--config", str(recipe), "--gradient_accumulation_steps", "4"])
     assert (args["per_device_train_batch_size"], args["bf16"], args["gradient_accumulation_steps"]) == (2, True, 4)
     assert trainer_arguments_for_script(write("plain.py", "print(1)\n"), ["--bf16"]) is None
+
+
+def test_trl_defaults_turn_bf16_and_checkpointing_on(write):
+    from accelwiz.config.training_args import with_trl_defaults
+
+    args = with_trl_defaults(parse_argv([]), sft=True)
+    assert (args["bf16"], args.gradient_checkpointing, args["learning_rate"]) == (True, True, 2e-05)
+    fp16 = with_trl_defaults(parse_argv(["--fp16", "--gradient_checkpointing", "false"]))
+    assert (fp16["bf16"], fp16["fp16"], fp16.gradient_checkpointing) == (False, True, False)
+    assert not fp16.problems  # TRL's bf16 default yields to --fp16: no "fp16 and bf16" refusal
+    assert with_trl_defaults(parse_argv(["--bf16", "--fp16"])).problems  # given both: still refused
+
+
+def test_trl_script_on_a_v100_is_bf16_without_flags(write, corpus):
+    """A TRL script with no --bf16 trains in bf16 (TRL's default): on a V100 that is AW703."""
+    from accelwiz.config.training_args import trainer_arguments_for_script
+
+    script = write("sft.py", "from trl import SFTConfig, SFTTrainer, TrlParser\n")
+    args = trainer_arguments_for_script(script, ["--per_device_train_batch_size", "4"])
+    dolly = corpus / "broken" / "databrickslabs-dolly__11.json"
+    assert "AW703" in codes(dolly, system=load_system("8xV100-32GB"), training_args=args)
+    plain = trainer_arguments_for_script(write("hf.py", "from transformers import Trainer\n"), [])
+    assert "AW703" not in codes(dolly, system=load_system("8xV100-32GB"), training_args=plain)
+
+
+def test_cli_check_trl_flag(cli, corpus):
+    dolly = corpus / "broken" / "databrickslabs-dolly__11.json"
+    result = cli("check", str(dolly), "--system", "8xV100-32GB", "--select", "AW7", "--trl")
+    assert "AW703" in result.stdout and "TRL default" in result.stdout
+    assert "AW703" not in cli("check", str(dolly), "--system", "8xV100-32GB", "--select", "AW7").stdout
