@@ -21,6 +21,17 @@ def spelled(value: Any) -> str:
     return str(getattr(value, "value", value))
 
 
+class MissingAnswer(UsageError):
+    """`--defaults` reached a question that has no default (an address, an NVMe path)."""
+
+    def __init__(self, key: str) -> None:
+        from accelwiz.wizard.catalog import question
+
+        super().__init__(f"`{key}` has no default and no answer was given",
+                         hint=f"pass it in an --answers file ({key}: ...): {question(key).help}")
+        self.key = key
+
+
 class DefaultsPrompter:
     """`--defaults`: accept every default; a question without one is a usage error, never a hang."""
 
@@ -30,10 +41,7 @@ class DefaultsPrompter:
     def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None,
             check: Callable[[Any], Any] | None = None) -> Any:
         if default is None:
-            raise UsageError(
-                f"`{question.key}` has no default and no answer was given",
-                hint=f"pass it in an --answers file ({question.key}: ...): {question.help}",
-            )
+            raise MissingAnswer(question.key)
         if self.log is not None:
             self.log.write(f"{question.prompt} {spelled(default)}" + (f"  ({note})" if note else "") + "\n")
         return default

@@ -131,6 +131,7 @@ def plan_until_accepted(request: InitRequest, prompter: Any, preset: dict[str, A
     from accelwiz.wizard.catalog import FLOW
     from accelwiz.wizard.flow import reject_contradicted, validate, walk
     from accelwiz.wizard.generate import generate
+    from accelwiz.wizard.prompters import MissingAnswer
 
     preset = dict(preset)
     keep: dict[str, Any] = {}
@@ -138,7 +139,19 @@ def plan_until_accepted(request: InitRequest, prompter: Any, preset: dict[str, A
     applied = 0
     while True:
         on_refused = prompter.refused if interactive else None
-        result = walk(FLOW, None, prompter, preset, keep=keep, remembered=remembered, on_refused=on_refused)
+        try:
+            result = walk(FLOW, None, prompter, preset, keep=keep, remembered=remembered, on_refused=on_refused)
+        except MissingAnswer as exc:
+            if exc.key != "nvme_path":
+                raise
+            # only NVMe offload fits, and --defaults has no directory to give it
+            tried = "" if "regime" in preset else " (not even QLoRA with CPU offload)"
+            raise NothingFits(
+                f"nothing fits without NVMe offload{tried}; what would: ZeRO-3 with NVMe offload, given a "
+                "directory on a local NVMe drive",
+                hint="nothing was written; add `nvme_path: /your/nvme/dir` to an --answers file, or plan for a "
+                "larger machine (--system MxNxGPU)",
+            ) from None
         system = result.system
         assert system is not None
         for key in result.ignored:

@@ -4,6 +4,7 @@ Every path that writes ends in files that `check` passes."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -194,4 +195,20 @@ def test_defaults_apply_the_fastest_fallback_and_say_why_in_one_line(cli, tmp_pa
     assert "host RAM" not in chose[0]  # the one resource that is short, named as such
     plan_file = yaml.safe_load((tmp_path / "accelerate.plan.yaml").read_text())
     assert plan_file["fine_tuning"]["method"] == method
+    assert cli("check", "accelerate.yaml").exit_code == 0
+
+
+def test_defaults_where_only_nvme_fits_say_so_and_write_nothing(cli, tmp_path, monkeypatch):
+    # Mixtral on one A10G: not even QLoRA with CPU offload fits a 32 GiB host; NVMe would, and needs a path
+    monkeypatch.chdir(tmp_path)
+    result = cli("init", "--system", "1xA10G", "--model", "mixtral-8x7b", "--defaults")
+    assert result.exit_code == 1
+    assert "nothing fits without NVMe offload" in result.stderr and "nvme_path" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "answers.yaml").write_text("nvme_path: /local_nvme\n")
+    result = cli("init", "--system", "1xA10G", "--model", "mixtral-8x7b", "--answers", "answers.yaml",
+                 "--defaults")
+    assert result.exit_code == 0, result.stderr
+    deepspeed = json.loads((tmp_path / "accelerate.ds.json").read_text())
+    assert deepspeed["zero_optimization"]["offload_param"]["nvme_path"] == "/local_nvme"
     assert cli("check", "accelerate.yaml").exit_code == 0
