@@ -7,9 +7,11 @@ from a config) for a few steps on a GPU, one fresh process per setting, and reco
 `allocated` part, i.e. without the CUDA context, compared with max_memory_allocated; and the total minus the
 CUDA context, compared with max_memory_reserved) and `accelerate estimate-memory`'s "Training using Adam"
 number for the same model (`estimate_training_usage(calculate_maximum_sizes(model))`, computed offline on a
-meta-device model: it has no batch, sequence, activations or sharding).
+meta-device model: it has no batch, sequence, activations or sharding). Each setting is also traced on the
+CPU with fake tensors (`accelwiz estimate --trace`), so one GPU session gives measured vs trace vs analytic.
 
     python benchmarks/estimator_accuracy.py --dry-run      # list the matrix (no GPU needed)
+    python benchmarks/estimator_accuracy.py --dry-run --trace --only 0,7   # and the trace (CPU)
     python benchmarks/estimator_accuracy.py                # run it; needs CUDA (exit 2 without)
     python benchmarks/estimator_accuracy.py --only 3,7     # a subset
 
@@ -122,6 +124,29 @@ def accelwiz_estimate(setting: Setting) -> dict:
             k: getattr(estimate, k)
             for k in ("weights", "gradients", "optimizer_states", "activations", "logits", "buffers")
         },
+    }
+
+
+def trace_figures(setting: Setting) -> dict:
+    """The fake-tensor trace of the same step on the CPU (accelwiz estimate --trace), as the strategy runs it."""
+    from accelwiz.estimate.trace import trace_workload
+    from accelwiz.estimate.trace_compare import compare
+
+    workload = Workload(
+        MODELS[setting.model],
+        micro_batch=setting.micro_batch,
+        seq_len=setting.seq_len,
+        gradient_checkpointing=setting.gradient_checkpointing,
+        attention=setting.attention,
+    )
+    strategy = accelwiz_strategy(setting)
+    comparison = compare(estimate_memory(workload, strategy), trace_workload(workload, strategy=strategy,
+                                                                             time_limit=1e9))
+    return {
+        "trace_allocated": comparison.traced["peak"],
+        "trace_phase": comparison.traced_phase,
+        "trace_breakdown": comparison.traced,
+        "trace_seconds": round(comparison.trace.seconds, 1),
     }
 
 
@@ -240,6 +265,7 @@ def write_results(rows: list[dict], gpu: str) -> None:
     measured = [r for r in rows if "max_allocated" in r]
     errors = [abs(r["error_allocated"]) for r in measured]
     accel_errors = [abs(r["error_accelerate"]) for r in measured]
+    trace_errors = [abs(r["error_trace"]) for r in measured if "error_trace" in r]
     summary = {
         "gpu": gpu,
         "settings": len(rows),
@@ -248,6 +274,8 @@ def write_results(rows: list[dict], gpu: str) -> None:
         "worst_abs_error_allocated": max(errors) if errors else None,
         "median_abs_error_accelerate": statistics.median(accel_errors) if accel_errors else None,
         "worst_abs_error_accelerate": max(accel_errors) if accel_errors else None,
+        "median_abs_error_trace": statistics.median(trace_errors) if trace_errors else None,
+        "worst_abs_error_trace": max(trace_errors) if trace_errors else None,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "estimator_accuracy.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=2))
@@ -255,16 +283,18 @@ def write_results(rows: list[dict], gpu: str) -> None:
         f"# Estimator accuracy on {gpu}",
         "",
         "| setting | measured alloc. GiB | measured reserved GiB | accelwiz alloc. GiB | error | "
-        "accelwiz reserved GiB | accelerate GiB | error |",
-        "|---|---|---|---|---|---|---|---|",
+        "trace alloc. GiB | error | accelwiz reserved GiB | accelerate GiB | error |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         if "max_allocated" not in r:
-            lines.append(f"| {r['setting']} | failed: {r.get('error')} | | | | | | |")
+            lines.append(f"| {r['setting']} | failed: {r.get('error')} | | | | | | | | |")
             continue
+        trace = (f"{r['trace_allocated'] / GIB:.2f} | {r['error_trace']:+.0%}" if "trace_allocated" in r
+                 else f"failed: {r.get('trace_error')} |")
         lines.append(
             f"| {r['setting']} | {r['max_allocated'] / GIB:.2f} | {r['max_reserved'] / GIB:.2f} | "
-            f"{r['accelwiz_allocated'] / GIB:.2f} | {r['error_allocated']:+.0%} | "
+            f"{r['accelwiz_allocated'] / GIB:.2f} | {r['error_allocated']:+.0%} | {trace} | "
             f"{r['accelwiz_reserved'] / GIB:.2f} | {r['accelerate'] / GIB:.2f} | "
             f"{r['error_accelerate']:+.0%} |"
         )
@@ -286,6 +316,9 @@ def main() -> int:
         "--dry-run", action="store_true", help="list the settings and the estimates; no GPU needed"
     )
     parser.add_argument("--only", help="comma-separated setting numbers")
+    parser.add_argument(
+        "--trace", action="store_true", help="with --dry-run: also trace each setting on the CPU (fake tensors)"
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -296,9 +329,16 @@ def main() -> int:
         settings = [settings[int(i)] for i in args.only.split(",")]
     if args.dry_run:
         for number, setting in enumerate(matrix()):
+            if args.only and setting not in settings:
+                continue
             estimate = accelwiz_estimate(setting)
+            traced = ""
+            if args.trace:
+                figures = trace_figures(setting)
+                traced = f"  trace {figures['trace_allocated'] / GIB:6.2f} GiB ({figures['trace_phase']})"
             print(
                 f"{number:>2}  {setting.label:<45} accelwiz {estimate['allocated'] / GIB:6.2f} GiB allocated"
+                + traced
             )
         return 0
     import torch
@@ -323,11 +363,17 @@ def main() -> int:
             "accelerate": accelerate_numbers[setting.model],
             **run_setting(setting),
         }
+        try:  # the same step traced on the CPU: measured vs trace vs analytic in one table
+            row.update(trace_figures(setting))
+        except Exception as exc:  # noqa: BLE001 - a failed trace must not lose the GPU measurement
+            row["trace_error"] = f"{type(exc).__name__}: {exc}"[:200]
         if "max_allocated" in row:
             row["error_allocated"] = relative_error(row["accelwiz_allocated"], row["max_allocated"])
+            if "trace_allocated" in row:
+                row["error_trace"] = relative_error(row["trace_allocated"], row["max_allocated"])
             row["error_reserved"] = relative_error(row["accelwiz_reserved"], row["max_reserved"])
             row["error_accelerate"] = relative_error(row["accelerate"], row["max_allocated"])
-        print(json.dumps({k: v for k, v in row.items() if k != "accelwiz_breakdown"}), flush=True)
+        print(json.dumps({k: v for k, v in row.items() if not k.endswith("breakdown")}), flush=True)
         rows.append(row)
     write_results(rows, gpu)
     return 0
