@@ -205,3 +205,25 @@ def test_a_target_global_batch_replaces_the_accumulation_question(tmp_path):
     child.close()
     assert child.exitstatus == 0
     assert json.loads((tmp_path / "accelerate.ds.json").read_text())["gradient_accumulation_steps"] == 8
+
+
+def test_back_works_from_menus_and_yes_no_and_ctrl_c_at_the_review_writes_nothing(tmp_path):
+    child = spawn("--system 8xH100-80GB", tmp_path)
+    answer(child, "Which model", "gpt2" + ENTER)
+    answer(child, "How will you fine-tune", "<")  # a menu: back to the model, remembered
+    child.expect(r"Which model.*\[gpt2\]")
+    child.send(ENTER)
+    for prompt in ("How will you fine-tune", "Sequence length", "Who runs", "Micro-batch"):
+        answer(child, prompt, ENTER)
+    answer(child, "gradient checkpointing", "<")  # a yes/no question: back to the micro-batch
+    child.expect(r"Micro-batch size per GPU\? \[1\]")
+    child.send(ENTER)
+    for prompt in ("gradient checkpointing", "How many machines", "GPUs per machine", "distributed", "Mixed",
+                   "target global batch", "accumulation", "Clip", "torch.compile"):
+        answer(child, prompt, ENTER)
+    answer(child, "Write these files", "\x03")
+    child.expect("nothing was written")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert list(tmp_path.iterdir()) == []
