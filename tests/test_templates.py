@@ -73,3 +73,14 @@ def test_deepspeed_accepts_the_template_json(template, deepspeed_config):
         parsed.train_batch_size
         == config["train_micro_batch_size_per_gpu"] * config["gradient_accumulation_steps"] * processes
     )
+
+
+@pytest.mark.parametrize("template", [t for t in TEMPLATES if "machines x" in t.description or "multinode" in t.name],
+                         ids=lambda t: t.name)
+def test_a_multi_node_template_writes_every_machine_and_process(template):
+    # "2 machines x 8 GPUs" in the description: num_machines 2, num_processes 16 (was 1 and 8)
+    import re
+
+    machines, gpus = (int(n) for n in re.search(r"(\d+) machines x (\d+) GPUs", template.description).groups())
+    config = yaml.safe_load(template.yaml_path.read_text())
+    assert (config["num_machines"], config["num_processes"]) == (machines, machines * gpus)
