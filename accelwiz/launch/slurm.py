@@ -59,7 +59,7 @@ def render_sbatch(
     lines = [
         "#!/bin/bash",
         f"# Written by `accelwiz run --slurm` for {config_path}: {spec.num_machines} nodes x {per_node} "
-        f"processes (world size {spec.num_processes}), rdzv_backend {backend}.",
+        f"process{'es' if per_node != 1 else ''} (world size {spec.num_processes}), rdzv_backend {backend}.",
         f"#SBATCH --job-name={job_name}",
         f"#SBATCH --nodes={spec.num_machines}",
         "#SBATCH --ntasks-per-node=1",
