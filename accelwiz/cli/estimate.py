@@ -27,7 +27,7 @@ Examples:
   $ accelwiz estimate --list-models
 
 Sizes read `80GiB` (2^30), `80GB` (10^9) or `81920MiB`. Without --strategy the recommended one is shown.
-Exit codes: 0 fits (or no target to judge against), 1 does not fit, 2 bad usage.
+Exit codes: 0 fits or tight (or no target to judge against), 1 does not fit (GPU memory or host RAM), 2 bad usage.
 """
 
 _MEM = "Memory target"
