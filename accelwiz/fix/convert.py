@@ -24,10 +24,6 @@ from typing import Any, Literal
 from accelwiz.fix.edits import AddKey, DeleteKey, Edit, SetValue
 
 Backend = Literal["deepspeed", "fsdp"]
-NUMERICS = ("numerics: DeepSpeed casts the model to fp16/bf16 and keeps fp32 master weights and optimizer states; "
-            "FSDP2 keeps fp32 parameters and casts them to the compute dtype in each forward (param_dtype), "
-            "reducing gradients in reduce_dtype: expect small loss differences, and fp16 loss scaling differs "
-            "(DeepSpeed's dynamic scaler vs torch's GradScaler)")
 
 
 @dataclass
@@ -96,7 +92,11 @@ def to_fsdp(context: Any) -> Conversion:
                      else AddKey((), "mixed_precision", precision))
         conversion.carried.append(f"precision {precision} -> mixed_precision: {precision}")
     conversion.yaml_edits = edits
-    conversion.not_carried.append(NUMERICS)
+    from accelwiz.convert.leftovers import deepspeed_settings_not_carried
+    from accelwiz.convert.numerics import numerical_differences
+
+    conversion.not_carried += deepspeed_settings_not_carried(json_doc.data if json_doc is not None else None)
+    conversion.not_carried += numerical_differences(precision, json_doc.data if json_doc is not None else None)
     return conversion
 
 
@@ -155,7 +155,9 @@ def to_deepspeed(context: Any, json_name: str) -> Conversion:
     edits.append(AddKey((), "deepspeed_config", ds_section))
     conversion.yaml_edits = edits
     conversion.json_data = data
-    conversion.not_carried.append(NUMERICS)
+    from accelwiz.convert.numerics import numerical_differences
+
+    conversion.not_carried += numerical_differences(precision)  # accelwiz/convert/numerics.py
     return conversion
 
 

@@ -1,0 +1,64 @@
+"""The DeepSpeed settings an FSDP config has no meaning for: every setting of the JSON that the conversion does
+not read (accelwiz/fix/convert.py reads the stage, the offload devices, the gathered save, the precision
+switches, the batch, accumulation and clipping, and names the optimizer and scheduler blocks itself)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+READ = {
+    "zero_optimization.stage", "zero_optimization.offload_optimizer.device", "zero_optimization.offload_param.device",
+    "zero_optimization.cpu_offload", "zero_optimization.cpu_offload_param",
+    "zero_optimization.stage3_gather_16bit_weights_on_model_save",
+    "fp16.enabled", "bf16.enabled", "bfloat16.enabled",
+    "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "gradient_clipping",
+}
+NAMED_ELSEWHERE = ("optimizer", "scheduler")  # the conversion names these blocks itself
+# settings whose loss is worth its own sentence (the numerics lines explain the precision ones)
+WHY = {
+    "zero_optimization.offload_optimizer.nvme_path": "FSDP offloads to CPU memory only",
+    "zero_optimization.offload_param.nvme_path": "FSDP offloads to CPU memory only",
+    "aio": "NVMe I/O: FSDP offloads to CPU memory only",
+    "activation_checkpointing": "applies only where a model calls deepspeed.checkpointing; under FSDP keep the "
+                                "script's gradient_checkpointing_enable() or set fsdp_activation_checkpointing",
+    "zero_optimization.zero_hpz_partition_size": "ZeRO++ hierarchical partitioning: FSDP2 replicates across "
+                                                 "nodes only through parallelism_config",
+    "zero_optimization.mics_shard_size": "MiCS: FSDP2 shards within a group only through parallelism_config",
+    "bf16.bf16_master_weights_and_grads": "FSDP keeps fp32 master weights (see numerics)",
+    "bf16.bf16_optimizer_states": "FSDP keeps the optimizer states in the parameters' dtype, fp32",
+    "torch_autocast": "accelerate runs FSDP's forward under autocast itself (see numerics)",
+    "communication_data_type": "FSDP reduces in the mixed_precision dtype (see numerics)",
+    "data_types": "FSDP accumulates gradients in the parameters' dtype",
+}
+
+
+def leaf_paths(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """('zero_optimization.offload_param.device', 'cpu') for every leaf of a nested mapping, in file order."""
+    found = []
+    for key, value in data.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        found += leaf_paths(value, path) if isinstance(value, Mapping) and value else [(path, value)]
+    return found
+
+
+def deepspeed_settings_not_carried(data: Mapping[str, Any] | None) -> list[str]:
+    """One line per setting worth a reason, then one line naming all the others (False/null ones are not
+    settings anyone asked for, and fp16's loss-scale knobs are in the numerics)."""
+    if not isinstance(data, Mapping):
+        return []
+    explained: dict[str, str] = {}
+    others = []
+    for path, value in leaf_paths(data):
+        top = path.split(".")[0]
+        if path in READ or top in NAMED_ELSEWHERE or value is False or value is None:
+            continue
+        reason = next((WHY[p] for p in (path, ".".join(path.split(".")[:2]), top) if p in WHY), None)
+        if reason is not None:
+            explained.setdefault(next(p for p in (path, ".".join(path.split(".")[:2]), top) if p in WHY), reason)
+        elif not path.startswith("fp16."):
+            others.append(path)
+    lines = [f"{path}: {reason}" for path, reason in explained.items()]
+    if others:
+        lines.append("DeepSpeed-only settings with no FSDP meaning: " + ", ".join(others))
+    return lines
