@@ -119,3 +119,15 @@ def test_plan_and_suggest_are_a_one_way_pair():
     imported |= {alias.name for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Import)
                  for alias in node.names}
     assert not {name for name in imported if name and name.startswith("accelwiz.wizard.suggest")}
+
+
+def test_init_starts_without_the_heavy_imports():
+    """`accelwiz init --help` stays fast: no torch, questionary or training library at import time."""
+    import subprocess
+    import sys
+
+    heavy = ("torch", "questionary", "accelerate", "deepspeed", "transformers", "peft")
+    code = ("import sys; from accelwiz.cli import app; import accelwiz.cli.init; "
+            f"print([m for m in {heavy!r} if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
