@@ -46,7 +46,8 @@ def render_sbatch(
     cpu_nodes = planned_cpu if cpu_nodes is None else cpu_nodes
     backend = rdzv_backend or planned_rdzv or spec.rdzv_backend or MULTI_NODE_RDZV_BACKEND
     per_node = spec.processes_per_machine
-    argv = node_argv(spec, _submit_relative(config_path), target[0], target[1:], machine_rank=_RANK,
+    script = target[0] if target[0] == "-m" else _submit_relative(target[0])
+    argv = node_argv(spec, _submit_relative(config_path), script, target[1:], machine_rank=_RANK,
                      main_process_ip=_IP, rdzv_backend=backend)
     inner = shlex.join(argv).replace(_RANK, '"$SLURM_NODEID"').replace(_IP, '"$MAIN_PROCESS_IP"')
     gpus = [] if spec.use_cpu or cpu_nodes else [f"#SBATCH --gpus-per-node={per_node}"]
@@ -58,8 +59,8 @@ def render_sbatch(
     )
     lines = [
         "#!/bin/bash",
-        f"# Written by `accelwiz run --slurm` for {config_path}: {spec.num_machines} nodes x {per_node} "
-        f"process{'es' if per_node != 1 else ''} (world size {spec.num_processes}), rdzv_backend {backend}.",
+        f"# Written by `accelwiz run --slurm` for {_submit_relative(config_path)}: {spec.num_machines} nodes x "
+        f"{per_node} process{'es' if per_node != 1 else ''} (world size {spec.num_processes}), rdzv_backend {backend}.",
         f"#SBATCH --job-name={job_name}",
         f"#SBATCH --nodes={spec.num_machines}",
         "#SBATCH --ntasks-per-node=1",
@@ -91,7 +92,7 @@ def render_sbatch(
 
 
 def _submit_relative(config_path: Path | str) -> str:
-    """The config as the job opens it from the submit directory (this one): relative when it lies under it."""
+    """A path as the job opens it from the submit directory (this one): relative when it lies under it."""
     path = Path(config_path)
     if path.is_absolute():
         try:

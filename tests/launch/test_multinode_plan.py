@@ -58,10 +58,14 @@ def test_cpu_plan_and_static_variant(cli, two_nodes):
     assert all("--rdzv_backend static" in line for line in lines)
 
 
-def test_an_absolute_config_under_the_submit_directory_is_written_relative(cli, two_nodes):
+def test_absolute_paths_under_the_submit_directory_are_written_relative(cli, two_nodes):
     write_plan(two_nodes)
-    assert cli("run", "--config", str(two_nodes / "accelerate.yaml"), "--slurm", "job.sbatch").exit_code == 0
-    assert "--config_file accelerate.yaml" in (two_nodes / "job.sbatch").read_text()
+    script = two_nodes / "train.py"
+    script.write_text("print('hi')\n")
+    result = cli("run", "--config", str(two_nodes / "accelerate.yaml"), "--slurm", "job.sbatch", str(script))
+    assert result.exit_code == 0, result.stderr
+    text = (two_nodes / "job.sbatch").read_text()
+    assert "--config_file accelerate.yaml" in text and " train.py" in text and str(two_nodes) not in text
 
 
 def test_without_a_plan_aw104_still_refuses(cli, two_nodes):
