@@ -65,7 +65,7 @@ def run(
     ] = False,
     steps: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Optimizer steps.")] = None,
     micro_batch: Annotated[
-        int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Sequences per process.")
+        int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Sequences per process (default: the plan's).")
     ] = None,
     seq_len: Annotated[
         int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Tokens per sequence (default: the plan's).")
