@@ -5,6 +5,7 @@ and repeat until nothing more is fixable. Nothing is written here: `write_fixes`
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ class FixNote:
     message: str
     applicability: str
     reason: str = ""  # why it was not applied
+    path: tuple = ()
 
 
 @dataclass
@@ -87,8 +89,27 @@ class _Unit:
             documents = [parse_text(texts[path], path, kind=doc.kind) for path, doc in self.documents.items()]
         except InputError:
             return None
-        checked = check_unit(documents, deepspeed_reference=self.reference, rules=rules, **self.facts)
+        checked = check_unit(documents, deepspeed_reference=self._reference(documents), rules=rules, **self.facts)
         return checked.context, checked.diagnostics
+
+    def _reference(self, documents: list) -> Any:
+        """The YAML's deepspeed_config_file as the edited text names it (a fix may name a file, or another one):
+        resolved as `check` resolves it, so an edit that names a missing file is judged by AW202."""
+        from accelwiz.document import load_document
+        from accelwiz.errors import InputError
+        from accelwiz.rules.engine import resolve_deepspeed_file
+
+        accelerate = next((d for d in documents if d.kind == "accelerate"), None)
+        written = accelerate.get("deepspeed_config", "deepspeed_config_file") if accelerate is not None else None
+        if not isinstance(written, str) or not written.strip() or written.strip().lower() == "none":
+            return None
+        if self.reference is not None and self.reference.written == written.strip():
+            return self.reference
+        reference = resolve_deepspeed_file(written.strip(), accelerate.path)
+        if reference.resolved is not None and not any(d.kind == "deepspeed" for d in documents):
+            with contextlib.suppress(InputError):  # an unreadable JSON is reported by the unit's own check
+                documents.append(load_document(reference.resolved, kind="deepspeed"))
+        return reference
 
 
 def plan_fixes(paths: list[Path], rules: list, *, unsafe: bool, **facts: Any) -> FixReport:
@@ -115,6 +136,9 @@ def plan_fixes(paths: list[Path], rules: list, *, unsafe: bool, **facts: Any) ->
             context, diagnostics = before
             if not _try_one(unit, context, diagnostics, texts, judge, selected, unsafe, refused, report):
                 break
+            # the files changed: a fix refused as inconsistent or ineffective may work now (only an unsafe fix
+            # without --unsafe-fixes stays refused)
+            refused.intersection_update(unsafe_refused(report, unsafe))
     report.fixed = texts
     return report
 
@@ -128,7 +152,8 @@ def _try_one(unit: _Unit, context: CheckContext, diagnostics: list[Diagnostic], 
         key = (diagnostic.code, diagnostic.file, diagnostic.path, diagnostic.message)
         if fix is None or diagnostic.code not in selected or key in refused:
             continue
-        note = FixNote(diagnostic.code, diagnostic.file, diagnostic.message, fix.applicability)
+        note = FixNote(diagnostic.code, diagnostic.file, diagnostic.message, fix.applicability,
+                       path=tuple(diagnostic.path))
         if fix.applicability == "unsafe" and not unsafe:
             refused.add(key)
             report.not_applied.append(_with_reason(note, "unsafe: pass --unsafe-fixes"))
@@ -170,8 +195,13 @@ def _try_one(unit: _Unit, context: CheckContext, diagnostics: list[Diagnostic], 
     return False
 
 
+def unsafe_refused(report: FixReport, unsafe: bool) -> set[tuple]:
+    return set() if unsafe else {(n.code, n.file, n.path, n.message) for n in report.not_applied
+                                 if n.reason.startswith("unsafe")}
+
+
 def _with_reason(note: FixNote, reason: str) -> FixNote:
-    return FixNote(note.code, note.file, note.message, note.applicability, reason)
+    return FixNote(note.code, note.file, note.message, note.applicability, reason, note.path)
 
 
 def write_fixes(report: FixReport) -> list[Path]:
@@ -186,8 +216,10 @@ def write_fixes(report: FixReport) -> list[Path]:
 
 
 def remaining_not_applied(report: FixReport) -> list[FixNote]:
-    """Not-applied notes, once per finding (the last reason)."""
+    """Not-applied notes, once per finding (the last reason), without the findings a later pass did fix."""
+    fixed = {(n.code, n.file, n.message) for n in report.applied}
     seen: dict[tuple, FixNote] = {}
     for note in report.not_applied:
-        seen[(note.code, note.file, note.message)] = note
+        if (note.code, note.file, note.message) not in fixed:
+            seen[(note.code, note.file, note.message)] = note
     return list(seen.values())

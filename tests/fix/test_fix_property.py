@@ -98,3 +98,49 @@ def test_fix_never_makes_a_mutated_corpus_file_worse_and_is_idempotent(data):
         assert not (after - before), f"{source.name} + {edit}: new errors {after - before}"
         again = plan_fixes([target], select_rules(), unsafe=unsafe)
         assert not again.changed, f"{source.name} + {edit}: a second --fix changed\n{again.diff()}"
+
+
+JSONS = sorted(p for p in (CORPUS / "real").iterdir() if p.suffix == ".json") if CORPUS else []
+PAIR_YAML = ("# through accelerate\ndistributed_type: DEEPSPEED\nnum_processes: 4\nnum_machines: 1\n"
+             "deepspeed_config:\n  deepspeed_config_file: ds.json\n")
+YAML_MISTAKES = ["mixed_precision: fp16\n", "mixed_precision: no\n", "  gradient_accumulation_steps: 3\n",
+                 "  zero_stgae: 2\n", "rdzv_backend: c10d\n", "num_machines: 1.0\n", ""]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_fix_on_a_yaml_json_pair_never_makes_the_pair_worse(data):
+    """A corpus JSON named by a YAML, a mistake in either file: fixing adds no error to the pair (a fix that would
+    is refused) and a second --fix changes nothing."""
+    from accelwiz.document import load_document
+    from accelwiz.fix.apply import _apply
+
+    source = data.draw(st.sampled_from(JSONS), label="json")
+    document = load_document(source, kind="deepspeed")
+    json_edit = data.draw(st.sampled_from([None, *mutations(document.data, "json")]), label="json mistake")
+    yaml_mistake = data.draw(st.sampled_from(YAML_MISTAKES), label="yaml mistake")
+    unsafe = data.draw(st.booleans(), label="unsafe")
+    yaml_text = PAIR_YAML.replace("deepspeed_config:\n", "deepspeed_config:\n" + yaml_mistake) \
+        if yaml_mistake.startswith("  ") else PAIR_YAML.replace("num_machines: 1\n", "") + yaml_mistake \
+        if yaml_mistake.startswith("num_machines") else PAIR_YAML + yaml_mistake
+    with tempfile.TemporaryDirectory() as directory:
+        folder = Path(directory)
+        yaml_path, json_path = folder / "accelerate.yaml", folder / "ds.json"
+        yaml_path.write_text(yaml_text)
+        try:
+            json_path.write_text(_apply(source.read_text(), "json", [json_edit]) if json_edit else source.read_text())
+        except EditError:
+            return
+        pair = [yaml_path, json_path]
+
+        def pair_errors() -> Counter:
+            result = check_paths(pair, select_rules())
+            return Counter((d.code, d.file, d.path) for d in result.diagnostics if d.severity is Severity.ERROR)
+
+        before = pair_errors()
+        report = plan_fixes(pair, select_rules(), unsafe=unsafe)
+        for path, text in report.fixed.items():
+            path.write_text(text)
+        after = pair_errors()
+        assert not (after - before), f"{source.name} + {json_edit} + {yaml_mistake!r}: new errors {after - before}"
+        assert not plan_fixes(pair, select_rules(), unsafe=unsafe).changed
