@@ -214,5 +214,5 @@ def test_multi_node_plans_are_checked_for_the_cluster_not_this_login_node(cli, w
     assert '--main_process_ip "$MAIN_PROCESS_IP"' in job.read_text()
     nodes = cli("run", "--config", str(config), "--print-node-commands", str(script))
     assert nodes.exit_code == 0, nodes.stderr
-    assert len(nodes.stdout.splitlines()) == 2 and "--main_process_ip MAIN_NODE_IP" in nodes.stdout
+    assert len(nodes.stdout.splitlines()) == 2 and '--main_process_ip "${MAIN_PROCESS_IP:?' in nodes.stdout
     assert launched == []

@@ -14,7 +14,10 @@ from accelwiz.launch.spec import LaunchSpec
 # on ranks up front and hangs silently when one is late (accelerate#1489).
 MULTI_NODE_RDZV_BACKEND = "c10d"
 DEFAULT_PORT = 29500
-MAIN_IP_PLACEHOLDER = "MAIN_NODE_IP"
+# Without main_process_ip in the YAML the printed lines read it from the environment at run time, and stop with
+# this message when it is not set: runnable as printed once MAIN_PROCESS_IP is exported on every machine.
+MAIN_IP_FROM_ENV = '"${MAIN_PROCESS_IP:?export MAIN_PROCESS_IP=the address of machine 0 on every machine}"'
+_IP_MARKER = "@@MAIN_PROCESS_IP@@"
 
 
 def launcher_prefix() -> list[str]:
@@ -101,7 +104,8 @@ def node_commands(
     rdzv_backend: str | None = None,
 ) -> list[str]:
     """The shell line to run on each node (rank 0 first), for clusters without a scheduler: runnable as printed,
-    from the directory the config's relative paths start in, with the environment the nodes need in front.
+    from the directory the config's relative paths start in, with the environment the nodes need in front (and
+    the address of machine 0 from $MAIN_PROCESS_IP when the YAML has none).
 
     `env` and `rdzv_backend` default to what the plan beside the config says (CPU machines get the CPU
     fallback for MULTI_GPU), then the YAML's rdzv_backend, then c10d.
@@ -109,11 +113,12 @@ def node_commands(
     cpu_nodes, planned_rdzv = planned_launch(config_path)
     if env is None:
         env = portable_changes(spec, cpu_nodes=cpu_nodes)
-    ip = spec.main_process_ip or MAIN_IP_PLACEHOLDER
+    ip = spec.main_process_ip or _IP_MARKER
     prefix = "".join(f"{c.name}={shlex.quote(c.value)} " for c in env)
     return [
         prefix + shlex.join(node_argv(spec, config_path, script, script_args, machine_rank=str(rank),
-                                      main_process_ip=ip, rdzv_backend=rdzv_backend or planned_rdzv))
+                                      main_process_ip=ip, rdzv_backend=rdzv_backend or planned_rdzv)
+                            ).replace(_IP_MARKER, MAIN_IP_FROM_ENV)
         for rank in range(spec.num_machines)
     ]
 

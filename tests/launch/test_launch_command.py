@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -101,8 +102,16 @@ def test_node_commands_one_line_per_rank_with_every_topology_value():
         "c.yaml",
         "t.py",
     )
-    assert "--main_process_ip MAIN_NODE_IP" in no_ip[1] and "--rdzv_backend static" in no_ip[1]
+    assert '--main_process_ip "${MAIN_PROCESS_IP:?' in no_ip[1] and "--rdzv_backend static" in no_ip[1]
     assert "deepspeed" not in no_ip[0]
+    # runnable as printed: the address comes from the environment, and its absence is one clear line
+    fake = 'accelerate() { echo "$*"; }\n'
+    unset = subprocess.run(["bash", "-c", fake + no_ip[1]], env={"PATH": "/usr/bin:/bin"}, capture_output=True,
+                           text=True)
+    assert unset.returncode != 0 and "export MAIN_PROCESS_IP=the address of machine 0" in unset.stderr
+    given = subprocess.run(["bash", "-c", fake + no_ip[1]], env={"PATH": "/usr/bin:/bin", "MAIN_PROCESS_IP": "10.1.1.1"},
+                           capture_output=True, text=True, check=True)
+    assert "--machine_rank 1 --main_process_ip 10.1.1.1 " in given.stdout
 
 
 def test_cpu_only_multi_gpu_gets_accelerate_use_cpu():
