@@ -62,6 +62,13 @@ def fsdp2_ignored_sharding_strategy(ctx: CheckContext) -> Iterator[Finding]:
       fsdp_sharding_strategy: SHARD_GRAD_OP
     ```
     Use instead: `fsdp_reshard_after_forward: false`.
+    ```yaml
+    distributed_type: FSDP
+    num_processes: 2
+    fsdp_config:
+      fsdp_version: 2
+      fsdp_reshard_after_forward: false
+    ```
     """
     view = fsdp_view(ctx)
     found = _entry(ctx, "fsdp_sharding_strategy") if view and view.fsdp_version.strict == 2 else None
@@ -209,6 +216,13 @@ def fsdp1_reshard_after_forward_ignored(ctx: CheckContext) -> Iterator[Finding]:
       fsdp_reshard_after_forward: SHARD_GRAD_OP
     ```
     Use instead: `fsdp_sharding_strategy: SHARD_GRAD_OP`.
+    ```yaml
+    distributed_type: FSDP
+    num_processes: 2
+    fsdp_config:
+      fsdp_version: 1
+      fsdp_sharding_strategy: SHARD_GRAD_OP
+    ```
     """
     view = fsdp_view(ctx)
     found = _entry(ctx, "fsdp_reshard_after_forward") if view and view.fsdp_version.strict == 1 else None

@@ -280,6 +280,11 @@ def sharding_small_model(ctx: CheckContext) -> Iterator[Finding]:
     ```
 
     Use instead: `distributed_type: MULTI_GPU`.
+    ```yaml
+    # accelwiz check --model gpt2
+    distributed_type: MULTI_GPU
+    num_processes: 8
+    ```
     """
     plan = _plan(ctx)
     if ctx.system is not None or plan is None:
@@ -386,6 +391,15 @@ def host_memory_tight(ctx: CheckContext) -> Iterator[Finding]:
     a 3.2B-parameter model whose offloaded states take about 95% of the workstation's 64 GiB of RAM.
 
     Use instead: `offload_param_device: none`, or more machines.
+    ```yaml
+    # accelwiz check --system 1xRTX4090 --model 3.2B
+    distributed_type: DEEPSPEED
+    num_processes: 1
+    deepspeed_config:
+      zero_stage: 3
+      offload_optimizer_device: cpu
+      offload_param_device: none
+    ```
     """
     plan = _plan(ctx)
     if ctx.system is None or plan is None:

@@ -101,6 +101,10 @@ def context_and_sequence_parallel(ctx: CheckContext) -> Iterator[Finding]:
       parallelism_config_sp_size: 2
     ```
     Use instead: one of the two.
+    ```yaml
+    parallelism_config:
+      parallelism_config_cp_size: 2
+    ```
     """
     sizes = parallelism_sizes(ctx.accelerate)
     if sizes and sizes["cp"] > 1 and sizes["sp"] > 1:

@@ -149,6 +149,15 @@ def plan_names_missing_file(ctx: CheckContext) -> Iterator[Finding]:
     {"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}}
     ```
     Use instead: `deepspeed: ds_zero3.json`.
+    ```yaml
+    # accelerate.plan.yaml
+    files:
+      accelerate: accelerate.yaml
+      deepspeed: ds_zero3.json
+    system: {name: 8xH100-80GB, gpus_per_machine: 8}
+    model: {name: llama-8b}
+    training: {micro_batch: 1, sequence_length: 4096}
+    ```
     """
     plan = ctx.plan
     if plan is None:

@@ -133,6 +133,9 @@ def numeric_string(ctx: CheckContext) -> Iterator[Finding]:
     {"gradient_accumulation_steps": "8"}
     ```
     Use instead: `{"gradient_accumulation_steps": 8}`.
+    ```json
+    {"gradient_accumulation_steps": 8}
+    ```
     """
     yield from _issues(ctx, "numeric-string")
 
@@ -227,6 +230,9 @@ def legacy_key(ctx: CheckContext) -> Iterator[Finding]:
     {"zero_optimization": {"stage": 2, "cpu_offload": true}}
     ```
     Use instead: `"offload_optimizer": {"device": "cpu"}`.
+    ```json
+    {"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}
+    ```
     """
     yield from _issues(ctx, "legacy-key")
 
@@ -289,6 +295,9 @@ def duplicate_yaml_key(ctx: CheckContext) -> Iterator[Finding]:
     debug: false
     ```
     Use instead: one `debug:` line.
+    ```yaml
+    debug: true
+    ```
     """
     for document in ctx.documents:
         if document.syntax == "yaml":
@@ -311,6 +320,9 @@ def duplicate_json_key(ctx: CheckContext) -> Iterator[Finding]:
     {"train_micro_batch_size_per_gpu": 4, "train_micro_batch_size_per_gpu": 8}
     ```
     Use instead: one occurrence.
+    ```json
+    {"train_micro_batch_size_per_gpu": 4}
+    ```
     """
     for document in ctx.documents:
         if document.syntax == "json":

@@ -535,6 +535,9 @@ def section_for_another_distributed_type(ctx: CheckContext) -> Iterator[Finding]
       zero_stage: 3
     ```
     Use instead: `distributed_type: DEEPSPEED`, or remove `deepspeed_config`.
+    ```yaml
+    distributed_type: MULTI_GPU
+    ```
     """
     view = _view(ctx)
     if view is None or view.distributed_type.value is None:

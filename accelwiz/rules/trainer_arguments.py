@@ -300,6 +300,12 @@ def trainer_precision_differs_from_yaml(ctx: CheckContext) -> Iterator[Finding]:
     mixed_precision: bf16
     ```
     with `--fp16` on the training command line. Use instead: `--bf16`, or `mixed_precision: fp16`.
+    ```yaml
+    # accelwiz check accelerate.yaml -- --fp16
+    distributed_type: MULTI_GPU
+    num_processes: 2
+    mixed_precision: fp16
+    ```
     """
     view = trainer_view(ctx)
     written = _written_precision(ctx)
@@ -398,6 +404,9 @@ def trainer_optimizer_argument_ignored(ctx: CheckContext) -> Iterator[Finding]:
     ```
     with `--optim adafactor` on the training command line.
     Use instead: drop the `optimizer` block to let `--optim` choose.
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}
+    ```
     """
     view = trainer_view(ctx)
     if view is None or view.resolution is None:
@@ -438,6 +447,11 @@ def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
      "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}
     ```
     Use instead: add `"optimizer": {"type": "AdamW", "params": {"lr": "auto", "weight_decay": "auto"}}`.
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto",
+     "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}},
+     "optimizer": {"type": "AdamW", "params": {"lr": "auto", "weight_decay": "auto"}}}
+    ```
     """
     view = trainer_view(ctx)
     if view is None or view.resolution is None:
@@ -484,6 +498,9 @@ def deepspeed_activation_checkpointing_unused(ctx: CheckContext) -> Iterator[Fin
      "activation_checkpointing": {"partition_activations": true}}
     ```
     Use instead: `--gradient_checkpointing true`, and drop the block.
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3}}
+    ```
     """
     view = trainer_view(ctx)
     if view is None or view.resolution is None or view.json_role != "deepspeed":

@@ -90,6 +90,9 @@ def auto_without_resolver(ctx: CheckContext) -> Iterator[Finding]:
     {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3, "prefetch_bucket_size": "auto"}}
     ```
     Use instead: `"stage3_prefetch_bucket_size": "auto"`, or a number.
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3, "stage3_prefetch_bucket_size": "auto"}}
+    ```
     """
     if not hf_launched(ctx):
         return

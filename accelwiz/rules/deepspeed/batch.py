@@ -132,6 +132,12 @@ def gradient_accumulation_disagreement(ctx: CheckContext) -> Iterator[Finding]:
     {"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 10, "zero_optimization": {"stage": 2}}
     ```
     Use instead: only `"gradient_accumulation_steps": 10` in the JSON.
+    ```yaml
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
+    ```
     """
     if ctx.accelerate is None or ctx.deepspeed is None:
         return

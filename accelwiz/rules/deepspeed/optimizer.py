@@ -33,6 +33,9 @@ def optimizer_max_grad_norm(ctx: CheckContext) -> Iterator[Finding]:
     {"optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "max_grad_norm": 1.0}}}
     ```
     Use instead: `"gradient_clipping": 1.0` at the top level.
+    ```json
+    {"optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}, "gradient_clipping": 1.0}
+    ```
     """
     if ctx.deepspeed is not None and ctx.deepspeed.has("optimizer", "params", "max_grad_norm"):
         yield Finding("deepspeed", ("optimizer", "params", "max_grad_norm"),
@@ -113,6 +116,9 @@ def autotuning_arg_mapping_unknown_key(ctx: CheckContext) -> Iterator[Finding]:
     {"autotuning": {"arg_mappings": {"gradient_accumulation_steps ": "--gradient_accumulation_steps"}}}
     ```
     Use instead: `"gradient_accumulation_steps": "--gradient_accumulation_steps"`.
+    ```json
+    {"autotuning": {"arg_mappings": {"gradient_accumulation_steps": "--gradient_accumulation_steps"}}}
+    ```
     """
     from accelwiz.config.deepspeed import DeepSpeedConfig
     from accelwiz.config.validate import known_keys

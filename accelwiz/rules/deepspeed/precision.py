@@ -44,6 +44,9 @@ def fp16_and_bf16_enabled(ctx: CheckContext) -> Iterator[Finding]:
     {"fp16": {"enabled": true}, "bf16": {"enabled": true}}
     ```
     Use instead: `"bf16": {"enabled": true}` alone (or `"auto"` for both with the HF Trainer).
+    ```json
+    {"bf16": {"enabled": true}}
+    ```
     """
     if ctx.deepspeed is None:
         return
@@ -78,6 +81,9 @@ def mixed_precision_disagrees_with_deepspeed(ctx: CheckContext) -> Iterator[Find
     {"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}, "fp16": {"enabled": true}}
     ```
     Use instead: remove `mixed_precision`, or make the JSON say `"fp16": {"enabled": "auto"}`.
+    ```json
+    {"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}, "fp16": {"enabled": "auto"}}
+    ```
     """
     if ctx.deepspeed is None:
         return
@@ -118,6 +124,9 @@ def hardcoded_deepspeed_precision(ctx: CheckContext) -> Iterator[Finding]:
     {"fp16": {"enabled": true}}
     ```
     Use instead: `{"fp16": {"enabled": "auto"}, "bf16": {"enabled": "auto"}}`.
+    ```json
+    {"fp16": {"enabled": "auto"}, "bf16": {"enabled": "auto"}}
+    ```
     """
     if ctx.deepspeed is None:
         return
@@ -208,6 +217,10 @@ def bf16_optimizer_states_without_master_weights(ctx: CheckContext) -> Iterator[
     {"bf16": {"enabled": true, "bf16_optimizer_states": true}}
     ```
     Use instead: also set `"bf16_master_weights_and_grads": true`.
+    ```json
+    {"bf16": {"enabled": true, "bf16_optimizer_states": true, "bf16_master_weights_and_grads": true},
+     "zero_optimization": {"stage": 2}}
+    ```
     """
     bf16 = ctx.deepspeed.section("bf16") if ctx.deepspeed is not None else {}
     if bf16.get("bf16_optimizer_states") is True and bf16.get("bf16_master_weights_and_grads") is not True:

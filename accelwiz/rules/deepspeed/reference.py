@@ -193,6 +193,10 @@ def zero_optimization_missing_for_accelerate(ctx: CheckContext) -> Iterator[Find
     {"train_batch_size": 32, "optimizer": {"type": "Adam", "params": {"lr": 1e-4}}}
     ```
     Use instead: add `"zero_optimization": {"stage": 0}`.
+    ```json
+    {"train_batch_size": 32, "optimizer": {"type": "Adam", "params": {"lr": 1e-4}},
+     "zero_optimization": {"stage": 0}}
+    ```
     """
     if not via_accelerate(ctx) and ctx.deepspeed is not None and isinstance(ctx.deepspeed.data, dict) \
             and not ctx.deepspeed.has(ZERO):

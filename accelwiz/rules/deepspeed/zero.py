@@ -124,6 +124,9 @@ def gradient_allreduce_sum_with_zero3(ctx: CheckContext) -> Iterator[Finding]:
     {"gradient_allreduce_op": "sum", "zero_optimization": {"stage": 3}}
     ```
     Use instead: `"mean"`.
+    ```json
+    {"gradient_allreduce_op": "mean", "zero_optimization": {"stage": 3}}
+    ```
     """
     json = ctx.deepspeed
     if json is None or json.get("gradient_allreduce_op") != "sum":
@@ -219,6 +222,9 @@ def stage3_key_given_twice(ctx: CheckContext) -> Iterator[Finding]:
     {"zero_optimization": {"stage": 3, "stage3_max_live_parameters": 1e9, "max_live_parameters": 1e9}}
     ```
     Use instead: only `"stage3_max_live_parameters": 1e9`.
+    ```json
+    {"zero_optimization": {"stage": 3, "stage3_max_live_parameters": 1e9}}
+    ```
     """
     from accelwiz.config.deepspeed import STAGE3_ALIASES
 
@@ -249,6 +255,9 @@ def legacy_stage1(ctx: CheckContext) -> Iterator[Finding]:
     {"zero_optimization": {"stage": 1, "legacy_stage1": true}}
     ```
     Use instead: `{"zero_optimization": {"stage": 1}}`.
+    ```json
+    {"zero_optimization": {"stage": 1}}
+    ```
     """
     if ctx.deepspeed is not None and ctx.deepspeed.get(ZERO, "legacy_stage1") is True:
         yield Finding("deepspeed", (ZERO, "legacy_stage1"), "the legacy ZeRO stage 1 implementation was "

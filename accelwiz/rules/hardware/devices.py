@@ -127,6 +127,12 @@ def absent_gpu_ids(ctx: CheckContext) -> Iterator[Finding]:
     gpu_ids: 0,1,2,3
     ```
     on a 2-GPU machine. Use instead: `gpu_ids: 0,1` (or `gpu_ids: all`) with `num_processes: 2`.
+    ```yaml
+    # accelwiz check --system 2xV100-16GB
+    distributed_type: MULTI_GPU
+    num_processes: 2
+    gpu_ids: 0,1
+    ```
     """
     system = ctx.system
     ids = gpu_ids(ctx)

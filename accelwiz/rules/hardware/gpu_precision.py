@@ -77,6 +77,12 @@ def fp8_without_fp8_gpu(ctx: CheckContext) -> Iterator[Finding]:
       backend: TE
     ```
     on 8x A100. Use instead: `mixed_precision: bf16`.
+    ```yaml
+    # accelwiz check --system 8xA100-80GB
+    distributed_type: MULTI_GPU
+    num_processes: 8
+    mixed_precision: bf16
+    ```
     """
     found = precision_at(ctx, "fp8")
     if found is None or not trains_on_gpus(ctx):
@@ -186,6 +192,12 @@ def mixed_gpu_models(ctx: CheckContext) -> Iterator[Finding]:
     ```
     on a machine with an RTX 4090 and an RTX 3090 (its profile, saved with `accelwiz probe --save`).
     Use instead: `gpu_ids: 0` and one process, or equal GPUs.
+    ```yaml
+    # accelwiz check --system mixed_4090_3090.json
+    distributed_type: 'NO'
+    num_processes: 1
+    gpu_ids: '0'
+    ```
     """
     if not gpu_hint(ctx) or not trains_on_gpus(ctx):
         return

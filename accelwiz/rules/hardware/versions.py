@@ -175,6 +175,14 @@ def num_machines_differs_from_system(ctx: CheckContext) -> Iterator[Finding]:
     num_machines: 1
     num_processes: 8
     ``` Use instead: `num_machines: 2` and `num_processes: 16`.
+    ```yaml
+    # accelwiz check --system 2x8xH100
+    distributed_type: MULTI_GPU
+    num_machines: 2
+    num_processes: 16
+    main_process_ip: 10.0.0.1
+    main_process_port: 29500
+    ```
     """
     system = ctx.system
     if system is None or ctx.accelerate is None or (system.source != "preset" and system.num_machines == 1):
