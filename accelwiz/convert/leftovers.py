@@ -62,3 +62,33 @@ def deepspeed_settings_not_carried(data: Mapping[str, Any] | None) -> list[str]:
     if others:
         lines.append("DeepSpeed-only settings with no FSDP meaning: " + ", ".join(others))
     return lines
+
+
+# fsdp_config keys (without the prefix) the conversion to DeepSpeed reads or names itself
+FSDP_READ = {"version", "sharding_strategy", "reshard_after_forward", "offload_params", "state_dict_type",
+             "cpu_ram_efficient_loading", "activation_checkpointing", "transformer_layer_cls_to_wrap",
+             "auto_wrap_policy", "min_num_params"}
+FSDP_WHY = {
+    "backward_prefetch": "DeepSpeed prefetches by stage3_prefetch_bucket_size (its default here)",
+    "backward_prefetch_policy": "DeepSpeed prefetches by stage3_prefetch_bucket_size (its default here)",
+    "forward_prefetch": "DeepSpeed prefetches by stage3_prefetch_bucket_size (its default here)",
+    "use_orig_params": "DeepSpeed's optimizer always sees the original parameters",
+    "sync_module_states": "ZeRO-3 with zero3_init_flag hands rank 0's weights to every rank as it partitions",
+    "limit_all_gathers": "DeepSpeed bounds in-flight gathers with stage3_max_live_parameters (its default here)",
+    "activation_checkpointing_offload": "no DeepSpeed switch for an HF model",
+    "mixed_precision_policy": "DeepSpeed computes in the JSON's fp16/bf16 and keeps fp32 masters; no policy",
+    "ignored_modules": "ZeRO partitions every parameter",
+}
+
+
+def fsdp_settings_not_carried(section: Mapping[str, Any] | None) -> list[str]:
+    """Every `fsdp_config` key the DeepSpeed config has no meaning for, with the reason where there is one."""
+    if not isinstance(section, Mapping):
+        return []
+    lines = []
+    for key, value in section.items():
+        short = str(key).removeprefix("fsdp_")
+        if short in FSDP_READ or value is None:
+            continue
+        lines.append(f"fsdp_config.{key}: {FSDP_WHY.get(short, 'no DeepSpeed counterpart')}")
+    return lines

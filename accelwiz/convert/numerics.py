@@ -55,6 +55,6 @@ def numerical_differences(precision: str | None, deepspeed: Mapping[str, Any] | 
                      "1000, hysteresis 2 by default) vs torch's GradScaler under FSDP (2**16, growth every 2000 "
                      "steps): different steps are skipped early in training")
     if precision == "fp8":
-        lines.append("numerics: fp8 runs through accelerate's TransformerEngine/torchao recipe under FSDP; the "
-                     "DeepSpeed JSON computes in bf16")
+        lines.append("numerics: fp8 runs through accelerate's TransformerEngine/torchao recipe under FSDP only; "
+                     "the DeepSpeed side computes in what its JSON enables")
     return lines

@@ -155,8 +155,13 @@ def to_deepspeed(context: Any, json_name: str) -> Conversion:
     edits.append(AddKey((), "deepspeed_config", ds_section))
     conversion.yaml_edits = edits
     conversion.json_data = data
+    from accelwiz.convert.leftovers import fsdp_settings_not_carried
     from accelwiz.convert.numerics import numerical_differences
 
+    conversion.not_carried += fsdp_settings_not_carried(fsdp)
+    if precision == "fp8":
+        conversion.not_carried.append("mixed_precision fp8: the JSON gets no fp8 (nor bf16) block, so DeepSpeed "
+                                      'computes in fp32; write "bf16": {"enabled": true} at least')
     conversion.not_carried += numerical_differences(precision)  # accelwiz/convert/numerics.py
     return conversion
 
