@@ -8,3 +8,17 @@ from pathlib import Path
 DEFAULT_CONFIG = Path("accelerate.yaml")
 # The DeepSpeed JSON that `init` writes beside the YAML for DeepSpeed strategies.
 DEFAULT_DEEPSPEED_CONFIG = Path("ds_config.json")
+# The plan `init` writes beside the YAML (accelerate.yaml -> accelerate.plan.yaml; accelwiz/plan_file.py reads
+# it). Here, not in plan_file.py, so that looking for one costs no pydantic import when there is none.
+PLAN_SUFFIX = ".plan.yaml"
+
+
+def plan_path_for(config: Path) -> Path:
+    """Where `init` writes the plan of an Accelerate YAML, and where `check` and `run` look for it."""
+    return config.with_name(config.stem + PLAN_SUFFIX)
+
+
+def find_plan(config: Path) -> Path | None:
+    """The plan beside `config`, if there is one."""
+    candidate = plan_path_for(config)
+    return candidate if candidate.is_file() else None

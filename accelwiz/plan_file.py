@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
+from accelwiz.defaults import PLAN_SUFFIX, find_plan, plan_path_for  # noqa: F401 (where a plan lives)
 from accelwiz.errors import InputError
 from accelwiz.estimate.verdict import Verdict  # the one verdict: fits, tight, does not fit
 
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from accelwiz.probe.model import MachineProfile
 
 PLAN_SCHEMA_VERSION = 1
-PLAN_SUFFIX = ".plan.yaml"
 
 LauncherKind = Literal["local", "node-commands", "slurm"]
 ModelSource = Literal["preset", "config", "checkpoint", "hub", "parameters"]
@@ -149,17 +149,6 @@ class PlanFile(_Strict):
     @property
     def global_batch(self) -> int:
         return self.training.micro_batch * self.training.gradient_accumulation * self.world_size
-
-
-def plan_path_for(config: Path) -> Path:
-    """Where `init` writes the plan of an Accelerate YAML, and where `check` and `run` look for it."""
-    return config.with_name(config.stem + PLAN_SUFFIX)
-
-
-def find_plan(config: Path) -> Path | None:
-    """The plan beside `config`, if there is one."""
-    candidate = plan_path_for(config)
-    return candidate if candidate.is_file() else None
 
 
 def load_plan(path: Path) -> PlanFile:

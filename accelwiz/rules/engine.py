@@ -196,7 +196,7 @@ def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None,
     the JSON it names, found from the YAML itself). Returns the engine's CheckResult, merged; why a plan's
     workload could not be estimated is in `skipped`.
     """
-    from accelwiz.plan_file import find_plan, load_plan, plan_system, plan_workload
+    from accelwiz.defaults import find_plan  # the plan model (pydantic) is imported only when there is a plan
 
     groups: list[tuple[list[Path], Path | None]] = []
     if plan is not None:
@@ -211,6 +211,8 @@ def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None,
     for group, plan_path in groups:
         facts: dict[str, object] = {"system": system, "workload": workload, "training_args": training_args}
         if plan_path is not None:
+            from accelwiz.plan_file import load_plan, plan_system, plan_workload
+
             try:
                 loaded = load_plan(plan_path)
             except InputError as exc:
