@@ -99,7 +99,14 @@ def main() -> int:
         "load_average_1min": os.getloadavg()[0],
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "trace_timing.json").write_text(json.dumps({"machine": machine, "rows": rows}, indent=2) + "\n")
+    path = RESULTS / "trace_timing.json"
+    if args.only and path.exists():  # keep the other cases' rows
+        def key(row: dict) -> tuple:
+            return row["model"], row["seq_len"], row.get("layers_traced", row.get("layers"))
+
+        kept = {key(row): row for row in json.loads(path.read_text())["rows"]}
+        rows = list({**kept, **{key(row): row for row in rows}}.values())
+    path.write_text(json.dumps({"machine": machine, "rows": rows}, indent=2) + "\n")
     return 0
 
 

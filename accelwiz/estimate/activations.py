@@ -74,7 +74,9 @@ def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerAct
         # measured by the fake-tensor trace (tests/estimate/test_trace_matrix.py)
         terms.append(("attention output copy, rotary (trace)", int(3 * q_width * sbh) * scale))
         if width == 2 and autocast:  # fp32 normalised outputs, the 16-bit casts the linears keep, fp32 adds
-            terms.append(("autocast fp32 residual stream", 5 * norms * sbh))
+            # measured by the trace: 5 sbh per norm with separate projections, 2 with Phi-3's fused qkv/gate_up
+            per_norm = 2 if spec.family == "phi3" else 5
+            terms.append(("autocast fp32 residual stream", per_norm * norms * sbh))
         score_bytes = 6 if width == 2 else 8  # fp32 probabilities + their cast (none when already fp32)
     else:
         terms.append(("layer tensors (34sbh, Korthikanti)", 34 * sbh * scale))
@@ -102,7 +104,7 @@ def activation_bytes(workload: Workload, *, autocast: bool = False) -> tuple[int
         notes.append("gradient checkpointing: each layer keeps its input; one layer is recomputed at a time")
     else:
         total = spec.num_layers * layer.total
-    total += 2 * boundary_bytes(workload, autocast=autocast)  # embedding output and final norm output
+    total += tail_bytes(workload, autocast=autocast)
     if workload.attention == "eager":
         notes.append("eager attention stores the s×s scores of every layer")
     if workload.regime != "full":
@@ -110,6 +112,21 @@ def activation_bytes(workload: Workload, *, autocast: bool = False) -> tuple[int
             "LoRA: activations as in full fine-tuning (adapted layers keep their inputs; lora_dropout 0)"
         )
     return total, tuple(notes)
+
+
+def tail_bytes(workload: Workload, *, autocast: bool = False) -> int:
+    """After the last layer: the final norm's saved tensors (the embedding output is the first layer's input).
+
+    HF's RMSNorm keeps its fp32 input, the normalised 16-bit tensor and its output, which the LM head keeps:
+    `4 + 2 + 2 = 8sbh` (fp32: `4 + 4`; autocast: fp32 input and normalised output plus the 16-bit cast the LM
+    head keeps, `4 + 4 + 2`), measured by the trace. LayerNorm models: embedding and final norm outputs.
+    """
+    sbh = workload.seq_len * workload.micro_batch * workload.model.hidden_size
+    if workload.model.family not in GATED_FAMILIES:
+        return 2 * boundary_bytes(workload, autocast=autocast)
+    if workload.precision == "fp32":
+        return 8 * sbh
+    return (10 if autocast else 8) * sbh
 
 
 def boundary_bytes(workload: Workload, *, autocast: bool = False) -> int:
