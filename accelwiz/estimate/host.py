@@ -102,12 +102,11 @@ def host_ram(workload: Workload, strategy: Strategy, offloaded: float) -> tuple[
     buffers, buffer_note = deepspeed_host_buffers(workload, strategy)
     host = max(loading, offloaded + buffers) + gpn * HOST_PROCESS_BYTES
     notes = [load_note, f"host: {HOST_PROCESS_BYTES / GIB:.0f} GiB per process for Python, torch and CUDA libraries"]
-    if offloaded:
-        notes.append(
-            "offloaded states are held in host RAM (page-locked: DeepSpeed pins them by default)"
-            if not nvme
-            else "NVMe offload: states on disk, swap buffers in host RAM"
-        )
+    if offloaded and nvme:
+        notes.append("NVMe offload: states on disk, swap buffers in host RAM")
+    elif offloaded:
+        pinned = " (page-locked: DeepSpeed pins them by default)" if strategy.is_deepspeed else ""
+        notes.append(f"offloaded states are held in host RAM{pinned}")
     if buffers:
         notes.append(buffer_note)
     return host, nvme, notes
