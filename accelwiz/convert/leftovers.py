@@ -92,3 +92,26 @@ def fsdp_settings_not_carried(section: Mapping[str, Any] | None) -> list[str]:
             continue
         lines.append(f"fsdp_config.{key}: {FSDP_WHY.get(short, 'no DeepSpeed counterpart')}")
     return lines
+
+
+# the YAML's deepspeed_config keys the conversion to FSDP reads (through the effective values or itself)
+INLINE_READ = {"deepspeed_config_file", "zero_stage", "offload_optimizer_device", "offload_param_device",
+               "zero3_init_flag", "zero3_save_16bit_model", "gradient_accumulation_steps", "gradient_clipping"}
+INLINE_WHY = {
+    "deepspeed_multinode_launcher": "FSDP starts with torchrun on each node (accelerate launch / accelwiz run)",
+    "deepspeed_hostfile": "FSDP starts with torchrun on each node; no hostfile",
+    "deepspeed_inclusion_filter": "FSDP starts with torchrun on each node; no hostfile",
+    "deepspeed_exclusion_filter": "FSDP starts with torchrun on each node; no hostfile",
+    "offload_optimizer_nvme_path": "FSDP offloads to CPU memory only",
+    "offload_param_nvme_path": "FSDP offloads to CPU memory only",
+    "deepspeed_moe_layer_cls_names": "MoE leaf modules are a ZeRO-3 notion; FSDP wraps by "
+                                     "fsdp_transformer_layer_cls_to_wrap",
+}
+
+
+def inline_settings_not_carried(section: Mapping[str, Any] | None) -> list[str]:
+    """Every key of the YAML's `deepspeed_config` the FSDP config has no meaning for."""
+    if not isinstance(section, Mapping):
+        return []
+    return [f"deepspeed_config.{key}: {INLINE_WHY.get(str(key), 'no FSDP counterpart')}"
+            for key, value in section.items() if key not in INLINE_READ and value is not None]

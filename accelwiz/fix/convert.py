@@ -92,9 +92,10 @@ def to_fsdp(context: Any) -> Conversion:
                      else AddKey((), "mixed_precision", precision))
         conversion.carried.append(f"precision {precision} -> mixed_precision: {precision}")
     conversion.yaml_edits = edits
-    from accelwiz.convert.leftovers import deepspeed_settings_not_carried
+    from accelwiz.convert.leftovers import deepspeed_settings_not_carried, inline_settings_not_carried
     from accelwiz.convert.numerics import numerical_differences
 
+    conversion.not_carried += inline_settings_not_carried(yaml_ds)
     conversion.not_carried += deepspeed_settings_not_carried(json_doc.data if json_doc is not None else None)
     conversion.not_carried += numerical_differences(precision, json_doc.data if json_doc is not None else None)
     return conversion

@@ -108,3 +108,14 @@ def test_fp8_is_named_when_the_json_cannot_carry_it(cli, write, tmp_path):
     result = cli("convert", str(config), "--to", "deepspeed", "-o", str(tmp_path / "zero.yaml"))
     assert result.exit_code == 0 and "mixed_precision fp8" in result.stderr
     assert '"bf16"' not in (tmp_path / "zero.ds.json").read_text()  # what the note says: nothing carried it
+
+
+def test_inline_deepspeed_settings_are_named(cli, write, tmp_path):
+    config = write("inline.yaml", "distributed_type: DEEPSPEED\nnum_machines: 1\nnum_processes: 8\n"
+                                  "deepspeed_config:\n  zero_stage: 3\n  deepspeed_multinode_launcher: standard\n"
+                                  "  offload_param_device: nvme\n  offload_param_nvme_path: /nvme\n")
+    result = cli("convert", str(config), "--to", "fsdp", "-o", str(tmp_path / "fsdp.yaml"))
+    assert result.exit_code == 0, result.stderr
+    for key in ("deepspeed_multinode_launcher", "offload_param_nvme_path"):
+        assert f"deepspeed_config.{key}:" in result.stderr
+    assert "deepspeed_config.zero_stage" not in result.stderr  # read: it became fsdp_reshard_after_forward
