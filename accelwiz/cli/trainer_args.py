@@ -54,6 +54,8 @@ def trainer_inputs(file: Path | None, argv: list[str], files: list[Path], consol
                    trl: bool = False) -> tuple[TrainerArguments | None, list[Path]]:
     """The Trainer arguments, and the files to check: the JSON `--deepspeed` names joins them when no DeepSpeed
     JSON was given and the YAMLs name none (so the DeepSpeed rules check the file the Trainer reads)."""
+    if file is None and not argv and not trl:
+        return None, files  # no Trainer arguments: `check` need not import their parser
     from accelwiz.config.training_args import load_training_arguments, parse_argv, with_trl_defaults
 
     arguments = load_training_arguments(file, argv)

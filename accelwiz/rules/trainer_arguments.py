@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from accelwiz.config.trainer_deepspeed import TrainerResolution, get_value, inline_config, resolve_for_trainer
-from accelwiz.config.training_args import TrainerArguments
 from accelwiz.rules.diagnostic import Finding, Role, Severity
 from accelwiz.rules.rule import Needs, rule
 
 if TYPE_CHECKING:  # CheckContext.effective calls trainer_effective: a runtime import back would be a cycle
+    from accelwiz.config.trainer_deepspeed import TrainerResolution
+    from accelwiz.config.training_args import TrainerArguments
     from accelwiz.rules.context import CheckContext
 
 _CACHE_KEY = "_accelwiz_trainer_view"
@@ -73,6 +73,8 @@ def trainer_view(ctx: CheckContext) -> TrainerView | None:
     args: TrainerArguments | None = getattr(ctx, "training_args", None)
     if args is None:
         return None
+    # imported here: every `accelwiz check` loads this module, only checks with Trainer arguments need these
+    from accelwiz.config.trainer_deepspeed import inline_config, resolve_for_trainer
     cached = ctx.__dict__.get(_CACHE_KEY)
     if cached is not None:
         return cached
@@ -456,6 +458,8 @@ def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
     view = trainer_view(ctx)
     if view is None or view.resolution is None:
         return
+    from accelwiz.config.trainer_deepspeed import get_value
+
     config = view.resolution.config
     device = get_value(config, "zero_optimization.offload_optimizer.device")
     stage = get_value(config, "zero_optimization.stage")
@@ -508,6 +512,8 @@ def deepspeed_activation_checkpointing_unused(ctx: CheckContext) -> Iterator[Fin
     block = view.resolution.config.get("activation_checkpointing")
     if not isinstance(block, dict) or not any(v is True for v in block.values()):
         return
+    from accelwiz.config.trainer_deepspeed import get_value
+
     stage = get_value(view.resolution.config, "zero_optimization.stage")
     if view.args.gradient_checkpointing:
         message = ("activation_checkpointing options have no effect on a Transformers model: --gradient_checkpointing"
