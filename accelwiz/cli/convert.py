@@ -49,16 +49,16 @@ def convert(
         document = load_document(file)
         if document.kind != "accelerate":
             raise InputError(f"{file} is not an Accelerate YAML", hint="pass the YAML (it names the JSON)")
-        current = str(document.get("distributed_type") or "")
+        from accelwiz.convert.unit import load_unit
+
+        before = load_unit(file)  # exit 2 when the JSON it names is missing
+        current = before.effective.distributed_type.value or ""  # read as the launcher reads it (an unquoted NO)
         wanted = "DEEPSPEED" if to is Target.deepspeed else "FSDP"
         if current == wanted:
             raise UsageError(f"{file} already uses {current}", hint="nothing to convert")
         if current not in ("DEEPSPEED", "FSDP"):
             raise UsageError(f"{file} uses {current or 'no distributed_type'}, not DeepSpeed or FSDP",
                              hint="convert works between DEEPSPEED and FSDP configs")
-        from accelwiz.convert.unit import load_unit
-
-        before = load_unit(file)  # exit 2 when the JSON it names is missing
         workload = machine = None
         if model is not None:
             from accelwiz.estimate.workload import workload_from_options
