@@ -334,7 +334,12 @@ def _spec(model: Any, hf_config: Any, *, name: str, source: str) -> ModelSpec:
         sliding_window=window,
         built_tensors=tensors,
     )
-    analytic, why = activation_coverage(spec, blocks, hidden_from_config=_int(_attr(text, "hidden_size")))
+    analytic, why = activation_coverage(
+        spec,
+        blocks,
+        hidden_from_config=_int(_attr(text, "hidden_size")),
+        layers_from_config=_int(_attr(text, "num_hidden_layers")),
+    )
     if not analytic:
         from dataclasses import replace
 
@@ -342,11 +347,16 @@ def _spec(model: Any, hf_config: Any, *, name: str, source: str) -> ModelSpec:
     return spec
 
 
-def activation_coverage(spec: ModelSpec, blocks: Any, *, hidden_from_config: int | None) -> tuple[bool, str]:
-    """Whether activations.py's formula is exact for these blocks; if not, the terms it lacks."""
+def activation_coverage(
+    spec: ModelSpec, blocks: Any, *, hidden_from_config: int | None, layers_from_config: int | None = None
+) -> tuple[bool, str]:
+    """Whether activations.py's formula is exact for these blocks; if not, the terms it lacks (and where the
+    config's structure disagrees with the built modules, which the estimate then follows)."""
     lacks: list[str] = []
     if hidden_from_config is not None and hidden_from_config != spec.hidden_size:
         lacks.append(f"hidden_size {hidden_from_config} in the config but {spec.hidden_size} in the embedding")
+    if layers_from_config is not None and layers_from_config != spec.num_layers:
+        lacks.append(f"num_hidden_layers {layers_from_config} in the config but {spec.num_layers} blocks built")
     if spec.family not in EXACT_FAMILIES:
         lacks.append(f"model_type `{spec.family}` has no term-by-term formula")
     kinds = {type(block).__name__ for block in blocks}
