@@ -164,8 +164,9 @@ _PEFT_README_SETTINGS = (
 _PEFT_SFT = "https://github.com/huggingface/peft/blob/main/docs/source/accelerate/{}.md"
 _PEFT_SFT_SETTINGS = (
     "meta-llama/Llama-2-70b-hf, PEFT examples/sft/train.py through SFTTrainer, max_seq_len 2048 with packing, "
-    "--bf16, gradient checkpointing, flash attention 2, LoRA r=8 all-linear; 'memory consumed per GPU' read "
-    "off the GPU-memory graph (the process's whole footprint, as nvidia-smi)"
+    "--bf16, gradient checkpointing, flash attention 2, LoRA r=8 all-linear; 'memory consumed per GPU' with a "
+    "screenshot of GPU memory usage (taken as the process's whole footprint, as nvidia-smi counts it: assumed, "
+    "the page does not name the tool)"
 )
 _TORCHTUNE = "https://github.com/pytorch/torchtune/blob/0031bfb080bd35ec533c412df883cf2bf7bf7fe4/README.md"
 _TORCHTUNE_SETTINGS = (
