@@ -22,7 +22,9 @@ from accelwiz.errors import InputError
 from accelwiz.estimate.verdict import Verdict  # the one verdict: fits, tight, does not fit
 
 if TYPE_CHECKING:
+    from accelwiz.estimate.spec import ModelSpec
     from accelwiz.estimate.workload import Workload
+    from accelwiz.probe.gpus import GpuModel
     from accelwiz.probe.model import MachineProfile
 
 PLAN_SCHEMA_VERSION = 1
@@ -227,7 +229,7 @@ def plan_workload(plan: PlanFile) -> tuple[Workload | None, str | None]:
     return workload, None
 
 
-def _plan_model(plan: PlanFile) -> tuple[object | None, str | None]:
+def _plan_model(plan: PlanFile) -> tuple[ModelSpec | None, str | None]:
     """The estimator's ModelSpec for the plan's model: by name (a preset, or a config.json or checkpoint
     directory relative to the plan), else by its recorded parameter count (a hub id sized at `init`)."""
     from accelwiz.errors import AccelwizError
@@ -265,11 +267,13 @@ def plan_system(plan: PlanFile) -> MachineProfile:
         return profile.model_copy(update={"num_machines": system.machines})
     notes = [f"composed from the plan {plan.path or ''}".rstrip()]
     gpus = []
-    if system.gpus_per_machine and system.gpu_memory_bytes:
+    if system.gpus_per_machine:
         known = _gpu_model(system.gpu or "")
         if known is None:  # Ampere's features (bf16, tf32): the plan does not say, and older GPUs are rare now
             notes.append(f"GPU `{system.gpu}` is not in accelwiz's table: compute capability 8.0 assumed")
-        gpus = [GpuInfo(index=i, name=system.gpu or "GPU", memory_total_bytes=system.gpu_memory_bytes,
+        if not system.gpu_memory_bytes:  # 0: the memory rules have no GPU memory to judge against
+            notes.append("the plan records no GPU memory: GPU memory is not judged")
+        gpus = [GpuInfo(index=i, name=system.gpu or "GPU", memory_total_bytes=system.gpu_memory_bytes or 0,
                         compute_capability=known.compute_capability if known else (8, 0))
                 for i in range(system.gpus_per_machine)]
     host = HostInfo(memory_total_bytes=system.host_memory_bytes or 0)
@@ -277,7 +281,7 @@ def plan_system(plan: PlanFile) -> MachineProfile:
                           notes=notes)
 
 
-def _gpu_model(name: str) -> object | None:
+def _gpu_model(name: str) -> GpuModel | None:
     from accelwiz.probe.gpus import gpu_model, match_gpu_name
 
     try:

@@ -105,6 +105,8 @@ def test_system_composed_from_what_the_plan_records():
     unknown = plan_system(a_plan(system=PlanSystem(name="local", gpus_per_machine=1, gpu="Mystery GPU",
                                                    gpu_memory_bytes=GIB)))
     assert "Mystery GPU" in unknown.notes[1] and unknown.gpus[0].compute_capability == (8, 0)
+    unrecorded = plan_system(a_plan(system=PlanSystem(name="local", gpus_per_machine=2, gpu="NVIDIA L4")))
+    assert unrecorded.gpu_count == 2 and not unrecorded.min_gpu_memory_bytes  # GPUs, but no memory to judge
     cpu = plan_system(a_plan(system=PlanSystem(name="local", machines=2, host_memory_bytes=8 * GIB)))
     assert (cpu.gpu_count, cpu.num_machines, cpu.host.memory_total_bytes) == (0, 2, 8 * GIB)
 
