@@ -285,3 +285,62 @@ def test_trl_defaults_are_sftconfigs(argv, tmp_path):
     ours = with_trl_defaults(parse_argv(argv), sft=True)
     assert (ours["bf16"], ours["fp16"], ours["learning_rate"]) == (real.bf16, real.fp16, real.learning_rate)
     assert ours.gradient_checkpointing == bool(real.gradient_checkpointing)
+
+
+_VALUES = {"int": ["4", "1", "16"], "float": ["0.3", "2e-5", "1", "0.05"], "bool": ["true", "False", "yes", "0", "t"],
+           "optional_bool": ["true", "false"], "str": ["adafactor", "cosine", "adamw_torch"]}
+_STR_CHOICES = {"optim": ["adafactor", "adamw_torch", "sgd"], "lr_scheduler_type": ["cosine", "linear", "constant"]}
+
+
+def _argv_strategy():
+    from hypothesis import strategies as st
+
+    from accelwiz.config.training_args import FIELDS
+
+    names = [n for n, spec in FIELDS.items() if spec.kind != "deepspeed" and n not in ("use_cpu",)]
+
+    @st.composite
+    def one(draw):
+        name = draw(st.sampled_from(names))
+        kind = FIELDS[name].kind
+        option = draw(st.sampled_from([f"--{name}", f"--{name.replace('_', '-')}"]))
+        value = draw(st.sampled_from(_STR_CHOICES.get(name, _VALUES[kind])))
+        if kind in ("bool", "optional_bool") and draw(st.booleans()):
+            return [option]  # a flag alone is true
+        return [f"{option}={value}"] if draw(st.booleans()) else [option, value]
+
+    unknown = st.sampled_from([["--model_name_or_path", "gpt2"], ["--dataset_name=x"], ["--lora_r", "8"]])
+    return st.lists(st.one_of(one(), unknown), max_size=6).map(lambda parts: [t for p in parts for t in p])
+
+
+def test_random_command_lines_read_as_hf_argument_parser(tmp_path):
+    """Random training command lines (both spellings, `=` or not, flags alone, unknown options among them): every
+    modelled field reads as HfArgumentParser(TrainingArguments).parse_args_into_dataclasses reads it."""
+    from hypothesis import given, settings
+    from transformers import HfArgumentParser, TrainingArguments
+
+    from accelwiz.config.training_args import FIELDS
+
+    parser = HfArgumentParser(TrainingArguments)
+
+    @settings(max_examples=15, deadline=None)  # each example builds a real TrainingArguments
+    @given(_argv_strategy())
+    def check(argv):
+        ours = parse_argv(argv)
+        if ours["fp16"] and ours["bf16"]:
+            assert ours.problems  # TrainingArguments refuses both; nothing more to compare
+            return
+        real, _ = parser.parse_args_into_dataclasses(
+            [*argv, "--output_dir", str(tmp_path), "--use_cpu", "true", "--report_to", "none"],
+            return_remaining_strings=True)
+        for name in FIELDS:
+            if name in ("deepspeed", "use_cpu"):
+                continue
+            expected = getattr(real, name)
+            expected = getattr(expected, "value", expected)
+            if name in ("gradient_checkpointing", "activation_checkpointing"):
+                assert ours.gradient_checkpointing == bool(expected), (argv, name)
+            else:
+                assert ours[name] == expected, (argv, name, ours[name], expected)
+
+    check()
