@@ -60,8 +60,9 @@ def check(
     with exit_on_error(console):
         from accelwiz.errors import UsageError
         from accelwiz.rules.engine import check_with_plans
-        from accelwiz.rules.registry import Needs, select_rules
+        from accelwiz.rules.registry import select_rules
         from accelwiz.rules.report import render_github, render_json, render_text, summary
+        from accelwiz.rules.rule import Needs
 
         rules = select_rules(split_codes(select), split_codes(ignore))
         machine = None

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from functools import cache
 
-from accelwiz.rules.rule import CODE_PATTERN, NAME_PATTERN, CheckFunction, Needs, Rule, RuleMeta, rule
+from accelwiz.rules.rule import CheckFunction, Rule
 
-__all__ = ["CODE_PATTERN", "NAME_PATTERN", "Needs", "Rule", "RuleMeta", "build_rules", "load_all_rules", "rule",
-           "select_rules"]
+# The decorator and the types are in accelwiz/rules/rule.py: a rule module that imported them from here would
+# close the cycle registry -> catalog -> rule module -> registry (tests/test_import_graph.py).
+__all__ = ["build_rules", "load_all_rules", "select_rules"]
 
 
 def build_rules(catalog: Mapping[str, CheckFunction]) -> dict[str, Rule]:
