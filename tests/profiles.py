@@ -24,9 +24,10 @@ from accelwiz.vocab import GIB
 
 
 def machine(gpus: int = 0, gpu: str = "H100-80GB", *, machines: int = 1, ram_gib: int = 32,
-            packages: dict[str, str | None] | None = None, disk: DiskInfo | None = None,
-            name: str | None = None) -> MachineProfile:
-    """A profile of one node: `gpus` GPUs of the presets' GPU table (`gpu` is its key), or none."""
+            gpu_gib: float | None = None, packages: dict[str, str | None] | None = None,
+            disk: DiskInfo | None = None, name: str | None = None) -> MachineProfile:
+    """A profile of one node: `gpus` GPUs of the presets' GPU table (`gpu` is its key), or none. `gpu_gib`
+    overrides the GPUs' memory (a 40 GiB H100 that does not exist, to put a budget exactly where a test needs)."""
     host = HostInfo(hostname=name, cpu_logical_cores=16, cpu_physical_cores=8, memory_total_bytes=ram_gib * GIB,
                     disk=disk)
     if gpus == 0:
@@ -38,8 +39,11 @@ def machine(gpus: int = 0, gpu: str = "H100-80GB", *, machines: int = 1, ram_gib
     preset = find_preset(f"{gpus}x{gpu}")
     assert preset is not None, f"no GPU {gpu!r} in the presets' table"
     profile = preset_profile(preset)
+    gpu_list = profile.gpus if gpu_gib is None else [
+        g.model_copy(update={"memory_total_bytes": int(gpu_gib * GIB)}) for g in profile.gpus]
     return profile.model_copy(update={"source": "file", "name": name or preset.name, "num_machines": machines,
-                                      "host": host, "packages": packages or {}, "torch_cuda": True})
+                                      "gpus": gpu_list, "host": host, "packages": packages or {},
+                                      "torch_cuda": True})
 
 
 @pytest.fixture()

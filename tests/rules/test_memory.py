@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from accelwiz.estimate.workload import workload_from_options
-from accelwiz.probe.model import GpuInfo, HostInfo, MachineProfile
+from accelwiz.probe.model import MachineProfile
 from accelwiz.probe.profiles import load_system
+from tests.profiles import machine
 from tests.rules.helpers import codes, diagnostics
 
-GIB = 2**30
 H100_NODE = load_system("8xH100-80GB")
 LLAMA_4K = workload_from_options(model="llama-8b", micro_batch=4, seq_len=4096)
 LLAMA_4K_GC = workload_from_options(
@@ -25,14 +25,7 @@ ZERO = (
 
 
 def node(*, gpus: int = 8, gpu_gib: int = 80, ram_gib: int = 2048) -> MachineProfile:
-    return MachineProfile(
-        source="file",
-        gpus=[
-            GpuInfo(index=i, name="Test GPU", memory_total_bytes=gpu_gib * GIB, compute_capability=(9, 0))
-            for i in range(gpus)
-        ],
-        host=HostInfo(memory_total_bytes=ram_gib * GIB),
-    )
+    return machine(gpus, "H100-80GB", gpu_gib=gpu_gib, ram_gib=ram_gib)
 
 
 def test_memory_rules_need_a_workload(write):
