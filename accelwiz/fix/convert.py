@@ -118,7 +118,7 @@ def to_deepspeed(context: Any, json_name: str) -> Conversion:
             zero["offload_param"] = {"device": "cpu", "pin_memory": True}
         conversion.carried.append("fsdp_offload_params -> CPU offload of the optimizer"
                                   + (" and the parameters" if stage == 3 else " (parameter offload needs ZeRO-3)"))
-    fsdp = context.accelerate.get("fsdp_config") or {}
+    fsdp = context.accelerate.section("fsdp_config")  # {} when it is not a mapping
 
     def written(name: str) -> Any:
         return fsdp.get(f"fsdp_{name}", fsdp.get(name))
