@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from accelwiz.errors import InputError, LaunchError, UsageError
 from accelwiz.launch.command import build_argv, node_commands
-from accelwiz.launch.environment import EnvChange, apply, environment_changes, torch_build
+from accelwiz.launch.environment import EnvChange, apply
 from accelwiz.launch.preflight import Preflight, preflight, render_summary
 from accelwiz.rules.diagnostic import Severity
 
@@ -155,21 +155,14 @@ def plan_run(
     from accelwiz.probe.profiles import load_system
 
     system = load_system("local") if here else None  # a launch here is checked against this machine
-    checked = preflight(config or DEFAULT_CONFIG, system=system)
-    gpu_count = system.gpu_count if system is not None else None
-    env = environment_changes(checked.spec, gpu_count=gpu_count, environ=os.environ, build=torch_build())
     builtin = script is None
-    handled = {
-        id(d): why
-        for d in checked.diagnostics
-        if (why := handled_by_run(d.code, checked.spec.distributed_type, env, builtin_trainer=builtin, here=here))
-    }
-    _report_findings(console, checked, handled, force=force)
+    checked = preflight(config or DEFAULT_CONFIG, system=system, builtin_trainer=builtin, here=here)
+    _report_findings(console, checked, force=force)
     console.info(render_summary(checked))
     # The built-in trainer reads the plan and DeepSpeed JSON of the YAML it is launched with (trainer/settings.py).
     trainer_target = [str(TRAINER_SCRIPT), "--config", str(checked.config_path), *trainer_argv]
     target = trainer_target if builtin else ["-m", CHILD_MODULE, str(script), *script_args]
-    return RunPlan(checked, target, env, builtin_trainer=builtin)
+    return RunPlan(checked, target, checked.env, builtin_trainer=builtin)
 
 
 def builtin_trainer_argv(trainer: TrainerFlags, extra: list[str]) -> list[str]:
@@ -199,33 +192,12 @@ def builtin_trainer_argv(trainer: TrainerFlags, extra: list[str]) -> list[str]:
     return argv
 
 
-def handled_by_run(
-    code: str, distributed_type: str, env: list[EnvChange], *, builtin_trainer: bool, here: bool = True
-) -> str | None:
-    """Why `run` itself makes a finding moot on this machine, or None.
-
-    AW601 (a GPU distributed type on a machine without GPUs) is exactly what `run` works around: MULTI_GPU gets
-    ACCELERATE_USE_CPU=true (real DDP on gloo), and the built-in trainer asks for gloo under DeepSpeed.
-    AW104 (no main_process_ip/port) is moot for per-node commands, which pass both.
-    """
-    if code == "AW104" and not here:
-        return "each node's command passes --main_process_ip and --main_process_port"
-    if code != "AW601":
-        return None
-    if distributed_type == "MULTI_GPU" and any(c.name == "ACCELERATE_USE_CPU" for c in env):
-        return "run sets ACCELERATE_USE_CPU=true, so the processes train together as CPU DDP on gloo"
-    if distributed_type == "DEEPSPEED" and builtin_trainer:
-        return "the built-in trainer asks for the gloo backend, so DeepSpeed runs on CPU"
-    return None
-
-
-def _report_findings(console: Console, checked: Preflight, handled: dict[int, str], *, force: bool) -> None:
-    if not checked.diagnostics:
-        return
+def _report_findings(console: Console, checked: Preflight, *, force: bool) -> None:
+    """The findings, then a note for each the launch makes moot (the rules judged that from the launch facts)."""
     from accelwiz.rules.report import render_text, summary
 
     # Suggestions (infos) are for `accelwiz check`; a launch shows what can go wrong, and counts the rest.
-    shown = [d for d in checked.diagnostics if id(d) not in handled and d.severity is not Severity.INFO]
+    shown = [d for d in checked.diagnostics if d.severity is not Severity.INFO]
     suggestions = sum(d.severity is Severity.INFO for d in checked.diagnostics)
     if shown:
         console.info(render_text(shown, color=console.color))
@@ -233,10 +205,9 @@ def _report_findings(console: Console, checked: Preflight, handled: dict[int, st
     if suggestions:
         plural = "s" if suggestions > 1 else ""
         console.info(f"{suggestions} suggestion{plural}: see `accelwiz check {checked.config_path}`")
-    for diagnostic in checked.diagnostics:
-        if id(diagnostic) in handled:
-            console.info(f"note: {diagnostic.code} ({diagnostic.name}) handled: {handled[id(diagnostic)]}")
-    errors = [d for d in checked.errors if id(d) not in handled]
+    for diagnostic in checked.handled:
+        console.info(f"note: {diagnostic.code} ({diagnostic.name}) handled: {diagnostic.handled}")
+    errors = checked.errors
     if errors and not force:
         count = len(errors)
         raise LaunchError(
