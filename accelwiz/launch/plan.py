@@ -156,7 +156,12 @@ def plan_run(
 
     system = load_system("local") if here else None  # a launch here is checked against this machine
     builtin = script is None
-    checked = preflight(config or DEFAULT_CONFIG, system=system, builtin_trainer=builtin, here=here)
+    from accelwiz.config.training_args import trainer_arguments_for_script
+
+    # a Trainer script's own arguments (`run train.py -- --bf16 ...`) are checked against the YAML and JSON too
+    trainer_args = trainer_arguments_for_script(script, script_args) if script is not None else None
+    checked = preflight(config or DEFAULT_CONFIG, system=system, builtin_trainer=builtin, here=here,
+                        training_args=trainer_args)
     _report_findings(console, checked, force=force)
     console.info(render_summary(checked))
     # The built-in trainer reads the plan and DeepSpeed JSON of the YAML it is launched with (trainer/settings.py).
