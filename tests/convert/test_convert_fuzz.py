@@ -82,3 +82,67 @@ def test_convert_never_crashes_and_never_half_writes(case):
             assert result.stderr.startswith("error:"), result.stderr
         else:
             assert "out.yaml" in written and load_document(Path(folder) / "out.yaml").kind == "accelerate"
+
+
+def _zero_jsons() -> list[Path]:
+    found = []
+    for path in sorted((CORPUS / "real").glob("*.json")) if CORPUS is not None else []:
+        try:
+            if load_document(path).kind == "deepspeed":
+                found.append(path)
+        except Exception:  # unreadable corpus files are other tests' business
+            continue
+    return found
+
+
+JSONS = _zero_jsons()
+
+
+def _keys(node: Any, prefix: tuple = ()) -> list[tuple]:
+    found = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found += [(*prefix, key), *_keys(value, (*prefix, key))]
+    return found
+
+
+@st.composite
+def mutated_json(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    import json
+
+    path = draw(st.sampled_from(JSONS))
+    data = json.loads(path.read_text()) if path.read_text().lstrip().startswith("{") else {}
+    for _ in range(draw(st.integers(1, 3))):
+        keys = _keys(data)
+        if not keys:
+            break
+        target = draw(st.sampled_from(keys))
+        parent = data
+        for step in target[:-1]:
+            parent = parent[step]
+        if draw(st.booleans()):
+            del parent[target[-1]]
+        else:
+            parent[target[-1]] = copy.deepcopy(draw(ODD_VALUES))
+    return path.name, data
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_json())
+def test_convert_of_a_yaml_with_a_mutated_json_never_crashes(case):
+    import json
+
+    from accelwiz.cli import app
+
+    name, data = case
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "ds.json").write_text(json.dumps(data))
+        source = Path(folder) / "ds.yaml"
+        source.write_text(f"distributed_type: DEEPSPEED\nnum_processes: 4\ndeepspeed_config:\n"
+                          f"  deepspeed_config_file: {Path(folder) / 'ds.json'}\n")
+        result = CliRunner().invoke(app, ["convert", str(source), "--to", "fsdp", "-o", str(Path(folder) / "out.yaml")],
+                                    catch_exceptions=False)
+        assert "internal error" not in result.stderr, (name, result.stderr)
+        assert result.exit_code in (0, 1, 2), result.stderr
+        written = sorted(p.name for p in Path(folder).iterdir())
+        assert written == (["ds.json", "ds.yaml"] if result.exit_code == 2 else ["ds.json", "ds.yaml", "out.yaml"])
