@@ -101,3 +101,22 @@ def test_estimate_without_trace_imports_no_torch():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"]
+
+
+def test_layers_scaling_extrapolates_exactly_what_grows_linearly():
+    """--layers: traced with 1 and N layers and scaled; parameters, gradients and states are linear in depth."""
+    from transformers import LlamaConfig
+
+    from accelwiz.estimate.trace import trace_training_step
+
+    fields = {k: v for k, v in TINY_LLAMA.items() if k != "model_type"}
+    config = LlamaConfig(**{**fields, "num_hidden_layers": 4})
+    settings = TraceSettings(micro_batch=1, seq_len=128)
+    full = trace_training_step(config, settings)
+    scaled = trace_training_step(config, settings, layers=2)
+    assert (scaled.layers, scaled.layers_traced, full.layers_traced) == (4, 2, 4)
+    assert (scaled.weights, scaled.gradients, scaled.optimizer_states) == (
+        full.weights, full.gradients, full.optimizer_states)
+    assert scaled.activations == pytest.approx(full.activations, rel=0.02)
+    assert scaled.peak == pytest.approx(full.peak, rel=0.02) and scaled.peak_phase == full.peak_phase
+    assert any("scaled linearly" in note for note in scaled.notes)
