@@ -192,44 +192,39 @@ def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None,
     """`accelwiz check` with plans: each YAML with the plan beside it (or `plan`, given with --plan), and the
     memory and hardware rules run with the plan's system and workload unless --system / --model say otherwise.
 
-    Files without a plan are checked together, as before; a YAML with a plan is checked as its own group (with
-    the JSON it names, found from the YAML itself). Returns the engine's CheckResult, merged; why a plan's
-    workload could not be estimated is in `skipped`.
+    The files are grouped into units as `check_paths` groups them (a YAML with the JSON it names, or the one JSON
+    given beside it), then each unit is checked with the plan of its YAML. Why a plan's workload could not be
+    estimated is in `skipped`.
     """
     from accelwiz.defaults import find_plan  # the plan model (pydantic) is imported only when there is a plan
 
-    groups: list[tuple[list[Path], Path | None]] = []
-    if plan is not None:
-        groups.append((list(files), plan))
-    else:
-        planned = {f: find_plan(f) for f in files if f.suffix.lower() in (".yaml", ".yml")}
-        plain = [f for f in files if planned.get(f) is None]
-        groups += [([f], p) for f, p in planned.items() if p is not None]
-        if plain:
-            groups.append((plain, None))
-    merged = CheckResult()
-    for group, plan_path in groups:
-        facts: dict[str, object] = {"system": system, "workload": workload, "training_args": training_args}
+    result = CheckResult()
+    plans: dict[Path, Any] = {}  # each plan file loaded once, its error reported once
+    for unit in build_units(files, result):
+        facts: dict[str, Any] = {"system": system, "workload": workload, "training_args": training_args}
+        plan_path = plan if plan is not None else find_plan(unit.accelerate.path) if unit.accelerate else None
         if plan_path is not None:
             from accelwiz.plan_file import load_plan, plan_system, plan_workload
 
-            try:
-                loaded = load_plan(plan_path)
-            except InputError as exc:
-                merged.input_errors.append(exc)
+            if plan_path not in plans:
+                try:
+                    plans[plan_path] = load_plan(plan_path)
+                except InputError as exc:
+                    plans[plan_path] = None
+                    result.input_errors.append(exc)
+            loaded = plans[plan_path]
+            if loaded is None:
                 continue
             facts["plan"] = loaded
             if system is None:
                 facts["system"] = plan_system(loaded)
             if workload is None:
                 facts["workload"], why_not = plan_workload(loaded)
-                if why_not:
-                    merged.skipped.append(f"{plan_path}: memory rules skipped: {why_not}")
-        part = check_paths(group, rules, **facts)
-        merged.diagnostics += part.diagnostics
-        merged.input_errors += part.input_errors
-        merged.units += part.units
-        merged.handled += part.handled
-        merged.skipped += part.skipped
-    merged.diagnostics.sort(key=lambda d: (d.file, d.line, d.column, d.code))
-    return merged
+                if why_not and f"{plan_path}: memory rules skipped: {why_not}" not in result.skipped:
+                    result.skipped.append(f"{plan_path}: memory rules skipped: {why_not}")
+        checked = check_unit(unit.documents, deepspeed_reference=unit.deepspeed_reference, rules=rules, **facts)
+        result.units.append(checked.context)
+        result.diagnostics.extend(checked.diagnostics)
+        result.handled.extend(checked.handled)
+    result.diagnostics.sort(key=lambda d: (d.file, d.line, d.column, d.code))
+    return result

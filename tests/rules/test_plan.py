@@ -200,3 +200,23 @@ def yaml_safe_load(path: Path) -> dict:
     import yaml
 
     return yaml.safe_load(path.read_text())
+
+
+def test_each_unit_gets_its_own_plan_and_a_pair_is_checked_once(cli, wizard_like, tmp_path):
+    """`check accelerate.yaml ds_config.json` with a plan: the pair is one unit (no finding twice); a second YAML
+    beside its own plan is judged by that plan, not by the first one's."""
+    yaml = wizard_like()
+    def findings(*files: Path) -> list[tuple[str, str, int]]:
+        return sorted((d["code"], d["message"], d["line"])
+                      for d in json.loads(cli("check", *map(str, files), "--format", "json").stdout))
+
+    assert findings(yaml, yaml.parent / "ds_config.json") == findings(yaml)
+    other = tmp_path / "other" / "accelerate.yaml"
+    other.parent.mkdir()
+    other.write_text(DS_YAML.format(machines=1, processes=4).replace("ds_config.json", "../ds_config.json"))
+    plan_path_for(other).write_text(dump_plan(plan(deepspeed="../ds_config.json").model_copy(
+        update={"files": PlanFiles(accelerate="accelerate.yaml", deepspeed="../ds_config.json")})))
+    both = cli("check", str(yaml), str(other), "--select", "AW114", "--format", "json")
+    found = json.loads(both.stdout)
+    assert [(Path(d["file"]).parent.name, d["message"]) for d in found] == [
+        ("other", "num_processes 4 disagrees with accelerate.plan.yaml, which planned 1 machine(s) x 8 GPU(s) = 8")]
