@@ -72,7 +72,8 @@ def _drop_file_names(words: list[str]) -> list[str]:
     return kept
 
 
-FLAGS_WITHOUT_VALUE = {"--gradient-checkpointing", "--lora", "--qlora", "--strict", "--explain"}
+FLAGS_WITHOUT_VALUE = {"--gradient-checkpointing", "--lora", "--qlora", "--strict", "--explain", "--trl", "--fix",
+                       "--diff", "--unsafe-fixes"}
 
 
 def example_of(doc: str) -> Example | None:
