@@ -111,13 +111,20 @@ def estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
-    # accelwiz check --system 8xH100-80GB --model llama-8b --micro-batch 4 --seq-len 4096
+    # accelwiz check --system 8xH100-80GB --model llama-8b --micro-batch 4 --seq-len 4096 --gradient-checkpointing
     distributed_type: MULTI_GPU   # DDP: 18 bytes per parameter on every GPU
     num_processes: 8
     ```
 
-    Use instead: `distributed_type: DEEPSPEED` with `zero_stage: 3`, or the strategy `accelwiz estimate`
-    recommends.
+    Use instead: the strategy `accelwiz estimate` recommends, here ZeRO-2 (without gradient checkpointing even
+    ZeRO-3 does not fit at this micro-batch):
+    ```yaml
+    # accelwiz check --system 8xH100-80GB --model llama-8b --micro-batch 4 --seq-len 4096 --gradient-checkpointing
+    distributed_type: DEEPSPEED
+    num_processes: 8
+    deepspeed_config:
+      zero_stage: 2
+    ```
     """
     target, plan = _gpu_bytes(ctx), _plan(ctx)
     if target is None or plan is None:
@@ -235,6 +242,11 @@ def sharding_beyond_need(ctx: CheckContext) -> Iterator[Finding]:
     for gpt2 on 8 × 80 GiB GPUs.
 
     Use instead: `{"zero_optimization": {"stage": 1}}`, or plain DDP.
+    ```yaml
+    # accelwiz check --system 8xH100-80GB --model gpt2
+    distributed_type: MULTI_GPU
+    num_processes: 8
+    ```
     """
     target, plan = _gpu_bytes(ctx), _plan(ctx)
     if target is None or plan is None:
