@@ -157,6 +157,11 @@ def render_json(report: Report, trace: dict[str, Any] | None = None) -> str:
         },
         "verdict": report.verdict,
         "fits": report.fits,
+        # fits / tight / does not fit for each resource (null: no capacity to judge against)
+        "verdicts": {
+            "gpu_memory": report.judged.gpu.verdict if report.judged and report.judged.gpu else None,
+            "host_ram": report.judged.host.verdict if report.judged and report.judged.host else None,
+        },
     }
     if recommendation is not None:
         data["recommendation"] = {

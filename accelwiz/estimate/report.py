@@ -31,6 +31,7 @@ class Report:
     fits: bool | None  # None: nothing to judge against
     advice: Recommendation | None
     rows: list[tuple[MemoryEstimate, MemoryVerdict | None]] | None
+    judged: MemoryVerdict | None = None  # the verdict on GPU memory and on host RAM, each on its own
 
 
 def build_report(
@@ -68,7 +69,7 @@ def build_report(
         )
     judged = None if target is None else memory_verdict(shown, target.gpu_bytes, target.host_bytes, HEADROOM)
     fits = None if judged is None else judged.runs  # tight runs (exit 0, with the warning in the verdict)
-    return Report(shown, target, verdict(shown, target, HEADROOM), fits, advice, rows)
+    return Report(shown, target, verdict(shown, target, HEADROOM), fits, advice, rows, judged)
 
 
 def verdict(estimate: MemoryEstimate, target: Target | None, headroom: float) -> str:

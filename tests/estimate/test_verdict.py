@@ -63,6 +63,8 @@ def test_the_issue_case_is_tight_in_estimate_compare_and_recommend(cli):
     rows = json.loads(cli("estimate", *CASE, "--compare", "--format", "json").stdout)["compare"]
     zero1 = next(r for r in rows if r["strategy"]["label"] == "ZeRO-1")
     assert (zero1["verdict"], zero1["fits"]) == ("tight", True)
+    shown_json = json.loads(cli("estimate", *CASE, "--strategy", "zero1", "--format", "json").stdout)
+    assert shown_json["verdicts"] == {"gpu_memory": "tight", "host_ram": "fits"} and shown_json["fits"] is True
     # the recommendation (init's source): the same verdict, and it prefers a strategy that fits with headroom
     advice = recommend(workload, gpus_per_node=8, gpu_memory_bytes=capacity,
                        host_memory_bytes=system.host.memory_total_bytes)
