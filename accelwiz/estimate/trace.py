@@ -350,9 +350,11 @@ def _build_model(config: Any, settings: TraceSettings) -> Any:
         with torch.device("meta"):
             model = AutoModelForCausalLM.from_config(config, attn_implementation=config._attn_implementation)
     except Exception as exc:  # noqa: BLE001 - transformers raises anything from a bad config (even asserts)
-        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-        raise InputError(f"transformers cannot build a causal LM from this config: {reason}",
-                         hint="pass the config.json of a decoder (causal) language model") from None
+        reason = str(exc).splitlines()[0].split(". ")[0][:200] if str(exc) else type(exc).__name__
+        hint = "pass the config.json of a decoder (causal) language model"
+        if "attention implementation" in reason:  # e.g. Gemma-2 has no sdpa path in transformers 5
+            hint = "trace with --attention eager"
+        raise InputError(f"transformers cannot build a causal LM from this config: {reason}", hint=hint) from None
     if settings.gradient_checkpointing:
         enable = getattr(model, "activation_checkpointing_enable", None)  # transformers 5's new name
         if enable is not None:
