@@ -70,6 +70,8 @@ def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerAct
         )
         if width == 2:
             terms.append(("RMSNorm fp32 upcast", 4 * norms * sbh))
+        else:  # fp32: the normalised tensor (before the weight) is kept beside input and output (the trace)
+            terms.append(("RMSNorm normalised copy", 4 * norms * sbh))
         # Not in the reference: the attention output laid out again for o_proj and the rotary products,
         # measured by the fake-tensor trace (tests/estimate/test_trace_matrix.py)
         terms.append(("attention output copy, rotary (trace)", int(3 * q_width * sbh) * scale))
@@ -77,7 +79,8 @@ def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerAct
             # measured by the trace: 5 sbh per norm with separate projections, 2 with Phi-3's fused qkv/gate_up
             per_norm = 2 if spec.family == "phi3" else 5
             terms.append(("autocast fp32 residual stream", per_norm * norms * sbh))
-        score_bytes = 6 if width == 2 else 8  # fp32 probabilities + their cast (none when already fp32)
+        # fp32 probabilities + their 16-bit cast; in fp32 the probabilities alone (dropout p=0 returns its input)
+        score_bytes = 6 if width == 2 else 4
     else:
         terms.append(("layer tensors (34sbh, Korthikanti)", 34 * sbh * scale))
         if spec.family == "gpt2":

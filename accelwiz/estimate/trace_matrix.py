@@ -66,7 +66,7 @@ class Setting:
 
 
 def matrix() -> list[Setting]:
-    """44 settings: every architecture in several precisions, attentions, batch shapes, checkpointing, LoRA."""
+    """45 settings: every architecture in several precisions, attentions, batch shapes, checkpointing, LoRA."""
     rows: list[Setting] = []
     for arch in ARCHITECTURES:
         rows += [
@@ -92,6 +92,7 @@ def matrix() -> list[Setting]:
         Setting("llama-3.2-1b", 1, 1024, "mixed", "sdpa"),
         Setting("mistral-7b", 1, 256, "fp32", "eager"),
         Setting("gpt2", 8, 128, "bf16", "eager"),
+        Setting("llama-3.2-1b", 2, 512, "fp32", "sdpa"),
     ]
     return rows
 
