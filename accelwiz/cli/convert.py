@@ -42,9 +42,9 @@ def convert(
     """Convert a DeepSpeed config to FSDP2 or an FSDP config to DeepSpeed, naming what is not carried."""
     console = get_console()
     with exit_on_error(console):
+        from accelwiz.convert.mapping import convert as run_convert
         from accelwiz.document import load_document
         from accelwiz.errors import InputError, UsageError
-        from accelwiz.fix.convert import convert as run_convert
 
         document = load_document(file)
         if document.kind != "accelerate":

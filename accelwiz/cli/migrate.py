@@ -36,7 +36,8 @@ def migrate(
         from accelwiz.document import load_document
         from accelwiz.errors import InputError
         from accelwiz.fix.edits import EditError
-        from accelwiz.fix.migrate import migrate_legacy_keys, migrate_text
+        from accelwiz.migrate.fsdp2 import migrate_text
+        from accelwiz.migrate.legacy import migrate_legacy_keys
 
         document = load_document(file)
         text = file.read_text(encoding="utf-8")

@@ -1,5 +1,5 @@
 """The DeepSpeed settings an FSDP config has no meaning for: every setting of the JSON that the conversion does
-not read (accelwiz/fix/convert.py reads the stage, the offload devices, the gathered save, the precision
+not read (accelwiz/convert/mapping.py reads the stage, the offload devices, the gathered save, the precision
 switches, the batch, accumulation and clipping, and names the optimizer and scheduler blocks itself)."""
 
 from __future__ import annotations

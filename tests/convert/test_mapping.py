@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from accelwiz.convert.mapping import convert
 from accelwiz.document import load_document
-from accelwiz.fix.convert import convert
 from accelwiz.rules.diagnostic import Severity
 from accelwiz.rules.engine import check_paths
 from accelwiz.rules.registry import select_rules

@@ -14,11 +14,12 @@ import pytest
 import yaml
 
 from accelwiz.document import load_document
-from accelwiz.fix.migrate import migrate_text
+from accelwiz.migrate.fsdp2 import migrate_text
 from accelwiz.rules.diagnostic import Severity
 from accelwiz.rules.engine import check_paths
 from accelwiz.rules.registry import select_rules
 from tests.conftest import corpus_dir
+from tests.convert.test_convert_accepted import fsdp_plugin  # launched with a free --main_process_port
 
 CORPUS = corpus_dir()
 FSDP1_ONLY = {"sharding_strategy", "backward_prefetch", "backward_prefetch_policy", "forward_prefetch",
@@ -51,21 +52,6 @@ def errors(path: Path) -> Counter:
                    if d.severity is Severity.ERROR)
 
 
-def fsdp2_plugin(path: Path, monkeypatch):
-    """What accelerate's launcher and FullyShardedDataParallelPlugin make of the config (on CPU)."""
-    from accelerate.commands.launch import _validate_launch_command, launch_command_parser
-    from accelerate.utils import FullyShardedDataParallelPlugin
-    from accelerate.utils.launch import prepare_multi_gpu_env
-
-    # a config without num_processes is launched with --num_processes (accelerate's SLURM template does)
-    extra = [] if "num_processes" in yaml.safe_load(path.read_text()) else ["--num_processes", "2"]
-    args = launch_command_parser().parse_args(["--config_file", str(path), *extra, "train.py"])
-    args, _, _ = _validate_launch_command(args)
-    for name, value in prepare_multi_gpu_env(args).items():
-        monkeypatch.setenv(name, value)
-    return FullyShardedDataParallelPlugin()
-
-
 def test_the_corpus_has_fsdp1_configs():
     if CORPUS is None:
         pytest.skip("corpus not found: set ACCELWIZ_CORPUS")
@@ -87,7 +73,7 @@ def test_corpus_fsdp1_config_migrates_to_fsdp2(path, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     new_errors = errors(target) - errors(path)
     assert not new_errors and not any(code.startswith("AW30") for code, _ in errors(target)), errors(target)
-    plugin = fsdp2_plugin(target, monkeypatch)
+    plugin = fsdp_plugin(target, monkeypatch)
     assert plugin.fsdp_version == 2
 
 
