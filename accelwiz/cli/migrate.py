@@ -1,4 +1,5 @@
-"""`accelwiz migrate`: an FSDP1 Accelerate config rewritten for FSDP2, comments and key order kept."""
+"""`accelwiz migrate`: an FSDP1 Accelerate config rewritten for FSDP2, legacy keys mended, or (--to-accelerate) the
+keys whose form changed between accelerate releases rewritten; comments and key order kept."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ Examples:
   $ accelwiz migrate fsdp.yaml              # in place, the original kept as fsdp.yaml.bak
   $ accelwiz migrate fsdp.yaml -o fsdp2.yaml
   $ accelwiz migrate fsdp.yaml --diff       # show the change; write nothing
+  $ accelwiz migrate old.yaml --to-accelerate 1.15   # fp16, dynamo_backend, ipex_config: the current forms
 """
 
 
@@ -25,9 +27,16 @@ def migrate(
     = None,
     diff: Annotated[bool, typer.Option("--diff", help="Print the change as a unified diff; write nothing (exit 1 "
                                                       "when there is something to migrate).")] = False,
+    to_accelerate: Annotated[str | None, typer.Option(
+        "--to-accelerate", metavar="VERSION", show_default=False,
+        help="Instead: rewrite the keys whose form changed between accelerate releases, for accelerate VERSION "
+             "(top-level fp16 -> mixed_precision [0.6.0, PR #247]; dynamo_backend -> dynamo_config [0.17.0, "
+             "PR #1150]; ipex_config removed [1.13.0, PR #3883]). A key whose new form VERSION cannot read yet "
+             "is kept. See docs/migrate.md.")] = None,
 ) -> None:
     """Migrate a config: FSDP1 -> FSDP2 (what `accelerate to-fsdp2` does, without leaking FSDP1 keys), and legacy or
-    removed keys that have a successor (a DeepSpeed JSON too)."""
+    removed keys that have a successor (a DeepSpeed JSON too); or, with --to-accelerate VERSION, the Accelerate keys
+    whose form changed between accelerate releases."""
     console = get_console()
     with exit_on_error(console):
         import difflib
@@ -41,13 +50,24 @@ def migrate(
 
         document = load_document(file)
         text = file.read_text(encoding="utf-8")
-        try:
-            migrated, migration = migrate_text(text, document.syntax)
-        except EditError as exc:
-            raise InputError(f"cannot edit {file} in place: {exc}",
-                             hint="rewrite the file with plain two-space indentation, then migrate again") from None
-        migrated, legacy = migrate_legacy_keys(migrated, file.name)
-        for note in ([] if document.kind != "accelerate" else migration.notes) + legacy:
+        if to_accelerate is not None:
+            from accelwiz.errors import UsageError
+            from accelwiz.migrate.accelerate_releases import migrate_to_accelerate, parse_version
+
+            target = parse_version(to_accelerate)
+            if document.kind != "accelerate":
+                raise UsageError(f"--to-accelerate rewrites an Accelerate YAML; {file} is not one",
+                                 hint="pass the Accelerate YAML, or leave --to-accelerate out")
+            migrated, notes = migrate_to_accelerate(text, target)
+        else:
+            try:
+                migrated, migration = migrate_text(text, document.syntax)
+            except EditError as exc:
+                raise InputError(f"cannot edit {file} in place: {exc}",
+                                 hint="rewrite the file with plain two-space indentation, then migrate again") from None
+            migrated, legacy = migrate_legacy_keys(migrated, file.name)
+            notes = ([] if document.kind != "accelerate" else migration.notes) + legacy
+        for note in notes:
             console.info(f"note: {note}")
         if migrated == text:
             console.info(f"{file}: nothing to migrate")
