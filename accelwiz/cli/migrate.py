@@ -21,7 +21,8 @@ Examples:
 
 
 def migrate(
-    file: Annotated[Path, typer.Argument(help="The Accelerate YAML (FSDP1) to migrate.", show_default=False)],
+    file: Annotated[Path, typer.Argument(help="The config to migrate: an Accelerate YAML, or a DeepSpeed JSON.",
+                                         show_default=False)],
     output: Annotated[Path | None, typer.Option("--output", "-o", metavar="OUT", show_default=False,
                                                 help="Write the result here (default: in place, with FILE.bak).")]
     = None,
@@ -31,8 +32,9 @@ def migrate(
         "--to-accelerate", metavar="VERSION", show_default=False,
         help="Instead: rewrite the keys whose form changed between accelerate releases, for accelerate VERSION "
              "(top-level fp16 -> mixed_precision [0.6.0, PR #247]; dynamo_backend -> dynamo_config [0.17.0, "
-             "PR #1150]; ipex_config removed [1.13.0, PR #3883]). A key whose new form VERSION cannot read yet "
-             "is kept. See docs/migrate.md.")] = None,
+             "PR #1150]; ipex_config removed [1.13.0, PR #3883]; a note, no edit, where an unset DeepSpeed "
+             "gradient_clipping now clips at 1.0 [0.30.0, PR #2649]). A key whose new form VERSION cannot read "
+             "yet is kept. See docs/migrate.md.")] = None,
 ) -> None:
     """Migrate a config: FSDP1 -> FSDP2 (what `accelerate to-fsdp2` does, without leaking FSDP1 keys), and legacy or
     removed keys that have a successor (a DeepSpeed JSON too); or, with --to-accelerate VERSION, the Accelerate keys

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from accelwiz.fix.edits import DeleteKey, Edit, RenameKey, SetValue
 
@@ -50,10 +50,12 @@ class Step:
 
 @dataclass(frozen=True)
 class Change:
-    key: str  # the top-level key of the old form
-    since: Version  # the first release that reads the new form
+    key: str  # the top-level key of the old form (of the section a note is about)
+    since: Version  # the first release that reads the new form (that gives the key its new meaning)
     source: str  # where the change came from: release and pull request
     plan: Callable[[dict[str, Any]], Step]
+    becomes: str  # the new form, for docs/migrate.md
+    kind: Literal["rewrite", "note"] = "rewrite"  # a note: the meaning changed, and only the user knows which they want
 
 
 def _fp16(data: dict[str, Any]) -> Step:
@@ -103,14 +105,33 @@ def _ipex_config(data: dict[str, Any]) -> Step:
                     "CPU/XPU optimizations" if used else "")])
 
 
+def _unset_gradient_clipping(data: dict[str, Any]) -> Step:
+    # 0.30.0 made an unset gradient_clipping "auto" (DeepSpeedPlugin.__post_init__: ACCELERATE_GRADIENT_CLIPPING,
+    # which the launcher exports only when the YAML has the key, defaults to "auto"), and Accelerator._prepare_deepspeed
+    # fills "auto" with 1.0 (since PR #405). Before, an unset value left DeepSpeed's own default, 0.0 (no clipping)
+    # before DeepSpeed 0.19.3 (DeepSpeed PR #8068). Which one the run should have, only its author knows: a note,
+    # no edit.
+    section = data["deepspeed_config"]
+    if data.get("distributed_type") != "DEEPSPEED" or not isinstance(section, dict) or \
+            "deepspeed_config_file" in section or "gradient_clipping" in section:
+        return Step()
+    return Step([], ["deepspeed_config has no gradient_clipping: accelerate >= 0.30 clips at norm 1.0 (unset is "
+                     '"auto", filled with 1.0); before, DeepSpeed\'s default applied (0.0, no clipping, before '
+                     "DeepSpeed 0.19.3, PR #8068). Write gradient_clipping: 0.0 to keep no clipping, 1.0 to say so "
+                     "(accelerate#3807)"])
+
+
 # In release order. Each `source` names the release whose tag first contains the change, and the pull request.
 CHANGES: tuple[Change, ...] = (
     # "Add bfloat16 support": ClusterConfig's fp16 field became mixed_precision, with the conversion above
-    Change("fp16", (0, 6, 0), "accelerate 0.6.0, PR #247", _fp16),
+    Change("fp16", (0, 6, 0), "accelerate 0.6.0, PR #247", _fp16, "`mixed_precision: fp16` (falsy: removed)"),
     # 0.16 had a top-level dynamo_backend field; 0.17.0 replaced it with dynamo_config (#1150) and converts the old
     # key (#1168, in the v0.17.0 tag)
-    Change("dynamo_backend", (0, 17, 0), "accelerate 0.17.0, PR #1150 and PR #1168", _dynamo_backend),
-    Change("ipex_config", (1, 13, 0), "accelerate 1.13.0, PR #3883", _ipex_config),
+    Change("dynamo_backend", (0, 17, 0), "accelerate 0.17.0, PR #1150 and PR #1168", _dynamo_backend,
+           "`dynamo_config: {dynamo_backend: ...}` (`NO`: removed)"),
+    Change("deepspeed_config", (0, 30, 0), "accelerate 0.30.0, PR #2649", _unset_gradient_clipping,
+           "an unset `gradient_clipping` clips at 1.0: a note, no edit", "note"),
+    Change("ipex_config", (1, 13, 0), "accelerate 1.13.0, PR #3883", _ipex_config, "removed (refused since)"),
 )
 
 
@@ -126,6 +147,8 @@ def plan_release_changes(data: dict[str, Any], target: Version) -> ReleaseMigrat
         if change.key not in data:
             continue
         if change.since > target:
+            if change.kind == "note":
+                continue
             migration.notes.append(f"{change.key} kept: accelerate {shown(target)} does not read its new form yet "
                                    f"[{change.source}]")
             continue
