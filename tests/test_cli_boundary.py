@@ -23,7 +23,7 @@ def _crash(*args, **kwargs):
 
 
 def test_a_bug_is_one_line_with_a_hint_not_a_traceback(write, monkeypatch, capsys):
-    monkeypatch.setattr("accelwiz.rules.engine.check_paths", _crash)
+    monkeypatch.setattr("accelwiz.rules.engine.check_unit", _crash)  # the one way into the engine
     monkeypatch.setattr(sys, "argv", ["accelwiz", "check", str(write("a.yaml", CLEAN))])
     monkeypatch.delenv("ACCELWIZ_DEBUG", raising=False)
     with pytest.raises(SystemExit) as exit_info:
@@ -35,7 +35,7 @@ def test_a_bug_is_one_line_with_a_hint_not_a_traceback(write, monkeypatch, capsy
 
 
 def test_debug_shows_the_traceback(write, monkeypatch):
-    monkeypatch.setattr("accelwiz.rules.engine.check_paths", _crash)
+    monkeypatch.setattr("accelwiz.rules.engine.check_unit", _crash)  # the one way into the engine
     monkeypatch.setattr(sys, "argv", ["accelwiz", "check", str(write("a.yaml", CLEAN))])
     monkeypatch.setenv("ACCELWIZ_DEBUG", "1")
     with pytest.raises(RuntimeError, match="boom"):
