@@ -163,8 +163,59 @@ def render(rows: list[Row]) -> str:
         "HYBRID strategies have no FSDP2 meaning without `parallelism_config`. Neither carries an option FSDP2 "
         "has no meaning for into the output, except where to-fsdp2 has no entry for the key (the column above).",
         "",
+        *releases_section(),
     ]
     return "\n".join(lines)
+
+
+def releases_section() -> list[str]:
+    """`--to-accelerate VERSION`, from the table in accelwiz/migrate/accelerate_releases.py."""
+    from accelwiz.migrate.accelerate_releases import CHANGES, CHECKED_AGAINST, shown
+
+    lines = [
+        "## `accelwiz migrate FILE --to-accelerate VERSION`",
+        "",
+        "Rewrites the Accelerate YAML keys whose form changed between accelerate releases, for the release the "
+        "run will use, and nothing else (no FSDP2 migration, no DeepSpeed keys). Each change was read in "
+        "accelerate's repository (the release tag that first contains it, and its pull request). A rewrite does "
+        "exactly the conversion accelerate's own loader (`ClusterConfig.process_config`) performs, so the file "
+        "means the same to accelerate before and after (tests/migrate/test_accelerate_releases.py loads both with "
+        f"accelerate {shown(CHECKED_AGAINST)}'s `ClusterConfig.from_yaml_file`), or removes a key the loader now "
+        "refuses; a note changes nothing and says what the run now does. A change the target release does "
+        "not read yet is kept, with a note; a target newer than "
+        f"{shown(CHECKED_AGAINST)} is told that later changes are not known.",
+        "",
+        "| key | becomes | from release | source |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| `{c.key}` | {c.becomes} | {shown(c.since)} | {c.source} |" for c in CHANGES]
+    lines += [
+        "",
+        "Details: a written `mixed_precision` wins over `fp16` (which is then only removed), and any non-empty "
+        "`fp16` value, even `'no'`, means fp16 to accelerate; a top-level `dynamo_backend` replaces a written "
+        "`dynamo_config`; an unquoted `dynamo_backend: NO` is a boolean to YAML 1.1 readers (accelerate's PyYAML), "
+        "not a backend name, and is left for `check`; "
+        "`ipex_config` is refused by accelerate 1.13 and later (\"had unknown keys\"), and with `ipex: true` the "
+        "note says that accelerate no longer applies `ipex.optimize`.",
+        "",
+        "Left out, and why:",
+        "",
+        "- `fsdp_sharding_strategy` -> `fsdp_reshard_after_forward` under FSDP1 (accelerate 1.6.0, PR #3394 "
+        "deprecates the former with a warning): under `accelerate launch` the launcher always exports "
+        "`FSDP_SHARDING_STRATEGY` (default FULL_SHARD) and the Accelerator uses `sharding_strategy or "
+        "reshard_after_forward`, so an FSDP1 config that writes SHARD_GRAD_OP under the new name runs FULL_SHARD "
+        "(test_why_fsdp1_sharding_strategy_is_not_renamed shows it with accelerate's own plugin). The way off the "
+        "deprecated key is FSDP2: plain `accelwiz migrate`.",
+        "- numeric `fsdp_sharding_strategy` (1-5): accelerate 1.15 still reads the numbers under FSDP1, with the "
+        "same meaning; plain `accelwiz migrate` maps them for FSDP2.",
+        "- `gradient_clipping: \"auto\"` itself (accelerate#3807): PR #2791, which would have made `accelerate "
+        "config` write 0.0 for \"no clipping\", was closed unmerged, and no release changed how \"auto\" is "
+        "filled (1.0 since PR #405); what changed is that 0.30.0 makes an unset value \"auto\" (the note above) "
+        "and that DeepSpeed's own default is 1.0 since 0.19.3. `check` reports it (AW228).",
+        "- `use_cpu`: no change of meaning in `config_args.py`'s history; nothing to rewrite.",
+        "",
+    ]
+    return lines
 
 
 def main() -> None:
