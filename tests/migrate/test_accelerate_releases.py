@@ -13,6 +13,7 @@ import yaml
 
 from accelwiz.config.accelerate import AccelerateConfig
 from accelwiz.migrate.accelerate_releases import CHANGES, migrate_to_accelerate, parse_version
+from tests.conftest import corpus_dir
 
 HEAD = "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_processes: 2\n"
 LATEST = (1, 15, 0)
@@ -151,3 +152,33 @@ def test_an_unset_gradient_clipping_is_auto_in_accelerate_and_migrate_says_so(tm
     assert migrate_to_accelerate(DEEPSPEED_INLINE, (0, 29, 0)) == (DEEPSPEED_INLINE, [])
     for written in ("  gradient_clipping: 0.0\n", "  deepspeed_config_file: ds.json\n"):
         assert migrate_to_accelerate(DEEPSPEED_INLINE + written, LATEST) == (DEEPSPEED_INLINE + written, [])
+
+
+def test_every_corpus_config_means_the_same_to_accelerate_after_migration(tmp_path):
+    """Every Accelerate YAML of the corpus migrated for 1.15: unchanged, or loading to the same config (the
+    corpus's old-form keys are the top-level `dynamo_backend: 'NO'` of accelerate < 0.17 templates)."""
+    from accelwiz.document import load_document
+
+    corpus = corpus_dir()
+    if corpus is None:
+        pytest.skip("corpus not found: set ACCELWIZ_CORPUS")
+    changed = 0
+    for path in sorted(corpus.rglob("*")):
+        if path.suffix not in (".yaml", ".yml"):
+            continue
+        try:
+            if load_document(path).kind != "accelerate":
+                continue
+        except Exception:  # unreadable corpus files are other tests' business
+            continue
+        text = path.read_text()
+        migrated, _ = migrate_to_accelerate(text, LATEST)
+        if migrated == text:
+            continue
+        changed += 1
+        source, target = tmp_path / "old.yaml", tmp_path / "new.yaml"
+        source.write_text(text)
+        target.write_text(migrated)
+        assert loaded(target) == loaded(source), path.name
+        assert "dynamo_backend" not in yaml.safe_load(migrated), path.name
+    assert changed >= 5
