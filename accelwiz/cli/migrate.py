@@ -52,23 +52,23 @@ def migrate(
 
         document = load_document(file)
         text = file.read_text(encoding="utf-8")
-        if to_accelerate is not None:
-            from accelwiz.errors import UsageError
-            from accelwiz.migrate.accelerate_releases import migrate_to_accelerate, parse_version
+        try:
+            if to_accelerate is not None:
+                from accelwiz.errors import UsageError
+                from accelwiz.migrate.accelerate_releases import migrate_to_accelerate, parse_version
 
-            target = parse_version(to_accelerate)
-            if document.kind != "accelerate":
-                raise UsageError(f"--to-accelerate rewrites an Accelerate YAML; {file} is not one",
-                                 hint="pass the Accelerate YAML, or leave --to-accelerate out")
-            migrated, notes = migrate_to_accelerate(text, target)
-        else:
-            try:
+                target = parse_version(to_accelerate)
+                if document.kind != "accelerate":
+                    raise UsageError(f"--to-accelerate rewrites an Accelerate YAML; {file} is not one",
+                                     hint="pass the Accelerate YAML, or leave --to-accelerate out")
+                migrated, notes = migrate_to_accelerate(text, target)
+            else:
                 migrated, migration = migrate_text(text, document.syntax)
-            except EditError as exc:
-                raise InputError(f"cannot edit {file} in place: {exc}",
-                                 hint="rewrite the file with plain two-space indentation, then migrate again") from None
-            migrated, legacy = migrate_legacy_keys(migrated, file.name)
-            notes = ([] if document.kind != "accelerate" else migration.notes) + legacy
+                migrated, legacy = migrate_legacy_keys(migrated, file.name)
+                notes = ([] if document.kind != "accelerate" else migration.notes) + legacy
+        except EditError as exc:
+            raise InputError(f"cannot edit {file} in place: {exc}",
+                             hint="rewrite the file with plain two-space indentation, then migrate again") from None
         for note in notes:
             console.info(f"note: {note}")
         if migrated == text:

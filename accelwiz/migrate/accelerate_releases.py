@@ -2,9 +2,10 @@
 
 Each change below was read in accelerate's source (the installed 1.15 and the release tags of its repository) and
 carries the release and pull request it came from. A change applies when the target release reads the new form
-(`since` <= VERSION); a key whose new form the target cannot read yet is kept, with a note. Changes that could not
-be verified, or whose "new form" changes what the run does, are left out on purpose (docs/migrate.md says which
-and why).
+(`since` <= VERSION); a key whose new form the target cannot read yet is kept, with a note. A rewrite never changes
+what the run does; where a release changed what an unchanged file does, the change is a note (no edit: only the
+run's author knows which behaviour they want). Changes that could not be verified, or whose rewrite would change
+what the run does, are left out on purpose (docs/migrate.md says which and why).
 
 Which keys are legacy or removed is the schema's (AccelerateConfig.LEGACY_KEYS / REMOVED_KEYS); this table adds
 when each changed, where it came from, and the exact conversion accelerate itself performs.
