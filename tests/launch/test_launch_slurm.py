@@ -1,8 +1,7 @@
-"""The sbatch script: its content, and that bash (and shellcheck, where installed) accept it."""
+"""The sbatch script: its content, and that bash and shellcheck (installed with apt when missing) accept it."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from accelwiz.effective import resolve
 from accelwiz.launch.environment import EnvChange
 from accelwiz.launch.slurm import render_sbatch
 from accelwiz.launch.spec import LaunchSpec
+from tests.apt import ensure_programs
 
 YAML = (
     "distributed_type: DEEPSPEED\nnum_processes: 16\nnum_machines: 2\nmain_process_port: 29511\n"
@@ -91,7 +91,7 @@ def test_bash_parses_it(script: Path):
     subprocess.run(["bash", "-n", str(script)], check=True)
 
 
-@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck not installed")
 def test_shellcheck_is_clean(script: Path):
+    ensure_programs(["shellcheck"], ["shellcheck"])
     result = subprocess.run(["shellcheck", str(script)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -26,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from accelwiz.plan_file import PlanFile, PlanFiles, PlanLauncher, PlanModel, PlanSystem, PlanTraining, dump_plan
+from tests.apt import ensure_programs
 
 pytestmark = pytest.mark.slow
 
@@ -41,20 +41,7 @@ def free_port() -> int:
 
 def ensure_slurm_installed() -> None:
     """Debian's slurm-wlm and munge, installed with apt when missing; skip (with the reason) when that fails."""
-    if all(shutil.which(tool) for tool in DAEMONS):
-        return
-    if os.geteuid() != 0:
-        pytest.skip("slurm-wlm and munge are not installed and installing them needs root")
-    if shutil.which("apt-get") is None:
-        pytest.skip("slurm-wlm and munge are not installed and there is no apt-get to install them")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update"],
-                    ["apt-get", "install", "-y", "--no-install-recommends", "slurm-wlm", "munge"]):
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
-        if done.returncode != 0:
-            pytest.skip(f"`{' '.join(command)}` failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}")
-    if not all(shutil.which(tool) for tool in DAEMONS):
-        pytest.skip("apt installed slurm-wlm and munge, but their programs are not on PATH")
+    ensure_programs(DAEMONS, ["slurm-wlm", "munge"])
 
 
 @dataclass
