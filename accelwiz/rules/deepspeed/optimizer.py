@@ -120,10 +120,12 @@ def autotuning_arg_mapping_unknown_key(ctx: CheckContext) -> Iterator[Finding]:
     {"autotuning": {"arg_mappings": {"gradient_accumulation_steps": "--gradient_accumulation_steps"}}}
     ```
     """
+    mappings = ctx.deepspeed.section("autotuning", "arg_mappings") if ctx.deepspeed is not None else {}
+    if not mappings:
+        return  # the DeepSpeed models are built only for a file that has something to look up (check start-up)
     from accelwiz.config.deepspeed import DeepSpeedConfig
     from accelwiz.config.validate import known_keys
 
-    mappings = ctx.deepspeed.section("autotuning", "arg_mappings") if ctx.deepspeed is not None else {}
     known = set(known_keys(DeepSpeedConfig))
     for key in mappings:
         if key not in known:
