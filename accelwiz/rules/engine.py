@@ -178,10 +178,7 @@ def check_paths(paths: Sequence[Path], rules: Sequence[Rule] | None = None, **fa
     system, workload, launch, plan)."""
     result = CheckResult()
     for unit in build_units(paths, result):
-        checked = check_unit(unit.documents, deepspeed_reference=unit.deepspeed_reference, rules=rules, **facts)
-        result.units.append(checked.context)
-        result.diagnostics.extend(checked.diagnostics)
-        result.handled.extend(checked.handled)
+        _check_into(result, unit, rules, facts)
     result.diagnostics.sort(key=lambda d: (d.file, d.line, d.column, d.code))
     return result
 
@@ -222,9 +219,14 @@ def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None,
                 facts["workload"], why_not = plan_workload(loaded)
                 if why_not and f"{plan_path}: memory rules skipped: {why_not}" not in result.skipped:
                     result.skipped.append(f"{plan_path}: memory rules skipped: {why_not}")
-        checked = check_unit(unit.documents, deepspeed_reference=unit.deepspeed_reference, rules=rules, **facts)
-        result.units.append(checked.context)
-        result.diagnostics.extend(checked.diagnostics)
-        result.handled.extend(checked.handled)
+        _check_into(result, unit, rules, facts)
     result.diagnostics.sort(key=lambda d: (d.file, d.line, d.column, d.code))
     return result
+
+
+def _check_into(result: CheckResult, unit: CheckContext, rules: Sequence[Rule] | None, facts: dict[str, Any]) -> None:
+    """Check one grouped unit through `check_unit` and gather what it found into `result`."""
+    checked = check_unit(unit.documents, deepspeed_reference=unit.deepspeed_reference, rules=rules, **facts)
+    result.units.append(checked.context)
+    result.diagnostics.extend(checked.diagnostics)
+    result.handled.extend(checked.handled)
