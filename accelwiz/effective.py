@@ -105,6 +105,12 @@ class EffectiveConfig:
     zero_stage: EffectiveValue = UNSET
     offload_optimizer: EffectiveValue = UNSET
     offload_param: EffectiveValue = UNSET
+    # ZeRO-3's parameter coordinator, where a DeepSpeed JSON writes them (the estimator's gathered-parameter term)
+    zero3_max_live_parameters: EffectiveValue = UNSET
+    zero3_max_reuse_distance: EffectiveValue = UNSET
+    zero3_prefetch_bucket_size: EffectiveValue = UNSET
+    bf16_master_weights_and_grads: EffectiveValue = UNSET  # the JSON's bf16 section: the ZeRO master copy in bf16
+    bf16_optimizer_states: EffectiveValue = UNSET  # ... and its optimizer states
     fsdp_version: EffectiveValue = UNSET
     fsdp_sharding: EffectiveValue = UNSET
     fsdp_offload_params: EffectiveValue = UNSET
@@ -352,6 +358,11 @@ def _from_json(json: _Reader, alone: bool) -> dict[str, EffectiveValue]:
     result = {"zero_stage": stage,
               "offload_optimizer": _json_offload(json, "offload_optimizer", "cpu_offload"),
               "offload_param": _json_offload(json, "offload_param", "cpu_offload_param")}
+    for name in ("max_live_parameters", "max_reuse_distance", "prefetch_bucket_size"):
+        result[f"zero3_{name}"] = json.value(*zero, f"stage3_{name}", read=coerce.integer,
+                                             exact=lambda v: coerce.integer(v) is not None)  # 1e9 reads as int
+    for name in ("bf16_master_weights_and_grads", "bf16_optimizer_states"):
+        result[name] = json.value("bf16", name, read=coerce.flag, exact=coerce.exact_flag)
     gas = json.value("gradient_accumulation_steps", read=coerce.integer, exact=coerce.exact_integer)
     if json.raw("gradient_accumulation_steps") == AUTO:
         gas = (EffectiveValue(None, "unset", "deepspeed", ("gradient_accumulation_steps",), written=AUTO,

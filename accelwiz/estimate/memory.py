@@ -19,6 +19,7 @@ the assumptions it rests on (`MemoryEstimate.assumptions`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from accelwiz.estimate.activations import (
@@ -46,6 +47,9 @@ HOST_PROCESS_BYTES = 2 * GIB
 REDUCE_BUCKET_ELEMENTS = 500_000_000
 PREFETCH_BUCKET_ELEMENTS = 50_000_000
 PARAM_PERSISTENCE_THRESHOLD = 100_000
+MAX_LIVE_PARAMETERS = 1_000_000_000  # stage3_max_live_parameters: bounds what prefetching may gather
+MAX_REUSE_DISTANCE = 1_000_000_000  # stage3_max_reuse_distance: keeps a parameter gathered until its reuse
+_LAYER_INDEX = re.compile(r"(?:^|\.)(?:layers|layer|h)\.(\d+)\.")
 # DeepSpeed NVMe swapping: optimizer swap buffers (buffer_count 4) of one sub-group (sub_group_size 1e9)
 # in fp32, parameter swap buffers (buffer_count 5 × buffer_size 1e8) in 16-bit.
 NVME_OPTIMIZER_BUFFERS = 4
@@ -113,7 +117,10 @@ def estimate_memory(workload: Workload, strategy: Strategy) -> MemoryEstimate:
     activations, activation_notes = activation_bytes(workload, autocast=autocast)
     logits = logits_bytes(workload)
     buffers, buffer_notes = _buffers(workload, strategy)
-    phases = _phases(workload, strategy, states, activations, logits, buffers, autocast)
+    turn, recomputing, turn_note = _zero3_kept_bytes(workload, strategy)
+    if turn_note:
+        buffer_notes.append(turn_note)
+    phases = _phases(workload, strategy, states, activations, logits, buffers, autocast, turn, recomputing)
     peak = max(phases, key=lambda p: p.total)
     allocated = peak.total
     overhead = (
@@ -124,7 +131,7 @@ def estimate_memory(workload: Workload, strategy: Strategy) -> MemoryEstimate:
     phase_text = ", ".join(f"{PHASE_LABEL[p.name]} {p.total / GIB:.2f} GiB" for p in phases)
     assumptions = (
         f"{strategy.label} over {strategy.world_size} GPU(s) ({strategy.nodes} node(s))",
-        _numerics(workload),
+        _numerics(workload, strategy),
         *states.notes,
         *activation_notes,
         *((workload.model.activations_note,) if not workload.model.analytic_activations else ()),
@@ -180,8 +187,15 @@ def _phases(
     logits: int,
     buffers: float,
     autocast: bool,
+    turn: float = 0.0,
+    recomputing: float = 0.0,
 ) -> tuple[_Phase, _Phase, _Phase]:
-    """Live bytes at the peak of forward, backward and the optimizer step (see the module docstring)."""
+    """Live bytes at the peak of forward, backward and the optimizer step (see the module docstring).
+
+    `turn`, `recomputing`: ZeRO-3's parameters gathered beyond the largest module that `buffers` already
+    holds, kept across the forward→backward turn (end of forward, start of backward) and at their most during
+    backward (a checkpointed layer's recomputation included).
+    """
     grads_always = states.gradients if strategy.is_deepspeed or workload.legacy_trainer else 0.0
 
     def parts(**live: float) -> dict[str, float]:
@@ -202,12 +216,12 @@ def _phases(
         "logits": float(logits),
     }
     loss_forward, loss_backward = loss_transient_bytes(workload)
-    forward = _Phase("forward", parts(**forward_kept, temporaries=loss_forward))
-    backward_start = _Phase("backward", parts(**forward_kept, temporaries=loss_backward))
+    forward = _Phase("forward", parts(**forward_kept, temporaries=loss_forward, buffers=buffers + turn))
+    backward_start = _Phase("backward", parts(**forward_kept, temporaries=loss_backward, buffers=buffers + turn))
     recompute = _Phase(
         "backward",
         parts(weights=states.weights, activations=float(activations),
-              temporaries=recompute_bytes(workload, autocast=autocast)),
+              temporaries=recompute_bytes(workload, autocast=autocast), buffers=buffers + recomputing),
     )
     backward_end = _Phase(
         "backward",
@@ -230,7 +244,7 @@ def _tied_embedding_gradients(workload: Workload, strategy: Strategy) -> float:
     return 2.0 * width * spec.vocab_size * spec.hidden_size
 
 
-def _numerics(workload: Workload) -> str:
+def _numerics(workload: Workload, strategy: Strategy) -> str:
     regime = {
         "full": "full fine-tuning",
         "lora": f"LoRA r={workload.lora_rank}",
@@ -241,6 +255,14 @@ def _numerics(workload: Workload) -> str:
         "mixed": "mixed precision (16-bit compute, fp32 master weights)",
         "bf16": "pure bf16 (no fp32 master copy)",
     }
+    if workload.precision == "bf16" and strategy.is_deepspeed:  # DeepSpeed keeps a master copy (states.py)
+        master = "bf16" if strategy.bf16_master_weights_and_grads else "fp32"
+        states = "bf16" if strategy.bf16_master_weights_and_grads and strategy.bf16_optimizer_states else "fp32"
+        precision["bf16"] = (
+            f"bf16 model under DeepSpeed: {master} master weights and {states} optimizer states in its ZeRO "
+            "optimizer (not pure bf16"
+            + (": the JSON's bf16 section says so)" if master == "bf16" else "; bf16_master_weights_and_grads off)")
+        )
     return (
         f"{regime[workload.regime]}; {workload.trainable_parameters:,} trainable of "
         f"{workload.model.num_parameters:,} parameters; {precision[workload.precision]}"
@@ -265,12 +287,11 @@ def _buffers(workload: Workload, strategy: Strategy) -> tuple[float, list[str]]:
         live = (
             2 * width * spec.largest_layer_parameters
         )  # gathered 16-bit params + grads of the largest module
-        buffers += live + width * (
-            PREFETCH_BUCKET_ELEMENTS + min(REDUCE_BUCKET_ELEMENTS, trainable) + persistent
-        )
+        prefetch = _zero3_prefetch_elements(workload, strategy)
+        buffers += live + width * (prefetch + min(REDUCE_BUCKET_ELEMENTS, trainable) + persistent)
         notes.append(
-            "ZeRO-3: largest module gathered with its gradient, prefetch bucket 5e7, reduce bucket 5e8, "
-            "persistent small parameters (≤1e5 elements) replicated"
+            f"ZeRO-3: largest module gathered with its gradient, prefetch bucket {prefetch:.3g}, reduce bucket "
+            "5e8, persistent small parameters (≤1e5 elements) replicated"
         )
     elif strategy.is_fsdp:
         gathered = max(spec.layer_parameters, spec.largest_layer_parameters)
@@ -285,6 +306,125 @@ def _buffers(workload: Workload, strategy: Strategy) -> tuple[float, list[str]]:
         buffers += 2 * largest_linear
         notes.append("QLoRA: one block linear dequantized to 16-bit at a time")
     return buffers, notes
+
+
+def _zero3_prefetch_elements(workload: Workload, strategy: Strategy) -> float:
+    """What one prefetch may gather: the bucket, bounded by `stage3_max_live_parameters`."""
+    bucket = strategy.zero3_prefetch_bucket_size
+    bucket = PREFETCH_BUCKET_ELEMENTS if bucket is None else bucket
+    limit = strategy.zero3_max_live_parameters
+    return float(min(bucket, MAX_LIVE_PARAMETERS if limit is None else limit))
+
+
+def _zero3_kept_bytes(workload: Workload, strategy: Strategy) -> tuple[float, float, str]:
+    """ZeRO-3's gathered parameter bytes beyond the largest module (which `_buffers` counts): at the
+    forward→backward turn, and at their most over the trace (for the backward's recomputation phase).
+
+    Parameters kept for reuse are never released to honour `stage3_max_live_parameters`: DeepSpeed checks that
+    limit only before prefetching (the prefetch is bounded by it, `_zero3_prefetch_elements`).
+    """
+    if strategy.kind != "zero3":
+        return 0.0, 0.0, ""
+    gathered = zero3_gathered_working_set(workload, strategy)
+    turn = max(0.0, gathered.turn - gathered.largest_module)
+    most = max(0.0, gathered.peak - gathered.largest_module)
+    if not (turn or most):
+        return 0.0, 0.0, ""
+    reuse = strategy.zero3_max_reuse_distance
+    return turn, most, (
+        f"ZeRO-3 reuse: {gathered.turn / GIB:.2f} GiB of parameters stay gathered from the end of forward into "
+        f"backward, {gathered.peak / GIB:.2f} GiB at most (stage3_max_reuse_distance "
+        f"{MAX_REUSE_DISTANCE if reuse is None else reuse:.3g} elements: the last modules of forward are the "
+        "first of backward)"
+    )
+
+
+@dataclass(frozen=True)
+class ZeroGathered:
+    """ZeRO-3's gathered parameter bytes (16-bit; fp32 in fp32 training), persistent small parameters aside."""
+
+    peak: float  # the most gathered at once over forward and backward (the module in use included)
+    largest_module: float  # the largest single module's parameters
+    turn: float  # kept gathered between the end of forward and the start of backward
+
+
+def zero3_gathered_working_set(workload: Workload, strategy: Strategy) -> ZeroGathered:
+    """ZeRO-3's gathered parameter bytes over forward and backward, from DeepSpeed's release rule
+    (partitioned_param_coordinator.py, 0.19.8).
+
+    After a module runs, `__params_to_release` keeps each of its parameters gathered when the same parameter
+    is used again within `stage3_max_reuse_distance` elements of the recorded module trace (the numel of the
+    modules in between, 1e9 by default). The trace is forward, then backward in reverse (with gradient
+    checkpointing each layer's forward again before its backward): at the forward→backward turn the last
+    modules of forward are reused within a short distance, so the trailing ~distance/2 elements (a tied LM
+    head at once) stay gathered across the turn. Small parameters (≤ stage3_param_persistence_threshold) are
+    persistent and counted apart. Prefetching adds at most `stage3_prefetch_bucket_size` elements while fewer
+    than `stage3_max_live_parameters` are gathered (counted by the caller).
+    """
+    spec = workload.model
+    reuse = strategy.zero3_max_reuse_distance if strategy.zero3_max_reuse_distance is not None else MAX_REUSE_DISTANCE
+    threshold = PARAM_PERSISTENCE_THRESHOLD
+    width = 4.0 if workload.precision == "fp32" else 2.0
+    scale = 1.0
+    if spec.parameters_override is not None:
+        scale = spec.parameters_override / sum(t.numel for t in spec.tensors())
+    # per module, in forward order: (numel DeepSpeed traverses, gathered bytes of its non-persistent params)
+    modules: dict[str, list[float]] = {}
+    for t in spec.tensors():
+        numel, size = t.numel * scale, t.numel * scale * width
+        if workload.regime == "qlora" and t.linear and _LAYER_INDEX.search(t.module):
+            from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM
+
+            size = t.numel * scale * QLORA_BYTES_PER_PARAM  # NF4 packed in 16-bit quant storage
+            numel = size / 2
+        entry = modules.setdefault(t.module, [0.0, 0.0])
+        entry[0] += numel
+        if t.numel > threshold:
+            entry[1] += size
+    forward = list(modules)
+    names = {t.module for t in spec.tensors()}
+    if spec.tie_word_embeddings and "lm_head" not in names:  # the tied LM head: the embedding's parameter again
+        embedding = next((t.module for t in spec.tensors() if t.shape and t.shape[0] == spec.vocab_size), None)
+        if embedding is not None:
+            forward.append(embedding)
+    backward: list[str] = []
+    recomputed: set[str] = set()
+    for name in reversed(forward):
+        layer = _LAYER_INDEX.search(name)
+        if not (workload.gradient_checkpointing and layer):
+            backward.append(name)
+        elif layer.group(1) not in recomputed:
+            # a checkpointed layer, as DeepSpeed records it (0.19.8, HF non-reentrant checkpointing): the
+            # backward hook of its last module fires as the gradient arrives, then the whole layer runs
+            # forward again, then backward through the rest in reverse (the last module's norm weights are
+            # persistent and ordered apart in `tensors()`: the last module is the last with gathered bytes)
+            recomputed.add(layer.group(1))
+            group = [m for m in forward if (found := _LAYER_INDEX.search(m)) and found.group(1) == layer.group(1)]
+            last = next((m for m in reversed(group) if modules[m][1]), group[-1])
+            backward += [last, *group, *(m for m in reversed(group) if m != last)]
+    trace = forward + backward
+    numel = [modules[name][0] for name in trace]
+    prefix = [0.0]
+    for value in numel:
+        prefix.append(prefix[-1] + value)
+    held = [0.0] * (len(trace) + 1)  # difference array of gathered bytes per step
+    last_use: dict[str, int] = {}
+    turn = 0.0  # kept from a use in forward to a use in backward: gathered between loss and backward
+    for step, name in enumerate(trace):
+        previous = last_use.get(name)
+        start = step
+        if previous is not None and prefix[step] - prefix[previous + 1] < reuse:
+            start = previous + 1  # kept gathered since its previous use
+            if previous < len(forward) <= step:
+                turn += modules[name][1]
+        held[start] += modules[name][1]
+        held[step + 1] -= modules[name][1]
+        last_use[name] = step
+    live, peak = 0.0, 0.0
+    for value in held[:-1]:
+        live += value
+        peak = max(peak, live)
+    return ZeroGathered(peak, max(size for _, size in modules.values()), turn)
 
 
 def _host(workload: Workload, strategy: Strategy, offloaded: float) -> tuple[float, float, list[str]]:

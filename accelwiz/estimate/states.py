@@ -9,6 +9,11 @@ Two accountings meet here, and both are right for their runtime:
   4 + 2 + 4 + 8 = 18 bytes/param (HF "Model training anatomy").
 
 Pure bf16 keeps everything in bf16 (torch optimizers keep states in the parameter dtype): 2 + 2 + 4 = 8.
+DeepSpeed never trains pure bf16: with a bf16 model its ZeRO optimizer (stage_1_and_2.py, stage3.py; the
+BF16_Optimizer at stage 0) still makes an fp32 master partition and steps fp32 Adam states on it
+(`_configure_master_weights` returns float32 unless the JSON's `bf16.bf16_master_weights_and_grads` is set,
+and the states stay fp32 unless `bf16.bf16_optimizer_states` is set too), so "bf16" under DeepSpeed is
+counted as mixed: 2 + 2 + 12 (`deepspeed_state_widths`).
 """
 
 from __future__ import annotations
@@ -42,10 +47,27 @@ class ModelStates:
     notes: tuple[str, ...] = ()
 
 
-def optimizer_state_bytes(workload: Workload) -> float:
+def deepspeed_state_widths(workload: Workload, strategy: Strategy) -> tuple[int, int]:
+    """Bytes per trainable parameter of DeepSpeed's master copy and of each optimizer state, 16-bit models.
+
+    DeepSpeed 0.19.8 (base_optimizer.py `_configure_master_weights`): the master partition is fp32 unless
+    `bf16.bf16_master_weights_and_grads`; Adam's states follow the master dtype only with
+    `bf16.bf16_optimizer_states` (which requires the former), else they stay fp32. A bf16 model without those
+    options is mixed precision to DeepSpeed (fp32 masters), never pure bf16.
+    """
+    if workload.precision == "fp32":
+        return 0, 4
+    low_master = workload.precision == "bf16" and strategy.bf16_master_weights_and_grads
+    low_states = low_master and strategy.bf16_optimizer_states
+    return (2 if low_master else 4), (2 if low_states else 4)
+
+
+def optimizer_state_bytes(workload: Workload, strategy: Strategy | None = None) -> float:
     """Optimizer states (without any master copy) for the trainable parameters, unsharded."""
     trainable, name = workload.trainable_parameters, workload.optimizer
     width = 2 if workload.precision == "bf16" else 4
+    if strategy is not None and strategy.is_deepspeed:  # DeepSpeed's optimizer steps its own master partition
+        width = deepspeed_state_widths(workload, strategy)[1]
     if name == "adamw":
         return 2 * width * trainable
     if name == "adamw8bit":
@@ -122,6 +144,8 @@ def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
     if workload.legacy_trainer:
         return 0.0, "AdamW per-tensor loop (transformers.AdamW): no parameter-sized temporary"
     width = 2 if workload.precision == "bf16" else 4
+    if strategy.is_deepspeed:  # the step runs on DeepSpeed's master partition, in its dtype
+        width = deepspeed_state_widths(workload, strategy)[1]
     shards = strategy.shard_degree if strategy.shards_optimizer else 1
     return (
         width * workload.trainable_parameters / shards,
@@ -137,6 +161,8 @@ def model_states(workload: Workload, strategy: Strategy) -> ModelStates:
     notes: list[str] = []
     compute = 4 if precision == "fp32" else 2  # bytes of the weights the matmuls read
     master = 4 if precision == "mixed" else 0  # fp32 master copy of trainable params (mixed only)
+    if deepspeed:  # DeepSpeed keeps a master copy for any 16-bit model (fp32 unless the bf16 options say so)
+        master = deepspeed_state_widths(workload, strategy)[0]
     if deepspeed or precision != "mixed":
         trainable_weights, grad_width, autocast = compute * trainable, compute, 0.0
         optimizer_master = master * trainable
@@ -146,10 +172,12 @@ def model_states(workload: Workload, strategy: Strategy) -> ModelStates:
     frozen_bytes = _frozen_weight_bytes(workload, frozen, compute)
     weights = trainable_weights + frozen_bytes + autocast
     gradients = float(grad_width * trainable)
-    optimizer = optimizer_master + optimizer_state_bytes(workload)
+    states_bytes = optimizer_state_bytes(workload, strategy)
+    optimizer = optimizer_master + states_bytes
     notes.append(
-        f"{workload.optimizer} states {optimizer_state_bytes(workload) / max(trainable, 1):.2f} B/param"
-        + (f" + fp32 master copy {master} B/param in the optimizer" if optimizer_master else "")
+        f"{workload.optimizer} states {states_bytes / max(trainable, 1):.2f} B/param"
+        + (f" + {'fp32' if master == 4 else 'bf16'} master copy {master} B/param in the optimizer"
+           if optimizer_master else "")
     )
 
     n, nodes = strategy.shard_degree, strategy.nodes

@@ -59,6 +59,13 @@ class Strategy:
     gpus_per_node: int = 1
     nodes: int = 1
     fsdp_version: int = 2
+    # ZeRO-3 parameter coordinator settings a DeepSpeed JSON may set (None: DeepSpeed's defaults, memory.py)
+    zero3_max_live_parameters: int | None = None
+    zero3_max_reuse_distance: int | None = None
+    zero3_prefetch_bucket_size: int | None = None
+    # DeepSpeed's bf16 section (0.19.8): the ZeRO optimizer's master copy and its Adam states in bf16, not fp32
+    bf16_master_weights_and_grads: bool = False
+    bf16_optimizer_states: bool = False
 
     @property
     def world_size(self) -> int:
@@ -203,8 +210,17 @@ def _deepspeed_strategy(effective: EffectiveConfig, *, gpus_per_node: int, nodes
     if kind != "zero3":
         param = "none"  # DeepSpeed ignores parameter offload below stage 3 (AW2xx reports it)
         optimizer = "cpu" if optimizer == "nvme" else optimizer  # and treats NVMe optimizer offload as CPU
+    coordinator: dict[str, Any] = {}
+    if kind == "zero3":  # the JSON's stage3_* values where written and readable, else DeepSpeed's defaults
+        for name in ("zero3_max_live_parameters", "zero3_max_reuse_distance", "zero3_prefetch_bucket_size"):
+            value = getattr(effective, name).value
+            if isinstance(value, int) and value >= 0:
+                coordinator[name] = value
+    for name in ("bf16_master_weights_and_grads", "bf16_optimizer_states"):
+        if kind != "single" and getattr(effective, name).value is True:  # ZeRO stages 1-3 only (config.py)
+            coordinator[name] = True
     return Strategy(kind, offload_optimizer=optimizer, offload_param=param, gpus_per_node=gpus_per_node,
-                    nodes=nodes)
+                    nodes=nodes, **coordinator)
 
 
 def training_precision(effective: EffectiveConfig) -> str | None:

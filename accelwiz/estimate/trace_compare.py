@@ -62,7 +62,14 @@ def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
     # their states are wider than the traced bf16 ones: explicit per-byte corrections, said in the notes
     widen = {"parameters": 1.0, "gradients": 1.0, "optimizer": 1.0}
     notes: list[str] = []
-    if workload.precision == "mixed" and trace.settings.precision == "bf16":
+    if strategy.is_deepspeed and workload.precision == "bf16" and trace.settings.precision == "bf16":
+        from accelwiz.estimate.states import deepspeed_state_widths  # DeepSpeed keeps a master copy of a bf16 model
+
+        master, state = deepspeed_state_widths(workload, strategy)
+        widen["optimizer"] = (master + 2 * state) / 4  # the master + Adam m, v it allocates over the traced bf16 m, v
+        notes.append(f"DeepSpeed: a bf16 model still gets a {master}-byte master copy and {state}-byte Adam states "
+                     f"in its ZeRO optimizer ({master + 2 * state} B/param over the traced 4)")
+    elif workload.precision == "mixed" and trace.settings.precision == "bf16":
         if strategy.is_deepspeed:
             widen["optimizer"] = 3.0  # fp32 master + m + v = 12 B/param, traced as bf16 m + v = 4
             notes.append("DeepSpeed: traced as its 16-bit model; optimizer states scaled from the traced bf16 "

@@ -1,0 +1,107 @@
+"""DeepSpeed never trains "pure bf16": a bf16 model under ZeRO still gets an fp32 master copy and fp32 Adam states
+(deepspeed 0.19.8, base_optimizer.py `_configure_master_weights`), unless the JSON's bf16 section sets
+`bf16_master_weights_and_grads` (and `bf16_optimizer_states`). The engine test reads the master partition and the
+optimizer states of a real ZeRO engine on this CPU and compares their bytes with states.py's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from accelwiz.document import parse_text
+from accelwiz.effective import resolve
+from accelwiz.estimate.memory import estimate_memory
+from accelwiz.estimate.models import resolve_model, spec_from_hf_config
+from accelwiz.estimate.states import model_states
+from accelwiz.estimate.strategy import Strategy, strategy_from_effective
+from accelwiz.estimate.workload import Workload
+
+_ENGINE = textwrap.dedent(
+    """
+    import json, sys
+    import torch, deepspeed
+    from transformers import LlamaConfig, LlamaForCausalLM
+    config = json.loads(sys.argv[1])
+    for stage, low in json.loads(sys.argv[2]):
+        ds = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1,
+              "zero_optimization": {"stage": stage},
+              "bf16": {"enabled": True, "bf16_master_weights_and_grads": low, "bf16_optimizer_states": low},
+              "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "torch_adam": True}}}
+        model = LlamaForCausalLM(LlamaConfig(**config)).to(torch.bfloat16)  # a bf16 model: "pure bf16" asked
+        engine, *_ = deepspeed.initialize(model=model, config=ds)
+        ids = torch.randint(0, config["vocab_size"], (1, 8))
+        engine.backward(engine(input_ids=ids, labels=ids).loss)
+        engine.step()
+        o = engine.optimizer
+        size = lambda ts: sum(t.numel() * t.element_size() for t in ts if t is not None)
+        masters = o.fp32_partitioned_groups_flat if stage == 3 else o.single_partition_of_fp32_groups
+        states = sum(size([v for v in o.optimizer.state[g].values() if torch.is_tensor(v) and v.numel() > 1])
+                     for g in masters)
+        print("BF16", stage, int(low), size(masters) + states, flush=True)
+        engine.destroy()
+    """
+)
+_TINY_LLAMA = {"model_type": "llama", "vocab_size": 1000, "hidden_size": 256, "intermediate_size": 512,
+               "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4}
+_SETTINGS = [(2, False), (2, True), (3, False)]
+
+
+@pytest.mark.slow
+def test_optimizer_bytes_equal_a_real_bf16_zero_engines(tmp_path):
+    pytest.importorskip("deepspeed")
+    script = tmp_path / "engine.py"
+    script.write_text(_ENGINE)
+    config = {k: v for k, v in _TINY_LLAMA.items() if k != "model_type"}
+    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(28700 + os.getpid() % 400),
+           "RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0"}
+    run = subprocess.run([sys.executable, str(script), json.dumps(config), json.dumps(_SETTINGS)],
+                         capture_output=True, text=True, env=env, timeout=900, check=False)
+    measured = {(int(stage), bool(int(low))): int(size) for _, stage, low, size in
+                (line.split() for line in run.stdout.splitlines() if line.startswith("BF16 "))}
+    if len(measured) != len(_SETTINGS):
+        pytest.skip(f"a bf16 ZeRO engine did not run here: {(run.stderr.strip().splitlines() or ['?'])[-1]}")
+    spec = spec_from_hf_config(_TINY_LLAMA, name="tiny", source="test")
+    workload = Workload(spec, precision="bf16")
+    for (stage, low), size in measured.items():
+        strategy = Strategy(f"zero{stage}", bf16_master_weights_and_grads=low, bf16_optimizer_states=low)
+        assert model_states(workload, strategy).optimizer_states == size, (stage, low)
+    assert measured[(2, False)] == 12 * spec.num_parameters  # fp32 master + fp32 m, v: not pure bf16's 4
+
+
+def test_deepspeed_bf16_is_counted_as_mixed_with_fp32_masters():
+    workload = Workload(resolve_model("llama-3.1-8b"), micro_batch=1, seq_len=2048, gradient_checkpointing=True)
+    for kind in ("zero1", "zero2", "zero3"):
+        strategy = Strategy(kind, gpus_per_node=8)
+        bf16 = model_states(replace(workload, precision="bf16"), strategy)
+        mixed = model_states(replace(workload, precision="mixed"), strategy)
+        assert (bf16.weights, bf16.gradients, bf16.optimizer_states) == (
+            mixed.weights, mixed.gradients, mixed.optimizer_states), kind
+        assert bf16.optimizer_states == 12 * workload.model.num_parameters / 8
+    # torch-native training does keep a pure bf16 model without master weights: 4 B/param of Adam states
+    assert model_states(replace(workload, precision="bf16"), Strategy("single")).optimizer_states == (
+        4 * workload.model.num_parameters)
+    estimate = estimate_memory(replace(workload, precision="bf16"), Strategy("zero2", gpus_per_node=8))
+    assert any("fp32 master weights and fp32 optimizer states" in line for line in estimate.assumptions)
+    assert not any("no fp32 master copy" in line for line in estimate.assumptions)
+
+
+def test_the_bf16_section_options_lower_the_master_and_the_states():
+    workload = Workload(resolve_model("llama-3.1-8b"), micro_batch=1, seq_len=2048, precision="bf16")
+    params = workload.model.num_parameters
+    masters = Strategy("zero2", gpus_per_node=8, bf16_master_weights_and_grads=True)
+    both = replace(masters, bf16_optimizer_states=True)
+    assert model_states(workload, masters).optimizer_states == (2 + 8) * params / 8
+    assert model_states(workload, both).optimizer_states == (2 + 4) * params / 8
+    text = json.dumps({"zero_optimization": {"stage": 2},
+                       "bf16": {"enabled": True, "bf16_master_weights_and_grads": True, "bf16_optimizer_states": True}})
+    read = strategy_from_effective(resolve(None, parse_text(text, Path("ds.json"), kind="deepspeed")))
+    assert read == Strategy("zero2", bf16_master_weights_and_grads=True, bf16_optimizer_states=True)
+    # the options only matter for a bf16 model: mixed precision's fp32 model masters stay fp32
+    assert model_states(replace(workload, precision="mixed"), both).optimizer_states == 12 * params / 8
