@@ -11,6 +11,9 @@ size and 16-bit activations (×2 for fp32 training):
   token.
 * GPT-2 and BERT (LayerNorm, GELU MLP, dropout 0.1): Korthikanti's `34sbh`; GPT-2's `gelu_new` is written out
   in Python and saves three more 4h-wide tensors (`+24sbh`).
+* Per-head q/k RMSNorm (Qwen3, Gemma-3): fp32 input + normalised copy per query/key element (`head_norm_bytes`);
+  Gemma-2/3 have four norms per block; a shared expert (Qwen2-MoE, DeepSeek) is one more gated MLP per token,
+  `8sb·f_shared` -- each measured by the trace against the same model without it.
 * Eager attention materialises the scores: HF Llama-family eager softmax runs in fp32 and keeps the fp32
   probabilities (4) and their 16-bit cast (2): `6as²b`; GPT-2/BERT keep probabilities, dropout mask and
   dropout output: `5as²b` (Korthikanti). SDPA and flash keep neither.
@@ -31,7 +34,11 @@ from typing import TYPE_CHECKING
 from accelwiz.estimate.spec import GATED_FAMILIES
 
 if TYPE_CHECKING:
+    from accelwiz.estimate.spec import ModelSpec
     from accelwiz.estimate.workload import Workload
+
+# Four RMSNorms per block (before and after attention and MLP): Gemma-2 and Gemma-3
+SANDWICH_NORM_FAMILIES = frozenset({"gemma2", "gemma3", "gemma3_text"})
 
 
 @dataclass(frozen=True)
@@ -60,7 +67,7 @@ def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerAct
     if spec.family in GATED_FAMILIES:
         r, f = spec.kv_ratio, spec.intermediate_size
         q_width = spec.num_heads * spec.head_dim / h  # Gemma-2 and Llama-3.2 heads need not fill h
-        norms = 4 if spec.family == "gemma2" else 2
+        norms = 4 if spec.family in SANDWICH_NORM_FAMILIES else 2
         terms.append(("norm inputs and outputs", int(4 * norms * sbh) * scale))
         terms.append(
             ("q, k, v, attention output", int(sbh * (2 * q_width + 4 * r * q_width + 2 * q_width)) * scale)
@@ -68,6 +75,10 @@ def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerAct
         terms.append(
             ("gated MLP (gate, up, act, product)", int(8 * s * b * f * spec.experts_per_token) * scale)
         )
+        if spec.shared_expert_intermediate_size:  # Qwen2-MoE/DeepSeek: a gated MLP every token runs (trace: 8 B)
+            terms.append(("shared expert MLP", 8 * s * b * spec.shared_expert_intermediate_size * scale))
+        if has_head_norms(spec):
+            terms.append(("per-head q/k RMSNorm", head_norm_bytes(workload)))
         if width == 2:
             terms.append(("RMSNorm fp32 upcast", 4 * norms * sbh))
         else:  # fp32: the normalised tensor (before the weight) is kept beside input and output (the trace)
@@ -94,6 +105,27 @@ def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerAct
     else:
         terms.append(("attention log-sum-exp (fp32)", 4 * a * s * b))
     return LayerActivations(tuple(terms))
+
+
+def has_head_norms(spec: ModelSpec) -> bool:
+    """Qwen3, Gemma-3, OLMo-2...: an RMSNorm over each head's queries and keys (`q_norm`, `k_norm`)."""
+    return any(t.kind in ("q_norm", "k_norm") for t in spec.tensors())
+
+
+def head_norm_bytes(workload: Workload) -> int:
+    """What the per-head q/k RMSNorms keep, per layer (measured by the trace against the same model without them:
+    Qwen3 vs Llama, Gemma-3 vs Gemma-2, at equal widths).
+
+    Each keeps its fp32 input (the upcast; in fp32 the input itself) and the normalised tensor the weight
+    multiplies: 16-bit in HF's Llama-style RMSNorm (4 + 2 B per query/key element), fp32 in fp32 training and in
+    Gemma's RMSNorm, which multiplies by `1 + weight` in fp32 (4 + 4); plus the fp32 `rsqrt` per head (4 B).
+    """
+    spec = workload.model
+    tokens = workload.seq_len * workload.micro_batch
+    elements = (spec.num_heads + spec.num_kv_heads) * spec.head_dim
+    gemma = spec.family.startswith("gemma")
+    per_element = 8 if workload.precision == "fp32" or gemma else 6
+    return tokens * (per_element * elements + 4 * (spec.num_heads + spec.num_kv_heads))
 
 
 def activation_bytes(workload: Workload, *, autocast: bool = False) -> tuple[int, tuple[str, ...]]:

@@ -28,7 +28,8 @@ from accelwiz.errors import UsageError
 from accelwiz.estimate.spec import ModelSpec, Tensor
 
 # Families whose block layout activations.py models term by term (see its docstring).
-EXACT_FAMILIES = frozenset({"llama", "mistral", "qwen2", "gemma2", "phi3", "mixtral", "gpt2", "bert"})
+EXACT_FAMILIES = frozenset({"llama", "mistral", "qwen2", "gemma2", "phi3", "mixtral", "gpt2", "bert"}
+                           | {"qwen3", "gemma3", "gemma3_text"})  # per-head q/k norms: activations.head_norm_bytes
 
 # Config keys (after the config class's attribute_map) that must be written in the file: transformers fills a
 # missing one with its own default (Llama: 32 layers of 4096), which would silently estimate another model.
@@ -364,18 +365,17 @@ def activation_coverage(
         lacks.append(f"mixed block types ({', '.join(sorted(kinds))})")
     if spec.kv_lora_rank:
         lacks.append("multi-head latent attention (MLA)")
-    if spec.shared_expert_intermediate_size:
-        lacks.append("shared experts")
+    # shared experts and per-head q/k RMSNorms have their terms in activations.py (checked against the trace)
     linear_kinds = {t.kind for t in spec.all_block_linears()}
-    if {"q_norm", "k_norm"} & {t.kind for t in spec.tensors()}:
-        lacks.append("per-head q/k RMSNorm")
     first = blocks[0]
     norms = sum(
         1
         for path, module in first.named_modules()
         if "Norm" in type(module).__name__ and path.rpartition(".")[2] not in ("q_norm", "k_norm")
     )
-    expected_norms = 4 if spec.family == "gemma2" else 2
+    from accelwiz.estimate.activations import SANDWICH_NORM_FAMILIES
+
+    expected_norms = 4 if spec.family in SANDWICH_NORM_FAMILIES else 2
     if spec.family not in ("gpt2", "bert") and norms != expected_norms and not spec.kv_lora_rank:
         lacks.append(f"{norms} norms per block (the formula has {expected_norms})")
     gated = {"gate_proj", "gate_up_proj", "w1"} & linear_kinds or spec.num_experts > 1

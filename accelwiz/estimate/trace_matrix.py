@@ -43,6 +43,11 @@ ARCHITECTURES: dict[str, tuple[str, dict[str, Any]]] = {
     "mixtral-8x7b": ("MixtralConfig", {
         "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
         "num_key_value_heads": 8, "num_local_experts": 8, "num_experts_per_tok": 2}),
+    # Qwen1.5-MoE-A2.7B: 60 routed experts (4 per token) and a shared expert 4x their width
+    "qwen2-moe-a2.7b": ("Qwen2MoeConfig", {
+        "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "moe_intermediate_size": 1408,
+        "shared_expert_intermediate_size": 5632, "num_attention_heads": 16, "num_key_value_heads": 16,
+        "num_experts": 60, "num_experts_per_tok": 4, "tie_word_embeddings": False}),
 }
 
 
@@ -66,7 +71,7 @@ class Setting:
 
 
 def matrix() -> list[Setting]:
-    """45 settings: every architecture in several precisions, attentions, batch shapes, checkpointing, LoRA."""
+    """49 settings: every architecture in several precisions, attentions, batch shapes, checkpointing, LoRA."""
     rows: list[Setting] = []
     for arch in ARCHITECTURES:
         rows += [
@@ -93,6 +98,7 @@ def matrix() -> list[Setting]:
         Setting("mistral-7b", 1, 256, "fp32", "eager"),
         Setting("gpt2", 8, 128, "bf16", "eager"),
         Setting("llama-3.2-1b", 2, 512, "fp32", "sdpa"),
+        Setting("qwen2-moe-a2.7b", 2, 512, "mixed", "sdpa", lora=True),
     ]
     return rows
 

@@ -79,7 +79,9 @@ def test_qwen2_moe_builds_with_shared_experts():
     # a token runs 4 of 60 routed experts and always the shared one: "2.7B activated"
     assert spec.active_parameters == spec.num_parameters - layers * (e - 4) * 3 * h * f
     assert round(spec.active_parameters / 1e9, 1) == 2.7
-    assert not spec.analytic_activations and "shared experts" in spec.activations_note
+    # the shared expert has its term (activations.py); the routed experts' dispatch does not: approximate
+    assert not spec.analytic_activations and "`qwen2_moe` has no term-by-term formula" in spec.activations_note
+    assert "shared experts" not in spec.activations_note
 
 
 def test_deepseek_v2_mla_and_mixed_blocks():
@@ -108,8 +110,8 @@ def test_gemma3_text_structure_from_config_checked_against_the_model():
     assert spec.num_parameters == vocab * h + layers * block + h  # tied head counted once
     assert spec.tie_word_embeddings and spec.sliding_window == 512
     assert (spec.num_heads, spec.num_kv_heads, spec.head_dim) == (4, 1, 256)
-    assert not spec.analytic_activations
-    assert "4 norms per block" in spec.activations_note and "q/k RMSNorm" in spec.activations_note
+    # four norms per block and the per-head q/k norms are in the formula (tests/estimate/test_trace_matrix.py)
+    assert spec.analytic_activations and not spec.activations_note
 
 
 def test_multimodal_wrapper_reads_its_language_model():
@@ -153,13 +155,20 @@ def test_mixtral_experts_are_one_fused_module_in_transformers_5():
         assert {t.kind for t in built.all_block_linears()} == {"q_proj", "k_proj", "v_proj", "o_proj"}
 
 
-def test_llama_shaped_config_is_analytic_and_qwen3_is_not():
+def test_llama_shaped_config_is_analytic_and_qwen3_adds_its_head_norms():
+    from accelwiz.estimate.activations import activation_bytes, head_norm_bytes
+
     llama = {"model_type": "llama", "vocab_size": 1000, "hidden_size": 256, "intermediate_size": 688,
              "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2}
     assert _spec(llama).analytic_activations
     qwen3 = llama | {"model_type": "qwen3", "head_dim": 64}
     spec = _spec(qwen3)
-    assert not spec.analytic_activations and "q/k RMSNorm" in spec.activations_note
+    assert spec.analytic_activations and not spec.activations_note
+    # the same model but for its per-head q/k RMSNorms: the difference is that term in every layer
+    plain, normed = (Workload(_spec(c), micro_batch=2, seq_len=64, precision="bf16") for c in (llama, qwen3))
+    extra = head_norm_bytes(normed)
+    assert extra == 2 * 64 * (6 * (4 + 2) * 64 + 4 * (4 + 2))  # fp32 input + bf16 normalised, fp32 rsqrt per head
+    assert activation_bytes(normed)[0] - activation_bytes(plain)[0] == 2 * extra
 
 
 @pytest.mark.parametrize(
