@@ -387,19 +387,24 @@ def zero3_gathered_working_set(workload: Workload, strategy: Strategy) -> ZeroGa
         embedding = next((t.module for t in spec.tensors() if t.shape and t.shape[0] == spec.vocab_size), None)
         if embedding is not None:
             forward.append(embedding)
+    layer_of = {name: found.group(1) for name in modules if (found := _LAYER_INDEX.search(name))}
+    groups: dict[str, list[str]] = {}
+    for name in forward:
+        if name in layer_of:
+            groups.setdefault(layer_of[name], []).append(name)
     backward: list[str] = []
     recomputed: set[str] = set()
     for name in reversed(forward):
-        layer = _LAYER_INDEX.search(name)
-        if not (workload.gradient_checkpointing and layer):
+        layer = layer_of.get(name)
+        if not (workload.gradient_checkpointing and layer is not None):
             backward.append(name)
-        elif layer.group(1) not in recomputed:
+        elif layer not in recomputed:
             # a checkpointed layer, as DeepSpeed records it (0.19.8, HF non-reentrant checkpointing): the
             # backward hook of its last module fires as the gradient arrives, then the whole layer runs
             # forward again, then backward through the rest in reverse (the last module's norm weights are
             # persistent and ordered apart in `tensors()`: the last module is the last with gathered bytes)
-            recomputed.add(layer.group(1))
-            group = [m for m in forward if (found := _LAYER_INDEX.search(m)) and found.group(1) == layer.group(1)]
+            recomputed.add(layer)
+            group = groups[layer]
             last = next((m for m in reversed(group) if modules[m][1]), group[-1])
             backward += [last, *group, *(m for m in reversed(group) if m != last)]
     trace = forward + backward
