@@ -173,14 +173,14 @@ def published_rows():
     return [(row, _compare(row)) for row in PUBLISHED_MEASUREMENTS]
 
 
-def test_published_median_within_ten_percent_and_every_modelled_row_within_25(published_rows):
-    """The targets are median |error| <= 10% and worst <= 20% over the rows whose settings accelwiz models;
-    the guard here is 25% per row because the worst modelled row (T0_3B ZeRO-3 with parameter offload, see
-    docs/performance.md) misses by about 25%."""
+def test_published_median_within_ten_percent_and_every_modelled_row_within_20(published_rows):
+    """The targets: median |error| <= 10% and worst <= 20% over the rows whose settings accelwiz models (the
+    worst, PEFT's Llama-2-70B LoRA on ZeRO-3, -17.3% since ZeRO-3's gathered parameters are modelled; see
+    docs/performance.md)."""
     modelled = [result for row, result in published_rows if not row.known_miss]
     errors = sorted(abs(r["error_percent"]) for r in modelled)
     assert errors[len(errors) // 2] <= 10, errors
-    assert all(abs(r["error_percent"]) <= 25 for r in modelled), [(r["key"], r["error_percent"]) for r in modelled]
+    assert all(abs(r["error_percent"]) <= 20 for r in modelled), [(r["key"], r["error_percent"]) for r in modelled]
 
 
 def test_known_misses_say_why_and_still_miss(published_rows):
