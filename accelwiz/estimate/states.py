@@ -9,8 +9,9 @@ Two accountings meet here, and both are right for their runtime:
   4 + 2 + 4 + 8 = 18 bytes/param (HF "Model training anatomy").
 
 Pure bf16 keeps everything in bf16 (torch optimizers keep states in the parameter dtype): 2 + 2 + 4 = 8.
-DeepSpeed never trains pure bf16: with a bf16 model its ZeRO optimizer (stage_1_and_2.py, stage3.py; the
-BF16_Optimizer at stage 0) still makes an fp32 master partition and steps fp32 Adam states on it
+DeepSpeed never trains pure bf16: with a bf16 model its ZeRO optimizer (stage_1_and_2.py, stage3.py) still
+makes an fp32 master partition and steps fp32 Adam states on it (at stage 0 its BF16_Optimizer does the same,
+but stage 0 is estimated as DDP here, without DeepSpeed's master copy: not modelled yet)
 (`_configure_master_weights` returns float32 unless the JSON's `bf16.bf16_master_weights_and_grads` is set,
 and the states stay fp32 unless `bf16.bf16_optimizer_states` is set too), so "bf16" under DeepSpeed is
 counted as mixed: 2 + 2 + 12 (`deepspeed_state_widths`).
