@@ -19,12 +19,10 @@ ROOT = Path(accelwiz.__file__).resolve().parent
 
 # Cycles that other work still has to remove, each named by the import that closes it (importer, imported) and
 # excused from test_no_import_cycles. The list only shrinks: once a cycle is gone, its entry fails (strict xfail
-# passing) until it is deleted here.
-KNOWN_CYCLES: dict[str, tuple[str, str]] = {
-    # 76a6993 moved the host-RAM formula into estimate/host.py, which calls back into estimate/memory.py
-    "estimate.host <-> estimate.memory (the estimator's host formula)": ("accelwiz.estimate.host",
-                                                                       "accelwiz.estimate.memory"),
-}
+# passing) until it is deleted here. It is empty: every cycle is gone (the last, estimate.host <->
+# estimate.memory, went when host.py came to own the host-RAM constants), so any cycle fails the test.
+KNOWN_CYCLES: dict[str, tuple[str, str]] = {}
+
 
 def module_name(path: Path) -> str:
     parts = path.relative_to(ROOT.parent).with_suffix("").parts

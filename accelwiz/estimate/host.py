@@ -37,6 +37,13 @@ if TYPE_CHECKING:
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
 
+# Host RAM of one training process before any model is loaded (Python, torch, CUDA runtime libraries).
+HOST_PROCESS_BYTES = 2 * GIB
+# DeepSpeed NVMe swapping: optimizer swap buffers (buffer_count 4) of one sub-group (sub_group_size 1e9)
+# in fp32, parameter swap buffers (buffer_count 5 × buffer_size 1e8) in 16-bit.
+NVME_OPTIMIZER_BUFFERS = 4
+SUB_GROUP_ELEMENTS = 1_000_000_000
+NVME_PARAM_BUFFER_BYTES = 5 * 100_000_000 * 2
 # DeepSpeed's `additional_buffer_factor` default (stage3.py, stage_1_and_2.py estimators): a margin on top of
 # the states, shown here so the comparison can name it; accelwiz does not multiply by it.
 DEEPSPEED_ADDITIONAL_BUFFER_FACTOR = 1.5
@@ -69,13 +76,6 @@ def deepspeed_host_buffers(workload: Workload, strategy: Strategy) -> tuple[floa
 
 def host_ram(workload: Workload, strategy: Strategy, offloaded: float) -> tuple[float, float, list[str]]:
     """Host RAM per node and NVMe bytes per node, with the notes that say what they hold."""
-    from accelwiz.estimate.memory import (
-        HOST_PROCESS_BYTES,
-        NVME_OPTIMIZER_BUFFERS,
-        NVME_PARAM_BUFFER_BYTES,
-        SUB_GROUP_ELEMENTS,
-    )
-
     spec, gpn = workload.model, strategy.gpus_per_node
     load_width = {"fp32": 4, "mixed": 4, "bf16": 2}[workload.precision]
     if workload.regime == "qlora":

@@ -28,6 +28,7 @@ from accelwiz.estimate.activations import (
     loss_transient_bytes,
     recompute_bytes,
 )
+from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (HOST_PROCESS_BYTES: re-exported)
 from accelwiz.estimate.states import ModelStates, model_states, optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
@@ -41,8 +42,6 @@ CUDA_CONTEXT_BYTES = 768 * 2**20
 NCCL_BYTES = 512 * 2**20
 # Caching-allocator slack (reserved − allocated): block rounding and fragmentation, as a share of the rest.
 ALLOCATOR_SLACK = 0.05
-# Host RAM of one training process before any model is loaded (Python, torch, CUDA runtime libraries).
-HOST_PROCESS_BYTES = 2 * GIB
 # DeepSpeed defaults (runtime/zero/config.py, 0.19.8): buckets are element counts.
 REDUCE_BUCKET_ELEMENTS = 500_000_000
 PREFETCH_BUCKET_ELEMENTS = 50_000_000
@@ -50,11 +49,6 @@ PARAM_PERSISTENCE_THRESHOLD = 100_000
 MAX_LIVE_PARAMETERS = 1_000_000_000  # stage3_max_live_parameters: bounds what prefetching may gather
 MAX_REUSE_DISTANCE = 1_000_000_000  # stage3_max_reuse_distance: keeps a parameter gathered until its reuse
 _LAYER_INDEX = re.compile(r"(?:^|\.)(?:layers|layer|h)\.(\d+)\.")
-# DeepSpeed NVMe swapping: optimizer swap buffers (buffer_count 4) of one sub-group (sub_group_size 1e9)
-# in fp32, parameter swap buffers (buffer_count 5 × buffer_size 1e8) in 16-bit.
-NVME_OPTIMIZER_BUFFERS = 4
-SUB_GROUP_ELEMENTS = 1_000_000_000
-NVME_PARAM_BUFFER_BYTES = 5 * 100_000_000 * 2
 
 
 PHASE_LABEL = {"forward": "forward", "backward": "backward", "optimizer": "optimizer step"}
@@ -434,6 +428,4 @@ def zero3_gathered_working_set(workload: Workload, strategy: Strategy) -> ZeroGa
 
 def _host(workload: Workload, strategy: Strategy, offloaded: float) -> tuple[float, float, list[str]]:
     """Host RAM per node (loading peak or offloaded states, whichever is larger) and NVMe bytes per node."""
-    from accelwiz.estimate.host import host_ram  # the host formula, term by term, lives in host.py
-
     return host_ram(workload, strategy, offloaded)
