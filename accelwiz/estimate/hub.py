@@ -59,7 +59,7 @@ def resolve_hub_config(hub_id: str) -> tuple[dict[str, Any], str]:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(
             f"cannot read the cached config.json of {hub_id} ({path}): {exc}",
-            hint=f"delete it and download again: huggingface-cli download {repo} config.json",
+            hint=f"delete it and download again: hf download {repo} config.json",
         ) from None
     if not isinstance(data, dict):
         raise InputError(f"the config.json of {hub_id} is not a JSON object", hint="pass a HF config.json")
@@ -77,7 +77,7 @@ def _cached(repo: str, revision: str | None) -> str | None:
 
 
 def _download(hub_id: str, repo: str, revision: str | None) -> str:
-    fix = f"download it (huggingface-cli download {repo} config.json) or pass the path of a config.json"
+    fix = f"download it (hf download {repo} config.json) or pass the path of a config.json"
     if hub_offline():
         raise UsageError(f"{hub_id}: config.json is not in the huggingface_hub cache and HF_HUB_OFFLINE is set",
                          hint=fix)

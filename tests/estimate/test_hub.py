@@ -115,8 +115,20 @@ def test_offline_and_not_cached_is_one_line_naming_the_id_and_the_fix(hub_cache)
     with pytest.raises(UsageError) as info:
         resolve_model("Qwen/Qwen3-8B")
     assert "Qwen/Qwen3-8B" in info.value.message and "\n" not in info.value.message
-    assert "huggingface-cli download Qwen/Qwen3-8B config.json" in info.value.hint
-    assert "config.json" in info.value.hint
+    assert "hf download Qwen/Qwen3-8B config.json" in info.value.hint
+    assert "huggingface-cli" not in info.value.hint
+
+
+def test_the_download_hint_names_the_cli_the_installed_huggingface_hub_ships(hub_cache):
+    """huggingface_hub >= 1.0 ships `hf` and no longer `huggingface-cli`; the hint must name a command that exists
+    (and the same one the trainer names)."""
+    from importlib.metadata import distribution
+
+    scripts = {ep.name for ep in distribution("huggingface_hub").entry_points if ep.group == "console_scripts"}
+    with pytest.raises(UsageError) as info:
+        resolve_model("Qwen/Qwen3-8B")
+    command = info.value.hint.split("(", 1)[1].split()[0]
+    assert command in scripts, (command, scripts)
 
 
 def test_cli_exit_2_offline_and_estimate_from_cache(cli, hub_cache):
