@@ -50,6 +50,12 @@ def migrate(
         from accelwiz.migrate.fsdp2 import migrate_text
         from accelwiz.migrate.legacy import migrate_legacy_keys
 
+        if output is not None and not diff and not (output.parent if str(output.parent) else Path(".")).is_dir():
+            from accelwiz.errors import UsageError
+
+            # like `run --slurm`: a mistyped -o folder is an error, not a folder to create
+            raise UsageError(f"cannot write {output}: the folder {output.parent} does not exist",
+                             hint=f"create it first (mkdir -p {output.parent}), or pass -o in an existing folder")
         document = load_document(file)
         text = file.read_text(encoding="utf-8")
         try:
@@ -82,7 +88,7 @@ def migrate(
         target = output or file
         if output is None:
             atomic_write(file.with_name(file.name + ".bak"), text)
-        atomic_write(target, migrated)
+        atomic_write(target, migrated, create_parents=False)
         console.info(f"wrote {target}" + ("" if output else f" (the original is {file.name}.bak)"))
         from accelwiz.rules.engine import check_paths
         from accelwiz.rules.registry import select_rules
