@@ -13,7 +13,7 @@ the plan are relative to the plan file's directory.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
@@ -193,16 +193,20 @@ def dump_plan(plan: PlanFile) -> str:
 _ESTIMATOR_PRECISION = {"fp32": "fp32", "fp16": "mixed", "bf16": "mixed", "fp8": "mixed"}
 
 
-def plan_workload(plan: PlanFile) -> tuple[Workload | None, str | None]:
+def plan_workload(plan: PlanFile, flags: dict[str, Any] | None = None,
+                  model: ModelSpec | None = None) -> tuple[Workload | None, str | None]:
     """The estimator's Workload for what the plan assumed, or (None, why not) when its model cannot be sized here.
 
     `micro_batch_given` is False: when the DeepSpeed JSON names a micro-batch, the memory rules judge the JSON's
     (what DeepSpeed will use); a plan that disagrees with it is AW114's finding.
+    `flags` (check's --micro-batch, --seq-len, ...: Workload field -> value) and `model` (--model) replace the
+    plan's fields one by one: the plan is the base, each flag given overrides its one field.
     """
     from accelwiz.errors import AccelwizError
     from accelwiz.estimate.workload import ALL_LINEAR, Workload
 
-    spec, why = _plan_model(plan)
+    flags = flags or {}
+    spec, why = (model, None) if model is not None else _plan_model(plan)
     if spec is None:
         return None, why
     tuning, training = plan.fine_tuning, plan.training
@@ -212,21 +216,42 @@ def plan_workload(plan: PlanFile) -> tuple[Workload | None, str | None]:
     try:
         workload = Workload(
             model=spec,
-            micro_batch=training.micro_batch,
-            seq_len=training.sequence_length,
-            regime=tuning.method,
+            micro_batch=flags.get("micro_batch", training.micro_batch),
+            seq_len=flags.get("seq_len", training.sequence_length),
+            regime=flags.get("regime", tuning.method),
             lora_rank=tuning.lora_rank or 16,
             lora_targets=targets,
             precision=_ESTIMATOR_PRECISION[training.precision],  # type: ignore[arg-type]
             optimizer=training.optimizer,
-            gradient_checkpointing=training.gradient_checkpointing,
-            attention=training.attention,
-            micro_batch_given=False,
+            gradient_checkpointing=flags.get("gradient_checkpointing", training.gradient_checkpointing),
+            attention=flags.get("attention", training.attention),
+            micro_batch_given="micro_batch" in flags,
         )
         workload.trainable_parameters  # noqa: B018 - LoRA targets that match nothing fail here, not in a rule
     except (AccelwizError, ValueError) as exc:
         return None, f"the plan's workload cannot be estimated: {exc}"
     return workload, None
+
+
+# check's workload flags, as the plan names the field each replaces
+WORKLOAD_FLAG_FIELDS = {"micro_batch": ("--micro-batch", "training.micro_batch"),
+                        "seq_len": ("--seq-len", "training.sequence_length"),
+                        "gradient_checkpointing": ("--gradient-checkpointing", "training.gradient_checkpointing"),
+                        "regime": ("--lora/--qlora", "fine_tuning.method"),
+                        "attention": ("--attention", "training.attention")}
+
+
+def describe_overrides(plan: PlanFile, flags: dict[str, Any], model: str | None) -> str:
+    """Which workload fields came from the command line and which from the plan, in one line."""
+    given = [f"{WORKLOAD_FLAG_FIELDS[name][0]} {_shown(value)} replaces {WORKLOAD_FLAG_FIELDS[name][1]}"
+             for name, value in flags.items() if name in WORKLOAD_FLAG_FIELDS]
+    if model is not None:
+        given.insert(0, f"--model {model} replaces model.name ({plan.model.name})")
+    return "workload from the plan, " + ("; ".join(given) if given else "as recorded") + "; the rest from the plan"
+
+
+def _shown(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _plan_model(plan: PlanFile) -> tuple[ModelSpec | None, str | None]:

@@ -38,17 +38,20 @@ def check(
     system: SystemOption = None,
     model: Annotated[str | None, typer.Option(help="Model preset, config.json or parameter count: turns on the "
                                                    "memory rules (AW5xx).", rich_help_panel="Memory")] = None,
-    micro_batch: Annotated[int | None, typer.Option(min=1, help="Micro-batch per GPU (default: from the config, "
-                                                                "else 1).", rich_help_panel="Memory")] = None,
-    seq_len: Annotated[int, typer.Option(min=1, help="Sequence length.", rich_help_panel="Memory")] = 2048,
-    gradient_checkpointing: Annotated[bool, typer.Option(help="Activations are recomputed in backward.",
-                                                         rich_help_panel="Memory")] = False,
+    micro_batch: Annotated[int | None, typer.Option(min=1, help="Micro-batch per GPU (default: the plan's, the "
+                                                                "config's, else 1).", rich_help_panel="Memory")] = None,
+    seq_len: Annotated[int | None, typer.Option(min=1, help="Sequence length (default: the plan's, else 2048).",
+                                                rich_help_panel="Memory", show_default=False)] = None,
+    gradient_checkpointing: Annotated[bool | None, typer.Option(
+        help="Activations are recomputed in backward (default: the plan's, else off).", rich_help_panel="Memory",
+        show_default=False)] = None,
     lora: Annotated[bool, typer.Option(help="LoRA fine-tuning instead of full.", rich_help_panel="Memory")] = False,
     qlora: Annotated[bool, typer.Option(help="QLoRA: LoRA on a 4-bit base.", rich_help_panel="Memory")] = False,
     plan: Annotated[Path | None, typer.Option(help="The plan file `accelwiz init` wrote (default: the one beside "
                                                    "the YAML, accelerate.plan.yaml for accelerate.yaml).",
                                               rich_help_panel="Memory", show_default=False)] = None,
-    attention: Annotated[str, typer.Option(help="eager, sdpa or flash.", rich_help_panel="Memory")] = "sdpa",
+    attention: Annotated[str | None, typer.Option(help="eager, sdpa or flash (default: the plan's, else sdpa).",
+                                                  rich_help_panel="Memory", show_default=False)] = None,
     training_args: TrainingArgsOption = None,
     trl: TrlOption = False,
     fix: FixOption = False,
@@ -72,14 +75,20 @@ def check(
             machine = load_system(system)
         if lora and qlora:
             raise UsageError("--lora and --qlora exclude each other", hint="QLoRA is LoRA on a 4-bit base: pass one")
+        # The workload flags given, field by field: each replaces one field of the plan's workload (the plan is
+        # the base), or of the defaults when there is no plan and --model names the model.
+        flags = {name: value for name, value in (
+            ("micro_batch", micro_batch), ("seq_len", seq_len), ("gradient_checkpointing", gradient_checkpointing),
+            ("regime", "qlora" if qlora else "lora" if lora else None), ("attention", attention)) if value is not None}
         workload = None
         if model is not None:
             from accelwiz.estimate.workload import workload_from_options
 
-            workload = workload_from_options(model=model, micro_batch=micro_batch, seq_len=seq_len,
-                                             gradient_checkpointing=gradient_checkpointing,
-                                             regime="qlora" if qlora else "lora" if lora else "full",
-                                             attention=attention)
+            workload = workload_from_options(model=model, micro_batch=micro_batch, seq_len=seq_len or 2048,
+                                             gradient_checkpointing=bool(gradient_checkpointing),
+                                             regime=flags.get("regime", "full"), attention=attention or "sdpa")
+        elif flags.get("attention") not in (None, "eager", "sdpa", "flash"):
+            raise UsageError(f"invalid attention `{attention}`", hint="choose one of eager, sdpa, flash")
         # the plan beside each YAML (or --plan) gives the memory and hardware rules its workload and system
         trainer, files = trainer_inputs(training_args, trainer_argv(ctx), files, console, trl=trl)  # AW7xx
         if fix or diff:  # ruff's model: mend what is unambiguous, then report what remains
@@ -89,7 +98,8 @@ def check(
                              workload=workload, training_args=trainer)
             if code is not None:
                 raise typer.Exit(code)
-        result = check_with_plans(files, rules, system=machine, workload=workload, plan=plan, training_args=trainer)
+        result = check_with_plans(files, rules, system=machine, workload=workload, plan=plan, training_args=trainer,
+                                  workload_flags=flags)
         for error in result.input_errors:
             console.error(error.message, hint=error.hint)
         for note in result.skipped:

@@ -60,6 +60,7 @@ class CheckContext:
     launch: LaunchFacts = field(default_factory=LaunchFacts)
     plan: PlanFile | None = None  # the plan file init wrote beside the YAML, when there is one
     notes: list[str] = field(default_factory=list)
+    workload_flags: dict[str, Any] = field(default_factory=dict)  # check's --seq-len ... (Workload field -> value)
 
     @property
     def documents(self) -> list[Document]:
@@ -86,4 +87,8 @@ class CheckContext:
             from accelwiz.rules.trainer_arguments import trainer_effective
 
             config = trainer_effective(self, config)
+        if self.workload_flags:  # check's workload flags replace the plan's fields (--explain says so)
+            from accelwiz.effective import with_workload_flags
+
+            config = with_workload_flags(config, self.workload_flags)
         return config

@@ -64,6 +64,7 @@ def check_unit(
     deepspeed_reference: DeepSpeedReference | None = None,
     rules: Iterable[Rule] | None = None,
     training_args: Any = None,
+    workload_flags: dict[str, Any] | None = None,
 ) -> UnitResult:
     """Run the rules (all of them unless `rules` is given) on one unit.
 
@@ -73,7 +74,8 @@ def check_unit(
     the hardware rules; `launch` says what the launcher changes; `plan` is the plan file init wrote.
     """
     context = CheckContext(system=system, workload=workload, launch=launch or LaunchFacts(), plan=plan,
-                           training_args=training_args)  # TrainerArguments: the AW7xx rules
+                           training_args=training_args,  # TrainerArguments: the AW7xx rules
+                           workload_flags=dict(workload_flags or {}))  # what --seq-len ... replaced (--explain)
     for document in documents:
         role = "accelerate" if document.kind == "accelerate" else "deepspeed"
         if getattr(context, role) is not None:
@@ -185,23 +187,43 @@ def check_paths(paths: Sequence[Path], rules: Sequence[Rule] | None = None, **fa
 
 def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None, *,
                      system: MachineProfile | None = None, workload: Any = None, plan: Path | None = None,
-                     training_args: Any = None) -> CheckResult:
+                     training_args: Any = None, workload_flags: dict[str, Any] | None = None) -> CheckResult:
     """`accelwiz check` with plans: each YAML with the plan beside it (or `plan`, given with --plan), and the
-    memory and hardware rules run with the plan's system and workload unless --system / --model say otherwise.
+    memory and hardware rules run with the plan's system and workload.
+
+    `workload_flags` (check's --micro-batch, --seq-len, --gradient-checkpointing, --lora/--qlora, --attention:
+    Workload field -> value) and `workload` (built from --model) override the plan's workload field by field:
+    the plan is the base. Without a plan, `workload` is the whole workload, and flags without --model are a
+    UsageError. With no Trainer arguments given, a plan whose batch the Trainer owns gives its recorded
+    `training.trainer_arguments`, so the files are checked as they will run.
 
     The files are grouped into units as `check_paths` groups them (a YAML with the JSON it names, or the one JSON
     given beside it), then each unit is checked with the plan of its YAML. Why a plan's workload could not be
-    estimated is in `skipped`.
+    estimated, and which workload fields came from where, is in `skipped`.
     """
     from accelwiz.defaults import find_plan  # the plan model (pydantic) is imported only when there is a plan
 
+    flags = dict(workload_flags or {})
     result = CheckResult()
     plans: dict[Path, Any] = {}  # each plan file loaded once, its error reported once
+
+    def note(text: str) -> None:
+        if text not in result.skipped:
+            result.skipped.append(text)
+
     for unit in build_units(files, result):
         facts: dict[str, Any] = {"system": system, "workload": workload, "training_args": training_args}
         plan_path = plan if plan is not None else find_plan(unit.accelerate.path) if unit.accelerate else None
+        if plan_path is None and workload is None and flags:
+            from accelwiz.errors import UsageError
+
+            given = ", ".join(f"--{name.replace('_', '-')}" for name in flags)
+            where = unit.documents[0].name if unit.documents else "the files"
+            raise UsageError(f"{given} need --model (the model whose workload they describe): none was given and "
+                             f"no plan was found beside {where}",
+                             hint="pass --model PRESET|config.json|PARAMS (or --plan FILE)")
         if plan_path is not None:
-            from accelwiz.plan_file import load_plan, plan_system, plan_workload
+            from accelwiz.plan_file import describe_overrides, load_plan, plan_system, plan_workload
 
             if plan_path not in plans:
                 try:
@@ -215,10 +237,21 @@ def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None,
             facts["plan"] = loaded
             if system is None:
                 facts["system"] = plan_system(loaded)
-            if workload is None:
-                facts["workload"], why_not = plan_workload(loaded)
-                if why_not and f"{plan_path}: memory rules skipped: {why_not}" not in result.skipped:
-                    result.skipped.append(f"{plan_path}: memory rules skipped: {why_not}")
+            planned, why_not = plan_workload(loaded, flags, workload.model if workload is not None else None)
+            if planned is not None:
+                facts["workload"], facts["workload_flags"] = planned, flags
+                if flags or workload is not None:
+                    note(f"{plan_path}: " + describe_overrides(
+                        loaded, flags, workload.model.name if workload is not None else None))
+            elif workload is None:
+                note(f"{plan_path}: memory rules skipped: {why_not}")
+            if training_args is None and loaded.training.owner == "trainer" and loaded.training.trainer_arguments:
+                from accelwiz.config.training_args import parse_argv
+
+                facts["training_args"] = parse_argv(list(loaded.training.trainer_arguments))
+                note(f"{plan_path}: checked with the plan's Trainer arguments (training.trainer_arguments: "
+                     f"{' '.join(loaded.training.trainer_arguments)}); pass `-- ARGS` or --training-args to check "
+                     "others")
         _check_into(result, unit, rules, facts)
     result.diagnostics.sort(key=lambda d: (d.file, d.line, d.column, d.code))
     return result
