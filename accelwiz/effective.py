@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from accelwiz.document import Document, KeyPath
     from accelwiz.plan_file import PlanFile
 
-Source = Literal["yaml", "json", "plan", "trainer", "command line", "accelerate default", "deepspeed default", "derived", "unset"]
+Source = Literal["yaml", "json", "plan", "trainer", "command line", "accelerate default", "deepspeed default",
+                 "derived", "unset"]
 Role = Literal["accelerate", "deepspeed", "plan"]
 
 
