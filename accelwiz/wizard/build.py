@@ -183,7 +183,7 @@ def _trainer_json(answers: Answers) -> dict[str, Any]:
     if stage == 3:
         zero.update({"stage3_prefetch_bucket_size": AUTO, "stage3_param_persistence_threshold": AUTO,
                      "stage3_gather_16bit_weights_on_model_save": True})
-    return {
+    config: dict[str, Any] = {
         "train_batch_size": AUTO,
         "train_micro_batch_size_per_gpu": AUTO,
         "gradient_accumulation_steps": AUTO,
@@ -191,9 +191,23 @@ def _trainer_json(answers: Answers) -> dict[str, Any]:
         "bf16": {"enabled": AUTO},
         "fp16": {"enabled": AUTO, "loss_scale": 0, "initial_scale_power": 16, "loss_scale_window": 1000,
                  "hysteresis": 2, "min_loss_scale": 1},
-        "zero_optimization": zero,
-        "wall_clock_breakdown": False,
     }
+    if answers.offload_optimizer:
+        config["optimizer"] = TRAINER_OFFLOAD_OPTIMIZER
+    config.update({"zero_optimization": zero, "wall_clock_breakdown": False})
+    return config
+
+
+# With the optimizer offloaded, the optimizer must be DeepSpeed's: without an `optimizer` block transformers'
+# deepspeed_optim_sched builds the Trainer's torch AdamW and sets zero_allow_untested_optimizer, so the step runs
+# a plain torch optimizer on CPU tensors. With the block it passes a DummyOptim and DeepSpeed builds
+# DeepSpeedCPUAdam (type AdamW -> adamw_mode). Every param is "auto": trainer_config_process fills them from
+# --learning_rate, --adam_beta1/2, --adam_epsilon and --weight_decay. No `scheduler` block: without one the
+# Trainer's own scheduler (--lr_scheduler_type, --warmup_steps) wraps the DeepSpeed optimizer.
+TRAINER_OFFLOAD_OPTIMIZER: dict[str, Any] = {
+    "type": "AdamW",
+    "params": {"lr": AUTO, "betas": AUTO, "eps": AUTO, "weight_decay": AUTO},
+}
 
 
 def trainer_arguments(answers: Answers, deepspeed_file: Path | str | None = None) -> list[str]:

@@ -72,7 +72,8 @@ def generate(answers: Answers, system: MachineProfile, *, output: Path, command:
 
     plan_output = OutputFile(plan_path, dump_plan(plan_file))
     workload = workload_for(answers.model_dump(), system) if answers.model else None
-    diagnostics = check_rendered(yaml_file, json_file, system, workload, multi_node=answers.num_machines > 1)
+    diagnostics = check_rendered(yaml_file, json_file, system, workload, multi_node=answers.num_machines > 1,
+                                 trainer_flags=flags)
     return Generated(yaml_file, json_file, plan_output, diagnostics, estimate, launch, option, flags)
 
 

@@ -25,12 +25,14 @@ def check_rendered(
     workload: Any = None,
     *,
     multi_node: bool = False,
+    trainer_flags: Sequence[str] = (),
 ) -> list[Any]:
     """Every diagnostic the `check` rules report for the files, as if they were already on disk: through the
     engine's one entry (`check_unit`), with the machine for the hardware rules, the workload for the memory rules
     (what the plan file records) and, for several machines, the launch supplying each node's rank and the main
     address (per-node commands or SLURM pass them, as the plan's launcher says). The plan itself is not passed:
-    its files are not on disk yet; `accelwiz check` of the written files reads it."""
+    its files are not on disk yet; `accelwiz check` of the written files reads it. In trainer mode the
+    TrainingArguments flags the header prints are checked with the files, as `accelwiz check FILE -- FLAGS`."""
     from accelwiz.document import parse_text
     from accelwiz.rules.context import LaunchFacts
     from accelwiz.rules.engine import check_unit
@@ -39,7 +41,13 @@ def check_rendered(
     if deepspeed is not None:
         documents.append(parse_text(deepspeed.text, deepspeed.path, kind="deepspeed"))
     launch = LaunchFacts(supplies_rendezvous=multi_node)
-    return check_unit(documents, system=system, workload=workload, launch=launch).diagnostics
+    training_args = None
+    if trainer_flags:
+        from accelwiz.config.training_args import parse_argv
+
+        training_args = parse_argv(list(trainer_flags))
+    return check_unit(documents, system=system, workload=workload, launch=launch,
+                      training_args=training_args).diagnostics
 
 
 def errors_of(diagnostics: Sequence[Any]) -> list[Any]:

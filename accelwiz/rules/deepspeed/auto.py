@@ -176,6 +176,9 @@ def auto_needs_trainer(ctx: CheckContext) -> Iterator[Finding]:
     """
     if not via_accelerate(ctx) or ctx.deepspeed is None:
         return
+    # the HF Trainer is known to run: its arguments were given (`-- ARGS`), or the plan says it owns the batch
+    if ctx.training_args is not None or (ctx.plan is not None and ctx.plan.training.owner == "trainer"):
+        return
     for path in auto_paths(ctx.deepspeed.data):
         if dotted_path(path) in FILLED_BY_TRAINER_ONLY:
             yield Finding("deepspeed", path, f'`{dotted_path(path)}` is "auto", which only the HF Trainer '
