@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -88,9 +89,20 @@ def get_value(config: dict[str, Any], dotted: str) -> Any:
     return None if node is None else node.get(key)
 
 
+# The Trainer arguments each calculated value is made of (a mismatch names the value, not its arguments)
+_CALCULATED_FROM = {"train_batch_size (calculated)": ("per_device_train_batch_size", "gradient_accumulation_steps"),
+                    "num_training_steps (calculated)": ("max_steps",)}
+
+
 class _Filler:
-    def __init__(self, config: dict[str, Any], result: TrainerResolution) -> None:
+    def __init__(self, config: dict[str, Any], result: TrainerResolution,
+                 invalid: frozenset[str] = frozenset()) -> None:
         self.config, self.result = config, result
+        self.invalid = invalid  # arguments transformers refuses: their default is never compared
+
+    def _from_invalid(self, hf_key: str | None) -> bool:
+        names = _CALCULATED_FROM.get(hf_key or "") or re.split(r"[|+]", hf_key or "")
+        return any(name in self.invalid for name in names)
 
     def fill(self, dotted: str, value: Any, hf_key: str | None = None, *, must_match: bool = True,
              by: str = "trainer") -> None:
@@ -105,7 +117,7 @@ class _Filler:
         if not must_match:
             return
         current = node.get(key)
-        if current is not None and current != value:
+        if current is not None and current != value and not self._from_invalid(hf_key):
             self.result.mismatches.append(Mismatch(dotted, current, hf_key or dotted, value))
 
 
@@ -230,7 +242,8 @@ def resolve_for_trainer(config: dict[str, Any], args: TrainerArguments, *, world
                         launcher_precision: str | None) -> TrainerResolution:
     """Run the Trainer's and accelerate's fills on a copy of `config`, in the order of `path`."""
     result = TrainerResolution(copy.deepcopy(config))
-    filler = _Filler(result.config, result)
+    # the run stops at the invalid argument itself: a mismatch against the default it falls back to is not real
+    filler = _Filler(result.config, result, frozenset(problem.name for problem in args.problems))
     mixed_precision = args.mixed_precision(launcher_precision)
     if path == "trainer":
         _trainer_config_process(filler, args, world_size)

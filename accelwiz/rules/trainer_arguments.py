@@ -551,8 +551,12 @@ def trainer_effective(ctx: CheckContext, base: Any) -> Any:
             if resolution.filled_by.get(key) == "trainer":
                 values[setting] = (resolution.filled[key], f'"auto" <- {notes[setting]}')
         for name in ("bf16", "fp16"):
-            if resolution.filled_by.get(f"{name}.enabled") == "trainer" and resolution.precision == name:
-                values["mixed_precision"] = (name, f'"auto" <- {args.where(name)}')
+            filled_by = resolution.filled_by.get(f"{name}.enabled")
+            # accelerate's set_mixed_precision fills the "auto" block from TrainingArguments.mixed_precision,
+            # which is --fp16/--bf16 when given: the Trainer's value either way
+            if resolution.precision == name and (filled_by == "trainer" or (filled_by and args[name])):
+                via = "" if filled_by == "trainer" else " (through accelerate's mixed_precision)"
+                values["mixed_precision"] = (name, f'"auto" <- {args.where(name)}{via}')
         if "mixed_precision" not in values and resolution.precision == "fp32" and any(
                 resolution.filled_by.get(f"{n}.enabled") == "trainer" for n in ("bf16", "fp16")):
             values["mixed_precision"] = ("no", '"auto" <- neither --fp16 nor --bf16')
@@ -570,4 +574,16 @@ def trainer_effective(ctx: CheckContext, base: Any) -> Any:
     if args.is_given("activation_checkpointing") or args.is_given("gradient_checkpointing"):
         name = "activation_checkpointing" if args.is_given("activation_checkpointing") else "gradient_checkpointing"
         values["gradient_checkpointing"] = (args.gradient_checkpointing, args.where(name))
+    # an argument transformers refuses (AW701) stops the run: its default is no value the run uses
+    invalid = {problem.name for problem in args.problems}
+    values = {setting: value for setting, value in values.items()
+              if not invalid & set(_SETTING_ARGUMENTS.get(setting, ()))}
     return with_trainer(base, values)
+
+
+# the Trainer arguments each effective setting is made of
+_SETTING_ARGUMENTS = {"micro_batch": ("per_device_train_batch_size",),
+                      "gradient_accumulation": ("gradient_accumulation_steps",),
+                      "global_batch": ("per_device_train_batch_size", "gradient_accumulation_steps"),
+                      "gradient_clipping": ("max_grad_norm",), "mixed_precision": ("fp16", "bf16"),
+                      "gradient_checkpointing": ("gradient_checkpointing", "activation_checkpointing")}

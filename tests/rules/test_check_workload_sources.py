@@ -64,3 +64,50 @@ def test_workload_flags_without_model_or_plan_are_a_usage_error(cli, tmp_path, m
     result = cli("check", str(yaml), "--seq-len", "4096")
     assert result.exit_code == 2
     assert "--seq-len need --model" in result.stderr
+
+
+def test_an_invalid_trainer_value_is_only_its_own_finding(cli, tmp_path, monkeypatch):
+    """--per_device_train_batch_size four fell back to the default 8 and was also compared with the JSON's 1."""
+    yaml = planned(tmp_path, monkeypatch)
+    result = cli("check", str(yaml), "--format", "json", "--explain", "--", "--bf16",
+                 "--per_device_train_batch_size", "four")
+    findings = json.loads(result.stdout[result.stdout.index("\n["):])
+    assert [d["code"] for d in findings if d["severity"] == "error"] == ["AW701"]
+    assert not [line for line in result.stdout.splitlines() if line.startswith("  micro_batch") and "trainer" in line]
+
+
+DOLLY = "/work/shared/corpus/broken/databrickslabs-dolly__11.json"
+
+
+def test_explain_shows_the_trainers_bf16_filling_an_auto_block(cli, tmp_path, monkeypatch):
+    """--bf16 reaches the JSON's "auto" bf16 through accelerate's mixed_precision: --explain said `no`."""
+    if not Path(DOLLY).is_file():
+        import pytest
+
+        pytest.skip("the shared corpus is not here")
+    monkeypatch.chdir(tmp_path)
+    yaml = tmp_path / "dolly.yaml"
+    yaml.write_text("distributed_type: DEEPSPEED\nnum_machines: 1\nnum_processes: 8\nmachine_rank: 0\n"
+                    f"deepspeed_config:\n  deepspeed_config_file: {DOLLY}\n")
+    result = cli("check", str(yaml), "--explain", "--", "--bf16", "--per_device_train_batch_size", "4")
+    rows = {line.split()[0]: line.split() for line in result.stdout.splitlines() if line.startswith("  ")}
+    assert rows["mixed_precision"][1:3] == ["bf16", "trainer"]
+    assert rows["micro_batch"][1:3] == ["4", "trainer"]
+    assert rows["gradient_clipping"][1:3] == ["1.0", "trainer"]
+
+
+def test_a_trainer_owned_plan_is_checked_with_its_recorded_arguments(cli, tmp_path, monkeypatch):
+    """No `--` given: the plan's training.trainer_arguments are the Trainer's (the JSON's fixed micro-batch 1
+    disagrees with the recorded --per_device_train_batch_size 2: AW702 proves they were read)."""
+    plan = PlanFile(files=PlanFiles(accelerate="accelerate.yaml", deepspeed="ds_config.json"),
+                    system=PlanSystem(name="8xH100-80GB", gpus_per_machine=8), model=PlanModel(name="llama-3.1-8b"),
+                    training=PlanTraining(owner="trainer", micro_batch=2, sequence_length=2048,
+                                          trainer_arguments=["--per_device_train_batch_size", "2", "--bf16"]))
+    yaml = planned(tmp_path, monkeypatch, plan=plan)
+    result = cli("check", str(yaml), "--format", "json", "--select", "AW7")
+    assert "AW702" in codes(result)
+    assert "checked with the plan's Trainer arguments" in result.stderr
+    # arguments given on the command line win over the plan's
+    result = cli("check", str(yaml), "--format", "json", "--select", "AW7", "--", "--per_device_train_batch_size",
+                 "1", "--bf16")
+    assert "AW702" not in codes(result) and "plan's Trainer arguments" not in result.stderr
