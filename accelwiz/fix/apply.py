@@ -1,6 +1,8 @@
 """`check --fix` / `--diff`: find the fixable findings, apply their edits one at a time, keep each edit only if the
 unit (the YAML and its JSON, checked together) then has no error it did not have before and the finding is gone,
-and repeat until nothing more is fixable. Nothing is written here: `write_fixes` replaces the files atomically.
+and repeat until nothing more is fixable. An edit that exposes new errors is kept when each of them is fixable in
+this run and the fixed point (every applicable fix applied until nothing changes) has no new error. Nothing is
+written here: `write_fixes` replaces the files atomically.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ if TYPE_CHECKING:
     from accelwiz.rules.diagnostic import Diagnostic
 
 MAX_PASSES = 50
+# How deep a fix may lean on the fixes of the errors it exposes (a rename that shows a quoted number: depth 1).
+MAX_DEPTH = 3
 
 
 @dataclass(frozen=True)
@@ -144,7 +148,7 @@ def plan_fixes(paths: list[Path], rules: list, *, unsafe: bool, **facts: Any) ->
 
 
 def _try_one(unit: _Unit, context: CheckContext, diagnostics: list[Diagnostic], texts: dict[Path, str], judge: Any,
-             selected: set[str], unsafe: bool, refused: set[tuple], report: FixReport) -> bool:
+             selected: set[str], unsafe: bool, refused: set[tuple], report: FixReport, depth: int = 0) -> bool:
     """Apply the first fix that works; record the ones that cannot be applied. True when one was applied."""
     errors_before, problems_before = _errors(diagnostics), _all_problems(diagnostics)
     for diagnostic in diagnostics:
@@ -179,20 +183,88 @@ def _try_one(unit: _Unit, context: CheckContext, diagnostics: list[Diagnostic], 
             refused.add(key)
             report.not_applied.append(_with_reason(note, "the edit would leave a file that cannot be read"))
             continue
-        errors_after, problems_after = _errors(after[1]), _all_problems(after[1])
-        new_errors = errors_after - errors_before
-        gone = problems_after[(diagnostic.code, diagnostic.file, diagnostic.path)] < \
-            problems_before[(diagnostic.code, diagnostic.file, diagnostic.path)]
-        if new_errors or not gone:
+        where = (diagnostic.code, diagnostic.file, diagnostic.path)
+        new_errors = _errors(after[1]) - errors_before
+        if not _all_problems(after[1])[where] < problems_before[where]:
             refused.add(key)
-            why = (f"it would leave the pair inconsistent ({', '.join(sorted({c for c, _, _ in new_errors}))})"
-                   if new_errors else "the finding would remain")
-            report.not_applied.append(_with_reason(note, why))
+            report.not_applied.append(_with_reason(note, "the finding would remain"))
             continue
+        followers: list[FixNote] = []
+        if new_errors:
+            # The edit exposes other errors (a typo'd key renamed shows its quoted number, AW005). Acceptable when
+            # each is fixable under this mode and the fixed point (every applicable fix, until nothing changes)
+            # has no error the unit did not have before; the followers' fixes are then part of this one.
+            codes = sorted({code for code, _, _ in new_errors})
+            unfixable = [c for c in codes if not _fixable(c, selected, unsafe)]
+            settled = None if unfixable or depth >= MAX_DEPTH else \
+                _fixed_point(unit, trial, judge, selected, unsafe, depth + 1)
+            if settled is not None:
+                trial, followers, final_context, final = settled
+                new_errors = _errors(final) - errors_before
+                if _all_problems(final)[where] >= problems_before[where]:
+                    new_errors[where] += 1  # a follower brought the finding back: not a fix
+                elif not new_errors and not _survives(edits, final_context):
+                    # the followers undo the fix (a typo renamed into a key the JSON owns, then deleted as AW201):
+                    # the finding would go, but not by this fix, and what the user wrote would be lost
+                    refused.add(key)
+                    report.not_applied.append(_with_reason(
+                        note, "the fixes of what it exposes would undo it (" +
+                        ", ".join(sorted({n.code for n in followers})) + ")"))
+                    continue
+            if new_errors:
+                refused.add(key)
+                left = ", ".join(sorted({code for code, _, _ in new_errors}))
+                why = f"it would leave the pair inconsistent: {left}" + (
+                    f" ({', '.join(unfixable)} not fixable with these options)" if unfixable
+                    else " (the fixes of what it exposes do not mend it)" if settled is not None else "")
+                report.not_applied.append(_with_reason(note, why))
+                continue
         texts.update(trial)
         report.applied.append(note)
+        report.applied.extend(followers)
         return True
     return False
+
+
+def _fixable(code: str, selected: set[str], unsafe: bool) -> bool:
+    """A finding of `code` has a fix that this run (its --select and --unsafe-fixes) would apply."""
+    fix = FIXES.get(code)
+    return fix is not None and code in selected and (unsafe or fix.applicability == "safe")
+
+
+def _fixed_point(unit: _Unit, texts: dict[Path, str], judge: Any, selected: set[str], unsafe: bool, depth: int
+                 ) -> tuple[dict[Path, str], list[FixNote], CheckContext, list[Diagnostic]] | None:
+    """`texts` with every applicable fix applied until none applies (at most MAX_PASSES): the texts, the fixes
+    applied, and the final unit and findings; None when a text cannot be read."""
+    settled, sub, refused = dict(texts), FixReport(), set()
+    for _ in range(MAX_PASSES):
+        checked = unit.check(settled, judge)
+        if checked is None:
+            return None
+        if not _try_one(unit, *checked, settled, judge, selected, unsafe, refused, sub, depth):
+            return settled, sub.applied, *checked
+        refused.intersection_update(unsafe_refused(sub, unsafe))
+    checked = unit.check(settled, judge)
+    return None if checked is None else (settled, sub.applied, *checked)
+
+
+def _survives(edits: list[Any], context: CheckContext) -> bool:
+    """Every key the fix wrote (renamed, set, added) is still there after the followers' fixes."""
+    from accelwiz.fix.edits import AddKey, RenameKey, SetValue
+
+    for role, edit in edits:
+        document = context.document(role)
+        if isinstance(edit, RenameKey):
+            written = (*edit.path[:-1], edit.new_name)
+        elif isinstance(edit, SetValue):
+            written = tuple(edit.path)
+        elif isinstance(edit, AddKey):
+            written = (*edit.parent, edit.key)
+        else:
+            continue
+        if document is None or not document.has(*written):
+            return False
+    return True
 
 
 def unsafe_refused(report: FixReport, unsafe: bool) -> set[tuple]:

@@ -315,8 +315,9 @@ def fixes_markdown(names: dict[str, str]) -> list[str]:
     out = ["## Fixes", "",
            "`accelwiz check --fix` applies the safe fixes, `--unsafe-fixes` the unsafe ones too, `--diff` shows them "
            "without writing. A fix is kept only when the YAML and its JSON, checked together, then have no error "
-           "they did not have before; YAML edits keep comments, key order and quoting, JSON edits change only the "
-           "bytes they touch.", "",
+           "they did not have before (a fix that exposes another fixable finding, a renamed key's quoted number, is "
+           "judged with that one fixed too, and both are applied); YAML edits keep comments, key order and quoting, "
+           "JSON edits change only the bytes they touch.", "",
            "| code | name | applicability | the fix |", "|---|---|---|---|"]
     out += [f"| [{code}](#{code.lower()}) | `{names.get(code, '')}` | {fix.applicability} | {fix.summary} |"
             for code, fix in sorted(FIXES.items())]
