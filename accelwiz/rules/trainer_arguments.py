@@ -432,9 +432,11 @@ def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
     `optimizer` block, used by the HF Trainer.
 
     ## Why is this bad?
-    Without the block the Trainer creates its own torch optimizer (`--optim`, AdamW by default) and DeepSpeed
-    refuses it with offload: "You are using ZeRO-Offload with a client provided optimizer ... which in most
-    cases will yield poor performance" (ZeRORuntimeException), unless `zero_force_ds_cpu_optimizer` is false.
+    Without the block the Trainer creates its own torch optimizer (`--optim`, AdamW by default; transformers'
+    `deepspeed_optim_sched` sets only `zero_allow_untested_optimizer`, which does not lift this) and DeepSpeed
+    refuses it with offload when the engine is built: "You are using ZeRO-Offload with a client provided
+    optimizer ... which in most cases will yield poor performance" (ZeRORuntimeException), unless
+    `zero_force_ds_cpu_optimizer` is false.
 
     ## Example
     ```yaml
@@ -468,9 +470,13 @@ def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
     if config.get("zero_force_ds_cpu_optimizer") in (False, "false", 0):
         return
     role, path = _where(view, "zero_optimization.offload_optimizer.device")
-    yield Finding(role, path, f"optimizer offload to {device} with no optimizer block: the Trainer's own "
-                              f"{view.args['optim']} optimizer is refused by DeepSpeed (ZeRO-Offload needs "
-                              "DeepSpeedCPUAdam)")
+    # transformers' deepspeed_optim_sched creates its own optimizer and sets only zero_allow_untested_optimizer;
+    # DeepSpeed's _configure_optimizer then raises for any client optimizer that is not DeepSpeedCPUAdam/CPULion
+    # while zero_force_ds_cpu_optimizer is true (its default): a failure at deepspeed.initialize, not a slow run
+    yield Finding(role, path, f"optimizer offload to {device} with no optimizer block: the Trainer creates its "
+                              f"own {view.args['optim']} optimizer and deepspeed.initialize refuses it "
+                              "(ZeRORuntimeException: ZeRO-Offload needs DeepSpeedCPUAdam while "
+                              "zero_force_ds_cpu_optimizer is true, its default)")
 
 
 @rule("AW708", "deepspeed-activation-checkpointing-unused-by-trainer", Severity.WARNING,
