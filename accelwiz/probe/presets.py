@@ -111,11 +111,24 @@ def _gpu_for(text: str, spec: str) -> GpuModel:
     if sized:
         raise UsageError(f"`{spec}`: {text.upper()} comes in {' and '.join(m.key for m in sized)}",
                          hint=f"write e.g. {spec.lower().replace(text, sized[-1].key)}")
-    close = difflib.get_close_matches(text.upper(), [m.key for m in GPU_MODELS], n=3, cutoff=0.5)
+    close = close_gpu_keys(text)
     prefix = spec.strip()[: -len(text)]  # "1x" or "2x8x": the suggestions are whole specs
     raise UsageError(f"`{spec}`: unknown GPU `{spec.strip()[-len(text):]}`",
                      hint=(f"did you mean {', '.join(f'`{prefix}{key}`' for key in close)}? " if close else "")
                      + f"GPUs: {', '.join(m.key for m in GPU_MODELS)}; presets: `accelwiz probe --list-presets`")
+
+
+def close_gpu_keys(text: str, n: int = 3) -> list[str]:
+    """GPU table keys that look like the GPU token `text`, best first. Each key is compared whole and by its
+    family (H100-80GB also as H100), so `H10O` finds H100-80GB before A10, which shares only "10" with it."""
+    wanted = text.strip().upper()
+    scores: dict[str, float] = {}
+    for model in GPU_MODELS:
+        family = re.sub(r"-\d+GB$", "", model.key.upper())
+        scores[model.key] = max(difflib.SequenceMatcher(None, wanted, name).ratio() for name in {model.key.upper(),
+                                                                                                  family})
+    ranked = sorted((key for key, score in scores.items() if score >= 0.5), key=lambda key: -scores[key])
+    return ranked[:n]
 
 
 def _assumed(name: str, gpu: GpuModel, count: int, machines: int) -> Preset:

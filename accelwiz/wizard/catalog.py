@@ -156,7 +156,8 @@ CATALOG: tuple[Question, ...] = (
         when=p.has_gpu,
         default=s.default_precision,
         choices=s.precision_choices,
-        help="bf16 on Ampere and newer; fp16 on older GPUs; fp8 only on Ada/Hopper with a backend installed.",
+        refuse=s.refuse_precision,
+        help="bf16 on Ampere and newer; fp16 on older GPUs; fp8 on Ada/Hopper with a backend, without DeepSpeed.",
     ),
     Question(
         "use_global_batch",

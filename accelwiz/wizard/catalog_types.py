@@ -36,6 +36,9 @@ class Question:
     # Checks a parsed answer that its kind alone cannot (a model name, a range, divisibility by the answers so
     # far), where it is given: raises UsageError with a hint, and the question is asked again.
     verify: Callable[[Any, Mapping[str, Any], MachineProfile], None] | None = None
+    # Says why an answer that is not among the choices here is not offered (raises UsageError with the real
+    # reason and what to change), where the generic "not one of the choices" would mislead; returns otherwise.
+    refuse: Callable[[Any, Mapping[str, Any], MachineProfile], None] | None = None
 
     def resolve_default(self, answers: Mapping[str, Any], system: MachineProfile) -> Any:
         return self.default(answers, system) if callable(self.default) else self.default

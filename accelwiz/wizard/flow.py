@@ -236,7 +236,12 @@ def parse_answer(question: Question, raw: Any, choices: Sequence[Choice]) -> Any
 def finish(question: Question, raw: Any, choices: Sequence[Choice], answers: Mapping[str, Any],
            system: MachineProfile | None) -> Any:
     """Parse an answer and check it against the answers so far: where it is given, not after the last question."""
-    value = parse_answer(question, raw, choices)
+    try:
+        value = parse_answer(question, raw, choices)
+    except UsageError:
+        if question.refuse is not None and system is not None:
+            question.refuse(raw, answers, system)  # raises the specific reason, if it has one
+        raise
     if question.verify is not None and value not in ("", None):
         question.verify(value, answers, system)  # type: ignore[arg-type]
     return value

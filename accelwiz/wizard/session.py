@@ -56,8 +56,13 @@ def preset_answers(answers_file: Path | None, options: Mapping[str, Any]) -> dic
         preset.setdefault("use_global_batch", False)
     unknown = sorted(set(preset) - set(valid_keys()))
     if unknown:
+        import difflib
+
+        close = {key: difflib.get_close_matches(str(key), valid_keys(), n=1, cutoff=0.6) for key in unknown}
+        meant = [match[0] if len(unknown) == 1 else f"{match[0]} for {key}" for key, match in close.items() if match]
         raise UsageError(
-            f"unknown answer key(s): {', '.join(unknown)}", hint=f"valid keys: {', '.join(valid_keys())}"
+            f"unknown answer key(s): {', '.join(unknown)}" + (f" (did you mean {', '.join(meant)}?)" if meant else ""),
+            hint=f"valid keys: {', '.join(valid_keys())}"
         )
     return preset
 

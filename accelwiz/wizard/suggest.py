@@ -318,6 +318,46 @@ def fp8_available(answers: Mapping[str, Any], system: MachineProfile) -> bool:
     return system.fp8 and backend and not uses_deepspeed(answers, system)
 
 
+def refuse_precision(raw: Any, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    """Why fp8 is not a choice here, when it was asked for: the GPU, the backend, or DeepSpeed.
+
+    accelerate 1.15 itself runs fp8 under DeepSpeed (TE/torchao convert the model before deepspeed.initialize,
+    MS-AMP wraps it), but only from `--mixed_precision fp8` on the launch command: with a deepspeed_config_file it
+    raises when the YAML holds mixed_precision (DeepSpeedPlugin._deepspeed_config_checks), so the files the
+    wizard writes cannot carry fp8 with ZeRO."""
+    if str(getattr(raw, "value", raw)).strip().lower() != Precision.fp8.value:
+        return
+    gpu = system.gpus[0] if system.gpus else None
+    if not system.fp8:
+        where = f"sm_{gpu.compute_capability[0]}{gpu.compute_capability[1]}" if gpu else "no GPU"
+        raise UsageError(f"precision: fp8 needs Ada or Hopper GPUs (sm_89 or newer); this machine has {where}",
+                         hint="choose bf16 (or fp16 before Ampere)")
+    listed = any(system.package_known(name) for name in FP8_BACKENDS)
+    if listed and not any(system.packages.get(name) for name in FP8_BACKENDS):
+        raise UsageError("precision: fp8 needs an fp8 backend on the machine, and none is installed",
+                         hint="pip install transformer_engine (or torchao), or choose bf16")
+    if uses_deepspeed(answers, system):
+        strategy = answers.get("strategy")
+        raise UsageError(
+            f"precision: fp8 is not offered with DeepSpeed ZeRO ({getattr(strategy, 'label', strategy)}): with a "
+            "deepspeed_config_file accelerate refuses mixed_precision in the YAML, so these files cannot carry fp8",
+            hint=_fp8_strategy_hint(answers, system),
+        )
+
+
+def _fp8_strategy_hint(answers: Mapping[str, Any], system: MachineProfile) -> str:
+    """The fastest strategy that takes fp8 (no DeepSpeed) and fits, named with its memory, or what to do."""
+    plan = memory.plan_for(answers, system)
+    offered = [c.value for c in strategy_choices(answers, system) if c.value.zero_stage is None]
+    option = next((o for o in plan.fitting(nvme=False) if o.strategy in offered), None) if plan else None
+    if option is not None:
+        return (f"pass --strategy {option.strategy.value} for fp8 ({option.label}: {option.per_gpu_bytes / GIB:.1f}"
+                f" GiB per GPU, fits), or keep ZeRO with --precision bf16")
+    if plan is None and offered:
+        return f"pass --strategy {offered[0].value} for fp8, or keep ZeRO with --precision bf16"
+    return "no strategy without DeepSpeed fits this model here: keep ZeRO with --precision bf16"
+
+
 def explain_accumulation(answers: Mapping[str, Any], system: MachineProfile) -> str:
     micro, world = int(answers.get("micro_batch") or 1), world_size(answers, system)
     return f"global batch = {micro} (micro-batch) x accumulation x {world} (processes)"
