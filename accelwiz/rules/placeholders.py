@@ -58,6 +58,22 @@ def placeholder_kind(value: Any) -> str | None:
     return None
 
 
+def claimed_placeholder(ctx: CheckContext, key: str) -> bool:
+    """Whether the YAML's top-level `key` holds a launch-value placeholder, which this module's rule owns (it
+    reports it, or stays silent where the launch replaces it or does not use it): the generic type, value and
+    address rules stay silent on it, so one problem is one finding."""
+    document = ctx.accelerate
+    if key not in LAUNCH_VALUES or document is None or not isinstance(document.data, dict):
+        return False
+    return placeholder_kind(document.get(key)) is not None
+
+
+def plan_supplies_rendezvous(ctx: CheckContext) -> bool:
+    """The plan's launcher (per-node commands, SLURM) passes RENDEZVOUS_KEYS to each node: the file's are replaced."""
+    plan = getattr(ctx, "plan", None)
+    return plan is not None and plan.launcher.supplies_rendezvous
+
+
 @rule("AW150", "placeholder-launch-value", Severity.ERROR,
       fix="Write the real value, or pass it to `accelerate launch` with the flag named in the message")
 def placeholder_launch_value(ctx: CheckContext) -> Iterator[Finding]:
@@ -87,8 +103,7 @@ def placeholder_launch_value(ctx: CheckContext) -> Iterator[Finding]:
     document = ctx.accelerate
     if document is None or not isinstance(document.data, dict):
         return
-    plan = getattr(ctx, "plan", None)
-    planned_rendezvous = plan is not None and plan.launcher.supplies_rendezvous
+    planned_rendezvous = plan_supplies_rendezvous(ctx)
     launch = getattr(ctx, "launch", None)
     handled_by_launch = bool(launch is not None and getattr(launch, "supplies_rendezvous", False))
     written = ctx.effective.num_machines

@@ -14,10 +14,15 @@ from accelwiz.rules.rule import rule
 
 
 def _issues(ctx: CheckContext, kind: str) -> Iterator[Finding]:
+    from accelwiz.rules.placeholders import claimed_placeholder
+
     for role, issues in ctx.schema.items():
         for issue in issues:
-            if issue.kind == kind:
-                yield Finding(role, issue.path, issue.message, issue.hint)  # type: ignore[arg-type]
+            if issue.kind != kind:
+                continue
+            if role == "accelerate" and len(issue.path) == 1 and claimed_placeholder(ctx, str(issue.path[0])):
+                continue  # a template placeholder: one finding, the placeholder rule's
+            yield Finding(role, issue.path, issue.message, issue.hint)  # type: ignore[arg-type]
 
 
 @rule("AW001", "unknown-key", Severity.ERROR, fix="Remove the key, or correct its spelling")

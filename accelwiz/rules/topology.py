@@ -249,13 +249,19 @@ def placeholder_main_process_ip(ctx: CheckContext) -> Iterator[Finding]:
     main_process_ip: 10.0.0.4
     ```
     """
+    from accelwiz.rules.placeholders import claimed_placeholder, plan_supplies_rendezvous
+
     view = _view(ctx)
     host = view.main_process_ip.strict if view else None
     if view is None or host is None or (_machines(view) or 1) < 2:
         return
+    if claimed_placeholder(ctx, "main_process_ip") or plan_supplies_rendezvous(ctx):
+        return  # a template placeholder is one finding (the placeholder rule's); the plan's launcher replaces it
     if _looks_like_placeholder(host):
+        handled = {"handled": "each node's command passes --main_process_ip"} if ctx.launch.supplies_rendezvous \
+            else {}
         yield Finding("accelerate", ("main_process_ip",),
-                      f"main_process_ip {host!r} is not an IP address or host name")
+                      f"main_process_ip {host!r} is not an IP address or host name", **handled)
 
 
 @rule("AW106", "too-few-gpu-ids-for-multi-gpu", Severity.ERROR,

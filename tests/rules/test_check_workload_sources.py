@@ -111,3 +111,31 @@ def test_a_trainer_owned_plan_is_checked_with_its_recorded_arguments(cli, tmp_pa
     result = cli("check", str(yaml), "--format", "json", "--select", "AW7", "--", "--per_device_train_batch_size",
                  "1", "--bf16")
     assert "AW702" not in codes(result) and "plan's Trainer arguments" not in result.stderr
+
+
+MULTI_NODE = ("distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: {processes}\nmachine_rank: 0\n"
+              "main_process_ip: {ip}\nmain_process_port: 29500\n")
+
+
+def test_a_placeholder_is_one_finding(cli, write):
+    """`$WORLD_SIZE` was AW150 and AW003; `<MASTER_IP>` AW150 and AW105."""
+    yaml = write("a.yaml", MULTI_NODE.format(processes="$WORLD_SIZE", ip="<MASTER_IP>"))
+    found = json.loads(cli("check", str(yaml), "--format", "json").stdout)
+    assert sorted((d["code"], d["path"][0]) for d in found if d["severity"] != "info") == [
+        ("AW150", "main_process_ip"), ("AW150", "num_processes")]
+    # a host that is no placeholder to AW150 but no host either stays AW105's
+    yaml = write("b.yaml", MULTI_NODE.format(processes=16, ip="'1234'"))
+    assert [d["code"] for d in json.loads(cli("check", str(yaml), "--format", "json").stdout)] == ["AW105"]
+
+
+def test_a_slurm_plan_silences_aw105_for_the_address_its_launcher_passes(cli, tmp_path, monkeypatch):
+    from accelwiz.plan_file import PlanLauncher
+
+    monkeypatch.chdir(tmp_path)
+    yaml = tmp_path / "accelerate.yaml"
+    yaml.write_text(MULTI_NODE.format(processes=16, ip="'1234'"))
+    plan = PlanFile(files=PlanFiles(accelerate="accelerate.yaml"), launcher=PlanLauncher(kind="slurm"),
+                    system=PlanSystem(name="2x8xH100", machines=2, gpus_per_machine=8),
+                    model=PlanModel(name="llama-3.1-8b"), training=PlanTraining(micro_batch=1, sequence_length=2048))
+    plan_path_for(yaml).write_text(dump_plan(plan))
+    assert "AW105" not in codes(cli("check", str(yaml), "--format", "json"))

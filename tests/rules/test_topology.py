@@ -153,9 +153,9 @@ def test_sagemaker_configs_are_not_checked_for_processes(write):
             {"AW105"},
         ),  # 2 nodes x 1 GPU is valid today; ip 'example' is not
         # 10 processes on 2 machines is 5 per machine (divisible, so no AW102); the uneven nodes show in gpu_ids:
-        # main_process_ip 'xxxx' is the user's redaction: a placeholder (AW150) as well as not a host (AW105)
-        ("huggingface-accelerate__3894.yaml", {"AW105", "AW107", "AW150"}),  # node 2: 2 GPUs listed for 5 processes
-        ("huggingface-accelerate__3894_node1.yaml", {"AW105", "AW108", "AW150"}),  # node 1: 8 GPUs listed for 5
+        # main_process_ip 'xxxx' is the user's redaction: a placeholder, one finding (AW150's; AW105 stays silent)
+        ("huggingface-accelerate__3894.yaml", {"AW107", "AW150"}),  # node 2: 2 GPUs listed for 5 processes
+        ("huggingface-accelerate__3894_node1.yaml", {"AW108", "AW150"}),  # node 1: 8 GPUs listed for 5
     ],
 )
 def test_broken_cases(corpus, case, expected):
