@@ -95,3 +95,52 @@ def test_shellcheck_is_clean(script: Path):
     ensure_programs(["shellcheck"], ["shellcheck"])
     result = subprocess.run(["shellcheck", str(script)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
+
+
+SUBDIR_YAML = (
+    "distributed_type: DEEPSPEED\nnum_machines: 2\nnum_processes: 16\nmain_process_port: 29500\n"
+    "deepspeed_config:\n  deepspeed_config_file: {json}\n"
+)
+SUBDIR_JSON = '{"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "zero_optimization": {"stage": 2}}'
+
+
+def _opens_like_a_worker(written: str) -> bool:
+    """accelerate's worker opens deepspeed_config_file through HfDeepSpeedConfig, from its working directory."""
+    from accelerate.utils.deepspeed import HfDeepSpeedConfig
+
+    try:
+        HfDeepSpeedConfig(written)
+    except ValueError:  # "Expected a string path to an existing deepspeed config, ..."
+        return False
+    return True
+
+
+def test_config_in_a_subdirectory_naming_its_json_beside_it_is_refused(cli, tmp_path, monkeypatch):
+    """`run --slurm job.sbatch --config sub/x.yaml` with `deepspeed_config_file: x.ds.json` (beside the YAML): the
+    job cds to the submit directory, where the workers would not find x.ds.json. Refused in one line whose hint is
+    the path that works; with the YAML written so, the job's config names a JSON the worker's opener finds."""
+    from accelwiz.document import load_document
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "x.ds.json").write_text(SUBDIR_JSON)
+    yaml = tmp_path / "sub" / "x.yaml"
+    yaml.write_text(SUBDIR_YAML.format(json="x.ds.json"))
+    (tmp_path / "train.py").write_text("print('ok')\n")
+    assert not _opens_like_a_worker("x.ds.json")  # from the submit directory: what the job would hit
+
+    refused = cli("run", "--slurm", "job.sbatch", "--config", "sub/x.yaml", "train.py")
+    assert refused.exit_code == 2 and "Traceback" not in refused.stderr
+    errors = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "'x.ds.json'" in errors[0] and "submit directory" in errors[0], refused.stderr
+    assert "write `deepspeed_config_file: sub/x.ds.json` in sub/x.yaml" in refused.stderr
+    assert not list(tmp_path.glob("job.sbatch*"))
+
+    yaml.write_text(SUBDIR_YAML.format(json="sub/x.ds.json"))  # as the hint says
+    written = cli("run", "--slurm", "job.sbatch", "--config", "sub/x.yaml", "train.py")
+    assert written.exit_code == 0, written.stderr
+    text = (tmp_path / "job.sbatch").read_text()
+    assert 'cd "$SLURM_SUBMIT_DIR"' in text.splitlines() and "--config_file sub/x.yaml" in text
+    # the job, from the submit directory: the config it names, and the JSON that config names, as a worker opens it
+    config = load_document(Path(text.split("--config_file ")[1].split()[0]))
+    assert _opens_like_a_worker(config.get("deepspeed_config", "deepspeed_config_file"))
