@@ -180,9 +180,12 @@ def dump_plan(plan: PlanFile) -> str:
     """The plan as YAML text, keys in model order, with a schema line for editors."""
     import yaml
 
-    header = ("# yaml-language-server: $schema=https://accelwiz.dev/schemas/accelwiz-plan.schema.json\n"
-              "# accelwiz plan: what the memory estimate assumed and how the job is launched.\n"
-              "# `accelwiz check` and `accelwiz run` read it beside the YAML it names.\n")
+    # No $schema modeline: no URL publishes the schema, and a local path is the writing machine's (as the
+    # YAML header of accelwiz.wizard.render.schema_note says too).
+    header = ("# accelwiz plan: what the memory estimate assumed and how the job is launched.\n"
+              "# `accelwiz check` and `accelwiz run` read it beside the YAML it names.\n"
+              "# Schema for editors: `accelwiz schema --which plan > accelwiz-plan.schema.json`, then add a "
+              "yaml-language-server $schema line naming that file\n")
     body = yaml.safe_dump(plan.model_dump(mode="json", exclude_none=True), sort_keys=False, width=120)
     return header + body
 

@@ -13,8 +13,6 @@ from typing import Any
 
 import yaml
 
-from accelwiz.resources import schemas_dir
-
 SCHEMA_FILE = "accelerate-config.schema.json"
 
 
@@ -44,8 +42,15 @@ def header_text(header: Header) -> str:
         "Launch:",
         *(f"  {command}" for command in header.launch),
     ]
-    schema = schemas_dir() / SCHEMA_FILE
-    return "".join(f"# {line}\n" for line in lines) + f"# yaml-language-server: $schema={schema}\n"
+    return "".join(f"# {line}\n" for line in lines) + schema_note("accelerate", SCHEMA_FILE)
+
+
+def schema_note(which: str, file_name: str) -> str:
+    """The header line that tells an editor user how to get the schema. No `$schema=` modeline: the schema's
+    path on the machine that wrote the file means nothing on another one, and there is no published URL. The
+    plan file's header (accelwiz.plan_file.dump_plan) says the same for the plan schema."""
+    return (f"# Schema for editors: `accelwiz schema --which {which} > {file_name}`, then add a "
+            f"yaml-language-server $schema line naming that file\n")
 
 
 def render_json(config: dict[str, Any]) -> str:

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from accelwiz.errors import UsageError
-from accelwiz.resources import schemas_dir, templates_dir
+from accelwiz.resources import templates_dir
 from accelwiz.wizard.write import OutputFile
 
 _REFERENCE = re.compile(r"^(\s*deepspeed_config_file:\s*).*$", re.M)
 # Templates point at the schema relative to themselves (../schemas/ in a checkout and in the wheel); a copy
-# lives elsewhere, so it gets the absolute path.
+# lives elsewhere, where that path leads nowhere and an absolute one is this machine's: it says how to get it.
 _SCHEMA_LINE = re.compile(r"^# yaml-language-server: \$schema=.*$", re.M)
 
 
@@ -52,10 +52,10 @@ def find_template(name: str) -> Template:
 
 def template_files(template: Template, output: Path, deepspeed_output: Path) -> list[OutputFile]:
     """The files a copy writes: the YAML (pointing at the copied JSON), and the JSON if there is one."""
-    from accelwiz.wizard.render import SCHEMA_FILE
+    from accelwiz.wizard.render import SCHEMA_FILE, schema_note
 
     text = template.yaml_path.read_text(encoding="utf-8")
-    schema = f"# yaml-language-server: $schema={schemas_dir() / SCHEMA_FILE}"
+    schema = schema_note("accelerate", SCHEMA_FILE).rstrip("\n")
     text = _SCHEMA_LINE.sub(lambda _: schema, text, count=1)
     if template.json_path is None:
         return [OutputFile(output, text)]

@@ -43,10 +43,23 @@ def test_header_says_how_when_and_for_what(cli, in_tmp):
     assert any("8 x NVIDIA H100" in line for line in header)
     assert any(line.startswith("# Memory:") and "GiB per GPU" in line for line in header)
     assert any("accelerate launch --config_file accelerate.yaml" in line for line in header)
-    assert any(
-        line.startswith("# yaml-language-server: $schema=") and line.endswith("accelerate-config.schema.json")
-        for line in header
-    )
+    assert "# Schema for editors: `accelwiz schema --which accelerate > accelerate-config.schema.json`" in text
+
+
+@pytest.mark.parametrize("name", ["accelerate.yaml", "accelerate.plan.yaml"])
+def test_written_files_carry_no_path_of_this_machine_and_no_invented_url(cli, in_tmp, name):
+    """A $schema modeline named the writing machine's install folder (YAML) or a URL that serves nothing (plan);
+    both headers now say how to get the schema instead."""
+    import accelwiz
+
+    assert cli("init", "--defaults", "--system", "2x8xH100", "--model", "llama-3.1-70b", "--strategy",
+               "zero3").exit_code == 0
+    text = (in_tmp / name).read_text()
+    assert "yaml-language-server: $schema=" not in text
+    assert str(Path(accelwiz.__file__).parent.parent) not in text and "://" not in text
+    which = "plan" if "plan" in name else "accelerate"
+    assert any(line.startswith(f"# Schema for editors: `accelwiz schema --which {which} >")
+               for line in text.splitlines())
 
 
 def test_options_and_answers_file_combine(cli, in_tmp):
@@ -211,13 +224,12 @@ def test_closed_stdin_in_a_real_process_exits_2_without_waiting(in_tmp):
     assert done.returncode == 2 and "no terminal" in done.stderr
 
 
-def test_a_copied_template_points_at_the_installed_schema(cli, in_tmp):
-    from accelwiz.resources import schemas_dir
-
+def test_a_copied_template_says_how_to_get_the_schema(cli, in_tmp):
+    """The template's ../schemas/ modeline leads nowhere from the copy, and an absolute one is this machine's."""
     assert cli("init", "--template", "ddp").exit_code == 0
-    lines = (in_tmp / "accelerate.yaml").read_text().splitlines()
-    schema_line = next(line for line in lines if "yaml-language-server" in line)
-    assert schema_line.endswith(str(schemas_dir() / "accelerate-config.schema.json"))
+    text = (in_tmp / "accelerate.yaml").read_text()
+    assert "$schema=" not in text
+    assert "# Schema for editors: `accelwiz schema --which accelerate > accelerate-config.schema.json`" in text
 
 
 def test_a_two_node_plan_writes_two_machines_and_sixteen_processes(cli, in_tmp):
