@@ -139,3 +139,37 @@ def test_a_slurm_plan_silences_aw105_for_the_address_its_launcher_passes(cli, tm
                     model=PlanModel(name="llama-3.1-8b"), training=PlanTraining(micro_batch=1, sequence_length=2048))
     plan_path_for(yaml).write_text(dump_plan(plan))
     assert "AW105" not in codes(cli("check", str(yaml), "--format", "json"))
+
+
+def test_explain_shows_the_rdzv_backend_the_planned_launch_passes(cli, tmp_path, monkeypatch):
+    """--explain said `static (accelerate default)` while the node commands and the sbatch script pass c10d."""
+    from accelwiz.launch.command import MULTI_NODE_RDZV_BACKEND, node_commands
+    from accelwiz.launch.spec import LaunchSpec
+    from accelwiz.plan_file import PlanLauncher
+
+    monkeypatch.chdir(tmp_path)
+    yaml = tmp_path / "accelerate.yaml"
+    yaml.write_text(MULTI_NODE.format(processes=16, ip="10.0.0.4"))
+
+    def explained(launcher: PlanLauncher) -> list[str]:
+        plan = PlanFile(files=PlanFiles(accelerate="accelerate.yaml"), launcher=launcher,
+                        system=PlanSystem(name="2x8xH100", machines=2, gpus_per_machine=8),
+                        model=PlanModel(name="llama-3.1-8b"), training=PlanTraining(micro_batch=1, sequence_length=2048))
+        plan_path_for(yaml).write_text(dump_plan(plan))
+        out = cli("check", str(yaml), "--explain").stdout
+        return next(line.split() for line in out.splitlines() if line.startswith("  rdzv_backend"))
+
+    def passed() -> str:  # what the node commands really pass
+        from accelwiz.document import load_document
+        from accelwiz.effective import resolve
+
+        spec = LaunchSpec.from_effective(resolve(load_document(yaml), None))
+        argv = node_commands(spec, yaml, "train.py")[0].split()
+        return argv[argv.index("--rdzv_backend") + 1]
+
+    row = explained(PlanLauncher(kind="node-commands"))
+    assert row[1:3] == [MULTI_NODE_RDZV_BACKEND, "derived"] and passed() == MULTI_NODE_RDZV_BACKEND
+    row = explained(PlanLauncher(kind="slurm", rdzv_backend="static"))
+    assert row[1:3] == ["static", "plan"] and passed() == "static"
+    # a local launch: `accelerate launch` itself, whose default is static
+    assert explained(PlanLauncher(kind="local"))[1:3] == ["static", "accelerate"]
