@@ -110,6 +110,7 @@ def node_commands(
     `env` and `rdzv_backend` default to what the plan beside the config says (CPU machines get the CPU
     fallback for MULTI_GPU), then the YAML's rdzv_backend, then c10d.
     """
+    refuse_deepspeed_file_beside_yaml_only(config_path, "each node opens it from the directory the commands run in")
     cpu_nodes, planned_rdzv = planned_launch(config_path)
     if env is None:
         env = portable_changes(spec, cpu_nodes=cpu_nodes)
@@ -121,6 +122,40 @@ def node_commands(
                             ).replace(_IP_MARKER, MAIN_IP_FROM_ENV)
         for rank in range(spec.num_machines)
     ]
+
+
+def refuse_deepspeed_file_beside_yaml_only(config_path: Path | str, who: str) -> None:
+    """The per-node launches (sbatch, printed node commands) run from the directory `run` runs in, and
+    accelerate's workers open `deepspeed_config_file` as written, relative to their working directory (AW203): a
+    path that only resolves beside the YAML would fail on every node, after the job waited in the queue. Refused,
+    with the path that works from here; the YAML is the user's to edit. `who` says who opens it from where."""
+    path = Path(config_path)
+    if not path.is_file():
+        return  # nothing to read (a script rendered for a config that is not on this machine)
+    from accelwiz.document import load_document
+    from accelwiz.errors import InputError, UsageError
+    from accelwiz.rules.engine import resolve_deepspeed_file
+
+    try:
+        document = load_document(path)
+    except InputError:
+        return  # preflight has reported it
+    written = document.get("deepspeed_config", "deepspeed_config_file") if document.kind == "accelerate" else None
+    if not isinstance(written, str) or not written.strip() or written.strip().lower() == "none":
+        return
+    reference = resolve_deepspeed_file(written.strip(), path)
+    if reference.relative_to_yaml_only and reference.resolved is not None:
+        resolved = reference.resolved.resolve()
+        try:
+            working = str(resolved.relative_to(Path.cwd()))
+        except ValueError:
+            working = str(resolved)
+        raise UsageError(
+            f"{path} names deepspeed_config_file {written.strip()!r}, which exists only beside the YAML "
+            f"({reference.resolved}): {who} ({Path.cwd()}) and would not find it",
+            hint=f"write `deepspeed_config_file: {working}` in {path} (relative to this directory, or absolute), "
+                 "then run again",
+        )
 
 
 def planned_launch(config_path: Path | str) -> tuple[bool, str | None]:

@@ -19,7 +19,12 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from accelwiz.launch.command import MULTI_NODE_RDZV_BACKEND, node_argv, planned_launch
+from accelwiz.launch.command import (
+    MULTI_NODE_RDZV_BACKEND,
+    node_argv,
+    planned_launch,
+    refuse_deepspeed_file_beside_yaml_only,
+)
 from accelwiz.launch.environment import EnvChange, portable_changes
 from accelwiz.launch.spec import LaunchSpec
 
@@ -44,7 +49,7 @@ def render_sbatch(
     `rdzv_backend` overrides the plan's and the YAML's. `env` is what `run` would set on this machine: only the
     values that mean the same on every machine are carried over.
     """
-    _refuse_deepspeed_file_beside_yaml_only(config_path)
+    refuse_deepspeed_file_beside_yaml_only(config_path, "the job opens it from the submit directory")
     planned_cpu, planned_rdzv = planned_launch(config_path)
     cpu_nodes = planned_cpu if cpu_nodes is None else cpu_nodes
     backend = rdzv_backend or planned_rdzv or spec.rdzv_backend or MULTI_NODE_RDZV_BACKEND
@@ -92,35 +97,6 @@ def render_sbatch(
         "",
     ]
     return "\n".join(lines)
-
-
-def _refuse_deepspeed_file_beside_yaml_only(config_path: Path | str) -> None:
-    """The job runs from the submit directory (`cd "$SLURM_SUBMIT_DIR"`, the directory `run` runs in), and
-    accelerate's workers open `deepspeed_config_file` as written, relative to that directory (AW203): a path that
-    only resolves beside the YAML would fail on every node, after the job waited in the queue. Refused here, with
-    the path that works from the submit directory; the YAML is the user's to edit."""
-    path = Path(config_path)
-    if not path.is_file():
-        return  # nothing to read (the caller renders a script for a config that is not here)
-    from accelwiz.document import load_document
-    from accelwiz.errors import InputError, UsageError
-    from accelwiz.rules.engine import resolve_deepspeed_file
-
-    try:
-        document = load_document(path)
-    except InputError:
-        return  # preflight has reported it
-    written = document.get("deepspeed_config", "deepspeed_config_file") if document.kind == "accelerate" else None
-    if not isinstance(written, str) or not written.strip() or written.strip().lower() == "none":
-        return
-    reference = resolve_deepspeed_file(written.strip(), path)
-    if reference.relative_to_yaml_only and reference.resolved is not None:
-        raise UsageError(
-            f"{path} names deepspeed_config_file {written.strip()!r}, which exists only beside the YAML "
-            f"({reference.resolved}): the job opens it from the submit directory ({Path.cwd()}) and would not find it",
-            hint=f"write `deepspeed_config_file: {_submit_relative(reference.resolved.resolve())}` in {path} (relative "
-                 "to the directory you submit from, or absolute), then run again",
-        )
 
 
 def _submit_relative(config_path: Path | str) -> str:

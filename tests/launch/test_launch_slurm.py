@@ -144,3 +144,19 @@ def test_config_in_a_subdirectory_naming_its_json_beside_it_is_refused(cli, tmp_
     # the job, from the submit directory: the config it names, and the JSON that config names, as a worker opens it
     config = load_document(Path(text.split("--config_file ")[1].split()[0]))
     assert _opens_like_a_worker(config.get("deepspeed_config", "deepspeed_config_file"))
+
+
+def test_node_commands_refuse_the_same_json_path(cli, tmp_path, monkeypatch):
+    """--print-node-commands prints lines run from this directory: the same JSON path would fail on every node."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "x.ds.json").write_text(SUBDIR_JSON)
+    (tmp_path / "sub" / "x.yaml").write_text(SUBDIR_YAML.format(json="x.ds.json"))
+    (tmp_path / "train.py").write_text("print('ok')\n")
+    refused = cli("run", "--print-node-commands", "--config", "sub/x.yaml", "train.py")
+    assert refused.exit_code == 2 and "accelerate launch" not in refused.stdout
+    assert "each node opens it from the directory the commands run in" in refused.stderr
+    assert "write `deepspeed_config_file: sub/x.ds.json` in sub/x.yaml" in refused.stderr
+    (tmp_path / "sub" / "x.yaml").write_text(SUBDIR_YAML.format(json="sub/x.ds.json"))
+    printed = cli("run", "--print-node-commands", "--config", "sub/x.yaml", "train.py")
+    assert printed.exit_code == 0 and printed.stdout.count("--config_file sub/x.yaml") == 2
