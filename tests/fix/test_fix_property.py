@@ -44,12 +44,15 @@ def _typo(name: str) -> str:
 
 
 def mutations(data: dict, syntax: str) -> list:
-    """Edits that put one typical mistake into this file."""
+    """Edits that put one typical mistake into this file (a list: edits applied together)."""
     found = []
     for key, value in data.items():
         if isinstance(value, int) and not isinstance(value, bool):
             found.append(SetValue((key,), str(value), quote="single" if syntax == "yaml" else "plain"))
             found.append(SetValue((key,), float(value)))
+            # two mistakes in one key: the typo's fix exposes the quoted number, itself fixable (the fixed point)
+            found.append([SetValue((key,), str(value), quote="double" if syntax == "yaml" else "plain"),
+                          RenameKey((key,), _typo(str(key)))])
         if isinstance(value, dict):
             for inner, inner_value in value.items():
                 found.append(RenameKey((key, inner), _typo(str(inner))))
@@ -88,7 +91,7 @@ def test_fix_never_makes_a_mutated_corpus_file_worse_and_is_idempotent(data):
     with tempfile.TemporaryDirectory() as directory:
         target = Path(directory) / source.name
         try:
-            target.write_text(_apply(source.read_text(), document.syntax, [edit]))
+            target.write_text(_apply(source.read_text(), document.syntax, edit if isinstance(edit, list) else [edit]))
         except EditError:
             return  # this mutation does not apply to this file
         before = errors(target)
@@ -128,7 +131,8 @@ def test_fix_on_a_yaml_json_pair_never_makes_the_pair_worse(data):
         yaml_path, json_path = folder / "accelerate.yaml", folder / "ds.json"
         yaml_path.write_text(yaml_text)
         try:
-            json_path.write_text(_apply(source.read_text(), "json", [json_edit]) if json_edit else source.read_text())
+            json_edits = json_edit if isinstance(json_edit, list) else [json_edit]
+            json_path.write_text(_apply(source.read_text(), "json", json_edits) if json_edit else source.read_text())
         except EditError:
             return
         pair = [yaml_path, json_path]
