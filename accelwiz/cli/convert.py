@@ -36,8 +36,10 @@ def convert(
                                                    "of both configs side by side.", rich_help_panel="Memory")]
     = None,
     system: SystemOption = None,
-    micro_batch: Annotated[int, typer.Option(min=1, help="Micro-batch per GPU.", rich_help_panel="Memory")] = 1,
-    seq_len: Annotated[int, typer.Option(min=1, help="Sequence length.", rich_help_panel="Memory")] = 2048,
+    micro_batch: Annotated[int | None, typer.Option(min=1, help="Micro-batch per GPU (default: the plan's, else 1).",
+                                                    rich_help_panel="Memory")] = None,
+    seq_len: Annotated[int | None, typer.Option(min=1, help="Sequence length (default: the plan's, else 2048).",
+                                                rich_help_panel="Memory")] = None,
 ) -> None:
     """Convert a DeepSpeed config to FSDP2 or an FSDP config to DeepSpeed, naming what is not carried."""
     console = get_console()
@@ -59,11 +61,18 @@ def convert(
         if current not in ("DEEPSPEED", "FSDP"):
             raise UsageError(f"{file} uses {current or 'no distributed_type'}, not DeepSpeed or FSDP",
                              hint="convert works between DEEPSPEED and FSDP configs")
+        from accelwiz.defaults import find_plan, plan_path_for
+
+        source_plan = None
+        if find_plan(file) is not None:  # what init planned: the launcher, the machine, the workload
+            from accelwiz.plan_file import load_plan
+
+            source_plan = load_plan(find_plan(file))  # type: ignore[arg-type]
         workload = machine = None
         if model is not None:
             from accelwiz.estimate.workload import workload_from_options
 
-            workload = workload_from_options(model=model, micro_batch=micro_batch, seq_len=seq_len)
+            workload = workload_from_options(model=model, micro_batch=micro_batch or 1, seq_len=seq_len or 2048)
         if system is not None:
             from accelwiz.probe.profiles import load_system
 
@@ -73,27 +82,50 @@ def convert(
             raise UsageError("the output would replace the input", hint="pass -o with another name")
         yaml_text, json_text, conversion = run_convert(file, to.value, out)  # type: ignore[arg-type]
         json_path = out.with_name(out.stem + ".ds.json") if json_text is not None else None
-        for path in (out, json_path):
+        plan_path = plan_text = None
+        if source_plan is not None:
+            import shlex
+
+            from accelwiz.convert.plan import converted_plan
+            from accelwiz.plan_file import dump_plan
+
+            plan_path = plan_path_for(out)
+            # what wrote these files (the memory options do not change them)
+            command = shlex.join(["accelwiz", "convert", str(file), "--to", to.value, "-o", str(out)])
+            plan_text = dump_plan(converted_plan(source_plan, yaml_path=out, yaml_text=yaml_text,
+                                                 json_path=json_path, json_text=json_text, command=command))
+        for path in (out, json_path, plan_path):
             if path is not None and path.exists() and not force:
                 raise UsageError(f"{path} exists", hint="pass --force to overwrite it, or -o another name")
         from accelwiz.convert.files import write_all
 
-        # the JSON first, and both or neither: never a YAML naming a JSON that could not be written
-        write_all([(p, t) for p, t in ((json_path, json_text), (out, yaml_text)) if p is not None and t is not None])
-        console.info(f"wrote {out}" + (f" and {json_path}" if json_path else ""))
+        # the JSON and the plan first, and all or none: never a YAML naming a JSON that could not be written
+        write_all([(p, t) for p, t in ((json_path, json_text), (plan_path, plan_text), (out, yaml_text))
+                   if p is not None and t is not None])
+        console.info(f"wrote {out}" + (f" and {json_path}" if json_path else "")
+                     + (f" and {plan_path} (the plan, from {source_plan.path})" if plan_path and source_plan else ""))
         for line in conversion.carried:
             console.info(f"  carried: {line}")
         for line in conversion.not_carried:
             console.info(f"  not carried: {line}")
-        from accelwiz.rules.engine import check_paths
+        from accelwiz.rules.engine import check_with_plans
         from accelwiz.rules.registry import select_rules
         from accelwiz.rules.report import render_text, summary
 
         paths = [out] + ([json_path] if json_path else [])
-        result = check_paths(paths, select_rules())
+        result = check_with_plans(paths, select_rules())  # with the plan just written, as `accelwiz check OUT`
         if result.diagnostics:
             console.data(render_text(result.diagnostics, color=console.color))
         console.info(summary(result.diagnostics, unreadable=len(result.input_errors)))
+        if source_plan is not None:
+            # the plan's workload and machine where the options do not say (the table judged "?" without them):
+            # the plan is the base, --model, --micro-batch and --seq-len replace one field each, as in `check`
+            from accelwiz.plan_file import plan_system, plan_workload
+
+            flags = {k: v for k, v in (("micro_batch", micro_batch), ("seq_len", seq_len)) if v is not None}
+            planned, _why = plan_workload(source_plan, flags, model=workload.model if workload else None)
+            workload = planned or workload
+            machine = machine or plan_system(source_plan)
         if workload is not None and result.units:
             from accelwiz.convert.memory import compare_memory
 
