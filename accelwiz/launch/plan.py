@@ -65,7 +65,8 @@ class RunPlan:
 
     @property
     def records_exit_status(self) -> bool:
-        return self.target[:2] == ["-m", CHILD_MODULE]
+        # a user script through launch/child.py; the built-in trainer records its own (trainer/train.py `entry`)
+        return self.builtin_trainer or self.target[:2] == ["-m", CHILD_MODULE]
 
     def as_shell(self) -> str:
         """`--dry-run`: the environment changes and the exact command, as lines a shell can run."""
@@ -91,12 +92,16 @@ class RunPlan:
             self.portable_target(),
             env=self.env,
         )
-        tmp = path.with_name(path.name + ".tmp")
+        from accelwiz.atomic import atomic_write
+
+        if not path.parent.is_dir():
+            raise InputError(f"cannot write {path}: the directory {path.parent} does not exist",
+                             hint=f"create it first (mkdir -p {shlex.quote(str(path.parent))}) or pick another path")
         try:
-            tmp.write_text(text)
-            tmp.replace(path)
+            atomic_write(path, text, create_parents=False)
         except OSError as exc:
-            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}",
+                             hint="pick a path you can write to") from None
         console.info(f"wrote {path}; submit it with: sbatch {shlex.quote(str(path))}")
 
     def execute(self, console: Console) -> int:

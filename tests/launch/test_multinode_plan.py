@@ -82,6 +82,7 @@ def test_bad_input_is_one_line_and_exit_2(cli, two_nodes):
     write_plan(two_nodes)
     missing_dir = cli("run", "--slurm", "no/such/dir/job.sbatch")
     assert missing_dir.exit_code == 2 and "cannot write no/such/dir/job.sbatch" in missing_dir.stderr
+    assert "hint: create it first (mkdir -p no/such/dir)" in missing_dir.stderr
     assert not list(two_nodes.rglob("*.sbatch*"))  # nothing half-written
     (two_nodes / "accelerate.yaml").write_text(TWO_BY_EIGHT.replace("num_processes: 16\n", ""))
     for how in (("--slurm", "job.sbatch"), ("--print-node-commands",)):
