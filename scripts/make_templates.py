@@ -9,16 +9,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from accelwiz.plan_file import dump_plan
 from accelwiz.probe.model import HostInfo, MachineProfile
 from accelwiz.probe.profiles import load_system
 from accelwiz.wizard.answers import Launcher, StrategyChoice
 from accelwiz.wizard.build import build, launch_commands
 from accelwiz.wizard.flow import validate
+from accelwiz.wizard.generate import build_plan_file
 from accelwiz.wizard.render import describe_hardware, render_json, render_yaml
 
-# A template has no plan file to say that its launcher supplies the head node's address, so a multi-node template
-# names one: the documentation range's first address, to be replaced (and replaced at launch under SLURM).
-HEAD_NODE = "192.0.2.1"
+# A multi-node template names no head-node address: any address written here would be a made-up one (a
+# documentation address makes every node wait for a machine that does not exist). The launcher gives each node
+# machine 0's address, as for `accelwiz init`'s own multi-node files, and the template's plan
+# (NAME.plan.yaml, copied with it) says which launcher, so `check` judges the files as they will be launched.
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 # A fixed CPU machine, so the CPU template does not depend on the machine that generates it.
 CPU_ONLY = MachineProfile(source="preset", name="cpu", host=HostInfo(memory_total_bytes=16 * 2**30,
@@ -53,13 +56,12 @@ def render_template(name: str, description: str, machine: str | MachineProfile,
         data.setdefault("precision", "bf16")
     answers = validate(data, system)
     pair = build(answers, system, deepspeed_file=f"{name}.json")
-    if answers.num_machines > 1:
-        pair.accelerate["main_process_ip"] = HEAD_NODE  # where per-node commands connect; SLURM's sbatch overrides it
     where = " (in the DeepSpeed JSON)" if pair.deepspeed else " (give these to the training script)"
     lines = [
         f"{name}: {description}",
         f"Copy it with: accelwiz init --template {name} -o accelerate.yaml"
-        + (" (the JSON is copied to accelerate.ds.json)" if pair.deepspeed else ""),
+        + (" (the JSON is copied to accelerate.ds.json" if pair.deepspeed else "")
+        + (", the plan to accelerate.plan.yaml" if answers.num_machines > 1 else "") + (")" if pair.deepspeed else ""),
         f"Written for: {describe_hardware(system)}; on other hardware set num_processes (total over all machines)"
         " and num_machines",
         f"Training: micro-batch {answers.micro_batch}, gradient accumulation {answers.gradient_accumulation}, "
@@ -67,13 +69,18 @@ def render_template(name: str, description: str, machine: str | MachineProfile,
         "Launch:", *(f"  {command}" for command in launch_commands(answers, "accelerate.yaml")),
     ]
     if answers.num_machines > 1:
-        lines.insert(-2, f"Head node: main_process_ip {HEAD_NODE} is a placeholder for machine 0's address (SLURM "
-                         "replaces it at launch; `accelwiz init` writes a plan instead)")
+        lines.insert(-2, f"Head node: no main_process_ip: the launcher passes machine 0's address to every node "
+                         f"(SLURM here); {name}.plan.yaml says so and is copied with the template")
     header = "".join(f"# {line}\n" for line in lines)
     header += "# yaml-language-server: $schema=../schemas/accelerate-config.schema.json\n"
     files = {f"{name}.yaml": header + render_yaml(pair.accelerate, None)}
     if pair.deepspeed:
         files[f"{name}.json"] = render_json(pair.deepspeed)
+    if answers.num_machines > 1:
+        files[f"{name}.plan.yaml"] = dump_plan(build_plan_file(
+            answers, system, machine if isinstance(machine, str) else system.name or "local",
+            command="python scripts/make_templates.py", output=Path(f"{name}.yaml"),
+            deepspeed=Path(f"{name}.json") if pair.deepspeed else None, option=None, trainer_flags=[]))
     return files
 
 

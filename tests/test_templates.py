@@ -32,12 +32,12 @@ def test_template_has_a_header(template):
 
 @pytest.mark.parametrize("template", TEMPLATES, ids=lambda t: t.name)
 def test_template_passes_check(template, monkeypatch):
-    from accelwiz.rules.engine import check_paths
+    from accelwiz.rules.engine import check_with_plans
     from accelwiz.rules.registry import select_rules
 
     monkeypatch.chdir(templates_dir())  # deepspeed_config_file is relative to where `accelerate launch` runs
     paths = [template.yaml_path] + ([template.json_path] if template.json_path else [])
-    result = check_paths(paths, select_rules())
+    result = check_with_plans(paths, select_rules())  # as `accelwiz check`: a multi-node template's plan too
     assert not result.input_errors
     assert [d for d in result.diagnostics if d.severity.value == "error"] == []
     if template.json_path:

@@ -27,15 +27,21 @@ class Template:
     description: str
     yaml_path: Path
     json_path: Path | None
+    plan_path: Path | None = None  # a multi-node template's plan: which launcher gives each node its address
 
 
 def list_templates() -> list[Template]:
     found = []
+    from accelwiz.defaults import PLAN_SUFFIX, find_plan
+
     for path in sorted(templates_dir().glob("*.yaml")):
+        if path.name.endswith(PLAN_SUFFIX):
+            continue  # a template's plan, not a template
         first = path.read_text(encoding="utf-8").splitlines()[0]
         description = first.removeprefix(f"# {path.stem}:").strip()
         companion = path.with_suffix(".json")
-        found.append(Template(path.stem, description, path, companion if companion.is_file() else None))
+        found.append(Template(path.stem, description, path, companion if companion.is_file() else None,
+                              find_plan(path)))
     return found
 
 
@@ -57,13 +63,28 @@ def template_files(template: Template, output: Path, deepspeed_output: Path) -> 
     text = template.yaml_path.read_text(encoding="utf-8")
     schema = schema_note("accelerate", SCHEMA_FILE).rstrip("\n")
     text = _SCHEMA_LINE.sub(lambda _: schema, text, count=1)
+    plan = [_copied_plan(template.plan_path, output, deepspeed_output if template.json_path else None)] \
+        if template.plan_path is not None else []
     if template.json_path is None:
-        return [OutputFile(output, text)]
+        return [OutputFile(output, text), *plan]
     text = _REFERENCE.sub(lambda m: m.group(1) + _yaml_scalar(str(deepspeed_output)), text, count=1)
     return [
         OutputFile(output, text),
         OutputFile(deepspeed_output, template.json_path.read_text(encoding="utf-8")),
+        *plan,
     ]
+
+
+def _copied_plan(plan_path: Path, output: Path, deepspeed_output: Path | None) -> OutputFile:
+    """The template's plan beside the copy, naming the copied files (paths relative to the plan)."""
+    import os
+
+    from accelwiz.plan_file import PlanFiles, dump_plan, load_plan, plan_path_for
+
+    files = PlanFiles(accelerate=output.name,
+                      deepspeed=os.path.relpath(deepspeed_output, output.parent) if deepspeed_output else None)
+    plan = load_plan(plan_path).model_copy(update={"files": files})
+    return OutputFile(plan_path_for(output), dump_plan(plan))
 
 
 def _yaml_scalar(text: str) -> str:

@@ -328,3 +328,20 @@ def test_a_target_global_batch_and_a_different_accumulation_contradict(cli, in_t
     result = cli("init", "--defaults", "--answers", "answers.yaml", "--system", "8xH100-80GB")
     assert result.exit_code == 2
     assert "`gradient_accumulation: 8` cannot apply" in result.stderr
+
+
+def test_the_multinode_template_names_no_made_up_address_and_its_copy_checks_clean(cli, in_tmp):
+    """The template left main_process_ip 192.0.2.1 (a documentation address nodes would wait on); now the
+    launcher gives the address and the template's plan, copied beside the YAML, says which launcher."""
+    assert cli("init", "--template", "multinode-zero3", "-o", "mn.yaml").exit_code == 0
+    config = yaml.safe_load((in_tmp / "mn.yaml").read_text())
+    assert config["num_machines"] == 2 and "main_process_ip" not in config
+    plan = yaml.safe_load((in_tmp / "mn.plan.yaml").read_text())
+    assert plan["files"] == {"accelerate": "mn.yaml", "deepspeed": "mn.ds.json"}
+    assert plan["launcher"]["kind"] == "slurm"
+    checked = cli("check", "mn.yaml")
+    assert checked.exit_code == 0 and "AW104" not in checked.stdout + checked.stderr
+
+
+def test_a_template_plan_is_not_listed_as_a_template():
+    assert all(not t.name.endswith(".plan") for t in list_templates())
