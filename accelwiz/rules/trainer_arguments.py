@@ -467,7 +467,10 @@ def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
     stage = get_value(config, "zero_optimization.stage")
     if device not in ("cpu", "nvme") or "optimizer" in config or stage in (0, None):
         return
-    if config.get("zero_force_ds_cpu_optimizer") in (False, "false", 0):
+    # DeepSpeed reads it with get_scalar_param and tests its truth: only a false value (false, 0) lifts the refusal;
+    # the string "false" is true there
+    forced = config.get("zero_force_ds_cpu_optimizer", True)
+    if forced is False or (type(forced) is int and forced == 0):
         return
     role, path = _where(view, "zero_optimization.offload_optimizer.device")
     # transformers' deepspeed_optim_sched creates its own optimizer and sets only zero_allow_untested_optimizer;

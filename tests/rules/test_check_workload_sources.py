@@ -94,6 +94,7 @@ def test_explain_shows_the_trainers_bf16_filling_an_auto_block(cli, tmp_path, mo
     assert rows["mixed_precision"][1:3] == ["bf16", "trainer"]
     assert rows["micro_batch"][1:3] == ["4", "trainer"]
     assert rows["gradient_clipping"][1:3] == ["1.0", "trainer"]
+    assert "AW227" not in result.stdout  # betas/eps "auto": the Trainer given fills them
 
 
 def test_a_trainer_owned_plan_is_checked_with_its_recorded_arguments(cli, tmp_path, monkeypatch):

@@ -61,6 +61,9 @@ def test_aw707_quiet_when_the_json_has_an_optimizer_or_allows_a_client_one(write
                                                      "optimizer": {"type": "AdamW", "params": {}}}), [])
     assert "AW707" not in trainer_codes(pair(write, {"zero_optimization": offload,
                                                      "zero_force_ds_cpu_optimizer": False}), [])
+    # DeepSpeed tests the value's truth: the string "false" still refuses the Trainer's optimizer
+    assert "AW707" in trainer_codes(pair(write, {"zero_optimization": offload,
+                                                 "zero_force_ds_cpu_optimizer": "false"}), [])
 
 
 def test_aw708_says_checkpointing_is_off_without_the_flag(write):
