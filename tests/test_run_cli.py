@@ -45,6 +45,8 @@ def test_builtin_trainer_with_its_flags(cli, write, launched, monkeypatch, tmp_p
     assert argv[:5] == [sys.executable, "-m", "accelerate.commands.launch", "--config_file", "accelerate.yaml"]
     assert argv[5].endswith("accelwiz/trainer/train.py") and Path(argv[5]).is_file()
     assert argv[6:] == ["--config", "accelerate.yaml", "--steps", "7", "--lr", "0.01", "--resume"]
+    # the trainer records its exit status there, so a refusal inside it is not reported as accelerate's 1
+    assert "ACCELWIZ_EXIT_DIR" in launched[0][1]
     assert "run: accelerate.yaml: NO, 1 process on 1 machine" in result.stderr
     assert "$ " + shlex.join(argv) in result.stderr
     assert result.stdout == ""  # talk goes to stderr

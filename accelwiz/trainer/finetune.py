@@ -55,26 +55,48 @@ def quantization_config() -> Any:
                               bnb_4bit_compute_dtype=torch.bfloat16 if torch.cuda.is_available() else torch.float32)
 
 
-def lora_targets(model: Any, wanted: list[str] | None) -> list[str]:
-    """The module names LoRA adapts: the plan's or the flag's (each must exist), else the attention projections."""
+# PEFT's shorthand for "every linear layer but the output head" (peft.utils.constants.INCLUDE_LINEAR_LAYERS_SHORTHAND);
+# `accelwiz init` writes it in the plan as `lora_targets: [all-linear]`, and the estimator counts it that way.
+ALL_LINEAR = "all-linear"
+
+
+def is_all_linear(name: str) -> bool:
+    """The plan's and the flag's spellings of PEFT's shorthand: all-linear, all_linear, any case."""
+    return name.strip().lower().replace("_", "-") == ALL_LINEAR
+
+
+def lora_targets(model: Any, wanted: list[str] | None) -> list[str] | str:
+    """The module names LoRA adapts: the plan's or the flag's (each must exist), else the attention projections.
+
+    `all-linear` alone is handed to peft as the string "all-linear", which peft expands itself (every nn.Linear
+    or Conv1D except the output embeddings); beside other names it is expanded the same way here, by leaf name.
+    """
     names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
     if wanted:
+        if all(is_all_linear(t) for t in wanted):
+            return ALL_LINEAR
+        expanded = [n for t in wanted for n in (sorted(_linear_names(model, head=False)) if is_all_linear(t) else [t])]
+        wanted = list(dict.fromkeys(expanded))
         missing = [t for t in wanted if t not in names]
         if missing:
             raise MethodError(f"LoRA target module(s) {', '.join(missing)} not in the model",
-                              hint=f"pick from its linear layers, e.g. {', '.join(sorted(_linear_names(model))[:6])}")
-        return list(wanted)
+                              hint=f"pick from its linear layers, e.g. {', '.join(sorted(_linear_names(model))[:6])}"
+                                   f", or {ALL_LINEAR}")
+        return wanted
     for candidates in DEFAULT_TARGET_SETS:
         if all(c in names for c in candidates):
             return list(candidates)
     raise MethodError("cannot tell which modules LoRA should adapt in this model",
-                      hint="name them with --lora-targets (or lora_targets in the plan)")
+                      hint=f"name them with --lora-targets (or lora_targets in the plan), or pass {ALL_LINEAR}")
 
 
-def _linear_names(model: Any) -> set[str]:
+def _linear_names(model: Any, *, head: bool = True) -> set[str]:
+    """Leaf names of the linear layers; without `head`, not the output embeddings (as peft's all-linear)."""
     import torch
 
-    return {n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)}
+    output = model.get_output_embeddings() if not head and hasattr(model, "get_output_embeddings") else None
+    return {n.rsplit(".", 1)[-1] for n, m in model.named_modules()
+            if isinstance(m, torch.nn.Linear) and m is not output}
 
 
 def apply_method(model: Any, method: str, rank: int, alpha: int, targets: list[str] | None,

@@ -31,6 +31,10 @@ def check_inputs(opts: TrainerOptions, *, uses_deepspeed: bool) -> CheckedInputs
         raise InputError(str(exc), hint=exc.hint or None) from None
     method = settings.method.value
     if method == "qlora":
+        if not model.pretrained:
+            raise UsageError(f"QLoRA quantizes pretrained weights, and --model {model.name!r} is a random "
+                             "initialisation", hint="pass a checkpoint directory or hub id with --model, "
+                                                    "or use --method lora")
         if uses_deepspeed:
             raise UsageError("the built-in trainer runs QLoRA with one process or DDP, not under DeepSpeed",
                              hint="use a DDP or single-process config for QLoRA, or --method lora with DeepSpeed")
@@ -41,6 +45,8 @@ def check_inputs(opts: TrainerOptions, *, uses_deepspeed: bool) -> CheckedInputs
             raise UsageError(f"cannot train with QLoRA: {reason}",
                              hint="install a bitsandbytes with a backend for this device "
                                   "(pip install 'accelwiz[qlora]'), or use --method lora")
+    if method != "full":
+        check_lora_targets(model, settings)
     if opts.data is not None and not opts.data.exists():
         raise InputError(f"--data {opts.data}: no such file or directory", hint="check the path")
     if data_kind(opts.data) in ("jsonl", "dataset"):
@@ -53,3 +59,32 @@ def check_inputs(opts: TrainerOptions, *, uses_deepspeed: bool) -> CheckedInputs
                              f"{model.name!r} has no tokenizer or chat template",
                              hint="pass a pretrained checkpoint with --model, or records with a `text` field")
     return CheckedInputs(settings, model)
+
+
+def check_lora_targets(model: ModelRef, settings: TrainingSettings) -> None:
+    """Named LoRA targets must be modules of the model: checked on an empty (meta-device) copy of its architecture,
+    built from its config, so the names are exactly those peft will look for. `all-linear` always matches."""
+    from accelwiz.trainer.finetune import MethodError, is_all_linear, lora_targets
+
+    wanted = settings.lora_targets.value
+    if not wanted or all(is_all_linear(t) for t in wanted):
+        return
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from accelwiz.trainer.models import build_config
+
+    if model.pretrained:
+        config = AutoConfig.from_pretrained(str(model.path))
+    else:
+        try:
+            config = build_config(str(model.path or model.name), settings.seq_len.value)
+        except ModelChoiceError as exc:
+            raise InputError(str(exc), hint=exc.hint or None) from None
+    with torch.device("meta"):
+        empty = AutoModelForCausalLM.from_config(config)
+    try:
+        lora_targets(empty, list(wanted))
+    except MethodError as exc:
+        raise InputError(f"{exc} (lora_targets from the {settings.lora_targets.source})",
+                         hint=exc.hint or None) from None

@@ -72,9 +72,23 @@ def locate_model(name: str) -> ModelRef:
 
 
 def _locate_directory(name: str, path: Path) -> ModelRef:
-    has_weights = any((path / f).is_file() for f in WEIGHT_FILES)
+    """A directory is a checkpoint: its weights, tokenizer and config.json must all be there.
+
+    A directory holding only a config.json is refused too, rather than silently trained from random weights (a
+    download or save that stopped early looks exactly like that); a random initialisation is asked for by passing
+    the config.json file itself.
+    """
     has_tokenizer = any((path / f).is_file() for f in TOKENIZER_FILES)
     has_config = (path / "config.json").is_file()
+    missing_shards = _missing_shards(path)
+    has_weights = not missing_shards and any((path / f).is_file() for f in WEIGHT_FILES)
+    random_init = f"for a random initialisation of its architecture pass {path / 'config.json'} itself"
+    if missing_shards:
+        raise ModelChoiceError(
+            f"checkpoint {path} lists weight shards that are missing: {', '.join(missing_shards[:3])}"
+            + (f" and {len(missing_shards) - 3} more" if len(missing_shards) > 3 else ""),
+            hint="download or save the checkpoint again (save_pretrained writes every shard)",
+        )
     if has_weights and not has_tokenizer:
         raise ModelChoiceError(
             f"checkpoint {path} has weights but no tokenizer ({' or '.join(TOKENIZER_FILES[:2])})",
@@ -85,15 +99,29 @@ def _locate_directory(name: str, path: Path) -> ModelRef:
                                hint="save it with model.save_pretrained(directory)")
     if has_weights:
         return ModelRef(name, "checkpoint", path)
-    if has_tokenizer:  # a tokenizer without weights is a checkpoint whose weights are missing
+    if has_config or has_tokenizer:
+        what = "a tokenizer" if has_tokenizer else "a config.json"
         raise ModelChoiceError(
-            f"checkpoint {path} has a tokenizer but no weights ({WEIGHT_FILES[0]} or {WEIGHT_FILES[2]})",
-            hint="save the weights with model.save_pretrained(directory), or pass a complete checkpoint",
+            f"checkpoint {path} has {what} but no weights ({WEIGHT_FILES[0]} or {WEIGHT_FILES[2]})",
+            hint=f"save the weights with model.save_pretrained(directory); {random_init}",
         )
-    if has_config:  # a bare config.json: a random initialisation of that architecture, as before
-        return ModelRef(name, "config", path / "config.json")
     raise ModelChoiceError(f"--model {path} is a directory without config.json or weights",
-                           hint="pass the directory save_pretrained wrote")
+                           hint="pass the directory save_pretrained wrote, or a config.json for a random init")
+
+
+def _missing_shards(path: Path) -> list[str]:
+    """The shard files a sharded checkpoint's index names that are not there (none for a single-file one)."""
+    import json
+
+    for index in (path / WEIGHT_FILES[1], path / WEIGHT_FILES[3]):
+        if not index.is_file() or (path / index.name.removesuffix(".index.json")).is_file():
+            continue
+        try:
+            shards = set(json.loads(index.read_text()).get("weight_map", {}).values())
+        except (OSError, ValueError, AttributeError):
+            return [index.name]  # an index that cannot be read names no usable weights
+        return sorted(s for s in shards if not (path / s).is_file())
+    return []
 
 
 def _offline() -> bool:

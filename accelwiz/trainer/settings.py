@@ -148,7 +148,10 @@ def plan_values(plan: PlanFile | None, plan_path: Path | None) -> dict[str, Any]
     model = plan.model
     if model.source in ("checkpoint", "config"):
         path = Path(model.name)
-        values["model"] = str(path if path.is_absolute() else plan_path.parent / path)
+        path = path if path.is_absolute() else plan_path.parent / path
+        if model.source == "config" and path.is_dir():  # init's plan for a directory holding only a config.json
+            path = path / "config.json"  # a random init by the plan's choice (a bare directory must have weights)
+        values["model"] = str(path)
     elif model.source == "hub" or (model.source == "preset" and model.name in PRESETS):
         values["model"] = model.name
     else:  # an estimator preset or a parameter count: there are no weights to train

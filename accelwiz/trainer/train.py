@@ -177,13 +177,39 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def bad_input(message: str, hint: str | None) -> int:
+def bad_input(message: str, hint: str | None, code: int = EXIT_BAD_INPUT) -> int:
     """One line and a hint on stderr, exit 2: before any output is written."""
     if int(os.environ.get("RANK", "0")) == 0:  # one message, not one per worker
         print(f"error: {message}", file=sys.stderr)
         if hint:
             print(f"hint: {hint}", file=sys.stderr)
-    return EXIT_BAD_INPUT
+    return code
+
+
+def entry(argv: list[str] | None = None) -> int:
+    """The process's entry point: any AccelwizError ends as its one line, hint and exit code (no traceback), and
+    the status is recorded in $ACCELWIZ_EXIT_DIR like a user script's (launch/child.py), so `accelwiz run` returns
+    it even where `accelerate launch` reports every failing worker as 1."""
+    status = 1
+    try:
+        status = main(argv)
+    except AccelwizError as exc:
+        status = bad_input(exc.message, exc.hint, exc.exit_code)
+    except SystemExit as exc:  # argparse: 2 for a bad flag, 0 for --help
+        status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        record_status(status)
+    return status
+
+
+def record_status(status: int) -> None:
+    """This rank's exit status as `rank-<RANK>` in $ACCELWIZ_EXIT_DIR, the file launch/child.py's
+    `recorded_status` reads (set by `accelwiz run`; absent under a bare `accelerate launch`)."""
+    from accelwiz.launch.child import EXIT_DIR_ENV
+
+    directory = os.environ.get(EXIT_DIR_ENV)
+    if directory:
+        Path(directory, f"rank-{os.environ.get('RANK', '0')}").write_text(f"{status}\n")
 
 
 def apply_batch_settings(accelerator: Any, opts: TrainerOptions) -> None:
@@ -193,7 +219,12 @@ def apply_batch_settings(accelerator: Any, opts: TrainerOptions) -> None:
     takes the JSON's values over its own; writing the resolved values into both is the one way every backend
     trains with them. ZeRO-3 also gathers the full weights at the end, so the model can be saved whole.
     """
-    accelerator.gradient_accumulation_steps = opts.gradient_accumulation
+    # Count micro-batches across epochs instead of forcing a step at the end of the DataLoader: every optimizer step
+    # then accumulates exactly `gradient_accumulation` batches even when an epoch holds fewer (a small corpus at a
+    # long sequence length), as DeepSpeed, which counts its own micro-steps, already does.
+    accelerator.gradient_state.plugin_kwargs.update(
+        {"num_steps": opts.gradient_accumulation, "sync_with_dataloader": False}
+    )
     plugin = getattr(accelerator.state, "deepspeed_plugin", None)
     if plugin is None:
         return
@@ -467,4 +498,4 @@ def train(
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(entry())

@@ -104,10 +104,37 @@ def test_a_checkpoint_directory_is_located_and_incomplete_ones_are_named(checkpo
         locate_model(str(no_tokenizer))
     with pytest.raises(ModelChoiceError, match="has a tokenizer but no weights"):
         locate_model(str(no_weights))
+    # Regression: a directory holding only config.json trained silently from random weights. A directory is a
+    # checkpoint; a random init is asked for by passing the config.json file itself (the hint says so).
     config_only = tmp_path / "config-only"
     config_only.mkdir()
     (config_only / "config.json").write_bytes((checkpoint / "config.json").read_bytes())
-    assert locate_model(str(config_only)).kind == "config"  # a bare config.json: random init, as before
+    with pytest.raises(ModelChoiceError, match="has a config.json but no weights") as refused:
+        locate_model(str(config_only))
+    assert str(config_only / "config.json") in refused.value.hint
+    assert locate_model(str(config_only / "config.json")).kind == "config"
+    # a sharded checkpoint whose index names a shard that is not there
+    sharded = tmp_path / "sharded"
+    sharded.mkdir()
+    for name in ("config.json", "tokenizer.json"):
+        (sharded / name).write_bytes((checkpoint / name).read_bytes())
+    index = {"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}
+    (sharded / "model.safetensors.index.json").write_text(json.dumps(index))
+    (sharded / "model-00001-of-00002.safetensors").write_bytes(b"")
+    with pytest.raises(ModelChoiceError, match="shards that are missing: model-00002-of-00002.safetensors"):
+        locate_model(str(sharded))
+
+
+def test_a_plan_for_a_config_only_directory_trains_its_config_json(tmp_path, monkeypatch, checkpoint):
+    """init writes `source: config` for a directory with only config.json: the plan asked for a random init."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "arch").mkdir()
+    (tmp_path / "arch" / "config.json").write_bytes((checkpoint / "config.json").read_bytes())
+    (tmp_path / "accelerate.yaml").write_text(SINGLE)
+    (tmp_path / "accelerate.plan.yaml").write_text(plan_text("arch", "config"))
+    model = resolve_settings(parse_args(["--config", "accelerate.yaml"])).model
+    assert (Path(model.value).resolve(), model.source) == (tmp_path / "arch" / "config.json", "plan")
+    assert locate_model(model.value).kind == "config"
 
 
 def test_jsonl_text_and_chat_messages_are_tokenized_with_the_chat_template_and_packed(checkpoint, tmp_path):
@@ -172,12 +199,13 @@ def workdir(tmp_path, checkpoint):
     return tmp_path
 
 
-@pytest.mark.parametrize("case", ["no-weights", "no-tokenizer", "not-json", "no-text", "hub-offline", "qlora"])
+@pytest.mark.parametrize("case", ["no-weights", "no-tokenizer", "not-json", "no-text", "hub-offline", "qlora",
+                                  "config-only", "qlora-random-init", "lora-target"])
 def test_bad_input_is_one_line_and_a_hint_and_nothing_is_written(workdir, checkpoint, case):
     broken = workdir / "broken"
     broken.mkdir()
     keep = {"no-weights": ("config.json", "tokenizer.json", "tokenizer_config.json"),
-            "no-tokenizer": ("config.json", "model.safetensors")}.get(case, ())
+            "no-tokenizer": ("config.json", "model.safetensors"), "config-only": ("config.json",)}.get(case, ())
     for name in keep:
         (broken / name).write_bytes((checkpoint / name).read_bytes())
     (workdir / "bad.jsonl").write_text('{"text": "ok"}\n' + ('{"text": "x",}\n' if case == "not-json" else '{"t": 1}\n'))
@@ -188,6 +216,10 @@ def test_bad_input_is_one_line_and_a_hint_and_nothing_is_written(workdir, checkp
         "no-text": ("--model", str(checkpoint), "--data", "bad.jsonl"),
         "hub-offline": ("--model", "accelwiz-tests/not-in-any-cache"),
         "qlora": ("--model", str(checkpoint), "--method", "qlora"),
+        "config-only": ("--model", "broken"),
+        # regression: these two were refused only inside the launched trainer (accelerate traceback, exit 1)
+        "qlora-random-init": ("--method", "qlora"),
+        "lora-target": ("--model", str(checkpoint), "--method", "lora", "--", "--lora-targets", "q_proj,c_attn"),
     }[case]
     expected = {
         "no-weights": "has a tokenizer but no weights",
@@ -196,6 +228,9 @@ def test_bad_input_is_one_line_and_a_hint_and_nothing_is_written(workdir, checkp
         "no-text": "bad.jsonl:2: has neither a `text` string nor a `messages` list",
         "hub-offline": "is not in the local huggingface cache and HF_HUB_OFFLINE is set",
         "qlora": "cannot train with QLoRA: QLoRA needs bitsandbytes, which is not installed",
+        "config-only": "has a config.json but no weights",
+        "qlora-random-init": "QLoRA quantizes pretrained weights, and --model 'tiny' is a random initialisation",
+        "lora-target": "LoRA target module(s) c_attn not in the model (lora_targets from the flag)",
     }[case]
     # QLoRA without bitsandbytes, as on a machine where it is not installed: the import is blocked, nothing faked
     prelude = "import sys; sys.modules['bitsandbytes'] = None; " if case == "qlora" else ""
@@ -244,3 +279,41 @@ def test_a_hub_id_resolves_through_the_huggingface_cache_offline(checkpoint, tmp
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert found.returncode == 0, found.stderr
     assert found.stdout.split() == ["checkpoint", str(snapshot), "accelwiz-tests/llama-tiny"]
+
+
+def test_lora_takes_pefts_all_linear_as_the_plan_from_init_writes_it():
+    """Regression: init's plan says `lora_targets: [all-linear]` (PEFT's shorthand), and the trainer refused it as
+    a module name. Alone it goes to peft as the string, which peft expands to every linear but the output head."""
+    from peft import LoraConfig, get_peft_model
+
+    from accelwiz.trainer.finetune import MethodError, lora_targets
+    from accelwiz.trainer.models import build_config, build_model
+
+    model = build_model(build_config("tiny", 64))
+    assert lora_targets(model, ["all-linear"]) == lora_targets(model, ["ALL_LINEAR"]) == "all-linear"
+    adapted = get_peft_model(model, LoraConfig(r=4, target_modules=lora_targets(model, ["all-linear"])))
+    wrapped = {name.rsplit(".", 2)[-2] for name, _ in adapted.named_modules() if name.endswith(".lora_A")}
+    assert wrapped == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
+    # beside other names it is expanded here the same way (by leaf name), and the head can be added explicitly
+    fresh = build_model(build_config("tiny", 64))
+    assert lora_targets(fresh, ["all-linear", "lm_head"]) == sorted(wrapped) + ["lm_head"]
+    with pytest.raises(MethodError, match="c_attn not in the model"):
+        lora_targets(fresh, ["all-linear", "c_attn"])
+
+
+def test_the_trainer_entry_point_ends_an_accelwiz_error_as_one_line_and_records_its_exit_status(
+    tmp_path, monkeypatch, capsys
+):
+    """Regression: an error inside the launched trainer reached the shell as accelerate's traceback and exit 1.
+    The entry point prints one line and a hint, and records its status where `accelwiz run` reads it."""
+    from accelwiz.launch.child import EXIT_DIR_ENV, recorded_status
+    from accelwiz.trainer.train import entry
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(EXIT_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv("RANK", "0")
+    (tmp_path / "accelerate.yaml").write_text(SINGLE)
+    assert entry(["--config", "accelerate.yaml", "--method", "qlora", "--output-dir", "out"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: QLoRA quantizes pretrained weights") and "hint: pass a checkpoint" in err
+    assert "Traceback" not in err and recorded_status(tmp_path) == 2 and not (tmp_path / "out").exists()
