@@ -72,6 +72,18 @@ training:
 """
 
 
+def short_text(tmp_path: Path, checkpoint: Path) -> Path:
+    """The corpus's first 600 characters: two batches of 4 x 32 tokens, fewer than an accumulation of 3."""
+    from transformers import AutoTokenizer
+
+    from accelwiz.trainer.data import BUNDLED_CORPUS_DIR, training_sequences
+
+    path = tmp_path / "short.txt"
+    path.write_text((BUNDLED_CORPUS_DIR / "sonnets.txt").read_text()[:600])
+    assert len(training_sequences(path, AutoTokenizer.from_pretrained(checkpoint), 32)) // 4 == 2
+    return path
+
+
 def write_config(tmp_path: Path, name: str) -> Path:
     path = tmp_path / f"{name}.yaml"
     json_path = tmp_path / "ds_zero2.json"
@@ -159,6 +171,8 @@ def test_full_fine_tuning_of_a_checkpoint_trains_saves_and_resumes(tmp_path, che
     config, out = write_config(tmp_path, name), tmp_path / "out"
     common = ("--config", str(config), "--model", str(checkpoint), "--steps", "6", "--seq-len", "32", "--lr", "1e-2",
               "--output-dir", str(out))
+    if name == "single":  # regression: an epoch shorter than the accumulation cut each step short at its end
+        common += ("--gradient-accumulation", "3", "--data", str(short_text(tmp_path, checkpoint)))
     first = accelwiz_run(*common, "--", "--save-every", "3", cwd=tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
     report = json.loads((out / "run_report.json").read_text())
@@ -173,6 +187,9 @@ def test_full_fine_tuning_of_a_checkpoint_trains_saves_and_resumes(tmp_path, che
         assert settings["gradient_accumulation"] == {"value": 2, "source": "deepspeed json"}
     assert report["micro_batch"] == settings["micro_batch"]["value"]
     assert report["gradient_accumulation_steps"] == settings["gradient_accumulation"]["value"]
+    # every optimizer step trained on exactly the planned micro-batches, across epochs (the DataLoader cycles)
+    assert report["tokens"] == 6 * report["gradient_accumulation_steps"] * report["micro_batch"] * 32 * (
+        report["world_size"])
     assert report["saved"] == str(out / "model") and (out / "model" / "tokenizer.json").is_file()
     probe = report["logits_probe"]
     assert reloaded_logits(out / "model", probe) == pytest.approx(probe["last_position_head"], rel=1e-4, abs=1e-5)
