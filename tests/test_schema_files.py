@@ -33,7 +33,7 @@ def test_schema_command_prints_one_schema(cli):
 @pytest.mark.parametrize("template", sorted((REPO / "templates").glob("*.*")), ids=lambda p: p.name)
 def test_templates_validate_against_the_schemas_as_an_editor_would(template):
     jsonschema = pytest.importorskip("jsonschema")
-    which = "deepspeed" if template.suffix == ".json" else "accelerate"
+    which = "deepspeed" if template.suffix == ".json" else "plan" if template.name.endswith(".plan.yaml") else "accelerate"
     schema = json.loads((REPO / "schemas" / SCHEMA_FILES[which]).read_text())
     data = json.loads(template.read_text()) if which == "deepspeed" else yaml.safe_load(template.read_text())
     jsonschema.validate(data, schema)
