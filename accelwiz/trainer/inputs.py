@@ -74,15 +74,17 @@ def check_lora_targets(model: ModelRef, settings: TrainingSettings) -> None:
 
     from accelwiz.trainer.models import build_config
 
-    if model.pretrained:
-        config = AutoConfig.from_pretrained(str(model.path))
-    else:
-        try:
+    try:
+        if model.pretrained:
+            config = AutoConfig.from_pretrained(str(model.path))
+        else:
             config = build_config(str(model.path or model.name), settings.seq_len.value)
-        except ModelChoiceError as exc:
-            raise InputError(str(exc), hint=exc.hint or None) from None
-    with torch.device("meta"):
-        empty = AutoModelForCausalLM.from_config(config)
+        with torch.device("meta"):
+            empty = AutoModelForCausalLM.from_config(config)
+    except ModelChoiceError as exc:
+        raise InputError(str(exc), hint=exc.hint or None) from None
+    except (OSError, ValueError, ImportError, KeyError):
+        return  # an architecture this transformers cannot build: left to the trainer, whose own load reports it
     try:
         lora_targets(empty, list(wanted))
     except MethodError as exc:
