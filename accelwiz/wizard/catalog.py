@@ -157,6 +157,7 @@ CATALOG: tuple[Question, ...] = (
         default=s.default_precision,
         choices=s.precision_choices,
         refuse=s.refuse_precision,
+        explain=s.explain_precision,
         help="bf16 on Ampere and newer; fp16 on older GPUs; fp8 on Ada/Hopper with a backend, without DeepSpeed.",
     ),
     Question(

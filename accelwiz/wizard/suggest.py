@@ -345,6 +345,14 @@ def refuse_precision(raw: Any, answers: Mapping[str, Any], system: MachineProfil
         )
 
 
+def explain_precision(answers: Mapping[str, Any], system: MachineProfile) -> str | None:
+    """On fp8 hardware with DeepSpeed chosen, why fp8 is not among the choices (the rest is plain)."""
+    if system.fp8 and uses_deepspeed(answers, system):
+        return ("fp8 is not offered with DeepSpeed ZeRO (accelerate refuses mixed_precision beside a "
+                "deepspeed_config_file); FSDP and DDP take it")
+    return None
+
+
 def _fp8_strategy_hint(answers: Mapping[str, Any], system: MachineProfile) -> str:
     """The fastest strategy that takes fp8 (no DeepSpeed) and fits, named with its memory, or what to do."""
     plan = memory.plan_for(answers, system)

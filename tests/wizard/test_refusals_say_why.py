@@ -68,3 +68,14 @@ def test_a_mistyped_answer_key_gets_a_did_you_mean(cli, in_tmp):
     result = cli("init", "--answers", "answers.yaml", "--defaults", "--dry-run")
     assert result.exit_code == 2
     assert "unknown answer key(s): lanucher (did you mean launcher?)" in result.stderr
+
+
+def test_the_precision_question_says_why_fp8_is_missing_under_deepspeed(cli, in_tmp):
+    result = cli("init", "--system", "8xH100-80GB", "--model", "llama-3.1-8b", "--strategy", "zero2", "--defaults",
+                 "--dry-run")
+    assert result.exit_code in (0, 1), result.stderr
+    line = next(line for line in result.stderr.splitlines() if line.startswith("Mixed precision?"))
+    assert "fp8 is not offered with DeepSpeed ZeRO" in line
+    fsdp = cli("init", "--system", "8xH100-80GB", "--model", "llama-3.1-8b", "--strategy", "fsdp", "--defaults",
+               "--dry-run")
+    assert "fp8 is not offered" not in fsdp.stderr
