@@ -37,7 +37,7 @@ class TrainerOptions:
     method: str | None = None
     lora_rank: int | None = None
     lora_alpha: int | None = None
-    lora_targets: str | None = None  # comma-separated module names
+    lora_targets: str | None = None  # comma-separated module names, or all-linear
     config: Path | None = None  # the Accelerate YAML: its plan and DeepSpeed JSON supply the workload
 
     def to_argv(self) -> list[str]:
@@ -79,7 +79,8 @@ def parse_args(argv: list[str] | None = None) -> TrainerOptions:
     parser.add_argument("--lora-alpha", type=_positive, help="LoRA alpha (default: the plan, else 2 x rank).")
     parser.add_argument(
         "--lora-targets",
-        help="Comma-separated module names LoRA adapts (default: the plan, else the attention projections).",
+        help="Comma-separated module names LoRA adapts, or all-linear (PEFT's every linear layer but the output "
+        "head) (default: the plan, else the attention projections).",
     )
     parser.add_argument("--lr", type=float, default=defaults.lr, help="Peak learning rate.")
     parser.add_argument(

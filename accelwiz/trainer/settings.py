@@ -51,7 +51,7 @@ class TrainingSettings:
     method: Chosen
     lora_rank: Chosen
     lora_alpha: Chosen
-    lora_targets: Chosen  # a list of module names, or None: the attention projections the model has
+    lora_targets: Chosen  # module names or [all-linear] (PEFT's shorthand), or None: the attention projections
     plan_path: Path | None = None
     deepspeed_json: Path | None = None
 
