@@ -62,7 +62,8 @@ fine_tuning:
   method: lora
   lora_rank: 4
   lora_alpha: 32
-  lora_targets: [q_proj, v_proj, lm_head]
+  # PEFT's shorthand as `accelwiz init` writes it (the trainer refused it), plus the head so 6 steps move the loss
+  lora_targets: [all-linear, lm_head]
 training:
   micro_batch: 2
   gradient_accumulation: 2
@@ -242,6 +243,10 @@ def test_lora_on_a_checkpoint_trains_and_the_adapter_reloads_with_the_same_logit
                                     "gradient_checkpointing", "method", "lora_rank", "lora_targets"), "plan")
         assert (report["micro_batch"], report["gradient_accumulation_steps"], report["seq_len"]) == (2, 2, 32)
         assert report["gradient_checkpointing"] is True and settings["lora_rank"]["value"] == 4
+        assert settings["lora_targets"]["value"] == ["all-linear", "lm_head"]
+        adapter = json.loads((out / "adapter" / "adapter_config.json").read_text())
+        assert set(adapter["target_modules"]) == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                                  "down_proj", "lm_head"}  # every linear, as peft's all-linear
     probe = report["logits_probe"]
     logits = reloaded_logits(out / "adapter", probe, base=checkpoint)
     assert logits == pytest.approx(probe["last_position_head"], rel=1e-4, abs=1e-5)
