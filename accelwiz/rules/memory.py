@@ -83,7 +83,11 @@ def _fastest_fitting(ctx: CheckContext, strategy: Strategy, gpu_bytes: int) -> M
     from accelwiz.estimate.strategy import candidate_strategies
 
     budget = Budget(gpu_bytes, ctx.system.host.memory_total_bytes if ctx.system else None, HEADROOM)
+    # fp8 from the YAML cannot go with a deepspeed_config_file (accelerate refuses mixed_precision beside it)
+    fp8 = str(ctx.effective.mixed_precision.value).lower() == "fp8" and not strategy.is_deepspeed
     for candidate in candidate_strategies(strategy.gpus_per_node, strategy.nodes):
+        if fp8 and candidate.is_deepspeed:
+            continue
         if candidate.is_fsdp and strategy.is_fsdp:
             candidate = replace(candidate, fsdp_version=strategy.fsdp_version)
         estimate = estimate_memory(_workload(ctx), candidate)

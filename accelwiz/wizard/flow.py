@@ -103,8 +103,9 @@ def walk(
                 continue
             except (UsageError, InputError):
                 pass  # no longer valid here: ask it
-        default = _default(question, choices, {**remembered, **keep}, result, check)
-        note = question.explain(result.answers, machine) if question.explain else None  # type: ignore[arg-type]
+        ahead = {key: preset[key] for key in LOOKAHEAD if key in preset and key not in result.answers}
+        default = _default(question, choices, {**remembered, **keep}, result, check, ahead)
+        note = question.explain({**ahead, **result.answers}, machine) if question.explain else None  # type: ignore[arg-type]
         try:
             raw = prompter.ask(question, default=default, choices=choices, note=note, check=check)
             value = check(raw)
@@ -159,9 +160,15 @@ def load_machine(spec: str) -> MachineProfile:
 _MACHINES: dict[str, MachineProfile] = {}
 
 
+# Answers given up front (options, answer files) for later questions that an earlier default honours: with
+# --precision fp8 the strategy default is one that can carry fp8 (not DeepSpeed), where one fits.
+LOOKAHEAD = ("precision",)
+
+
 def _default(question: Question, choices: Sequence[Choice], remembered: Mapping[str, Any], result: Walk,
-             check: Callable[[Any], Any]) -> Any:
-    """The remembered answer where it is still valid here, else the computed default."""
+             check: Callable[[Any], Any], ahead: Mapping[str, Any] = MappingProxyType({})) -> Any:
+    """The remembered answer where it is still valid here, else the computed default (seeing `ahead`: answers
+    given up front for later questions)."""
     if question.key in remembered:
         try:
             return check(remembered[question.key])
@@ -169,7 +176,7 @@ def _default(question: Question, choices: Sequence[Choice], remembered: Mapping[
             pass
     if question.key == SYSTEM_KEY:
         return question.default
-    return question.resolve_default(result.answers, result.system)  # type: ignore[arg-type]
+    return question.resolve_default({**ahead, **result.answers}, result.system)  # type: ignore[arg-type]
 
 
 def ask(

@@ -208,6 +208,13 @@ def default_strategy(answers: Mapping[str, Any], system: MachineProfile) -> Stra
     plan = memory.plan_for(answers, system)
     offered = [c.value for c in strategy_choices(answers, system)]
     if plan is not None:
+        if str(getattr(answers.get("precision"), "value", answers.get("precision"))).lower() == "fp8":
+            # fp8 asked for up front: the fastest fitting strategy that can carry it (not DeepSpeed, see
+            # refuse_precision); when none fits, the usual pick and the precision question says why not fp8
+            takes_fp8 = next((o for o in plan.fitting(nvme=False) if o.strategy in offered
+                              and o.strategy.zero_stage is None), None)
+            if takes_fp8 is not None:
+                return takes_fp8.strategy
         best = next((o for o in plan.fitting() if o.strategy in offered), None)
         return best.strategy if best is not None else StrategyChoice.zero3
     return StrategyChoice.single if world_size(answers, system) == 1 else StrategyChoice.ddp
@@ -217,6 +224,14 @@ def explain_strategy(answers: Mapping[str, Any], system: MachineProfile) -> str:
     plan = memory.plan_for(answers, system)
     if plan is None:
         return "no model named, so no memory estimate: DDP is the fastest when the model fits on one GPU"
+    picked = default_strategy(answers, system)
+    best = plan.best
+    fp8 = str(getattr(answers.get("precision"), "value", answers.get("precision"))).lower() == "fp8"
+    if fp8 and best is not None and picked is not best.strategy:  # DeepSpeed cannot carry the fp8 asked for
+        option = plan.option(picked)
+        assert option is not None
+        return (f"{option.label}: {option.per_gpu_bytes / GIB:.1f} of {plan.gpu_memory_bytes / GIB:.1f} GiB per GPU, "
+                f"the fastest that takes fp8 ({best.label} is faster, but fp8 is not offered with DeepSpeed ZeRO)")
     return plan.explain()
 
 

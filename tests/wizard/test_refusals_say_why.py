@@ -15,7 +15,7 @@ def in_tmp(tmp_path, monkeypatch):
     return tmp_path
 
 
-@pytest.mark.parametrize("strategy", [[], ["--strategy", "zero3"]], ids=["recommended-zero1", "zero3"])
+@pytest.mark.parametrize("strategy", [["--strategy", "zero1"], ["--strategy", "zero3"]], ids=["zero1", "zero3"])
 def test_fp8_with_deepspeed_says_why_and_names_a_strategy_that_takes_it(cli, in_tmp, strategy):
     result = cli("init", "--system", "8xH100-80GB", "--model", "llama-3.1-8b", "--precision", "fp8", *strategy,
                  "--defaults")
@@ -79,3 +79,17 @@ def test_the_precision_question_says_why_fp8_is_missing_under_deepspeed(cli, in_
     fsdp = cli("init", "--system", "8xH100-80GB", "--model", "llama-3.1-8b", "--strategy", "fsdp", "--defaults",
                "--dry-run")
     assert "fp8 is not offered" not in fsdp.stderr
+
+
+def test_fp8_asked_up_front_makes_the_recommender_pick_a_strategy_that_takes_it(cli, in_tmp):
+    """--precision fp8 without --strategy: the fastest fitting strategy without DeepSpeed (ZeRO-1 is picked for
+    bf16 here), and the strategy note says why."""
+    result = cli("init", "--system", "8xH100-80GB", "--model", "llama-3.1-8b", "--precision", "fp8", "--defaults")
+    assert result.exit_code == 0, result.stderr
+    config = (in_tmp / "accelerate.yaml").read_text()
+    assert "distributed_type: FSDP" in config and "mixed_precision: fp8" in config
+    note = next(line for line in result.stderr.splitlines() if line.startswith("How should training be"))
+    assert "fp8 is not offered with DeepSpeed ZeRO" in note
+    assert "ZeRO-1 fits" not in result.stderr  # AW503 does not advise DeepSpeed for an fp8 run
+    bf16 = cli("init", "--system", "8xH100-80GB", "--model", "llama-3.1-8b", "--defaults", "--dry-run")
+    assert "zero1" in next(line for line in bf16.stderr.splitlines() if line.startswith("How should training be"))
