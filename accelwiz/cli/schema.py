@@ -28,9 +28,10 @@ def schema(
             raise UsageError(f"no schema `{which}`", hint=f"choose one of {', '.join(SCHEMA_FILES)}")
         rendered = render_schemas()
         if write is not None:
-            write.mkdir(parents=True, exist_ok=True)
+            from accelwiz.atomic import atomic_write
+
             for name, text in rendered.items():
-                (write / name).write_text(text)
+                atomic_write(write / name, text)
                 console.info(f"wrote {write / name}")
             return
         if check_dir is not None:

@@ -98,10 +98,10 @@ def _outside_zero3_init() -> Iterator[None]:
 
 
 def write_report(output_dir: Path, report: dict[str, Any]) -> Path:
+    from accelwiz.atomic import atomic_write
+
     path = output_dir / REPORT_FILE
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(report, indent=2) + "\n")
-    tmp.replace(path)  # never a half-written report
+    atomic_write(path, json.dumps(report, indent=2) + "\n")  # never a half-written report
     return path
 
 
