@@ -14,13 +14,20 @@ def write_all(files: list[tuple[Path, str]]) -> None:
     remove them) and raise an InputError naming the path that could not be written."""
     from accelwiz.atomic import atomic_write
 
+    # A missing folder is refused before anything is written, as `run --slurm` and `migrate -o` refuse it: a
+    # mistyped -o should not leave a new directory tree behind.
+    for path, _ in files:
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir():
+            raise InputError(f"cannot write {path}: the folder {folder} does not exist; nothing was written",
+                             hint=f"create it first (mkdir -p {folder}), or pass -o in an existing folder")
     done: list[tuple[Path, str | None]] = []
     for path, text in files:
         try:
             if path.is_dir():
                 raise IsADirectoryError(21, "is a directory")
             before = path.read_text(encoding="utf-8") if path.is_file() else None
-            atomic_write(path, text)
+            atomic_write(path, text, create_parents=False)
         except OSError as exc:
             for written, previous in reversed(done):
                 with contextlib.suppress(OSError):

@@ -76,6 +76,15 @@ def test_an_unwritable_out_writes_nothing(cli, write, tmp_path, out):
     assert listing(tmp_path) == before and listing(tmp_path / "a_folder") == {}
 
 
+def test_an_out_in_a_missing_folder_is_refused_and_creates_nothing(cli, write, tmp_path):
+    """As `run --slurm` and `migrate -o`: a mistyped -o leaves no new directory tree behind."""
+    config = write("fsdp.yaml", FSDP_YAML)
+    before = listing(tmp_path)
+    result = cli("convert", str(config), "--to", "deepspeed", "-o", str(tmp_path / "no" / "such" / "out.yaml"))
+    refused(result, "does not exist", "nothing was written")
+    assert "mkdir -p" in result.stderr and listing(tmp_path) == before
+
+
 def test_the_second_file_failing_puts_the_first_back(tmp_path):
     kept, new = tmp_path / "kept.json", tmp_path / "new.json"
     kept.write_text("old\n")
