@@ -11,17 +11,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 import accelwiz
 
 ROOT = Path(accelwiz.__file__).resolve().parent
-
-# Cycles that other work still has to remove, each named by the import that closes it (importer, imported) and
-# excused from test_no_import_cycles. The list only shrinks: once a cycle is gone, its entry fails (strict xfail
-# passing) until it is deleted here. It is empty: every cycle is gone (the last, estimate.host <->
-# estimate.memory, went when host.py came to own the host-RAM constants), so any cycle fails the test.
-KNOWN_CYCLES: dict[str, tuple[str, str]] = {}
 
 
 def module_name(path: Path) -> str:
@@ -144,23 +136,9 @@ def test_the_cycle_finder_finds_a_planted_cycle():
     assert a_cycle(planted, ["a", "b", "c"]) == ["a", "b", "c", "a"]
 
 
-def _without(graph: dict[str, set[str]], edges) -> dict[str, set[str]]:
-    return {node: children - {b for a, b in edges if a == node} for node, children in graph.items()}
-
-
 def test_no_import_cycles():
     """The four cycles issue 9 named (effective <-> rules.context, estimate.strategy <-> config_reader,
-    wizard.plan <-> suggest, registry -> catalog -> rule modules -> registry) and any new one."""
-    graph = _without(GRAPH, KNOWN_CYCLES.values())
-    cycles = [" -> ".join(a_cycle(graph, members)) for members in strongly_connected(graph)]
+    wizard.plan <-> suggest, registry -> catalog -> rule modules -> registry), the one that appeared on the
+    way (estimate.host <-> estimate.memory), and any new one: none is excused."""
+    cycles = [" -> ".join(a_cycle(GRAPH, members)) for members in strongly_connected(GRAPH)]
     assert not cycles, "import cycles inside accelwiz/:\n" + "\n".join(cycles)
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=f"known cycle: {name}"))
-    for name in sorted(KNOWN_CYCLES)
-])
-def test_known_cycle_is_gone(name):
-    """Fails while the cycle exists (an expected failure); passes, and so fails strict, once it is gone."""
-    importer, imported = KNOWN_CYCLES[name]
-    assert not any({importer, imported} <= set(members) for members in strongly_connected(GRAPH)), name
