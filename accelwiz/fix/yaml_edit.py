@@ -38,10 +38,12 @@ def _dump(yaml: Any, data: Any, like: str) -> str:
 
 
 def _load(text: str, *, strict_layout: bool = True) -> tuple[Any, Any]:
+    from ruamel.yaml.error import YAMLError
+
     yaml = _yaml(text)
     try:
         data = yaml.load(text)
-    except Exception as exc:  # ruamel's errors (duplicate keys among them) share no useful base class
+    except YAMLError as exc:  # scanner, parser, composer and constructor errors, duplicate keys among them
         raise EditError(f"ruamel.yaml cannot round-trip this file: {str(exc).splitlines()[0]}") from None
     if strict_layout and _dump(yaml, data, text) != text:
         raise EditError("the file does not survive a YAML round trip unchanged (its layout would be rewritten)")
