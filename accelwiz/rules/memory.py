@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from accelwiz.estimate.verdict import judge
+from accelwiz.estimate.verdict import Verdict, judge
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.rule import Needs, rule
@@ -76,6 +76,34 @@ def _gpu_bytes(ctx: CheckContext) -> tuple[int, str] | None:
     return ctx.system.min_gpu_memory_bytes, ctx.system.gpus[0].name
 
 
+class _Judged(NamedTuple):
+    """A strategy's estimate beside the memory it is judged against (one GPU, or one machine's RAM)."""
+
+    strategy: Strategy
+    estimate: MemoryEstimate
+    capacity: int
+    verdict: Verdict
+
+
+def _judged_gpu(ctx: CheckContext) -> _Judged | None:
+    """The per-GPU verdict the "does not fit" (AW501) and "tight" (AW505) rules share."""
+    target, plan = _gpu_bytes(ctx), _plan(ctx)
+    if target is None or plan is None:
+        return None
+    strategy, estimate = plan
+    return _Judged(strategy, estimate, target[0], judge(estimate.per_gpu_total, target[0], HEADROOM))
+
+
+def _judged_host(ctx: CheckContext) -> _Judged | None:
+    """The per-machine host RAM verdict the AW502 and AW506 rules share; None where the RAM is unknown (0)."""
+    plan = _plan(ctx)
+    if ctx.system is None or plan is None or not ctx.system.host.memory_total_bytes:
+        return None
+    strategy, estimate = plan
+    ram = ctx.system.host.memory_total_bytes
+    return _Judged(strategy, estimate, ram, judge(estimate.host_bytes, ram, HEADROOM))
+
+
 def _fastest_fitting(ctx: CheckContext, strategy: Strategy, gpu_bytes: int) -> MemoryEstimate | None:
     """The fastest candidate for the same GPU count that fits, from the same library where one does."""
     from accelwiz.estimate.memory import estimate_memory
@@ -130,13 +158,11 @@ def estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
       zero_stage: 2
     ```
     """
-    target, plan = _gpu_bytes(ctx), _plan(ctx)
-    if target is None or plan is None:
+    judged = _judged_gpu(ctx)
+    if judged is None or judged.verdict != "does not fit":  # tight is AW505's
         return
-    strategy, estimate = plan
-    capacity, gpu_name = target
-    if judge(estimate.per_gpu_total, capacity, HEADROOM) != "does not fit":  # tight is AW505's
-        return
+    strategy, estimate, capacity, _ = judged
+    gpu_name = ctx.system.gpus[0].name
     role, path = _anchor(ctx, strategy)
     better = _fastest_fitting(ctx, strategy, capacity)
     fix = (
@@ -193,13 +219,10 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
 
     Use instead: more nodes, or `offload_optimizer_device: nvme`.
     """
-    plan = _plan(ctx)
-    if ctx.system is None or plan is None:
+    judged = _judged_host(ctx)
+    if judged is None or judged.verdict != "does not fit":  # tight is AW506's
         return
-    strategy, estimate = plan
-    ram = ctx.system.host.memory_total_bytes
-    if not ram or judge(estimate.host_bytes, ram, HEADROOM) != "does not fit":  # 0: unknown; tight is AW506's
-        return
+    strategy, estimate, ram, _ = judged
     role, path = _anchor(ctx, strategy)
     what = (
         "offloaded states"
@@ -361,13 +384,11 @@ def estimate_near_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
       zero_stage: 2
     ```
     """
-    target, plan = _gpu_bytes(ctx), _plan(ctx)
-    if target is None or plan is None:
+    judged = _judged_gpu(ctx)
+    if judged is None or judged.verdict != "tight":
         return
-    strategy, estimate = plan
-    capacity, gpu_name = target
-    if judge(estimate.per_gpu_total, capacity, HEADROOM) != "tight":
-        return
+    strategy, estimate, capacity, _ = judged
+    gpu_name = ctx.system.gpus[0].name
     role, path = _anchor(ctx, strategy)
     w = estimate.workload
     yield Finding(
@@ -417,13 +438,10 @@ def host_memory_tight(ctx: CheckContext) -> Iterator[Finding]:
       offload_param_device: none
     ```
     """
-    plan = _plan(ctx)
-    if ctx.system is None or plan is None:
+    judged = _judged_host(ctx)
+    if judged is None or judged.verdict != "tight":
         return
-    strategy, estimate = plan
-    ram = ctx.system.host.memory_total_bytes
-    if not ram or judge(estimate.host_bytes, ram, HEADROOM) != "tight":
-        return
+    strategy, estimate, ram, _ = judged
     role, path = _anchor(ctx, strategy)
     yield Finding(
         role,
