@@ -6,9 +6,6 @@ optimizer states of a real ZeRO engine on this CPU and compares their bytes with
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +19,7 @@ from accelwiz.estimate.models import resolve_model, spec_from_hf_config
 from accelwiz.estimate.states import model_states
 from accelwiz.estimate.strategy import Strategy, strategy_from_effective
 from accelwiz.estimate.workload import Workload
+from tests.estimate.deepspeed_engine import engine_lines
 
 _ENGINE = textwrap.dedent(
     """
@@ -55,18 +53,8 @@ _SETTINGS = [(2, False), (2, True), (3, False)]
 
 @pytest.mark.slow
 def test_optimizer_bytes_equal_a_real_bf16_zero_engines(tmp_path):
-    pytest.importorskip("deepspeed")
-    script = tmp_path / "engine.py"
-    script.write_text(_ENGINE)
-    config = {k: v for k, v in _TINY_LLAMA.items() if k != "model_type"}
-    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(28700 + os.getpid() % 400),
-           "RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0"}
-    run = subprocess.run([sys.executable, str(script), json.dumps(config), json.dumps(_SETTINGS)],
-                         capture_output=True, text=True, env=env, timeout=900, check=False)
-    measured = {(int(stage), bool(int(low))): int(size) for _, stage, low, size in
-                (line.split() for line in run.stdout.splitlines() if line.startswith("BF16 "))}
-    if len(measured) != len(_SETTINGS):
-        pytest.skip(f"a bf16 ZeRO engine did not run here: {(run.stderr.strip().splitlines() or ['?'])[-1]}")
+    lines = engine_lines(tmp_path, _ENGINE, _TINY_LLAMA, _SETTINGS, "BF16", what="a bf16 ZeRO engine")
+    measured = {(int(stage), bool(int(low))): int(size) for stage, low, size in lines}
     spec = spec_from_hf_config(_TINY_LLAMA, name="tiny", source="test")
     workload = Workload(spec, precision="bf16")
     for (stage, low), size in measured.items():

@@ -8,10 +8,6 @@ runtime, and does not apply the 1.5 margin (accelwiz/estimate/host.py; docs/perf
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -22,6 +18,7 @@ from accelwiz.estimate.models import resolve_model, spec_from_hf_config
 from accelwiz.estimate.states import model_states
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
+from tests.estimate.deepspeed_engine import engine_lines
 
 GIB = 2**30
 CASES = [  # (model, gpus per node, nodes)
@@ -129,18 +126,9 @@ _SETTINGS = [(3, "mixed"), (2, "fp32")]
 
 @pytest.mark.slow
 def test_host_terms_equal_a_real_deepspeed_engines_host_tensors(tmp_path):
-    pytest.importorskip("deepspeed")
-    script = tmp_path / "engine.py"
-    script.write_text(_ENGINE)
-    config = {k: v for k, v in _TINY_LLAMA.items() if k != "model_type"}
-    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(29500 + os.getpid() % 400),
-           "RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "ACCELERATE_USE_CPU": "true"}
-    run = subprocess.run([sys.executable, str(script), json.dumps(config), json.dumps(_SETTINGS)],
-                         capture_output=True, text=True, env=env, timeout=900, check=False)
-    measured = {(int(stage), precision): int(host) for _, stage, precision, host, _ in
-                (line.split() for line in run.stdout.splitlines() if line.startswith("HOST "))}
-    if len(measured) != len(_SETTINGS):
-        pytest.skip(f"DeepSpeedCPUAdam did not run here: {(run.stderr.strip().splitlines() or ['?'])[-1]}")
+    lines = engine_lines(tmp_path, _ENGINE, _TINY_LLAMA, _SETTINGS, "HOST", what="DeepSpeedCPUAdam",
+                         env={"ACCELERATE_USE_CPU": "true"})
+    measured = {(int(stage), precision): int(host) for stage, precision, host, _ in lines}
     spec = spec_from_hf_config(_TINY_LLAMA, name="tiny", source="test")
     for (stage, precision), host in measured.items():
         workload = Workload(spec, precision=precision)

@@ -11,9 +11,6 @@ and without gradient checkpointing.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +23,7 @@ from accelwiz.estimate.memory import estimate_memory, zero3_gathered_working_set
 from accelwiz.estimate.models import resolve_model, spec_from_hf_config
 from accelwiz.estimate.strategy import Strategy, strategy_from_effective
 from accelwiz.estimate.workload import Workload
+from tests.estimate.deepspeed_engine import engine_lines
 
 _ENGINE = textwrap.dedent(
     """
@@ -70,18 +68,8 @@ _SETTINGS = [(1_000_000, False), (3_000_000, False), (6_000_000, False), (20_000
 
 @pytest.mark.slow
 def test_gathered_parameters_equal_a_real_zero3_engines(tmp_path):
-    pytest.importorskip("deepspeed")
-    script = tmp_path / "engine.py"
-    script.write_text(_ENGINE)
-    config = {k: v for k, v in _TINY_LLAMA.items() if k != "model_type"}
-    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(29100 + os.getpid() % 400),
-           "RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0"}
-    run = subprocess.run([sys.executable, str(script), json.dumps(config), json.dumps(_SETTINGS)],
-                         capture_output=True, text=True, env=env, timeout=900, check=False)
-    measured = {(int(reuse), bool(int(gc))): (int(turn), int(most)) for _, reuse, gc, turn, most in
-                (line.split() for line in run.stdout.splitlines() if line.startswith("GATHERED "))}
-    if len(measured) != len(_SETTINGS):
-        pytest.skip(f"a ZeRO-3 engine did not run here: {(run.stderr.strip().splitlines() or ['?'])[-1]}")
+    lines = engine_lines(tmp_path, _ENGINE, _TINY_LLAMA, _SETTINGS, "GATHERED", what="a ZeRO-3 engine")
+    measured = {(int(reuse), bool(int(gc))): (int(turn), int(most)) for reuse, gc, turn, most in lines}
     spec = spec_from_hf_config(_TINY_LLAMA, name="tiny", source="test")
     for (reuse, checkpointing), (turn, most) in measured.items():
         workload = Workload(spec, precision="fp32", gradient_checkpointing=checkpointing)
