@@ -27,6 +27,7 @@ from accelwiz.rules.engine import check_paths
 from accelwiz.rules.registry import select_rules
 from tests.conftest import corpus_dir
 from tests.crosscheck.test_deepspeed_config import deepspeed_config, fill_auto  # noqa: F401  (a fixture)
+from tests.ports import free_port
 
 CORPUS = corpus_dir()
 ZERO_STAGES = (2, 3)
@@ -86,12 +87,6 @@ def errors(*paths: Path) -> list[str]:
             if d.severity is Severity.ERROR]
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def launcher_args(path: Path):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -18,11 +17,7 @@ from typing import Any
 
 import pytest
 
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from tests.ports import free_port
 
 
 def engine_lines(tmp_path: Path, source: str, model: dict[str, Any], settings: list, tag: str, *,
@@ -33,7 +28,7 @@ def engine_lines(tmp_path: Path, source: str, model: dict[str, Any], settings: l
     script = tmp_path / "engine.py"
     script.write_text(source)
     config = {k: v for k, v in model.items() if k != "model_type"}
-    environment = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(_free_port()),
+    environment = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()),
                    "RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", **(env or {})}
     run = subprocess.run([sys.executable, str(script), json.dumps(config), json.dumps(settings)],
                          capture_output=True, text=True, env=environment, timeout=900, check=False)

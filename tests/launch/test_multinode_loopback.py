@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from accelwiz.plan_file import PlanFile, PlanFiles, PlanLauncher, PlanModel, PlanSystem, PlanTraining, dump_plan
+from tests.ports import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -37,10 +38,6 @@ CONFIGS = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def cpu_pair_plan(rdzv_backend: str | None) -> PlanFile:

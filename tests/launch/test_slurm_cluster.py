@@ -26,6 +26,7 @@ import pytest
 
 from accelwiz.plan_file import PlanFile, PlanFiles, PlanLauncher, PlanModel, PlanSystem, PlanTraining, dump_plan
 from tests.apt import ensure_programs
+from tests.ports import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -33,10 +34,6 @@ DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "sinfo", "scontrol", "srun
 STEPS = 3
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def ensure_slurm_installed() -> None:
