@@ -27,6 +27,18 @@ _LABEL = {
 }
 
 
+def analytic_categories(estimate: MemoryEstimate) -> dict[str, int]:
+    """The analytic estimate in the trace's categories: MemTracker has no separate logits, so they count as
+    activations, and the allocated peak is what the trace's peak measures (no CUDA context or allocator slack)."""
+    return {
+        "weights": estimate.weights,
+        "gradients": estimate.gradients,
+        "optimizer_states": estimate.optimizer_states,
+        "activations": estimate.activations + estimate.logits,
+        "peak": estimate.allocated,
+    }
+
+
 @dataclass(frozen=True)
 class TraceComparison:
     """Analytic vs traced bytes per GPU by category, the traced peak's phase, and notes."""
@@ -113,14 +125,7 @@ def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
         "peak": peak,
         "total": round(peak + overhead),
     }
-    analytic = {
-        "weights": estimate.weights,
-        "gradients": estimate.gradients,
-        "optimizer_states": estimate.optimizer_states,
-        "activations": estimate.activations + estimate.logits,
-        "peak": estimate.allocated,
-        "total": estimate.per_gpu_total,
-    }
+    analytic = {**analytic_categories(estimate), "total": estimate.per_gpu_total}
     if strategy.world_size > 1:
         notes.append(f"sharding over {n}: {', '.join(k for k, d in divide.items() if d > 1) or 'nothing'} divided")
     return TraceComparison(analytic, traced, estimate.peak_phase, traced_phase, trace, tuple(notes))

@@ -117,6 +117,7 @@ def run(setting: Setting) -> dict[str, Any]:
     from accelwiz.estimate.models import spec_from_hf_config
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.trace import TraceSettings, trace_training_step
+    from accelwiz.estimate.trace_compare import analytic_categories
     from accelwiz.estimate.workload import Workload
 
     config = build_config(setting.arch)
@@ -132,13 +133,7 @@ def run(setting: Setting) -> dict[str, Any]:
     )
     estimate = estimate_memory(workload, Strategy("single"))
     trace = trace_training_step(config, TraceSettings.from_workload(workload))
-    analytic = {
-        "weights": estimate.weights,
-        "gradients": estimate.gradients,
-        "optimizer_states": estimate.optimizer_states,
-        "activations": estimate.activations + estimate.logits,
-        "peak": estimate.allocated,
-    }
+    analytic = analytic_categories(estimate)
     traced = {
         "weights": trace.weights,
         "gradients": trace.gradients,
