@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -17,6 +18,25 @@ def corpus_dir() -> Path | None:
     candidates = [Path(configured)] if configured else []
     candidates.append(REPO.parent / "shared" / "corpus")
     return next((c for c in candidates if (c / "index.tsv").is_file()), None)
+
+
+def corpus_accelerate_yamls(corpus: Path | None, folders: tuple[str, ...] = ("real",)) -> list[tuple[Path, Any]]:
+    """(path, document) of each readable Accelerate YAML in the corpus folders; none without a corpus.
+    Unreadable files are skipped: reporting them is the loader tests' business."""
+    from accelwiz.document import load_document
+
+    found = []
+    for folder in folders if corpus is not None else ():
+        for path in sorted((corpus / folder).iterdir()):
+            if path.suffix not in (".yaml", ".yml"):
+                continue
+            try:
+                document = load_document(path)
+            except Exception:  # noqa: BLE001 - see the docstring
+                continue
+            if document.kind == "accelerate":
+                found.append((path, document))
+    return found
 
 
 @pytest.fixture(scope="session")

@@ -14,24 +14,16 @@ from accelwiz.document import load_document
 from accelwiz.rules.diagnostic import Severity
 from accelwiz.rules.engine import check_paths
 from accelwiz.rules.registry import select_rules
-from tests.conftest import corpus_dir
+from tests.conftest import corpus_accelerate_yamls, corpus_dir
 from tests.crosscheck.test_deepspeed_config import deepspeed_config, fill_auto  # noqa: F401  (a fixture)
 
 CORPUS = corpus_dir()
 
 
 def _configs(kind: str) -> list[Path]:
-    if CORPUS is None:
-        return []
     found = []
-    for path in sorted((CORPUS / "real").iterdir()):
-        if path.suffix not in (".yaml", ".yml"):
-            continue
-        try:
-            document = load_document(path)
-        except Exception:  # unreadable corpus files are other tests' business
-            continue
-        if document.kind != "accelerate" or document.get("distributed_type") != kind:
+    for path, document in corpus_accelerate_yamls(CORPUS):
+        if document.get("distributed_type") != kind:
             continue
         if document.get("compute_environment") == "AMAZON_SAGEMAKER":
             continue

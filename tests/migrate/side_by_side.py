@@ -33,20 +33,15 @@ class Row:
     errors_migrate: tuple[str, ...]
 
 
-def fsdp1_configs(corpus: Path) -> list[Path]:
-    from accelwiz.document import load_document
+def fsdp1_configs(corpus: Path | None, folders: tuple[str, ...] = ("real",)) -> list[Path]:
+    """The corpus's FSDP1 configs: FSDP with an fsdp_config whose version is not 2."""
+    from tests.conftest import corpus_accelerate_yamls
 
     found = []
-    for path in sorted((corpus / "real").iterdir()):
-        if path.suffix not in (".yaml", ".yml"):
-            continue
-        try:
-            document = load_document(path)
-        except Exception:  # unreadable corpus files are other tests' business
-            continue
+    for path, document in corpus_accelerate_yamls(corpus, folders):
         section = document.get("fsdp_config")
-        if document.kind == "accelerate" and document.get("distributed_type") == "FSDP" and \
-                isinstance(section, dict) and str(section.get("fsdp_version", section.get("version", 1))).strip() != "2":
+        if document.get("distributed_type") == "FSDP" and isinstance(section, dict) and \
+                str(section.get("fsdp_version", section.get("version", 1))).strip() != "2":
             found.append(path)
     return found
 

@@ -13,38 +13,20 @@ from pathlib import Path
 import pytest
 import yaml
 
-from accelwiz.document import load_document
 from accelwiz.migrate.fsdp2 import migrate_text
 from accelwiz.rules.diagnostic import Severity
 from accelwiz.rules.engine import check_paths
 from accelwiz.rules.registry import select_rules
 from tests.conftest import corpus_dir
 from tests.convert.test_convert_accepted import fsdp_plugin  # launched with a free --main_process_port
+from tests.migrate.side_by_side import fsdp1_configs
 
 CORPUS = corpus_dir()
 FSDP1_ONLY = {"sharding_strategy", "backward_prefetch", "backward_prefetch_policy", "forward_prefetch",
               "use_orig_params", "sync_module_states"}
 
 
-def fsdp1_configs() -> list[Path]:
-    if CORPUS is None:
-        return []
-    found = []
-    for path in sorted(CORPUS.rglob("*")):
-        if path.suffix not in (".yaml", ".yml"):
-            continue
-        try:
-            document = load_document(path)
-        except Exception:  # unreadable corpus files are other tests' business
-            continue
-        section = document.get("fsdp_config")
-        if document.kind == "accelerate" and document.get("distributed_type") == "FSDP" and isinstance(section, dict) \
-                and str(section.get("fsdp_version", section.get("version", 1))).strip() != "2":
-            found.append(path)
-    return found
-
-
-FSDP1 = fsdp1_configs()
+FSDP1 = fsdp1_configs(CORPUS, folders=("broken", "real"))  # the issue configs too
 
 
 def errors(path: Path) -> Counter:
