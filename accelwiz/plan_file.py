@@ -192,48 +192,23 @@ def dump_plan(plan: PlanFile) -> str:
 
 # What the memory and hardware rules read from a plan.
 
-# The plan's precision as the estimator counts it: mixed precision keeps fp32 master weights ("mixed").
-_ESTIMATOR_PRECISION = {"fp32": "fp32", "fp16": "mixed", "bf16": "mixed", "fp8": "mixed"}
-
-
 def plan_workload(plan: PlanFile, flags: dict[str, Any] | None = None,
                   model: ModelSpec | None = None) -> tuple[Workload | None, str | None]:
-    """The estimator's Workload for what the plan assumed, or (None, why not) when its model cannot be sized here.
-
-    `micro_batch_given` is False: when the DeepSpeed JSON names a micro-batch, the memory rules judge the JSON's
-    (what DeepSpeed will use); a plan that disagrees with it is AW114's finding.
-    `flags` (check's --micro-batch, --seq-len, ...: Workload field -> value) and `model` (--model) replace the
-    plan's fields one by one: the plan is the base, each flag given overrides its one field.
-    """
+    """The estimator's Workload for what the plan assumed (with `flags`, check's --seq-len ..., replacing its
+    fields), or (None, why not) when its model cannot be sized here: the plan and flags layers of
+    `accelwiz.resolution.workload.resolve_workload`, for callers without the files (convert's memory table)."""
     from accelwiz.errors import AccelwizError
-    from accelwiz.estimate.workload import ALL_LINEAR, Workload
+    from accelwiz.resolution.workload import resolve_workload
 
-    flags = flags or {}
-    spec, why = (model, None) if model is not None else _plan_model(plan)
+    spec, why = (model, None) if model is not None else plan_model(plan)
     if spec is None:
         return None, why
-    tuning, training = plan.fine_tuning, plan.training
-    targets = tuple(dict.fromkeys(
-        name for t in (tuning.lora_targets or ["all-linear"]) for name in (ALL_LINEAR if t == "all-linear" else (t,))
-    ))
+    renamed = {"method" if name == "regime" else name: value for name, value in (flags or {}).items()}
     try:
-        workload = Workload(
-            model=spec,
-            micro_batch=flags.get("micro_batch", training.micro_batch),
-            seq_len=flags.get("seq_len", training.sequence_length),
-            regime=flags.get("regime", tuning.method),
-            lora_rank=tuning.lora_rank or 16,
-            lora_targets=targets,
-            precision=_ESTIMATOR_PRECISION[training.precision],  # type: ignore[arg-type]
-            optimizer=training.optimizer,
-            gradient_checkpointing=flags.get("gradient_checkpointing", training.gradient_checkpointing),
-            attention=flags.get("attention", training.attention),
-            micro_batch_given="micro_batch" in flags,
-        )
-        workload.trainable_parameters  # noqa: B018 - LoRA targets that match nothing fail here, not in a rule
-    except (AccelwizError, ValueError) as exc:
-        return None, f"the plan's workload cannot be estimated: {exc}"
-    return workload, None
+        resolved = resolve_workload(plan=plan, flags=renamed, max_positions=spec.max_position_embeddings)
+        return resolved.for_estimator(spec, micro_batch_given="micro_batch" in renamed), None
+    except AccelwizError as exc:
+        return None, f"the plan's workload cannot be estimated: {exc.message}"
 
 
 # check's workload flags, as the plan names the field each replaces
@@ -257,7 +232,7 @@ def _shown(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def _plan_model(plan: PlanFile) -> tuple[ModelSpec | None, str | None]:
+def plan_model(plan: PlanFile) -> tuple[ModelSpec | None, str | None]:
     """The estimator's ModelSpec for the plan's model: by name (a preset, or a config.json or checkpoint
     directory relative to the plan), else by its recorded parameter count (a hub id sized at `init`)."""
     from accelwiz.errors import AccelwizError

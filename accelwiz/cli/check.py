@@ -82,9 +82,9 @@ def check(
             ("regime", "qlora" if qlora else "lora" if lora else None), ("attention", attention)) if value is not None}
         workload = None
         if model is not None:
-            from accelwiz.estimate.workload import workload_from_options
+            from accelwiz.resolution.options import workload_from_options
 
-            workload = workload_from_options(model=model, micro_batch=micro_batch, seq_len=seq_len or 2048,
+            workload = workload_from_options(model=model, micro_batch=micro_batch, seq_len=seq_len,
                                              gradient_checkpointing=bool(gradient_checkpointing),
                                              regime=flags.get("regime", "full"), attention=attention or "sdpa")
         elif flags.get("attention") not in (None, "eager", "sdpa", "flash"):

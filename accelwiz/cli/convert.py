@@ -70,9 +70,9 @@ def convert(
             source_plan = load_plan(find_plan(file))  # type: ignore[arg-type]
         workload = machine = None
         if model is not None:
-            from accelwiz.estimate.workload import workload_from_options
+            from accelwiz.resolution.options import workload_from_options
 
-            workload = workload_from_options(model=model, micro_batch=micro_batch or 1, seq_len=seq_len or 2048)
+            workload = workload_from_options(model=model, micro_batch=micro_batch, seq_len=seq_len)
         if system is not None:
             from accelwiz.probe.profiles import load_system
 

@@ -58,7 +58,8 @@ def estimate(
     offload_optimizer: Annotated[str, typer.Option(metavar="none|cpu|nvme")] = "none",
     offload_param: Annotated[str, typer.Option(metavar="none|cpu|nvme")] = "none",
     micro_batch: Annotated[int, typer.Option(min=1, rich_help_panel=_TRAIN)] = 1,
-    seq_len: Annotated[int, typer.Option(min=1, rich_help_panel=_TRAIN)] = 2048,
+    seq_len: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAIN, show_default=False,
+                                                help="Tokens per sequence (default: 2048, or the model's positions when fewer).")] = None,
     lora: Annotated[
         bool, typer.Option(help="LoRA adapters on all block linears.", rich_help_panel=_TRAIN)
     ] = False,
@@ -123,7 +124,7 @@ def estimate(
             raise UsageError(
                 "--lora and --qlora exclude each other", hint="QLoRA is LoRA on a 4-bit base: pass one"
             )
-        from accelwiz.estimate.workload import workload_from_options
+        from accelwiz.resolution.options import workload_from_options
 
         more = {"lora_targets": tuple(lora_target)} if lora_target else {}
         workload = workload_from_options(

@@ -66,6 +66,10 @@ def init(
     ] = None,
     precision: Annotated[str | None, typer.Option(help="bf16, fp16, fp8 or no.")] = None,
     gpus: Annotated[int | None, typer.Option(min=0, help="GPUs per machine.")] = None,
+    machines: Annotated[int | None, typer.Option(min=1, help="Machines (nodes) training together.")] = None,
+    processes: Annotated[int | None, typer.Option(
+        min=1, help="Processes per machine on a machine without GPUs (CPU DDP on gloo).")] = None,
+    method: Annotated[str | None, typer.Option(metavar="full|lora|qlora", help="Fine-tuning method.")] = None,
     owner: Annotated[
         str | None,
         typer.Option("--for", metavar="accelerate|trainer",
@@ -110,6 +114,9 @@ def init(
                 "strategy": strategy,
                 "precision": precision,
                 "gpus": gpus,
+                "num_machines": machines,
+                "processes": processes,
+                "regime": method,
                 "owner": owner,
             },
             deepspeed_output=ds_output,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from accelwiz.errors import InputError, UsageError
-from accelwiz.estimate.presets import PRESETS, SAME_ARCHITECTURE_REPOS
+from accelwiz.estimate.presets import PRESETS, SAME_ARCHITECTURE_REPOS, TOY_MODELS
 from accelwiz.estimate.spec import ModelSpec
 
 __all__ = ["MODEL_PRESETS", "ModelSpec", "list_models", "parse_count", "resolve_model", "spec_from_hf_config"]
@@ -26,14 +26,14 @@ __all__ = ["MODEL_PRESETS", "ModelSpec", "list_models", "parse_count", "resolve_
 def _index(presets: tuple[ModelSpec, ...]) -> dict[str, ModelSpec]:
     index: dict[str, ModelSpec] = {}
     for spec in presets:
-        repo = spec.source.split("huggingface.co/")[-1].split("/blob")[0]
-        for key in (spec.name, *spec.aliases, repo, *SAME_ARCHITECTURE_REPOS.get(spec.name, ())):
+        repo = (spec.hub_id,) if spec.hub_id else ()
+        for key in (spec.name, *spec.aliases, *repo, *SAME_ARCHITECTURE_REPOS.get(spec.name, ())):
             index[key.lower()] = spec
     return index
 
 
 MODEL_PRESETS: dict[str, ModelSpec] = {spec.name: spec for spec in PRESETS}
-_BY_ANY_NAME = _index(PRESETS)
+_BY_ANY_NAME = _index(PRESETS + TOY_MODELS)
 _COUNT = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbt]?)\s*$", re.I)
 _SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
 
@@ -54,11 +54,17 @@ def parse_count(text: str) -> int | None:
     return round(value)
 
 
+def named_model(name: str) -> ModelSpec | None:
+    """The preset (or toy model) a name, alias or hub repository names; None for anything else."""
+    return _BY_ANY_NAME.get(name.strip().lower())
+
+
 def resolve_model(spec: str) -> ModelSpec:
     """A preset name or alias, a HF org/name of a preset, a config.json path (or its folder), a count, a hub id."""
     key = spec.strip()
-    if key.lower() in _BY_ANY_NAME:
-        return _BY_ANY_NAME[key.lower()]
+    named = named_model(key)
+    if named is not None:
+        return named
     path = Path(key).expanduser()
     if path.is_dir() and (path / "config.json").is_file():
         path = path / "config.json"

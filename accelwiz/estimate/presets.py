@@ -316,6 +316,22 @@ PRESETS: tuple[ModelSpec, ...] = (
     ),
 )
 
+
+def _toy(name: str, h: int, f: int, layers: int, heads: int) -> ModelSpec:
+    """accelwiz's own toy models (random init, byte tokens), which the built-in trainer builds as LlamaConfig."""
+    return ModelSpec(name, "llama", vocab_size=256, hidden_size=h, intermediate_size=f, num_layers=layers,
+                     num_heads=heads, num_kv_heads=heads, head_dim=h // heads, tie_word_embeddings=False,
+                     max_position_embeddings=2048, source="accelwiz's built-in toy model (random init, byte tokens)")
+
+
+# Trained only when asked for by name (`--model tiny`): no weights, nothing downloaded. Not in PRESETS, whose
+# counts are pinned against published models.
+TOY_MODELS: tuple[ModelSpec, ...] = (
+    _toy("tiny", 64, 128, 2, 4),
+    _toy("small", 256, 688, 4, 4),
+    _toy("medium", 768, 2048, 12, 12),
+)
+
 # Chat/instruct releases whose config.json has the same architecture fields as the preset's base repo (only
 # generation settings such as eos_token_id differ), so the hub id resolves to the preset without a download.
 # Not listed: releases that change the shape (Mistral-7B-Instruct-v0.3 has a 32,768 vocabulary).

@@ -84,6 +84,12 @@ class ModelSpec:
     # presets, whose tensors are derived from the shape below.
     built_tensors: tuple[Tensor, ...] | None = field(default=None, repr=False)
 
+    @property
+    def hub_id(self) -> str | None:
+        """The Hugging Face repository a preset's config.json was read from: where its weights are too."""
+        marker = "https://huggingface.co/"
+        return self.source[len(marker):].split("/blob/")[0] if self.source.startswith(marker) else None
+
     # -- counts -------------------------------------------------------------------------------------------
     @cached_property
     def num_parameters(self) -> int:

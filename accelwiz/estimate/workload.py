@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, Literal
+from typing import Literal
 
-from accelwiz.errors import UsageError
-from accelwiz.estimate.models import resolve_model
 from accelwiz.estimate.spec import ModelSpec
 
 Regime = Literal["full", "lora", "qlora"]
@@ -77,47 +75,3 @@ class Workload:
 
     def with_micro_batch(self, micro_batch: int) -> Workload:
         return replace(self, micro_batch=micro_batch)
-
-
-_CHOICES: dict[str, tuple[str, ...]] = {
-    "regime": ("full", "lora", "qlora"),
-    "precision": ("fp32", "mixed", "bf16"),
-    "optimizer": ("adamw", "adamw8bit", "sgd", "adafactor"),
-    "attention": ("eager", "sdpa", "flash"),
-}
-
-
-def workload_from_options(*, model: str, micro_batch: int | None, seq_len: int, **more: Any) -> Workload:
-    """Build a Workload from CLI-style options; bad values become a UsageError with the valid choices."""
-    spec = resolve_model(model)
-    if micro_batch is not None and micro_batch < 1:
-        raise UsageError(
-            f"micro-batch must be at least 1 (got {micro_batch})", hint="pass --micro-batch 1 or more"
-        )
-    if seq_len < 1:
-        raise UsageError(f"sequence length must be at least 1 (got {seq_len})", hint="pass --seq-len 2048")
-    for key, allowed in _CHOICES.items():
-        if key in more and more[key] not in allowed:
-            raise UsageError(f"invalid {key} `{more[key]}`", hint=f"choose one of {', '.join(allowed)}")
-    if more.get("lora_rank", 16) < 1:
-        raise UsageError(
-            f"LoRA rank must be at least 1 (got {more['lora_rank']})", hint="pass --lora-rank 16"
-        )
-    targets = more.pop("lora_targets", None)
-    if targets is not None:
-        targets = tuple(ALL_LINEAR if t == "all-linear" else (t,) for t in targets)
-        more["lora_targets"] = tuple(dict.fromkeys(name for group in targets for name in group))
-    workload = Workload(
-        model=spec,
-        micro_batch=micro_batch or 1,
-        seq_len=seq_len,
-        micro_batch_given=micro_batch is not None,
-        **more,
-    )
-    if workload.regime != "full" and workload.trainable_parameters == 0:
-        names = ", ".join(dict.fromkeys(t.kind for t in spec.block_linears()))
-        raise UsageError(
-            f"--lora-target {' '.join(workload.lora_targets)} matches no linear layer of {spec.name}",
-            hint=f"its block linears are {names} (or pass all-linear)",
-        )
-    return workload

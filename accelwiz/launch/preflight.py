@@ -74,11 +74,11 @@ def preflight(
     # The plan beside the YAML: its workload for the memory rules and, for other machines, its system; its CPU
     # machines get the CPU fallback in their node commands and sbatch script (launch/environment.py).
     from accelwiz.launch.environment import portable_changes
-    from accelwiz.plan_file import find_plan, load_plan, plan_system, plan_workload
+    from accelwiz.plan_file import find_plan, load_plan, plan_model, plan_system
 
     found = find_plan(config_path)
     plan = load_plan(found) if found is not None else None
-    workload = plan_workload(plan)[0] if plan is not None else None
+    model = plan_model(plan)[0] if plan is not None else None
     if plan is not None and not here and system is None:
         system = plan_system(plan)
     launched_env = env if here else portable_changes(spec, env, cpu_nodes=plan is not None
@@ -90,7 +90,7 @@ def preflight(
     )
     checked = check_unit(unit.documents, system=system, launch=launch, deepspeed_reference=unit.deepspeed_reference,
                          training_args=training_args,  # a Trainer script's arguments: the AW7xx rules
-                         plan=plan, workload=workload)
+                         plan=plan, model=model)
     return Preflight(config_path, checked.context, checked.diagnostics, spec, env, checked.handled)
 
 

@@ -28,6 +28,7 @@ from accelwiz.rules import (
     schema_rules,
     topology,
     trainer_arguments,
+    workload,
 )
 from accelwiz.rules.deepspeed import auto, batch, offload, optimizer, reference, zero
 from accelwiz.rules.deepspeed import precision as deepspeed_precision
@@ -142,6 +143,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW504": memory.sharding_small_model,
     "AW505": memory.estimate_near_gpu_memory,
     "AW506": memory.host_memory_tight,
+    "AW507": workload.sequence_exceeds_positions,
     # AW6xx: hardware, against a machine profile (needs --system)
     "AW601": devices.gpu_distribution_without_gpu,
     "AW602": devices.processes_exceed_gpus,

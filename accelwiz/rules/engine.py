@@ -21,6 +21,7 @@ from accelwiz.rules.diagnostic import Diagnostic, Severity
 from accelwiz.rules.rule import Needs, Rule
 
 if TYPE_CHECKING:
+    from accelwiz.estimate.spec import ModelSpec
     from accelwiz.plan_file import PlanFile
     from accelwiz.probe.model import MachineProfile
 
@@ -65,13 +66,16 @@ def check_unit(
     rules: Iterable[Rule] | None = None,
     training_args: Any = None,
     workload_flags: dict[str, Any] | None = None,
+    model: ModelSpec | None = None,
 ) -> UnitResult:
     """Run the rules (all of them unless `rules` is given) on one unit.
 
     `documents` holds at most one Accelerate YAML and one DeepSpeed JSON, told apart by `Document.kind`. The
     JSON is taken as the file the YAML names; pass `deepspeed_reference` when it was resolved otherwise (check's
     file grouping does). `workload` (accelwiz.estimate.workload.Workload) turns on the memory rules, `system`
-    the hardware rules; `launch` says what the launcher changes; `plan` is the plan file init wrote.
+    the hardware rules; `launch` says what the launcher changes; `plan` is the plan file init wrote. `model` (with
+    no `workload`) resolves the unit's workload once, from the plan, the files, the Trainer's arguments and
+    `workload_flags` (accelwiz.resolution.workload): what the memory rules judge is what will run.
     """
     context = CheckContext(system=system, workload=workload, launch=launch or LaunchFacts(), plan=plan,
                            training_args=training_args,  # TrainerArguments: the AW7xx rules
@@ -86,6 +90,8 @@ def check_unit(
         if isinstance(written, str) and written.strip() and written.strip().lower() != "none":
             deepspeed_reference = DeepSpeedReference(written.strip(), context.deepspeed.path)
     context.deepspeed_reference = deepspeed_reference
+    if model is not None and workload is None:
+        context.workload = unit_workload(context, model)
     if rules is None:
         from accelwiz.rules.registry import select_rules
 
@@ -94,6 +100,26 @@ def check_unit(
     for diagnostic in run_rules(context, rules):
         (result.handled if diagnostic.handled else result.diagnostics).append(diagnostic)
     return result
+
+
+# check's workload flags, by the estimator's field names, as the resolution names them
+_FLAG_NAMES = {"regime": "method"}
+
+
+def unit_workload(context: CheckContext, model: ModelSpec) -> Any:
+    """The estimator's Workload for one unit: every layer resolved once (accelwiz.resolution.workload); None,
+    with a note, when it cannot be built (LoRA targets that match nothing)."""
+    from accelwiz.errors import AccelwizError
+    from accelwiz.resolution.workload import resolve_workload
+
+    flags = {_FLAG_NAMES.get(name, name): value for name, value in context.workload_flags.items()}
+    resolved = resolve_workload(plan=context.plan, effective=context.effective, trainer_args=context.training_args,
+                                flags=flags, max_positions=model.max_position_embeddings)
+    try:
+        return resolved.for_estimator(model)
+    except AccelwizError as exc:
+        context.notes.append(f"memory rules skipped: {exc.message}")
+        return None
 
 
 def resolve_deepspeed_file(written: str, yaml_path: Path) -> DeepSpeedReference:
@@ -211,8 +237,10 @@ def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None,
         if text not in result.skipped:
             result.skipped.append(text)
 
+    model = workload.model if workload is not None else None  # --model
     for unit in build_units(files, result):
-        facts: dict[str, Any] = {"system": system, "workload": workload, "training_args": training_args}
+        facts: dict[str, Any] = {"system": system, "model": model, "training_args": training_args,
+                                 "workload_flags": flags}
         plan_path = plan if plan is not None else find_plan(unit.accelerate.path) if unit.accelerate else None
         if plan_path is None and workload is None and flags:
             from accelwiz.errors import UsageError
@@ -223,7 +251,7 @@ def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None,
                              f"no plan was found beside {where}",
                              hint="pass --model PRESET|config.json|PARAMS (or --plan FILE)")
         if plan_path is not None:
-            from accelwiz.plan_file import describe_overrides, load_plan, plan_system, plan_workload
+            from accelwiz.plan_file import describe_overrides, load_plan, plan_model, plan_system
 
             if plan_path not in plans:
                 try:
@@ -237,14 +265,12 @@ def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None,
             facts["plan"] = loaded
             if system is None:
                 facts["system"] = plan_system(loaded)
-            planned, why_not = plan_workload(loaded, flags, workload.model if workload is not None else None)
-            if planned is not None:
-                facts["workload"], facts["workload_flags"] = planned, flags
-                if flags or workload is not None:
-                    note(f"{plan_path}: " + describe_overrides(
-                        loaded, flags, workload.model.name if workload is not None else None))
-            elif workload is None:
-                note(f"{plan_path}: memory rules skipped: {why_not}")
+            if model is None:
+                facts["model"], why_not = plan_model(loaded)
+                if why_not:
+                    note(f"{plan_path}: memory rules skipped: {why_not}")
+            if flags or model is not None:
+                note(f"{plan_path}: " + describe_overrides(loaded, flags, model.name if model is not None else None))
             if training_args is None and loaded.training.owner == "trainer" and loaded.training.trainer_arguments:
                 from accelwiz.config.training_args import parse_argv
 
@@ -253,6 +279,8 @@ def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None,
                      f"{' '.join(loaded.training.trainer_arguments)}); pass `-- ARGS` or --training-args to check "
                      "others")
         _check_into(result, unit, rules, facts)
+        for text in result.units[-1].notes:
+            note(text)
     result.diagnostics.sort(key=lambda d: (d.file, d.line, d.column, d.code))
     return result
 

@@ -580,9 +580,10 @@ def trainer_effective(ctx: CheckContext, base: Any) -> Any:
         if args["fp16"] or args["bf16"]:
             chosen = args.mixed_precision(None)
             values["mixed_precision"] = (chosen, f"{args.where(chosen)} overrides the launcher's")
-    if args.is_given("activation_checkpointing") or args.is_given("gradient_checkpointing"):
-        name = "activation_checkpointing" if args.is_given("activation_checkpointing") else "gradient_checkpointing"
-        values["gradient_checkpointing"] = (args.gradient_checkpointing, args.where(name))
+    # the Trainer checkpoints only when told to: a command line without the flag does not (its default is off),
+    # whatever the plan assumed (accelwiz.resolution.workload.trainer_layer judges memory the same way)
+    name = "activation_checkpointing" if args.is_given("activation_checkpointing") else "gradient_checkpointing"
+    values["gradient_checkpointing"] = (args.gradient_checkpointing, args.where(name))
     # an argument transformers refuses (AW701) stops the run: its default is no value the run uses
     invalid = {problem.name for problem in args.problems}
     values = {setting: value for setting, value in values.items()

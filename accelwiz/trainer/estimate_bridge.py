@@ -33,23 +33,28 @@ def effective_from_settings(settings: dict[str, Any]) -> EffectiveConfig:
 
 
 def estimate_from_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The estimate of what ran: the run's resolved workload (method, LoRA rank and targets, checkpointing and
+    sequence as the run report records them) on the strategy and precision the Accelerator resolved."""
     from accelwiz.estimate.memory import estimate_memory
     from accelwiz.estimate.models import spec_from_hf_config
     from accelwiz.estimate.strategy import strategy_from_effective, training_precision
-    from accelwiz.estimate.workload import Workload
+    from accelwiz.resolution.workload import DEFAULTS, resolve_workload
 
     spec = spec_from_hf_config(settings["model_config"], name=str(settings["model"]), source="built-in trainer")
     effective = effective_from_settings(settings)
     strategy = strategy_from_effective(effective)
     if strategy is None:
         raise ValueError(f"no memory plan for distributed type {settings['distributed_type']}")
-    precision = training_precision(effective) or "fp32"
-    workload = Workload(
-        model=spec, micro_batch=settings["micro_batch"], seq_len=settings["seq_len"], precision=precision
-    )
+    ran = {name: item["value"] for name, item in settings["settings"].items()
+           if name in DEFAULTS and isinstance(item, dict)}
+    ran["precision"] = "fp32" if (training_precision(effective) or "fp32") == "fp32" else "bf16"
+    workload = resolve_workload(flags=ran).for_estimator(spec)
     estimate = estimate_memory(workload, strategy)
     return {
         "strategy": strategy.label,
+        "workload": {"method": workload.regime, "lora_rank": workload.lora_rank if workload.regime != "full" else None,
+                     "gradient_checkpointing": workload.gradient_checkpointing, "seq_len": workload.seq_len,
+                     "micro_batch": workload.micro_batch},
         "parameters_estimated": spec.num_parameters,
         "per_rank_allocated_bytes": estimate.allocated,
         "per_rank_total_bytes": estimate.per_gpu_total,

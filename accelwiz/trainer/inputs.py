@@ -78,7 +78,7 @@ def check_lora_targets(model: ModelRef, settings: TrainingSettings) -> None:
         if model.pretrained:
             config = AutoConfig.from_pretrained(str(model.path))
         else:
-            config = build_config(str(model.path or model.name), settings.seq_len.value)
+            config = build_config(str(model.path or model.name))
         with torch.device("meta"):
             empty = AutoModelForCausalLM.from_config(config)
     except ModelChoiceError as exc:

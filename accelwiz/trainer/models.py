@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from accelwiz.estimate.presets import TOY_MODELS
+from accelwiz.estimate.spec import ModelSpec
+
 BYTE_VOCAB = 256  # byte tokens: every randomly initialised model needs at least 256 token ids
 
-PRESETS: dict[str, dict[str, int]] = {
-    "tiny": {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4},
-    "small": {"hidden_size": 256, "intermediate_size": 688, "num_hidden_layers": 4, "num_attention_heads": 4},
-    "medium": {"hidden_size": 768, "intermediate_size": 2048, "num_hidden_layers": 12, "num_attention_heads": 12},
-}
+# accelwiz's toy models, as the estimator knows them (accelwiz.estimate.presets.TOY_MODELS): one definition.
+PRESETS: dict[str, ModelSpec] = {spec.name: spec for spec in TOY_MODELS}
 
 # What save_pretrained writes for the weights (single file or sharded), and for a tokenizer.
 WEIGHT_FILES = (
@@ -153,17 +153,16 @@ def _locate_hub(repo_id: str) -> ModelRef:
     return ModelRef(repo_id, located.kind, located.path, hub_id=repo_id)
 
 
-def build_config(name_or_path: str, seq_len: int) -> Any:
+def build_config(name_or_path: str) -> Any:
     """A transformers config for a preset name or a config.json (file or the directory holding it)."""
     if name_or_path in PRESETS:
         from transformers import LlamaConfig
 
+        toy = PRESETS[name_or_path]
         return LlamaConfig(
-            vocab_size=BYTE_VOCAB,
-            max_position_embeddings=max(seq_len, 128),
-            num_key_value_heads=PRESETS[name_or_path]["num_attention_heads"],
-            tie_word_embeddings=False,
-            **PRESETS[name_or_path],
+            vocab_size=toy.vocab_size, hidden_size=toy.hidden_size, intermediate_size=toy.intermediate_size,
+            num_hidden_layers=toy.num_layers, num_attention_heads=toy.num_heads, num_key_value_heads=toy.num_kv_heads,
+            max_position_embeddings=toy.max_position_embeddings, tie_word_embeddings=toy.tie_word_embeddings,
         )
     path = Path(name_or_path)
     if path.is_dir():

@@ -1,78 +1,61 @@
 """What the built-in trainer trains with, and where each value came from.
 
-Precedence, per value: the trainer's own flag (only when given) > what `accelwiz.effective.resolve` (the one
-reader of what a run uses) finds in the YAML, the DeepSpeed JSON and the plan beside the YAML (`find_plan`) >
-the trainer's default. A value written in the JSON is what DeepSpeed uses, so it wins over the plan (`check`
-reports the disagreement); the plan supplies what no file owns (the DataLoader's micro-batch, the sequence
-length, checkpointing, the method, LoRA rank/alpha/targets, the model). The run summary and `run_report.json`
-show the source of each value.
+The model is `accelwiz.resolution.model.model_to_train` (exactly what --model or the plan names, or a refusal); the
+workload is `accelwiz.resolution.workload.resolve_workload` over the plan beside the YAML, the YAML and the
+DeepSpeed JSON the workers read, and the trainer's own flags: the same resolution `check` judges and the run
+report estimates. The run summary and `run_report.json` show the source of each value.
 
 No torch here: `accelwiz run` resolves the same settings before launching, to refuse bad input with one line.
 """
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from accelwiz.errors import UsageError
+from accelwiz.resolution.model import model_to_train
+from accelwiz.resolution.workload import ResolvedWorkload, Sourced, resolve_workload
 from accelwiz.trainer.options import TrainerOptions
 
 if TYPE_CHECKING:
     from accelwiz.document import Document
-    from accelwiz.effective import EffectiveValue
+    from accelwiz.effective import EffectiveConfig
     from accelwiz.plan_file import PlanFile
-
-DEFAULT_MODEL = "tiny"
-DEFAULT_MICRO_BATCH = 4
-DEFAULT_SEQ_LEN = 64
-DEFAULT_LORA_RANK = 8
-# effective.py's source names, as the run summary says them
-_SOURCE_NAMES = {"json": "deepspeed json", "yaml": "accelerate yaml"}
-
-
-@dataclass(frozen=True)
-class Chosen:
-    value: Any
-    source: str  # flag, plan, deepspeed json, accelerate yaml, accelerate default, derived, trainer default
-    note: str = ""
-
 
 @dataclass(frozen=True)
 class TrainingSettings:
-    model: Chosen
-    micro_batch: Chosen
-    gradient_accumulation: Chosen
-    seq_len: Chosen
-    gradient_checkpointing: Chosen
-    method: Chosen
-    lora_rank: Chosen
-    lora_alpha: Chosen
-    lora_targets: Chosen  # module names or [all-linear] (PEFT's shorthand), or None: the attention projections
+    """The model and the resolved workload of this run (accelwiz.resolution), plus the files they came from."""
+
+    model: Sourced
+    workload: ResolvedWorkload
     plan_path: Path | None = None
     deepspeed_json: Path | None = None
 
-    def chosen(self) -> list[tuple[str, Chosen]]:
-        names = [f.name for f in fields(self) if isinstance(getattr(self, f.name), Chosen)]
-        if self.method.value == "full":
-            names = [n for n in names if not n.startswith("lora_")]
-        return [(n, getattr(self, n)) for n in names]
+    def __getattr__(self, name: str) -> Sourced:  # settings.seq_len, settings.method, ...: the workload's fields
+        if name.startswith("__") or name in ("model", "workload"):
+            raise AttributeError(name)
+        return getattr(self.workload, name)
+
+    def chosen(self) -> list[tuple[str, Sourced]]:
+        return [("model", self.model), *self.workload.items()]
 
     def summary(self) -> str:
         """One line for the run's log: every value and its source."""
         parts = []
         for name, item in self.chosen():
-            value = ",".join(item.value) if isinstance(item.value, list) else item.value
-            shown = "auto" if value is None else str(value).lower() if isinstance(value, bool) else value
+            value = ",".join(item.value) if isinstance(item.value, (list, tuple)) else item.value
+            shown = str(value).lower() if isinstance(value, bool) else value
             parts.append(f"{name.replace('_', ' ')} {shown} ({item.source})")
         return "training with " + ", ".join(parts)
 
     def for_report(self) -> dict[str, Any]:
         report: dict[str, Any] = {
-            name: {"value": item.value, "source": item.source, **({"note": item.note} if item.note else {})}
+            name: {"value": list(item.value) if isinstance(item.value, tuple) else item.value,
+                   "source": item.source, **({"note": item.note} if item.note else {})}
             for name, item in self.chosen()
         }
         report["plan_file"] = str(self.plan_path) if self.plan_path else None
@@ -81,83 +64,51 @@ class TrainingSettings:
 
 
 def resolve_settings(opts: TrainerOptions, environ: Mapping[str, str] | None = None) -> TrainingSettings:
-    """The settings of this run; raises InputError for a plan or config that cannot be read."""
+    """The settings of this run; raises InputError for a plan or config that cannot be read, UsageError when
+    nothing names a model or a value is beyond the model's limits."""
     environ = os.environ if environ is None else environ
     accelerate_doc, deepspeed_doc, plan, plan_path = _inputs(opts.config, environ)
-    effective = _effective(accelerate_doc, deepspeed_doc, plan)
-    planned = plan_values(plan, plan_path)
-
-    def pick(name: str, flag: Any, default: Any, effective_name: str | None = None) -> Chosen:
-        from_files = effective.get(effective_name or name)
-        if flag is not None:
-            return Chosen(flag, "flag")
-        # A value written in the YAML or JSON is what accelerate and DeepSpeed use; the plan fills the rest (and
-        # `accelwiz check` reports a plan that disagrees with its files).
-        if from_files is not None and from_files.is_set and from_files.source in ("yaml", "json", "plan"):
-            return Chosen(from_files.value, _SOURCE_NAMES.get(from_files.source, from_files.source), from_files.note)
-        if name in planned:
-            return Chosen(planned[name], "plan")
-        if from_files is not None and from_files.is_set:
-            return Chosen(from_files.value, from_files.source, from_files.note)
-        return Chosen(default, "trainer default")
-
-    method = pick("method", opts.method, "full", "fine_tuning_method")
-    rank = pick("lora_rank", opts.lora_rank, DEFAULT_LORA_RANK)
-    targets = opts.lora_targets.split(",") if opts.lora_targets else None
-    model = pick("model", opts.model, DEFAULT_MODEL)
-    if model.source == "plan" and "model_note" in planned:
-        model = Chosen(DEFAULT_MODEL, "trainer default", planned["model_note"])
+    choice = model_to_train(opts.model, plan)
+    positions = model_positions(choice.name)
+    workload = resolve_workload(plan=plan, effective=_effective(accelerate_doc, deepspeed_doc, plan),
+                                flags=_flags(opts), max_positions=positions)
+    check_limits(workload, positions, choice.name)
     return TrainingSettings(
-        model=model,
-        micro_batch=pick("micro_batch", opts.micro_batch, DEFAULT_MICRO_BATCH),
-        gradient_accumulation=pick("gradient_accumulation", opts.gradient_accumulation, 1),
-        seq_len=pick("seq_len", opts.seq_len, DEFAULT_SEQ_LEN, "sequence_length"),
-        gradient_checkpointing=pick("gradient_checkpointing", opts.gradient_checkpointing, False),
-        method=method,
-        lora_rank=rank,
-        lora_alpha=pick("lora_alpha", opts.lora_alpha, 2 * rank.value),
-        lora_targets=pick("lora_targets", [t.strip() for t in targets if t.strip()] if targets else None, None),
+        model=Sourced(choice.name, choice.source, choice.note),
+        workload=workload,
         plan_path=plan_path,
         deepspeed_json=deepspeed_doc.path if deepspeed_doc is not None else None,
     )
 
 
-def plan_values(plan: PlanFile | None, plan_path: Path | None) -> dict[str, Any]:
-    """The workload the plan records, by the trainer's names.
+def _flags(opts: TrainerOptions) -> dict[str, Any]:
+    """The trainer's own workload flags, by the resolution's names (None: not given)."""
+    return {"micro_batch": opts.micro_batch, "gradient_accumulation": opts.gradient_accumulation,
+            "seq_len": opts.seq_len, "gradient_checkpointing": opts.gradient_checkpointing, "method": opts.method,
+            "lora_rank": opts.lora_rank, "lora_alpha": opts.lora_alpha, "lora_targets": opts.lora_targets}
 
-    `effective.resolve` carries the batch, sequence length, checkpointing and method (and is asked first); the
-    LoRA settings and the model are read from the plan object here, as is everything when an older
-    `resolve` without a `plan` argument is installed.
-    """
-    if plan is None or plan_path is None:
-        return {}
-    training, tuning = plan.training, plan.fine_tuning
-    values: dict[str, Any] = {
-        "micro_batch": training.micro_batch,
-        "gradient_accumulation": training.gradient_accumulation,
-        "seq_len": training.sequence_length,
-        "gradient_checkpointing": training.gradient_checkpointing,
-        "method": tuning.method,
-    }
-    if tuning.method != "full":
-        for name in ("lora_rank", "lora_alpha", "lora_targets"):
-            if getattr(tuning, name) is not None:
-                values[name] = getattr(tuning, name)
-    from accelwiz.trainer.models import PRESETS
 
-    model = plan.model
-    if model.source in ("checkpoint", "config"):
-        path = Path(model.name)
-        path = path if path.is_absolute() else plan_path.parent / path
-        if model.source == "config" and path.is_dir():  # init's plan for a directory holding only a config.json
-            path = path / "config.json"  # a random init by the plan's choice (a bare directory must have weights)
-        values["model"] = str(path)
-    elif model.source == "hub" or (model.source == "preset" and model.name in PRESETS):
-        values["model"] = model.name
-    else:  # an estimator preset or a parameter count: there are no weights to train
-        values["model"] = DEFAULT_MODEL
-        values["model_note"] = f"the plan's model {model.name!r} ({model.source}) has no weights or config to load"
-    return values
+def model_positions(name: str) -> int | None:
+    """The positions of the model `name` names, read without torch: a toy model's, or its config.json's (for a
+    hub id, only once it is in the local cache)."""
+    from accelwiz.estimate.models import named_model
+    from accelwiz.resolution.model import checkpoint_positions
+
+    named = named_model(name)
+    if named is not None and named.hub_id is None:
+        return named.max_position_embeddings
+    if Path(name).exists():
+        return checkpoint_positions(Path(name))
+    return None
+
+
+def check_limits(workload: ResolvedWorkload, positions: int | None, model: str) -> None:
+    """A sequence longer than the model's positions indexes past its position table (an IndexError in every
+    worker), or trains positions the model never learned: refused before anything starts."""
+    seq = workload.seq_len
+    if positions is not None and seq.value > positions:
+        raise UsageError(f"sequence length {seq.value} ({seq.source}) is longer than the {positions} positions of "
+                         f"model {model}", hint=f"pass --seq-len {positions} or less")
 
 
 def _inputs(config: Path | None, environ: Mapping[str, str]) -> tuple[
@@ -190,13 +141,9 @@ def _deepspeed_json(accelerate_doc: Document | None, environ: Mapping[str, str])
 
 
 def _effective(accelerate_doc: Document | None, deepspeed_doc: Document | None,
-               plan: PlanFile | None) -> dict[str, EffectiveValue]:
+               plan: PlanFile | None) -> EffectiveConfig | None:
     from accelwiz.effective import resolve
 
     if accelerate_doc is None and deepspeed_doc is None:
-        return {}
-    if plan is not None and "plan" in inspect.signature(resolve).parameters:
-        resolved = resolve(accelerate_doc, deepspeed_doc, plan=plan)
-    else:
-        resolved = resolve(accelerate_doc, deepspeed_doc)
-    return dict(resolved.items())
+        return None
+    return resolve(accelerate_doc, deepspeed_doc, plan=plan)

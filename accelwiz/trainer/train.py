@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     apply_batch_settings(accelerator, opts)
     set_seed(opts.seed)
     try:
-        model, tokenizer, model_config = load_model(checked.model, settings, opts.seq_len)
+        model, tokenizer, model_config = load_model(checked.model, settings)
         sequences = training_sequences(opts.data, tokenizer, opts.seq_len)
         check_vocabulary(sequences, model_config)
     except (DataError, ModelChoiceError, MethodError) as exc:
@@ -236,7 +236,7 @@ def apply_batch_settings(accelerator: Any, opts: TrainerOptions) -> None:
         config.setdefault("zero_optimization", {})["stage3_gather_16bit_weights_on_model_save"] = True
 
 
-def load_model(ref: ModelRef, settings: TrainingSettings, seq_len: int) -> tuple[Any, Any, Any]:
+def load_model(ref: ModelRef, settings: TrainingSettings) -> tuple[Any, Any, Any]:
     """(model ready to train, tokenizer or None for bytes, its transformers config)."""
     method = settings.method.value
     if ref.pretrained:
@@ -252,14 +252,14 @@ def load_model(ref: ModelRef, settings: TrainingSettings, seq_len: int) -> tuple
             raise MethodError(f"QLoRA quantizes pretrained weights, and {ref.name!r} is a random initialisation",
                               hint="pass a checkpoint directory or hub id with --model, or use --method lora")
         tokenizer = None
-        model = build_model(build_config(str(ref.path or ref.name), seq_len))
+        model = build_model(build_config(str(ref.path or ref.name)))
     config = model.config
     model = apply_method(
         model,
         method,
         settings.lora_rank.value,
         settings.lora_alpha.value,
-        settings.lora_targets.value,
+        list(settings.lora_targets.value),
         settings.gradient_checkpointing.value,
     )
     return model, tokenizer, config
@@ -349,12 +349,7 @@ def report_run(
     if not accelerator.is_main_process:
         return
     peaks = [row[0] for row in gathered]
-    estimate = estimate_for_run({
-        **run,
-        "gradient_accumulation": opts.gradient_accumulation,
-        "lora_rank": run["settings"].get("lora_rank", {}).get("value"),
-        "model_config": model_config.to_dict(),
-    })
+    estimate = estimate_for_run({**run, "model_config": model_config.to_dict()})
     report = {
         **run,
         **result,

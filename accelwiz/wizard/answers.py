@@ -98,6 +98,8 @@ class Answers(BaseModel):
     gradient_checkpointing: bool | None = None
     num_machines: int = Field(1, ge=1)
     gpus: int = Field(0, ge=0, description="GPUs per machine; 0 = train on the CPU.")
+    processes: int | None = Field(None, ge=1, le=1024, description="Processes per machine without GPUs: CPU DDP "
+                                                                  "on gloo (None: one).")
     owner: Owner = Owner.accelerate
     strategy: StrategyChoice = StrategyChoice.single
     offload_optimizer: bool = False
@@ -118,8 +120,13 @@ class Answers(BaseModel):
     rdzv_backend: str | None = None
 
     @property
+    def processes_per_machine(self) -> int:
+        """One per GPU; on a machine without GPUs, the CPU processes asked for (1 unless said)."""
+        return self.gpus or self.processes or 1
+
+    @property
     def world_size(self) -> int:
-        return max(self.gpus, 1) * self.num_machines
+        return self.processes_per_machine * self.num_machines
 
     @property
     def global_batch(self) -> int:
@@ -136,12 +143,13 @@ class Answers(BaseModel):
         accumulation, and must be a multiple of one step's samples (the error names the nearest valid ones)."""
         if not isinstance(data, dict) or data.get("target_global_batch") is None:
             return data
-        numbers = [data.get(k, d) for k, d in (("target_global_batch", 1), ("micro_batch", 1), ("gpus", 0))]
-        numbers.append(data.get("num_machines", 1))
+        numbers = [data.get(k, d) for k, d in (("target_global_batch", 1), ("micro_batch", 1), ("gpus", 0),
+                                               ("num_machines", 1))]
+        numbers.append(data.get("processes") or 1)
         if not all(type(n) is int for n in numbers) or min(numbers) < 0 or 0 in (numbers[0], numbers[1]):
             return data  # the field validators report the bad value
-        target, micro, gpus, machines = numbers
-        step = micro * max(gpus, 1) * max(machines, 1)
+        target, micro, gpus, machines, cpu_processes = numbers
+        step = micro * (gpus or cpu_processes) * max(machines, 1)
         if target % step:
             below, above = target // step, target // step + 1
             nearest = [f"{n * step} (accumulation {n})" for n in (below, above) if n >= 1]
@@ -155,7 +163,7 @@ class Answers(BaseModel):
     def _consistent(self) -> Answers:
         if self.strategy is StrategyChoice.single and self.world_size > 1:
             raise ValueError(
-                f"strategy `single` runs one process, but {self.world_size} GPUs were given; "
+                f"strategy `single` runs one process, but {self.world_size} processes were given; "
                 "choose ddp, fsdp or zero1/2/3"
             )
         if self.strategy in (StrategyChoice.ddp, StrategyChoice.fsdp, StrategyChoice.zero1) and self.world_size == 1:
@@ -163,8 +171,9 @@ class Answers(BaseModel):
                 f"strategy `{self.strategy.value}` needs more than one GPU; choose single (or "
                 "zero2/zero3 to offload to the CPU)"
             )
-        if self.gpus == 0 and self.strategy is not StrategyChoice.single:
-            raise ValueError(f"strategy `{self.strategy.value}` needs GPUs; on the CPU choose single")
+        if self.gpus == 0 and self.strategy not in (StrategyChoice.single, StrategyChoice.ddp):
+            raise ValueError(f"strategy `{self.strategy.value}` needs GPUs; on the CPU choose single or ddp "
+                             "(several CPU processes)")
         if self.gpus == 0 and self.precision is not Precision.no:
             raise ValueError(f"mixed precision `{self.precision.value}` needs a GPU; use `no` on the CPU")
         if self.offload_params and self.strategy not in (StrategyChoice.zero3, StrategyChoice.fsdp):

@@ -41,6 +41,15 @@ DEEPSPEED_SUFFIX = ".ds.json"
 DEFAULT_DEEPSPEED_FILE = DEFAULT_CONFIG.with_name(DEFAULT_CONFIG.stem + DEEPSPEED_SUFFIX)
 
 
+def _distributed_type(answers: Answers) -> str:
+    """The strategy's type; without GPUs, several processes are MULTI_GPU with use_cpu: accelerate's launcher then
+    starts them through torchrun with ACCELERATE_USE_CPU (utils/launch.py, prepare_multi_gpu_env): DDP on gloo."""
+    if answers.gpus == 0 and answers.world_size > 1 and answers.strategy in (StrategyChoice.single,
+                                                                              StrategyChoice.ddp):
+        return "MULTI_GPU"
+    return DISTRIBUTED_TYPE[answers.strategy]
+
+
 def build(
     answers: Answers,
     system: MachineProfile,
@@ -52,9 +61,9 @@ def build(
     machines = answers.num_machines
     config: dict[str, Any] = {
         "compute_environment": "LOCAL_MACHINE",
-        "distributed_type": DISTRIBUTED_TYPE[answers.strategy],
+        "distributed_type": _distributed_type(answers),
         "num_machines": machines,
-        "num_processes": max(answers.gpus, 1) * machines,
+        "num_processes": answers.world_size,
         "machine_rank": answers.machine_rank,
         "use_cpu": answers.gpus == 0,
     }

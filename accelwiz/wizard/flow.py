@@ -220,6 +220,9 @@ def validate(answers: Mapping[str, Any], system: MachineProfile) -> Answers:
     data = {key: value for key, value in answers.items()
             if value is not None and value != "" and key != SYSTEM_KEY}
     data.setdefault("gpus", system.gpu_count)
+    if not data["gpus"] and "strategy" not in data and int(data.get("processes") or 1) * int(
+            data.get("num_machines") or 1) > 1:
+        data["strategy"] = "ddp"  # several CPU processes: DDP on gloo (the strategy question is for GPUs)
     try:
         return Answers.model_validate(data)
     except ValidationError as exc:

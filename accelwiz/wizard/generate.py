@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from accelwiz.probe.model import MachineProfile
+from accelwiz.resolution.workload import DEFAULTS
 from accelwiz.vocab import GIB
 from accelwiz.wizard.answers import Answers, Launcher, Owner, Precision
 from accelwiz.wizard.build import DEEPSPEED_SUFFIX, build, launch_commands, trainer_arguments
@@ -105,7 +106,7 @@ def build_plan_file(answers: Answers, system: MachineProfile, system_spec: str, 
                       parameters=_parameters(answers, system, trainable=False),
                       trainable_parameters=_parameters(answers, system, trainable=True))
     regime = answers.regime.value if answers.regime else "full"
-    rank = answers.lora_rank or 16
+    rank = answers.lora_rank or DEFAULTS["lora_rank"]
     # alpha = 2 x rank, the common PEFT recipe; every linear layer of the blocks, as the estimate assumed
     tuning = PlanFineTuning(method=regime) if regime == "full" else PlanFineTuning(  # type: ignore[arg-type]
         method=regime, lora_rank=rank, lora_alpha=2 * rank, lora_targets=["all-linear"])  # type: ignore[arg-type]
@@ -113,7 +114,7 @@ def build_plan_file(answers: Answers, system: MachineProfile, system_spec: str, 
         owner=answers.owner.value,
         micro_batch=answers.micro_batch,
         gradient_accumulation=answers.gradient_accumulation,
-        sequence_length=answers.seq_len or 2048,
+        sequence_length=answers.seq_len or DEFAULTS["seq_len"],
         gradient_checkpointing=bool(answers.gradient_checkpointing) if answers.model else False,
         attention="sdpa",
         precision="fp32" if answers.precision is Precision.no else answers.precision.value,  # type: ignore[arg-type]
@@ -124,6 +125,7 @@ def build_plan_file(answers: Answers, system: MachineProfile, system_spec: str, 
         estimate = PlanEstimate(strategy=option.label, per_gpu_bytes=option.per_gpu_bytes,
                                 host_bytes=option.host_bytes, verdict=option.verdict.verdict or "fits")
     plan_system = PlanSystem(name=system_spec, machines=answers.num_machines, gpus_per_machine=answers.gpus,
+                             processes_per_machine=answers.processes if not answers.gpus else None,
                              gpu=gpu.name if gpu else None, gpu_memory_bytes=gpu.memory_total_bytes if gpu else None,
                              host_memory_bytes=system.host.memory_total_bytes or None)
     return PlanFile(created_by=command, files=files, system=plan_system, launcher=launcher, model=model,

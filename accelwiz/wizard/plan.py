@@ -134,23 +134,24 @@ def default_precision(system: MachineProfile) -> Precision:
 
 
 def workload_for(answers: Mapping[str, Any], system: MachineProfile) -> Any:
-    """The estimator's Workload for the answers so far (unasked questions at their defaults: sequence 2048,
-    micro-batch 1, checkpointing on, precision the hardware's)."""
+    """The estimator's Workload for the answers so far, through the one resolution (accelwiz.resolution): unasked
+    questions at its defaults, except checkpointing, which init suggests on, and the hardware's precision."""
     from accelwiz.estimate.models import resolve_model
-    from accelwiz.estimate.workload import Workload
+    from accelwiz.resolution.workload import resolve_workload
 
-    precision = answers.get("precision") or default_precision(system)
-    regime = Regime(_value(answers.get("regime")) or "full")
+    spec = resolve_model(answers["model"])
+    precision = Precision(_value(answers.get("precision") or default_precision(system)))
     checkpointing = answers.get("gradient_checkpointing")
-    return Workload(
-        model=resolve_model(answers["model"]),
-        micro_batch=int(answers.get("micro_batch") or 1),
-        seq_len=int(answers.get("seq_len") or 2048),
-        regime=regime.value,
-        lora_rank=int(answers.get("lora_rank") or 16),
-        precision="fp32" if Precision(_value(precision)) is Precision.no else "mixed",
-        gradient_checkpointing=True if checkpointing is None else bool(checkpointing),
-    )
+    given = {"micro_batch": answers.get("micro_batch"), "seq_len": answers.get("seq_len"),
+             "method": _value(answers.get("regime")), "lora_rank": answers.get("lora_rank"),
+             "precision": "fp32" if precision is Precision.no else precision.value,
+             "gradient_checkpointing": True if checkpointing is None else bool(checkpointing)}
+    resolved = resolve_workload(answers={k: int(v) if k in _COUNTS and v else v for k, v in given.items()},
+                                max_positions=spec.max_position_embeddings)
+    return resolved.for_estimator(spec)
+
+
+_COUNTS = ("micro_batch", "seq_len", "lora_rank")
 
 
 # The answers the estimate depends on; the plan is cached on them, so asking for defaults, choices and the

@@ -21,6 +21,10 @@ def has_gpu(answers: Mapping[str, Any], system: MachineProfile) -> bool:
     return system.gpu_count > 0
 
 
+def no_gpu(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    return system.gpu_count == 0
+
+
 def has_model(answers: Mapping[str, Any], system: MachineProfile) -> bool:
     return bool(answers.get("model"))
 

@@ -18,7 +18,8 @@ from accelwiz.wizard.predicates import uses_deepspeed
 
 def world_size(answers: Mapping[str, Any], system: MachineProfile) -> int:
     gpus = answers.get("gpus", system.gpu_count)
-    return max(int(gpus or 0), 1) * int(answers.get("num_machines") or 1)
+    per_machine = int(gpus or 0) or int(answers.get("processes") or 1)  # CPU processes where there is no GPU
+    return per_machine * int(answers.get("num_machines") or 1)
 
 
 def default_gpus(answers: Mapping[str, Any], system: MachineProfile) -> int:
@@ -66,6 +67,40 @@ def verify_gpus(value: int, answers: Mapping[str, Any], system: MachineProfile) 
 
 def verify_machines(value: int, answers: Mapping[str, Any], system: MachineProfile) -> None:
     _in_range("num_machines", value, 1, 1024)
+
+
+def verify_processes(value: int, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    _in_range("processes", value, 1, 1024, "CPU processes per machine: 1 to 1024 (usually at most its cores)")
+
+
+def default_seq_len(answers: Mapping[str, Any], system: MachineProfile) -> int:
+    """2048 tokens, or the model's positions when it has fewer (GPT-2: 1024)."""
+    from accelwiz.resolution.workload import DEFAULT_SEQ_LEN
+
+    positions = _positions(answers)
+    return min(DEFAULT_SEQ_LEN, positions) if positions else DEFAULT_SEQ_LEN
+
+
+def verify_seq_len(value: int, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    """Longer than the model's positions: transformers indexes past its position table (or the model sees
+    positions it never learned). Refused at the question."""
+    _in_range("seq_len", value, 1)
+    positions = _positions(answers)
+    if positions and value > positions:
+        raise UsageError(f"sequence length {value} is longer than the {positions} positions of {answers['model']}",
+                         hint=f"give {positions} or less")
+
+
+def _positions(answers: Mapping[str, Any]) -> int | None:
+    if not answers.get("model"):
+        return None
+    from accelwiz.errors import AccelwizError
+    from accelwiz.estimate.models import resolve_model
+
+    try:
+        return resolve_model(str(answers["model"])).max_position_embeddings or None
+    except AccelwizError:
+        return None
 
 
 def verify_clipping(value: float, answers: Mapping[str, Any], system: MachineProfile) -> None:

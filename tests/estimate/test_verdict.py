@@ -12,7 +12,7 @@ from accelwiz.estimate.recommend import Budget, recommend
 from accelwiz.estimate.sizes import gib
 from accelwiz.estimate.strategy import strategy_from_options
 from accelwiz.estimate.verdict import judge, memory_verdict
-from accelwiz.estimate.workload import workload_from_options
+from accelwiz.resolution.options import workload_from_options
 from accelwiz.probe.presets import find_preset, preset_profile
 from accelwiz.vocab import HEADROOM
 

@@ -66,10 +66,25 @@ def test_workload_flags_without_model_or_plan_are_a_usage_error(cli, tmp_path, m
     assert "--seq-len need --model" in result.stderr
 
 
+def test_the_trainer_command_line_owns_checkpointing_and_batch(cli, tmp_path, monkeypatch):
+    """Issue 16: `check zero3.yaml -- --bf16 --per_device_train_batch_size 2` judged memory with the plan's
+    checkpointing although that Trainer command line does not checkpoint."""
+    yaml = planned(tmp_path, monkeypatch)
+    (tmp_path / "ds_config.json").write_text(json.dumps({**DS_JSON, "train_micro_batch_size_per_gpu": "auto"}))
+    without = cli("check", str(yaml), "--format", "json", "--explain", "--", "--bf16",
+                  "--per_device_train_batch_size", "4")
+    assert without.exit_code == 1 and "AW501" in without.stdout  # 4 x 2048 without checkpointing: over 80 GB
+    explained = [line.split() for line in without.stdout.splitlines() if line.startswith("  gradient_checkpointing")]
+    assert explained[0][1:3] == ["false", "trainer"]  # --explain shows what the memory rules judged
+    with_it = cli("check", str(yaml), "--format", "json", "--", "--bf16", "--per_device_train_batch_size", "4",
+                  "--gradient_checkpointing")
+    assert "AW501" not in codes(with_it)
+
+
 def test_an_invalid_trainer_value_is_only_its_own_finding(cli, tmp_path, monkeypatch):
     """--per_device_train_batch_size four fell back to the default 8 and was also compared with the JSON's 1."""
     yaml = planned(tmp_path, monkeypatch)
-    result = cli("check", str(yaml), "--format", "json", "--explain", "--", "--bf16",
+    result = cli("check", str(yaml), "--format", "json", "--explain", "--", "--bf16", "--gradient_checkpointing",
                  "--per_device_train_batch_size", "four")
     findings = json.loads(result.stdout[result.stdout.index("\n["):])
     assert [d["code"] for d in findings if d["severity"] == "error"] == ["AW701"]

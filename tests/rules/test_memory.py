@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from accelwiz.estimate.workload import workload_from_options
+from accelwiz.resolution.options import workload_from_options
 from accelwiz.probe.model import MachineProfile
 from accelwiz.probe.profiles import load_system
 from tests.profiles import machine

@@ -1,0 +1,49 @@
+"""The workload from command-line options (`estimate`, `check --model`, `convert --model`): one `resolve_workload`
+call, with the values checked where they are given."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from accelwiz.errors import UsageError
+from accelwiz.resolution.workload import resolve_workload
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.workload import Workload
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "regime": ("full", "lora", "qlora"),
+    "precision": ("fp32", "mixed", "bf16"),
+    "optimizer": ("adamw", "adamw8bit", "sgd", "adafactor"),
+    "attention": ("eager", "sdpa", "flash"),
+}
+
+
+def workload_from_options(*, model: str, micro_batch: int | None, seq_len: int | None, **more: Any) -> Workload:
+    """The estimator's Workload for `--model NAME` and the options given (None: not given, the default applies);
+    bad values become a UsageError with the valid choices."""
+    from accelwiz.estimate.models import resolve_model
+
+    spec = resolve_model(model)
+    if micro_batch is not None and micro_batch < 1:
+        raise UsageError(f"micro-batch must be at least 1 (got {micro_batch})", hint="pass --micro-batch 1 or more")
+    if seq_len is not None and seq_len < 1:
+        raise UsageError(f"sequence length must be at least 1 (got {seq_len})", hint="pass --seq-len 2048")
+    for key, allowed in CHOICES.items():
+        if more.get(key) is not None and more[key] not in allowed:
+            raise UsageError(f"invalid {key} `{more[key]}`", hint=f"choose one of {', '.join(allowed)}")
+    if more.get("lora_rank") is not None and more["lora_rank"] < 1:
+        raise UsageError(f"LoRA rank must be at least 1 (got {more['lora_rank']})", hint="pass --lora-rank 16")
+    flags = {"micro_batch": micro_batch, "seq_len": seq_len, "method": more.pop("regime", None), **more}
+    if flags.get("precision") == "mixed":  # the estimator's word for bf16/fp16 compute with fp32 master weights
+        flags["precision"] = "bf16"
+    legacy = flags.pop("legacy_trainer", False)
+    resolved = resolve_workload(flags=flags, max_positions=spec.max_position_embeddings)
+    workload = resolved.for_estimator(spec, micro_batch_given=micro_batch is not None)
+    return workload if not legacy else _legacy(workload)
+
+
+def _legacy(workload: Workload) -> Workload:
+    from dataclasses import replace
+
+    return replace(workload, legacy_trainer=True)

@@ -1,0 +1,203 @@
+"""The workload of one run, resolved once: sequence, batch, method, precision, checkpointing, attention.
+
+Every command that needs a workload gets it here: `check` (its memory rules), `estimate`, `init` (each answer
+costed), `convert`, `run` and the built-in trainer, and the trainer's run report. Each value keeps its source.
+
+Layers, lowest first; a higher layer replaces a value field by field:
+1. `DEFAULTS`, the one table of workload defaults (the sequence length capped at the model's positions);
+2. the plan `init` wrote (or the wizard's answers so far);
+3. the Accelerate YAML and DeepSpeed JSON: what the launcher and DeepSpeed will use (a written micro-batch,
+   accumulation, and the precision the run computes in);
+4. the HF Trainer's arguments, when the Trainer runs the loop: it owns the batch, checkpointing and precision,
+   given or at its own defaults (a Trainer command line without `--gradient_checkpointing` does not checkpoint);
+5. command-line flags (`check --seq-len`, `run --micro-batch`, ...).
+
+No torch, no pydantic: `check` and `estimate` start fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from accelwiz.config.training_args import TrainerArguments
+    from accelwiz.effective import EffectiveConfig
+    from accelwiz.estimate.spec import ModelSpec
+    from accelwiz.estimate.workload import Workload
+    from accelwiz.plan_file import PlanFile
+
+DEFAULT_SEQ_LEN = 2048
+
+# The one table of defaults: the trainer, init, check and estimate all start here.
+DEFAULTS: dict[str, Any] = {
+    "micro_batch": 1,
+    "gradient_accumulation": 1,
+    "seq_len": DEFAULT_SEQ_LEN,
+    "method": "full",
+    "lora_rank": 16,
+    "lora_alpha": None,  # 2 x rank (PEFT recipes' usual choice), derived in `resolve_workload`
+    "lora_targets": ("all-linear",),
+    "precision": "bf16",  # what a mixed-precision run computes in; a config that says otherwise wins
+    "optimizer": "adamw",
+    "gradient_checkpointing": False,
+    "attention": "sdpa",
+}
+
+# The sources, as the run summary, `--explain` and run_report.json say them.
+DEFAULT, PLAN, FLAG, TRAINER = "default", "plan", "flag", "trainer arguments"
+_FILE_SOURCES = {"yaml": "accelerate yaml", "json": "deepspeed json", "accelerate default": "accelerate default",
+                 "deepspeed default": "deepspeed default"}
+# effective.py's mixed_precision values, in the plan's precision vocabulary
+_PRECISION = {"no": "fp32", "fp16": "fp16", "bf16": "bf16", "fp8": "fp8"}
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """One resolved value and where it came from."""
+
+    value: Any
+    source: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ResolvedWorkload:
+    """The workload a run trains with; every field a `Sourced`."""
+
+    micro_batch: Sourced
+    gradient_accumulation: Sourced
+    seq_len: Sourced
+    method: Sourced
+    lora_rank: Sourced
+    lora_alpha: Sourced
+    lora_targets: Sourced
+    precision: Sourced
+    optimizer: Sourced
+    gradient_checkpointing: Sourced
+    attention: Sourced
+
+    def items(self) -> list[tuple[str, Sourced]]:
+        names = [f.name for f in fields(self)]
+        if self.method.value == "full":
+            names = [n for n in names if not n.startswith("lora_")]
+        return [(n, getattr(self, n)) for n in names]
+
+    def value(self, name: str) -> Any:
+        return getattr(self, name).value
+
+    @property
+    def lora_target_names(self) -> tuple[str, ...]:
+        """The targets with `all-linear` spelled out as the estimator's module-name list."""
+        from accelwiz.estimate.workload import ALL_LINEAR
+
+        return tuple(dict.fromkeys(name for t in self.lora_targets.value
+                                   for name in (ALL_LINEAR if t == "all-linear" else (t,))))
+
+    def for_estimator(self, spec: ModelSpec, *, micro_batch_given: bool = True) -> Workload:
+        """The estimator's Workload for this resolution and model; UsageError for LoRA targets matching nothing."""
+        from accelwiz.estimate.workload import Workload
+
+        workload = Workload(
+            model=spec,
+            micro_batch=self.micro_batch.value,
+            seq_len=self.seq_len.value,
+            regime=self.method.value,
+            lora_rank=self.lora_rank.value,
+            lora_targets=self.lora_target_names,
+            precision="fp32" if self.precision.value == "fp32" else "mixed",
+            optimizer=self.optimizer.value,
+            gradient_checkpointing=bool(self.gradient_checkpointing.value),
+            attention=self.attention.value,
+            micro_batch_given=micro_batch_given,
+        )
+        if workload.regime != "full" and workload.trainable_parameters == 0:
+            from accelwiz.errors import UsageError
+
+            names = ", ".join(dict.fromkeys(t.kind for t in spec.block_linears()))
+            raise UsageError(f"LoRA targets {', '.join(self.lora_targets.value)} ({self.lora_targets.source}) match "
+                             f"no linear layer of {spec.name}", hint=f"its block linears are {names} (or all-linear)")
+        return workload
+
+
+def resolve_workload(*, plan: PlanFile | None = None, answers: dict[str, Any] | None = None,
+                     effective: EffectiveConfig | None = None, trainer_args: TrainerArguments | None = None,
+                     flags: dict[str, Any] | None = None, max_positions: int | None = None) -> ResolvedWorkload:
+    """The workload from every layer (module docstring); `max_positions` caps the default sequence length."""
+    chosen: dict[str, Sourced] = {name: Sourced(value, DEFAULT) for name, value in DEFAULTS.items()}
+    if max_positions is not None and max_positions < DEFAULT_SEQ_LEN:
+        chosen["seq_len"] = Sourced(max_positions, DEFAULT, f"the model's {max_positions} positions")
+    for layer in (plan_layer(plan), _given(answers or {}, "answer"), file_layer(effective),
+                  trainer_layer(trainer_args), _given(flags or {}, FLAG)):
+        chosen.update(layer)
+    if chosen["lora_alpha"].value is None:
+        rank = chosen["lora_rank"]
+        chosen["lora_alpha"] = Sourced(2 * rank.value, "derived", "2 x lora_rank")
+    targets = chosen["lora_targets"]
+    if isinstance(targets.value, str):
+        chosen["lora_targets"] = replace(targets, value=tuple(t.strip() for t in targets.value.split(",")
+                                                              if t.strip()))
+    elif isinstance(targets.value, list):
+        chosen["lora_targets"] = replace(targets, value=tuple(targets.value))
+    return ResolvedWorkload(**chosen)
+
+
+def plan_layer(plan: PlanFile | None) -> dict[str, Sourced]:
+    """What the plan records (LoRA fields only for a LoRA or QLoRA plan)."""
+    if plan is None:
+        return {}
+    training, tuning = plan.training, plan.fine_tuning
+    values: dict[str, Any] = {
+        "micro_batch": training.micro_batch, "gradient_accumulation": training.gradient_accumulation,
+        "seq_len": training.sequence_length, "method": tuning.method, "precision": training.precision,
+        "optimizer": training.optimizer, "gradient_checkpointing": training.gradient_checkpointing,
+        "attention": training.attention,
+    }
+    if tuning.method != "full":
+        values.update({name: getattr(tuning, name) for name in ("lora_rank", "lora_alpha", "lora_targets")
+                       if getattr(tuning, name) is not None})
+    return {name: Sourced(value, PLAN) for name, value in values.items()}
+
+
+def file_layer(effective: EffectiveConfig | None) -> dict[str, Sourced]:
+    """What the YAML and JSON set: a written micro-batch and accumulation (what DeepSpeed uses; `check` reports a
+    plan that disagrees) and the precision the run computes in."""
+    if effective is None or not (effective.has_yaml or effective.uses_deepspeed):
+        return {}
+    layer: dict[str, Sourced] = {}
+    for name, value in (("micro_batch", effective.micro_batch),
+                        ("gradient_accumulation", effective.gradient_accumulation)):
+        if value.source in ("yaml", "json") and isinstance(value.strict, int) and value.strict > 0:
+            layer[name] = Sourced(value.strict, _FILE_SOURCES[value.source], value.note)
+    precision = effective.mixed_precision
+    # accelerate's default "no" leaves the precision to the script (which may autocast): not a written choice
+    if precision.source in ("yaml", "json", "deepspeed default") and precision.value in _PRECISION:
+        layer["precision"] = Sourced(_PRECISION[precision.value], _FILE_SOURCES[precision.source], precision.note)
+    return layer
+
+
+def trainer_layer(args: TrainerArguments | None) -> dict[str, Sourced]:
+    """The HF Trainer's own fields: given, or at the Trainer's defaults (which are what it runs with)."""
+    if args is None:
+        return {}
+
+    def owned(value: Any, *argument: str) -> Sourced:
+        given = [args.given[a] for a in argument if args.is_given(a)]
+        return Sourced(value, TRAINER, given[0] if given else f"{argument[0]}: the Trainer's default")
+
+    layer = {"gradient_checkpointing": owned(args.gradient_checkpointing, "gradient_checkpointing",
+                                             "activation_checkpointing")}
+    for name, argument in (("micro_batch", "per_device_train_batch_size"),
+                           ("gradient_accumulation", "gradient_accumulation_steps")):
+        value = args[argument]
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:  # else AW7xx reports the type
+            layer[name] = owned(value, argument)
+    for flag in ("bf16", "fp16"):  # without either, the launcher's mixed_precision decides (the file layer)
+        if args[flag] is True:
+            layer["precision"] = owned(flag, flag)
+    return layer
+
+
+def _given(values: dict[str, Any], source: str) -> dict[str, Sourced]:
+    return {name: value if isinstance(value, Sourced) else Sourced(value, source)
+            for name, value in values.items() if name in DEFAULTS and value is not None}
