@@ -26,9 +26,10 @@ Examples:
 Answer keys (--answers FILE, one `key: value` a line; `_` and `-` are the same in values):
   system: local | a preset | NxGPU / MxNxGPU (1xA100-80GB, 2x8xH100-80GB) | profile.json
   model: a preset, config.json, checkpoint folder, hub id or count (7B); empty: no estimate
-  regime: full|lora|qlora     lora_rank: N >= 1      seq_len: N >= 1
+  regime: full|lora|qlora (--method)   lora_rank: N >= 1   seq_len: 1..the model's positions
   owner: accelerate|trainer (--for)                  micro_batch: N >= 1
-  gradient_checkpointing: true|false                 num_machines: N >= 1     gpus: 1..GPUs per machine
+  gradient_checkpointing: true|false   num_machines: N >= 1 (--machines)   gpus: 1..GPUs per machine
+  processes: N >= 1, CPU processes per machine where there is no GPU (--processes)
   strategy: single|ddp|fsdp|fsdp-hybrid|zero1|zero2|zero3
   offload_optimizer: true|false   offload_params: true|false   offload_device: cpu|nvme   nvme_path: PATH
   precision: no|fp16|bf16|fp8     use_global_batch: true|false

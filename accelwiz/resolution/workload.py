@@ -115,7 +115,7 @@ class ResolvedWorkload:
             from accelwiz.errors import UsageError
 
             names = ", ".join(dict.fromkeys(t.kind for t in spec.block_linears()))
-            raise UsageError(f"LoRA targets {', '.join(self.lora_targets.value)} ({self.lora_targets.source}) match "
+            raise UsageError(f"lora_targets {', '.join(self.lora_targets.value)} ({self.lora_targets.source}) matches "
                              f"no linear layer of {spec.name}", hint=f"its block linears are {names} (or all-linear)")
         return workload
 

@@ -45,8 +45,11 @@ def estimate_from_settings(settings: dict[str, Any]) -> dict[str, Any]:
     strategy = strategy_from_effective(effective)
     if strategy is None:
         raise ValueError(f"no memory plan for distributed type {settings['distributed_type']}")
-    ran = {name: item["value"] for name, item in settings["settings"].items()
-           if name in DEFAULTS and isinstance(item, dict)}
+    recorded = settings.get("settings") or {}  # the run's resolved workload, as run_report.json records it
+    ran = {name: item["value"] for name, item in recorded.items() if name in DEFAULTS and isinstance(item, dict)}
+    for name in ("micro_batch", "seq_len", "method", "gradient_checkpointing"):
+        if name in settings:
+            ran.setdefault(name, settings[name])
     ran["precision"] = "fp32" if (training_precision(effective) or "fp32") == "fp32" else "bf16"
     workload = resolve_workload(flags=ran).for_estimator(spec)
     estimate = estimate_memory(workload, strategy)

@@ -47,7 +47,7 @@ def test_a_json_stage_auto_is_zero2_for_explain_the_estimator_and_run(cli, stage
     code, found = findings(cli, stage_auto, "--model", "llama-8b", "--system", "8xH100-80GB")
     assert "AW501" not in found and code == 0
     assert any(message.startswith("ZeRO-2 is slower than needed") for message in found["AW503"])
-    summary = cli("run", "--config", stage_auto, "--dry-run")
+    summary = cli("run", "--model", "tiny", "--config", stage_auto, "--dry-run")
     assert summary.exit_code == 0, summary.stderr
     assert f"run: {stage_auto}: DEEPSPEED, ZeRO-2, 8 processes on 1 machine" in summary.stderr
 
@@ -72,7 +72,7 @@ def test_an_unquoted_no_is_no_for_topology_hardware_explain_and_the_estimator(cl
     assert found["AW112"] == ["`distributed_type: 'NO'` starts one process, not num_processes (2)"]  # topology
     assert any(m.startswith("bf16 on Tesla V100") for m in found["AW604"])  # hardware: a GPU run
     assert any("with single GPU over 1 GPU(s)" in m for m in found["AW501"])  # the estimator builds a plan
-    summary = cli("run", "--config", path, "--dry-run", "--force")
+    summary = cli("run", "--model", "tiny", "--config", path, "--dry-run", "--force")
     assert f"run: {path}: NO, 2 processes on 1 machine" in summary.stderr
 
 

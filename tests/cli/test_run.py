@@ -39,12 +39,12 @@ def launched(monkeypatch):
 def test_builtin_trainer_with_its_flags(cli, write, launched, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     write("accelerate.yaml", NO_YAML)
-    result = cli("run", "--steps", "7", "--lr", "0.01", "--resume")
+    result = cli("run", "--model", "tiny", "--steps", "7", "--lr", "0.01", "--resume")
     assert result.exit_code == 0, result.stderr
     argv, _ = launched[0]
     assert argv[:5] == [sys.executable, "-m", "accelerate.commands.launch", "--config_file", "accelerate.yaml"]
     assert argv[5].endswith("accelwiz/trainer/train.py") and Path(argv[5]).is_file()
-    assert argv[6:] == ["--config", "accelerate.yaml", "--steps", "7", "--lr", "0.01", "--resume"]
+    assert argv[6:] == ["--config", "accelerate.yaml", "--steps", "7", "--lr", "0.01", "--resume", "--model", "tiny"]
     # the trainer records its exit status there, so a refusal inside it is not reported as accelerate's 1
     assert "ACCELWIZ_EXIT_DIR" in launched[0][1]
     assert "run: accelerate.yaml: NO, 1 process on 1 machine" in result.stderr
@@ -62,7 +62,7 @@ def test_user_script_and_its_args_after_double_dash(cli, write, launched, tmp_pa
 def test_dry_run_prints_env_and_command_and_starts_nothing(cli, write, launched, pin_local):
     pin_local(machine())  # the CPU fallback is for a machine without GPUs
     config = write("ddp.yaml", "distributed_type: MULTI_GPU\nnum_processes: 2\nnum_machines: 1\nrdzv_backend: c10d\n")
-    result = cli("run", "--config", str(config), "--dry-run")
+    result = cli("run", "--model", "tiny", "--config", str(config), "--dry-run")
     assert result.exit_code == 0, result.stderr
     assert launched == []
     lines = result.stdout.splitlines()
@@ -73,18 +73,18 @@ def test_dry_run_prints_env_and_command_and_starts_nothing(cli, write, launched,
 
 def test_config_with_errors_is_refused_and_force_launches(cli, write, launched):
     config = write("typo.yaml", TYPO_YAML)
-    refused = cli("run", "--config", str(config))
+    refused = cli("run", "--model", "tiny", "--config", str(config))
     assert refused.exit_code == 1
     assert "AW001" in refused.stderr and "not launching: " in refused.stderr and "--force" in refused.stderr
     assert launched == []
-    forced = cli("run", "--config", str(config), "--force")
+    forced = cli("run", "--model", "tiny", "--config", str(config), "--force")
     assert forced.exit_code == 0 and len(launched) == 1
     assert "launching despite 1 error(s)" in forced.stderr
 
 
 def test_missing_default_config_says_run_init(cli, monkeypatch, tmp_path, launched):
     monkeypatch.chdir(tmp_path)
-    result = cli("run")
+    result = cli("run", "--model", "tiny")
     assert result.exit_code == 2
     assert "config file `accelerate.yaml` not found" in result.stderr and "accelwiz init" in result.stderr
 
@@ -98,7 +98,7 @@ def test_trainer_flags_with_a_script_are_a_usage_error(cli, write, launched):
 
 def test_deepspeed_json_is_not_a_launch_config(cli, write, launched):
     config = write("ds.json", '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2}}')
-    result = cli("run", "--config", str(config))
+    result = cli("run", "--model", "tiny", "--config", str(config))
     assert result.exit_code == 2 and "not an Accelerate config" in result.stderr
 
 
@@ -142,7 +142,7 @@ def test_init_defaults_then_run_is_a_complete_first_experience(tmp_path):
     )
     assert init.returncode == 0, init.stderr
     run = subprocess.run(
-        [sys.executable, "-m", "accelwiz", "run", "--steps", "4"],
+        [sys.executable, "-m", "accelwiz", "run", "--model", "tiny", "--steps", "4"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -158,7 +158,7 @@ def test_init_defaults_then_run_is_a_complete_first_experience(tmp_path):
     assert report["settings"]["micro_batch"]["source"] == "plan"
     # resuming a finished run trains nothing and still writes strict JSON (no NaN losses)
     again = subprocess.run(
-        [sys.executable, "-m", "accelwiz", "run", "--steps", "4", "--resume"],
+        [sys.executable, "-m", "accelwiz", "run", "--model", "tiny", "--steps", "4", "--resume"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -176,7 +176,7 @@ def test_init_defaults_then_run_is_a_complete_first_experience(tmp_path):
 
 def test_an_unknown_option_is_named_as_one_not_as_a_missing_script(cli, write, launched):
     config = write("c.yaml", NO_YAML)
-    result = cli("run", "--config", str(config), "--stepz", "5")
+    result = cli("run", "--model", "tiny", "--config", str(config), "--stepz", "5")
     assert result.exit_code == 2 and launched == []
     assert "built-in trainer: unrecognized arguments: --stepz 5" in result.stderr and "not found" not in result.stderr
 
@@ -184,11 +184,11 @@ def test_an_unknown_option_is_named_as_one_not_as_a_missing_script(cli, write, l
 def test_builtin_trainer_takes_its_other_flags_after_double_dash(cli, write, launched):
     """`--save-every` has no `run` option; after `--` it was taken for a script named `--save-every`."""
     config = write("c.yaml", NO_YAML)
-    result = cli("run", "--config", str(config), "--steps", "6", "--", "--save-every", "3")
+    result = cli("run", "--model", "tiny", "--config", str(config), "--steps", "6", "--", "--save-every", "3")
     assert result.exit_code == 0, result.stderr
     assert launched[0][0][5].endswith("train.py")
-    assert launched[0][0][6:] == ["--config", str(config), "--steps", "6", "--save-every", "3"]
-    bad = cli("run", "--config", str(config), "--", "--save-every", "three")
+    assert launched[0][0][6:] == ["--config", str(config), "--steps", "6", "--model", "tiny", "--save-every", "3"]
+    bad = cli("run", "--model", "tiny", "--config", str(config), "--", "--save-every", "three")
     assert bad.exit_code == 2 and "argument --save-every: invalid int value: 'three'" in bad.stderr
 
 

@@ -53,12 +53,13 @@ def test_a_deepspeed_json_supplies_micro_batch_and_accumulation_and_flags_overri
     monkeypatch.delenv("ACCELERATE_DEEPSPEED_CONFIG_FILE", raising=False)
     (tmp_path / "accelerate.yaml").write_text(ZERO2_JSON_YAML)
     (tmp_path / "ds.json").write_text(json.dumps(DS_JSON))
-    settings = resolve_settings(parse_args(["--config", "accelerate.yaml"]))
+    settings = resolve_settings(parse_args(["--config", "accelerate.yaml", "--model", "tiny"]))
     assert (settings.micro_batch.value, settings.micro_batch.source) == (2, "deepspeed json")
     assert (settings.gradient_accumulation.value, settings.gradient_accumulation.source) == (16, "deepspeed json")
-    assert (settings.seq_len.source, settings.method.value, settings.model.value) == ("trainer default", "full", "tiny")
+    assert (settings.seq_len.source, settings.method.value, settings.model.value) == ("default", "full", "tiny")
     assert settings.deepspeed_json == Path("ds.json")
-    flagged = resolve_settings(parse_args(["--config", "accelerate.yaml", "--gradient-accumulation", "3"]))
+    flagged = resolve_settings(parse_args(["--config", "accelerate.yaml", "--model", "tiny",
+                                           "--gradient-accumulation", "3"]))
     assert (flagged.gradient_accumulation.value, flagged.gradient_accumulation.source) == (3, "flag")
     assert "gradient accumulation 3 (flag)" in flagged.summary() and "micro batch 2 (deepspeed json)" in flagged.summary()
 
@@ -79,16 +80,53 @@ def test_the_plan_beside_the_yaml_supplies_the_workload_and_the_model(tmp_path, 
         "lora_rank": (4, "plan"),
         "lora_alpha": (32, "plan"),
         "lora_targets": (["q_proj", "v_proj", "lm_head"], "plan"),
+        "precision": ("fp32", "accelerate yaml"),  # the YAML's mixed_precision: what the launcher computes in
+        "optimizer": ("adamw", "plan"),
+        "attention": ("sdpa", "plan"),
     }
     assert report["plan_file"] == "accelerate.plan.yaml"
 
 
-def test_a_plan_for_an_estimator_preset_trains_the_default_model_and_says_why(tmp_path, monkeypatch):
+def test_a_plan_for_an_estimator_preset_trains_its_hub_weights_or_refuses(tmp_path, monkeypatch, cli):
+    """Issue 16: a plan for llama-3.1-8b trained the random `tiny` model (exit 0). The preset is its hub repository;
+    weights that are not in the cache are refused before launching, with the command that fetches them."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    (tmp_path / "accelerate.yaml").write_text(SINGLE)
+    (tmp_path / "accelerate.plan.yaml").write_text(plan_text("llama-3.2-1b", "preset"))
+    model = resolve_settings(parse_args(["--config", "accelerate.yaml"])).model
+    assert (model.value, model.source) == ("meta-llama/Llama-3.2-1B", "plan") and "llama-3.2-1b" in model.note
+    refused = cli("run", "--config", "accelerate.yaml", "--steps", "1")
+    assert refused.exit_code == 2 and not (tmp_path / "accelwiz-run").exists(), refused.stderr
+    assert "`hf download meta-llama/Llama-3.2-1B`" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_a_plan_sized_by_a_count_or_no_model_at_all_trains_nothing(tmp_path, monkeypatch, cli):
+    """`init --defaults` without a model plans `none`: run refused it only inside run_report.json, training tiny."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "accelerate.yaml").write_text(SINGLE)
-    (tmp_path / "accelerate.plan.yaml").write_text(plan_text("llama-3.1-8b", "preset"))
-    model = resolve_settings(parse_args(["--config", "accelerate.yaml"])).model
-    assert (model.value, model.source) == ("tiny", "trainer default") and "llama-3.1-8b" in model.note
+    counted_plan = plan_text("none", "parameters").replace(
+        "  method: lora\n  lora_rank: 4\n  lora_alpha: 32\n  lora_targets: [q_proj, v_proj, lm_head]\n", "  method: full\n")
+    (tmp_path / "accelerate.plan.yaml").write_text(counted_plan)
+    counted = cli("run", "--config", "accelerate.yaml", "--steps", "1")
+    assert counted.exit_code == 2 and "names no model to train" in counted.stderr and "--model tiny" in counted.stderr
+    (tmp_path / "accelerate.plan.yaml").unlink()
+    nothing = cli("run", "--config", "accelerate.yaml", "--steps", "1")
+    assert nothing.exit_code == 2 and "no model to train" in nothing.stderr
+    assert not (tmp_path / "accelwiz-run").exists()
+
+
+def test_a_sequence_beyond_the_models_positions_is_refused_before_launch(tmp_path, monkeypatch, cli, checkpoint):
+    """Issue 16: a plan for 2048 tokens on a 256-position checkpoint died in an IndexError traceback."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "accelerate.yaml").write_text(SINGLE)
+    positions = json.loads((checkpoint / "config.json").read_text())["max_position_embeddings"]
+    result = cli("run", "--config", "accelerate.yaml", "--model", str(checkpoint), "--seq-len", str(positions + 1))
+    assert result.exit_code == 2 and f"longer than the {positions} positions" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "accelwiz-run").exists()
+    settings = resolve_settings(parse_args(["--config", "accelerate.yaml", "--model", str(checkpoint)]))
+    assert (settings.seq_len.value, settings.seq_len.source) == (min(2048, positions), "default")
 
 
 def test_a_checkpoint_directory_is_located_and_incomplete_ones_are_named(checkpoint, tmp_path):
@@ -218,7 +256,7 @@ def test_bad_input_is_one_line_and_a_hint_and_nothing_is_written(workdir, checkp
         "qlora": ("--model", str(checkpoint), "--method", "qlora"),
         "config-only": ("--model", "broken"),
         # regression: these two were refused only inside the launched trainer (accelerate traceback, exit 1)
-        "qlora-random-init": ("--method", "qlora"),
+        "qlora-random-init": ("--model", "tiny", "--method", "qlora"),
         "lora-target": ("--model", str(checkpoint), "--method", "lora", "--", "--lora-targets", "q_proj,c_attn"),
     }[case]
     expected = {
@@ -289,13 +327,13 @@ def test_lora_takes_pefts_all_linear_as_the_plan_from_init_writes_it():
     from accelwiz.trainer.finetune import MethodError, lora_targets
     from accelwiz.trainer.models import build_config, build_model
 
-    model = build_model(build_config("tiny", 64))
+    model = build_model(build_config("tiny"))
     assert lora_targets(model, ["all-linear"]) == lora_targets(model, ["ALL_LINEAR"]) == "all-linear"
     adapted = get_peft_model(model, LoraConfig(r=4, target_modules=lora_targets(model, ["all-linear"])))
     wrapped = {name.rsplit(".", 2)[-2] for name, _ in adapted.named_modules() if name.endswith(".lora_A")}
     assert wrapped == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
     # beside other names it is expanded here the same way (by leaf name), and the head can be added explicitly
-    fresh = build_model(build_config("tiny", 64))
+    fresh = build_model(build_config("tiny"))
     assert lora_targets(fresh, ["all-linear", "lm_head"]) == sorted(wrapped) + ["lm_head"]
     with pytest.raises(MethodError, match="c_attn not in the model"):
         lora_targets(fresh, ["all-linear", "c_attn"])
@@ -313,7 +351,7 @@ def test_the_trainer_entry_point_ends_an_accelwiz_error_as_one_line_and_records_
     monkeypatch.setenv(EXIT_DIR_ENV, str(tmp_path))
     monkeypatch.setenv("RANK", "0")
     (tmp_path / "accelerate.yaml").write_text(SINGLE)
-    assert entry(["--config", "accelerate.yaml", "--method", "qlora", "--output-dir", "out"]) == 2
+    assert entry(["--config", "accelerate.yaml", "--model", "tiny", "--method", "qlora", "--output-dir", "out"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: QLoRA quantizes pretrained weights") and "hint: pass a checkpoint" in err
     assert "Traceback" not in err and recorded_status(tmp_path) == 2 and not (tmp_path / "out").exists()

@@ -77,20 +77,20 @@ def test_byte_sequences_cut_text_into_windows(tmp_path):
 def test_model_presets_and_config_json(tmp_path):
     from accelwiz.trainer.models import ModelChoiceError, build_config
 
-    tiny = build_config("tiny", 64)
+    tiny = build_config("tiny")
     assert (tiny.vocab_size, tiny.hidden_size, tiny.num_hidden_layers) == (256, 64, 2)
     with pytest.raises(ModelChoiceError, match="neither a preset"):
-        build_config("nope", 64)
+        build_config("nope")
     (tmp_path / "config.json").write_text('{"model_type": "gpt2", "vocab_size": 100, "n_layer": 1}')
     with pytest.raises(ModelChoiceError, match="below the 256 byte tokens"):
-        build_config(str(tmp_path), 64)
+        build_config(str(tmp_path))
 
 
 def test_run_report_estimate_counts_the_same_parameters_as_the_model():
     from accelwiz.trainer.models import build_config, build_model
     from accelwiz.trainer.report import estimate_for_run
 
-    config = build_config("tiny", 64)
+    config = build_config("tiny")
     counted = sum(p.numel() for p in build_model(config).parameters())
     estimate = estimate_for_run(
         {

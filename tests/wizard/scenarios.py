@@ -48,11 +48,13 @@ BY_GLOBAL_BATCH = {
 }
 
 SCENARIOS = (
-    Scenario("cpu-no-model", "cpu", {"model": "", **COMMON, "gradient_clipping": 0}),
+    Scenario("cpu-no-model", "cpu", {"model": "", "num_machines": 1, "processes": 1, **COMMON, "gradient_clipping": 0}),
     Scenario(
         "cpu-model",
         "cpu",
-        {"model": "gpt2", "regime": "full", "seq_len": 256, "gradient_checkpointing": False, **COMMON},
+        # two CPU processes: DDP on gloo (issue 16: init refused any count on a machine without GPUs)
+        {"model": "gpt2", "regime": "full", "seq_len": 256, "gradient_checkpointing": False, "num_machines": 1,
+         "processes": 2, **COMMON},
     ),
     Scenario(
         "h100-zero3-lora-offload",

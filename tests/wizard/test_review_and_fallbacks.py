@@ -117,7 +117,12 @@ BACK_PATH = {**FULL_ON_A_4090, "system": "2x8xH100-80GB", "model": "llama-3.1-8b
 NVME_PATH = {**FULL_ON_A_4090, "strategy": "zero3", "offload_optimizer": True, "offload_params": True,
              "offload_device": "nvme", "nvme_path": "/local_nvme", "owner": "trainer", "use_global_batch": True,
              "target_global_batch": 4, "zero3_init": True}
-PATHS = {"multi-node": BACK_PATH, "nvme": NVME_PATH}
+# A machine without GPUs: CPU processes per machine (issue 16: init refused any count there).
+CPU_PATH = {"system": str(Path(__file__).parents[1] / "fixtures" / "systems" / "cpu_only.json"), "model": "gpt2",
+            "regime": "full", "seq_len": 1024, "owner": "accelerate", "micro_batch": 1, "gradient_checkpointing": True,
+            "num_machines": 1, "processes": 2, "use_global_batch": False, "gradient_accumulation": 1,
+            "gradient_clipping": 1.0, "torch_compile": False}
+PATHS = {"multi-node": BACK_PATH, "nvme": NVME_PATH, "cpu": CPU_PATH}
 STEPS = [(name, key) for name, path in PATHS.items() for key in _asked(path)[1:]]
 
 
