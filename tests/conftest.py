@@ -39,6 +39,13 @@ def corpus_accelerate_yamls(corpus: Path | None, folders: tuple[str, ...] = ("re
     return found
 
 
+@pytest.fixture(autouse=True)
+def _fresh_working_directory(tmp_path_factory, monkeypatch) -> None:
+    """Every test starts in an empty folder of its own: none reads what the caller's working directory holds
+    (the README's `accelwiz init && accelwiz run` leaves an accelerate.yaml and a plan there)."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     found = corpus_dir()

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 EPILOG = """\
 Examples:
 
-  $ accelwiz init --defaults && accelwiz run          # the built-in trainer on accelerate.yaml
-  $ accelwiz run --config ds_zero2.yaml --steps 200 --model small
+  $ accelwiz init --model tiny --defaults && accelwiz run   # the built-in toy model on accelerate.yaml
+  $ accelwiz run --config ds_zero2.yaml --steps 200 --model Qwen/Qwen2.5-0.5B
   $ accelwiz run train.py -- --lr 3e-4                # your script; its flags after --
   $ accelwiz run --dry-run train.py                   # print the exact command and environment
   $ accelwiz run --config 2x8.yaml --slurm job.sbatch train.py && sbatch job.sbatch
@@ -100,8 +100,8 @@ def run(
         str | None,
         typer.Option(
             rich_help_panel=_TRAINER,
-            help="A preset (tiny, small, medium), a config.json, a checkpoint directory or a hub id "
-            "(default: the plan's model, else tiny).",
+            help="A checkpoint directory, a hub id, a model preset (its hub weights), a config.json (a random "
+            "initialisation) or a toy model (tiny, small, medium) (default: the plan's model; none: refused).",
         ),
     ] = None,
 ) -> None:

@@ -64,18 +64,19 @@ def parse_args(argv: list[str] | None = None) -> TrainerOptions:
     defaults = TrainerOptions()
     planned = " (default: the plan, else the DeepSpeed JSON, else %s)"
     parser.add_argument("--steps", type=_positive, default=defaults.steps, help="Optimizer steps in total.")
-    parser.add_argument("--micro-batch", type=_positive, help="Sequences per process." + planned % 4)
+    parser.add_argument("--micro-batch", type=_positive, help="Sequences per process." + planned % 1)
     parser.add_argument(
         "--gradient-accumulation", type=_positive, help="Micro-batches per optimizer step." + planned % 1
     )
-    parser.add_argument("--seq-len", type=_positive, help="Tokens per sequence." + planned % 64)
+    parser.add_argument("--seq-len", type=_positive,
+                        help="Tokens per sequence." + planned % "2048, or the model's positions when fewer")
     parser.add_argument(
         "--gradient-checkpointing",
         action=argparse.BooleanOptionalAction,
         help="Recompute activations in the backward pass (default: the plan, else off).",
     )
     parser.add_argument("--method", choices=METHODS, help="Fine-tuning method (default: the plan, else full).")
-    parser.add_argument("--lora-rank", type=_positive, help="LoRA rank (default: the plan, else 8).")
+    parser.add_argument("--lora-rank", type=_positive, help="LoRA rank (default: the plan, else 16).")
     parser.add_argument("--lora-alpha", type=_positive, help="LoRA alpha (default: the plan, else 2 x rank).")
     parser.add_argument(
         "--lora-targets",
@@ -121,8 +122,8 @@ def parse_args(argv: list[str] | None = None) -> TrainerOptions:
     parser.add_argument(
         "--model",
         default=None,
-        help="A preset (tiny, small, medium), a config.json, a checkpoint directory or a hub id "
-        "(default: the plan's checkpoint, else tiny).",
+        help="A checkpoint directory, a hub id, a model preset (its hub weights), a config.json (a random "
+        "initialisation) or a toy model (tiny, small, medium) (default: the plan's model; none: refused).",
     )
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument(
