@@ -131,6 +131,7 @@ def estimate(
             model=model or params or "",
             micro_batch=micro_batch,
             seq_len=seq_len,
+            refuse_beyond=True,
             lora_rank=lora_rank,
             regime="qlora" if qlora else "lora" if lora else "full",
             precision=precision,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from accelwiz.errors import UsageError
-from accelwiz.resolution.workload import resolve_workload
+from accelwiz.resolution.workload import beyond_positions, resolve_workload
 
 if TYPE_CHECKING:
     from accelwiz.estimate.workload import Workload
@@ -19,9 +19,11 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
-def workload_from_options(*, model: str, micro_batch: int | None, seq_len: int | None, **more: Any) -> Workload:
+def workload_from_options(*, model: str, micro_batch: int | None, seq_len: int | None, refuse_beyond: bool = False,
+                          **more: Any) -> Workload:
     """The estimator's Workload for `--model NAME` and the options given (None: not given, the default applies);
-    bad values become a UsageError with the valid choices."""
+    bad values become a UsageError with the valid choices. `refuse_beyond`: a sequence longer than the model's
+    positions is a UsageError too (`estimate`; `check` reports it as AW507 instead)."""
     from accelwiz.estimate.models import resolve_model
 
     spec = resolve_model(model)
@@ -39,6 +41,10 @@ def workload_from_options(*, model: str, micro_batch: int | None, seq_len: int |
         flags["precision"] = "bf16"
     legacy = flags.pop("legacy_trainer", False)
     resolved = resolve_workload(flags=flags, max_positions=spec.max_position_embeddings)
+    problem = beyond_positions(resolved.seq_len.value, spec.max_position_embeddings, spec.name) if refuse_beyond \
+        else None
+    if problem is not None:
+        raise UsageError(problem, hint=f"pass --seq-len {spec.max_position_embeddings} or less")
     workload = resolved.for_estimator(spec, micro_batch_given=micro_batch is not None)
     return workload if not legacy else _legacy(workload)
 

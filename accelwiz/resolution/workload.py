@@ -142,6 +142,15 @@ def resolve_workload(*, plan: PlanFile | None = None, answers: dict[str, Any] | 
     return ResolvedWorkload(**chosen)
 
 
+def beyond_positions(seq_len: int, positions: int | None, model: str) -> str | None:
+    """Why a sequence cannot train on this model, or None: longer than its positions, a model with a learned
+    position table indexes past its end (an IndexError in every worker), and a rotary one trains on positions it
+    never saw. `init`, `check` (AW507), `estimate` and `run` all refuse it with this message."""
+    if positions and seq_len > positions:
+        return f"sequence length {seq_len} is longer than the {positions} positions of {model}"
+    return None
+
+
 def plan_layer(plan: PlanFile | None) -> dict[str, Sourced]:
     """What the plan records (LoRA fields only for a LoRA or QLoRA plan)."""
     if plan is None:

@@ -49,14 +49,13 @@ def sequence_exceeds_positions(ctx: CheckContext) -> Iterator[Finding]:
     training: {micro_batch: 1, sequence_length: 1024}
     ```
     """
+    from accelwiz.resolution.workload import beyond_positions
+
     workload = ctx.workload
     positions = workload.model.max_position_embeddings
-    if not positions or workload.seq_len <= positions:
+    problem = beyond_positions(workload.seq_len, positions, workload.model.name)
+    if problem is None:
         return
     where = "--seq-len" if "seq_len" in ctx.workload_flags else (
-        "the plan's training.sequence_length" if ctx.plan is not None else "the sequence length")
-    yield Finding(
-        None, (),
-        f"{where} {workload.seq_len} is longer than the {positions} positions of {workload.model.name}",
-        fix=f"Set it to {positions} or less",
-    )
+        "the plan's training.sequence_length" if ctx.plan is not None else "the default")
+    yield Finding(None, (), f"{problem} ({where})", fix=f"Set it to {positions} or less")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from accelwiz.errors import UsageError
 from accelwiz.resolution.model import model_to_train
-from accelwiz.resolution.workload import ResolvedWorkload, Sourced, resolve_workload
+from accelwiz.resolution.workload import ResolvedWorkload, Sourced, beyond_positions, resolve_workload
 from accelwiz.trainer.options import TrainerOptions
 
 if TYPE_CHECKING:
@@ -105,10 +105,10 @@ def model_positions(name: str) -> int | None:
 def check_limits(workload: ResolvedWorkload, positions: int | None, model: str) -> None:
     """A sequence longer than the model's positions indexes past its position table (an IndexError in every
     worker), or trains positions the model never learned: refused before anything starts."""
-    seq = workload.seq_len
-    if positions is not None and seq.value > positions:
-        raise UsageError(f"sequence length {seq.value} ({seq.source}) is longer than the {positions} positions of "
-                         f"model {model}", hint=f"pass --seq-len {positions} or less")
+    problem = beyond_positions(workload.seq_len.value, positions, model)
+    if problem is not None:
+        raise UsageError(f"{problem} (seq_len from the {workload.seq_len.source})",
+                         hint=f"pass --seq-len {positions} or less")
 
 
 def _inputs(config: Path | None, environ: Mapping[str, str]) -> tuple[

@@ -84,11 +84,13 @@ def default_seq_len(answers: Mapping[str, Any], system: MachineProfile) -> int:
 def verify_seq_len(value: int, answers: Mapping[str, Any], system: MachineProfile) -> None:
     """Longer than the model's positions: transformers indexes past its position table (or the model sees
     positions it never learned). Refused at the question."""
+    from accelwiz.resolution.workload import beyond_positions
+
     _in_range("seq_len", value, 1)
     positions = _positions(answers)
-    if positions and value > positions:
-        raise UsageError(f"sequence length {value} is longer than the {positions} positions of {answers['model']}",
-                         hint=f"give {positions} or less")
+    problem = beyond_positions(value, positions, str(answers.get("model")))
+    if problem is not None:
+        raise UsageError(problem, hint=f"give {positions} or less")
 
 
 def _positions(answers: Mapping[str, Any]) -> int | None:
