@@ -1,149 +1,26 @@
-"""What the built-in trainer trains with, and where each value came from.
+"""The built-in trainer's run: `accelwiz.resolution.run.resolve_run` with the trainer's own flags.
 
-The model is `accelwiz.resolution.model.model_to_train` (exactly what --model or the plan names, or a refusal); the
-workload is `accelwiz.resolution.workload.resolve_workload` over the plan beside the YAML, the YAML and the
-DeepSpeed JSON the workers read, and the trainer's own flags: the same resolution `check` judges and the run
-report estimates. The run summary and `run_report.json` show the source of each value.
-
-No torch here: `accelwiz run` resolves the same settings before launching, to refuse bad input with one line.
+No torch here: `accelwiz run` resolves the same run before launching, to refuse bad input with one line.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from accelwiz.errors import UsageError
-from accelwiz.resolution.model import model_to_train
-from accelwiz.resolution.workload import ResolvedWorkload, Sourced, beyond_positions, resolve_workload
+from accelwiz.resolution.run import Run, resolve_run
 from accelwiz.trainer.options import TrainerOptions
 
-if TYPE_CHECKING:
-    from accelwiz.document import Document
-    from accelwiz.effective import EffectiveConfig
-    from accelwiz.plan_file import PlanFile
-
-@dataclass(frozen=True)
-class TrainingSettings:
-    """The model and the resolved workload of this run (accelwiz.resolution), plus the files they came from."""
-
-    model: Sourced
-    workload: ResolvedWorkload
-    plan_path: Path | None = None
-    deepspeed_json: Path | None = None
-
-    def __getattr__(self, name: str) -> Sourced:  # settings.seq_len, settings.method, ...: the workload's fields
-        if name.startswith("__") or name in ("model", "workload"):
-            raise AttributeError(name)
-        return getattr(self.workload, name)
-
-    def chosen(self) -> list[tuple[str, Sourced]]:
-        return [("model", self.model), *self.workload.items()]
-
-    def summary(self) -> str:
-        """One line for the run's log: every value and its source."""
-        parts = []
-        for name, item in self.chosen():
-            value = ",".join(item.value) if isinstance(item.value, (list, tuple)) else item.value
-            shown = str(value).lower() if isinstance(value, bool) else value
-            parts.append(f"{name.replace('_', ' ')} {shown} ({item.source})")
-        return "training with " + ", ".join(parts)
-
-    def for_report(self) -> dict[str, Any]:
-        report: dict[str, Any] = {
-            name: {"value": list(item.value) if isinstance(item.value, tuple) else item.value,
-                   "source": item.source, **({"note": item.note} if item.note else {})}
-            for name, item in self.chosen()
-        }
-        report["plan_file"] = str(self.plan_path) if self.plan_path else None
-        report["deepspeed_json"] = str(self.deepspeed_json) if self.deepspeed_json else None
-        return report
+TrainingSettings = Run  # the name the trainer's modules use for the run they train
 
 
-def resolve_settings(opts: TrainerOptions, environ: Mapping[str, str] | None = None) -> TrainingSettings:
-    """The settings of this run; raises InputError for a plan or config that cannot be read, UsageError when
-    nothing names a model or a value is beyond the model's limits."""
-    environ = os.environ if environ is None else environ
-    accelerate_doc, deepspeed_doc, plan, plan_path = _inputs(opts.config, environ)
-    choice = model_to_train(opts.model, plan)
-    positions = model_positions(choice.name)
-    workload = resolve_workload(plan=plan, effective=_effective(accelerate_doc, deepspeed_doc, plan),
-                                flags=_flags(opts), max_positions=positions)
-    check_limits(workload, positions, choice.name)
-    return TrainingSettings(
-        model=Sourced(choice.name, choice.source, choice.note),
-        workload=workload,
-        plan_path=plan_path,
-        deepspeed_json=deepspeed_doc.path if deepspeed_doc is not None else None,
-    )
+def resolve_settings(opts: TrainerOptions, environ: Mapping[str, str] | None = None) -> Run:
+    """The run the trainer's options describe (`--config`, `--model` and the workload flags)."""
+    return resolve_run(opts.config, model=opts.model, flags=trainer_flags(opts), environ=environ)
 
 
-def _flags(opts: TrainerOptions) -> dict[str, Any]:
+def trainer_flags(opts: TrainerOptions) -> dict[str, Any]:
     """The trainer's own workload flags, by the resolution's names (None: not given)."""
     return {"micro_batch": opts.micro_batch, "gradient_accumulation": opts.gradient_accumulation,
             "seq_len": opts.seq_len, "gradient_checkpointing": opts.gradient_checkpointing, "method": opts.method,
             "lora_rank": opts.lora_rank, "lora_alpha": opts.lora_alpha, "lora_targets": opts.lora_targets}
-
-
-def model_positions(name: str) -> int | None:
-    """The positions of the model `name` names, read without torch: a toy model's, or its config.json's (for a
-    hub id, only once it is in the local cache)."""
-    from accelwiz.estimate.models import named_model
-    from accelwiz.resolution.model import checkpoint_positions
-
-    named = named_model(name)
-    if named is not None and named.hub_id is None:
-        return named.max_position_embeddings
-    if Path(name).exists():
-        return checkpoint_positions(Path(name))
-    return None
-
-
-def check_limits(workload: ResolvedWorkload, positions: int | None, model: str) -> None:
-    """A sequence longer than the model's positions indexes past its position table (an IndexError in every
-    worker), or trains positions the model never learned: refused before anything starts."""
-    problem = beyond_positions(workload.seq_len.value, positions, model)
-    if problem is not None:
-        raise UsageError(f"{problem} (seq_len from the {workload.seq_len.source})",
-                         hint=f"pass --seq-len {positions} or less")
-
-
-def _inputs(config: Path | None, environ: Mapping[str, str]) -> tuple[
-    Document | None, Document | None, PlanFile | None, Path | None
-]:
-    """The Accelerate YAML, the DeepSpeed JSON the workers use, and the plan beside the YAML."""
-    from accelwiz.document import load_document
-    from accelwiz.plan_file import find_plan, load_plan
-
-    accelerate_doc = load_document(config, kind="accelerate") if config is not None and config.is_file() else None
-    json_path = _deepspeed_json(accelerate_doc, environ)
-    deepspeed_doc = load_document(json_path, kind="deepspeed") if json_path is not None else None
-    plan_path = find_plan(config) if config is not None else None
-    return accelerate_doc, deepspeed_doc, load_plan(plan_path) if plan_path else None, plan_path
-
-
-def _deepspeed_json(accelerate_doc: Document | None, environ: Mapping[str, str]) -> Path | None:
-    """The JSON as the worker opens it: `accelerate launch` exports its path; else resolved from the YAML."""
-    exported = environ.get("ACCELERATE_DEEPSPEED_CONFIG_FILE", "").strip()
-    if exported and exported.lower() != "none" and Path(exported).is_file():
-        return Path(exported)
-    if accelerate_doc is None:
-        return None
-    written = accelerate_doc.get("deepspeed_config", "deepspeed_config_file")
-    if not isinstance(written, str) or written.strip().lower() in ("", "none"):
-        return None
-    from accelwiz.rules.engine import resolve_deepspeed_file
-
-    return resolve_deepspeed_file(written.strip(), accelerate_doc.path).resolved
-
-
-def _effective(accelerate_doc: Document | None, deepspeed_doc: Document | None,
-               plan: PlanFile | None) -> EffectiveConfig | None:
-    from accelwiz.effective import resolve
-
-    if accelerate_doc is None and deepspeed_doc is None:
-        return None
-    return resolve(accelerate_doc, deepspeed_doc, plan=plan)
