@@ -277,6 +277,18 @@ class _Reader:
         return EffectiveValue(converted, source, self.role, path, written=raw, invalid=not valid)
 
 
+def named_deepspeed_file(accelerate_doc: Document | None) -> str | None:
+    """The JSON path `deepspeed_config.deepspeed_config_file` names, stripped, or None when the YAML names none:
+    absent, empty, or the string "none" (which `accelerate config` writes and the launcher reads as unset).
+    The one answer to "does this YAML name a JSON" for every command."""
+    if accelerate_doc is None:
+        return None
+    written = accelerate_doc.get("deepspeed_config", "deepspeed_config_file")
+    if not isinstance(written, str) or written.strip().lower() in ("", "none"):
+        return None
+    return written.strip()
+
+
 def _names_a_json(yaml: _Reader) -> bool:
     written = yaml.raw("deepspeed_config", "deepspeed_config_file")
     return isinstance(written, str) and written.strip().lower() not in ("", "none")

@@ -89,10 +89,10 @@ def _names_deepspeed_file(path: Path) -> bool:
     if path.suffix.lower() not in (".yaml", ".yml"):
         return False
     from accelwiz.document import load_document
+    from accelwiz.effective import named_deepspeed_file
     from accelwiz.errors import InputError
 
     try:
-        written = load_document(path).get("deepspeed_config", "deepspeed_config_file")
+        return named_deepspeed_file(load_document(path)) is not None
     except InputError:  # an unreadable YAML is reported by check itself
         return False
-    return isinstance(written, str) and written.strip().lower() not in ("", "none")

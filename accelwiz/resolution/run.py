@@ -134,14 +134,14 @@ def _deepspeed_json(accelerate_doc: Document | None, environ: Mapping[str, str])
     exported = environ.get("ACCELERATE_DEEPSPEED_CONFIG_FILE", "").strip()
     if exported and exported.lower() != "none" and Path(exported).is_file():
         return Path(exported)
-    if accelerate_doc is None:
-        return None
-    written = accelerate_doc.get("deepspeed_config", "deepspeed_config_file")
-    if not isinstance(written, str) or written.strip().lower() in ("", "none"):
+    from accelwiz.effective import named_deepspeed_file
+
+    written = named_deepspeed_file(accelerate_doc)
+    if accelerate_doc is None or written is None:
         return None
     from accelwiz.rules.engine import resolve_deepspeed_file
 
-    return resolve_deepspeed_file(written.strip(), accelerate_doc.path).resolved
+    return resolve_deepspeed_file(written, accelerate_doc.path).resolved
 
 
 def _effective(accelerate_doc: Document | None, deepspeed_doc: Document | None,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from accelwiz.document import Document, load_document
+from accelwiz.effective import named_deepspeed_file
 from accelwiz.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, InputError
 from accelwiz.rules.context import CheckContext, DeepSpeedReference, LaunchFacts
 from accelwiz.rules.diagnostic import Diagnostic, Severity
@@ -86,9 +87,9 @@ def check_unit(
             raise ValueError(f"a unit has one {role} document; got two ({document.name})")
         setattr(context, role, document)
     if deepspeed_reference is None and context.accelerate is not None and context.deepspeed is not None:
-        written = context.accelerate.get("deepspeed_config", "deepspeed_config_file")
-        if isinstance(written, str) and written.strip() and written.strip().lower() != "none":
-            deepspeed_reference = DeepSpeedReference(written.strip(), context.deepspeed.path)
+        written = named_deepspeed_file(context.accelerate)
+        if written is not None:
+            deepspeed_reference = DeepSpeedReference(written, context.deepspeed.path)
     context.deepspeed_reference = deepspeed_reference
     if model is not None and workload is None:
         context.workload = unit_workload(context, model)
@@ -150,9 +151,9 @@ def build_units(paths: Sequence[Path], result: CheckResult) -> list[CheckContext
     units = []
     for yaml_doc in yamls:
         unit = CheckContext(accelerate=yaml_doc)
-        written = yaml_doc.get("deepspeed_config", "deepspeed_config_file")
-        if isinstance(written, str) and written.strip() and written.strip().lower() != "none":
-            unit.deepspeed_reference = resolve_deepspeed_file(written.strip(), yaml_doc.path)
+        written = named_deepspeed_file(yaml_doc)
+        if written is not None:
+            unit.deepspeed_reference = resolve_deepspeed_file(written, yaml_doc.path)
             resolved = unit.deepspeed_reference.resolved
             if resolved is not None:
                 given = next((j for j in jsons if _same(j.path, resolved)), None)
