@@ -138,7 +138,7 @@ def test_the_cycle_finder_finds_a_planted_cycle():
 
 def test_no_import_cycles():
     """The four cycles issue 9 named (effective <-> rules.context, estimate.strategy <-> config_reader,
-    wizard.plan <-> suggest, registry -> catalog -> rule modules -> registry), the one that appeared on the
+    wizard.costing <-> suggest, registry -> catalog -> rule modules -> registry), the one that appeared on the
     way (estimate.host <-> estimate.memory), and any new one: none is excused."""
     cycles = [" -> ".join(a_cycle(GRAPH, members)) for members in strongly_connected(GRAPH)]
     assert not cycles, "import cycles inside accelwiz/:\n" + "\n".join(cycles)

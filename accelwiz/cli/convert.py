@@ -86,7 +86,7 @@ def convert(
         if source_plan is not None:
             import shlex
 
-            from accelwiz.convert.plan import converted_plan
+            from accelwiz.convert.carried_plan import converted_plan
             from accelwiz.plan_file import dump_plan
 
             plan_path = plan_path_for(out)

@@ -23,7 +23,7 @@ from accelwiz.rules import (
     memory,
     parallelism,
     placeholders,
-    plan,
+    plan_agreement,
     precision_settings,
     schema_rules,
     topology,
@@ -66,8 +66,8 @@ CATALOG: dict[str, CheckFunction] = {
     "AW111": topology.num_processes_unset,
     "AW112": topology.single_process_type_with_many_processes,
     "AW113": topology.section_for_another_distributed_type,
-    "AW114": plan.plan_disagrees_with_config,
-    "AW115": plan.plan_names_missing_file,
+    "AW114": plan_agreement.plan_disagrees_with_config,
+    "AW115": plan_agreement.plan_names_missing_file,
     # AW150: template placeholders in launch values (addresses, ports, ranks, counts)
     "AW150": placeholders.placeholder_launch_value,
     # AW2xx: DeepSpeed (the JSON, the YAML's deepspeed_config, their agreement, "auto")

@@ -12,7 +12,7 @@ from accelwiz.resolution.workload import DEFAULTS
 from accelwiz.vocab import GIB
 from accelwiz.wizard.answers import Answers, Launcher, Owner, Precision
 from accelwiz.wizard.build import DEEPSPEED_SUFFIX, build, launch_commands, trainer_arguments
-from accelwiz.wizard.plan import Option, plan_for, workload_for
+from accelwiz.wizard.costing import Option, plan_for, workload_for
 from accelwiz.wizard.render import Header, describe_hardware, render_json, render_yaml
 from accelwiz.wizard.write import OutputFile, check_rendered
 

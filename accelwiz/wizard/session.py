@@ -194,7 +194,7 @@ def plan_until_accepted(request: InitRequest, prompter: Any, preset: dict[str, A
 
 
 def _fallbacks(answers: dict[str, Any], system: Any, preset: dict[str, Any], *, interactive: bool) -> list[Any]:
-    from accelwiz.wizard.plan import fallbacks
+    from accelwiz.wizard.costing import fallbacks
 
     # NVMe needs a path: offered on a terminal (it asks), or when the answers name one
     return fallbacks(answers, system, fixed=frozenset(preset), nvme=interactive or "nvme_path" in preset)
@@ -203,7 +203,7 @@ def _fallbacks(answers: dict[str, Any], system: Any, preset: dict[str, Any], *, 
 def _nothing_fits(generated: Generated, answers: dict[str, Any], system: Any, *, fixed: set[str]) -> NothingFits:
     """One line: what was planned and which resource is short, that not even QLoRA with offload at the shortest
     sequence fits (when those were free to change), and what would."""
-    from accelwiz.wizard.plan import REGIME_NAME, SHORTER_SEQUENCES, what_would_fit
+    from accelwiz.wizard.costing import REGIME_NAME, SHORTER_SEQUENCES, what_would_fit
 
     option = generated.option
     regime = answers.get("regime")

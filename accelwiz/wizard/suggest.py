@@ -10,7 +10,7 @@ from typing import Any
 from accelwiz.errors import UsageError
 from accelwiz.probe.model import MachineProfile
 from accelwiz.vocab import GIB
-from accelwiz.wizard import plan as memory
+from accelwiz.wizard import costing as memory
 from accelwiz.wizard.answers import Launcher, OffloadDevice, Owner, Precision, Regime, StrategyChoice
 from accelwiz.wizard.catalog_types import Choice
 from accelwiz.wizard.predicates import uses_deepspeed

@@ -113,8 +113,8 @@ def test_nvme_path_for_this_machine_must_be_on_an_nvme_drive(tmp_path):
     verify_nvme_path(str(tmp_path), {}, load_system("1xRTX4090"))  # another machine: its disks are not seen here
 
 
-def test_plan_and_suggest_are_a_one_way_pair():
-    source = (Path(__file__).parents[2] / "accelwiz" / "wizard" / "plan.py").read_text()
+def test_costing_and_suggest_are_a_one_way_pair():
+    source = (Path(__file__).parents[2] / "accelwiz" / "wizard" / "costing.py").read_text()
     imported = {node.module for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Import)
                  for alias in node.names}
