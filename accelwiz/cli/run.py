@@ -129,8 +129,10 @@ def run(
             script_args=list(ctx.args),
             trainer=trainer,
             force=force,
-            here=slurm is None and not print_node_commands,
+            here=plan_here(slurm, print_node_commands),
         )
+        if plan.builtin_trainer and not plan_here(slurm, print_node_commands):
+            resolve_trainer_run(plan)  # each node would refuse a run that names no model: refuse it here, once
         if slurm is not None:
             plan.write_sbatch(console, slurm)
             return
@@ -145,6 +147,18 @@ def run(
             return
         code = plan.execute(console)
     raise typer.Exit(code)
+
+
+def plan_here(slurm: Path | None, print_node_commands: bool) -> bool:
+    return slurm is None and not print_node_commands
+
+
+def resolve_trainer_run(plan: RunPlan) -> None:
+    """The built-in trainer's run as the nodes will resolve it (model and workload; the weights are each node's)."""
+    from accelwiz.trainer.options import parse_args
+    from accelwiz.trainer.settings import resolve_settings
+
+    resolve_settings(parse_args(plan.target[1:]))
 
 
 def check_trainer_inputs(plan: RunPlan) -> None:

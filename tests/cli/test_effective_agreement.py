@@ -86,16 +86,16 @@ def test_two_machines_without_num_processes_are_refused_not_given_one_process(cl
     assert row[0] == "-" and "--num_processes" in " ".join(row)
     _, found = findings(cli, path)
     assert "AW111" in found
-    nodes = cli("run", "--config", path, "--print-node-commands")
+    nodes = cli("run", "--model", "tiny", "--config", path, "--print-node-commands")
     assert nodes.exit_code == 2 and "--num_processes" not in nodes.stdout
     assert "no num_processes" in nodes.stderr and "Traceback" not in nodes.stderr
     job = tmp_path / "job.sbatch"
-    slurm = cli("run", "--config", path, "--slurm", str(job))
+    slurm = cli("run", "--model", "tiny", "--config", path, "--slurm", str(job))
     assert slurm.exit_code == 2 and not job.exists()
     # with the count written, explain and the node commands say the same total
     counted = str(write("counted.yaml", TWO_MACHINES + "num_processes: 16\n"))
     assert explained(cli, counted)["num_processes"][:2] == ["16", "yaml"]
-    lines = cli("run", "--config", counted, "--print-node-commands").stdout.strip().splitlines()
+    lines = cli("run", "--model", "tiny", "--config", counted, "--print-node-commands").stdout.strip().splitlines()
     assert len(lines) == 2 and all("--num_processes 16" in line and "--num_machines 2" in line for line in lines)
 
 

@@ -107,13 +107,13 @@ def test_slurm_and_node_commands(cli, write, launched, tmp_path):
         "mn.yaml", "distributed_type: MULTI_GPU\nnum_processes: 16\nnum_machines: 2\nmain_process_ip: 10.1.1.1\n"
     )
     job = tmp_path / "job.sbatch"
-    assert cli("run", "--config", str(config), "--slurm", str(job)).exit_code == 0
+    assert cli("run", "--model", "tiny", "--config", str(config), "--slurm", str(job)).exit_code == 0
     text = job.read_text()
     assert "#SBATCH --nodes=2" in text and "-m accelwiz.trainer.train" in text
     subprocess.run(["bash", "-n", str(job)], check=True)
-    nodes = cli("run", "--config", str(config), "--print-node-commands", "--steps", "5")
+    nodes = cli("run", "--model", "tiny", "--config", str(config), "--print-node-commands", "--steps", "5")
     lines = nodes.stdout.splitlines()
-    assert len(lines) == 2 and "--machine_rank 1" in lines[1] and lines[1].endswith("--steps 5")
+    assert len(lines) == 2 and "--machine_rank 1" in lines[1] and lines[1].endswith("--steps 5 --model tiny")
     assert launched == []
 
 
