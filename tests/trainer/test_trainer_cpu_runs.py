@@ -241,6 +241,10 @@ def test_lora_on_a_checkpoint_trains_and_the_adapter_reloads_with_the_same_logit
         assert (report["micro_batch"], report["gradient_accumulation_steps"], report["seq_len"]) == (2, 2, 32)
         assert report["gradient_checkpointing"] is True and settings["lora_rank"]["value"] == 4
         assert settings["lora_targets"]["value"] == ["all-linear", "lm_head"]
+        # issue 16: the report's estimate is of this LoRA run (it was the full fine-tuning estimate, byte for byte)
+        assert report["estimate"]["available"], report["estimate"]
+        assert report["estimate"]["workload"] == {"method": "lora", "lora_rank": 4, "gradient_checkpointing": True,
+                                                  "seq_len": 32, "micro_batch": 2}
         adapter = json.loads((out / "adapter" / "adapter_config.json").read_text())
         assert set(adapter["target_modules"]) == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
                                                   "down_proj", "lm_head"}  # every linear, as peft's all-linear
