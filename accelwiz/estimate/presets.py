@@ -318,10 +318,11 @@ PRESETS: tuple[ModelSpec, ...] = (
 
 
 def _toy(name: str, h: int, f: int, layers: int, heads: int) -> ModelSpec:
-    """accelwiz's own toy models (random init, byte tokens), which the built-in trainer builds as LlamaConfig."""
+    """accelwiz's own toy models (random init, byte tokens), which the built-in trainer builds as LlamaConfig: 256
+    positions, so that their default sequence (the positions, when fewer than 2048) trains in seconds on a CPU."""
     return ModelSpec(name, "llama", vocab_size=256, hidden_size=h, intermediate_size=f, num_layers=layers,
                      num_heads=heads, num_kv_heads=heads, head_dim=h // heads, tie_word_embeddings=False,
-                     max_position_embeddings=2048, source="accelwiz's built-in toy model (random init, byte tokens)")
+                     max_position_embeddings=256, source="accelwiz's built-in toy model (random init, byte tokens)")
 
 
 # Trained only when asked for by name (`--model tiny`): no weights, nothing downloaded. Not in PRESETS, whose

@@ -261,7 +261,8 @@ def test_qlora_trains_a_4bit_checkpoint_where_bitsandbytes_supports_this_machine
         pytest.skip(reason)
     config, out = write_config(tmp_path, "single"), tmp_path / "out"
     run = accelwiz_run("--config", str(config), "--model", str(checkpoint), "--method", "qlora", "--steps", "6",
-                       "--seq-len", "32", "--lr", "2e-2", "--output-dir", str(out), "--", *LORA, cwd=tmp_path)
+                       "--seq-len", "32", "--micro-batch", "4", "--lr", "2e-2", "--output-dir", str(out), "--", *LORA,
+                       cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads((out / "run_report.json").read_text())
     losses = report["losses"]  # one 4-bit step is noisy: compare the last two steps with the first
@@ -280,6 +281,8 @@ def test_ctrl_c_during_a_two_process_run_leaves_nothing_running(tmp_path):
             "run",
             "--config",
             str(config),
+            "--model",
+            "tiny",
             "--steps",
             "100000",
             "--output-dir",
