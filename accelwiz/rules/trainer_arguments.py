@@ -423,24 +423,33 @@ def trainer_optimizer_argument_ignored(ctx: CheckContext) -> Iterator[Finding]:
                           f"({kind}) is used")
 
 
-@rule("AW707", "trainer-optimizer-with-offload", Severity.ERROR,
-      fix='Add an "optimizer" block (AdamW) to the JSON, or set "zero_force_ds_cpu_optimizer": false')
+# What accelerate's `prepare` turns the Trainer's own optimizer into under ZeRO optimizer offload
+# (accelerator.py `_prepare_deepspeed` -> utils/deepspeed.py `map_pytorch_optim_to_deepspeed`, while
+# zero_force_ds_cpu_optimizer is true, its default): torch AdamW and 32-bit bitsandbytes AdamW become
+# DeepSpeedCPUAdam in AdamW mode, torch Adagrad DeepSpeedCPUAdagrad, 32-bit bitsandbytes Lion DeepSpeedCPULion:
+# the same update. Every other optimizer becomes DeepSpeedCPUAdam with adamw_mode=False (Adam, L2 weight decay).
+_KEPT_UNDER_OFFLOAD = {"adamw_torch": "AdamW", "adamw_torch_fused": "AdamW", "paged_adamw_32bit": "AdamW",
+                       "adagrad": "Adagrad", "lion_32bit": "Lion", "paged_lion_32bit": "Lion"}
+
+
+@rule("AW707", "trainer-optimizer-replaced-under-offload", Severity.WARNING,
+      fix='Use --optim adamw_torch (or adagrad, lion_32bit), or add an "optimizer" block to the JSON')
 def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
     """
     ## What it does
     Finds ZeRO optimizer offload (`offload_optimizer.device` cpu or nvme) in a DeepSpeed config without an
-    `optimizer` block, used by the HF Trainer.
+    `optimizer` block, used by the HF Trainer with an `--optim` other than AdamW, Adagrad or 32-bit Lion.
 
     ## Why is this bad?
-    Without the block the Trainer creates its own torch optimizer (`--optim`, AdamW by default; transformers'
-    `deepspeed_optim_sched` sets only `zero_allow_untested_optimizer`, which does not lift this) and DeepSpeed
-    refuses it with offload when the engine is built: "You are using ZeRO-Offload with a client provided
-    optimizer ... which in most cases will yield poor performance" (ZeRORuntimeException), unless
-    `zero_force_ds_cpu_optimizer` is false.
+    Without the block the Trainer creates its own torch optimizer and hands it to accelerate's `prepare`, which
+    under offload swaps it for a DeepSpeed CPU optimizer (`map_pytorch_optim_to_deepspeed`, while
+    `zero_force_ds_cpu_optimizer` is true, its default). AdamW, Adagrad and 32-bit Lion keep their update; any
+    other optimizer (SGD, Adafactor, 8-bit AdamW, RMSprop, ...) silently becomes DeepSpeedCPUAdam in Adam mode
+    (L2 weight decay): the run trains, with an optimizer nobody chose.
 
     ## Example
     ```yaml
-    # accelwiz check accelerate.yaml -- --output_dir out
+    # accelwiz check accelerate.yaml -- --output_dir out --optim sgd
     distributed_type: DEEPSPEED
     num_processes: 2
     deepspeed_config:
@@ -450,7 +459,7 @@ def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
     {"train_micro_batch_size_per_gpu": "auto",
      "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}
     ```
-    Use instead: add `"optimizer": {"type": "AdamW", "params": {"lr": "auto", "weight_decay": "auto"}}`.
+    Use instead: the AdamW that the CPU optimizer implements, or a DeepSpeed `optimizer` block.
     ```json
     {"train_micro_batch_size_per_gpu": "auto",
      "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}},
@@ -467,19 +476,18 @@ def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
     stage = get_value(config, "zero_optimization.stage")
     if device not in ("cpu", "nvme") or "optimizer" in config or stage in (0, None):
         return
-    # DeepSpeed reads it with get_scalar_param and tests its truth: only a false value (false, 0) lifts the refusal;
-    # the string "false" is true there
+    # accelerate tests `.get("zero_force_ds_cpu_optimizer", True)` for truth: only a false value skips the swap
     forced = config.get("zero_force_ds_cpu_optimizer", True)
     if forced is False or (type(forced) is int and forced == 0):
         return
+    optim = str(view.args["optim"])
+    if optim in _KEPT_UNDER_OFFLOAD:
+        return
     role, path = _where(view, "zero_optimization.offload_optimizer.device")
-    # transformers' deepspeed_optim_sched creates its own optimizer and sets only zero_allow_untested_optimizer;
-    # DeepSpeed's _configure_optimizer then raises for any client optimizer that is not DeepSpeedCPUAdam/CPULion
-    # while zero_force_ds_cpu_optimizer is true (its default): a failure at deepspeed.initialize, not a slow run
-    yield Finding(role, path, f"optimizer offload to {device} with no optimizer block: the Trainer creates its "
-                              f"own {view.args['optim']} optimizer and deepspeed.initialize refuses it "
-                              "(ZeRORuntimeException: ZeRO-Offload needs DeepSpeedCPUAdam while "
-                              "zero_force_ds_cpu_optimizer is true, its default)")
+    yield Finding(role, path, f"optimizer offload to {device} with no optimizer block: accelerate's prepare "
+                              f"replaces the Trainer's --optim {optim} with DeepSpeedCPUAdam in Adam mode "
+                              "(map_pytorch_optim_to_deepspeed); only AdamW, Adagrad and 32-bit Lion keep "
+                              "their update under offload")
 
 
 @rule("AW708", "deepspeed-activation-checkpointing-unused-by-trainer", Severity.WARNING,

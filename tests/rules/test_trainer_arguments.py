@@ -42,7 +42,10 @@ def trainer_codes(paths, argv, **context) -> set[str]:
     ("AW704", {"bf16": {"enabled": "auto"}}, "mixed_precision: bf16\n", ["--deepspeed", "ds.json"],
      ["--deepspeed", "ds.json", "--bf16"]),
     ("AW706", {"optimizer": {"type": "AdamW", "params": {"lr": "auto"}}}, "", ["--optim", "adafactor"], []),
-    ("AW707", {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}, "", [], None),
+    ("AW707", {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}, "", ["--optim", "sgd"],
+     ["--optim", "adamw_torch"]),
+    ("AW707", {"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}, "",
+     ["--optim", "adafactor"], []),
     ("AW708", {"zero_optimization": {"stage": 3}, "activation_checkpointing": {"partition_activations": True}}, "",
      [], None),
 ])
@@ -57,13 +60,20 @@ def test_rule_fires_on_the_bad_arguments_and_not_on_the_good(write, code, json_c
 
 def test_aw707_quiet_when_the_json_has_an_optimizer_or_allows_a_client_one(write):
     offload = {"stage": 3, "offload_optimizer": {"device": "cpu"}}
+    sgd = ["--optim", "sgd"]
     assert "AW707" not in trainer_codes(pair(write, {"zero_optimization": offload,
-                                                     "optimizer": {"type": "AdamW", "params": {}}}), [])
+                                                     "optimizer": {"type": "AdamW", "params": {}}}), sgd)
     assert "AW707" not in trainer_codes(pair(write, {"zero_optimization": offload,
-                                                     "zero_force_ds_cpu_optimizer": False}), [])
-    # DeepSpeed tests the value's truth: the string "false" still refuses the Trainer's optimizer
+                                                     "zero_force_ds_cpu_optimizer": False}), sgd)
+    # accelerate tests the value's truth: the string "false" still swaps the Trainer's optimizer
     assert "AW707" in trainer_codes(pair(write, {"zero_optimization": offload,
-                                                 "zero_force_ds_cpu_optimizer": "false"}), [])
+                                                 "zero_force_ds_cpu_optimizer": "false"}), sgd)
+
+
+@pytest.mark.parametrize("optim", ["adamw_torch", "adamw_torch_fused", "adagrad", "lion_32bit"])
+def test_aw707_quiet_for_the_optimizers_offload_keeps(write, optim):
+    offload = {"stage": 2, "offload_optimizer": {"device": "nvme"}}
+    assert "AW707" not in trainer_codes(pair(write, {"zero_optimization": offload}), ["--optim", optim])
 
 
 def test_aw708_says_checkpointing_is_off_without_the_flag(write):
