@@ -274,9 +274,8 @@ def trainer_bf16_without_native_support(ctx: CheckContext) -> Iterator[Finding]:
                  f"{resolution.filled_by.get('bf16.enabled', 'trainer')}"]
     if not asked:
         return
-    capability = ".".join(map(str, old[0].compute_capability))
-    yield Finding(None, (), f"bf16 from the Trainer ({', '.join(asked)}) on {old[0].name} (compute capability "
-                            f"{capability}, {len(old)} GPU(s)): no bf16 tensor cores, so it runs emulated; "
+    yield Finding(None, (), f"bf16 from the Trainer ({', '.join(asked)}) on {old[0].name} ({old[0].architecture}, "
+                            f"{len(old)} GPU(s)): no bf16 tensor cores, so it runs emulated; "
                             "transformers with an older torch refuses it (\"Your setup doesn't support bf16/gpu\")")
 
 
