@@ -32,7 +32,7 @@ from accelwiz.rules import (
 )
 from accelwiz.rules.deepspeed import auto, batch, offload, optimizer, reference, zero
 from accelwiz.rules.deepspeed import precision as deepspeed_precision
-from accelwiz.rules.hardware import devices, gpu_precision, nvme, versions
+from accelwiz.rules.hardware import devices, gpu_precision, nvme, versions, visible
 
 if TYPE_CHECKING:
     from accelwiz.rules.rule import CheckFunction
@@ -161,6 +161,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW614": versions.nossh_launcher_with_old_deepspeed,
     "AW615": versions.moe_layer_names_with_old_deepspeed,
     "AW616": versions.num_machines_differs_from_system,
+    "AW617": visible.gpu_ids_not_visible_here,  # the environment check runs in; no --system needed
     # AW7xx: the HF Trainer's arguments against the YAML and JSON
     "AW701": trainer_arguments.trainer_argument_invalid,
     "AW702": trainer_arguments.trainer_deepspeed_mismatch,
