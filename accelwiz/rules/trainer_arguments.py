@@ -83,6 +83,8 @@ def trainer_view(ctx: CheckContext) -> TrainerView | None:
     # the world size from the YAML alone (ctx.effective already holds the Trainer's values, built from this view)
     world = resolve(ctx.accelerate, None).num_processes.value if ctx.accelerate is not None else None
     world = world if isinstance(world, int) and world > 0 else None
+    if args.world_size is not None:  # check's --num-processes: the launch's count, as --num_processes overrides
+        world = args.world_size
     launcher_precision = _written_precision(ctx)
     config: Any = None
     path = json_role = json_name = problem = None
@@ -160,7 +162,8 @@ def trainer_argument_invalid(ctx: CheckContext) -> Iterator[Finding]:
     ## What it does
     Finds a Trainer argument that transformers refuses before training starts: a value `HfArgumentParser` cannot
     convert (`--per_device_train_batch_size 4.5`, `--bf16 maybe`), an option missing its value, `--fp16` together
-    with `--bf16`, or a `--deepspeed` file that does not exist or is not JSON.
+    with `--bf16`, a `--deepspeed` file that does not exist or is not JSON, or a transformers 4 argument that
+    transformers 5 no longer has (`--warmup_ratio`: write `--warmup_steps 0.1`; `--no_cuda`, `--per_gpu_*`, ...).
 
     ## Why is this bad?
     The script exits in argument parsing or in `TrainingArguments.__post_init__` ("At most one of fp16 and bf16
@@ -177,8 +180,13 @@ def trainer_argument_invalid(ctx: CheckContext) -> Iterator[Finding]:
     view = trainer_view(ctx)
     if view is None:
         return
+    from accelwiz.config.training_args import REMOVED_IN_5
+
     for problem in view.args.problems:
-        yield Finding(None, (), f"Trainer argument {problem.written} ({view.args.source}): {problem.message}")
+        fix = ("Use the transformers 5 spelling, or define the argument in the script's own dataclass"
+               if problem.name in REMOVED_IN_5 and problem.written.startswith(("--", problem.name)) else None)
+        yield Finding(None, (), f"Trainer argument {problem.written} ({view.args.source}): {problem.message}",
+                      fix=fix)
     if view.problem:
         yield Finding(None, (), view.problem, fix="Pass the path of an existing DeepSpeed JSON to --deepspeed")
 
@@ -195,6 +203,8 @@ def trainer_deepspeed_mismatch(ctx: CheckContext) -> Iterator[Finding]:
     eps and weight decay, the scheduler's `warmup_max_lr` and warmup steps, and the fp16/bf16 switches. Where
     the Accelerate YAML names the JSON, accelerate first fills its fp16/bf16 `"auto"` from `mixed_precision`,
     and adds `gradient_accumulation_steps: 1` when the key is absent; both must then match the Trainer too.
+    The world size is the YAML's `num_processes`, or check's `--num-processes` (a JSON given to torchrun alone);
+    without either, a fixed `train_batch_size` that no process count can give is still refused.
 
     ## Why is this bad?
     The Trainer raises "Please correct the following DeepSpeed config values that mismatch TrainingArguments
@@ -228,9 +238,27 @@ def trainer_deepspeed_mismatch(ctx: CheckContext) -> Iterator[Finding]:
         yield Finding(role, path, f"the Trainer refuses {mismatch.key}={_show(mismatch.ds_value)}{source}: "
                                   f"{mismatch.hf_key} is {_show(mismatch.hf_value)}{why} "
                                   f"[transformers: {mismatch.line}]")
+    yield from _batch_without_world(view)
     if view.resolution.precision_error:
         yield Finding(view.json_role, (), f"accelerate refuses the precision: {view.resolution.precision_error}",
                       fix="Make --fp16/--bf16 (or the YAML's mixed_precision) agree with the JSON's fp16/bf16")
+
+
+def _batch_without_world(view: TrainerView) -> Iterator[Finding]:
+    """Without the world size (a JSON alone, no --num-processes), a fixed train_batch_size is still refused when
+    no process count can give it: the Trainer fills world x micro-batch x accumulation and compares."""
+    from accelwiz.config.trainer_deepspeed import get_value
+
+    if view.world_size is not None or view.resolution is None or "train_batch_size" not in view.resolution.open_keys:
+        return
+    total = get_value(view.resolution.config, "train_batch_size")
+    step = view.args["per_device_train_batch_size"] * view.args["gradient_accumulation_steps"]
+    if type(total) is int and type(step) is int and step > 0 and total % step:
+        role, path = _where(view, "train_batch_size")
+        yield Finding(role, path, f"the Trainer refuses train_batch_size={total}: it fills world size x "
+                                  f"per_device_train_batch_size x gradient_accumulation_steps = world size x "
+                                  f"{step}, and no number of processes gives {total}",
+                      fix='Set "train_batch_size": "auto" (or pass --num-processes to check the exact value)')
 
 
 @rule("AW703", "trainer-bf16-without-native-support", Severity.WARNING, needs=Needs.SYSTEM,
