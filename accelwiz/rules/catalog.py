@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from accelwiz.rules import (
     fsdp,
+    fsdp_wrap,
     memory,
     parallelism,
     placeholders,
@@ -120,6 +121,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW313": parallelism.parallelism_unsupported_distributed_type,
     "AW314": parallelism.fsdp_without_shard_dimension,
     "AW315": parallelism.megatron_degrees_do_not_divide_processes,
+    "AW316": fsdp_wrap.fsdp_wrap_class_not_in_model,
     # AW4xx: precision (DeepSpeed fp16/bf16, fp8) and compilation
     "AW401": deepspeed_precision.fp16_and_bf16_enabled,
     "AW402": deepspeed_precision.mixed_precision_disagrees_with_deepspeed,
