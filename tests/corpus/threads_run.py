@@ -31,6 +31,7 @@ class Case:
     false_alarm: str | None = None  # valid, yet an error is reported: why
     system: str | None = None
     model: str | None = None
+    workload: dict[str, Any] = field(default_factory=dict)  # Workload fields beside the model: seq_len, regime...
     trainer_args: tuple[str, ...] | None = None
     num_processes: int | None = None
     env: dict[str, str] = field(default_factory=dict)
@@ -73,6 +74,21 @@ def _environment(values: dict[str, str]):
                 os.environ[name] = value
 
 
+SHARED = "corpus/"  # a file name that starts so is a file of the shared config corpus (ACCELWIZ_CORPUS)
+
+
+def needs_corpus(case: Case) -> bool:
+    return any(f.startswith(SHARED) for f in (*case.files, *(case.trainer_args or ())))
+
+
+def _path(name: str) -> str:
+    if name.startswith(SHARED):
+        from tests.conftest import corpus_dir
+
+        return str(corpus_dir() / name.removeprefix(SHARED))  # type: ignore[operator]
+    return name
+
+
 def run_case(case: Case) -> Any:
     """The CheckResult for a case."""
     from accelwiz.rules.engine import check_paths
@@ -88,14 +104,14 @@ def run_case(case: Case) -> Any:
         from accelwiz.estimate.workload import Workload
 
         model = str(THREADS / case.model) if (THREADS / case.model).exists() else case.model
-        context["workload"] = Workload(resolve_model(model))
+        context["workload"] = Workload(resolve_model(model), **case.workload)
     if case.trainer_args is not None:
         from accelwiz.config.training_args import parse_argv
 
-        args = parse_argv(list(case.trainer_args))
+        args = parse_argv([_path(a) for a in case.trainer_args])
         context["training_args"] = replace(args, world_size=case.num_processes) if case.num_processes else args
     with _environment(case.env):
-        return check_paths([THREADS / f for f in case.files], select_rules(), **context)
+        return check_paths([THREADS / _path(f) for f in case.files], select_rules(), **context)
 
 
 def reported_codes(result: Any) -> tuple[str, ...]:
