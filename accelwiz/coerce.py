@@ -13,6 +13,8 @@ The readings, from the libraries' source:
   with `str_to_bool` (y, yes, t, true, on, 1 / n, no, f, false, off, 0); DeepSpeed's lax pydantic accepts the
   same words, in any case (but not padded with spaces), and the numbers 1 and 0;
 - device: DeepSpeed's `OffloadDeviceEnum` is exactly "none", "cpu" or "nvme" (case matters, "CPU" is refused);
+  an Accelerate YAML's `offload_*_device` is lower-cased by the DeepSpeed launcher first
+  (`str(args.offload_optimizer_device).lower()` in utils/launch.py), so there "NONE" is "none";
 - enum: case-insensitive only where the launcher changes the case itself: `mixed_precision` is lower-cased
   (`PrecisionType(args.mixed_precision.lower())`) and the FSDP sharding strategy upper-cased
   (`ShardingStrategy[value.upper()]`); `distributed_type` is matched exactly (`DistributedType(value)`).
@@ -77,6 +79,11 @@ def exact_flag(value: Any) -> bool:
 def device(value: Any) -> str | None:
     """An offload device: exactly "none", "cpu" or "nvme"."""
     return value if isinstance(value, str) and value in DEVICES else None
+
+
+def launched_device(value: Any) -> str | None:
+    """An Accelerate YAML's offload device: lower-cased by the launcher, then exactly "none", "cpu" or "nvme"."""
+    return device(value.lower()) if isinstance(value, str) else None
 
 
 def text(value: Any) -> str | None:

@@ -427,11 +427,16 @@ def _from_inline(yaml: _Reader) -> dict[str, EffectiveValue]:
                               written=AUTO)
     return {
         "zero_stage": stage, "gradient_accumulation": gas, "gradient_clipping": clip,
-        "offload_optimizer": yaml.value(*ds, "offload_optimizer_device", read=coerce.device,
+        "offload_optimizer": yaml.value(*ds, "offload_optimizer_device", read=coerce.launched_device, exact=_launched,
                                         default=EffectiveValue("none", "accelerate default")),
-        "offload_param": yaml.value(*ds, "offload_param_device", read=coerce.device,
+        "offload_param": yaml.value(*ds, "offload_param_device", read=coerce.launched_device, exact=_launched,
                                     default=EffectiveValue("none", "accelerate default")),
     }
+
+
+def _launched(raw: Any) -> bool:
+    """A YAML offload device in any case is valid: the launcher lower-cases it (utils/launch.py)."""
+    return coerce.launched_device(raw) is not None
 
 
 def _batch(json: _Reader, accumulation: EffectiveValue, world: int | None) -> dict[str, EffectiveValue]:

@@ -9,7 +9,13 @@ import typer
 
 from accelwiz.cli.common import FormatOption, OutputFormat, SystemOption, exit_on_error, get_console, split_codes
 from accelwiz.cli.fixes import DiffOption, FixOption, UnsafeFixesOption
-from accelwiz.cli.trainer_args import TrainingArgsOption, TrlOption, trainer_argv, trainer_inputs
+from accelwiz.cli.trainer_args import (
+    NumProcessesOption,
+    TrainingArgsOption,
+    TrlOption,
+    trainer_argv,
+    trainer_inputs,
+)
 
 EPILOG = """\
 Examples:
@@ -54,6 +60,7 @@ def check(
                                                   rich_help_panel="Memory", show_default=False)] = None,
     training_args: TrainingArgsOption = None,
     trl: TrlOption = False,
+    num_processes: NumProcessesOption = None,
     fix: FixOption = False,
     unsafe_fixes: UnsafeFixesOption = False,
     diff: DiffOption = False,
@@ -90,7 +97,8 @@ def check(
         elif flags.get("attention") not in (None, "eager", "sdpa", "flash"):
             raise UsageError(f"invalid attention `{attention}`", hint="choose one of eager, sdpa, flash")
         # the plan beside each YAML (or --plan) gives the memory and hardware rules its workload and system
-        trainer, files = trainer_inputs(training_args, trainer_argv(ctx), files, console, trl=trl)  # AW7xx
+        trainer, files = trainer_inputs(training_args, trainer_argv(ctx), files, console, trl=trl,  # AW7xx
+                                        num_processes=num_processes)
         if fix or diff:  # ruff's model: mend what is unambiguous, then report what remains
             from accelwiz.cli.fixes import run_fixes
 

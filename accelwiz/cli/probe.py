@@ -16,6 +16,7 @@ Examples:
   $ accelwiz probe --json > node.json     # the profile as JSON on stdout
   $ accelwiz probe --save node.json --disk /local_nvme
   $ accelwiz probe --list-presets
+  $ accelwiz probe --list-gpus            # every GPU --system 8xKEY accepts
   $ accelwiz probe --system 8xH100-80GB   # show a preset instead of probing
 
 No torch import, no CUDA context: GPUs are read through NVML (nvidia-ml-py) and honour CUDA_VISIBLE_DEVICES.
@@ -29,6 +30,8 @@ def probe(
                                                                    "`--system FILE` elsewhere).")] = None,
     list_presets: Annotated[bool, typer.Option("--list-presets", help="List the machine presets and exit.")]
     = False,
+    list_gpus: Annotated[bool, typer.Option("--list-gpus", help="List the GPUs `--system NxGPU` accepts and exit.")]
+    = False,
     system: SystemOption = None,
     disk: Annotated[Path, typer.Option(metavar="PATH", help="Where NVMe offload files would go: report its "
                                                             "free space and whether it is on NVMe.")]
@@ -41,6 +44,11 @@ def probe(
             from accelwiz.probe.render import render_presets
 
             render_presets(console.rich)
+            return
+        if list_gpus:
+            from accelwiz.probe.render import render_gpus
+
+            render_gpus(console.rich)
             return
         if system is None or system.strip().lower() == "local":
             from accelwiz.probe.local import probe_local

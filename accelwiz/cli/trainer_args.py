@@ -33,6 +33,14 @@ TrlOption = Annotated[
 ]
 
 
+NumProcessesOption = Annotated[
+    int | None,
+    typer.Option("--num-processes", min=1, metavar="N", show_default=False, rich_help_panel="HF Trainer",
+                 help="The processes the Trainer runs in (torchrun --nproc_per_node x --nnodes, or the launcher's "
+                      "--num_processes): the world size of train_batch_size when no Accelerate YAML gives it."),
+]
+
+
 class SplitAtDoubleDash(TyperCommand):
     """A command whose arguments after the first `--` are the training script's, kept in `ctx.meta`.
 
@@ -51,10 +59,16 @@ def trainer_argv(ctx: typer.Context) -> list[str]:
 
 
 def trainer_inputs(file: Path | None, argv: list[str], files: list[Path], console: Console | None = None, *,
-                   trl: bool = False) -> tuple[TrainerArguments | None, list[Path]]:
+                   trl: bool = False, num_processes: int | None = None) -> tuple[TrainerArguments | None, list[Path]]:
     """The Trainer arguments, and the files to check: the JSON `--deepspeed` names joins them when no DeepSpeed
-    JSON was given and the YAMLs name none (so the DeepSpeed rules check the file the Trainer reads)."""
+    JSON was given and the YAMLs name none (so the DeepSpeed rules check the file the Trainer reads).
+    `num_processes` (check's --num-processes) is the world the Trainer runs in."""
     if file is None and not argv and not trl:
+        if num_processes is not None:
+            from accelwiz.errors import UsageError
+
+            raise UsageError("--num-processes is the Trainer's world size: it needs the Trainer's arguments",
+                             hint="add the training command line after `--` (or --training-args FILE)")
         return None, files  # no Trainer arguments: `check` need not import their parser
     from accelwiz.config.training_args import load_training_arguments, parse_argv, with_trl_defaults
 
@@ -65,6 +79,10 @@ def trainer_inputs(file: Path | None, argv: list[str], files: list[Path], consol
         return None, files
     if trl:
         arguments = with_trl_defaults(arguments, sft=True)
+    if num_processes is not None:
+        from dataclasses import replace
+
+        arguments = replace(arguments, world_size=num_processes)
     if console is not None:
         for note in arguments.notes:
             console.info(f"note: Trainer arguments ({arguments.source}): {note}")

@@ -40,7 +40,11 @@ DynamoBackend = Literal[
 # The launcher upper-cases the backend (`DynamoBackend(args.dynamo_backend.upper())`), and its own
 # `--dynamo_backend` flag takes only lower case: any spelling of a known backend works.
 LaunchedDynamoBackend = Annotated[DynamoBackend, BeforeValidator(lambda v: v.upper() if isinstance(v, str) else v)]
-OffloadDevice = Literal["none", "cpu", "nvme"]
+# The DeepSpeed launcher lower-cases the YAML's offload devices before DeepSpeed sees them
+# (`str(args.offload_optimizer_device).lower()` in accelerate/utils/launch.py prepare_deepspeed_cmd_env), and
+# `accelerate config` once wrote `NONE`: any spelling of a known device works here (not in a DeepSpeed JSON).
+OffloadDevice = Annotated[Literal["none", "cpu", "nvme"],
+                          BeforeValidator(lambda v: v.lower() if isinstance(v, str) else v)]
 
 PositiveInt = Annotated[int, Field(ge=1)]
 NonNegativeInt = Annotated[int, Field(ge=0)]

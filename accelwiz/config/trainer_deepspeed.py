@@ -128,8 +128,9 @@ def inline_config(yaml_deepspeed: dict[str, Any]) -> dict[str, Any]:
         return default if value is None else value
 
     stage = written("zero_stage", 2)
-    offload_optimizer = written("offload_optimizer_device", "none")
-    offload_param = written("offload_param_device", "none")
+    # the launcher lower-cases the devices on their way to the plugin (utils/launch.py prepare_deepspeed_cmd_env)
+    offload_optimizer = _lowered(written("offload_optimizer_device", "none"))
+    offload_param = _lowered(written("offload_param_device", "none"))
     config: dict[str, Any] = {
         "train_batch_size": AUTO,
         "train_micro_batch_size_per_gpu": AUTO,
@@ -144,6 +145,10 @@ def inline_config(yaml_deepspeed: dict[str, Any]) -> dict[str, Any]:
     if clipping:
         config["gradient_clipping"] = clipping
     return config
+
+
+def _lowered(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
 
 
 def _accelerate_plugin(filler: _Filler) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -84,6 +84,33 @@ use_liger_kernel warmup_steps weight_decay
 """
 ALL_FIELDS: frozenset[str] = frozenset(_ALL_FIELD_NAMES.split())
 
+# TrainingArguments fields of transformers 4.x that transformers 5 no longer has, and what to write instead.
+# HfArgumentParser refuses them ("Some specified arguments are not used by the HfArgumentParser", hf_argparser.py;
+# "Some keys are not used" for an arguments file) unless the script's own dataclass defines them.
+REMOVED_IN_5: dict[str, str] = {
+    "warmup_ratio": "write --warmup_steps with the ratio (a value below 1 is a fraction of the total steps)",
+    "per_gpu_train_batch_size": "write --per_device_train_batch_size",
+    "per_gpu_eval_batch_size": "write --per_device_eval_batch_size",
+    "no_cuda": "write --use_cpu",
+    "evaluation_strategy": "write --eval_strategy",
+    "overwrite_output_dir": "leave it out: the Trainer writes into an existing output_dir",
+    "logging_dir": "leave it out, or set the logger's own variable (TENSORBOARD_LOGGING_DIR)",
+    "save_safetensors": "leave it out: checkpoints are always safetensors",
+    "fsdp_min_num_params": "put min_num_params in --fsdp_config",
+    "fsdp_transformer_layer_cls_to_wrap": "put transformer_layer_cls_to_wrap in --fsdp_config",
+    "use_mps_device": "leave it out: MPS is used when available",
+    "half_precision_backend": "leave it out: mixed precision goes through accelerate",
+    "fp16_backend": "leave it out: mixed precision goes through accelerate",
+    "fp16_opt_level": "leave it out: apex AMP is gone",
+    "use_ipex": "leave it out",
+    "torchdynamo": "write --torch_compile_backend",
+    "dispatch_batches": "put dispatch_batches in --accelerator_config",
+    "split_batches": "put split_batches in --accelerator_config",
+    "include_inputs_for_metrics": "write --include_for_metrics inputs",
+    "include_tokens_per_second": "leave it out",
+    "push_to_hub_token": "write --hub_token",
+}
+
 # Bool fields whose default is true: HfArgumentParser adds a `--no_<name>` complement for them.
 _TRUE_BY_DEFAULT = frozenset({"dataloader_pin_memory", "eval_do_concat_batches", "logging_nan_inf_filter",
                               "remove_unused_columns", "skip_memory_metrics", "use_cache",
@@ -113,6 +140,7 @@ class TrainerArguments:
     path: Path | None = None
     notes: tuple[str, ...] = ()
     problems: tuple[ArgumentProblem, ...] = ()
+    world_size: int | None = None  # the processes the Trainer runs in, when check's --num-processes says
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
@@ -207,6 +235,13 @@ def parse_argv(argv: list[str]) -> TrainerArguments:
         if not token.startswith("--") or token == "--":
             continue  # a positional or a value of an option accelwiz does not read
         option, has_inline, inline = token.partition("=")
+        removed = option[2:].replace("-", "_")
+        if removed in REMOVED_IN_5 and option not in options:
+            problems.append(ArgumentProblem(removed, option, f"{option} is no TrainingArguments field in "
+                                                             f"transformers 5: {REMOVED_IN_5[removed]}"))
+            if not has_inline and position < len(argv) and not argv[position].startswith("--"):
+                position += 1  # its value
+            continue
         target = options.get(option)
         if target is None:
             matches = {options[o] for o in options if o.startswith(option)}
@@ -292,6 +327,10 @@ def parse_file(path: Path) -> TrainerArguments:
     ignored = []
     for key, raw in data.items():
         name = str(key)
+        if name in REMOVED_IN_5:
+            problems.append(ArgumentProblem(name, f"{name}: {raw!r}", f"{name} is no TrainingArguments field in "
+                                                                   f"transformers 5: {REMOVED_IN_5[name]}"))
+            continue
         if name not in FIELDS:
             ignored.append(name)
             continue
@@ -343,7 +382,7 @@ def _finish(args: TrainerArguments) -> TrainerArguments:
                                         "At most one of fp16 and bf16 can be True for full eval, but not both"))
     if problems == list(args.problems):
         return args
-    return TrainerArguments(args.values, args.given, args.source, args.path, args.notes, tuple(problems))
+    return replace(args, problems=tuple(problems))
 
 
 def load_training_arguments(file: Path | None, argv: list[str] | None) -> TrainerArguments | None:
@@ -381,8 +420,8 @@ def with_trl_defaults(args: TrainerArguments, *, sft: bool = False) -> TrainerAr
         given["learning_rate"] = "learning_rate (SFTConfig default 2e-05)"
         applied.append("learning rate 2e-05")
     notes = args.notes + ((f"TRL's defaults: {', '.join(applied)}",) if applied else ())
-    return _finish(TrainerArguments(values, given, args.source, args.path, notes,
-                                    tuple(p for p in args.problems if not p.message.startswith("At most one"))))
+    return _finish(replace(args, values=values, given=given, notes=notes,
+                           problems=tuple(p for p in args.problems if not p.message.startswith("At most one"))))
 
 
 # What a script that trains with the HF Trainer (or TRL's trainers) contains.

@@ -12,10 +12,19 @@ from accelwiz.probe.nvidia import probe_gpus
 from accelwiz.probe.packages import installed_packages, torch_is_cuda_build
 
 
-def probe_local(disk_path: str | os.PathLike[str] | None = ".", *, nvml: Any = None,
+def probe_local(disk_path: str | os.PathLike[str] | None = ".", *, nvml: Any = None, amdsmi: Any = None,
                 environ: Mapping[str, str] | None = None) -> MachineProfile:
-    """A profile of this node; `disk_path` is where NVMe offload files would go (None skips the disk)."""
+    """A profile of this node; `disk_path` is where NVMe offload files would go (None skips the disk). AMD GPUs
+    are probed through AMD SMI when NVML finds none."""
     gpus = probe_gpus(nvml, environ)
+    if not gpus.gpus:
+        from accelwiz.probe.amd import probe_amd_gpus
+
+        amd = probe_amd_gpus(amdsmi, environ)
+        if amd.gpus:
+            gpus = amd
+        else:
+            gpus.notes.extend(amd.notes)
     host = probe_host(disk_path)
     packages = installed_packages()
     torch_cuda = torch_is_cuda_build(packages.get("torch"))

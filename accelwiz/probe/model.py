@@ -22,32 +22,47 @@ class GpuInfo(_Frozen):
     name: str
     memory_total_bytes: int
     memory_free_bytes: int | None = None
-    compute_capability: tuple[int, int]
+    compute_capability: tuple[int, int] = Field(
+        description="NVIDIA's compute capability; on AMD what torch reports for the gfx target (gfx942 -> 9.4).")
     uuid: str | None = None
     pci_bus_id: str | None = None
     mig_enabled: bool = False
-    nvlink_links: int = Field(0, description="Active NVLink links on this GPU.")
+    nvlink_links: int = Field(0, description="Active NVLink links on this GPU (AMD: Infinity Fabric links).")
     nvml_index: int | None = Field(
         None, description="NVML (PCI bus order) index; `index` is the CUDA index, which differs when "
                           "CUDA_VISIBLE_DEVICES selects or reorders GPUs.")
+    vendor: Literal["nvidia", "amd"] = "nvidia"
+    arch: str | None = Field(None, description="AMD's gfx target (gfx90a, gfx942); precision support follows it.")
+
+    def _amd(self, which: int) -> bool:
+        from accelwiz.probe.gpu_specs import AMD_PRECISION
+
+        return AMD_PRECISION.get(self.arch or "", (False, False))[which]
 
     @property
     def native_bf16(self) -> bool:
-        """Ampere (8.0) and newer compute bf16 in hardware; older GPUs only emulate it, slowly."""
-        return self.compute_capability >= (8, 0)
+        """Ampere (8.0) and newer compute bf16 in hardware; older GPUs only emulate it, slowly. AMD: CDNA and newer."""
+        return self._amd(0) if self.vendor == "amd" else self.compute_capability >= (8, 0)
 
     @property
     def tf32(self) -> bool:
-        return self.compute_capability >= (8, 0)
+        return self.vendor == "nvidia" and self.compute_capability >= (8, 0)
 
     @property
     def fp8(self) -> bool:
-        """Ada (8.9) and Hopper (9.0) and newer have fp8 tensor cores."""
-        return self.compute_capability >= (8, 9)
+        """Ada (8.9) and Hopper (9.0) and newer have fp8 tensor cores; AMD from CDNA 3 (gfx942)."""
+        return self._amd(1) if self.vendor == "amd" else self.compute_capability >= (8, 9)
 
     @property
     def tensor_cores(self) -> bool:
-        return self.compute_capability >= (7, 0)
+        return self.vendor == "amd" or self.compute_capability >= (7, 0)
+
+    @property
+    def architecture(self) -> str:
+        """How messages name the GPU's generation: `compute capability 7.0`, or AMD's `gfx90a`."""
+        if self.vendor == "amd" and self.arch:
+            return self.arch
+        return "compute capability " + ".".join(map(str, self.compute_capability))
 
 
 class Topology(_Frozen):

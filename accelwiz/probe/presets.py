@@ -115,7 +115,7 @@ def _gpu_for(text: str, spec: str) -> GpuModel:
     prefix = spec.strip()[: -len(text)]  # "1x" or "2x8x": the suggestions are whole specs
     raise UsageError(f"`{spec}`: unknown GPU `{spec.strip()[-len(text):]}`",
                      hint=(f"did you mean {', '.join(f'`{prefix}{key}`' for key in close)}? " if close else "")
-                     + f"GPUs: {', '.join(m.key for m in GPU_MODELS)}; presets: `accelwiz probe --list-presets`")
+                     + "`accelwiz probe --list-gpus` lists the GPUs, `accelwiz probe --list-presets` the presets")
 
 
 def close_gpu_keys(text: str, n: int = 3) -> list[str]:
@@ -152,7 +152,8 @@ def preset_profile(preset: Preset) -> MachineProfile:
     """The profile of one node of `preset` (with `num_machines` identical nodes)."""
     model = gpu_model(preset.gpu)
     gpus = [GpuInfo(index=i, nvml_index=i, name=model.name, memory_total_bytes=model.memory_bytes,
-                    compute_capability=model.compute_capability, nvlink_links=model.nvlink_links)
+                    compute_capability=model.compute_capability, nvlink_links=model.nvlink_links,
+                    vendor=model.vendor, arch=model.arch if model.vendor == "amd" else None)
             for i in range(preset.gpus_per_node)]
     host = HostInfo(cpu_model=preset.cpu_model, cpu_physical_cores=preset.vcpus // 2,
                     cpu_logical_cores=preset.vcpus, memory_total_bytes=preset.ram_gib * GIB,

@@ -24,7 +24,7 @@ def gpu_columns(gpus: list[GpuInfo], *, wide: bool) -> tuple[list[str], list[lis
         ("#", lambda g: str(g.index)), ("GPU", lambda g: g.name),
         ("memory", lambda g: gib(g.memory_total_bytes)),
         ("free", lambda g: gib(g.memory_free_bytes)),
-        ("CC", lambda g: f"{g.compute_capability[0]}.{g.compute_capability[1]}"),
+        ("CC", lambda g: g.arch if g.vendor == "amd" and g.arch else f"{g.compute_capability[0]}.{g.compute_capability[1]}"),
         ("bf16", lambda g: "yes" if g.native_bf16 else "emul"), ("fp8", lambda g: yes_no(g.fp8)),
         ("NVLink", lambda g: str(g.nvlink_links)), ("MIG", lambda g: yes_no(g.mig_enabled)),
         ("UUID", lambda g: g.uuid or "-"), ("PCI bus", lambda g: g.pci_bus_id or "-"),
@@ -109,6 +109,55 @@ def render_presets(rich_console: Any) -> None:
     rich_console.print("Host numbers are the published ones of:")
     for preset in PRESETS:
         rich_console.print(f"  {preset.name:<12} {preset.instance}")
+
+
+def gpu_table_rows(*, sources: bool) -> tuple[list[str], list[list[str]]]:
+    """Every GPU of the table (`--system NxKEY` takes its key), for `probe --list-gpus` and docs/gpus.md."""
+    from accelwiz.probe.gpus import GPU_MODELS
+
+    def number(value: float | None) -> str:
+        return "-" if value is None else f"{value:g}"
+
+    header = ["key", "device name", "memory", "CC / gfx", "bf16", "fp8", "bf16 TFLOP/s", "fp8 TFLOP/s", "fp32",
+              "interconnect"] + (["data sheet"] if sources else [])
+    rows = []
+    for m in GPU_MODELS:
+        arch = m.arch if m.vendor == "amd" else f"{m.compute_capability[0]}.{m.compute_capability[1]}"
+        memory = f"{m.memory_bytes / GIB:.1f} GiB" + (" (nominal)" if m.memory_nominal else "")
+        sixteen = number(m.tflops.get("bf16")) if m.bf16 else (f"fp16 {number(m.tflops.get('fp16'))}"
+                                                               if "fp16" in m.tflops else "-")
+        rows.append([m.key, m.name, memory, arch, yes_no(m.bf16), yes_no(m.fp8), sixteen,
+                     number(m.tflops.get("fp8")), number(m.tflops.get("fp32")), m.interconnect]
+                    + ([m.source] if sources else []))
+    return header, rows
+
+
+def render_gpus(rich_console: Any) -> None:
+    from rich import box
+    from rich.table import Table
+
+    header, rows = gpu_table_rows(sources=False)
+    keep = [header.index(c) for c in ("key", "memory", "CC / gfx", "bf16", "fp8", "bf16 TFLOP/s", "fp8 TFLOP/s")]
+    table = Table(box=box.SIMPLE, pad_edge=False)
+    for i in keep:
+        table.add_column(header[i], no_wrap=header[i] == "key")  # the key is what --system takes: never cut
+    for row in rows:
+        table.add_row(*(row[i] for i in keep))
+    rich_console.print(table)
+    rich_console.print("Peak dense TFLOP/s from each GPU's data sheet (docs/gpus.md cites them); "
+                       "use a key as `--system 8xKEY`.")
+
+
+def gpu_table_markdown() -> str:
+    """docs/gpus.md: the GPU table with each row's data sheet (tests/probe/test_gpu_table.py keeps it current)."""
+    intro = ("# GPUs accelwiz knows\n\nEvery key works as `--system NxKEY` (`accelwiz probe --list-gpus` prints "
+             "this table); the probe recognises the device names through NVML or, for AMD, AMD SMI. Generated from "
+             "`accelwiz/probe/gpu_table_nvidia.py` and `gpu_table_amd.py`. Memory is what the management library "
+             "reports (nominal: the data sheet's size). TFLOP/s are peak dense (no sparsity) figures; GeForce 16-bit "
+             "figures accumulate in fp32. Precision support: NVIDIA by compute capability, AMD by gfx target "
+             "(ROCm's precision-support table).\n")
+    header, rows = gpu_table_rows(sources=True)
+    return intro + "\n" + markdown_table(header, rows) + "\n"
 
 
 def markdown_table(header: list[str], rows: Iterable[Iterable[str]]) -> str:

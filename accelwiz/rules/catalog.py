@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from accelwiz.rules import (
     fsdp,
+    fsdp_wrap,
     memory,
     parallelism,
     placeholders,
@@ -32,7 +33,7 @@ from accelwiz.rules import (
 )
 from accelwiz.rules.deepspeed import auto, batch, offload, optimizer, reference, zero
 from accelwiz.rules.deepspeed import precision as deepspeed_precision
-from accelwiz.rules.hardware import devices, gpu_precision, nvme, versions
+from accelwiz.rules.hardware import devices, gpu_precision, nvme, versions, visible
 
 if TYPE_CHECKING:
     from accelwiz.rules.rule import CheckFunction
@@ -120,6 +121,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW313": parallelism.parallelism_unsupported_distributed_type,
     "AW314": parallelism.fsdp_without_shard_dimension,
     "AW315": parallelism.megatron_degrees_do_not_divide_processes,
+    "AW316": fsdp_wrap.fsdp_wrap_class_not_in_model,
     # AW4xx: precision (DeepSpeed fp16/bf16, fp8) and compilation
     "AW401": deepspeed_precision.fp16_and_bf16_enabled,
     "AW402": deepspeed_precision.mixed_precision_disagrees_with_deepspeed,
@@ -161,6 +163,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW614": versions.nossh_launcher_with_old_deepspeed,
     "AW615": versions.moe_layer_names_with_old_deepspeed,
     "AW616": versions.num_machines_differs_from_system,
+    "AW617": visible.gpu_ids_not_visible_here,  # the environment check runs in; no --system needed
     # AW7xx: the HF Trainer's arguments against the YAML and JSON
     "AW701": trainer_arguments.trainer_argument_invalid,
     "AW702": trainer_arguments.trainer_deepspeed_mismatch,

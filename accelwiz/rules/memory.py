@@ -37,10 +37,25 @@ def _plan(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | None:
     strategy = strategy_from_effective(ctx.effective)
     if strategy is None or ctx.workload is None:
         return None
+    if ctx.effective.json_alone:
+        strategy = _lone_json_world(ctx, strategy)
     if ctx.launch.machines_as_launched:
         # under SLURM the YAML describes one node and srun adds the others: judge the run that happens
         strategy = replace(strategy, nodes=ctx.launch.machines_as_launched)
     return strategy, estimate_memory(_workload(ctx), strategy)
+
+
+def _lone_json_world(ctx: CheckContext, strategy: Strategy) -> Strategy:
+    """A DeepSpeed JSON alone runs on as many processes as its launcher starts: check's --num-processes (torchrun,
+    the Trainer's world) when given, else every GPU of the --system node (the `deepspeed` launcher's default)."""
+    nodes = ctx.system.num_machines if ctx.system is not None else 1
+    world = getattr(ctx.training_args, "world_size", None)
+    if world is None and ctx.system is not None and ctx.system.gpus:
+        world = ctx.system.gpu_count * nodes
+    if not world or world < 2:
+        return strategy
+    kind = "ddp" if strategy.kind == "single" else strategy.kind
+    return replace(strategy, kind=kind, gpus_per_node=max(1, world // nodes), nodes=nodes)
 
 
 def _workload(ctx: CheckContext) -> Workload:

@@ -83,6 +83,8 @@ def trainer_view(ctx: CheckContext) -> TrainerView | None:
     # the world size from the YAML alone (ctx.effective already holds the Trainer's values, built from this view)
     world = resolve(ctx.accelerate, None).num_processes.value if ctx.accelerate is not None else None
     world = world if isinstance(world, int) and world > 0 else None
+    if args.world_size is not None:  # check's --num-processes: the launch's count, as --num_processes overrides
+        world = args.world_size
     launcher_precision = _written_precision(ctx)
     config: Any = None
     path = json_role = json_name = problem = None
@@ -160,7 +162,8 @@ def trainer_argument_invalid(ctx: CheckContext) -> Iterator[Finding]:
     ## What it does
     Finds a Trainer argument that transformers refuses before training starts: a value `HfArgumentParser` cannot
     convert (`--per_device_train_batch_size 4.5`, `--bf16 maybe`), an option missing its value, `--fp16` together
-    with `--bf16`, or a `--deepspeed` file that does not exist or is not JSON.
+    with `--bf16`, a `--deepspeed` file that does not exist or is not JSON, or a transformers 4 argument that
+    transformers 5 no longer has (`--warmup_ratio`: write `--warmup_steps 0.1`; `--no_cuda`, `--per_gpu_*`, ...).
 
     ## Why is this bad?
     The script exits in argument parsing or in `TrainingArguments.__post_init__` ("At most one of fp16 and bf16
@@ -177,8 +180,13 @@ def trainer_argument_invalid(ctx: CheckContext) -> Iterator[Finding]:
     view = trainer_view(ctx)
     if view is None:
         return
+    from accelwiz.config.training_args import REMOVED_IN_5
+
     for problem in view.args.problems:
-        yield Finding(None, (), f"Trainer argument {problem.written} ({view.args.source}): {problem.message}")
+        fix = ("Use the transformers 5 spelling, or define the argument in the script's own dataclass"
+               if problem.name in REMOVED_IN_5 and problem.written.startswith(("--", problem.name)) else None)
+        yield Finding(None, (), f"Trainer argument {problem.written} ({view.args.source}): {problem.message}",
+                      fix=fix)
     if view.problem:
         yield Finding(None, (), view.problem, fix="Pass the path of an existing DeepSpeed JSON to --deepspeed")
 
@@ -195,6 +203,8 @@ def trainer_deepspeed_mismatch(ctx: CheckContext) -> Iterator[Finding]:
     eps and weight decay, the scheduler's `warmup_max_lr` and warmup steps, and the fp16/bf16 switches. Where
     the Accelerate YAML names the JSON, accelerate first fills its fp16/bf16 `"auto"` from `mixed_precision`,
     and adds `gradient_accumulation_steps: 1` when the key is absent; both must then match the Trainer too.
+    The world size is the YAML's `num_processes`, or check's `--num-processes` (a JSON given to torchrun alone);
+    without either, a fixed `train_batch_size` that no process count can give is still refused.
 
     ## Why is this bad?
     The Trainer raises "Please correct the following DeepSpeed config values that mismatch TrainingArguments
@@ -228,9 +238,27 @@ def trainer_deepspeed_mismatch(ctx: CheckContext) -> Iterator[Finding]:
         yield Finding(role, path, f"the Trainer refuses {mismatch.key}={_show(mismatch.ds_value)}{source}: "
                                   f"{mismatch.hf_key} is {_show(mismatch.hf_value)}{why} "
                                   f"[transformers: {mismatch.line}]")
+    yield from _batch_without_world(view)
     if view.resolution.precision_error:
         yield Finding(view.json_role, (), f"accelerate refuses the precision: {view.resolution.precision_error}",
                       fix="Make --fp16/--bf16 (or the YAML's mixed_precision) agree with the JSON's fp16/bf16")
+
+
+def _batch_without_world(view: TrainerView) -> Iterator[Finding]:
+    """Without the world size (a JSON alone, no --num-processes), a fixed train_batch_size is still refused when
+    no process count can give it: the Trainer fills world x micro-batch x accumulation and compares."""
+    from accelwiz.config.trainer_deepspeed import get_value
+
+    if view.world_size is not None or view.resolution is None or "train_batch_size" not in view.resolution.open_keys:
+        return
+    total = get_value(view.resolution.config, "train_batch_size")
+    step = view.args["per_device_train_batch_size"] * view.args["gradient_accumulation_steps"]
+    if type(total) is int and type(step) is int and step > 0 and total % step:
+        role, path = _where(view, "train_batch_size")
+        yield Finding(role, path, f"the Trainer refuses train_batch_size={total}: it fills world size x "
+                                  f"per_device_train_batch_size x gradient_accumulation_steps = world size x "
+                                  f"{step}, and no number of processes gives {total}",
+                      fix='Set "train_batch_size": "auto" (or pass --num-processes to check the exact value)')
 
 
 @rule("AW703", "trainer-bf16-without-native-support", Severity.WARNING, needs=Needs.SYSTEM,
@@ -274,9 +302,8 @@ def trainer_bf16_without_native_support(ctx: CheckContext) -> Iterator[Finding]:
                  f"{resolution.filled_by.get('bf16.enabled', 'trainer')}"]
     if not asked:
         return
-    capability = ".".join(map(str, old[0].compute_capability))
-    yield Finding(None, (), f"bf16 from the Trainer ({', '.join(asked)}) on {old[0].name} (compute capability "
-                            f"{capability}, {len(old)} GPU(s)): no bf16 tensor cores, so it runs emulated; "
+    yield Finding(None, (), f"bf16 from the Trainer ({', '.join(asked)}) on {old[0].name} ({old[0].architecture}, "
+                            f"{len(old)} GPU(s)): no bf16 tensor cores, so it runs emulated; "
                             "transformers with an older torch refuses it (\"Your setup doesn't support bf16/gpu\")")
 
 
@@ -423,24 +450,33 @@ def trainer_optimizer_argument_ignored(ctx: CheckContext) -> Iterator[Finding]:
                           f"({kind}) is used")
 
 
-@rule("AW707", "trainer-optimizer-with-offload", Severity.ERROR,
-      fix='Add an "optimizer" block (AdamW) to the JSON, or set "zero_force_ds_cpu_optimizer": false')
+# What accelerate's `prepare` turns the Trainer's own optimizer into under ZeRO optimizer offload
+# (accelerator.py `_prepare_deepspeed` -> utils/deepspeed.py `map_pytorch_optim_to_deepspeed`, while
+# zero_force_ds_cpu_optimizer is true, its default): torch AdamW and 32-bit bitsandbytes AdamW become
+# DeepSpeedCPUAdam in AdamW mode, torch Adagrad DeepSpeedCPUAdagrad, 32-bit bitsandbytes Lion DeepSpeedCPULion:
+# the same update. Every other optimizer becomes DeepSpeedCPUAdam with adamw_mode=False (Adam, L2 weight decay).
+_KEPT_UNDER_OFFLOAD = {"adamw_torch": "AdamW", "adamw_torch_fused": "AdamW", "paged_adamw_32bit": "AdamW",
+                       "adagrad": "Adagrad", "lion_32bit": "Lion", "paged_lion_32bit": "Lion"}
+
+
+@rule("AW707", "trainer-optimizer-replaced-under-offload", Severity.WARNING,
+      fix='Use --optim adamw_torch (or adagrad, lion_32bit), or add an "optimizer" block to the JSON')
 def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
     """
     ## What it does
     Finds ZeRO optimizer offload (`offload_optimizer.device` cpu or nvme) in a DeepSpeed config without an
-    `optimizer` block, used by the HF Trainer.
+    `optimizer` block, used by the HF Trainer with an `--optim` other than AdamW, Adagrad or 32-bit Lion.
 
     ## Why is this bad?
-    Without the block the Trainer creates its own torch optimizer (`--optim`, AdamW by default; transformers'
-    `deepspeed_optim_sched` sets only `zero_allow_untested_optimizer`, which does not lift this) and DeepSpeed
-    refuses it with offload when the engine is built: "You are using ZeRO-Offload with a client provided
-    optimizer ... which in most cases will yield poor performance" (ZeRORuntimeException), unless
-    `zero_force_ds_cpu_optimizer` is false.
+    Without the block the Trainer creates its own torch optimizer and hands it to accelerate's `prepare`, which
+    under offload swaps it for a DeepSpeed CPU optimizer (`map_pytorch_optim_to_deepspeed`, while
+    `zero_force_ds_cpu_optimizer` is true, its default). AdamW, Adagrad and 32-bit Lion keep their update; any
+    other optimizer (SGD, Adafactor, 8-bit AdamW, RMSprop, ...) silently becomes DeepSpeedCPUAdam in Adam mode
+    (L2 weight decay): the run trains, with an optimizer nobody chose.
 
     ## Example
     ```yaml
-    # accelwiz check accelerate.yaml -- --output_dir out
+    # accelwiz check accelerate.yaml -- --output_dir out --optim sgd
     distributed_type: DEEPSPEED
     num_processes: 2
     deepspeed_config:
@@ -450,7 +486,7 @@ def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
     {"train_micro_batch_size_per_gpu": "auto",
      "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}
     ```
-    Use instead: add `"optimizer": {"type": "AdamW", "params": {"lr": "auto", "weight_decay": "auto"}}`.
+    Use instead: the AdamW that the CPU optimizer implements, or a DeepSpeed `optimizer` block.
     ```json
     {"train_micro_batch_size_per_gpu": "auto",
      "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}},
@@ -467,19 +503,18 @@ def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
     stage = get_value(config, "zero_optimization.stage")
     if device not in ("cpu", "nvme") or "optimizer" in config or stage in (0, None):
         return
-    # DeepSpeed reads it with get_scalar_param and tests its truth: only a false value (false, 0) lifts the refusal;
-    # the string "false" is true there
+    # accelerate tests `.get("zero_force_ds_cpu_optimizer", True)` for truth: only a false value skips the swap
     forced = config.get("zero_force_ds_cpu_optimizer", True)
     if forced is False or (type(forced) is int and forced == 0):
         return
+    optim = str(view.args["optim"])
+    if optim in _KEPT_UNDER_OFFLOAD:
+        return
     role, path = _where(view, "zero_optimization.offload_optimizer.device")
-    # transformers' deepspeed_optim_sched creates its own optimizer and sets only zero_allow_untested_optimizer;
-    # DeepSpeed's _configure_optimizer then raises for any client optimizer that is not DeepSpeedCPUAdam/CPULion
-    # while zero_force_ds_cpu_optimizer is true (its default): a failure at deepspeed.initialize, not a slow run
-    yield Finding(role, path, f"optimizer offload to {device} with no optimizer block: the Trainer creates its "
-                              f"own {view.args['optim']} optimizer and deepspeed.initialize refuses it "
-                              "(ZeRORuntimeException: ZeRO-Offload needs DeepSpeedCPUAdam while "
-                              "zero_force_ds_cpu_optimizer is true, its default)")
+    yield Finding(role, path, f"optimizer offload to {device} with no optimizer block: accelerate's prepare "
+                              f"replaces the Trainer's --optim {optim} with DeepSpeedCPUAdam in Adam mode "
+                              "(map_pytorch_optim_to_deepspeed); only AdamW, Adagrad and 32-bit Lion keep "
+                              "their update under offload")
 
 
 @rule("AW708", "deepspeed-activation-checkpointing-unused-by-trainer", Severity.WARNING,

@@ -166,3 +166,20 @@ def test_micro_batch_comes_from_the_deepspeed_json_when_not_given(write):
     found = diagnostics(yaml, select=("AW501",), system=H100_NODE, workload=not_given)
     assert [d.code for d in found] == ["AW501"] and "micro-batch 64 × 4096" in found[0].message
     assert not codes(yaml, select=("AW501",), system=H100_NODE, workload=given)
+
+
+def test_a_lone_json_runs_on_the_launchers_world(write):
+    """A JSON alone is launched by `deepspeed` (every GPU of the node) or torchrun (check's --num-processes): ZeRO-3
+    shards over that world, not over one GPU (LLaMA-Factory#5977: 8B full fine-tune on 8 x RTX 3090)."""
+    from dataclasses import replace
+
+    from accelwiz.config.training_args import parse_argv
+
+    path = write("ds.json", '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}}')
+    workload = workload_from_options(model="llama-3.1-8b", micro_batch=1, seq_len=1024, gradient_checkpointing=True)
+    on_the_node = diagnostics(path, select=("AW501",), workload=workload, system=load_system("8xRTX3090"))
+    assert "over 8 GPU(s)" in on_the_node[0].message
+    two = replace(parse_argv([]), world_size=2)
+    on_two = diagnostics(path, select=("AW501",), workload=workload, system=load_system("8xRTX3090"),
+                         training_args=two)
+    assert "over 2 GPU(s)" in on_two[0].message

@@ -34,7 +34,9 @@ from accelwiz.rules.registry import load_all_rules
 RULES = load_all_rules()
 SYSTEMS = Path(__file__).resolve().parent.parent / "fixtures" / "systems"
 BLOCK = re.compile(r"```(\w+)([^\n]*)\n(.*?)```", re.S)
-COMMAND = re.compile(r"^\s*(?:#\s*|\$\s*)?accelwiz check\b(.*)$", re.M)
+COMMAND = re.compile(r"^\s*(?:#\s*|\$\s*)?((?:[A-Z_]+=\S*\s+)*)accelwiz check\b(.*)$", re.M)
+# the environment a check runs in, as the rules that read it see it (AW617): cleared, then what the example sets
+CHECK_ENVIRONMENT = ("CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS")
 NAME_COMMENT = re.compile(r"^#\s*(\S+\.(?:ya?ml|json))\s*(?:[:(,].*)?$")
 
 
@@ -49,7 +51,7 @@ class Example:
         for _, _, text in self.blocks:
             match = COMMAND.search(text)
             if match:
-                words = shlex.split(match.group(1), comments=False)
+                words = shlex.split(match.group(2), comments=False)
                 if "--" in words:
                     cut = words.index("--")
                     head, tail = words[:cut], words[cut:]
@@ -57,6 +59,23 @@ class Example:
                     head, tail = words, []
                 return [*_drop_file_names(head), *tail]
         return []
+
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """`NAME=value` assignments before `accelwiz check` in the example's command."""
+        for _, _, text in self.blocks:
+            match = COMMAND.search(text)
+            if match:
+                return dict(word.split("=", 1) for word in shlex.split(match.group(1)))
+        return {}
+
+
+def _set_environment(monkeypatch, example: Example) -> None:
+    for name in CHECK_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in example.environment.items():
+        monkeypatch.setenv(name, value)
 
 
 def _drop_file_names(words: list[str]) -> list[str]:
@@ -151,6 +170,7 @@ def test_example_fires_its_rule(code, cli, tmp_path, monkeypatch):
     example = EXAMPLES[code]
     assert example is not None and example.blocks, f"{code}: the docstring has no `## Example` with a code block"
     monkeypatch.chdir(tmp_path)
+    _set_environment(monkeypatch, example)
     found = reported(cli, tmp_path, example.blocks, example.options, code)
     assert found, f"{code}'s `## Example` does not fire {code} (options: {example.options})"
 
@@ -164,6 +184,7 @@ def test_use_instead_is_clean(code, cli, tmp_path, monkeypatch):
     replaced = {_file_of(block) for block in example.fixed}
     blocks = [b for b in example.blocks if _file_of(b) not in replaced] + example.fixed
     monkeypatch.chdir(tmp_path)
+    _set_environment(monkeypatch, example)
     found = reported(cli, tmp_path, blocks, example.options, code)
     assert not found, f"{code}'s \"Use instead\" still reports {code}: {[d['message'] for d in found]}"
 
@@ -176,3 +197,5 @@ def test_the_convention_reads_a_command_and_names():
     assert example.fixed == [("yaml", "", "x: 2\n")]
     assert NAME_COMMENT.match("# configs/a.yaml").group(1) == "configs/a.yaml"
     assert NAME_COMMENT.match("# accelwiz check a.yaml") is None
+    with_environment = example_of("## Example\n```yaml\n# CUDA_VISIBLE_DEVICES=0,1 accelwiz check a.yaml\nx: 1\n```\n")
+    assert with_environment.environment == {"CUDA_VISIBLE_DEVICES": "0,1"} and with_environment.options == []

@@ -83,3 +83,21 @@ def test_case_mistake_in_an_enum_value_gets_a_case_hint(write):
 def test_a_renamed_value_names_its_new_spelling(write):
     [found] = [d for d in diagnostics(write("a.yaml", "distributed_type: TPU\n"), select=SCHEMA) if d.code == "AW004"]
     assert found.fix == "TPU was renamed XLA in accelerate 0.28: write `distributed_type: XLA`"
+
+
+@pytest.mark.parametrize("spelling", ["NONE", "None", "CPU"])
+def test_an_offload_device_in_any_case_is_what_the_launcher_passes(write, spelling):
+    """The DeepSpeed launcher lower-cases the YAML's offload devices (utils/launch.py prepare_deepspeed_cmd_env),
+    and `accelerate config` once wrote NONE: no schema error; CPU still counts as CPU offload (AW206 at ZeRO-2)."""
+    yaml = write("a.yaml", "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n"
+                           f"  offload_optimizer_device: {spelling}\n  offload_param_device: {spelling}\n")
+    found = codes(yaml)
+    assert "AW004" not in found
+    assert ("AW206" in found) == (spelling == "CPU")
+
+
+def test_a_deepspeed_json_offload_device_stays_case_sensitive(write):
+    """DeepSpeed's OffloadDeviceEnum refuses "CPU" in its own JSON: nothing lower-cases it on the way."""
+    path = write("ds.json", '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, '
+                            '"offload_optimizer": {"device": "CPU"}}}')
+    assert "AW004" in codes(path, select=SCHEMA)

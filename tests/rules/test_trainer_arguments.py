@@ -42,7 +42,10 @@ def trainer_codes(paths, argv, **context) -> set[str]:
     ("AW704", {"bf16": {"enabled": "auto"}}, "mixed_precision: bf16\n", ["--deepspeed", "ds.json"],
      ["--deepspeed", "ds.json", "--bf16"]),
     ("AW706", {"optimizer": {"type": "AdamW", "params": {"lr": "auto"}}}, "", ["--optim", "adafactor"], []),
-    ("AW707", {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}, "", [], None),
+    ("AW707", {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}, "", ["--optim", "sgd"],
+     ["--optim", "adamw_torch"]),
+    ("AW707", {"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}, "",
+     ["--optim", "adafactor"], []),
     ("AW708", {"zero_optimization": {"stage": 3}, "activation_checkpointing": {"partition_activations": True}}, "",
      [], None),
 ])
@@ -57,13 +60,20 @@ def test_rule_fires_on_the_bad_arguments_and_not_on_the_good(write, code, json_c
 
 def test_aw707_quiet_when_the_json_has_an_optimizer_or_allows_a_client_one(write):
     offload = {"stage": 3, "offload_optimizer": {"device": "cpu"}}
+    sgd = ["--optim", "sgd"]
     assert "AW707" not in trainer_codes(pair(write, {"zero_optimization": offload,
-                                                     "optimizer": {"type": "AdamW", "params": {}}}), [])
+                                                     "optimizer": {"type": "AdamW", "params": {}}}), sgd)
     assert "AW707" not in trainer_codes(pair(write, {"zero_optimization": offload,
-                                                     "zero_force_ds_cpu_optimizer": False}), [])
-    # DeepSpeed tests the value's truth: the string "false" still refuses the Trainer's optimizer
+                                                     "zero_force_ds_cpu_optimizer": False}), sgd)
+    # accelerate tests the value's truth: the string "false" still swaps the Trainer's optimizer
     assert "AW707" in trainer_codes(pair(write, {"zero_optimization": offload,
-                                                 "zero_force_ds_cpu_optimizer": "false"}), [])
+                                                 "zero_force_ds_cpu_optimizer": "false"}), sgd)
+
+
+@pytest.mark.parametrize("optim", ["adamw_torch", "adamw_torch_fused", "adagrad", "lion_32bit"])
+def test_aw707_quiet_for_the_optimizers_offload_keeps(write, optim):
+    offload = {"stage": 2, "offload_optimizer": {"device": "nvme"}}
+    assert "AW707" not in trainer_codes(pair(write, {"zero_optimization": offload}), ["--optim", optim])
 
 
 def test_aw708_says_checkpointing_is_off_without_the_flag(write):
@@ -233,3 +243,48 @@ def test_cli_check_trl_flag(cli, corpus):
     result = cli("check", str(dolly), "--system", "8xV100-32GB", "--select", "AW7", "--trl")
     assert "AW703" in result.stdout and "TRL default" in result.stdout
     assert "AW703" not in cli("check", str(dolly), "--system", "8xV100-32GB", "--select", "AW7").stdout
+
+
+LONE = {"train_batch_size": 100, "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+        "zero_optimization": {"stage": 2}}
+
+
+def test_a_lone_json_batch_no_world_size_can_give_is_refused(write):
+    """Without a YAML the world size is unknown, but 100 is no multiple of 8 x 1: no process count works."""
+    lone = write("ds.json", json.dumps(LONE))
+    assert "AW702" in trainer_codes([lone], ["--per_device_train_batch_size", "8"])
+    assert "AW702" not in trainer_codes([lone], ["--per_device_train_batch_size", "5"])  # 20 processes would do
+
+
+@pytest.mark.parametrize("world,refused", [(4, True), (20, False)])
+def test_num_processes_gives_a_lone_json_its_world_size(cli, write, world, refused):
+    lone = write("ds.json", json.dumps(LONE))
+    found = json.loads(cli("check", str(lone), "--num-processes", str(world), "--select", "AW702", "--format",
+                           "json", "--", "--per_device_train_batch_size", "5").stdout)
+    assert bool(found) is refused
+    if refused:
+        assert "calculated) is 20" in found[0]["message"]
+
+
+def test_num_processes_without_trainer_arguments_is_a_usage_error(cli, write):
+    result = cli("check", str(write("ds.json", json.dumps(LONE))), "--num-processes", "4")
+    assert result.exit_code == 2 and "needs the Trainer's arguments" in result.stderr
+
+
+@pytest.mark.parametrize("argv,replacement", [
+    (["--warmup_ratio", "0.1"], "--warmup_steps"), (["--warmup-ratio=0.03"], "--warmup_steps"),
+    (["--no_cuda"], "--use_cpu"), (["--evaluation_strategy", "steps"], "--eval_strategy"),
+])
+def test_transformers_4_arguments_are_read_and_refused(write, argv, replacement):
+    """transformers 5 removed them: HfArgumentParser refuses the option ("Some specified arguments are not used")."""
+    args = parse_argv([*argv, "--per_device_train_batch_size", "4"])
+    assert [p.name for p in args.problems] and replacement in args.problems[0].message
+    assert args["per_device_train_batch_size"] == 4  # the value after a removed option is not taken for another
+    found = diagnostics(write("a.yaml", "distributed_type: MULTI_GPU\nnum_processes: 2\n"), select=("AW701",),
+                        training_args=args)
+    assert found and "transformers 5 spelling" in (found[0].fix or "")
+
+
+def test_an_arguments_file_with_warmup_ratio_is_refused_too(write):
+    args = parse_file(write("args.yaml", "warmup_ratio: 0.1\nlearning_rate: 2.0e-5\n"))
+    assert [p.name for p in args.problems] == ["warmup_ratio"] and args["learning_rate"] == 2e-05

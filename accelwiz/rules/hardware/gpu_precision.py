@@ -50,8 +50,7 @@ def emulated_bf16(ctx: CheckContext) -> Iterator[Finding]:
         return
     old = [g for g in ctx.system.gpus if not g.native_bf16]  # type: ignore[union-attr]
     if old:
-        capability = ".".join(map(str, old[0].compute_capability))
-        yield Finding(found[0], found[1], f"bf16 on {old[0].name} (compute capability {capability}, "
+        yield Finding(found[0], found[1], f"bf16 on {old[0].name} ({old[0].architecture}, "
                                           f"{len(old)} GPU(s)) is emulated: no bf16 tensor cores before 8.0")
 
 
@@ -89,9 +88,9 @@ def fp8_without_fp8_gpu(ctx: CheckContext) -> Iterator[Finding]:
         return
     old = [g for g in ctx.system.gpus if not g.fp8]  # type: ignore[union-attr]
     if old:
-        capability = ".".join(map(str, old[0].compute_capability))
-        yield Finding(found[0], found[1], f"fp8 needs compute capability 8.9 or newer; {old[0].name} has "
-                                          f"{capability}, so Accelerate falls back to fp16")
+        yield Finding(found[0], found[1], "fp8 needs compute capability 8.9 or newer (AMD: gfx942 or newer); "
+                                          f"{old[0].name} has {old[0].architecture.removeprefix('compute capability ')}"
+                                          ", so Accelerate falls back to fp16")
 
 
 @rule("AW606", "fp8-backend-not-installed", Severity.ERROR, needs=Needs.SYSTEM,
@@ -167,8 +166,7 @@ def fp16_without_tensor_cores(ctx: CheckContext) -> Iterator[Finding]:
         return
     old = [g for g in ctx.system.gpus if not g.tensor_cores]  # type: ignore[union-attr]
     if old:
-        capability = ".".join(map(str, old[0].compute_capability))
-        yield Finding(found[0], found[1], f"fp16 on {old[0].name} (compute capability {capability}) has no "
+        yield Finding(found[0], found[1], f"fp16 on {old[0].name} ({old[0].architecture}) has no "
                                           "tensor cores to run on")
 
 

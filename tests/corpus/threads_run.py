@@ -1,0 +1,118 @@
+"""Run `accelwiz check` on one case of tests/corpus/threads/cases.yaml, as the case says the user ran it: the
+files, the --system machine, the --model, the Trainer's command line, --num-processes and the environment."""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+THREADS = Path(__file__).resolve().parent / "threads"
+MANIFEST = THREADS / "cases.yaml"
+ENVIRONMENT = ("CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS")
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    url: str
+    title: str
+    files: tuple[str, ...]
+    provenance: str
+    root_cause: str
+    verdict: str  # "broken": the config (with its command line) fails or misbehaves today; "valid": it does not
+    reported: tuple[str, ...]  # error and warning codes accelwiz reports (recorded; the test keeps it true)
+    codes: tuple[str, ...] = ()  # broken and caught: the codes that name the root cause
+    missed: str | None = None  # broken and not caught: why
+    false_alarm: str | None = None  # valid, yet an error is reported: why
+    system: str | None = None
+    model: str | None = None
+    workload: dict[str, Any] = field(default_factory=dict)  # Workload fields beside the model: seq_len, regime...
+    trainer_args: tuple[str, ...] | None = None
+    num_processes: int | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def outcome(self) -> str:
+        if self.verdict == "broken":
+            return "missed" if self.missed else "caught"
+        return "false alarm" if self.false_alarm else "clean"
+
+
+def load_cases() -> list[Case]:
+    raw = yaml.safe_load(MANIFEST.read_text())
+    cases = []
+    for entry in raw:
+        entry = dict(entry)
+        for key in ("files", "reported", "codes", "trainer_args"):
+            if entry.get(key) is not None:
+                entry[key] = tuple(entry[key])
+        cases.append(Case(**entry))
+    return cases
+
+
+@contextmanager
+def _environment(values: dict[str, str]):
+    saved = {name: os.environ.get(name) for name in ENVIRONMENT}
+    cwd = Path.cwd()
+    try:
+        for name in ENVIRONMENT:
+            os.environ.pop(name, None)
+        os.environ.update(values)
+        os.chdir(THREADS)  # --deepspeed names in the Trainer's command line are opened from here
+        yield
+    finally:
+        os.chdir(cwd)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+SHARED = "corpus/"  # a file name that starts so is a file of the shared config corpus (ACCELWIZ_CORPUS)
+
+
+def needs_corpus(case: Case) -> bool:
+    return any(f.startswith(SHARED) for f in (*case.files, *(case.trainer_args or ())))
+
+
+def _path(name: str) -> str:
+    if name.startswith(SHARED):
+        from tests.conftest import corpus_dir
+
+        return str(corpus_dir() / name.removeprefix(SHARED))  # type: ignore[operator]
+    return name
+
+
+def run_case(case: Case) -> Any:
+    """The CheckResult for a case."""
+    from accelwiz.rules.engine import check_paths
+    from accelwiz.rules.registry import select_rules
+
+    context: dict[str, Any] = {}
+    if case.system:
+        from accelwiz.probe.profiles import load_system
+
+        context["system"] = load_system(case.system)
+    if case.model:
+        from accelwiz.estimate.models import resolve_model
+        from accelwiz.estimate.workload import Workload
+
+        model = str(THREADS / case.model) if (THREADS / case.model).exists() else case.model
+        context["workload"] = Workload(resolve_model(model), **case.workload)
+    if case.trainer_args is not None:
+        from accelwiz.config.training_args import parse_argv
+
+        args = parse_argv([_path(a) for a in case.trainer_args])
+        context["training_args"] = replace(args, world_size=case.num_processes) if case.num_processes else args
+    with _environment(case.env):
+        return check_paths([THREADS / _path(f) for f in case.files], select_rules(), **context)
+
+
+def reported_codes(result: Any) -> tuple[str, ...]:
+    return tuple(sorted({d.code for d in result.diagnostics if d.severity.value in ("error", "warning")}))
