@@ -1,0 +1,109 @@
+"""The rendezvous of the preflight: node 0 hosts a torch.distributed.TCPStore, every node posts what it has and
+waits, until a deadline, for the others' posts; then the main-port checks.
+
+The store listens on its own port (by default the main port + 1) so that the main port itself can be tested:
+node 0 binds it (is it free?) and the others connect to it (is it reachable?), and it is free again for training.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+POLL_SECONDS = 0.05
+
+
+class StoreUnreachable(Exception):  # noqa: N818 - a situation the caller reports, not a bug
+    """Node 0's store could not be reached (or stopped answering); `waited` is in seconds."""
+
+    def __init__(self, reason: str, waited: float) -> None:
+        super().__init__(reason)
+        self.reason, self.waited = reason, waited
+
+
+@dataclass
+class Shared:
+    """What a phase collected: each node's post (by rank), the ranks that never posted, and whether node 0's
+    store stopped answering before the deadline."""
+
+    posts: dict[int, str]
+    missing: list[int]
+    lost: str | None = None
+
+
+def open_store(address: str, port: int, *, host: bool, nodes: int, deadline: float) -> Any:
+    """Host the store (node 0) or connect to it, retrying until `deadline` (time.monotonic)."""
+    # c10d logs every retry and timeout as a C++ warning with a stack trace; the preflight reports its own.
+    os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
+    from torch.distributed import TCPStore
+
+    start = time.monotonic()
+    timeout = timedelta(seconds=max(1.0, deadline - start))
+    try:
+        return TCPStore(address, port, nodes, host, timeout=timeout, wait_for_workers=False)
+    except (RuntimeError, OSError) as exc:  # DistNetworkError and DistStoreError are RuntimeErrors
+        raise StoreUnreachable(first_line(exc), time.monotonic() - start) from None
+
+
+def share(store: Any, phase: str, rank: int, payload: str, nodes: int, deadline: float) -> Shared:
+    """Post `payload` under `phase` and collect every node's post, polling until all are there or the deadline."""
+    key = f"{phase}/{{}}"
+    posts: dict[int, str] = {}
+    try:
+        store.set(key.format(rank), payload)
+        while True:
+            for other in range(nodes):
+                if other not in posts and store.check([key.format(other)]):
+                    posts[other] = store.get(key.format(other)).decode()
+            if len(posts) == nodes or time.monotonic() >= deadline:
+                break
+            time.sleep(POLL_SECONDS)
+    except (RuntimeError, OSError) as exc:
+        return Shared(posts, [r for r in range(nodes) if r not in posts], lost=first_line(exc))
+    return Shared(posts, [r for r in range(nodes) if r not in posts])
+
+
+@contextlib.contextmanager
+def main_port_held(port: int) -> Iterator[str | None]:
+    """Node 0: bind and listen on the main port for the length of the preflight, so that the other nodes can
+    connect to it. Yields None, or why it could not be bound (another job or a stale process holds it)."""
+    family = socket.AF_INET6 if socket.has_dualstack_ipv6() else socket.AF_INET
+    try:
+        # SO_REUSEADDR (create_server's default on POSIX) as torch's store sets it: a port in TIME_WAIT after a
+        # previous run is free for training, a port another process listens on is not.
+        server = socket.create_server(("", port), family=family, dualstack_ipv6=family == socket.AF_INET6)
+    except OSError as exc:
+        yield exc.strerror or str(exc)
+        return
+    with server:
+        yield None
+
+
+def reach_main_port(address: str, port: int, timeout: float) -> str | None:
+    """Other nodes: None when a TCP connection to node 0's main port succeeds, else why not."""
+    try:
+        with socket.create_connection((address, port), timeout=max(0.5, timeout)):
+            return None
+    except OSError as exc:
+        return exc.strerror or str(exc) or type(exc).__name__
+
+
+def resolve(address: str) -> str | None:
+    """None when `address` resolves, else the resolver's message."""
+    try:
+        socket.getaddrinfo(address, None)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def first_line(exc: BaseException) -> str:
+    """The message without the rest: c10d's messages carry a C++ stack after the first line."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
