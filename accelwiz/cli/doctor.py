@@ -79,7 +79,7 @@ def doctor(
             from accelwiz.doctor.render import render_text
 
             render_text(report, console.rich)
-    _end(report.exit_code, stuck=any(r.error and "did not finish" in r.error for r in report.allreduce.values()))
+    _end(report.exit_code)
 
 
 def _plan(config: Path | None):  # noqa: ANN202 - (PlanSystem | None, name); pydantic is imported lazily
@@ -99,10 +99,13 @@ def _plan(config: Path | None):  # noqa: ANN202 - (PlanSystem | None, name); pyd
     return load_plan(path).system, path.name
 
 
-def _end(code: int, *, stuck: bool) -> None:
-    """Exit with the report's code. A collective that never finished still holds a thread inside the backend,
-    which could block the interpreter's shutdown: then leave at once (after flushing), as the deadline promised."""
-    if stuck:
+def _end(code: int) -> None:
+    """Exit with the report's code. A store handshake or a collective that never finished still holds a thread
+    inside torch, which could block the interpreter's shutdown: then leave at once (after flushing), as the
+    deadline promised."""
+    from accelwiz.doctor.exchange import helper_stuck
+
+    if helper_stuck():
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

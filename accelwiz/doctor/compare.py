@@ -104,7 +104,8 @@ def plan_findings(nodes: list[NodeFacts], total: int, plan: PlanSystem | None, p
     for expected, source in ((expect_nodes, "--expect-nodes"), (plan.machines if plan else None, plan_name)):
         if expected is not None and expected != total:
             found.append(Finding(problem=Problem.MISMATCH, check="nodes",
-                                 detail=f"{total} nodes in the allocation; {source} expects {expected}",
+                                 detail=f"{total} node{'s' if total != 1 else ''} in the allocation; {source} expects "
+                                        f"{expected}",
                                  hint="request as many nodes as planned (sbatch --nodes), or re-plan"))
     if plan is None:
         return found

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,11 +21,12 @@ POLL_SECONDS = 0.05
 
 
 class StoreUnreachable(Exception):  # noqa: N818 - a situation the caller reports, not a bug
-    """Node 0's store could not be reached (or stopped answering); `waited` is in seconds."""
+    """Node 0's store could not be hosted or reached."""
 
-    def __init__(self, reason: str, waited: float) -> None:
+    def __init__(self, reason: str, *, held: bool = False) -> None:
         super().__init__(reason)
-        self.reason, self.waited = reason, waited
+        self.reason = reason
+        self.held = held  # something else answers on the port
 
 
 @dataclass
@@ -37,18 +39,61 @@ class Shared:
     lost: str | None = None
 
 
-def open_store(address: str, port: int, *, host: bool, nodes: int, deadline: float) -> Any:
-    """Host the store (node 0) or connect to it, retrying until `deadline` (time.monotonic)."""
+def import_torch_distributed() -> Any:
     # c10d logs every retry and timeout as a C++ warning with a stack trace; the preflight reports its own.
     os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
-    from torch.distributed import TCPStore
+    import torch.distributed
 
-    start = time.monotonic()
-    timeout = timedelta(seconds=max(1.0, deadline - start))
-    try:
-        return TCPStore(address, port, nodes, host, timeout=timeout, wait_for_workers=False)
-    except (RuntimeError, OSError) as exc:  # DistNetworkError and DistStoreError are RuntimeErrors
-        raise StoreUnreachable(first_line(exc), time.monotonic() - start) from None
+    return torch.distributed
+
+
+def open_store(address: str, port: int, *, host: bool, nodes: int, deadline: float) -> Any:
+    """Host the store (node 0) or connect to it, until `deadline` (time.monotonic)."""
+    TCPStore = import_torch_distributed().TCPStore  # noqa: N806 - the class
+
+    if not host:
+        # Wait for node 0's listener ourselves: c10d's client retries with a back-off that overshoots its own
+        # timeout (29 s for 11.5 s measured here), and the deadline is a promise.
+        _await_listener(address, port, deadline)
+    timeout = timedelta(seconds=max(1.0, deadline - time.monotonic()))
+    built: list[Any] = []
+    failed: list[BaseException] = []
+
+    def build() -> None:
+        try:
+            built.append(TCPStore(address, port, nodes, host, timeout=timeout, wait_for_workers=False))
+        except (RuntimeError, OSError) as exc:  # DistNetworkError and DistStoreError are RuntimeErrors
+            failed.append(exc)
+
+    # A listener that is not a TCPStore (another program on the port) makes the client's handshake wait
+    # forever, whatever its timeout: build the store in a thread the deadline can leave behind.
+    thread = threading.Thread(target=build, name="accelwiz-store", daemon=True)
+    thread.start()
+    thread.join(max(1.0, deadline - time.monotonic()))
+    if built:
+        return built[0]
+    if failed:
+        raise StoreUnreachable(first_line(failed[0]))
+    raise StoreUnreachable(f"port {port} accepts connections but does not answer as the preflight's store",
+                           held=True)
+
+
+def _await_listener(address: str, port: int, deadline: float) -> None:
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            with socket.create_connection((address, port), timeout=max(0.2, min(1.0, remaining))):
+                return
+        except OSError as exc:
+            if remaining <= 0:
+                raise StoreUnreachable(f"nothing answered ({exc.strerror or exc})") from None
+        time.sleep(0.1)
+
+
+def helper_stuck() -> bool:
+    """Whether a helper thread (the store's handshake, the all-reduce) is still blocked in torch: the process
+    must then leave with os._exit, as interpreter shutdown could wait on it."""
+    return any(t.name.startswith("accelwiz-") and t.is_alive() for t in threading.enumerate())
 
 
 def share(store: Any, phase: str, rank: int, payload: str, nodes: int, deadline: float) -> Shared:

@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 from accelwiz.doctor.allocation import Allocation
 from accelwiz.doctor.compare import differences, local_findings, plan_findings, sharing_findings
-from accelwiz.doctor.exchange import StoreUnreachable, main_port_held, open_store, reach_main_port, resolve, share
+from accelwiz.doctor.exchange import (
+    StoreUnreachable,
+    import_torch_distributed,
+    main_port_held,
+    open_store,
+    reach_main_port,
+    resolve,
+    share,
+)
 from accelwiz.doctor.gather import gather, remove_token, sees_token
 from accelwiz.doctor.model import AllReduceResult, Finding, NodeFacts, Problem, Report, Sighting, sorted_findings
 
@@ -63,6 +71,10 @@ class _Run:
 def run_preflight(alloc: Allocation, options: Options, *, environ: Mapping[str, str],
                   say: Callable[[str], None] = lambda _: None) -> Report:
     """This node's preflight; never raises for what it finds (that is the report), only for bugs."""
+    if alloc.nodes > 1:
+        # torch takes seconds to import, more on a loaded node: the clock starts once this node is ready to meet
+        # the others, so that the timeout measures how late they are, not how slow this import was.
+        import_torch_distributed()
     run = _Run(alloc, options, say, time.monotonic())
     hold = main_port_held(alloc.main_port) if alloc.rank == 0 else contextlib.nullcontext(None)
     with hold as port_error:
@@ -105,13 +117,15 @@ def _together(run: _Run, facts: NodeFacts) -> Report:
 def _store_failure(run: _Run, exc: StoreUnreachable) -> Finding:
     alloc = run.alloc
     where = f"{alloc.main_address}:{alloc.store_port}"
-    if alloc.rank == 0:
-        return Finding(problem=Problem.PORT, node=0, check="preflight port",
-                       detail=f"node 0 cannot host the preflight at port {alloc.store_port}: {exc.reason}",
-                       hint="another process holds it: pass --store-port with a free port on every node")
+    if alloc.rank == 0 or exc.held:
+        detail = (f"node 0 cannot host the preflight at port {alloc.store_port}: {exc.reason}" if alloc.rank == 0
+                  else f"node {alloc.rank} reached {where}, but {exc.reason}")
+        return Finding(problem=Problem.PORT, node=0, host=alloc.host_of(0) or alloc.main_address,
+                       check="preflight port", detail=detail,
+                       hint="another program holds it on node 0: pass --store-port with a free port on every node")
     return Finding(problem=Problem.UNREACHABLE, node=0, host=alloc.host_of(0) or alloc.main_address,
                    check="rendezvous",
-                   detail=f"node {alloc.rank} could not reach node 0 at {where} (waited {exc.waited:.0f} s): "
+                   detail=f"node {alloc.rank} could not reach node 0 at {where} (waited {run.waited():.0f} s): "
                           f"{exc.reason}",
                    hint="is node 0 running `accelwiz doctor` too? Check the address, and that the port is open "
                         "between the nodes")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -16,7 +17,6 @@ import pytest
 from tests.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
-TIMEOUT = "10"  # seconds each node waits for the others (the command's default is 15)
 GUARD = 90  # the test's own limit per process, far above what the preflight promises: a hang fails, not blocks
 # Variables of the machine running the tests that would change what a node reads about itself.
 _DROPPED = ("SLURM_", "MASTER_", "RANK", "NODE_RANK", "WORLD_SIZE", "NCCL_", "GLOO_", "ACCELERATE_")
@@ -50,25 +50,37 @@ class Cluster:
 
     def __init__(self, tmp_path: Path, nodes: int = 2) -> None:
         self.nodes, self.tmp = nodes, tmp_path
-        self.main_port, self.store_port = free_port(), free_port()
+        self.main_port = free_port()
+        self.store_port = self.main_port + 1 if _free(self.main_port + 1) else free_port()
         self.output = tmp_path / "output"
         self.output.mkdir(parents=True)
 
     def argv(self, node: Node) -> list[str]:
         return [sys.executable, "-m", "accelwiz", "doctor", "--nodes", str(self.nodes), "--node-rank",
                 str(node.rank), "--main-address", "127.0.0.1", "--main-port", str(self.main_port),
-                "--store-port", str(self.store_port), "--timeout", TIMEOUT, "--output-dir", str(self.output),
+                "--store-port", str(self.store_port), "--output-dir", str(self.output),
                 "--cache-dir", str(self.tmp / f"cache{node.rank}"), "--format", "text" if node.text else "json"]
 
-    def start(self, node: Node) -> subprocess.Popen[str]:
+    def start(self, node: Node, argv: list[str] | None = None) -> subprocess.Popen[str]:
+        """Start one node: `accelwiz doctor` with this cluster's flags, or `argv` (a shell line, say)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(_DROPPED)}
         env.update(node.env, PYTHONPATH=os.pathsep.join([*node.pythonpath, str(REPO)]), OMP_NUM_THREADS="1")
-        return subprocess.Popen([*node.prefix, *self.argv(node)], env=env, stdout=subprocess.PIPE,
+        # this interpreter's `accelwiz` first on PATH, as on a node where accelwiz is installed
+        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+        return subprocess.Popen([*node.prefix, *(argv or self.argv(node))], env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=self.tmp)
 
     def run(self, *nodes: Node) -> list[Ended]:
         """Start every node at once; wait for all of them."""
         return wait([self.start(node) for node in nodes])
+
+
+def _free(port: int) -> bool:
+    try:
+        socket.create_server(("127.0.0.1", port)).close()
+    except OSError:
+        return False
+    return True
 
 
 def wait(started: list[subprocess.Popen[str]]) -> list[Ended]:

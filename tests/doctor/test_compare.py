@@ -35,7 +35,7 @@ def test_the_plan_names_the_node_count_and_each_nodes_gpus(node0):
     plan = PlanSystem(name="2x8xH100-80GB", machines=2, gpus_per_machine=8, gpu="NVIDIA H100 80GB HBM3")
     rows = plan_findings([node0], 1, plan, "accelerate.plan.yaml", expect_nodes=2)
     assert [(r.node, r.check) for r in rows] == [(None, "nodes"), (None, "nodes"), (0, "GPUs")]
-    assert rows[1].detail == "1 nodes in the allocation; accelerate.plan.yaml expects 2"
+    assert rows[1].detail == "1 node in the allocation; accelerate.plan.yaml expects 2"
     assert rows[2].detail == "0 GPUs here; accelerate.plan.yaml plans 8 per machine"
     assert exit_code(rows) == 3
 
