@@ -90,12 +90,6 @@ def _await_listener(address: str, port: int, deadline: float) -> None:
         time.sleep(0.1)
 
 
-def helper_stuck() -> bool:
-    """Whether a helper thread (the store's handshake, the all-reduce) is still blocked in torch: the process
-    must then leave with os._exit, as interpreter shutdown could wait on it."""
-    return any(t.name.startswith("accelwiz-") and t.is_alive() for t in threading.enumerate())
-
-
 def share(store: Any, phase: str, rank: int, payload: str, nodes: int, deadline: float) -> Shared:
     """Post `payload` under `phase` and collect every node's post, polling until all are there or the deadline."""
     key = f"{phase}/{{}}"

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from accelwiz.doctor import DEFAULT_TIMEOUT
 from accelwiz.doctor.allocation import Allocation
 from accelwiz.doctor.compare import differences, local_findings, plan_findings, sharing_findings
 from accelwiz.doctor.exchange import (
@@ -40,7 +41,7 @@ ALLREDUCE_SECONDS = 10.0
 class Options:
     output_dir: Path
     cache_dir: Path
-    timeout: float = 15.0
+    timeout: float = DEFAULT_TIMEOUT
     plan: PlanSystem | None = None
     plan_name: str = "the plan"
     expect_nodes: int | None = None
@@ -55,6 +56,7 @@ class _Run:
     options: Options
     say: Callable[[str], None]
     start: float
+    joined: tuple[int, ...] = ()  # the nodes that posted their facts: node 0 waits for these before leaving
 
     @property
     def deadline(self) -> float:
@@ -134,6 +136,7 @@ def _store_failure(run: _Run, exc: StoreUnreachable) -> Finding:
 def _exchange(run: _Run, store: Any, facts: NodeFacts) -> Report:
     alloc = run.alloc
     joined = share(store, "facts", alloc.rank, facts.model_dump_json(), alloc.nodes, run.deadline)
+    run.joined = tuple(sorted(joined.posts))
     nodes = [NodeFacts.model_validate_json(joined.posts[r]) for r in sorted(joined.posts)]
     findings = [f for node in nodes for f in local_findings(node)]
     if joined.missing or joined.lost:
@@ -189,12 +192,13 @@ def _absent(run: _Run, missing: list[int], lost: str | None) -> list[Finding]:
 
 
 def _finish(run: _Run, store: Any) -> None:
-    """Node 0 hosts the store: it stays up until every node has read what it needs (or a grace has passed)."""
+    """Node 0 hosts the store: it stays up until every node that joined has read what it needs (or a grace has
+    passed); a node that never joined is not waited for twice."""
     with contextlib.suppress(RuntimeError, OSError):
         store.set(f"done/{run.alloc.rank}", "1")
         if run.alloc.rank == 0:
             end = _grace()
-            while time.monotonic() < end and not store.check([f"done/{r}" for r in range(run.alloc.nodes)]):
+            while time.monotonic() < end and not store.check([f"done/{r}" for r in run.joined]):
                 time.sleep(0.05)
 
 
