@@ -96,15 +96,16 @@ def gloo_interfaces(value: str, usable: list[str]) -> InterfaceCheck:
                           missing=missing, ok=bool(items) and not missing)
 
 
-def token_name(nonce: str, rank: int) -> str:
-    return f"{TOKEN_PREFIX}{nonce}-node{rank}"
+def token_name(nonce: str, role: str, rank: int) -> str:
+    """Per role too: the output and cache folders may be one folder."""
+    return f"{TOKEN_PREFIX}{nonce}-{role}-node{rank}"
 
 
 def write_token(role: str, path: Path, rank: int, nonce: str) -> FolderCheck:
     """Create the folder if needed and write a token file into it; the other nodes look for the token to tell
     whether they see the same folder."""
     folder = path.expanduser().absolute()
-    token = token_name(nonce, rank)
+    token = token_name(nonce, role, rank)
     if folder.exists() and not folder.is_dir():
         return FolderCheck(role=role, path=str(folder), writable=False, error="it is a file, not a folder")
     try:
