@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-POLL_SECONDS = 0.05
+POLL_SECONDS = 0.1
 
 
 class StoreUnreachable(Exception):  # noqa: N818 - a situation the caller reports, not a bug
@@ -91,18 +91,21 @@ def _await_listener(address: str, port: int, deadline: float) -> None:
 
 
 def share(store: Any, phase: str, rank: int, payload: str, nodes: int, deadline: float) -> Shared:
-    """Post `payload` under `phase` and collect every node's post, polling until all are there or the deadline."""
-    key = f"{phase}/{{}}"
+    """Post `payload` under `phase` and collect every node's post, until all are there or the deadline.
+
+    Each node counts itself in with one atomic add, and waiting polls that one counter: one request per poll
+    whatever the node count, instead of one per node per poll on node 0's store.
+    """
     posts: dict[int, str] = {}
     try:
-        store.set(key.format(rank), payload)
-        while True:
-            for other in range(nodes):
-                if other not in posts and store.check([key.format(other)]):
-                    posts[other] = store.get(key.format(other)).decode()
-            if len(posts) == nodes or time.monotonic() >= deadline:
-                break
+        store.set(f"{phase}/{rank}", payload)
+        count = store.add(f"{phase}/count", 1)
+        while count < nodes and time.monotonic() < deadline:
             time.sleep(POLL_SECONDS)
+            count = store.add(f"{phase}/count", 0)
+        for other in range(nodes):
+            if other == rank or count >= nodes or store.check([f"{phase}/{other}"]):
+                posts[other] = store.get(f"{phase}/{other}").decode()
     except (RuntimeError, OSError) as exc:
         return Shared(posts, [r for r in range(nodes) if r not in posts], lost=first_line(exc))
     return Shared(posts, [r for r in range(nodes) if r not in posts])
