@@ -136,6 +136,20 @@ def reach_main_port(address: str, port: int, timeout: float) -> str | None:
         return exc.strerror or str(exc) or type(exc).__name__
 
 
+def is_local_address(address: str) -> bool | None:
+    """Whether `address` names this machine (one of its interfaces' addresses); None when it does not resolve.
+    Node 0 asks when nodes are missing: a main address that is not node 0's sends the others elsewhere."""
+    import psutil
+
+    try:
+        resolved = {info[4][0] for info in socket.getaddrinfo(address, None)}
+    except OSError:
+        return None
+    mine = {a.address.split("%")[0] for addresses in psutil.net_if_addrs().values() for a in addresses
+            if a.family in (socket.AF_INET, socket.AF_INET6)}
+    return bool(resolved & mine)
+
+
 def resolve(address: str) -> str | None:
     """None when `address` resolves, else the resolver's message."""
     try:

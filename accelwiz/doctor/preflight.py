@@ -21,6 +21,7 @@ from accelwiz.doctor.compare import differences, local_findings, plan_findings, 
 from accelwiz.doctor.exchange import (
     StoreUnreachable,
     import_torch_distributed,
+    is_local_address,
     main_port_held,
     open_store,
     reach_main_port,
@@ -183,9 +184,12 @@ def _absent(run: _Run, missing: list[int], lost: str | None) -> list[Finding]:
                         check="rendezvous", detail=f"node 0 at {where} stopped answering after {run.waited():.0f} s: "
                                                    f"{lost}",
                         hint="node 0 exited or crashed: see its log")]
+    elsewhere = ""
+    if missing and alloc.rank == 0 and is_local_address(alloc.main_address) is False:
+        elsewhere = f", and {alloc.main_address} is not an address of node 0: the others look for it elsewhere"
     return [Finding(problem=Problem.UNREACHABLE, node=r, host=alloc.host_of(r), check="rendezvous",
                     detail=f"node {r}{f' ({alloc.host_of(r)})' if alloc.host_of(r) else ''} did not join the "
-                           f"preflight at {where}; waited {run.waited():.0f} s",
+                           f"preflight at {where}; waited {run.waited():.0f} s{elsewhere}",
                     hint="see that node's log: it exited, never started, or cannot reach node 0 (one "
                          "`accelwiz doctor` per node)")
             for r in missing]

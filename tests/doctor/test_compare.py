@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from accelwiz.doctor.compare import differences, local_findings, plan_findings, sharing_findings
+from accelwiz.doctor.exchange import is_local_address
 from accelwiz.doctor.gather import gather, gloo_interfaces, interface_checks, nccl_interfaces, sees_token
 from accelwiz.doctor.model import Problem, Sighting, exit_code
 from accelwiz.plan_file import PlanSystem
@@ -79,3 +80,9 @@ def test_a_token_seen_by_the_other_node_means_a_shared_folder(node0, tmp_path):
     [row] = sharing_findings([node0, node1], [shared[0], Sighting(rank=1, seen={"output": [1]})])
     assert (row.node, row.problem, row.detail) == (
         1, Problem.STORAGE, f"{out1.path} is not shared: node 1 does not see the files node 0 wrote there")
+
+
+def test_node_0_knows_its_own_addresses():
+    assert is_local_address("127.0.0.1") and is_local_address("localhost")
+    assert is_local_address("192.0.2.1") is False  # TEST-NET-1 (RFC 5737): nobody's interface
+    assert is_local_address("no-such-host.invalid") is None
