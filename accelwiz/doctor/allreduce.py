@@ -43,6 +43,8 @@ def _measure(store: Any, rank: int, nodes: int, backend: str, timeout: float) ->
     import torch.distributed as dist
 
     device = torch.device("cuda", 0) if backend == "nccl" else torch.device("cpu")
+    # The store was opened with what was left of the join deadline; the backend's connection setup waits on it.
+    store.set_timeout(timedelta(seconds=timeout))
     dist.init_process_group(backend, store=dist.PrefixStore("accelwiz-allreduce", store), rank=rank,
                             world_size=nodes, timeout=timedelta(seconds=timeout))
     try:
