@@ -81,7 +81,7 @@ def doctor(
             from accelwiz.doctor.render import render_text
 
             render_text(report, console.rich)
-    _end(report.exit_code)
+    _end(report.exit_code, multi_node=alloc.nodes > 1)
 
 
 def _plan(config: Path | None):  # noqa: ANN202 - (PlanSystem | None, name); pydantic is imported lazily
@@ -101,13 +101,15 @@ def _plan(config: Path | None):  # noqa: ANN202 - (PlanSystem | None, name); pyd
     return load_plan(path).system, path.name
 
 
-def _end(code: int) -> None:
+def _end(code: int, *, multi_node: bool) -> None:
     """Exit with the report's code. After a multi-node preflight, leave at once (after flushing): a store
     handshake or a collective that never finished still holds a thread inside torch, which could block the
     interpreter's shutdown, and tearing torch down costs seconds on a loaded node (3 s measured on the 2-core
     test machine) that the job's deadline does not have. The token files are removed and the port
     listener closed by then; the store's sockets the kernel closes."""
-    if "torch.distributed" in sys.modules:
+    # Decided by what this call did, not by what the interpreter imported: in a test run torch.distributed is
+    # already loaded, and leaving at once would end the test runner itself.
+    if multi_node and "torch.distributed" in sys.modules:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
