@@ -113,6 +113,10 @@ def save_checkpoint(accelerator: Any, opts: TrainerOptions, state: TrainerState)
 
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
+    if opts.kind != "sft":  # DPO and GRPO train with TRL's own trainers
+        from accelwiz.trainer.trl_run import main as trl_main
+
+        return trl_main(opts)
     uses_deepspeed = os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true"
     try:
         checked = check_inputs(opts, uses_deepspeed=uses_deepspeed)
