@@ -23,24 +23,16 @@ from accelwiz.trainer.options import TrainerOptions
 
 
 def main(opts: TrainerOptions) -> int:
-    from accelwiz.trainer.data import DataError
     from accelwiz.trainer.inputs import check_inputs
     from accelwiz.trainer.train import bad_input
-    from accelwiz.trainer.trl_data import read_trl_records
 
     uses_deepspeed = os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true"
     try:
-        checked = check_inputs(replace(opts, data=None), uses_deepspeed=uses_deepspeed)  # data: checked below
-        records = read_trl_records(opts.data, opts.kind)
+        checked = check_inputs(opts, uses_deepspeed=uses_deepspeed)  # check_trl_inputs below included
+        records = _records(opts)
         reward = _reward(opts)
-    except DataError as exc:
-        return bad_input(str(exc), exc.hint)
     except AccelwizError as exc:
         return bad_input(exc.message, exc.hint)
-    if not checked.model.pretrained:
-        return bad_input(f"--kind {opts.kind} trains a pretrained checkpoint with a tokenizer, and --model "
-                         f"{checked.model.name!r} is a random initialisation",
-                         "pass a checkpoint directory or hub id with --model")
     settings = checked.settings
     trainer = _build(opts, settings, checked.model, records, reward)
     started = time.perf_counter()
@@ -51,6 +43,30 @@ def main(opts: TrainerOptions) -> int:
 
     finish(trainer.accelerator)  # the gloo exit-hang workaround of the built-in loop (train.finish)
     return 0
+
+
+def check_trl_inputs(opts: TrainerOptions, model: Any) -> None:
+    """What a DPO/GRPO run reads, refused in one line (InputError/UsageError, exit 2) before anything loads:
+    `accelwiz run` calls it through trainer/inputs.check_inputs before the launch, each worker again."""
+    from accelwiz.errors import UsageError
+
+    if not model.pretrained:
+        raise UsageError(f"--kind {opts.kind} trains a pretrained checkpoint with a tokenizer, and --model "
+                         f"{model.name!r} is a random initialisation", hint="pass a checkpoint directory or hub id "
+                                                                            "with --model")
+    _records(opts)
+    _reward(opts)
+
+
+def _records(opts: TrainerOptions) -> list[dict[str, Any]]:
+    from accelwiz.errors import InputError
+    from accelwiz.trainer.data import DataError
+    from accelwiz.trainer.trl_data import read_trl_records
+
+    try:
+        return read_trl_records(opts.data, opts.kind)
+    except DataError as exc:
+        raise InputError(str(exc), hint=exc.hint or None) from None
 
 
 def _reward(opts: TrainerOptions) -> Any:

@@ -1,6 +1,7 @@
 """TRL's own DPOTrainer and GRPOTrainer launched by the built-in trainer (`--kind dpo|grpo`) on the session's tiny
-pretrained checkpoint, on CPU: DPO in one process, GRPO under 2-process DDP through `accelerate launch`; the run
-report records the kind, the losses and the rewards. Bad data and a bad reward are one line and exit 2."""
+pretrained checkpoint, on CPU, through `accelwiz run -- --kind ...`: DPO in one process and under 2-process ZeRO-2,
+GRPO under 2-process DDP; the run report records the kind, the losses and the rewards. Bad data and a bad reward
+are one line and exit 2, before the launch."""
 
 from __future__ import annotations
 
@@ -18,15 +19,21 @@ REPO = Path(__file__).resolve().parents[2]
 REWARD = "def length_reward(completions, **kwargs):\n    return [len(c) / 10 for c in completions]\n"
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(REPO), "ACCELERATE_USE_CPU": "true"}
+CONFIGS = {
+    "single": "distributed_type: 'NO'\nuse_cpu: true\nnum_processes: 1\nmixed_precision: 'no'\n",
+    "ddp": "distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: 'no'\n",
+    "zero2": "distributed_type: DEEPSPEED\nnum_processes: 2\nmixed_precision: 'no'\ndeepspeed_config:\n"
+             "  zero_stage: 2\n  gradient_accumulation_steps: 1\n  gradient_clipping: 1.0\n",
+}
 
 
-def trainer(*args: str, cwd: Path, launch: Path | None = None) -> subprocess.CompletedProcess:
-    head = [sys.executable, "-m"] if launch is None else [
-        sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(launch), "-m"]
-    return subprocess.run([*head, "accelwiz.trainer.train", *args], cwd=cwd, env=_env(), capture_output=True,
-                          text=True, timeout=400)
+def accelwiz_run(config: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`accelwiz run --config NAME.yaml ... -- --kind ...`: the preflight, then `accelerate launch` of the trainer."""
+    path = cwd / f"{config}.yaml"
+    path.write_text(f"compute_environment: LOCAL_MACHINE\nnum_machines: 1\nmain_process_port: {free_port()}\n"
+                    + CONFIGS[config])
+    return subprocess.run([sys.executable, "-m", "accelwiz", "run", "--config", str(path), *args], cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=500)
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -35,15 +42,19 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 @pytest.mark.slow
-def test_dpo_trains_in_one_process_and_reports_loss_and_reward_margins(tmp_path: Path, checkpoint: Path) -> None:
+@pytest.mark.parametrize(("config", "distributed", "world"), [("single", "NO", 1), ("zero2", "DEEPSPEED", 2)])
+def test_dpo_trains_and_reports_loss_and_reward_margins(tmp_path: Path, checkpoint: Path, config: str,
+                                                        distributed: str, world: int) -> None:
+    """One process, and 2-process ZeRO-2 (where TRL runs the reference model through DeepSpeed at stage 0)."""
     data = write_jsonl(tmp_path / "prefs.jsonl", [
         {"prompt": f"The number {i} is", "chosen": " even and small.", "rejected": " a cat on a mat."}
         for i in range(8)])
-    done = trainer("--kind", "dpo", "--model", str(checkpoint), "--data", str(data), "--steps", "3",
-                   "--micro-batch", "2", "--output-dir", "out", cwd=tmp_path)
+    done = accelwiz_run(config, "--model", str(checkpoint), "--data", str(data), "--steps", "3",
+                        "--micro-batch", "2", "--output-dir", "out", "--", "--kind", "dpo", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads((tmp_path / "out" / "run_report.json").read_text())
     assert (report["kind"], report["trainer"], report["steps"]) == ("dpo", "DPOTrainer", 3)
+    assert (report["distributed_type"], report["world_size"]) == (distributed, world)
     assert report["losses"][0] == pytest.approx(0.6931, abs=1e-3)  # log 2: policy == reference at step 0
     assert report["final_loss"] < report["losses"][0]
     assert len(report["rewards"]) == 3 and report["rewards"][-1] > 0  # chosen pulled above rejected
@@ -53,12 +64,9 @@ def test_dpo_trains_in_one_process_and_reports_loss_and_reward_margins(tmp_path:
 def test_grpo_trains_under_two_process_ddp_with_a_reward_file(tmp_path: Path, checkpoint: Path) -> None:
     data = write_jsonl(tmp_path / "prompts.jsonl", [{"prompt": f"Count to {i}:"} for i in range(8)])
     (tmp_path / "rewards.py").write_text(REWARD)
-    config = tmp_path / "ddp.yaml"
-    config.write_text(f"compute_environment: LOCAL_MACHINE\nnum_machines: 1\nmain_process_port: {free_port()}\n"
-                      "distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: 'no'\n")
-    done = trainer("--kind", "grpo", "--model", str(checkpoint), "--data", str(data), "--reward",
-                   "rewards.py:length_reward", "--steps", "2", "--micro-batch", "2", "--num-generations", "4",
-                   "--max-completion-length", "8", "--output-dir", "out", cwd=tmp_path, launch=config)
+    done = accelwiz_run("ddp", "--model", str(checkpoint), "--data", str(data), "--steps", "2", "--micro-batch",
+                        "2", "--output-dir", "out", "--", "--kind", "grpo", "--reward", "rewards.py:length_reward",
+                        "--num-generations", "4", "--max-completion-length", "8", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads((tmp_path / "out" / "run_report.json").read_text())
     assert (report["kind"], report["world_size"], report["distributed_type"]) == ("grpo", 2, "MULTI_CPU")
@@ -76,8 +84,8 @@ def test_a_dataset_without_the_columns_names_its_first_bad_line(tmp_path: Path, 
                                                                 rows: list[dict], expected: str) -> None:
     data = write_jsonl(tmp_path / "prefs.jsonl", rows)
     (tmp_path / "rewards.py").write_text(REWARD)
-    done = trainer("--kind", kind, "--model", str(checkpoint), "--data", str(data), "--reward",
-                   "rewards.py:length_reward", cwd=tmp_path)
+    done = accelwiz_run("single", "--model", str(checkpoint), "--data", str(data), "--", "--kind", kind,
+                        "--reward", "rewards.py:length_reward", cwd=tmp_path)
     assert done.returncode == 2
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and expected in errors[0], done.stderr[-1500:]
@@ -92,7 +100,7 @@ def test_a_dataset_without_the_columns_names_its_first_bad_line(tmp_path: Path, 
 def test_a_bad_reward_is_one_line_and_exit_2(tmp_path: Path, checkpoint: Path, reward: str, expected: str) -> None:
     data = write_jsonl(tmp_path / "prompts.jsonl", [{"prompt": "a"}])
     (tmp_path / "rewards.py").write_text(REWARD + "def positional(completions):\n    return [0.0]\n")
-    done = trainer("--kind", "grpo", "--model", str(checkpoint), "--data", str(data), "--reward", reward,
-                   cwd=tmp_path)
+    done = accelwiz_run("single", "--model", str(checkpoint), "--data", str(data), "--", "--kind", "grpo",
+                        "--reward", reward, cwd=tmp_path)
     assert done.returncode == 2
     assert expected in done.stderr and "Traceback" not in done.stderr
