@@ -13,6 +13,14 @@ What TRL 1.16 does, read in its source (trl/trainer/dpo_trainer.py, grpo_trainer
   `precompute_ref_log_probs` (computed before training, then freed) and with GRPO's `beta == 0.0` (its
   default). Under DeepSpeed, `prepare_deepspeed` keeps ZeRO-3 (the copy is sharded) and sets any other stage
   to 0 (a whole copy per GPU); under FSDP, `prepare_fsdp` shards it.
+* **Fused LM head** (trl/trainer/utils.py `add_fused_lm_head`, trl/kernels/chunked_logprob.py): DPO and GRPO call
+  the model with `fused_lm_head=True`, which never materialises the `[tokens, vocab]` logits. It projects
+  through the head in tiles of one buffer, `min(N, 4096) × 32768` in the compute dtype (N: the scored positions,
+  only the completion tokens where Triton runs), keeps a per-token log-sum-exp for backward, and recomputes the
+  tiles there. The SFT loss tail of estimate_memory (fp32 log-softmax, loss gradients) is replaced by that
+  buffer, in the policy's forward, in the reference forward (which runs while the policy's activations are
+  kept) and at the start of backward. Measured against a trace of the real DPOTrainer step
+  (tests/posttraining/test_posttraining_trace.py).
 * **Generation** (GRPO): HF `generate` keeps a KV cache of `2 × layers × kv_heads × head_dim × 2 bytes` per
   token for prompt + completion of every sequence; under ZeRO-3 `ds3_gather_for_generation` (default true)
   gathers the whole 16-bit model on every GPU first. vLLM colocate reserves `vllm_gpu_memory_utilization` of
@@ -25,13 +33,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from accelwiz.estimate.activations import logits_bytes, loss_transient_bytes, recompute_bytes
 from accelwiz.estimate.memory import (
     ALLOCATOR_SLACK,
     CUDA_CONTEXT_BYTES,
     NCCL_BYTES,
     MemoryEstimate,
+    _tied_embedding_gradients,  # the backward's end, as estimate_memory counts it
     estimate_memory,
 )
+from accelwiz.estimate.states import optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 from accelwiz.estimate.vllm_kv import VllmCache, kv_bytes_per_token, vllm_cache
@@ -40,6 +51,8 @@ from accelwiz.vocab import GIB
 Kind = Literal["sft", "dpo", "grpo"]
 Generation = Literal["hf", "vllm-colocate", "vllm-server"]
 KINDS: tuple[str, ...] = ("sft", "dpo", "grpo")
+FUSED_TOKENS = 4096  # chunked_logprob.TOKEN_CHUNK_SIZE
+FUSED_VOCAB = 32768  # trainer/utils._CHUNKED_LOGPROB_CHUNK_SIZE
 GENERATIONS: tuple[str, ...] = ("hf", "vllm-colocate", "vllm-server")
 
 
@@ -125,8 +138,36 @@ def reference_bytes(workload: Workload, strategy: Strategy, post: PostTraining) 
     return whole, f"reference: a whole {width * 8}-bit copy of the model on every GPU{stage}"
 
 
+def fused_head_buffer(step: Workload, post: PostTraining, *, compact: bool = True) -> int:
+    """The fused LM head's tile buffer: `min(N, 4096) × 32768` in the compute dtype. `compact` (Triton, CUDA):
+    N counts the completion positions only; else every position of every sequence."""
+    positions = step.micro_batch * (post.max_completion_length if compact else step.seq_len)
+    width = 4 if step.precision == "fp32" else 2
+    return min(positions, FUSED_TOKENS) * FUSED_VOCAB * width
+
+
+def fused_head_phases(step: Workload, strategy: Strategy, training: MemoryEstimate,
+                      tile: int) -> list[tuple[str, int]]:
+    """estimate_memory's phases with the SFT loss tail replaced by the fused head's tile buffer.
+
+    Forward and the start of backward hold the same tensors but for the loss tail, so both become the forward
+    without it plus the tile; the other backward moments (a checkpointed layer's recomputation, the end with
+    all gradients) and the optimizer step do not involve the head and keep their estimate_memory values.
+    """
+    phases = dict(training.phases)
+    logits = logits_bytes(step)
+    loss_forward, _ = loss_transient_bytes(step)
+    forward = phases["forward"] - logits - loss_forward + tile
+    autocast = step.precision == "mixed" and strategy.kind in ("single", "ddp")
+    recompute = phases["forward"] - logits - loss_forward + recompute_bytes(step, autocast=autocast)
+    step_temporaries, _ = optimizer_step_temporaries(step, strategy)
+    end = phases["optimizer"] - step_temporaries + _tied_embedding_gradients(step, strategy)
+    backward = max(forward, recompute, end)
+    return [("forward", round(forward)), ("backward", round(backward)), ("optimizer", phases["optimizer"])]
+
+
 def estimate_posttraining(workload: Workload, strategy: Strategy, post: PostTraining,
-                          gpu_bytes: int | None = None) -> PostTrainingEstimate:
+                          gpu_bytes: int | None = None, *, compact: bool = True) -> PostTrainingEstimate:
     """Per-GPU peak over the TRL step, the log-prob pass and generation, for `workload` under `strategy`.
 
     `workload.micro_batch` is TRL's `per_device_train_batch_size` (pairs for DPO, completions for GRPO);
@@ -135,8 +176,14 @@ def estimate_posttraining(workload: Workload, strategy: Strategy, post: PostTrai
     step = training_workload(workload, post)
     training = estimate_memory(step, strategy)
     ref, ref_note = reference_bytes(workload, strategy, post)
-    phases = [(name, value + ref) for name, value in training.phases]
     notes = [ref_note] if ref_note else []
+    phases = list(training.phases)
+    if post.kind != "sft":
+        tile = fused_head_buffer(step, post, compact=compact)
+        phases = fused_head_phases(step, strategy, training, tile)
+        notes.append(f"TRL's fused LM head: no [tokens × vocab] logits, a {tile / 2**20:.0f} MiB tile buffer "
+                     "instead of the loss tail above")
+    phases = [(name, value + ref) for name, value in phases]
     if post.kind == "dpo":
         notes.append(f"DPO: chosen and rejected in one forward: {step.micro_batch} sequences of "
                      f"{post.max_prompt_length} + {post.max_completion_length} tokens per micro-step")
@@ -225,12 +272,11 @@ def _combined(training: MemoryEstimate, phases: list[tuple[str, int]], ref: int,
     slack = ALLOCATOR_SLACK * (allocated - reserved)
     overhead = CUDA_CONTEXT_BYTES + (NCCL_BYTES if strategy.world_size > 1 else 0) + slack
     peak = max(phases, key=lambda item: item[1])[0]
-    parts = dict(training.at_peak)
-    if peak in {name for name, _ in training.phases}:
-        parts["weights"] = parts.get("weights", 0) + ref
-    else:  # a TRL phase is the peak: what is live then, beyond the training categories, is its own entry
-        parts = {"weights": training.weights + ref, "optimizer_states": training.optimizer_states,
-                 "buffers": training.buffers}
-        parts[peak] = allocated - sum(parts.values())
-    return replace(training, weights=training.weights + ref, phases=tuple(phases), overhead=round(overhead),
+    parts = {"weights": training.weights + ref, "optimizer_states": training.optimizer_states,
+             "buffers": training.buffers}
+    if training.strategy.is_deepspeed or peak in ("backward", "optimizer"):
+        parts["gradients"] = training.gradients
+    rest = {"forward": "activations", "backward": "activations", "optimizer": "temporaries"}.get(peak, peak)
+    parts[rest] = allocated - sum(parts.values())
+    return replace(training, weights=training.weights + ref, logits=0, phases=tuple(phases), overhead=round(overhead),
                    at_peak=tuple(parts.items()), assumptions=training.assumptions + tuple(notes))
