@@ -198,10 +198,14 @@ def estimate(
             if trace or compare:
                 raise UsageError(f"--trace and --compare show the SFT step; --kind {kind} has phases of its own",
                                  hint="drop --trace/--compare, or pass --kind sft")
-            post = PostTraining(kind, max_prompt_length, max_completion_length, num_generations,  # type: ignore[arg-type]
-                                steps_per_generation or 1, beta, precompute_ref_log_probs, generation,  # type: ignore[arg-type]
-                                vllm_gpu_memory_utilization, vllm_tensor_parallel_size, vllm_server_gpus,
-                                vllm_max_model_length)
+            post = PostTraining(
+                kind,  # type: ignore[arg-type]
+                max_prompt_length=max_prompt_length, max_completion_length=max_completion_length,
+                num_generations=num_generations, steps_per_generation=steps_per_generation or 1, beta=beta,
+                precompute_ref_log_probs=precompute_ref_log_probs, generation=generation,  # type: ignore[arg-type]
+                vllm_gpu_memory_utilization=vllm_gpu_memory_utilization,
+                vllm_tensor_parallel_size=vllm_tensor_parallel_size, vllm_server_gpus=vllm_server_gpus,
+                vllm_max_model_length=vllm_max_model_length)
             fits = _post_training(console, workload, post, target, chosen, gpus_per_node, node_count, output_format)
             raise typer.Exit(EXIT_FINDINGS if fits is False else 0)
         from accelwiz.estimate.render import render_compare, render_json, render_text

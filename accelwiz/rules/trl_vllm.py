@@ -38,7 +38,7 @@ def vllm_tensor_parallel_not_dividing_processes(ctx: CheckContext) -> Iterator[F
 
     ## Example
     ```yaml
-    # accelwiz check --kind grpo -- --use_vllm --vllm_mode colocate --vllm_tensor_parallel_size 4 --per_device_train_batch_size 8
+    # accelwiz check --kind grpo -- --use_vllm --vllm_mode colocate --vllm_tensor_parallel_size 4
     distributed_type: MULTI_GPU
     num_processes: 6
     ```
@@ -108,7 +108,7 @@ def vllm_colocate_share_exceeds_memory(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
-    # accelwiz check --system 8xH100-80GB --model llama-8b --micro-batch 8 --kind grpo -- --use_vllm --vllm_mode colocate --vllm_gpu_memory_utilization 0.7 --per_device_train_batch_size 8
+    # accelwiz check --system 8xH100-80GB --model llama-8b --kind grpo -- --use_vllm --vllm_gpu_memory_utilization 0.7
     distributed_type: MULTI_GPU
     num_processes: 8
     ```

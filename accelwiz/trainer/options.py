@@ -40,7 +40,8 @@ class TrainerOptions:
     lora_alpha: int | None = None
     lora_targets: str | None = None  # comma-separated module names, or all-linear
     config: Path | None = None  # the Accelerate YAML: its plan and DeepSpeed JSON supply the workload
-    kind: str = "sft"
+    # None, "not given": the plan's training.kind (trl_run.with_plan), else sft
+    kind: str | None = None
     reward: str | None = None  # GRPO: FILE.py:FUNCTION
     num_generations: int = 4
     max_prompt_length: int = 32
@@ -145,7 +146,7 @@ def _post_training_flags(parser: argparse.ArgumentParser, defaults: TrainerOptio
     group = parser.add_argument_group("post-training (TRL's DPOTrainer and GRPOTrainer)")
     group.add_argument("--kind", choices=KINDS, default=defaults.kind,
                        help="sft: the built-in loop; dpo: --data has prompt, chosen, rejected; grpo: --data has "
-                            "prompt, and --reward scores the completions.")
+                            "prompt, and --reward scores the completions (default: the plan's, else sft).")
     group.add_argument("--reward", help="GRPO: FILE.py:FUNCTION, TRL's reward signature (completions, **kwargs).")
     group.add_argument("--num-generations", type=_positive, default=defaults.num_generations,
                        help="GRPO: completions per prompt.")

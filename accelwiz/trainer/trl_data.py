@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from accelwiz.errors import InputError, UsageError
 from accelwiz.trainer.data import DataError, _is_messages
+
+if TYPE_CHECKING:
+    from accelwiz.trainer.options import TrainerOptions
 
 COLUMNS = {"dpo": ("prompt", "chosen", "rejected"), "grpo": ("prompt",)}
 _EXAMPLE = {"dpo": '{"prompt": "...", "chosen": "...", "rejected": "..."}', "grpo": '{"prompt": "..."}'}
@@ -58,3 +62,62 @@ def _checked(item: Any, kind: str, where: str) -> dict[str, Any]:
 
 def _text_or_messages(value: Any) -> bool:
     return (isinstance(value, str) and bool(value)) or _is_messages(value)
+
+
+def check_trl_inputs(opts: TrainerOptions, model: Any) -> None:
+    """What a DPO/GRPO run reads, refused in one line (InputError/UsageError, exit 2) before anything loads:
+    `accelwiz run` calls it through trainer/inputs.check_inputs before the launch, each worker again."""
+    if not model.pretrained:
+        raise UsageError(f"--kind {opts.kind} trains a pretrained checkpoint with a tokenizer, and --model "
+                         f"{model.name!r} is a random initialisation", hint="pass a checkpoint directory or hub id "
+                                                                            "with --model")
+    trl_records(opts)
+    reward_of(opts)
+
+
+def trl_records(opts: TrainerOptions) -> list[dict[str, Any]]:
+    """The run's records (an InputError naming the first bad line)."""
+    try:
+        return read_trl_records(opts.data, opts.kind)
+    except DataError as exc:
+        raise InputError(str(exc), hint=exc.hint or None) from None
+
+
+def reward_of(opts: TrainerOptions) -> Any:
+    """GRPO's reward function from --reward (None for DPO)."""
+    if opts.kind != "grpo":
+        return None
+    from accelwiz.trainer.rewards import load_reward
+
+    if not opts.reward:
+        raise UsageError("--kind grpo needs --reward FILE.py:FUNCTION",
+                         hint="a function def NAME(completions, **kwargs) -> list[float]")
+    return load_reward(opts.reward)
+
+
+# The plan fields a DPO/GRPO run reads, by TrainerOptions name (plan `training.<name>`); read defensively, so
+# that plans written before the plan carries them, and plans without them, train as before.
+PLANNED = ("kind", "reward", "num_generations", "max_prompt_length", "max_completion_length", "beta")
+
+
+def with_plan(opts: TrainerOptions) -> TrainerOptions:
+    """The kind and TRL settings of the plan beside --config where no flag gave them (`training.kind` ...)."""
+    from dataclasses import replace
+
+    from accelwiz.defaults import find_plan
+    from accelwiz.errors import AccelwizError
+    from accelwiz.plan_file import load_plan
+
+    path = find_plan(opts.config) if opts.config is not None else None
+    if path is None:
+        return opts
+    try:
+        training = load_plan(path).training
+    except AccelwizError:
+        return opts  # settings.py reads the same plan and reports what is wrong with it
+    if getattr(training, "kind", None) in (None, "sft"):
+        return opts
+    planned = {name: getattr(training, name, None) for name in PLANNED}
+    given = {name: value for name, value in planned.items() if value is not None
+             and (name == "kind" or getattr(opts, name) == getattr(type(opts)(), name))}
+    return replace(opts, **given)

@@ -18,67 +18,24 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from accelwiz.errors import AccelwizError
 from accelwiz.trainer.options import TrainerOptions
 
 
-def main(opts: TrainerOptions) -> int:
+def run_trl(opts: TrainerOptions) -> Any:
+    """Train with TRL's trainer; returns the Accelerator for train.finish. Bad input raises the AccelwizError
+    (InputError/UsageError: exit 2) that train.entry prints as one line, before any model is loaded."""
     from accelwiz.trainer.inputs import check_inputs
-    from accelwiz.trainer.train import bad_input
+    from accelwiz.trainer.trl_data import reward_of, trl_records
 
     uses_deepspeed = os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true"
-    try:
-        checked = check_inputs(opts, uses_deepspeed=uses_deepspeed)  # check_trl_inputs below included
-        records = _records(opts)
-        reward = _reward(opts)
-    except AccelwizError as exc:
-        return bad_input(exc.message, exc.hint)
+    checked = check_inputs(opts, uses_deepspeed=uses_deepspeed)  # trl_data.check_trl_inputs included
+    records, reward = trl_records(opts), reward_of(opts)
     settings = checked.settings
     trainer = _build(opts, settings, checked.model, records, reward)
     started = time.perf_counter()
     trainer.train()
-    seconds = time.perf_counter() - started
-    _report(trainer, opts, settings, seconds)
-    from accelwiz.trainer.train import finish
-
-    finish(trainer.accelerator)  # the gloo exit-hang workaround of the built-in loop (train.finish)
-    return 0
-
-
-def check_trl_inputs(opts: TrainerOptions, model: Any) -> None:
-    """What a DPO/GRPO run reads, refused in one line (InputError/UsageError, exit 2) before anything loads:
-    `accelwiz run` calls it through trainer/inputs.check_inputs before the launch, each worker again."""
-    from accelwiz.errors import UsageError
-
-    if not model.pretrained:
-        raise UsageError(f"--kind {opts.kind} trains a pretrained checkpoint with a tokenizer, and --model "
-                         f"{model.name!r} is a random initialisation", hint="pass a checkpoint directory or hub id "
-                                                                            "with --model")
-    _records(opts)
-    _reward(opts)
-
-
-def _records(opts: TrainerOptions) -> list[dict[str, Any]]:
-    from accelwiz.errors import InputError
-    from accelwiz.trainer.data import DataError
-    from accelwiz.trainer.trl_data import read_trl_records
-
-    try:
-        return read_trl_records(opts.data, opts.kind)
-    except DataError as exc:
-        raise InputError(str(exc), hint=exc.hint or None) from None
-
-
-def _reward(opts: TrainerOptions) -> Any:
-    if opts.kind != "grpo":
-        return None
-    from accelwiz.errors import UsageError
-    from accelwiz.trainer.rewards import load_reward
-
-    if not opts.reward:
-        raise UsageError("--kind grpo needs --reward FILE.py:FUNCTION",
-                         hint="a function def NAME(completions, **kwargs) -> list[float]")
-    return load_reward(opts.reward)
+    _report(trainer, opts, settings, time.perf_counter() - started)
+    return trainer.accelerator
 
 
 def _common(opts: TrainerOptions, settings: Any) -> dict[str, Any]:
