@@ -102,14 +102,17 @@ def check(
         elif flags.get("attention") not in (None, "eager", "sdpa", "flash"):
             raise UsageError(f"invalid attention `{attention}`", hint="choose one of eager, sdpa, flash")
         # the plan beside each YAML (or --plan) gives the memory and hardware rules its workload and system
-        trainer, files = trainer_inputs(training_args, trainer_argv(ctx), files, console, trl=trl,  # AW7xx
-                                        num_processes=num_processes)
-        if kind != "sft":  # TRL's own arguments beside the Trainer's (AW8xx)
-            if kind not in ("dpo", "grpo"):
-                raise UsageError(f"invalid --kind {kind}", hint="choose sft, dpo or grpo")
+        if kind not in ("sft", "dpo", "grpo"):
+            raise UsageError(f"invalid --kind {kind}", hint="choose sft, dpo or grpo")
+        # AW7xx; with --kind dpo|grpo the notes wait for TRL's own arguments (AW8xx), read beside the Trainer's
+        trainer, files = trainer_inputs(training_args, trainer_argv(ctx), files, console if kind == "sft" else None,
+                                        trl=trl, num_processes=num_processes)
+        if kind != "sft":
             from accelwiz.config.trl_arguments import with_trl
 
             trainer = with_trl(trainer, kind, training_args, trainer_argv(ctx))
+            for note in trainer.notes:
+                console.info(f"note: Trainer arguments ({trainer.source}): {note}")
         if fix or diff:  # ruff's model: mend what is unambiguous, then report what remains
             from accelwiz.cli.fixes import run_fixes
 

@@ -30,6 +30,7 @@ from accelwiz.rules import (
     topology,
     trainer_arguments,
     trl_batch,
+    trl_memory,
     trl_vllm,
     workload,
 )
@@ -183,4 +184,5 @@ CATALOG: dict[str, CheckFunction] = {
     "AW810": trl_vllm.vllm_tensor_parallel_not_dividing_processes,
     "AW811": trl_vllm.vllm_server_without_spare_gpu,
     "AW812": trl_vllm.vllm_colocate_share_exceeds_memory,
+    "AW813": trl_memory.posttraining_estimate_exceeds_gpu_memory,
 }

@@ -116,31 +116,21 @@ def vllm_colocate_share_exceeds_memory(ctx: CheckContext) -> Iterator[Finding]:
     found = _vllm(ctx, "colocate")
     if found is None or ctx.system is None or not ctx.system.min_gpu_memory_bytes:
         return
-    from accelwiz.estimate.posttraining import PostTraining, estimate_posttraining
-    from accelwiz.estimate.strategy import strategy_from_effective
-    from accelwiz.rules.memory import _workload  # the one reading of --model beside the config
+    from accelwiz.rules.trl_memory import posttraining_estimate
 
-    strategy = strategy_from_effective(ctx.effective)
-    if strategy is None or ctx.workload is None:
-        return
     args = found[0]
-    trl = args.trl  # type: ignore[attr-defined]
-    steps = trl["steps_per_generation"] or args["gradient_accumulation_steps"]  # type: ignore[index]
-    post = PostTraining("grpo", max_completion_length=trl["max_completion_length"] or 512,
-                        max_prompt_length=max(1, ctx.workload.seq_len - (trl["max_completion_length"] or 512)),
-                        num_generations=trl["num_generations"], steps_per_generation=steps, beta=trl["beta"],
-                        generation="vllm-colocate", vllm_gpu_memory_utilization=trl["vllm_gpu_memory_utilization"],
-                        vllm_tensor_parallel_size=trl["vllm_tensor_parallel_size"],
-                        vllm_max_model_length=trl["vllm_max_model_length"])
+    estimate = posttraining_estimate(ctx, args)
+    if estimate is None or estimate.generation is None:
+        return
     gpu = ctx.system.min_gpu_memory_bytes
-    estimate = estimate_posttraining(_workload(ctx), strategy, post, gpu)
-    total, share = estimate.combined.per_gpu_total, estimate.generation.reserved_bytes  # type: ignore[union-attr]
+    total, share = estimate.combined.per_gpu_total, estimate.generation.reserved_bytes
     if total > gpu:
-        yield Finding(None, (), f"vLLM colocate takes {trl['vllm_gpu_memory_utilization']:.0%} "
-                                f"({share / 2**30:.1f} GiB) and the GRPO step needs {(total - share) / 2**30:.1f} "
-                                f"GiB more: {total / 2**30:.1f} GiB of {gpu / 2**30:.1f} GiB per GPU "
-                                f"({strategy.label})")
-    cache = estimate.generation.vllm  # type: ignore[union-attr]
+        utilization = args.trl["vllm_gpu_memory_utilization"]  # type: ignore[attr-defined]
+        step = (total - share) / 2**30
+        yield Finding(None, (), f"vLLM colocate takes {utilization:.0%} ({share / 2**30:.1f} GiB) and the GRPO "
+                                f"step needs {step:.1f} GiB more: {total / 2**30:.1f} GiB of {gpu / 2**30:.1f} GiB "
+                                f"per GPU ({estimate.combined.strategy.label})")
+    cache = estimate.generation.vllm
     if cache is not None and not cache.starts:
         yield Finding(None, (), f"vLLM's share leaves a KV cache of {cache.blocks} blocks; one request of "
                                 f"max_model_len {cache.max_model_len} needs {cache.blocks_one_request}: vLLM refuses "
