@@ -10,7 +10,7 @@ argparse would (`--use_vllm` alone is true, `--beta 0.04`, `--vllm_mode=server`)
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -132,8 +132,8 @@ def with_trl(arguments: TrainerArguments | None, kind: str, file: Path | None, a
     values, given, problems = read_trl(kind, file, argv)
     notes = tuple(_without_trl_names(n, values) for n in base.notes) + tuple(f"TRL argument {p}" for p in problems)
     notes = tuple(n for n in notes if n)
-    return TrlArguments(base.values, base.given, base.source, base.path, notes, base.problems, kind=kind,
-                        trl=values, trl_given=given)
+    carried = {f.name: getattr(base, f.name) for f in fields(TrainerArguments)}  # world_size ... included
+    return TrlArguments(**{**carried, "notes": notes}, kind=kind, trl=values, trl_given=given)
 
 
 def _without_trl_names(note: str, values: dict[str, Any]) -> str:
