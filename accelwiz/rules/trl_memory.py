@@ -65,12 +65,13 @@ def posttraining_estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Find
 
     ## Example
     ```yaml
-    # accelwiz check --system 8xH100-80GB --model llama-8b --micro-batch 2 --kind dpo -- --max_length 2048
+    # accelwiz check --system 4xA100-40GB --model mistral-7b --micro-batch 1 --kind dpo
     distributed_type: DEEPSPEED
-    num_processes: 8
+    num_processes: 4
     deepspeed_config:
       zero_stage: 2
     ```
+    Here the SFT step is over the GPU too (AW501); the reference copy adds 13.5 GiB to every phase.
     """
     found = trl_view(ctx)
     if found is None or ctx.system is None or not ctx.system.min_gpu_memory_bytes:
