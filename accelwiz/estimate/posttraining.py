@@ -130,7 +130,7 @@ def reference_bytes(workload: Workload, strategy: Strategy, post: PostTraining) 
     width = 4 if workload.precision == "fp32" or (
         workload.precision == "mixed" and strategy.kind in ("single", "ddp")) else 2
     whole = width * workload.model.num_parameters
-    if strategy.kind == "zero3" or strategy.shards_parameters and strategy.is_fsdp:
+    if strategy.kind == "zero3" or (strategy.is_fsdp and strategy.shards_parameters):
         return round(whole / strategy.shard_degree), (
             f"reference: a {width * 8}-bit copy sharded over {strategy.shard_degree} GPUs "
             f"({'prepare_deepspeed keeps ZeRO-3' if strategy.is_deepspeed else 'prepare_fsdp'})")

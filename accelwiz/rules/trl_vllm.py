@@ -7,7 +7,7 @@ vLLM does not run here, so these rules rest on trl 1.16's source, cited at each 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.rule import Needs, rule
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from accelwiz.rules.context import CheckContext
 
 
-def _vllm(ctx: CheckContext, mode: str) -> tuple[object, int] | None:
+def _vllm(ctx: CheckContext, mode: str) -> tuple[Any, int] | None:
     found = trl_view(ctx, "grpo")
     if found is None or not found[0].trl["use_vllm"] or str(found[0].trl["vllm_mode"]) != mode:
         return None
@@ -47,7 +47,7 @@ def vllm_tensor_parallel_not_dividing_processes(ctx: CheckContext) -> Iterator[F
     if found is None:
         return
     args, world = found
-    tensor = args.trl["vllm_tensor_parallel_size"]  # type: ignore[attr-defined]
+    tensor = args.trl["vllm_tensor_parallel_size"]
     if tensor and world % tensor:
         yield Finding(None, (), f"vllm_tensor_parallel_size {tensor} does not divide the {world} training "
                                 "process(es): TRL refuses to start colocated vLLM")
@@ -125,7 +125,7 @@ def vllm_colocate_share_exceeds_memory(ctx: CheckContext) -> Iterator[Finding]:
     gpu = ctx.system.min_gpu_memory_bytes
     total, share = estimate.combined.per_gpu_total, estimate.generation.reserved_bytes
     if total > gpu:
-        utilization = args.trl["vllm_gpu_memory_utilization"]  # type: ignore[attr-defined]
+        utilization = args.trl["vllm_gpu_memory_utilization"]
         step = (total - share) / 2**30
         yield Finding(None, (), f"vLLM colocate takes {utilization:.0%} ({share / 2**30:.1f} GiB) and the GRPO "
                                 f"step needs {step:.1f} GiB more: {total / 2**30:.1f} GiB of {gpu / 2**30:.1f} GiB "
