@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 REPO = Path(__file__).resolve().parent.parent
-pytest_plugins = ["tests.profiles"]  # the pin_local fixture, beside the machine() profile builder
+# the pin_local fixture beside the machine() profile builder; the session's tiny pretrained checkpoint
+pytest_plugins = ["tests.profiles", "tests.pretrained"]
 
 
 def corpus_dir() -> Path | None:

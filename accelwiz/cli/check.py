@@ -28,6 +28,7 @@ Examples:
   $ accelwiz check accelerate.yaml ds_config.json --explain
   $ accelwiz check accelerate.yaml --system 8xH100-80GB --model llama-8b --micro-batch 4 --seq-len 4096
   $ accelwiz check accelerate.yaml ds.json -- --bf16 --per_device_train_batch_size 4   # the Trainer's arguments
+  $ accelwiz check accelerate.yaml --kind grpo -- --num_generations 8 --use_vllm --vllm_mode colocate
 """
 
 
@@ -61,6 +62,10 @@ def check(
     training_args: TrainingArgsOption = None,
     trl: TrlOption = False,
     num_processes: NumProcessesOption = None,
+    kind: Annotated[str, typer.Option(metavar="sft|dpo|grpo", rich_help_panel="HF Trainer",
+                                      help="dpo or grpo: the arguments are TRL's DPOConfig/GRPOConfig "
+                                           "(num_generations, use_vllm, beta ...): turns on the AW8xx rules.")]
+    = "sft",
     fix: FixOption = False,
     unsafe_fixes: UnsafeFixesOption = False,
     diff: DiffOption = False,
@@ -97,8 +102,17 @@ def check(
         elif flags.get("attention") not in (None, "eager", "sdpa", "flash"):
             raise UsageError(f"invalid attention `{attention}`", hint="choose one of eager, sdpa, flash")
         # the plan beside each YAML (or --plan) gives the memory and hardware rules its workload and system
-        trainer, files = trainer_inputs(training_args, trainer_argv(ctx), files, console, trl=trl,  # AW7xx
-                                        num_processes=num_processes)
+        if kind not in ("sft", "dpo", "grpo"):
+            raise UsageError(f"invalid --kind {kind}", hint="choose sft, dpo or grpo")
+        # AW7xx; with --kind dpo|grpo the notes wait for TRL's own arguments (AW8xx), read beside the Trainer's
+        trainer, files = trainer_inputs(training_args, trainer_argv(ctx), files, console if kind == "sft" else None,
+                                        trl=trl, num_processes=num_processes)
+        if kind != "sft":
+            from accelwiz.config.trl_arguments import with_trl
+
+            trainer = with_trl(trainer, kind, training_args, trainer_argv(ctx))
+            for note in trainer.notes:
+                console.info(f"note: Trainer arguments ({trainer.source}): {note}")
         if fix or diff:  # ruff's model: mend what is unambiguous, then report what remains
             from accelwiz.cli.fixes import run_fixes
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -25,6 +25,10 @@ Examples:
   $ accelwiz estimate --model llama-3.2-1b --seq-len 2048 --trace      # beside a trace of the real model
   $ accelwiz estimate --model Qwen/Qwen3-8B --seq-len 4096 --trace --layers 4
   $ accelwiz estimate --list-models
+  $ accelwiz estimate --model qwen2.5-7b --kind dpo --micro-batch 2 --max-prompt-length 512 \\
+      --max-completion-length 512 --system 8xH100-80GB
+  $ accelwiz estimate --model llama-8b --kind grpo --num-generations 8 --generation vllm-colocate \\
+      --vllm-gpu-memory-utilization 0.3 --gpu-memory 80GiB --gpus 8
 
 Sizes read `80GiB` (2^30), `80GB` (10^9) or `81920MiB`. Without --strategy the recommended one is shown.
 Exit codes: 0 fits or tight (or no target to judge against), 1 does not fit (GPU memory or host RAM), 2 bad usage.
@@ -33,6 +37,7 @@ Exit codes: 0 fits or tight (or no target to judge against), 1 does not fit (GPU
 _MEM = "Memory target"
 _TRAIN = "Training"
 _TRACE = "Trace (imports torch and transformers)"
+_POST = "Post-training (TRL DPO/GRPO)"
 
 
 def estimate(
@@ -103,6 +108,28 @@ def estimate(
             rich_help_panel=_TRACE,
         ),
     ] = None,
+    kind: Annotated[str, typer.Option(metavar="sft|dpo|grpo", rich_help_panel=_POST,
+                                      help="What is trained: sft (the plain step), dpo or grpo (TRL's trainers; "
+                                           "--micro-batch is per_device_train_batch_size, --seq-len is replaced "
+                                           "by prompt + completion).")] = "sft",
+    max_prompt_length: Annotated[int, typer.Option(min=1, rich_help_panel=_POST)] = 512,
+    max_completion_length: Annotated[int, typer.Option(min=1, rich_help_panel=_POST)] = 512,
+    num_generations: Annotated[int, typer.Option(min=1, rich_help_panel=_POST, help="GRPO: completions per prompt.")]
+    = 8,
+    steps_per_generation: Annotated[int | None, typer.Option(
+        min=1, rich_help_panel=_POST, help="GRPO: micro-steps per generation (default: the accumulation, 1).")] = None,
+    beta: Annotated[float | None, typer.Option(
+        rich_help_panel=_POST, help="KL coefficient (default: DPO 0.1, GRPO 0.0 = no reference model).")] = None,
+    precompute_ref_log_probs: Annotated[bool, typer.Option(rich_help_panel=_POST, help="DPO: no reference model "
+                                                           "while training.")] = False,
+    generation: Annotated[str, typer.Option(metavar="hf|vllm-colocate|vllm-server", rich_help_panel=_POST,
+                                            help="GRPO's generation backend.")] = "hf",
+    vllm_gpu_memory_utilization: Annotated[float, typer.Option(min=0.01, max=1.0, rich_help_panel=_POST)] = 0.3,
+    vllm_tensor_parallel_size: Annotated[int, typer.Option(min=1, rich_help_panel=_POST)] = 1,
+    vllm_max_model_length: Annotated[int | None, typer.Option(
+        min=1, rich_help_panel=_POST, help="vLLM's max_model_len (default: the model's context length).")] = None,
+    vllm_server_gpus: Annotated[int, typer.Option(min=1, rich_help_panel=_POST, help="GPUs `trl vllm-serve` "
+                                                  "takes from the node (server mode).")] = 1,
     output_format: FormatOption = OutputFormat.text,
     list_models: Annotated[
         bool, typer.Option("--list-models", help="List the model presets and exit.")
@@ -162,6 +189,25 @@ def estimate(
                 offload_param=offload_param,
                 fsdp_version=fsdp_version,
             )
+        if kind != "sft":
+            from accelwiz.estimate.posttraining import PostTraining
+
+            if kind not in ("dpo", "grpo") or generation not in ("hf", "vllm-colocate", "vllm-server"):
+                raise UsageError(f"invalid --kind {kind} or --generation {generation}",
+                                 hint="--kind sft|dpo|grpo, --generation hf|vllm-colocate|vllm-server")
+            if trace or compare:
+                raise UsageError(f"--trace and --compare show the SFT step; --kind {kind} has phases of its own",
+                                 hint="drop --trace/--compare, or pass --kind sft")
+            post = PostTraining(
+                kind,  # type: ignore[arg-type]
+                max_prompt_length=max_prompt_length, max_completion_length=max_completion_length,
+                num_generations=num_generations, steps_per_generation=steps_per_generation or 1, beta=beta,
+                precompute_ref_log_probs=precompute_ref_log_probs, generation=generation,  # type: ignore[arg-type]
+                vllm_gpu_memory_utilization=vllm_gpu_memory_utilization,
+                vllm_tensor_parallel_size=vllm_tensor_parallel_size, vllm_server_gpus=vllm_server_gpus,
+                vllm_max_model_length=vllm_max_model_length)
+            fits = _post_training(console, workload, post, target, chosen, gpus_per_node, node_count, output_format)
+            raise typer.Exit(EXIT_FINDINGS if fits is False else 0)
         from accelwiz.estimate.render import render_compare, render_json, render_text
         from accelwiz.estimate.report import build_report
 
@@ -181,6 +227,35 @@ def estimate(
                 console.data(render_comparison(traced))
     # as `check`: exit 1 when it does not fit, so `accelwiz estimate ... && accelerate launch` works
     raise typer.Exit(EXIT_FINDINGS if report.fits is False else 0)
+
+
+def _post_training(console: Console, workload: Any, post: Any, target: Any, chosen: Any, gpus_per_node: int,
+                   nodes: int, output_format: OutputFormat) -> bool | None:
+    """--kind dpo|grpo: the TRL estimate (estimate/posttraining.py) beside the base report; returns the fit."""
+    from accelwiz.estimate.posttraining_report import (
+        build_post_report,
+        grpo_batch_problem,
+        post_json,
+        render_post_text,
+        training_gpus,
+        with_training_gpus,
+    )
+    from accelwiz.estimate.render import render_json, render_text
+
+    gpus = training_gpus(post, gpus_per_node, nodes)
+    if gpus != gpus_per_node:
+        console.info(f"note: vLLM server mode: {gpus} of {gpus_per_node} GPU(s) train")
+    problem = grpo_batch_problem(post, workload.micro_batch, gpus * nodes)
+    if problem:
+        console.warn(problem)
+    estimate, report = build_post_report(workload, post, target, with_training_gpus(chosen, gpus), gpus, nodes)
+    if output_format is OutputFormat.json:
+        console.data(post_json(render_json(report), estimate))
+    else:
+        console.data(render_text(report))
+        console.data("")
+        console.data(render_post_text(estimate))
+    return report.fits
 
 
 def _trace(console: Console, report: Report, layers: int | None) -> TraceComparison:

@@ -29,6 +29,9 @@ from accelwiz.rules import (
     schema_rules,
     topology,
     trainer_arguments,
+    trl_batch,
+    trl_memory,
+    trl_vllm,
     workload,
 )
 from accelwiz.rules.deepspeed import auto, batch, offload, optimizer, reference, zero
@@ -173,4 +176,13 @@ CATALOG: dict[str, CheckFunction] = {
     "AW706": trainer_arguments.trainer_optimizer_argument_ignored,
     "AW707": trainer_arguments.trainer_optimizer_with_offload,
     "AW708": trainer_arguments.deepspeed_activation_checkpointing_unused,
+    # AW8xx: TRL post-training (check --kind dpo|grpo with TRL's arguments)
+    "AW801": trl_batch.grpo_generation_batch_not_divisible,
+    "AW802": trl_batch.grpo_eval_batch_not_divisible,
+    "AW803": trl_batch.grpo_auto_find_batch_size,
+    "AW804": trl_batch.reference_sync_without_reference,
+    "AW810": trl_vllm.vllm_tensor_parallel_not_dividing_processes,
+    "AW811": trl_vllm.vllm_server_without_spare_gpu,
+    "AW812": trl_vllm.vllm_colocate_share_exceeds_memory,
+    "AW813": trl_memory.posttraining_estimate_exceeds_gpu_memory,
 }

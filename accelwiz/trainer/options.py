@@ -15,6 +15,7 @@ from pathlib import Path
 
 DEFAULT_OUTPUT_DIR = Path("accelwiz-run")
 METHODS = ("full", "lora", "qlora")
+KINDS = ("sft", "dpo", "grpo")  # sft: the built-in loop; dpo, grpo: TRL's trainers (trl_run.py)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,13 @@ class TrainerOptions:
     lora_alpha: int | None = None
     lora_targets: str | None = None  # comma-separated module names, or all-linear
     config: Path | None = None  # the Accelerate YAML: its plan and DeepSpeed JSON supply the workload
+    # None, "not given": the plan's training.kind (trl_run.with_plan), else sft
+    kind: str | None = None
+    reward: str | None = None  # GRPO: FILE.py:FUNCTION
+    num_generations: int = 4
+    max_prompt_length: int = 32
+    max_completion_length: int = 16
+    beta: float | None = None  # None: TRL's default (DPO 0.1, GRPO 0.0)
 
     def to_argv(self) -> list[str]:
         """The argv `train.py` parses back into these options (only values that differ from the defaults)."""
@@ -129,8 +137,22 @@ def parse_args(argv: list[str] | None = None) -> TrainerOptions:
     parser.add_argument(
         "--config", type=Path, default=None, help="The Accelerate YAML launched (`accelwiz run` passes it)."
     )
+    _post_training_flags(parser, defaults)
     args = parser.parse_args(argv)
     return TrainerOptions(**{name: getattr(args, name) for name in _DEFAULTS})
+
+
+def _post_training_flags(parser: argparse.ArgumentParser, defaults: TrainerOptions) -> None:
+    group = parser.add_argument_group("post-training (TRL's DPOTrainer and GRPOTrainer)")
+    group.add_argument("--kind", choices=KINDS, default=defaults.kind,
+                       help="sft: the built-in loop; dpo: --data has prompt, chosen, rejected; grpo: --data has "
+                            "prompt, and --reward scores the completions (default: the plan's, else sft).")
+    group.add_argument("--reward", help="GRPO: FILE.py:FUNCTION, TRL's reward signature (completions, **kwargs).")
+    group.add_argument("--num-generations", type=_positive, default=defaults.num_generations,
+                       help="GRPO: completions per prompt.")
+    group.add_argument("--max-prompt-length", type=_positive, default=defaults.max_prompt_length)
+    group.add_argument("--max-completion-length", type=_positive, default=defaults.max_completion_length)
+    group.add_argument("--beta", type=float, default=None, help="KL coefficient (default: TRL's, DPO 0.1, GRPO 0).")
 
 
 def _positive(text: str) -> int:

@@ -1,4 +1,5 @@
-"""A small pretrained checkpoint, made the way a downloaded one is laid out: a Llama-shaped model saved with
+"""The session's one small pretrained checkpoint (the `checkpoint` fixture, a plugin of tests/conftest.py, shared by
+tests/trainer and tests/posttraining), made the way a downloaded one is laid out: a Llama-shaped model saved with
 save_pretrained, and a byte-level BPE tokenizer trained with the `tokenizers` library on the bundled corpus,
 saved beside it with a chat template. Loading it is exactly the `from_pretrained` path of a real checkpoint."""
 

@@ -1,0 +1,145 @@
+"""TRL's own arguments (DPOConfig, GRPOConfig of trl 1.16) beside the Trainer's: what `check --kind dpo|grpo`
+reads from the training command line after `--` and from a TRL recipe YAML.
+
+`TrlArguments` extends `TrainerArguments` (accelwiz/config/training_args.py reads the Trainer's fields, TRL's
+bf16/checkpointing defaults included), so every AW7xx rule sees the run as before; the TRL rules (AW8xx) read
+`trl` and `kind`. Only the fields the AW8xx rules judge are read, converted with the field's type as TrlParser's
+argparse would (`--use_vllm` alone is true, `--beta 0.04`, `--vllm_mode=server`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from accelwiz.config.training_args import TrainerArguments, with_trl_defaults
+
+# name -> (type, DPOConfig default, GRPOConfig default); "absent" where the config has no such field
+_ABSENT = object()
+TRL_FIELDS: dict[str, tuple[str, Any, Any]] = {
+    "num_generations": ("int", _ABSENT, 8),
+    "num_generations_eval": ("optional_int", _ABSENT, None),
+    "generation_batch_size": ("optional_int", _ABSENT, None),
+    "steps_per_generation": ("optional_int", _ABSENT, None),
+    "max_completion_length": ("optional_int", _ABSENT, 512),
+    "max_length": ("optional_int", 1024, _ABSENT),
+    "use_vllm": ("bool", _ABSENT, False),
+    "vllm_mode": ("str", _ABSENT, "colocate"),
+    "vllm_gpu_memory_utilization": ("float", _ABSENT, 0.3),
+    "vllm_tensor_parallel_size": ("int", _ABSENT, 1),
+    "vllm_max_model_length": ("optional_int", _ABSENT, None),
+    "beta": ("float", 0.1, 0.0),
+    "sync_ref_model": ("bool", False, False),
+    "precompute_ref_log_probs": ("bool", False, _ABSENT),
+    "per_device_eval_batch_size": ("int", 8, 8),
+    "eval_strategy": ("str", "no", "no"),
+    "do_eval": ("bool", False, False),
+}
+_TRUE = ("yes", "true", "t", "y", "1")
+_FALSE = ("no", "false", "f", "n", "0")
+
+
+@dataclass(frozen=True)
+class TrlArguments(TrainerArguments):
+    """The Trainer's arguments plus TRL's (`trl`: field -> value, every modelled field of the kind's config)."""
+
+    kind: str = "sft"
+    trl: dict[str, Any] = field(default_factory=dict)
+    trl_given: dict[str, str] = field(default_factory=dict)
+
+    def trl_where(self, name: str) -> str:
+        return self.trl_given.get(name, f"{name} (default {self.trl.get(name)!r})")
+
+
+def trl_defaults(kind: str) -> dict[str, Any]:
+    column = 1 if kind == "dpo" else 2
+    return {name: spec[column] for name, spec in TRL_FIELDS.items() if spec[column] is not _ABSENT}
+
+
+def _convert(kind: str, text: str) -> Any:
+    if kind == "bool":
+        if text.lower() in _TRUE:
+            return True
+        if text.lower() in _FALSE:
+            return False
+        raise ValueError(f"expected true or false, got {text!r}")
+    if kind in ("int", "optional_int"):
+        if kind == "optional_int" and text.lower() in ("none", "null"):
+            return None
+        return int(text)
+    if kind == "float":
+        return float(text)
+    return text
+
+
+def read_trl(kind: str, file: Path | None, argv: list[str]) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    """TRL's fields for `kind` from a recipe file and the command line (the command line wins): (values, how
+    each given one was written, problems)."""
+    values, given, problems = trl_defaults(kind), {}, []
+    if file is not None and file.is_file():
+        data = _load(file)
+        for name, raw in data.items() if isinstance(data, dict) else ():
+            if name in values:
+                try:
+                    values[name] = _convert(TRL_FIELDS[name][0], raw) if isinstance(raw, str) else raw
+                    given[name] = f"{file.name}: {name}"
+                except ValueError as exc:
+                    problems.append(f"{name}: {exc}")
+    position = 0
+    while position < len(argv):
+        token = argv[position]
+        position += 1
+        option, has_inline, inline = token.partition("=")
+        name = option[2:].replace("-", "_") if option.startswith("--") else ""
+        if name not in values:
+            continue
+        spec = TRL_FIELDS[name][0]
+        if has_inline:
+            text = inline
+        elif spec == "bool" and (position >= len(argv) or argv[position].startswith("--")):
+            text = "true"
+        elif position < len(argv):
+            text, position = argv[position], position + 1
+        else:
+            problems.append(f"{option}: expected one argument")
+            continue
+        try:
+            values[name], given[name] = _convert(spec, text), f"{option} {text}" if not has_inline else token
+        except ValueError as exc:
+            problems.append(f"{option}: {exc}")
+    return values, given, problems
+
+
+def _load(file: Path) -> Any:
+    try:
+        text = file.read_text(encoding="utf-8")
+        if file.suffix.lower() == ".json":
+            return json.loads(text)
+        import yaml
+
+        return yaml.safe_load(text)
+    except Exception:  # noqa: BLE001 - training_args.parse_file already reported an unreadable file
+        return None
+
+
+def with_trl(arguments: TrainerArguments | None, kind: str, file: Path | None, argv: list[str]) -> TrlArguments:
+    """The Trainer's arguments (TRL's defaults applied) extended with TRL's fields for `kind` (dpo, grpo)."""
+    from accelwiz.config.training_args import parse_argv
+
+    base = with_trl_defaults(arguments if arguments is not None else parse_argv([]))
+    values, given, problems = read_trl(kind, file, argv)
+    notes = tuple(_without_trl_names(n, values) for n in base.notes) + tuple(f"TRL argument {p}" for p in problems)
+    notes = tuple(n for n in notes if n)
+    carried = {f.name: getattr(base, f.name) for f in fields(TrainerArguments)}  # world_size ... included
+    return TrlArguments(**{**carried, "notes": notes}, kind=kind, trl=values, trl_given=given)
+
+
+def _without_trl_names(note: str, values: dict[str, Any]) -> str:
+    """training_args' "ignored N argument(s) accelwiz does not read: ..." less the TRL fields read here."""
+    head, sep, names = note.partition(" accelwiz does not read: ")
+    if not sep or not head.startswith("ignored"):
+        return note
+    kept = [n for n in names.replace(",", " ").split() if n.lstrip("-").replace("-", "_") not in values]
+    return f"ignored {len(kept)} argument(s) accelwiz does not read: {' '.join(kept)}" if kept else ""

@@ -1,0 +1,91 @@
+"""AW813: the post-training estimate (estimate/posttraining.py) against the GPU: what AW501 judges for the SFT step,
+with what DPO and GRPO add (the reference model, DPO's pairs, GRPO's generation and its ZeRO-3 gather)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from accelwiz.rules.diagnostic import Finding, Severity
+from accelwiz.rules.rule import Needs, rule
+from accelwiz.rules.trl_batch import trl_view
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.posttraining import PostTrainingEstimate
+    from accelwiz.rules.context import CheckContext
+
+
+def posttraining_estimate(ctx: CheckContext, args: Any) -> PostTrainingEstimate | None:
+    """The run's post-training estimate from TRL's arguments, `--model` and the config's strategy; None when the
+    config or the workload does not say enough. The sequence is the workload's (`--seq-len`) for GRPO, split
+    into max_completion_length and the prompt; DPO's is TRL's max_length."""
+    from accelwiz.estimate.posttraining import PostTraining, estimate_posttraining
+    from accelwiz.estimate.strategy import strategy_from_effective
+    from accelwiz.rules.memory import _workload  # the one reading of --model beside the config
+
+    strategy = strategy_from_effective(ctx.effective)
+    if strategy is None or ctx.workload is None:
+        return None
+    trl, workload = args.trl, _workload(ctx)
+    if args.kind == "dpo":
+        total = trl["max_length"] or workload.seq_len
+        completion = max(1, total // 2)
+    else:
+        completion = trl["max_completion_length"] or 512
+        total = max(workload.seq_len, completion + 1)
+    use_vllm = args.kind == "grpo" and trl["use_vllm"]
+    generation = f"vllm-{trl['vllm_mode']}" if use_vllm and trl["vllm_mode"] in ("colocate", "server") else "hf"
+    post = PostTraining(
+        args.kind, max_prompt_length=total - completion, max_completion_length=completion,
+        num_generations=trl.get("num_generations") or 2,
+        steps_per_generation=trl.get("steps_per_generation") or args["gradient_accumulation_steps"],
+        beta=trl["beta"], precompute_ref_log_probs=bool(trl.get("precompute_ref_log_probs")),
+        generation=generation,  # type: ignore[arg-type]
+        vllm_gpu_memory_utilization=trl.get("vllm_gpu_memory_utilization", 0.3),
+        vllm_tensor_parallel_size=trl.get("vllm_tensor_parallel_size", 1),
+        vllm_max_model_length=trl.get("vllm_max_model_length"))
+    gpu = ctx.system.min_gpu_memory_bytes if ctx.system is not None else None
+    return estimate_posttraining(workload, strategy, post, gpu or None)
+
+
+@rule("AW813", "posttraining-estimate-exceeds-gpu-memory", Severity.ERROR, needs=Needs.WORKLOAD,
+      fix="Shard more (ZeRO-3 shards the reference too), use LoRA (no reference copy), lower the micro-batch or the "
+          "lengths")
+def posttraining_estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    With `--kind dpo|grpo`, `--model` and `--system`, estimates the TRL run (estimate/posttraining.py: DPO's
+    chosen and rejected in one batch, the reference model, GRPO's generation and log-prob pass, ZeRO-3's gather
+    for generation) under the config's strategy, and compares its peak with one GPU's memory. vLLM colocate's
+    share is AW812's.
+
+    ## Why is this bad?
+    The reference model is a second copy of the policy (a whole one per GPU under ZeRO-1/2), and GRPO gathers
+    the whole model under ZeRO-3 to generate: a run whose SFT step fits can run out of memory at its first step.
+
+    ## Example
+    ```yaml
+    # accelwiz check --system 4xA100-40GB --model mistral-7b --micro-batch 1 --kind dpo
+    distributed_type: DEEPSPEED
+    num_processes: 4
+    deepspeed_config:
+      zero_stage: 2
+    ```
+    Here the SFT step is over the GPU too (AW501); the reference copy adds 13.5 GiB to every phase.
+    """
+    found = trl_view(ctx)
+    if found is None or ctx.system is None or not ctx.system.min_gpu_memory_bytes:
+        return
+    args = found[0]
+    if args.kind == "grpo" and args.trl["use_vllm"] and args.trl["vllm_mode"] == "colocate":
+        return  # AW812
+    estimate = posttraining_estimate(ctx, args)
+    if estimate is None:
+        return
+    gpu, total = ctx.system.min_gpu_memory_bytes, estimate.combined.per_gpu_total
+    if total <= gpu:
+        return
+    peak = estimate.combined.peak_phase
+    yield Finding(None, (), f"the {args.kind.upper()} run needs {total / 2**30:.1f} GiB per GPU at its {peak} peak "
+                            f"(reference {estimate.reference_bytes / 2**30:.1f} GiB) under "
+                            f"{estimate.combined.strategy.label}, more than the {gpu / 2**30:.1f} GiB of a GPU")

@@ -1,0 +1,123 @@
+"""The datasets TRL's trainers read, checked line by line before a model is loaded.
+
+DPO: one preference per line, `prompt`, `chosen` and `rejected` (strings, or chat message lists: TRL's
+"conversational" form). GRPO: one `prompt` per line; other columns are handed to the reward functions as keyword
+arguments (TRL's reward signature). The first line without what the kind needs is named (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from accelwiz.errors import InputError, UsageError
+from accelwiz.trainer.data import DataError, _is_messages
+
+if TYPE_CHECKING:
+    from accelwiz.trainer.options import TrainerOptions
+
+COLUMNS = {"dpo": ("prompt", "chosen", "rejected"), "grpo": ("prompt",)}
+_EXAMPLE = {"dpo": '{"prompt": "...", "chosen": "...", "rejected": "..."}', "grpo": '{"prompt": "..."}'}
+
+
+def read_trl_records(path: Path | None, kind: str) -> list[dict[str, Any]]:
+    """Every record of the JSONL `path` for `kind` (dpo, grpo), or a DataError naming the first bad line."""
+    if path is None:
+        raise DataError(f"--kind {kind} needs --data: a JSONL file with {', '.join(COLUMNS[kind])} per line",
+                        hint=f"write one object per line, e.g. {_EXAMPLE[kind]}")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise DataError(f"cannot read --data {path}: {exc.strerror or exc}", hint="check the path") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte {exc.start})", hint="save the file as UTF-8") from None
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}:{number}: not JSON ({exc.msg} at column {exc.colno})",
+                            hint="write one JSON object per line") from None
+        records.append(_checked(item, kind, f"{path}:{number}"))
+    if not records:
+        raise DataError(f"{path}: no records (every line is blank)", hint=f"write e.g. {_EXAMPLE[kind]}")
+    return records
+
+
+def _checked(item: Any, kind: str, where: str) -> dict[str, Any]:
+    if not isinstance(item, dict):
+        raise DataError(f"{where}: a {type(item).__name__}, not a JSON object", hint=f"write e.g. {_EXAMPLE[kind]}")
+    missing = [c for c in COLUMNS[kind] if c not in item]
+    bad = [c for c in COLUMNS[kind] if c in item and not _text_or_messages(item[c])]
+    if missing or bad:
+        found = ", ".join(map(str, item)) or "none"
+        what = (f"no `{'`, `'.join(missing)}`" if missing else "") + ("; " if missing and bad else "") + (
+            f"`{'`, `'.join(bad)}` neither a string nor a messages list" if bad else "")
+        raise DataError(f"{where}: {what} for --kind {kind} (keys: {found})", hint=f"write e.g. {_EXAMPLE[kind]}")
+    return item
+
+
+def _text_or_messages(value: Any) -> bool:
+    return (isinstance(value, str) and bool(value)) or _is_messages(value)
+
+
+def check_trl_inputs(opts: TrainerOptions, model: Any) -> None:
+    """What a DPO/GRPO run reads, refused in one line (InputError/UsageError, exit 2) before anything loads:
+    `accelwiz run` calls it through trainer/inputs.check_inputs before the launch, each worker again."""
+    if not model.pretrained:
+        raise UsageError(f"--kind {opts.kind} trains a pretrained checkpoint with a tokenizer, and --model "
+                         f"{model.name!r} is a random initialisation", hint="pass a checkpoint directory or hub id "
+                                                                            "with --model")
+    trl_records(opts)
+    reward_of(opts)
+
+
+def trl_records(opts: TrainerOptions) -> list[dict[str, Any]]:
+    """The run's records (an InputError naming the first bad line)."""
+    try:
+        return read_trl_records(opts.data, opts.kind)
+    except DataError as exc:
+        raise InputError(str(exc), hint=exc.hint or None) from None
+
+
+def reward_of(opts: TrainerOptions) -> Any:
+    """GRPO's reward function from --reward (None for DPO)."""
+    if opts.kind != "grpo":
+        return None
+    from accelwiz.trainer.rewards import load_reward
+
+    if not opts.reward:
+        raise UsageError("--kind grpo needs --reward FILE.py:FUNCTION",
+                         hint="a function def NAME(completions, **kwargs) -> list[float]")
+    return load_reward(opts.reward)
+
+
+# The plan fields a DPO/GRPO run reads, by TrainerOptions name (plan `training.<name>`); read defensively, so
+# that plans written before the plan carries them, and plans without them, train as before.
+PLANNED = ("kind", "reward", "num_generations", "max_prompt_length", "max_completion_length", "beta")
+
+
+def with_plan(opts: TrainerOptions) -> TrainerOptions:
+    """The kind and TRL settings of the plan beside --config where no flag gave them (`training.kind` ...)."""
+    from dataclasses import replace
+
+    from accelwiz.defaults import find_plan
+    from accelwiz.errors import AccelwizError
+    from accelwiz.plan_file import load_plan
+
+    path = find_plan(opts.config) if opts.config is not None else None
+    if path is None:
+        return opts
+    try:
+        training = load_plan(path).training
+    except AccelwizError:
+        return opts  # settings.py reads the same plan and reports what is wrong with it
+    if getattr(training, "kind", None) in (None, "sft"):
+        return opts
+    planned = {name: getattr(training, name, None) for name in PLANNED}
+    given = {name: value for name, value in planned.items() if value is not None
+             and (name == "kind" or getattr(opts, name) == getattr(type(opts)(), name))}
+    return replace(opts, **given)

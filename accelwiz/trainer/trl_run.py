@@ -1,0 +1,143 @@
+"""`--kind dpo|grpo`: the built-in trainer hands the run to TRL's own DPOTrainer / GRPOTrainer.
+
+    accelerate launch -m accelwiz.trainer.train --kind dpo --model CKPT --data prefs.jsonl --steps 4
+    accelerate launch -m accelwiz.trainer.train --kind grpo --model CKPT --data prompts.jsonl --reward r.py:fn
+
+The settings are those of an SFT run (the model, micro-batch, accumulation, method and LoRA from the flags, the
+plan and the DeepSpeed JSON, `settings.py`), turned into a DPOConfig / GRPOConfig; TRL's trainer then runs under
+the Accelerate state `accelerate launch` set up (DDP, DeepSpeed). Losses and GRPO's rewards from TRL's log go into
+`run_report.json` with the kind. Bad input (a missing column, a reward file that does not load) is one line and
+exit 2 before any model is loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import replace
+from typing import Any
+
+from accelwiz.trainer.options import TrainerOptions
+
+
+def run_trl(opts: TrainerOptions) -> Any:
+    """Train with TRL's trainer; returns the Accelerator for train.finish. Bad input raises the AccelwizError
+    (InputError/UsageError: exit 2) that train.entry prints as one line, before any model is loaded."""
+    from accelwiz.trainer.inputs import check_inputs
+    from accelwiz.trainer.trl_data import reward_of, trl_records
+
+    uses_deepspeed = os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true"
+    checked = check_inputs(opts, uses_deepspeed=uses_deepspeed)  # trl_data.check_trl_inputs included
+    records, reward = trl_records(opts), reward_of(opts)
+    settings = checked.settings
+    trainer = _build(opts, settings, checked.model, records, reward)
+    started = time.perf_counter()
+    trainer.train()
+    _report(trainer, opts, settings, time.perf_counter() - started)
+    return trainer.accelerator
+
+
+def _common(opts: TrainerOptions, settings: Any) -> dict[str, Any]:
+    """The TrainingArguments both configs share, from the resolved settings."""
+    import torch
+
+    on_gpu = torch.cuda.is_available()
+    return {
+        "output_dir": str(opts.output_dir),
+        "per_device_train_batch_size": settings.micro_batch.value,
+        "gradient_accumulation_steps": settings.gradient_accumulation.value,
+        "max_steps": opts.steps,
+        "learning_rate": opts.lr,
+        "warmup_steps": round(opts.steps * opts.warmup_ratio),
+        "max_grad_norm": opts.max_grad_norm,
+        "logging_steps": 1,
+        "save_strategy": "no",
+        "report_to": "none",
+        "seed": opts.seed,
+        "use_cpu": not on_gpu,
+        "bf16": on_gpu and torch.cuda.is_bf16_supported(),
+        "gradient_checkpointing": bool(settings.gradient_checkpointing.value),
+        "disable_tqdm": True,
+    }
+
+
+def _build(opts: TrainerOptions, settings: Any, model: Any, records: list[dict[str, Any]], reward: Any) -> Any:
+    from datasets import Dataset
+
+    data = Dataset.from_list(records)
+    peft = _peft(settings)
+    extra = {} if opts.beta is None else {"beta": opts.beta}
+    if opts.kind == "dpo":
+        from trl import DPOConfig, DPOTrainer
+
+        args = DPOConfig(**_common(opts, settings), max_length=opts.max_prompt_length + opts.max_completion_length,
+                         **extra)
+        return DPOTrainer(model=str(model.path), args=args, train_dataset=data, peft_config=peft)
+    from trl import GRPOConfig, GRPOTrainer
+
+    args = GRPOConfig(**_common(opts, settings), num_generations=opts.num_generations,
+                      max_completion_length=opts.max_completion_length, **extra)
+    return GRPOTrainer(model=str(model.path), reward_funcs=reward, args=args, train_dataset=data, peft_config=peft)
+
+
+def _peft(settings: Any) -> Any:
+    """A LoRA config for PEFT when the method says so (QLoRA stays with the built-in loop)."""
+    method = settings.method.value
+    if method == "full":
+        return None
+    if method != "lora":
+        from accelwiz.errors import UsageError
+
+        raise UsageError(f"--kind dpo/grpo trains full or LoRA, not {method}", hint="pass --method lora")
+    from peft import LoraConfig
+
+    rank = settings.lora_rank.value
+    targets = settings.lora_targets.value
+    return LoraConfig(r=rank, lora_alpha=settings.lora_alpha.value or 2 * rank, task_type="CAUSAL_LM",
+                      target_modules=list(targets) if targets else ["q_proj", "v_proj"])
+
+
+def _report(trainer: Any, opts: TrainerOptions, settings: Any, seconds: float) -> None:
+    """run_report.json: the kind, TRL's logged losses (and GRPO's rewards), the settings and their sources."""
+    from accelwiz.trainer.report import peak_memory_bytes, write_report
+
+    accelerator = trainer.accelerator
+    logs = [entry for entry in trainer.state.log_history if "loss" in entry]
+    losses = [float(entry["loss"]) for entry in logs]
+    # GRPO logs the mean reward of the completions; DPO the margin of the implicit rewards (chosen - rejected)
+    key = "reward" if opts.kind == "grpo" else "rewards/margins"
+    rewards = [float(entry[key]) for entry in logs if key in entry]
+    peak, measured = peak_memory_bytes(accelerator.device.type)
+    if not accelerator.is_main_process:
+        return
+    report = {
+        "kind": opts.kind,
+        "trainer": type(trainer).__name__,
+        "world_size": accelerator.num_processes,
+        "distributed_type": str(getattr(accelerator.distributed_type, "value", accelerator.distributed_type)),
+        "model": str(settings.model.value),
+        "method": settings.method.value,
+        "micro_batch": settings.micro_batch.value,
+        "gradient_accumulation": settings.gradient_accumulation.value,
+        "steps": trainer.state.global_step,
+        "losses": losses,
+        "loss_first": losses[0] if losses else None,
+        "final_loss": losses[-1] if losses else None,
+        "reward_key": key,
+        "rewards": rewards,
+        "reward_last": rewards[-1] if rewards else None,
+        "num_generations": opts.num_generations if opts.kind == "grpo" else None,
+        "max_prompt_length": opts.max_prompt_length,
+        "max_completion_length": opts.max_completion_length,
+        "train_seconds": round(seconds, 3),
+        "peak_memory_bytes": peak,
+        "peak_memory_measure": measured,
+        "settings": settings.for_report(),
+        "log_history": trainer.state.log_history,
+    }
+    path = write_report(opts.output_dir, report)
+    reward_text = f", reward {rewards[-1]:.3f}" if rewards else ""
+    loss_text = f"loss {losses[0]:.3f} -> {losses[-1]:.3f}" if losses else "no loss logged"
+    print(f"done: {opts.kind} step {trainer.state.global_step}/{opts.steps}, {loss_text}{reward_text}; "
+          f"report: {path}", file=sys.stderr)

@@ -1,0 +1,106 @@
+"""TRL's own DPOTrainer and GRPOTrainer launched by the built-in trainer (`--kind dpo|grpo`) on the session's tiny
+pretrained checkpoint, on CPU, through `accelwiz run -- --kind ...`: DPO in one process and under 2-process ZeRO-2,
+GRPO under 2-process DDP; the run report records the kind, the losses and the rewards. Bad data and a bad reward
+are one line and exit 2, before the launch."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.ports import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+REWARD = "def length_reward(completions, **kwargs):\n    return [len(c) / 10 for c in completions]\n"
+
+
+CONFIGS = {
+    "single": "distributed_type: 'NO'\nuse_cpu: true\nnum_processes: 1\nmixed_precision: 'no'\n",
+    "ddp": "distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: 'no'\n",
+    "zero2": "distributed_type: DEEPSPEED\nnum_processes: 2\nmixed_precision: 'no'\ndeepspeed_config:\n"
+             "  zero_stage: 2\n  gradient_accumulation_steps: 1\n  gradient_clipping: 1.0\n",
+}
+
+
+def accelwiz_run(config: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`accelwiz run --config NAME.yaml ... -- --kind ...`: the preflight, then `accelerate launch` of the trainer."""
+    path = cwd / f"{config}.yaml"
+    path.write_text(f"compute_environment: LOCAL_MACHINE\nnum_machines: 1\nmain_process_port: {free_port()}\n"
+                    + CONFIGS[config])
+    return subprocess.run([sys.executable, "-m", "accelwiz", "run", "--config", str(path), *args], cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=500)
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("config", "distributed", "world"), [("single", "NO", 1), ("zero2", "DEEPSPEED", 2)])
+def test_dpo_trains_and_reports_loss_and_reward_margins(tmp_path: Path, checkpoint: Path, config: str,
+                                                        distributed: str, world: int) -> None:
+    """One process, and 2-process ZeRO-2 (where TRL runs the reference model through DeepSpeed at stage 0)."""
+    data = write_jsonl(tmp_path / "prefs.jsonl", [
+        {"prompt": f"The number {i} is", "chosen": " even and small.", "rejected": " a cat on a mat."}
+        for i in range(8)])
+    done = accelwiz_run(config, "--model", str(checkpoint), "--data", str(data), "--steps", "3",
+                        "--micro-batch", "2", "--output-dir", "out", "--", "--kind", "dpo", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads((tmp_path / "out" / "run_report.json").read_text())
+    assert (report["kind"], report["trainer"], report["steps"]) == ("dpo", "DPOTrainer", 3)
+    assert (report["distributed_type"], report["world_size"]) == (distributed, world)
+    assert report["losses"][0] == pytest.approx(0.6931, abs=1e-3)  # log 2: policy == reference at step 0
+    assert report["final_loss"] < report["losses"][0]
+    assert len(report["rewards"]) == 3 and report["rewards"][-1] > 0  # chosen pulled above rejected
+
+
+@pytest.mark.slow
+def test_grpo_trains_under_two_process_ddp_with_a_reward_file(tmp_path: Path, checkpoint: Path) -> None:
+    data = write_jsonl(tmp_path / "prompts.jsonl", [{"prompt": f"Count to {i}:"} for i in range(8)])
+    (tmp_path / "rewards.py").write_text(REWARD)
+    done = accelwiz_run("ddp", "--model", str(checkpoint), "--data", str(data), "--steps", "2", "--micro-batch",
+                        "2", "--output-dir", "out", "--", "--kind", "grpo", "--reward", "rewards.py:length_reward",
+                        "--num-generations", "4", "--max-completion-length", "8", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads((tmp_path / "out" / "run_report.json").read_text())
+    assert (report["kind"], report["world_size"], report["distributed_type"]) == ("grpo", 2, "MULTI_CPU")
+    assert len(report["losses"]) == 2 and len(report["rewards"]) == 2
+    assert all(r > 0 for r in report["rewards"])  # len(completion) / 10: every completion has text
+
+
+@pytest.mark.parametrize(("kind", "rows", "expected"), [
+    ("dpo", [{"prompt": "a", "chosen": "b", "rejected": "c"}, {"prompt": "a", "chosen": "b"}],
+     "prefs.jsonl:2: no `rejected` for --kind dpo"),
+    ("grpo", [{"prompt": "a"}, {"prompt": "b"}, {"question": "c"}], "prefs.jsonl:3: no `prompt` for --kind grpo"),
+    ("dpo", [{"prompt": "a", "chosen": 3, "rejected": "c"}], "prefs.jsonl:1: `chosen` neither a string"),
+])
+def test_a_dataset_without_the_columns_names_its_first_bad_line(tmp_path: Path, checkpoint: Path, kind: str,
+                                                                rows: list[dict], expected: str) -> None:
+    data = write_jsonl(tmp_path / "prefs.jsonl", rows)
+    (tmp_path / "rewards.py").write_text(REWARD)
+    done = accelwiz_run("single", "--model", str(checkpoint), "--data", str(data), "--", "--kind", kind,
+                        "--reward", "rewards.py:length_reward", cwd=tmp_path)
+    assert done.returncode == 2
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and expected in errors[0], done.stderr[-1500:]
+    assert "Traceback" not in done.stderr and not (tmp_path / "accelwiz-run").exists()
+
+
+@pytest.mark.parametrize(("reward", "expected"), [
+    ("rewards.py", "expected FILE.py:FUNCTION"),
+    ("rewards.py:missing", "has no function missing"),
+    ("rewards.py:positional", "must accept `completions` and `**kwargs`"),
+])
+def test_a_bad_reward_is_one_line_and_exit_2(tmp_path: Path, checkpoint: Path, reward: str, expected: str) -> None:
+    data = write_jsonl(tmp_path / "prompts.jsonl", [{"prompt": "a"}])
+    (tmp_path / "rewards.py").write_text(REWARD + "def positional(completions):\n    return [0.0]\n")
+    done = accelwiz_run("single", "--model", str(checkpoint), "--data", str(data), "--", "--kind", "grpo",
+                        "--reward", reward, cwd=tmp_path)
+    assert done.returncode == 2
+    assert expected in done.stderr and "Traceback" not in done.stderr
