@@ -35,6 +35,7 @@ Method = Literal["full", "lora", "qlora"]
 Attention = Literal["eager", "sdpa", "flash"]
 Precision = Literal["fp32", "fp16", "bf16", "fp8"]
 Owner = Literal["accelerate", "trainer"]
+Kind = Literal["sft", "dpo", "grpo"]
 
 
 class _Strict(BaseModel):
@@ -108,6 +109,15 @@ class PlanTraining(_Strict):
     optimizer: Literal["adamw", "adamw8bit", "sgd", "adafactor"] = "adamw"
     trainer_arguments: list[str] = Field(default_factory=list,
                                          description="TrainingArguments flags that agree with this plan.")
+    # post-training through TRL (docs/posttraining.md): what `run` trains and `estimate --kind` sizes
+    kind: Kind = Field("sft", description="sft (supervised), dpo (preference pairs) or grpo (generations scored by "
+                                          "a reward).")
+    reward: str | None = Field(None, description="GRPO's reward, FILE.py:FUNCTION (relative to the plan).")
+    num_generations: int | None = Field(None, ge=2, description="GRPO: completions generated per prompt.")
+    max_prompt_length: int | None = Field(None, ge=1)
+    max_completion_length: int | None = Field(None, ge=1)
+    beta: float | None = Field(None, ge=0, description="The KL weight (DPO, GRPO); GRPO's 0 needs no reference "
+                                                       "model.")
 
 
 class PlanEstimate(_Strict):

@@ -112,12 +112,16 @@ def with_plan(opts: TrainerOptions) -> TrainerOptions:
     if path is None:
         return opts
     try:
-        training = load_plan(path).training
+        plan = load_plan(path)
     except AccelwizError:
         return opts  # settings.py reads the same plan and reports what is wrong with it
+    training = plan.training
     if getattr(training, "kind", None) in (None, "sft"):
         return opts
     planned = {name: getattr(training, name, None) for name in PLANNED}
+    if planned.get("reward"):  # FILE.py:FUNCTION, its file relative to the plan like every path in it
+        file, _, function = str(planned["reward"]).rpartition(":")
+        planned["reward"] = f"{plan.resolve(file)}:{function}" if file else planned["reward"]
     given = {name: value for name, value in planned.items() if value is not None
              and (name == "kind" or getattr(opts, name) == getattr(type(opts)(), name))}
     return replace(opts, **given)
