@@ -10,6 +10,7 @@ torch: `accelwiz run` refuses a malformed line, by file and line number, before 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,10 +64,16 @@ def load_records(path: Path | None) -> list[Record]:
 
 def read_jsonl(path: Path) -> list[Record]:
     """One record per non-blank line; a line that is not a JSON object with `text` or `messages` is named."""
+    return jsonl_records(path, check_record, example='{"text": "..."}')
+
+
+def jsonl_records(path: Path, check: Callable[[Any, str], Any], *, example: str) -> list[Any]:
+    """Every non-blank line of a JSONL file through `check(item, "path:line")`; a DataError names the first line
+    that is not JSON (or that `check` refuses), a file that cannot be read, or one with no record at all."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise DataError(f"cannot read --data {path}: {exc.strerror or exc}") from None
+        raise DataError(f"cannot read --data {path}: {exc.strerror or exc}", hint="check the path") from None
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not UTF-8 text (byte {exc.start})", hint="save the file as UTF-8") from None
     records = []
@@ -78,23 +85,23 @@ def read_jsonl(path: Path) -> list[Record]:
         except json.JSONDecodeError as exc:
             raise DataError(f"{path}:{number}: not JSON ({exc.msg} at column {exc.colno})",
                             hint="write one JSON object per line") from None
-        records.append(check_record(item, f"{path}:{number}"))
+        records.append(check(item, f"{path}:{number}"))
     if not records:
-        raise DataError(f"{path}: no records (every line is blank)", hint="write one JSON object per line")
+        raise DataError(f"{path}: no records (every line is blank)", hint=f"write one object per line, e.g. {example}")
     return records
 
 
 def check_record(item: Any, where: str) -> Record:
     if isinstance(item, dict) and isinstance(item.get("text"), str):
         return {"text": item["text"]}
-    if isinstance(item, dict) and _is_messages(item.get("messages")):
+    if isinstance(item, dict) and is_messages(item.get("messages")):
         return {"messages": item["messages"]}
     shape = f"keys {', '.join(map(str, item))}" if isinstance(item, dict) and item else type(item).__name__
     raise DataError(f"{where}: has neither a `text` string nor a `messages` list (found {shape})",
                     hint='write {"text": "..."} or {"messages": [{"role": "user", "content": "..."}, ...]}')
 
 
-def _is_messages(value: Any) -> bool:
+def is_messages(value: Any) -> bool:
     return (isinstance(value, list) and bool(value)
             and all(isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
                     for m in value))

@@ -7,12 +7,11 @@ arguments (TRL's reward signature). The first line without what the kind needs i
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from accelwiz.errors import InputError, UsageError
-from accelwiz.trainer.data import DataError, _is_messages
+from accelwiz.trainer.data import DataError, is_messages, jsonl_records
 
 if TYPE_CHECKING:
     from accelwiz.trainer.options import TrainerOptions
@@ -26,25 +25,7 @@ def read_trl_records(path: Path | None, kind: str) -> list[dict[str, Any]]:
     if path is None:
         raise DataError(f"--kind {kind} needs --data: a JSONL file with {', '.join(COLUMNS[kind])} per line",
                         hint=f"write one object per line, e.g. {_EXAMPLE[kind]}")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise DataError(f"cannot read --data {path}: {exc.strerror or exc}", hint="check the path") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text (byte {exc.start})", hint="save the file as UTF-8") from None
-    records = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}:{number}: not JSON ({exc.msg} at column {exc.colno})",
-                            hint="write one JSON object per line") from None
-        records.append(_checked(item, kind, f"{path}:{number}"))
-    if not records:
-        raise DataError(f"{path}: no records (every line is blank)", hint=f"write e.g. {_EXAMPLE[kind]}")
-    return records
+    return jsonl_records(path, lambda item, where: _checked(item, kind, where), example=_EXAMPLE[kind])
 
 
 def _checked(item: Any, kind: str, where: str) -> dict[str, Any]:
@@ -61,7 +42,7 @@ def _checked(item: Any, kind: str, where: str) -> dict[str, Any]:
 
 
 def _text_or_messages(value: Any) -> bool:
-    return (isinstance(value, str) and bool(value)) or _is_messages(value)
+    return (isinstance(value, str) and bool(value)) or is_messages(value)
 
 
 def check_trl_inputs(opts: TrainerOptions, model: Any) -> None:
