@@ -63,8 +63,9 @@ def estimate(
     offload_optimizer: Annotated[str, typer.Option(metavar="none|cpu|nvme")] = "none",
     offload_param: Annotated[str, typer.Option(metavar="none|cpu|nvme")] = "none",
     micro_batch: Annotated[int, typer.Option(min=1, rich_help_panel=_TRAIN)] = 1,
-    seq_len: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAIN, show_default=False,
-                                                help="Tokens per sequence (default: 2048, or the model's positions when fewer).")] = None,
+    seq_len: Annotated[int | None, typer.Option(
+        min=1, rich_help_panel=_TRAIN, show_default=False,
+        help="Tokens per sequence (default: 2048, or the model's positions when fewer).")] = None,
     lora: Annotated[
         bool, typer.Option(help="LoRA adapters on all block linears.", rich_help_panel=_TRAIN)
     ] = False,

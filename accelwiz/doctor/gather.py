@@ -6,6 +6,7 @@ No torch import: GPUs come from NVML through accelwiz.probe, versions from packa
 
 from __future__ import annotations
 
+import contextlib
 import platform
 import socket
 from collections.abc import Mapping
@@ -125,10 +126,9 @@ def sees_token(folder: str, token: str, nonce: str) -> bool:
 
 def remove_token(check: FolderCheck) -> None:
     if check.token is not None:
-        try:
+        # already gone, or the folder went read-only meanwhile: a stray dot file, nothing worse
+        with contextlib.suppress(OSError):
             (Path(check.path) / check.token).unlink()
-        except OSError:
-            pass  # already gone, or the folder went read-only meanwhile: a stray dot file, nothing worse
 
 
 def default_cache_dir(environ: Mapping[str, str]) -> Path:

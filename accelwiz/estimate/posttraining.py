@@ -44,8 +44,8 @@ from accelwiz.estimate.memory import (
 )
 from accelwiz.estimate.states import optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
-from accelwiz.estimate.workload import Workload
 from accelwiz.estimate.vllm_kv import VllmCache, kv_bytes_per_token, vllm_cache
+from accelwiz.estimate.workload import Workload
 from accelwiz.vocab import GIB
 
 Kind = Literal["sft", "dpo", "grpo"]

@@ -24,7 +24,8 @@ def gpu_columns(gpus: list[GpuInfo], *, wide: bool) -> tuple[list[str], list[lis
         ("#", lambda g: str(g.index)), ("GPU", lambda g: g.name),
         ("memory", lambda g: gib(g.memory_total_bytes)),
         ("free", lambda g: gib(g.memory_free_bytes)),
-        ("CC", lambda g: g.arch if g.vendor == "amd" and g.arch else f"{g.compute_capability[0]}.{g.compute_capability[1]}"),
+        ("CC", lambda g: g.arch if g.vendor == "amd" and g.arch
+         else f"{g.compute_capability[0]}.{g.compute_capability[1]}"),
         ("bf16", lambda g: "yes" if g.native_bf16 else "emul"), ("fp8", lambda g: yes_no(g.fp8)),
         ("NVLink", lambda g: str(g.nvlink_links)), ("MIG", lambda g: yes_no(g.mig_enabled)),
         ("UUID", lambda g: g.uuid or "-"), ("PCI bus", lambda g: g.pci_bus_id or "-"),

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from accelwiz.errors import InputError, UsageError
 

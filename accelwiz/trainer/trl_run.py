@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import replace
 from typing import Any
 
 from accelwiz.trainer.options import TrainerOptions
