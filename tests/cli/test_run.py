@@ -132,9 +132,10 @@ def test_failing_script_exit_code_passes_through(write, tmp_path):
 
 @pytest.mark.slow
 def test_init_defaults_then_run_is_a_complete_first_experience(tmp_path):
-    """The README's first two commands: `accelwiz init --defaults && accelwiz run` trains the built-in model."""
+    """The README's train command: `accelwiz init --model tiny --defaults && accelwiz run` trains the toy model
+    it names, at its planned sequence (the toy's 256 positions)."""
     init = subprocess.run(
-        [sys.executable, "-m", "accelwiz", "init", "--defaults"],
+        [sys.executable, "-m", "accelwiz", "init", "--model", "tiny", "--defaults"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -142,7 +143,7 @@ def test_init_defaults_then_run_is_a_complete_first_experience(tmp_path):
     )
     assert init.returncode == 0, init.stderr
     run = subprocess.run(
-        [sys.executable, "-m", "accelwiz", "run", "--model", "tiny", "--steps", "4"],
+        [sys.executable, "-m", "accelwiz", "run", "--steps", "4"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -155,10 +156,11 @@ def test_init_defaults_then_run_is_a_complete_first_experience(tmp_path):
     planned = yaml.safe_load((tmp_path / "accelerate.plan.yaml").read_text())["training"]
     assert (report["micro_batch"], report["gradient_accumulation_steps"], report["seq_len"]) == (
         planned["micro_batch"], planned["gradient_accumulation"], planned["sequence_length"])
-    assert report["settings"]["micro_batch"]["source"] == "plan"
+    assert report["settings"]["micro_batch"]["source"] == "plan" and report["model"] == "tiny"
+    assert report["settings"]["model"] == {"value": "tiny", "source": "plan"} and planned["sequence_length"] == 256
     # resuming a finished run trains nothing and still writes strict JSON (no NaN losses)
     again = subprocess.run(
-        [sys.executable, "-m", "accelwiz", "run", "--model", "tiny", "--steps", "4", "--resume"],
+        [sys.executable, "-m", "accelwiz", "run", "--steps", "4", "--resume"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
