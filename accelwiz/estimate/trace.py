@@ -170,6 +170,9 @@ class TraceResult:
     gradients: int  # all parameter gradients, when the optimizer step begins
     optimizer_states: int  # Adam m and v after the step (the step counters excluded)
     seconds: float
+    # the caching-allocator replay of the recorded allocations and frees (allocator.py): `reserved` and
+    # `allocated` peaks, and `reserved_<phase>` / `allocated_<phase>` per phase
+    allocator: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -183,6 +186,11 @@ class TraceResult:
     @property
     def peak(self) -> int:
         return self.phase_peaks[self.peak_phase].total
+
+    @property
+    def reserved(self) -> int:
+        """What `torch.cuda.max_memory_reserved` should show: the allocator replay's reserved peak."""
+        return self.allocator.get("reserved", 0)
 
     @property
     def weights(self) -> int:
@@ -211,6 +219,8 @@ class TraceResult:
             "optimizer_temporaries": self.optimizer_temporaries,
             "peak": self.peak,
             "peak_phase": self.peak_phase,
+            "reserved": self.reserved,
+            "allocator": dict(self.allocator),
             "phase_peaks": {p: {"total": s.total, **s.bytes} for p, s in self.phase_peaks.items()},
             "forward_end": {"total": self.forward_end.total, **self.forward_end.bytes},
             "seconds": round(self.seconds, 2),
@@ -454,7 +464,7 @@ def _phase_tracker(param_storages: Any) -> Any:
     """A MemTracker that keeps the peak of each phase and files autocast's parameter copies apart."""
     import torch
     from torch.distributed._tools.common_utils import get_untyped_storages
-    from torch.distributed._tools.mem_tracker import _TOTAL_KEY, MemTracker, _MemRefType
+    from torch.distributed._tools.mem_tracker import _TOTAL_KEY, MemTracker, _MemRefType, _UpdateType
 
     names = {
         _MemRefType.PARAM: "parameters",
@@ -469,8 +479,28 @@ def _phase_tracker(param_storages: Any) -> Any:
     class PhaseTracker(MemTracker):
         def __init__(self) -> None:
             super().__init__()
-            self.phase: str = "setup"
+            self._phase: str = "setup"
             self.peaks: dict[str, tuple[int, dict[str, int]]] = {}
+            # every allocation and free, in order, for the caching-allocator replay (allocator.py)
+            self.events: list[tuple] = []
+
+        @property
+        def phase(self) -> str:
+            return self._phase
+
+        @phase.setter
+        def phase(self, name: str) -> None:
+            self._phase = name
+            self.events.append(("phase", name))
+
+        def _update_snap(self, u_type: Any, winfo: Any, old_mem_consumed: Any = None, old_reftype: Any = None) -> None:
+            super()._update_snap(u_type, winfo, old_mem_consumed, old_reftype)
+            if u_type == _UpdateType.ADD:
+                self.events.append(("alloc", id(winfo), winfo.mem_consumed))
+            elif u_type == _UpdateType.DEL:
+                self.events.append(("free", id(winfo)))
+            elif u_type == _UpdateType.SIZE:  # a storage resized in place: freed and allocated again
+                self.events += [("free", id(winfo)), ("alloc", id(winfo), winfo.mem_consumed)]
 
         def snapshot(self) -> dict[str, int]:
             snap = self._curr_mem_snap.get(torch.device("cpu"), {})
@@ -511,7 +541,9 @@ def _phase_tracker(param_storages: Any) -> Any:
 # -- the trace ------------------------------------------------------------------------------------------------
 
 
-def _trace_once(config: Any, settings: TraceSettings) -> tuple[Snapshot, dict[str, Snapshot], int, int]:
+def _trace_once(
+    config: Any, settings: TraceSettings
+) -> tuple[Snapshot, dict[str, Snapshot], int, int, dict[str, int]]:
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.distributed._tools.common_utils import get_untyped_storages
@@ -557,7 +589,46 @@ def _trace_once(config: Any, settings: TraceSettings) -> tuple[Snapshot, dict[st
         if key != "step" and isinstance(value, torch.Tensor)
     )
     phases = {phase: Snapshot(tracker.peaks[phase][1]) for phase in PHASES}
-    return Snapshot(forward_end), phases, gradients, states
+    return Snapshot(forward_end), phases, gradients, states, _replayed(tracker.events)
+
+
+def _scaled_replay(traced: dict[str, int], traced_phases: dict[str, Snapshot],
+                   phases: dict[str, Snapshot]) -> dict[str, int]:
+    """The replay of a shallower trace, scaled: reserved is not linear in depth (a segment is reused or
+    not), so the traced ratio of reserved to allocated beyond the static bytes (parameters, buffers,
+    optimizer states: allocated once, in segments of their own size) is applied to the scaled peaks."""
+
+    def static(snapshot: Snapshot) -> int:
+        return sum(snapshot.bytes.get(key, 0) for key in ("parameters", "buffers", "optimizer"))
+
+    peak_phase = max(PHASES, key=lambda p: traced_phases[p].total)
+    fixed, high = static(traced_phases[peak_phase]), traced_phases[peak_phase].total
+    ratio = (traced["reserved"] - fixed) / (high - fixed) if high > fixed else 1.0
+    scaled = {f"allocated_{p}": phases[p].total for p in PHASES}
+    top = max(PHASES, key=lambda p: phases[p].total)
+    scaled["allocated"] = phases[top].total
+    scaled["reserved"] = round(static(phases[top]) + ratio * (phases[top].total - static(phases[top])))
+    for phase in PHASES:
+        share = traced.get(f"reserved_{phase}", 0) / traced["reserved"] if traced["reserved"] else 0.0
+        scaled[f"reserved_{phase}"] = round(share * scaled["reserved"])
+    return scaled
+
+
+def _replayed(events: list[tuple]) -> dict[str, int]:
+    """The caching allocator's reserved bytes at the end of each phase (the most over both steps: reserved
+    memory is only given back by `empty_cache`), and its allocated peak per phase (512-byte rounding and
+    unsplit remainders included)."""
+    from accelwiz.estimate.allocator import replay
+
+    result = replay(events)
+    figures: dict[str, int] = {}
+    for phase, allocated, reserved in result.phases:
+        if phase in PHASES:
+            figures[f"reserved_{phase}"] = max(figures.get(f"reserved_{phase}", 0), reserved)
+            figures[f"allocated_{phase}"] = max(figures.get(f"allocated_{phase}", 0), allocated)
+    figures["reserved"] = result.peak_reserved
+    figures["allocated"] = result.peak_allocated
+    return figures
 
 
 def trace_training_step(config: Any, settings: TraceSettings, *, layers: int | None = None) -> TraceResult:
@@ -574,8 +645,9 @@ def trace_training_step(config: Any, settings: TraceSettings, *, layers: int | N
         per = (traced - 1)
         gradients = round(full[2] + (full[2] - one[2]) / per * (depth - traced))
         states = round(full[3] + (full[3] - one[3]) / per * (depth - traced))
+        replayed = _scaled_replay(full[4], full[1], phases)
         notes.append(f"traced 1 and {traced} of {depth} layers; every figure scaled linearly to {depth}")
-        full = (forward_end, phases, gradients, states)
+        full = (forward_end, phases, gradients, states, replayed)
     if settings.attention == "flash":
         notes.append("flash-attention traced as sdpa (the same saved output and log-sum-exp)")
     return TraceResult(
@@ -587,6 +659,7 @@ def trace_training_step(config: Any, settings: TraceSettings, *, layers: int | N
         phase_peaks=full[1],
         gradients=full[2],
         optimizer_states=full[3],
+        allocator=full[4],
         seconds=time.perf_counter() - started,
         notes=tuple(notes),
     )
