@@ -49,3 +49,26 @@ def test_a_traced_step_replays_to_a_reserved_peak_per_phase() -> None:
     assert trace.reserved >= replay["allocated"] >= trace.peak
     assert replay["reserved_forward"] <= replay["reserved_backward"] <= replay["reserved_optimizer"]
     assert trace.as_dict()["reserved"] == trace.reserved
+
+
+def test_json_peak_has_allocated_reserved_runtime_and_the_device(cli) -> None:
+    result = cli("estimate", "--model", "llama-3.1-8b", "--gpus", "8", "--strategy", "fsdp_full", "--lora",
+                 "--gradient-checkpointing", "--gpu-memory", "80GiB", "--format", "json")
+    data = json.loads(result.stdout)
+    peak = data["estimate"]["peak"]
+    assert peak["allocated"] < peak["reserved"] and peak["total"] == peak["reserved"] + peak["runtime"]
+    assert peak["runtime"] == sum(peak["runtime_parts"].values()) and peak["runtime_parts"]["nccl"] > 0
+    assert peak["device_total"] == 80 * 2**30
+    assert peak["phase"]["allocated"] in ("forward", "backward", "optimizer")
+    per_gpu = data["estimate"]["per_gpu_bytes"]
+    assert per_gpu["total"] == peak["total"] == sum(v for k, v in per_gpu.items() if k != "total")
+
+
+def test_the_verdict_judges_reserved_plus_runtime(cli) -> None:
+    """A GPU that holds the allocated peak but not the reserved peak plus the runtime does not fit."""
+    workload = Workload(resolve_model("llama-3.2-1b"), micro_batch=8, seq_len=2048)
+    estimate = estimate_memory(workload, Strategy("single"))
+    between = (estimate.allocated + estimate.per_gpu_total) // 2
+    result = cli("estimate", "--model", "llama-3.2-1b", "--micro-batch", "8", "--strategy", "single",
+                 "--gpu-memory", f"{between // 2**20}MiB")
+    assert result.exit_code == 1 and "does not fit" in result.stdout
