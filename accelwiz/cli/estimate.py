@@ -87,7 +87,11 @@ def estimate(
         str, typer.Option(metavar="adamw|adamw8bit|sgd|adafactor", rich_help_panel=_TRAIN)
     ] = "adamw",
     gradient_checkpointing: Annotated[bool, typer.Option(rich_help_panel=_TRAIN)] = False,
-    attention: Annotated[str, typer.Option(metavar="eager|sdpa|flash", rich_help_panel=_TRAIN)] = "sdpa",
+    attention: Annotated[
+        str | None,
+        typer.Option(metavar="eager|sdpa|flash", rich_help_panel=_TRAIN,
+                     help="Default: sdpa where transformers has it for the model, else eager."),
+    ] = None,
     system: SystemOption = None,
     gpu_memory: Annotated[
         str | None, typer.Option(help="Memory of one GPU: 80GiB, 80GB, 81920MiB.", rich_help_panel=_MEM)
@@ -154,6 +158,11 @@ def estimate(
             )
         from accelwiz.resolution.options import workload_from_options
 
+        if lora_target and model is not None:  # an unknown name beside valid ones is refused, by name
+            from accelwiz.estimate.models import resolve_model
+            from accelwiz.estimate.workload import check_lora_targets
+
+            check_lora_targets(resolve_model(model), lora_target)
         more = {"lora_targets": tuple(lora_target)} if lora_target else {}
         workload = workload_from_options(
             model=model or params or "",
@@ -168,6 +177,14 @@ def estimate(
             attention=attention,
             **more,
         )
+        from accelwiz.estimate.workload import check_attention, default_attention
+
+        if attention is not None:
+            check_attention(workload.model, attention)
+        elif workload.attention != default_attention(workload.model):  # what transformers picks (Gemma-2: eager)
+            from dataclasses import replace
+
+            workload = replace(workload, attention=default_attention(workload.model))
         if layers is not None and not trace:
             raise UsageError("--layers is for --trace", hint="add --trace, or drop --layers")
         from accelwiz.estimate.target import select_target

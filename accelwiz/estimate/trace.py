@@ -124,7 +124,9 @@ class TraceSettings:
         from accelwiz.estimate.workload import ALL_LINEAR
 
         lora = workload.regime == "lora"
-        kinds = {t.kind for t in workload.model.block_linears()}
+        from accelwiz.estimate.spec import OUTSIDE_BLOCK_TARGETS
+
+        kinds = {t.kind for t in workload.model.all_block_linears()} | OUTSIDE_BLOCK_TARGETS
         everything = workload.lora_targets == ALL_LINEAR  # PEFT's "all-linear": () below
         engine16 = strategy is not None and (strategy.is_deepspeed or strategy.is_fsdp)
         return cls(
