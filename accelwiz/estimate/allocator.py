@@ -245,6 +245,7 @@ class Replay:
     peak_reserved: int
     peak_requested: int
     phases: tuple[tuple[str, int, int], ...]  # (phase, peak allocated, reserved at its end), in stream order
+    timeline: tuple[tuple[str, int, int], ...] = ()  # (phase, allocated, reserved) after each event, if asked
 
     @property
     def ratio(self) -> float:
@@ -257,11 +258,13 @@ Event = tuple
 
 
 def replay(events: Iterable[Event], *, max_split_size: int = NO_LIMIT, expandable_segments: bool = False,
-           capacity: int | None = None) -> Replay:
-    """Run `events` through a fresh allocator; a free of an unknown key (allocated before the stream) is skipped."""
+           capacity: int | None = None, timeline: bool = False) -> Replay:
+    """Run `events` through a fresh allocator; a free of an unknown key (allocated before the stream) is skipped.
+    `timeline`: also keep (phase, allocated, reserved) after every allocation and free."""
     allocator = CachingAllocator(max_split_size, expandable_segments, capacity)
     live: dict[object, tuple[Block, int]] = {}
     phases: list[list] = []
+    points: list[tuple[str, int, int]] = []
     peak_requested = 0
     for event in events:
         kind = event[0]
@@ -279,5 +282,7 @@ def replay(events: Iterable[Event], *, max_split_size: int = NO_LIMIT, expandabl
             phases[-1][1] = max(phases[-1][1], allocator.allocated)
         if phases:
             phases[-1][2] = allocator.reserved
+        if timeline and kind in ("alloc", "free"):
+            points.append((phases[-1][0] if phases else "", allocator.allocated, allocator.reserved))
     return Replay(allocator.peak_allocated, allocator.peak_reserved, peak_requested,
-                  tuple((name, high, reserved) for name, high, reserved in phases))
+                  tuple((name, high, reserved) for name, high, reserved in phases), tuple(points))

@@ -175,6 +175,8 @@ class TraceResult:
     # the caching-allocator replay of the recorded allocations and frees (allocator.py): `reserved` and
     # `allocated` peaks, and `reserved_<phase>` / `allocated_<phase>` per phase
     allocator: dict[str, int] = field(default_factory=dict)
+    # (phase, allocated, reserved) over the second step, from the replay (at most 1500 points)
+    timeline: tuple[tuple[str, int, int], ...] = ()
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -545,7 +547,7 @@ def _phase_tracker(param_storages: Any) -> Any:
 
 def _trace_once(
     config: Any, settings: TraceSettings
-) -> tuple[Snapshot, dict[str, Snapshot], int, int, dict[str, int]]:
+) -> tuple[Snapshot, dict[str, Snapshot], int, int, dict[str, int], tuple[tuple[str, int, int], ...]]:
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.distributed._tools.common_utils import get_untyped_storages
@@ -591,7 +593,7 @@ def _trace_once(
         if key != "step" and isinstance(value, torch.Tensor)
     )
     phases = {phase: Snapshot(tracker.peaks[phase][1]) for phase in PHASES}
-    return Snapshot(forward_end), phases, gradients, states, _replayed(tracker.events)
+    return Snapshot(forward_end), phases, gradients, states, *_replayed(tracker.events)
 
 
 def _scaled_replay(traced: dict[str, int], traced_phases: dict[str, Snapshot],
@@ -616,13 +618,13 @@ def _scaled_replay(traced: dict[str, int], traced_phases: dict[str, Snapshot],
     return scaled
 
 
-def _replayed(events: list[tuple]) -> dict[str, int]:
+def _replayed(events: list[tuple]) -> tuple[dict[str, int], tuple[tuple[str, int, int], ...]]:
     """The caching allocator's reserved bytes at the end of each phase (the most over both steps: reserved
     memory is only given back by `empty_cache`), and its allocated peak per phase (512-byte rounding and
     unsplit remainders included)."""
     from accelwiz.estimate.allocator import replay
 
-    result = replay(events)
+    result = replay(events, timeline=True)
     figures: dict[str, int] = {}
     for phase, allocated, reserved in result.phases:
         if phase in PHASES:
@@ -630,7 +632,23 @@ def _replayed(events: list[tuple]) -> dict[str, int]:
             figures[f"allocated_{phase}"] = max(figures.get(f"allocated_{phase}", 0), allocated)
     figures["reserved"] = result.peak_reserved
     figures["allocated"] = result.peak_allocated
-    return figures
+    return figures, _second_step(result.timeline)
+
+
+def _second_step(points: tuple[tuple[str, int, int], ...], most: int = 1500) -> tuple[tuple[str, int, int], ...]:
+    """The timeline of the second step (the one with optimizer states), at most `most` points: each kept point
+    is the largest allocated of its stretch (a phase's stretches do not straddle phases)."""
+    starts = [i for i, (phase, _, _) in enumerate(points)
+              if phase == "forward" and (i == 0 or points[i - 1][0] != "forward")]
+    step = points[starts[-1]:] if starts else points
+    if len(step) <= most:
+        return tuple(step)
+    size = -(-len(step) // most)
+    kept = []
+    for start in range(0, len(step), size):
+        chunk = step[start:start + size]
+        kept.append(max(chunk, key=lambda point: point[1]))
+    return tuple(kept)
 
 
 def trace_training_step(config: Any, settings: TraceSettings, *, layers: int | None = None) -> TraceResult:
@@ -649,7 +667,8 @@ def trace_training_step(config: Any, settings: TraceSettings, *, layers: int | N
         states = round(full[3] + (full[3] - one[3]) / per * (depth - traced))
         replayed = _scaled_replay(full[4], full[1], phases)
         notes.append(f"traced 1 and {traced} of {depth} layers; every figure scaled linearly to {depth}")
-        full = (forward_end, phases, gradients, states, replayed)
+        full = (forward_end, phases, gradients, states, replayed, full[5])
+        notes.append(f"the memory timeline (--plot) is of the {traced}-layer trace, not scaled")
     if settings.attention == "flash":
         notes.append("flash-attention traced as sdpa (the same saved output and log-sum-exp)")
     return TraceResult(
@@ -662,6 +681,7 @@ def trace_training_step(config: Any, settings: TraceSettings, *, layers: int | N
         gradients=full[2],
         optimizer_states=full[3],
         allocator=full[4],
+        timeline=full[5],
         seconds=time.perf_counter() - started,
         notes=tuple(notes),
     )
