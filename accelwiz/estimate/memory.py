@@ -9,7 +9,8 @@ showed the sum over-estimating where the peak is in the optimizer step and missi
   one checkpointed layer, and its end (activations freed, all gradients present; a tied embedding's two
   gradient contributions and their sum exist at once);
 * optimizer step: weights, gradients, optimizer states and the step's temporaries (states.py: AdamW's
-  `foreach` path allocates one parameter-sized temporary).
+  `foreach` path allocates one parameter-sized temporary);
+* before them, loading: the weights as they arrive and the loading path's transient (loading.py).
 
 Gradients exist only from backward to the step (`zero_grad(set_to_none=True)`, torch's default since 2.0),
 except under DeepSpeed, whose gradient partitions stay allocated. Communication buffers count in every
@@ -31,6 +32,7 @@ from accelwiz.estimate.activations import (
     recompute_bytes,
 )
 from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (HOST_PROCESS_BYTES: re-exported)
+from accelwiz.estimate.loading import loading_bytes
 from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.runtime import Runtime, runtime
 from accelwiz.estimate.states import ModelStates, model_states, optimizer_step_temporaries
@@ -49,7 +51,7 @@ MAX_REUSE_DISTANCE = 1_000_000_000  # stage3_max_reuse_distance: keeps a paramet
 _LAYER_INDEX = re.compile(r"(?:^|\.)(?:layers|layer|h)\.(\d+)\.")
 
 
-PHASE_LABEL = {"forward": "forward", "backward": "backward", "optimizer": "optimizer step"}
+PHASE_LABEL = {"loading": "loading", "forward": "forward", "backward": "backward", "optimizer": "optimizer step"}
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,11 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     if turn_note:
         buffer_notes.append(turn_note)
     phases = _phases(workload, strategy, states, activations, logits, buffers, autocast, turn, recomputing)
+    loaded, loading_note = loading_bytes(workload, strategy, states)
+    resident = states.weights - states.autocast_copy
+    loading = _Phase("loading", {**dict.fromkeys(phases[0].parts, 0.0), "weights": resident,
+                                 "temporaries": loaded - resident})
+    phases = (loading, *phases)
     peak = max(phases, key=lambda p: p.total)
     allocated = peak.total
     static = peak.parts["optimizer_states"] + (states.weights - states.autocast_copy)
@@ -153,6 +160,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
         else "gradients exist from backward to the optimizer step (zero_grad(set_to_none=True))",
         reserve_note,
         "runtime beside the tensors: " + "; ".join(extra.notes),
+        loading_note,
         *host_notes,
     )
     return MemoryEstimate(

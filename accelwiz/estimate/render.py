@@ -22,7 +22,7 @@ _ROW_LABEL = {
     "reserve": "allocator reserve",
     "runtime": "CUDA ctx/cuBLAS/NCCL",
 }
-_PHASE_LABEL = {"forward": "forward", "backward": "backward", "optimizer": "optimizer step"}
+_PHASE_LABEL = {"loading": "loading", "forward": "forward", "backward": "backward", "optimizer": "optimizer step"}
 
 
 def at_peak(estimate: MemoryEstimate) -> dict[str, int]:
