@@ -66,7 +66,7 @@ def render_svg(timeline: tuple[tuple[str, int, int], ...], title: str, capacity:
     parts.append(f'<text x="14" y="{TOP + span_y / 2}" transform="rotate(-90 14 {TOP + span_y / 2})" '
                  'text-anchor="middle">GiB per GPU</text>')
     series = [("allocated", "#1f77b4", 1), ("reserved", "#d62728", 2)]
-    for name, colour, column in series:
+    for _, colour, column in series:
         points = " ".join(f"{x(i):.1f},{y(point[column]):.1f}" for i, point in enumerate(timeline))
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{points}"/>')
     if runtime:

@@ -5,9 +5,9 @@ Building a model on the meta device (architecture.py) imports torch and transfor
 depends only on the config and the transformers version, so it is written once under
 `$ACCELWIZ_CACHE_DIR` (default `$XDG_CACHE_HOME/accelwiz`, else `~/.cache/accelwiz`) as
 `specs/<sha256>.json`, keyed by the canonical config JSON, the installed transformers version (read from its
-package metadata, not imported), the source of the code that derives the spec and this file's format. A later call reads it without importing
-torch or transformers. A cache that cannot be written (read-only home) or a damaged entry is not an error:
-the spec is built again.
+package metadata, not imported), the source of the code that derives the spec and this file's format. A
+later call reads it without importing torch or transformers. A cache that cannot be written (read-only home)
+or a damaged entry is not an error: the spec is built again.
 """
 
 from __future__ import annotations
@@ -101,7 +101,8 @@ def _from_dict(data: dict[str, Any], name: str, source: str) -> ModelSpec:
     values = {key: value for key, value in data.items() if key in known}
     if values.get("built_tensors") is not None:
         values["built_tensors"] = tuple(
-            Tensor(module, tensor, tuple(shape), bool(linear)) for module, tensor, shape, linear in values["built_tensors"]
+            Tensor(module, tensor, tuple(shape), bool(linear))
+            for module, tensor, shape, linear in values["built_tensors"]
         )
     values["aliases"] = tuple(values.get("aliases", ()))
     return ModelSpec(**values, name=name, source=source)
