@@ -553,6 +553,8 @@ def _trace_once(
     from torch.distributed._tools.common_utils import get_untyped_storages
     from torch.utils.weak import WeakIdKeyDictionary
 
+    from accelwiz.estimate.trace_replay import replayed
+
     model = _build_model(config, settings)
     fake_mode = FakeTensorMode()
     _materialise(model, fake_mode, settings)
@@ -593,62 +595,7 @@ def _trace_once(
         if key != "step" and isinstance(value, torch.Tensor)
     )
     phases = {phase: Snapshot(tracker.peaks[phase][1]) for phase in PHASES}
-    return Snapshot(forward_end), phases, gradients, states, *_replayed(tracker.events)
-
-
-def _scaled_replay(traced: dict[str, int], traced_phases: dict[str, Snapshot],
-                   phases: dict[str, Snapshot]) -> dict[str, int]:
-    """The replay of a shallower trace, scaled: reserved is not linear in depth (a segment is reused or
-    not), so the traced ratio of reserved to allocated beyond the static bytes (parameters, buffers,
-    optimizer states: allocated once, in segments of their own size) is applied to the scaled peaks."""
-
-    def static(snapshot: Snapshot) -> int:
-        return sum(snapshot.bytes.get(key, 0) for key in ("parameters", "buffers", "optimizer"))
-
-    peak_phase = max(PHASES, key=lambda p: traced_phases[p].total)
-    fixed, high = static(traced_phases[peak_phase]), traced_phases[peak_phase].total
-    ratio = (traced["reserved"] - fixed) / (high - fixed) if high > fixed else 1.0
-    scaled = {f"allocated_{p}": phases[p].total for p in PHASES}
-    top = max(PHASES, key=lambda p: phases[p].total)
-    scaled["allocated"] = phases[top].total
-    scaled["reserved"] = round(static(phases[top]) + ratio * (phases[top].total - static(phases[top])))
-    for phase in PHASES:
-        share = traced.get(f"reserved_{phase}", 0) / traced["reserved"] if traced["reserved"] else 0.0
-        scaled[f"reserved_{phase}"] = round(share * scaled["reserved"])
-    return scaled
-
-
-def _replayed(events: list[tuple]) -> tuple[dict[str, int], tuple[tuple[str, int, int], ...]]:
-    """The caching allocator's reserved bytes at the end of each phase (the most over both steps: reserved
-    memory is only given back by `empty_cache`), and its allocated peak per phase (512-byte rounding and
-    unsplit remainders included)."""
-    from accelwiz.estimate.allocator import replay
-
-    result = replay(events, timeline=True)
-    figures: dict[str, int] = {}
-    for phase, allocated, reserved in result.phases:
-        if phase in PHASES:
-            figures[f"reserved_{phase}"] = max(figures.get(f"reserved_{phase}", 0), reserved)
-            figures[f"allocated_{phase}"] = max(figures.get(f"allocated_{phase}", 0), allocated)
-    figures["reserved"] = result.peak_reserved
-    figures["allocated"] = result.peak_allocated
-    return figures, _second_step(result.timeline)
-
-
-def _second_step(points: tuple[tuple[str, int, int], ...], most: int = 1500) -> tuple[tuple[str, int, int], ...]:
-    """The timeline of the second step (the one with optimizer states), at most `most` points: each kept point
-    is the largest allocated of its stretch (a phase's stretches do not straddle phases)."""
-    starts = [i for i, (phase, _, _) in enumerate(points)
-              if phase == "forward" and (i == 0 or points[i - 1][0] != "forward")]
-    step = points[starts[-1]:] if starts else points
-    if len(step) <= most:
-        return tuple(step)
-    size = -(-len(step) // most)
-    kept = []
-    for start in range(0, len(step), size):
-        chunk = step[start:start + size]
-        kept.append(max(chunk, key=lambda point: point[1]))
-    return tuple(kept)
+    return Snapshot(forward_end), phases, gradients, states, *replayed(tracker.events)
 
 
 def trace_training_step(config: Any, settings: TraceSettings, *, layers: int | None = None) -> TraceResult:
@@ -659,13 +606,15 @@ def trace_training_step(config: Any, settings: TraceSettings, *, layers: int | N
     full = _trace_once(_prepare_config(config, settings, traced), settings)
     notes = []
     if traced != depth:
+        from accelwiz.estimate.trace_replay import scaled_replay
+
         one = _trace_once(_prepare_config(config, settings, 1), settings)
         forward_end = full[0].scaled(one[0], traced, depth)
         phases = {p: full[1][p].scaled(one[1][p], traced, depth) for p in PHASES}
         per = (traced - 1)
         gradients = round(full[2] + (full[2] - one[2]) / per * (depth - traced))
         states = round(full[3] + (full[3] - one[3]) / per * (depth - traced))
-        replayed = _scaled_replay(full[4], full[1], phases)
+        replayed = scaled_replay(full[4], full[1], phases)
         notes.append(f"traced 1 and {traced} of {depth} layers; every figure scaled linearly to {depth}")
         full = (forward_end, phases, gradients, states, replayed, full[5])
         notes.append(f"the memory timeline (--plot) is of the {traced}-layer trace, not scaled")
