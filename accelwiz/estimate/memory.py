@@ -35,7 +35,7 @@ from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (H
 from accelwiz.estimate.loading import loading_bytes
 from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.runtime import Runtime, runtime
-from accelwiz.estimate.states import ModelStates, model_states, optimizer_step_temporaries
+from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM, ModelStates, model_states, optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 from accelwiz.vocab import GIB
@@ -313,11 +313,15 @@ def _buffers(workload: Workload, strategy: Strategy) -> tuple[float, list[str]]:
         )
     elif strategy.is_fsdp:
         gathered = max(spec.layer_parameters, spec.largest_layer_parameters)
+        # QLoRA: FSDP gathers the packed 4-bit storage (bnb's quant_storage, torchao's NF4 all-gather), not 16-bit
+        gathered_width = QLORA_BYTES_PER_PARAM if workload.regime == "qlora" else width
         if strategy.kind != "fsdp_grad_op":
-            buffers += 2 * width * gathered  # current unit + the prefetched next one
+            buffers += 2 * gathered_width * gathered  # current unit + the prefetched next one
         buffers += 4 * spec.layer_parameters if workload.regime == "full" else 0  # one unit's unsharded grads
         notes.append(
-            "FSDP: one wrapped unit gathered and one prefetched (16-bit); one unit's gradients unsharded"
+            "FSDP: one wrapped unit gathered and one prefetched "
+            + ("(packed 4-bit)" if workload.regime == "qlora" else "(16-bit)")
+            + "; one unit's gradients unsharded"
         )
     if workload.regime == "qlora":
         largest_linear = max(t.numel for t in spec.block_linears())

@@ -375,4 +375,38 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         known_miss=_CHUNKED_LOSS.format("about 6") + "; torch.compile also fuses the RMSNorm upcasts",
         gpu="NVIDIA GeForce RTX 4090",
     ),
+    PublishedMeasurement(
+        key="torchtune-llama3.1-8b-lora-1gpu",
+        url=_TORCHTUNE,
+        quote="| Llama 3.1 8B | LoRA | 1x 4090 |  16.2 GiB | 3083 |",
+        model="llama-3.1-8b",
+        workload={"micro_batch": 2, "seq_len": 2048, "precision": "bf16", "attention": "flash",
+                  "gradient_checkpointing": True, "regime": "lora", "lora_rank": 8,
+                  "lora_targets": ("q_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")},
+        strategy={"kind": "single"},
+        measured_bytes=16.2 * GIB_,
+        printed="16.2 GiB",
+        metric="allocated",
+        settings=_TORCHTUNE_SETTINGS + "; recipes/configs/llama3_1/8B_lora_single_device.yaml: LoRA r=8 on q, v, "
+        "output projections and the MLP, fused AdamW, one RTX 4090",
+        known_miss=_CHUNKED_LOSS.format("about 6") + "; torch.compile also fuses the RMSNorm upcasts",
+        gpu="NVIDIA GeForce RTX 4090",
+    ),
+    PublishedMeasurement(
+        key="torchtune-llama3.1-405b-qlora-8gpu",
+        url=_TORCHTUNE,
+        quote="| Llama 3.1 405B | QLoRA | 8x A100 | 44.8 GB  | 653  |",
+        model="llama-3.1-405b",
+        workload={"micro_batch": 2, "seq_len": 2048, "precision": "bf16", "attention": "flash",
+                  "gradient_checkpointing": True, "regime": "qlora", "lora_rank": 16,
+                  "lora_targets": ("q_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")},
+        strategy={"kind": "fsdp_full", "gpus_per_node": 8},
+        measured_bytes=44.8 * GIB_,
+        printed="44.8 GB",
+        metric="allocated",
+        settings=_TORCHTUNE_SETTINGS + "; recipes/configs/llama3_1/405B_qlora.yaml: torchao NF4 base, LoRA r=16 "
+        "on q, v, output projections and the MLP, fused AdamW, FSDP2 without CPU offload on 8 A100s; the "
+        "table prints 'GB' in this row and 'GiB' in the others, torchtune's memory stats are in GiB: read as GiB",
+        gpu="NVIDIA A100-SXM4-80GB",
+    ),
 )
