@@ -12,8 +12,8 @@ from accelwiz.estimate.recommend import Budget, recommend
 from accelwiz.estimate.sizes import gib
 from accelwiz.estimate.strategy import strategy_from_options
 from accelwiz.estimate.verdict import judge, memory_verdict
-from accelwiz.resolution.options import workload_from_options
 from accelwiz.probe.presets import find_preset, preset_profile
+from accelwiz.resolution.options import workload_from_options
 from accelwiz.vocab import HEADROOM
 
 GIB = 2**30
