@@ -35,33 +35,22 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results"
 sys.path.insert(0, str(REPO))
 
-from accelwiz.estimate.memory import CUDA_CONTEXT_BYTES, estimate_memory  # noqa: E402
-from accelwiz.estimate.models import MODEL_PRESETS  # noqa: E402
+from accelwiz.estimate.memory import estimate_memory  # noqa: E402
+from accelwiz.estimate.models import resolve_model  # noqa: E402
 from accelwiz.estimate.spec import ModelSpec  # noqa: E402
-from accelwiz.estimate.strategy import Strategy  # noqa: E402
+from accelwiz.estimate.strategy import Strategy, strategy_from_options  # noqa: E402
 from accelwiz.estimate.workload import Workload  # noqa: E402
+from accelwiz.resolution.options import workload_from_options  # noqa: E402
 
 GIB = 2**30
-# A ~100M Llama-shaped model (GQA 4:1, SwiGLU) to cover the small end with a Llama architecture.
-LLAMA_SMALL = ModelSpec(
-    "llama-small",
-    "llama",
-    vocab_size=32000,
-    hidden_size=768,
-    intermediate_size=2048,
-    num_layers=12,
-    num_heads=12,
-    num_kv_heads=4,
-    head_dim=64,
-    tie_word_embeddings=False,
-    max_position_embeddings=4096,
-    source="benchmark-local config",
-)
-MODELS = {
-    "llama-small": LLAMA_SMALL,
-    "gpt2-medium": MODEL_PRESETS["gpt2-medium"],
-    "llama-3.2-1b": MODEL_PRESETS["llama-3.2-1b"],
+# What a command-line user passes as --model: a preset name, or a config.json (a ~100M Llama-shaped model,
+# GQA 4:1, SwiGLU, to cover the small end with a Llama architecture: benchmarks/configs/llama-small).
+MODEL_ARGUMENTS = {
+    "llama-small": str(REPO / "benchmarks" / "configs" / "llama-small" / "config.json"),
+    "gpt2-medium": "gpt2-medium",
+    "llama-3.2-1b": "llama-3.2-1b",
 }
+MODELS = {name: resolve_model(argument) for name, argument in MODEL_ARGUMENTS.items()}
 
 
 @dataclass(frozen=True)
@@ -103,23 +92,25 @@ def matrix() -> list[Setting]:
 
 
 def accelwiz_strategy(setting: Setting) -> Strategy:
+    """As `estimate --strategy ... [--offload-optimizer cpu]` builds it, on one GPU."""
     if setting.strategy == "zero3_offload":
-        return Strategy("zero3", offload_optimizer="cpu")
-    return Strategy(setting.strategy)  # type: ignore[arg-type]
+        return strategy_from_options("zero3", gpus_per_node=1, nodes=1, offload_optimizer="cpu")
+    return strategy_from_options(setting.strategy, gpus_per_node=1, nodes=1)
+
+
+def accelwiz_workload(setting: Setting) -> Workload:
+    """As `estimate --model ... --micro-batch ... --seq-len ... [--gradient-checkpointing] --attention ...`."""
+    return workload_from_options(model=MODEL_ARGUMENTS[setting.model], micro_batch=setting.micro_batch,
+                                 seq_len=setting.seq_len, gradient_checkpointing=setting.gradient_checkpointing,
+                                 attention=setting.attention)
 
 
 def accelwiz_estimate(setting: Setting) -> dict:
-    workload = Workload(
-        MODELS[setting.model],
-        micro_batch=setting.micro_batch,
-        seq_len=setting.seq_len,
-        gradient_checkpointing=setting.gradient_checkpointing,
-        attention=setting.attention,
-    )
+    workload = accelwiz_workload(setting)
     estimate = estimate_memory(workload, accelwiz_strategy(setting))
     return {
         "allocated": estimate.allocated,
-        "reserved": estimate.per_gpu_total - CUDA_CONTEXT_BYTES,
+        "reserved": estimate.reserved,  # torch.cuda.max_memory_reserved (the runtime is outside the allocator)
         "breakdown": {
             k: getattr(estimate, k)
             for k in ("weights", "gradients", "optimizer_states", "activations", "logits", "buffers")
@@ -132,13 +123,7 @@ def trace_figures(setting: Setting) -> dict:
     from accelwiz.estimate.trace import trace_workload
     from accelwiz.estimate.trace_compare import compare
 
-    workload = Workload(
-        MODELS[setting.model],
-        micro_batch=setting.micro_batch,
-        seq_len=setting.seq_len,
-        gradient_checkpointing=setting.gradient_checkpointing,
-        attention=setting.attention,
-    )
+    workload = accelwiz_workload(setting)
     strategy = accelwiz_strategy(setting)
     comparison = compare(estimate_memory(workload, strategy), trace_workload(workload, strategy=strategy,
                                                                              time_limit=1e9))

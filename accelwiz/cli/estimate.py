@@ -87,7 +87,11 @@ def estimate(
         str, typer.Option(metavar="adamw|adamw8bit|sgd|adafactor", rich_help_panel=_TRAIN)
     ] = "adamw",
     gradient_checkpointing: Annotated[bool, typer.Option(rich_help_panel=_TRAIN)] = False,
-    attention: Annotated[str, typer.Option(metavar="eager|sdpa|flash", rich_help_panel=_TRAIN)] = "sdpa",
+    attention: Annotated[
+        str | None,
+        typer.Option(metavar="eager|sdpa|flash", rich_help_panel=_TRAIN,
+                     help="Default: sdpa where transformers has it for the model, else eager."),
+    ] = None,
     system: SystemOption = None,
     gpu_memory: Annotated[
         str | None, typer.Option(help="Memory of one GPU: 80GiB, 80GB, 81920MiB.", rich_help_panel=_MEM)
@@ -131,6 +135,14 @@ def estimate(
         min=1, rich_help_panel=_POST, help="vLLM's max_model_len (default: the model's context length).")] = None,
     vllm_server_gpus: Annotated[int, typer.Option(min=1, rich_help_panel=_POST, help="GPUs `trl vllm-serve` "
                                                   "takes from the node (server mode).")] = 1,
+    plot: Annotated[
+        str | None,
+        typer.Option(
+            help="With --trace: write GPU memory over the traced step (allocated, reserved, the GPU's capacity) "
+            "to this .svg or .html file.",
+            rich_help_panel=_TRACE,
+        ),
+    ] = None,
     output_format: FormatOption = OutputFormat.text,
     list_models: Annotated[
         bool, typer.Option("--list-models", help="List the model presets and exit.")
@@ -154,6 +166,11 @@ def estimate(
             )
         from accelwiz.resolution.options import workload_from_options
 
+        if lora_target and model is not None:  # an unknown name beside valid ones is refused, by name
+            from accelwiz.estimate.models import resolve_model
+            from accelwiz.estimate.workload import check_lora_targets
+
+            check_lora_targets(resolve_model(model), lora_target)
         more = {"lora_targets": tuple(lora_target)} if lora_target else {}
         workload = workload_from_options(
             model=model or params or "",
@@ -168,8 +185,22 @@ def estimate(
             attention=attention,
             **more,
         )
+        from accelwiz.estimate.workload import check_attention, default_attention
+
+        if attention is not None:
+            check_attention(workload.model, attention)
+        elif workload.attention != default_attention(workload.model):  # what transformers picks (Gemma-2: eager)
+            from dataclasses import replace
+
+            workload = replace(workload, attention=default_attention(workload.model))
         if layers is not None and not trace:
             raise UsageError("--layers is for --trace", hint="add --trace, or drop --layers")
+        if plot is not None:
+            from accelwiz.estimate.plot import plot_format
+
+            if not trace:
+                raise UsageError("--plot draws the traced step", hint="add --trace, or drop --plot")
+            plot_format(plot)  # refuse a bad name before a trace of a minute
         from accelwiz.estimate.target import select_target
 
         choice = select_target(system, gpu_memory, gpus, nodes)
@@ -214,6 +245,8 @@ def estimate(
 
         report = build_report(workload, target, chosen, gpus_per_node, node_count, compare=compare)
         traced = _trace(console, report, layers) if trace else None
+        if plot is not None and traced is not None:
+            _plot(console, report, traced, plot)
         if output_format is OutputFormat.json:
             console.data(render_json(report, trace=None if traced is None else traced.as_dict()))
         else:
@@ -279,6 +312,18 @@ def _trace(console: Console, report: Report, layers: int | None) -> TraceCompari
         f"(about {estimated_seconds(traced_layers, workload.model.num_experts):.0f} s)"
     )
     return compare(report.shown, trace_workload(workload, strategy=strategy, layers=layers))
+
+
+def _plot(console: Console, report: Report, traced: TraceComparison, path: str) -> None:
+    """--plot: the trace's memory timeline beside the GPU's capacity, written whole."""
+    from accelwiz.estimate.plot import render_svg, write_plot
+
+    shown, trace = report.shown, traced.trace
+    title = (f"{shown.workload.model.name}, micro-batch {shown.workload.micro_batch} x seq {shown.workload.seq_len}: "
+             f"one traced step (one process, unsharded)")
+    capacity = None if report.target is None else report.target.gpu_bytes
+    write_plot(path, render_svg(trace.timeline, title, capacity, shown.runtime))
+    console.info(f"wrote {path}")
 
 
 def _print_models(console: Console) -> None:

@@ -55,8 +55,10 @@ class LayerActivations:
 def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerActivations:
     """One layer's saved activations for `workload` (no checkpointing).
 
-    `autocast`: torch.autocast over fp32 weights (single GPU, DDP). The residual stream then stays fp32 (the
-    embedding is not cast), so norms keep fp32 inputs and outputs, and autocast runs softmax in fp32.
+    `autocast`: torch.autocast over fp32 weights (single GPU, DDP). In full fine-tuning the residual stream then
+    stays fp32 (the fp32 embedding's output is not cast), so norms keep fp32 inputs and outputs; LoRA and QLoRA
+    load the frozen base (the embedding included) in 16-bit, so their residual stream is 16-bit as without
+    autocast (the trace: `_materialise`). Either way autocast runs softmax in fp32.
     """
     spec = workload.model
     s, b, h, a = workload.seq_len, workload.micro_batch, spec.hidden_size, spec.num_heads
@@ -86,7 +88,7 @@ def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerAct
         # Not in the reference: the attention output laid out again for o_proj and the rotary products,
         # measured by the fake-tensor trace (tests/estimate/test_trace_matrix.py)
         terms.append(("attention output copy, rotary (trace)", int(3 * q_width * sbh) * scale))
-        if width == 2 and autocast:  # fp32 normalised outputs, the 16-bit casts the linears keep, fp32 adds
+        if width == 2 and fp32_residual(workload, autocast):  # fp32 normalised outputs, 16-bit casts, fp32 adds
             # measured by the trace: 5 sbh per norm with separate projections, 2 with Phi-3's fused qkv/gate_up
             per_norm = 2 if spec.family == "phi3" else 5
             terms.append(("autocast fp32 residual stream", per_norm * norms * sbh))
@@ -161,13 +163,23 @@ def tail_bytes(workload: Workload, *, autocast: bool = False) -> int:
         return 2 * boundary_bytes(workload, autocast=autocast)
     if workload.precision == "fp32":
         return 8 * sbh
-    return (10 if autocast else 8) * sbh
+    return (10 if fp32_residual(workload, autocast) else 8) * sbh
 
 
 def boundary_bytes(workload: Workload, *, autocast: bool = False) -> int:
     """One layer's input (the residual stream): what a checkpointed layer keeps."""
-    width = 4 if workload.precision == "fp32" or autocast else 2
+    width = 4 if workload.precision == "fp32" or fp32_residual(workload, autocast) else 2
     return width * workload.seq_len * workload.micro_batch * workload.model.hidden_size
+
+
+def fp32_residual(workload: Workload, autocast: bool) -> bool:
+    """Autocast over fp32 weights keeps an fp32 residual stream in gated decoders only when the embedding is
+    fp32: full fine-tuning; LoRA and QLoRA load their frozen base, embedding included, in 16-bit (the trace
+    matrix: Llama-3 LoRA +9% with the term). GPT-2's measured term is mostly gelu_new's pow/tanh chain, which
+    autocast runs in fp32 whatever the weights (the trace matrix: GPT-2 LoRA -14% without it), so it stays."""
+    if workload.model.family not in GATED_FAMILIES:
+        return autocast
+    return autocast and workload.regime == "full"
 
 
 def recompute_bytes(workload: Workload, *, autocast: bool = False) -> int:
@@ -177,16 +189,25 @@ def recompute_bytes(workload: Workload, *, autocast: bool = False) -> int:
     return layer_activations(workload, autocast=autocast).total
 
 
+# Families whose LM head soft-caps the logits (transformers' Gemma2Config: final_logit_softcapping=30.0)
+SOFTCAPPED_LOGITS = frozenset({"gemma2"})
+
+
 def logits_bytes(workload: Workload) -> int:
     """The loss tail forward leaves for backward: the fp32 log-softmax output (4bsV).
 
     For large vocabularies (Llama-3: 128,256; Gemma: 256,000) this and its gradients are often the peak of
-    the whole step. Encoder-only BERT has no LM head here.
+    the whole step. Encoder-only BERT has no LM head here. Gemma-2 soft-caps the logits before the loss
+    (`logits / cap`, `tanh`, `* cap`: Gemma2ForCausalLM.forward, `final_logit_softcapping`), and tanh keeps its
+    output for backward: 2bsV more in 16-bit, 4bsV in fp32 (the trace: 6.2 and 8.3 bsV against Llama's 4.1).
     """
     spec = workload.model
     if spec.family == "bert":
         return 0
-    return 4 * workload.micro_batch * workload.seq_len * spec.vocab_size
+    tokens = workload.micro_batch * workload.seq_len * spec.vocab_size
+    if spec.family in SOFTCAPPED_LOGITS:
+        return (4 + (4 if workload.precision == "fp32" else 2)) * tokens
+    return 4 * tokens
 
 
 def loss_transient_bytes(workload: Workload) -> tuple[int, int]:

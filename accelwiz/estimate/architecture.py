@@ -59,7 +59,15 @@ def spec_from_config(config: dict[str, Any], *, name: str, source: str) -> Model
     """The spec of the model `config` (a parsed config.json) describes; UsageError when it cannot be built."""
     if not isinstance(config, dict):
         raise UsageError(f"{source} is not a JSON object", hint="pass a HF config.json")
-    return _cached_spec(json.dumps(config, sort_keys=True, default=str), name, source)
+    from accelwiz.estimate import spec_cache
+
+    canonical = json.dumps(config, sort_keys=True, default=str)
+    cached = spec_cache.load(canonical, name, source)  # built before: no torch, no transformers
+    if cached is not None:
+        return cached
+    spec = _cached_spec(canonical, name, source)
+    spec_cache.store(canonical, spec)
+    return spec
 
 
 @lru_cache(maxsize=32)

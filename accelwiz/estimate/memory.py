@@ -9,12 +9,15 @@ showed the sum over-estimating where the peak is in the optimizer step and missi
   one checkpointed layer, and its end (activations freed, all gradients present; a tied embedding's two
   gradient contributions and their sum exist at once);
 * optimizer step: weights, gradients, optimizer states and the step's temporaries (states.py: AdamW's
-  `foreach` path allocates one parameter-sized temporary).
+  `foreach` path allocates one parameter-sized temporary);
+* before them, loading: the weights as they arrive and the loading path's transient (loading.py).
 
 Gradients exist only from backward to the step (`zero_grad(set_to_none=True)`, torch's default since 2.0),
 except under DeepSpeed, whose gradient partitions stay allocated. Communication buffers count in every
-phase. On top of the peak: a per-process overhead (CUDA context, NCCL, allocator slack). Every figure carries
-the assumptions it rests on (`MemoryEstimate.assumptions`).
+phase. The allocated peak is what torch.cuda.max_memory_allocated shows; the caching allocator reserves more
+(reserve.py, from replays of traced allocation streams through allocator.py), and the process holds a CUDA
+context, cuBLAS workspaces and NCCL buffers beside it (runtime.py): `per_gpu_total` is reserved + runtime,
+what the verdict judges. Every figure carries the assumptions it rests on (`MemoryEstimate.assumptions`).
 """
 
 from __future__ import annotations
@@ -29,19 +32,16 @@ from accelwiz.estimate.activations import (
     recompute_bytes,
 )
 from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (HOST_PROCESS_BYTES: re-exported)
-from accelwiz.estimate.states import ModelStates, model_states, optimizer_step_temporaries
+from accelwiz.estimate.loading import loading_bytes
+from accelwiz.estimate.reserve import reserved_bytes
+from accelwiz.estimate.runtime import Runtime, runtime
+from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM, ModelStates, model_states, optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 from accelwiz.vocab import GIB
 
-# CUDA context + cuBLAS/cuDNN workspaces per process. Heuristic, not a measurement: PyTorch PR #86509 measured
-# 287 MB (lazy module loading, the default since CUDA 12.2 / PyTorch 1.13) vs 667 MB (eager) for the bare
-# context; HF measured 1343 MB on a V100 stack. Not counted by torch.cuda.max_memory_allocated/reserved.
-CUDA_CONTEXT_BYTES = 768 * 2**20
-# NCCL communicator buffers per process when there is more than one rank (channels × peers × NCCL_BUFFSIZE).
-NCCL_BYTES = 512 * 2**20
-# Caching-allocator slack (reserved − allocated): block rounding and fragmentation, as a share of the rest.
-ALLOCATOR_SLACK = 0.05
+# What a process holds beside its tensors (CUDA context, cuBLAS workspaces, NCCL) is runtime.py's; what the
+# caching allocator reserves beyond the allocated peak is reserve.py's (taught by allocator replays).
 # DeepSpeed defaults (runtime/zero/config.py, 0.19.8): buckets are element counts.
 REDUCE_BUCKET_ELEMENTS = 500_000_000
 PREFETCH_BUCKET_ELEMENTS = 50_000_000
@@ -51,7 +51,7 @@ MAX_REUSE_DISTANCE = 1_000_000_000  # stage3_max_reuse_distance: keeps a paramet
 _LAYER_INDEX = re.compile(r"(?:^|\.)(?:layers|layer|h)\.(\d+)\.")
 
 
-PHASE_LABEL = {"forward": "forward", "backward": "backward", "optimizer": "optimizer step"}
+PHASE_LABEL = {"loading": "loading", "forward": "forward", "backward": "backward", "optimizer": "optimizer step"}
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,8 @@ class MemoryEstimate:
     phases: tuple[tuple[str, int], ...] = ()  # (phase, bytes allocated at its peak), in step order
     temporaries: int = 0  # short-lived bytes at the peak phase (loss gradients, optimizer step, recompute)
     at_peak: tuple[tuple[str, int], ...] = ()  # what is live at the peak, by category; sums to `allocated`
+    reserved: int = 0  # what the caching allocator holds at the peak (torch.cuda.max_memory_reserved)
+    runtime_parts: tuple[tuple[str, int], ...] = ()  # CUDA context, cuBLAS workspaces, NCCL (runtime.py)
 
     @property
     def model_states(self) -> int:
@@ -89,7 +91,13 @@ class MemoryEstimate:
         return self.model_states + self.activations + self.logits + self.buffers
 
     @property
+    def runtime(self) -> int:
+        """Beside the tensors: CUDA context, cuBLAS workspaces, NCCL buffers."""
+        return sum(value for _, value in self.runtime_parts)
+
+    @property
     def per_gpu_total(self) -> int:
+        """What the process holds on its GPU at the peak: the reserved peak plus the runtime (as nvidia-smi)."""
         return self.allocated + self.overhead
 
 
@@ -103,8 +111,9 @@ class _Phase:
         return sum(self.parts.values())
 
 
-def estimate_memory(workload: Workload, strategy: Strategy) -> MemoryEstimate:
-    """Peak training memory per GPU (bytes) and per node host RAM for `workload` under `strategy`."""
+def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = None) -> MemoryEstimate:
+    """Peak training memory per GPU (bytes) and per node host RAM for `workload` under `strategy` (on `gpu`,
+    a GPU name, when known: the runtime beside the tensors depends on its generation)."""
     states = model_states(workload, strategy)
     # torch.autocast over fp32 weights only where the model itself stays fp32 (DeepSpeed and FSDP cast it)
     autocast = workload.precision == "mixed" and strategy.kind in ("single", "ddp")
@@ -115,11 +124,19 @@ def estimate_memory(workload: Workload, strategy: Strategy) -> MemoryEstimate:
     if turn_note:
         buffer_notes.append(turn_note)
     phases = _phases(workload, strategy, states, activations, logits, buffers, autocast, turn, recomputing)
+    loaded, loading_note = loading_bytes(workload, strategy, states)
+    resident = states.weights - states.autocast_copy
+    loading = _Phase("loading", {**dict.fromkeys(phases[0].parts, 0.0), "weights": resident,
+                                 "temporaries": loaded - resident})
+    phases = (loading, *phases)
     peak = max(phases, key=lambda p: p.total)
     allocated = peak.total
-    overhead = (
-        CUDA_CONTEXT_BYTES + (NCCL_BYTES if strategy.world_size > 1 else 0) + ALLOCATOR_SLACK * allocated
-    )
+    static = peak.parts["optimizer_states"] + (states.weights - states.autocast_copy)
+    if strategy.is_deepspeed or workload.legacy_trainer:  # gradients allocated once, kept between steps
+        static += peak.parts["gradients"]
+    reserved, reserve_note = reserved_bytes(allocated, static, workload)
+    extra = process_runtime(strategy, gpu)
+    overhead = extra.total + (reserved - allocated)
     host, nvme, host_notes = _host(workload, strategy, states.host_offload)
     _, step_note = optimizer_step_temporaries(workload, strategy)
     phase_text = ", ".join(f"{PHASE_LABEL[p.name]} {p.total / GIB:.2f} GiB" for p in phases)
@@ -141,9 +158,9 @@ def estimate_memory(workload: Workload, strategy: Strategy) -> MemoryEstimate:
         else "gradients zeroed in place: allocated through every phase"
         if workload.legacy_trainer
         else "gradients exist from backward to the optimizer step (zero_grad(set_to_none=True))",
-        f"overhead: CUDA context {CUDA_CONTEXT_BYTES / 2**20:.0f} MiB"
-        + (f" + NCCL {NCCL_BYTES / 2**20:.0f} MiB" if strategy.world_size > 1 else "")
-        + f" + allocator slack {ALLOCATOR_SLACK:.0%}",
+        reserve_note,
+        "runtime beside the tensors: " + "; ".join(extra.notes),
+        loading_note,
         *host_notes,
     )
     return MemoryEstimate(
@@ -162,7 +179,14 @@ def estimate_memory(workload: Workload, strategy: Strategy) -> MemoryEstimate:
         tuple((p.name, round(p.total)) for p in phases),
         round(peak.parts["temporaries"]),
         _rounded_parts(peak.parts, allocated),
+        round(reserved),
+        tuple(extra.parts().items()),
     )
+
+
+def process_runtime(strategy: Strategy, gpu: str | None = None) -> Runtime:
+    """The runtime beside the tensors of one process of `strategy` (runtime.py), on `gpu` if known."""
+    return runtime(strategy.world_size, strategy.nodes, gpu)
 
 
 def _rounded_parts(parts: dict[str, float], total: float) -> tuple[tuple[str, int], ...]:
@@ -289,11 +313,15 @@ def _buffers(workload: Workload, strategy: Strategy) -> tuple[float, list[str]]:
         )
     elif strategy.is_fsdp:
         gathered = max(spec.layer_parameters, spec.largest_layer_parameters)
+        # QLoRA: FSDP gathers the packed 4-bit storage (bnb's quant_storage, torchao's NF4 all-gather), not 16-bit
+        gathered_width = QLORA_BYTES_PER_PARAM if workload.regime == "qlora" else width
         if strategy.kind != "fsdp_grad_op":
-            buffers += 2 * width * gathered  # current unit + the prefetched next one
+            buffers += 2 * gathered_width * gathered  # current unit + the prefetched next one
         buffers += 4 * spec.layer_parameters if workload.regime == "full" else 0  # one unit's unsharded grads
         notes.append(
-            "FSDP: one wrapped unit gathered and one prefetched (16-bit); one unit's gradients unsharded"
+            "FSDP: one wrapped unit gathered and one prefetched "
+            + ("(packed 4-bit)" if workload.regime == "qlora" else "(16-bit)")
+            + "; one unit's gradients unsharded"
         )
     if workload.regime == "qlora":
         largest_linear = max(t.numel for t in spec.block_linears())

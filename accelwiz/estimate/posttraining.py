@@ -35,13 +35,12 @@ from typing import Literal
 
 from accelwiz.estimate.activations import logits_bytes, loss_transient_bytes, recompute_bytes
 from accelwiz.estimate.memory import (
-    ALLOCATOR_SLACK,
-    CUDA_CONTEXT_BYTES,
-    NCCL_BYTES,
     MemoryEstimate,
     _tied_embedding_gradients,  # the backward's end, as estimate_memory counts it
     estimate_memory,
+    process_runtime,
 )
+from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.states import optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.vllm_kv import VllmCache, kv_bytes_per_token, vllm_cache
@@ -268,9 +267,13 @@ def _combined(training: MemoryEstimate, phases: list[tuple[str, int]], ref: int,
     """One MemoryEstimate over every phase (so the one verdict judges it), the reference counted as weights."""
     allocated = max(value for _, value in phases)
     strategy = training.strategy
-    # vLLM's share is its own pool, sized by its fraction: no allocator slack on it
-    slack = ALLOCATOR_SLACK * (allocated - reserved)
-    overhead = CUDA_CONTEXT_BYTES + (NCCL_BYTES if strategy.world_size > 1 else 0) + slack
+    # the allocator's reserve on the torch tensors (reserve.py: weights and optimizer states at their size);
+    # vLLM's share is its own pool, sized by its fraction: no reserve on it
+    static = training.weights + ref + training.optimizer_states
+    torch_reserved, _ = reserved_bytes(allocated - reserved, static, training.workload)
+    held = torch_reserved + reserved
+    extra = process_runtime(strategy)
+    overhead = extra.total + held - allocated
     peak = max(phases, key=lambda item: item[1])[0]
     parts = {"weights": training.weights + ref, "optimizer_states": training.optimizer_states,
              "buffers": training.buffers}
@@ -279,4 +282,5 @@ def _combined(training: MemoryEstimate, phases: list[tuple[str, int]], ref: int,
     rest = {"forward": "activations", "backward": "activations", "optimizer": "temporaries"}.get(peak, peak)
     parts[rest] = allocated - sum(parts.values())
     return replace(training, weights=training.weights + ref, logits=0, phases=tuple(phases), overhead=round(overhead),
-                   at_peak=tuple(parts.items()), assumptions=training.assumptions + tuple(notes))
+                   at_peak=tuple(parts.items()), assumptions=training.assumptions + tuple(notes),
+                   reserved=round(held), runtime_parts=tuple(extra.parts().items()))

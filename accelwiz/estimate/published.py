@@ -120,6 +120,8 @@ class PublishedMeasurement:
     context_bytes: float | None = None  # the CUDA context the source measured on its own stack, if it did
     settings: str = ""  # the settings in words, and any the source leaves open (with the value assumed)
     known_miss: str = ""  # a setting accelwiz does not model, and what it costs; empty: accelwiz models it
+    gpu: str | None = None  # the GPU the source names (the runtime beside the tensors depends on it)
+    cuda_major: int = 12  # the CUDA of the source's stack (before 12: eager module loading, a larger context)
 
 
 _HF_ONE_GPU = "https://huggingface.co/docs/transformers/v4.27.2/en/perf_train_gpu_one"
@@ -149,6 +151,8 @@ def _bert(
         metric="nvidia-smi",
         context_bytes=1343 * MIB,
         settings=_HF_ONE_GPU_SETTINGS,
+        gpu="Tesla V100-SXM2-16GB",
+        cuda_major=11,
     )
 
 
@@ -216,6 +220,7 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         printed="47.14GB",
         metric="allocated",
         settings=_PEFT_README_SETTINGS,
+        gpu="NVIDIA A100-SXM4-80GB",
     ),
     PublishedMeasurement(
         key="peft-t0-3b-lora-fp32",
@@ -229,6 +234,7 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         printed="14.4GB",
         metric="allocated",
         settings=_PEFT_README_SETTINGS,
+        gpu="NVIDIA A100-SXM4-80GB",
     ),
     PublishedMeasurement(
         key="peft-t0-3b-lora-zero3-offload",
@@ -243,6 +249,7 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         printed="9.8GB",
         metric="allocated",
         settings=_PEFT_README_SETTINGS + "; ZeRO-3 with optimizer and parameter offload to CPU, 1 GPU",
+        gpu="NVIDIA A100-SXM4-80GB",
     ),
     # PEFT docs "DeepSpeed" and "Fully Sharded Data Parallel" guides: Llama-2-70B SFT
     PublishedMeasurement(
@@ -258,6 +265,7 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         printed="64 GB",
         metric="nvidia-smi",
         settings=_PEFT_SFT_SETTINGS + "; per_device_train_batch_size 8; ZeRO-3 (zero3_init) on 8x H100 80GB",
+        gpu="NVIDIA H100 80GB HBM3",
     ),
     PublishedMeasurement(
         key="peft-llama2-70b-qlora-zero3-2gpu",
@@ -293,6 +301,7 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
             "the frozen base is sharded in fp32 (4 B/param: +16 GiB per GPU over the 16-bit base accelwiz "
             "assumes); the rest of the gap is the allocator's reserve at 90-98% of the GPU"
         ),
+        gpu="NVIDIA H100 80GB HBM3",
     ),
     PublishedMeasurement(
         key="peft-llama2-70b-qlora-fsdp-2gpu",
@@ -347,6 +356,7 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         metric="allocated",
         settings=_TORCHTUNE_SETTINGS + "; recipes/configs/llama3_1/70B_lora.yaml: LoRA r=16 on q, v, output "
         "projections and the MLP, fused AdamW, FSDP2 on 8 GPUs",
+        gpu="NVIDIA A100-SXM4-80GB",
     ),
     PublishedMeasurement(
         key="torchtune-llama3.1-8b-qlora-1gpu",
@@ -363,5 +373,40 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         settings=_TORCHTUNE_SETTINGS + "; recipes/configs/llama3_1/8B_qlora_single_device.yaml: torchao NF4 "
         "base, LoRA r=8 on q, k, v, output projections and the MLP, fused AdamW, one RTX 4090",
         known_miss=_CHUNKED_LOSS.format("about 6") + "; torch.compile also fuses the RMSNorm upcasts",
+        gpu="NVIDIA GeForce RTX 4090",
+    ),
+    PublishedMeasurement(
+        key="torchtune-llama3.1-8b-lora-1gpu",
+        url=_TORCHTUNE,
+        quote="| Llama 3.1 8B | LoRA | 1x 4090 |  16.2 GiB | 3083 |",
+        model="llama-3.1-8b",
+        workload={"micro_batch": 2, "seq_len": 2048, "precision": "bf16", "attention": "flash",
+                  "gradient_checkpointing": True, "regime": "lora", "lora_rank": 8,
+                  "lora_targets": ("q_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")},
+        strategy={"kind": "single"},
+        measured_bytes=16.2 * GIB_,
+        printed="16.2 GiB",
+        metric="allocated",
+        settings=_TORCHTUNE_SETTINGS + "; recipes/configs/llama3_1/8B_lora_single_device.yaml: LoRA r=8 on q, v, "
+        "output projections and the MLP, fused AdamW, one RTX 4090",
+        known_miss=_CHUNKED_LOSS.format("about 6") + "; torch.compile also fuses the RMSNorm upcasts",
+        gpu="NVIDIA GeForce RTX 4090",
+    ),
+    PublishedMeasurement(
+        key="torchtune-llama3.1-405b-qlora-8gpu",
+        url=_TORCHTUNE,
+        quote="| Llama 3.1 405B | QLoRA | 8x A100 | 44.8 GB  | 653  |",
+        model="llama-3.1-405b",
+        workload={"micro_batch": 2, "seq_len": 2048, "precision": "bf16", "attention": "flash",
+                  "gradient_checkpointing": True, "regime": "qlora", "lora_rank": 16,
+                  "lora_targets": ("q_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")},
+        strategy={"kind": "fsdp_full", "gpus_per_node": 8},
+        measured_bytes=44.8 * GIB_,
+        printed="44.8 GB",
+        metric="allocated",
+        settings=_TORCHTUNE_SETTINGS + "; recipes/configs/llama3_1/405B_qlora.yaml: torchao NF4 base, LoRA r=16 "
+        "on q, v, output projections and the MLP, fused AdamW, FSDP2 without CPU offload on 8 A100s; the "
+        "table prints 'GB' in this row and 'GiB' in the others, torchtune's memory stats are in GiB: read as GiB",
+        gpu="NVIDIA A100-SXM4-80GB",
     ),
 )

@@ -57,22 +57,24 @@ def recommend(
     gpu_memory_bytes: int,
     host_memory_bytes: int | None = None,
     headroom: float = HEADROOM,
+    gpu: str | None = None,
 ) -> Recommendation:
-    """Estimate every candidate strategy, pick the fastest that fits, and find its largest micro-batch."""
+    """Estimate every candidate strategy (on `gpu`, a GPU name, when known), pick the fastest that fits, and
+    find its largest micro-batch."""
     budget = Budget(gpu_memory_bytes, host_memory_bytes, headroom)
-    estimates = [estimate_memory(workload, s) for s in candidate_strategies(gpus_per_node, nodes)]
+    estimates = [estimate_memory(workload, s, gpu) for s in candidate_strategies(gpus_per_node, nodes)]
     verdicts = tuple(budget.verdict(e) for e in estimates)
     candidates = tuple((e, v.fits) for e, v in zip(estimates, verdicts, strict=True))
     best = next((e for e, fits in candidates if fits), None)
-    max_batch = largest_micro_batch(workload, best.strategy, budget) if best else None
+    max_batch = largest_micro_batch(workload, best.strategy, budget, gpu) if best else None
     return Recommendation(best, max_batch, candidates, _reason(candidates, best, budget), verdicts)
 
 
-def largest_micro_batch(workload: Workload, strategy: Strategy, budget: Budget) -> int | None:
+def largest_micro_batch(workload: Workload, strategy: Strategy, budget: Budget, gpu: str | None = None) -> int | None:
     """The largest micro-batch that fits (memory grows with it: exponential, then binary search)."""
 
     def fits(batch: int) -> bool:
-        return budget.fits(estimate_memory(workload.with_micro_batch(batch), strategy))
+        return budget.fits(estimate_memory(workload.with_micro_batch(batch), strategy, gpu))
 
     if not fits(1):
         return None

@@ -11,21 +11,44 @@ from accelwiz.estimate.sizes import gib
 from accelwiz.estimate.verdict import MemoryVerdict
 from accelwiz.vocab import HEADROOM
 
-ROWS = ("weights", "gradients", "optimizer_states", "activations", "logits", "temporaries", "buffers", "overhead")
+ROWS = ("weights", "gradients", "optimizer_states", "activations", "logits", "temporaries", "buffers", "reserve",
+        "runtime")
+_ON_TOP = ("reserve", "runtime")  # beyond the allocated tensors
 _ROW_LABEL = {
     "optimizer_states": "optimizer states",
     "logits": "loss tail",
     "temporaries": "step temporaries",
     "buffers": "comm. buffers",
-    "overhead": "CUDA context etc.",
+    "reserve": "allocator reserve",
+    "runtime": "CUDA ctx/cuBLAS/NCCL",
 }
-_PHASE_LABEL = {"forward": "forward", "backward": "backward", "optimizer": "optimizer step"}
+_PHASE_LABEL = {"loading": "loading", "forward": "forward", "backward": "backward", "optimizer": "optimizer step"}
 
 
 def at_peak(estimate: MemoryEstimate) -> dict[str, int]:
-    """Bytes live at the step's peak by category (they sum to the total); the overhead included."""
-    live = dict(estimate.at_peak) or {row: getattr(estimate, row) for row in ROWS if row != "overhead"}
-    return {**{row: live.get(row, 0) for row in ROWS if row != "overhead"}, "overhead": estimate.overhead}
+    """Bytes held at the step's peak by category (they sum to the total): the tensors live at the allocated
+    peak, the caching allocator's reserve beyond them, and the runtime beside them."""
+    live = dict(estimate.at_peak) or {row: getattr(estimate, row) for row in ROWS if row not in _ON_TOP}
+    return {**{row: live.get(row, 0) for row in ROWS if row not in _ON_TOP},
+            "reserve": estimate.reserved - estimate.allocated, "runtime": estimate.runtime}
+
+
+def _size(estimate: MemoryEstimate, row: str) -> int:
+    return estimate.reserved - estimate.allocated if row == "reserve" else getattr(estimate, row)
+
+
+def peak_json(estimate: MemoryEstimate, device_total: int | None) -> dict[str, Any]:
+    """`estimate.peak`: the allocated and reserved peaks, the runtime beside them and the GPU's memory, in
+    bytes, with the phase each is reached in (the runtime is held from CUDA's start, through every phase)."""
+    return {
+        "allocated": estimate.allocated,
+        "reserved": estimate.reserved,
+        "runtime": estimate.runtime,
+        "runtime_parts": dict(estimate.runtime_parts),
+        "total": estimate.per_gpu_total,
+        "device_total": device_total,
+        "phase": {"allocated": estimate.peak_phase, "reserved": estimate.peak_phase, "runtime": "every"},
+    }
 
 
 def render_text(report: Report) -> str:
@@ -48,11 +71,13 @@ def render_text(report: Report) -> str:
         f"per GPU{'size':>25}{'at peak':>12}",
     ]
     live = at_peak(estimate)
-    sizes = {row: getattr(estimate, row) for row in ROWS}
+    sizes = {row: _size(estimate, row) for row in ROWS}
     lines += [f"  {_ROW_LABEL.get(row, row):<20}{gib(sizes[row]):>12}{gib(live[row]):>12}" for row in ROWS]
     phase = _PHASE_LABEL.get(estimate.peak_phase, estimate.peak_phase)
     lines += [
-        f"  {'total (peak)':<20}{'':>12}{gib(estimate.per_gpu_total):>12}   peak in the {phase}",
+        f"  {'peak allocated':<20}{'':>12}{gib(estimate.allocated):>12}   torch max_memory_allocated",
+        f"  {'peak reserved':<20}{'':>12}{gib(estimate.reserved):>12}   torch max_memory_reserved",
+        f"  {'total (peak)':<20}{'':>12}{gib(estimate.per_gpu_total):>12}   reserved + runtime, peak in the {phase}",
         "  phases (allocated): "
         + ", ".join(f"{_PHASE_LABEL.get(name, name)} {gib(value)}" for name, value in estimate.phases),
         f"per node host RAM     {gib(estimate.host_bytes):>12}",
@@ -73,8 +98,8 @@ def render_text(report: Report) -> str:
 
 _COMPARE_COLUMNS = ("strategy", "wts", "grad", "opt", "act", "oth", "total", "host", "fits")
 _COMPARE_LEGEND = ("wts weights, grad gradients, opt optimizer, act activations+logits,\n"
-                   f"oth buffers+overhead, host: RAM per node; fits: yes, tight (less than {1 - HEADROOM:.0%} "
-                   "left) or no")
+                   "oth buffers+allocator reserve+runtime, total: reserved + runtime, host: RAM per node;\n"
+                   f"fits: yes, tight (less than {1 - HEADROOM:.0%} left) or no")
 
 
 def render_compare(rows: list[tuple[MemoryEstimate, MemoryVerdict | None]]) -> str:
@@ -115,7 +140,7 @@ def estimate_json(estimate: MemoryEstimate) -> dict[str, Any]:
         },
         # live at the peak, summing to the total; `sizes` are the categories' own sizes
         "per_gpu_bytes": {**at_peak(estimate), "total": estimate.per_gpu_total},
-        "sizes": {row: getattr(estimate, row) for row in ROWS},
+        "sizes": {row: _size(estimate, row) for row in ROWS},
         "peak_phase": estimate.peak_phase,
         "phases": dict(estimate.phases),
         "host_bytes_per_node": estimate.host_bytes,
@@ -147,7 +172,7 @@ def render_json(report: Report, trace: dict[str, Any] | None = None) -> str:
             "attention": w.attention,
             "trainable_parameters": w.trainable_parameters,
         },
-        "estimate": estimate_json(estimate),
+        "estimate": {**estimate_json(estimate), "peak": peak_json(estimate, target and target.gpu_bytes)},
         "target": None
         if target is None
         else {

@@ -19,6 +19,7 @@ class Target:
     gpu_bytes: int
     description: str
     host_bytes: int | None = None
+    gpu_name: str | None = None  # the GPU's name when a profile gives it (the runtime depends on its generation)
 
 
 @dataclass(frozen=True)
@@ -53,19 +54,21 @@ def build_report(
             gpu_memory_bytes=target.gpu_bytes,
             host_memory_bytes=target.host_bytes,
             headroom=HEADROOM,
+            gpu=target.gpu_name,
         )
+    gpu = None if target is None else target.gpu_name
     if strategy is not None:
-        shown = estimate_memory(workload, strategy)
+        shown = estimate_memory(workload, strategy, gpu)
     elif advice is not None:  # nothing fits: show the most frugal candidate
         shown = advice.best or min((e for e, _ in advice.candidates), key=lambda e: e.per_gpu_total)
     else:
-        shown = estimate_memory(workload, candidate_strategies(gpus_per_node, nodes)[0])
+        shown = estimate_memory(workload, candidate_strategies(gpus_per_node, nodes)[0], gpu)
     rows: list[tuple[MemoryEstimate, MemoryVerdict | None]] | None = None
     if compare:
         rows = (
             [(e, v) for (e, _), v in zip(advice.candidates, advice.verdicts, strict=True)]
             if advice
-            else [(estimate_memory(workload, s), None) for s in candidate_strategies(gpus_per_node, nodes)]
+            else [(estimate_memory(workload, s, gpu), None) for s in candidate_strategies(gpus_per_node, nodes)]
         )
     judged = None if target is None else memory_verdict(shown, target.gpu_bytes, target.host_bytes, HEADROOM)
     fits = None if judged is None else judged.runs  # tight runs (exit 0, with the warning in the verdict)

@@ -28,6 +28,10 @@ GATED_FAMILIES = frozenset(
 )
 
 
+# LoRA targets outside the transformer blocks: the output layer and the token embedding, by their HF names.
+OUTSIDE_BLOCK_TARGETS = frozenset({"lm_head", "embed_tokens", "wte", "word_embeddings", "embed_in", "embed_out"})
+
+
 class Tensor(NamedTuple):
     """One parameter tensor: the module that owns it (HF naming), its own name, its shape."""
 
@@ -172,7 +176,11 @@ class ModelSpec:
         linear with `all_linear`, as PEFT's `target_modules="all-linear"`: MLA's kv_a_proj_with_mqa, GPT-NeoX's
         query_key_value and other names outside the preset families included)."""
         wanted = set(targets)
-        return sum(rank * sum(t.shape) for t in self.all_block_linears() if all_linear or t.kind in wanted)
+        blocks = sum(rank * sum(t.shape) for t in self.all_block_linears() if all_linear or t.kind in wanted)
+        # outside the blocks PEFT adapts the output layer (a Linear, tied or not) and the token embedding
+        # (lora_embedding_A r x vocab, lora_embedding_B hidden x r) when named; "all-linear" leaves lm_head out
+        outside = sum(rank * (self.vocab_size + self.hidden_size) for name in wanted & OUTSIDE_BLOCK_TARGETS)
+        return blocks + outside
 
 
 def _gated_tensors(spec: ModelSpec) -> list[Tensor]:

@@ -47,7 +47,7 @@ def select_target(
         return TargetChoice(target, gpus_per_node, node_count, debug=tuple(debug))
     if profile is not None and profile.min_gpu_memory_bytes:
         name = profile.gpus[0].name
-        target = Target(profile.min_gpu_memory_bytes, f"{name} ({gib(profile.min_gpu_memory_bytes)})", host)
+        target = Target(profile.min_gpu_memory_bytes, f"{name} ({gib(profile.min_gpu_memory_bytes)})", host, name)
         return TargetChoice(target, gpus_per_node, node_count, debug=tuple(debug))
     warnings = (f"the system `{system}` has no GPU; no verdict is possible",) if system is not None else ()
     return TargetChoice(None, gpus_per_node, node_count, warnings, tuple(debug))

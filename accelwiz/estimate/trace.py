@@ -124,7 +124,9 @@ class TraceSettings:
         from accelwiz.estimate.workload import ALL_LINEAR
 
         lora = workload.regime == "lora"
-        kinds = {t.kind for t in workload.model.block_linears()}
+        from accelwiz.estimate.spec import OUTSIDE_BLOCK_TARGETS
+
+        kinds = {t.kind for t in workload.model.all_block_linears()} | OUTSIDE_BLOCK_TARGETS
         everything = workload.lora_targets == ALL_LINEAR  # PEFT's "all-linear": () below
         engine16 = strategy is not None and (strategy.is_deepspeed or strategy.is_fsdp)
         return cls(
@@ -170,6 +172,11 @@ class TraceResult:
     gradients: int  # all parameter gradients, when the optimizer step begins
     optimizer_states: int  # Adam m and v after the step (the step counters excluded)
     seconds: float
+    # the caching-allocator replay of the recorded allocations and frees (allocator.py): `reserved` and
+    # `allocated` peaks, and `reserved_<phase>` / `allocated_<phase>` per phase
+    allocator: dict[str, int] = field(default_factory=dict)
+    # (phase, allocated, reserved) over the second step, from the replay (at most 1500 points)
+    timeline: tuple[tuple[str, int, int], ...] = ()
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -183,6 +190,11 @@ class TraceResult:
     @property
     def peak(self) -> int:
         return self.phase_peaks[self.peak_phase].total
+
+    @property
+    def reserved(self) -> int:
+        """What `torch.cuda.max_memory_reserved` should show: the allocator replay's reserved peak."""
+        return self.allocator.get("reserved", 0)
 
     @property
     def weights(self) -> int:
@@ -211,6 +223,8 @@ class TraceResult:
             "optimizer_temporaries": self.optimizer_temporaries,
             "peak": self.peak,
             "peak_phase": self.peak_phase,
+            "reserved": self.reserved,
+            "allocator": dict(self.allocator),
             "phase_peaks": {p: {"total": s.total, **s.bytes} for p, s in self.phase_peaks.items()},
             "forward_end": {"total": self.forward_end.total, **self.forward_end.bytes},
             "seconds": round(self.seconds, 2),
@@ -454,7 +468,7 @@ def _phase_tracker(param_storages: Any) -> Any:
     """A MemTracker that keeps the peak of each phase and files autocast's parameter copies apart."""
     import torch
     from torch.distributed._tools.common_utils import get_untyped_storages
-    from torch.distributed._tools.mem_tracker import _TOTAL_KEY, MemTracker, _MemRefType
+    from torch.distributed._tools.mem_tracker import _TOTAL_KEY, MemTracker, _MemRefType, _UpdateType
 
     names = {
         _MemRefType.PARAM: "parameters",
@@ -469,8 +483,28 @@ def _phase_tracker(param_storages: Any) -> Any:
     class PhaseTracker(MemTracker):
         def __init__(self) -> None:
             super().__init__()
-            self.phase: str = "setup"
+            self._phase: str = "setup"
             self.peaks: dict[str, tuple[int, dict[str, int]]] = {}
+            # every allocation and free, in order, for the caching-allocator replay (allocator.py)
+            self.events: list[tuple] = []
+
+        @property
+        def phase(self) -> str:
+            return self._phase
+
+        @phase.setter
+        def phase(self, name: str) -> None:
+            self._phase = name
+            self.events.append(("phase", name))
+
+        def _update_snap(self, u_type: Any, winfo: Any, old_mem_consumed: Any = None, old_reftype: Any = None) -> None:
+            super()._update_snap(u_type, winfo, old_mem_consumed, old_reftype)
+            if u_type == _UpdateType.ADD:
+                self.events.append(("alloc", id(winfo), winfo.mem_consumed))
+            elif u_type == _UpdateType.DEL:
+                self.events.append(("free", id(winfo)))
+            elif u_type == _UpdateType.SIZE:  # a storage resized in place: freed and allocated again
+                self.events += [("free", id(winfo)), ("alloc", id(winfo), winfo.mem_consumed)]
 
         def snapshot(self) -> dict[str, int]:
             snap = self._curr_mem_snap.get(torch.device("cpu"), {})
@@ -511,11 +545,15 @@ def _phase_tracker(param_storages: Any) -> Any:
 # -- the trace ------------------------------------------------------------------------------------------------
 
 
-def _trace_once(config: Any, settings: TraceSettings) -> tuple[Snapshot, dict[str, Snapshot], int, int]:
+def _trace_once(
+    config: Any, settings: TraceSettings
+) -> tuple[Snapshot, dict[str, Snapshot], int, int, dict[str, int], tuple[tuple[str, int, int], ...]]:
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.distributed._tools.common_utils import get_untyped_storages
     from torch.utils.weak import WeakIdKeyDictionary
+
+    from accelwiz.estimate.trace_replay import replayed
 
     model = _build_model(config, settings)
     fake_mode = FakeTensorMode()
@@ -557,7 +595,7 @@ def _trace_once(config: Any, settings: TraceSettings) -> tuple[Snapshot, dict[st
         if key != "step" and isinstance(value, torch.Tensor)
     )
     phases = {phase: Snapshot(tracker.peaks[phase][1]) for phase in PHASES}
-    return Snapshot(forward_end), phases, gradients, states
+    return Snapshot(forward_end), phases, gradients, states, *replayed(tracker.events)
 
 
 def trace_training_step(config: Any, settings: TraceSettings, *, layers: int | None = None) -> TraceResult:
@@ -568,14 +606,18 @@ def trace_training_step(config: Any, settings: TraceSettings, *, layers: int | N
     full = _trace_once(_prepare_config(config, settings, traced), settings)
     notes = []
     if traced != depth:
+        from accelwiz.estimate.trace_replay import scaled_replay
+
         one = _trace_once(_prepare_config(config, settings, 1), settings)
         forward_end = full[0].scaled(one[0], traced, depth)
         phases = {p: full[1][p].scaled(one[1][p], traced, depth) for p in PHASES}
         per = (traced - 1)
         gradients = round(full[2] + (full[2] - one[2]) / per * (depth - traced))
         states = round(full[3] + (full[3] - one[3]) / per * (depth - traced))
+        replayed = scaled_replay(full[4], full[1], phases)
         notes.append(f"traced 1 and {traced} of {depth} layers; every figure scaled linearly to {depth}")
-        full = (forward_end, phases, gradients, states)
+        full = (forward_end, phases, gradients, states, replayed, full[5])
+        notes.append(f"the memory timeline (--plot) is of the {traced}-layer trace, not scaled")
     if settings.attention == "flash":
         notes.append("flash-attention traced as sdpa (the same saved output and log-sum-exp)")
     return TraceResult(
@@ -587,6 +629,8 @@ def trace_training_step(config: Any, settings: TraceSettings, *, layers: int | N
         phase_peaks=full[1],
         gradients=full[2],
         optimizer_states=full[3],
+        allocator=full[4],
+        timeline=full[5],
         seconds=time.perf_counter() - started,
         notes=tuple(notes),
     )

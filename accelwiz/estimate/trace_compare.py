@@ -4,7 +4,9 @@ The trace (trace.py) is one unsharded process without CUDA. To put it beside `es
 strategy, its categories are divided as the strategy divides them (ZeRO-1: optimizer states; ZeRO-2 and
 FSDP shard-grad-op: and gradients; ZeRO-3 and FSDP full/hybrid: and parameters; over the shard degree), the
 analytic model's communication buffers are added (they are not in a single-process trace), and the same
-overhead (CUDA context, NCCL, allocator slack) is put on top. Activations are per GPU already.
+runtime (CUDA context, cuBLAS, NCCL: runtime.py) is put on top. Activations are per GPU already. The reserved
+peak is the trace's caching-allocator replay (allocator.py), its reserve beyond the static bytes (parameters,
+optimizer states) applied to the sharded step.
 """
 
 from __future__ import annotations
@@ -12,17 +14,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from accelwiz.estimate.memory import ALLOCATOR_SLACK, CUDA_CONTEXT_BYTES, NCCL_BYTES, PHASE_LABEL
+from accelwiz.estimate.memory import PHASE_LABEL, process_runtime
 
 if TYPE_CHECKING:
     from accelwiz.estimate.memory import MemoryEstimate
     from accelwiz.estimate.trace import TraceResult
 
-ROWS = ("weights", "gradients", "optimizer_states", "activations", "peak", "total")
+ROWS = ("weights", "gradients", "optimizer_states", "activations", "peak", "reserved", "total")
 _LABEL = {
     "optimizer_states": "optimizer states",
     "activations": "activations+logits",
     "peak": "peak allocated",
+    "reserved": "peak reserved",
     "total": "total per GPU",
 }
 
@@ -36,6 +39,7 @@ def analytic_categories(estimate: MemoryEstimate) -> dict[str, int]:
         "optimizer_states": estimate.optimizer_states,
         "activations": estimate.activations + estimate.logits,
         "peak": estimate.allocated,
+        "reserved": estimate.reserved,
     }
 
 
@@ -111,7 +115,7 @@ def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
     phases = {phase: per_gpu(snap.bytes) for phase, snap in trace.phase_peaks.items()}
     traced_phase = max(phases, key=lambda phase: phases[phase])
     peak = phases[traced_phase]
-    overhead = CUDA_CONTEXT_BYTES + (NCCL_BYTES if strategy.world_size > 1 else 0) + ALLOCATOR_SLACK * peak
+    reserved = _traced_reserved(trace, peak, per_gpu)
     weights = trace.forward_end.bytes["parameters"] * widen["parameters"] / divide["parameters"] + (
         trace.forward_end.bytes["autocast_copies"]
     )
@@ -123,12 +127,26 @@ def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
         else round(trace.optimizer_states * widen["optimizer"] / divide["optimizer"]),
         "activations": trace.activations,
         "peak": peak,
-        "total": round(peak + overhead),
+        "reserved": reserved,
+        "total": reserved + process_runtime(strategy).total,
     }
     analytic = {**analytic_categories(estimate), "total": estimate.per_gpu_total}
     if strategy.world_size > 1:
         notes.append(f"sharding over {n}: {', '.join(k for k, d in divide.items() if d > 1) or 'nothing'} divided")
     return TraceComparison(analytic, traced, estimate.peak_phase, traced_phase, trace, tuple(notes))
+
+
+def _traced_reserved(trace: TraceResult, peak: int, per_gpu: Any) -> int:
+    """The replay's reserve beyond the static bytes (parameters, buffers, optimizer states), applied to the
+    sharded peak: the static bytes are reserved at their (sharded) size."""
+    snapshot = trace.phase_peaks[trace.peak_phase].bytes
+    fixed = {key: snapshot.get(key, 0) for key in ("parameters", "buffers", "optimizer")}
+    static = sum(fixed.values())
+    if not trace.reserved or trace.peak <= static:
+        return peak
+    ratio = (trace.reserved - static) / (trace.peak - static)
+    static_here = per_gpu(fixed) - per_gpu({})  # per_gpu adds the buffers; take them out again
+    return round(static_here + ratio * (peak - static_here))
 
 
 def render_comparison(comparison: TraceComparison) -> str:

@@ -140,6 +140,7 @@ def run(setting: Setting) -> dict[str, Any]:
         "optimizer_states": trace.optimizer_states,
         "activations": trace.activations,
         "peak": trace.peak,
+        "reserved": trace.reserved,  # the caching-allocator replay of the traced stream (allocator.py)
     }
     return {
         "setting": setting.label,

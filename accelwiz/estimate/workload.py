@@ -6,7 +6,8 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Literal
 
-from accelwiz.estimate.spec import ModelSpec
+from accelwiz.errors import UsageError
+from accelwiz.estimate.spec import OUTSIDE_BLOCK_TARGETS, ModelSpec
 
 Regime = Literal["full", "lora", "qlora"]
 Precision = Literal["fp32", "mixed", "bf16"]
@@ -75,3 +76,39 @@ class Workload:
 
     def with_micro_batch(self, micro_batch: int) -> Workload:
         return replace(self, micro_batch=micro_batch)
+
+
+def check_lora_targets(spec: ModelSpec, targets: tuple[str, ...] | list[str]) -> None:
+    """Every named target is a module PEFT would adapt: a block linear of this model, its output layer or its
+    token embedding (or all-linear). PEFT matches target_modules by the name's last part."""
+    known = {t.kind for t in spec.all_block_linears()} | OUTSIDE_BLOCK_TARGETS
+    unknown = [t for t in targets if t != "all-linear" and t not in known]
+    if unknown:
+        names = ", ".join(dict.fromkeys(t.kind for t in spec.all_block_linears()))
+        raise UsageError(
+            f"--lora-target {', '.join(unknown)}: no such module in {spec.name}",
+            hint=f"its block linears are {names}; lm_head and the token embedding may be adapted too, "
+            "or pass all-linear",
+        )
+
+
+# Families transformers builds without an SDPA path, with its reason (transformers 5, the model class's
+# `_supports_sdpa`): from_pretrained(attn_implementation="sdpa") raises for them; without it, eager is used.
+NO_SDPA = {
+    "gemma2": "Gemma-2's attention logit soft-capping: transformers' Gemma2PreTrainedModel sets "
+    "`_supports_sdpa = False  # sdpa does not support softcapping` (models/gemma2/modeling_gemma2.py)",
+}
+
+
+def default_attention(spec: ModelSpec) -> Attention:
+    """What transformers picks without attn_implementation: sdpa where the model has it, else eager."""
+    return "eager" if spec.family in NO_SDPA else "sdpa"
+
+
+def check_attention(spec: ModelSpec, attention: str) -> None:
+    """An attention implementation transformers refuses for this model is refused here, with its reason."""
+    if attention == "sdpa" and spec.family in NO_SDPA:
+        raise UsageError(
+            f"--attention sdpa: transformers has no SDPA attention for {spec.name} ({NO_SDPA[spec.family]})",
+            hint="pass --attention eager, or flash (flash-attention 2 supports the soft-capping)",
+        )

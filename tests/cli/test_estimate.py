@@ -156,8 +156,8 @@ def test_list_models(cli):
         # used to be an OverflowError traceback: float("1e400") is inf
         (("--params", "1e400"), "parameter count is too large"),
         # used to estimate silently with 0 trainable parameters
-        (("--model", "llama-8b", "--lora", "--lora-target", "qproj"), "matches no linear layer"),
-        (("--model", "gpt2", "--qlora", "--lora-target", "q_proj"), "matches no linear layer"),
+        (("--model", "llama-8b", "--lora", "--lora-target", "qproj"), "no such module in llama-3.1-8b"),
+        (("--model", "gpt2", "--qlora", "--lora-target", "q_proj"), "no such module in gpt2"),
     ],
 )
 def test_bad_input_is_a_usage_error(cli, args, message):

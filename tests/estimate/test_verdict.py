@@ -12,19 +12,20 @@ from accelwiz.estimate.recommend import Budget, recommend
 from accelwiz.estimate.sizes import gib
 from accelwiz.estimate.strategy import strategy_from_options
 from accelwiz.estimate.verdict import judge, memory_verdict
-from accelwiz.resolution.options import workload_from_options
 from accelwiz.probe.presets import find_preset, preset_profile
+from accelwiz.resolution.options import workload_from_options
 from accelwiz.vocab import HEADROOM
 
 GIB = 2**30
 # The case from issue 10: ZeRO-1 at 73.6 of 79.6 GiB (when the issue was filed) was "no" in --compare, "does not
-# fit" in the wizard and "fits, tight" (exit 0) with --strategy zero1.
-CASE = ("--model", "llama-3.1-8b", "--system", "8xH100-80GB", "--gradient-checkpointing", "--micro-batch", "4",
+# fit" in the wizard and "fits, tight" (exit 0) with --strategy zero1. Micro-batch 3 since the verdict judges the
+# reserved peak and the runtime (72.9 GiB; micro-batch 4 is 82.6 GiB now): still in the tight band.
+CASE = ("--model", "llama-3.1-8b", "--system", "8xH100-80GB", "--gradient-checkpointing", "--micro-batch", "3",
         "--seq-len", "4096")
 
 
 def zero1_case():
-    workload = workload_from_options(model="llama-3.1-8b", micro_batch=4, seq_len=4096, gradient_checkpointing=True)
+    workload = workload_from_options(model="llama-3.1-8b", micro_batch=3, seq_len=4096, gradient_checkpointing=True)
     return workload, estimate_memory(workload, strategy_from_options("zero1", gpus_per_node=8, nodes=1))
 
 

@@ -1,0 +1,288 @@
+"""PyTorch's CUDA caching allocator, modelled in Python: what `torch.cuda.max_memory_reserved` will show.
+
+`torch.cuda.max_memory_allocated` counts the tensors; what runs out is what the caching allocator has taken
+from the driver (`reserved`), which is larger: requests are rounded, small ones are packed into 2 MiB
+segments, 1-10 MiB ones into 20 MiB segments, and a freed block stays cached for a later request of at most
+its size. Replaying the allocations and frees of a training step (recorded by the fake-tensor trace,
+trace.py) through this model gives the reserved peak the real allocator would reach on one stream.
+
+Every rule below is read from c10/cuda/CUDACachingAllocator.cpp (pytorch/pytorch, the `Native` allocator):
+
+* `round_size`: requests round up to a multiple of kMinBlockSize = 512 bytes (at least 512);
+  `roundup_power2_divisions` is off by default and not modelled.
+* `get_pool`: a rounded size <= kSmallSize = 1 MiB goes to the small pool, else to the large pool.
+* `get_allocation_size` (a new segment, `cudaMalloc`): kSmallBuffer = 2 MiB for the small pool; kLargeBuffer
+  = 20 MiB for sizes below kMinLargeAlloc = 10 MiB; above, the size rounded up to kRoundLarge = 2 MiB.
+* `get_free_block`: best fit, the smallest cached block of at least the size (ties: the lowest address,
+  `BlockComparatorSize`); with `max_split_size` set, a request below it never takes a block of at least it,
+  and a request of at least it takes a block only within kLargeBuffer (20 MiB) of its size.
+* `should_split`: a small-pool block (or any block with expandable segments) splits when at least 512 bytes
+  remain; a large-pool block when the size is below `max_split_size` and more than kSmallSize (1 MiB)
+  remains. An unsplit block counts whole in `allocated_bytes` (`alloc_found_block` adds `block->size`).
+* `free_block` / `try_merge_blocks`: a freed block merges with its free neighbours in the same segment.
+* `alloc_block` failing at the capacity: `release_available_cached_blocks` (oversize blocks, only with
+  `max_split_size`), then `release_cached_blocks` (every cached block of an unsplit segment) and retry.
+* expandable segments (`expandable_segments:True`, Note [Expandable Segments]): one segment per pool and
+  stream that grows by pages of 2 MiB (small pool) or 20 MiB (large pool) at its end; blocks split down to
+  512 bytes.
+
+Not modelled: several streams (FSDP's and DeepSpeed's communication streams keep their own blocks; the
+trace runs one), `record_stream` delays, CUDA graphs' private pools, garbage_collection_threshold.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+K_MIN_BLOCK_SIZE = 512  # kMinBlockSize
+K_SMALL_SIZE = 1 << 20  # kSmallSize: the largest small-pool request, 1 MiB
+K_SMALL_BUFFER = 2 << 20  # kSmallBuffer: a small-pool segment, 2 MiB
+K_LARGE_BUFFER = 20 << 20  # kLargeBuffer: the segment of a 1-10 MiB request, 20 MiB
+K_MIN_LARGE_ALLOC = 10 << 20  # kMinLargeAlloc: from here a segment is the request rounded to 2 MiB
+K_ROUND_LARGE = 2 << 20  # kRoundLarge
+NO_LIMIT = 1 << 62  # max_split_size's default: SIZE_MAX (never limited)
+
+
+class OutOfMemory(Exception):
+    """The request does not fit under the capacity even after the cache was released."""
+
+
+def round_size(size: int) -> int:
+    """`round_size`: up to a multiple of 512 bytes, at least 512."""
+    if size < K_MIN_BLOCK_SIZE:
+        return K_MIN_BLOCK_SIZE
+    return K_MIN_BLOCK_SIZE * ((size + K_MIN_BLOCK_SIZE - 1) // K_MIN_BLOCK_SIZE)
+
+
+def allocation_size(size: int) -> int:
+    """`get_allocation_size`: the segment `cudaMalloc` gets for a rounded request with no cached block."""
+    if size <= K_SMALL_SIZE:
+        return K_SMALL_BUFFER
+    if size < K_MIN_LARGE_ALLOC:
+        return K_LARGE_BUFFER
+    return K_ROUND_LARGE * ((size + K_ROUND_LARGE - 1) // K_ROUND_LARGE)
+
+
+class Block:
+    """A piece of a segment: `size` bytes at `ptr`, in use or cached; neighbours in the same segment."""
+
+    __slots__ = ("allocated", "next", "prev", "ptr", "size", "small")
+
+    def __init__(self, size: int, ptr: int, small: bool) -> None:
+        self.size, self.ptr, self.small = size, ptr, small
+        self.allocated = False
+        self.prev: Block | None = None
+        self.next: Block | None = None
+
+    @property
+    def is_split(self) -> bool:
+        return self.prev is not None or self.next is not None
+
+
+class _Pool:
+    """The cached (free) blocks of one pool, ordered by (size, address) as `BlockComparatorSize`."""
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[int, int]] = []
+        self.blocks: dict[int, Block] = {}
+
+    def insert(self, block: Block) -> None:
+        bisect.insort(self.keys, (block.size, block.ptr))
+        self.blocks[block.ptr] = block
+
+    def remove(self, block: Block) -> None:
+        index = bisect.bisect_left(self.keys, (block.size, block.ptr))
+        del self.keys[index]
+        del self.blocks[block.ptr]
+
+    def lower_bound(self, size: int) -> Block | None:
+        index = bisect.bisect_left(self.keys, (size, -1))
+        return self.blocks[self.keys[index][1]] if index < len(self.keys) else None
+
+
+@dataclass
+class CachingAllocator:
+    """One device's caching allocator on one stream; sizes in bytes, `capacity` None for an unbounded GPU."""
+
+    max_split_size: int = NO_LIMIT
+    expandable_segments: bool = False
+    capacity: int | None = None
+    allocated: int = 0  # `allocated_bytes`: the blocks handed out (rounded, unsplit remainders included)
+    reserved: int = 0  # `reserved_bytes`: the segments taken from the driver
+    requested: int = 0  # `requested_bytes`: what the callers asked for
+    peak_allocated: int = 0
+    peak_reserved: int = 0
+    segments: int = 0
+    _small: _Pool = field(default_factory=_Pool)
+    _large: _Pool = field(default_factory=_Pool)
+    _next_ptr: itertools.count = field(default_factory=lambda: itertools.count(1 << 40, 1 << 40))
+    _tail: dict[bool, Block] = field(default_factory=dict)  # expandable: the last block of each pool's segment
+
+    def malloc(self, nbytes: int) -> Block:
+        """`DeviceCachingAllocator::malloc` for `nbytes`; the block to pass to `free`."""
+        size = round_size(nbytes)
+        small = size <= K_SMALL_SIZE
+        pool = self._small if small else self._large
+        block = self._free_block(pool, size) or self._new_block(pool, size, small)
+        pool.remove(block)
+        if self._should_split(block, size):
+            rest = Block(block.size - size, block.ptr + size, small)
+            rest.prev, rest.next = block, block.next
+            if block.next is not None:
+                block.next.prev = rest
+            elif self.expandable_segments and self._tail.get(small) is block:
+                self._tail[small] = rest
+            block.next, block.size = rest, size
+            pool.insert(rest)
+        block.allocated = True
+        self.allocated += block.size
+        self.requested += nbytes
+        self.peak_allocated = max(self.peak_allocated, self.allocated)
+        return block
+
+    def free(self, block: Block, nbytes: int = 0) -> None:
+        """`free_block`: back to its pool, merged with free neighbours (`try_merge_blocks`)."""
+        block.allocated = False
+        self.allocated -= block.size
+        self.requested -= nbytes
+        pool = self._small if block.small else self._large
+        for neighbour in (block.prev, block.next):
+            if neighbour is not None and not neighbour.allocated:
+                pool.remove(neighbour)
+                if neighbour is block.prev:
+                    block.ptr, block.prev = neighbour.ptr, neighbour.prev
+                    if block.prev is not None:
+                        block.prev.next = block
+                else:
+                    block.next = neighbour.next
+                    if block.next is not None:
+                        block.next.prev = block
+                    if self._tail.get(block.small) is neighbour:
+                        self._tail[block.small] = block
+                block.size += neighbour.size
+        pool.insert(block)
+
+    def empty_cache(self) -> None:
+        """`release_cached_blocks`: every cached block that is a whole segment goes back to the driver."""
+        for pool in (self._small, self._large):
+            for block in [b for b in pool.blocks.values() if not b.is_split]:
+                pool.remove(block)
+                self.reserved -= block.size
+                self.segments -= 1
+                if self._tail.get(block.small) is block:
+                    del self._tail[block.small]
+
+    # -- the rules -----------------------------------------------------------------------------------------
+
+    def _should_split(self, block: Block, size: int) -> bool:
+        remaining = block.size - size
+        if block.small or self.expandable_segments:
+            return remaining >= K_MIN_BLOCK_SIZE
+        return size < self.max_split_size and remaining > K_SMALL_SIZE
+
+    def _free_block(self, pool: _Pool, size: int) -> Block | None:
+        block = pool.lower_bound(size)
+        if block is None:
+            return None
+        if size < self.max_split_size <= block.size:
+            return None  # an oversize block is not split for a smaller request
+        if size >= self.max_split_size and block.size >= size + K_LARGE_BUFFER:
+            return None
+        return block
+
+    def _new_block(self, pool: _Pool, size: int, small: bool) -> Block:
+        """`alloc_block`, releasing the cache and retrying once at the capacity, as `malloc` does."""
+        grow = self._expansion(size, small) if self.expandable_segments else allocation_size(size)
+        if self.capacity is not None and self.reserved + grow > self.capacity:
+            self.empty_cache()
+            grow = self._expansion(size, small) if self.expandable_segments else allocation_size(size)
+            if self.reserved + grow > self.capacity:
+                raise OutOfMemory(f"{size} bytes requested with {self.reserved} reserved of {self.capacity}")
+        self.reserved += grow
+        self.peak_reserved = max(self.peak_reserved, self.reserved)
+        if self.expandable_segments:
+            return self._expand(pool, grow, small)
+        self.segments += 1
+        block = Block(grow, next(self._next_ptr), small)
+        pool.insert(block)
+        return block
+
+    def _expansion(self, size: int, small: bool) -> int:
+        """Expandable segments: the pages to map at the segment's end so that its last block holds `size`."""
+        page = K_SMALL_BUFFER if small else K_LARGE_BUFFER
+        tail = self._tail.get(small)
+        free_tail = tail.size if tail is not None and not tail.allocated else 0
+        return page * -(-(size - free_tail) // page)
+
+    def _expand(self, pool: _Pool, grow: int, small: bool) -> Block:
+        tail = self._tail.get(small)
+        if tail is not None and not tail.allocated:
+            pool.remove(tail)
+            tail.size += grow
+            pool.insert(tail)
+            return tail
+        if tail is None:
+            self.segments += 1
+        block = Block(grow, next(self._next_ptr) if tail is None else tail.ptr + tail.size, small)
+        if tail is not None:
+            tail.next, block.prev = block, tail
+        self._tail[small] = block
+        pool.insert(block)
+        return block
+
+
+# -- replaying a recorded stream -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Replay:
+    """The allocator's peaks over a stream, overall and per phase (the phases the stream marks)."""
+
+    peak_allocated: int
+    peak_reserved: int
+    peak_requested: int
+    phases: tuple[tuple[str, int, int], ...]  # (phase, peak allocated, reserved at its end), in stream order
+    timeline: tuple[tuple[str, int, int], ...] = ()  # (phase, allocated, reserved) after each event, if asked
+
+    @property
+    def ratio(self) -> float:
+        """Reserved over requested peak: what the analytic path multiplies its tensor bytes by."""
+        return self.peak_reserved / self.peak_requested if self.peak_requested else 1.0
+
+
+# An event: ("alloc", key, nbytes), ("free", key) or ("phase", name).
+Event = tuple
+
+
+def replay(events: Iterable[Event], *, max_split_size: int = NO_LIMIT, expandable_segments: bool = False,
+           capacity: int | None = None, timeline: bool = False) -> Replay:
+    """Run `events` through a fresh allocator; a free of an unknown key (allocated before the stream) is skipped.
+    `timeline`: also keep (phase, allocated, reserved) after every allocation and free."""
+    allocator = CachingAllocator(max_split_size, expandable_segments, capacity)
+    live: dict[object, tuple[Block, int]] = {}
+    phases: list[list] = []
+    points: list[tuple[str, int, int]] = []
+    peak_requested = 0
+    for event in events:
+        kind = event[0]
+        if kind == "alloc":
+            if event[2] > 0:
+                live[event[1]] = (allocator.malloc(event[2]), event[2])
+                peak_requested = max(peak_requested, allocator.requested)
+        elif kind == "free":
+            found = live.pop(event[1], None)
+            if found is not None:
+                allocator.free(*found)
+        elif kind == "phase":
+            phases.append([event[1], allocator.allocated, allocator.reserved])
+        if phases and kind == "alloc":
+            phases[-1][1] = max(phases[-1][1], allocator.allocated)
+        if phases:
+            phases[-1][2] = allocator.reserved
+        if timeline and kind in ("alloc", "free"):
+            points.append((phases[-1][0] if phases else "", allocator.allocated, allocator.reserved))
+    return Replay(allocator.peak_allocated, allocator.peak_reserved, peak_requested,
+                  tuple((name, high, reserved) for name, high, reserved in phases), tuple(points))

@@ -1,0 +1,49 @@
+"""What the caching allocator reserves at the step's peak: the analytic allocated figure, scaled as the replays teach.
+
+The trace's allocation stream replayed through the caching-allocator model (allocator.py) gives the reserved
+peak of a real step; benchmarks/allocator_replay.py does it for a matrix of models and settings and writes
+benchmarks/results/allocator_replay.json. What it shows:
+
+* the static bytes (parameters, buffers, optimizer states: allocated once, each in a segment of its own
+  size) cost nothing beyond their size;
+* the step's dynamic bytes (activations, the loss tail, gradients, autocast copies, temporaries,
+  communication buffers) are reserved at a ratio that depends on the training method and on gradient
+  checkpointing (the recomputation frees and re-allocates every layer's tensors in a different order,
+  leaving more cached blocks that the next request does not fit).
+
+`DYNAMIC_RATIO` is the median of the replays' ratio (reserved − static) / (allocated − static) per group, as
+the benchmark printed it; tests/estimate/test_reserve.py checks the table against the results file.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.workload import Workload
+
+# (full fine-tuning or adapters, gradient checkpointing) -> median replayed dynamic ratio
+DYNAMIC_RATIO: dict[tuple[str, bool], float] = {
+    ("full", False): 1.163,
+    ("full", True): 1.398,
+    ("adapters", False): 1.111,
+    ("adapters", True): 1.251,
+}
+
+
+def group(workload: Workload) -> tuple[str, bool]:
+    """The replay group of a workload: LoRA and QLoRA both train adapters on a frozen base."""
+    return ("full" if workload.regime == "full" else "adapters", workload.gradient_checkpointing)
+
+
+def reserved_bytes(allocated: float, static: float, workload: Workload) -> tuple[float, str]:
+    """The reserved peak for an allocated peak of which `static` bytes are allocated once, and a note."""
+    ratio = DYNAMIC_RATIO[group(workload)]
+    dynamic = max(0.0, allocated - static)
+    kind, checkpointing = group(workload)
+    return static + ratio * dynamic, (
+        f"allocator reserve: the step's dynamic bytes ({dynamic / 2**30:.2f} GiB) x {ratio:.3f}, the median "
+        f"reserved/allocated of the caching-allocator replays of traced steps ({kind}, "
+        f"{'with' if checkpointing else 'without'} gradient checkpointing: benchmarks/allocator_replay.py); "
+        "parameters and optimizer states are reserved at their size"
+    )

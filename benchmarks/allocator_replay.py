@@ -1,0 +1,117 @@
+"""What the caching allocator reserves beyond the tensors: the fake-tensor trace's allocation stream replayed.
+
+For a matrix of settings (model, full/LoRA, mixed/bf16, gradient checkpointing, batch shape), one training
+step of the real transformers model is traced on the CPU (`accelwiz estimate --trace`, fake tensors) and its
+recorded allocations and frees are replayed through accelwiz/estimate/allocator.py (PyTorch's CUDA caching
+allocator as c10/cuda/CUDACachingAllocator.cpp defines it). The ratio of the replay's reserved peak to the
+trace's allocated peak is what `accelwiz/estimate/reserve.py` multiplies the analytic allocated figure by.
+
+    python benchmarks/allocator_replay.py            # the whole matrix (about 15 minutes on 2 cores)
+    python benchmarks/allocator_replay.py --only 0,3
+
+Writes benchmarks/results/allocator_replay.json and prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+@dataclass(frozen=True)
+class Case:
+    model: str
+    regime: str  # full | lora
+    precision: str  # mixed | bf16
+    gradient_checkpointing: bool
+    micro_batch: int
+    seq_len: int
+    layers: int | None = None  # trace 1 and N layers and scale (the large models)
+
+    @property
+    def label(self) -> str:
+        return (f"{self.model} {self.regime} {self.precision} b{self.micro_batch}xs{self.seq_len}"
+                + (" gc" if self.gradient_checkpointing else "") + (f" (L={self.layers})" if self.layers else ""))
+
+
+def matrix() -> list[Case]:
+    cases = []
+    for regime in ("full", "lora"):
+        for precision in ("mixed", "bf16"):
+            for checkpointing in (False, True):
+                for batch, seq in ((4, 512), (2, 2048)):
+                    cases.append(Case("gpt2", regime, precision, checkpointing, batch, seq))
+    for regime in ("full", "lora"):
+        for checkpointing in (False, True):
+            cases.append(Case("qwen2.5-0.5b", regime, "bf16", checkpointing, 2, 2048))
+    cases += [
+        Case("llama-3.1-8b", "lora", "bf16", True, 2, 2048, layers=2),
+        Case("llama-3.1-8b", "full", "bf16", True, 1, 4096, layers=2),
+        Case("llama-3.1-8b", "lora", "mixed", False, 1, 2048, layers=2),
+        Case("llama-2-70b", "lora", "bf16", True, 2, 2048, layers=2),
+        Case("llama-2-70b", "lora", "bf16", True, 8, 2048, layers=2),
+    ]
+    return cases
+
+
+def run(case: Case) -> dict:
+    from accelwiz.estimate.models import resolve_model
+    from accelwiz.estimate.strategy import Strategy
+    from accelwiz.estimate.trace import trace_workload
+    from accelwiz.estimate.workload import Workload
+
+    workload = Workload(resolve_model(case.model), micro_batch=case.micro_batch, seq_len=case.seq_len,
+                        regime=case.regime, precision=case.precision,
+                        gradient_checkpointing=case.gradient_checkpointing)
+    trace = trace_workload(workload, strategy=Strategy("single"), layers=case.layers, time_limit=1e9)
+    # static: what is allocated once and never freed (parameters, buffers, optimizer states); the rest is
+    # the step's dynamic memory, whose reserve the analytic path scales (reserve.py)
+    static = (trace.forward_end.bytes.get("parameters", 0) + trace.forward_end.bytes.get("buffers", 0)
+              + trace.optimizer_states)
+    dynamic_ratio = (trace.reserved - static) / (trace.peak - static)
+    return {"case": case.label, **asdict(case), "allocated": trace.peak, "peak_phase": trace.peak_phase,
+            "reserved": trace.reserved, "static": static, "ratio": round(trace.reserved / trace.peak, 4),
+            "dynamic_ratio": round(dynamic_ratio, 4), "allocator": trace.allocator,
+            "seconds": round(trace.seconds, 1)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", help="comma-separated case numbers")
+    args = parser.parse_args()
+    cases = matrix()
+    if args.only:
+        cases = [cases[int(i)] for i in args.only.split(",")]
+    rows = []
+    print("| case | allocated GiB | reserved GiB | reserved/allocated | dynamic reserved/allocated |\n"
+          "|---|---:|---:|---:|---:|")
+    for case in cases:
+        row = run(case)
+        rows.append(row)
+        print(f"| {row['case']} | {row['allocated'] / 2**30:.3f} | {row['reserved'] / 2**30:.3f} | "
+              f"{row['ratio']:.3f} | {row['dynamic_ratio']:.3f} |", flush=True)
+    out = REPO / "benchmarks" / "results" / "allocator_replay.json"
+    if args.only and out.exists():  # a subset replaces its own rows in the last full run
+        done = {row["case"] for row in rows}
+        kept = [row for row in json.loads(out.read_text())["rows"] if row["case"] not in done]
+        rows = sorted(kept + rows, key=lambda row: [c.label for c in matrix()].index(row["case"]))
+    groups: dict[str, list[float]] = {}
+    for row in rows:
+        key = f"{row['regime']} {'checkpointing' if row['gradient_checkpointing'] else 'no checkpointing'}"
+        groups.setdefault(key, []).append(row["dynamic_ratio"])
+    summary = {key: {"median": statistics.median(v), "max": max(v), "n": len(v)} for key, v in groups.items()}
+    out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=2) + "\n")
+    for key, value in summary.items():
+        print(f"{key}: median {value['median']:.3f}, max {value['max']:.3f} over {value['n']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
