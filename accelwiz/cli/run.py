@@ -130,6 +130,7 @@ def run(
             trainer=trainer,
             force=force,
             here=plan_here(slurm, print_node_commands),
+            mode="slurm" if slurm is not None else "nodes" if print_node_commands else "here",
         )
         if plan.builtin_trainer and not plan_here(slurm, print_node_commands):
             resolve_trainer_run(plan)  # each node would refuse a run that names no model: refuse it here, once
@@ -137,7 +138,7 @@ def run(
             plan.write_sbatch(console, slurm)
             return
         if print_node_commands:
-            for line in plan.node_commands():
+            for line in plan.node_commands(console):
                 console.data(line)
             return
         if plan.builtin_trainer:

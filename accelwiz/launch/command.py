@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from accelwiz.launch import shell
 from accelwiz.launch.environment import EnvChange, portable_changes
 from accelwiz.launch.spec import LaunchSpec
 
@@ -16,13 +17,37 @@ MULTI_NODE_RDZV_BACKEND = "c10d"
 DEFAULT_PORT = 29500
 # Without main_process_ip in the YAML the printed lines read it from the environment at run time, and stop with
 # this message when it is not set: runnable as printed once MAIN_PROCESS_IP is exported on every machine.
-MAIN_IP_FROM_ENV = '"${MAIN_PROCESS_IP:?export MAIN_PROCESS_IP=the address of machine 0 on every machine}"'
-_IP_MARKER = "@@MAIN_PROCESS_IP@@"
+MAIN_IP_FROM_ENV = shell.Raw(
+    '"${MAIN_PROCESS_IP:?export MAIN_PROCESS_IP=the address of machine 0 on every machine}"')
+# The module `accelwiz run` starts: `accelerate launch` in-process, keeping the failing rank's exit status and
+# owning every process below it (launch/launcher.py). It takes accelerate launch's own arguments.
+LAUNCHER_MODULE = "accelwiz.launch.launcher"
+
+# Fail fast (issue 16.6). A multi-node job must end when any node fails, not wait for a timeout while the other
+# nodes hold their GPUs: no restarts (torchrun's --max_restarts; accelerate's default is 0 too, written so that
+# it is on the line), and a rendezvous that gives up after JOIN_TIMEOUT_S instead of torch's 600 s
+# (torch/distributed/elastic/rendezvous: c10d reads `join_timeout` in dynamic_rendezvous.create_handler, static
+# reads `timeout` in static_tcp_rendezvous.create_rdzv_handler). The nodes start together (srun, or by hand),
+# so the wait is the slowest node's start-up.
+JOIN_TIMEOUT_S = 120
+
+
+def failure_flags(backend: str, is_host: str) -> list[str]:
+    """torchrun's flags for a multi-node launch that fails fast. `is_host` ("1" on machine 0, "0" elsewhere, or
+    a shell expansion) says which node hosts c10d's rendezvous store: torch otherwise guesses it from the
+    address (c10d_rendezvous_backend._create_tcp_store, `_matches_machine_hostname`), and every node on one
+    host (127.0.0.1) guesses yes and races for the port, where accelerate's own check on machine 0
+    (utils/launch.py prepare_multi_gpu_env, is_port_in_use) refuses the port another node took first."""
+    if backend != "c10d":
+        return ["--max_restarts", "0", "--rdzv_conf", f"timeout={JOIN_TIMEOUT_S}"]
+    conf = f"is_host={is_host},join_timeout={JOIN_TIMEOUT_S}"
+    return ["--max_restarts", "0", "--rdzv_conf", shell.Raw(f'"{conf}"') if isinstance(is_host, shell.Raw) else conf]
 
 
 def launcher_prefix() -> list[str]:
-    """`accelerate launch` as this interpreter's module: the same environment, whatever PATH says."""
-    return [sys.executable, "-m", "accelerate.commands.launch"]
+    """`accelerate launch` as this interpreter's module (wrapped, see LAUNCHER_MODULE): the same environment,
+    whatever PATH says."""
+    return [sys.executable, "-m", LAUNCHER_MODULE]
 
 
 def yaml_ignored_flags(spec: LaunchSpec) -> list[str]:
@@ -65,8 +90,12 @@ def node_argv(
     main_process_ip: str,
     main_process_port: int | None = None,
     rdzv_backend: str | None = None,
+    is_host: str | None = None,
 ) -> list[str]:
-    """One node's `accelerate launch` for a multi-node run, every topology value explicit."""
+    """One node's `accelerate launch` for a multi-node run, every topology value explicit. `machine_rank`,
+    `main_process_ip` and `is_host` may be `shell.Raw` expansions (the sbatch script's per-task values);
+    `is_host` defaults to machine_rank == 0."""
+    backend = rdzv_backend or spec.rdzv_backend or MULTI_NODE_RDZV_BACKEND
     argv = [
         "accelerate",
         "launch",
@@ -83,7 +112,8 @@ def node_argv(
         "--main_process_port",
         str(main_process_port or spec.main_process_port or DEFAULT_PORT),
         "--rdzv_backend",
-        rdzv_backend or spec.rdzv_backend or MULTI_NODE_RDZV_BACKEND,
+        backend,
+        *failure_flags(backend, is_host if is_host is not None else ("1" if machine_rank == "0" else "0")),
     ]
     if spec.same_network:
         argv.append("--same_network")
@@ -102,33 +132,38 @@ def node_commands(
     *,
     env: Sequence[EnvChange] | None = None,
     rdzv_backend: str | None = None,
+    cpu_nodes: bool | None = None,
 ) -> list[str]:
-    """The shell line to run on each node (rank 0 first), for clusters without a scheduler: runnable as printed,
-    from the directory the config's relative paths start in, with the environment the nodes need in front (and
-    the address of machine 0 from $MAIN_PROCESS_IP when the YAML has none).
+    """The shell line to run on each node (rank 0 first), for clusters without a scheduler: runnable as printed
+    by bash, from the directory the config's relative paths start in, with the environment the nodes need in
+    front (and the address of machine 0 from $MAIN_PROCESS_IP when the YAML has none). Every value is one quoted
+    word (`shell.quote`): nothing in a file name, a YAML value or an argument becomes shell code or reaches the
+    terminal as a control sequence.
 
     `env` and `rdzv_backend` default to what the plan beside the config says (CPU machines get the CPU
-    fallback for MULTI_GPU), then the YAML's rdzv_backend, then c10d.
+    fallback for MULTI_GPU), then the YAML's rdzv_backend, then c10d. `cpu_nodes` overrides the plan's (a
+    caller without a plan says what it knows of the machines).
     """
-    refuse_deepspeed_file_beside_yaml_only(config_path, "each node opens it from the directory the commands run in")
-    cpu_nodes, planned_rdzv = planned_launch(config_path)
+    planned = planned_launch(config_path)
+    if cpu_nodes is None:
+        cpu_nodes = bool(planned.cpu_nodes)
     if env is None:
         env = portable_changes(spec, cpu_nodes=cpu_nodes)
-    ip = spec.main_process_ip or _IP_MARKER
-    prefix = "".join(f"{c.name}={shlex.quote(c.value)} " for c in env)
+    ip = spec.main_process_ip or MAIN_IP_FROM_ENV
+    prefix = [shell.Raw(f"{c.name}={shell.quote(c.value)}") for c in env]
     return [
-        prefix + shlex.join(node_argv(spec, config_path, script, script_args, machine_rank=str(rank),
-                                      main_process_ip=ip, rdzv_backend=rdzv_backend or planned_rdzv)
-                            ).replace(_IP_MARKER, MAIN_IP_FROM_ENV)
+        shell.join([*prefix, *node_argv(spec, config_path, script, script_args, machine_rank=str(rank),
+                                        main_process_ip=ip, rdzv_backend=rdzv_backend or planned.rdzv_backend)])
         for rank in range(spec.num_machines)
     ]
 
 
 def refuse_deepspeed_file_beside_yaml_only(config_path: Path | str, who: str) -> None:
-    """The per-node launches (sbatch, printed node commands) run from the directory `run` runs in, and
+    """Every launch `run` makes (here, sbatch, printed node commands) runs from the directory `run` runs in, and
     accelerate's workers open `deepspeed_config_file` as written, relative to their working directory (AW203): a
-    path that only resolves beside the YAML would fail on every node, after the job waited in the queue. Refused,
-    with the path that works from here; the YAML is the user's to edit. `who` says who opens it from where."""
+    path that only resolves beside the YAML would fail in every worker (on every node, after the job waited in
+    the queue). Refused, with the path that works from here; the YAML is the user's to edit. `who` says who
+    opens it from where. Called once, by launch/plan.py `plan_run`, for every way of launching."""
     path = Path(config_path)
     if not path.is_file():
         return  # nothing to read (a script rendered for a config that is not on this machine)
@@ -158,12 +193,23 @@ def refuse_deepspeed_file_beside_yaml_only(config_path: Path | str, who: str) ->
         )
 
 
-def planned_launch(config_path: Path | str) -> tuple[bool, str | None]:
-    """(the plan's machines have no GPU, the plan's rdzv_backend), from the plan beside the config, if any."""
+@dataclass(frozen=True)
+class PlannedLaunch:
+    """What the plan beside a config says about the machines a multi-node launch runs on (None: no plan)."""
+
+    cpu_nodes: bool | None = None  # the plan's machines have no GPU
+    rdzv_backend: str | None = None
+    time_limit: str | None = None  # SLURM's --time, when the plan has one
+
+
+def planned_launch(config_path: Path | str) -> PlannedLaunch:
     from accelwiz.plan_file import find_plan, load_plan
 
     found = find_plan(Path(config_path))
     if found is None:
-        return False, None
+        return PlannedLaunch()
     plan = load_plan(found)
-    return plan.system.gpus_per_machine == 0, plan.launcher.rdzv_backend
+    # `launcher.time_limit` is read where the plan has it (plan_file.py owns the field; until it does, the
+    # sbatch script states its default)
+    return PlannedLaunch(plan.system.gpus_per_machine == 0, plan.launcher.rdzv_backend,
+                         getattr(plan.launcher, "time_limit", None))

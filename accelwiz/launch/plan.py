@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from accelwiz.errors import InputError, LaunchError, UsageError
-from accelwiz.launch.command import build_argv, node_commands
+from accelwiz.launch import shell
+from accelwiz.launch.command import build_argv, node_commands, refuse_deepspeed_file_beside_yaml_only
 from accelwiz.launch.environment import EnvChange, apply
 from accelwiz.launch.preflight import Preflight, preflight, render_summary
 from accelwiz.rules.diagnostic import Severity
@@ -70,8 +71,8 @@ class RunPlan:
 
     def as_shell(self) -> str:
         """`--dry-run`: the environment changes and the exact command, as lines a shell can run."""
-        exports = [f"export {c.name}={shlex.quote(c.value)}" for c in self.env]
-        return "\n".join([*exports, shlex.join(self.argv)])
+        exports = [f"export {c.name}={shell.quote(c.value)}" for c in self.env]
+        return "\n".join([*exports, shell.join(self.argv)])
 
     def portable_target(self) -> list[str]:
         """The target for other machines: the built-in trainer by module name, not by this machine's path."""
@@ -79,9 +80,24 @@ class RunPlan:
             return ["-m", TRAINER_MODULE, *self.target[1:]]
         return self.target[2:] if self.records_exit_status else self.target
 
-    def node_commands(self) -> list[str]:
+    def node_commands(self, console: Console | None = None) -> list[str]:
+        """Each machine's line. Without a plan, the machines are taken to be like this one (the commands are
+        printed on one of them): no GPU here means CPU DDP on gloo there (ACCELERATE_USE_CPU), said in a note;
+        a plan beside the YAML says otherwise (`accelwiz init --system ...`)."""
         target = self.portable_target()
-        return node_commands(self.checked.spec, self.checked.config_path, target[0], target[1:])
+        from accelwiz.launch.command import planned_launch
+
+        cpu_nodes = planned_launch(self.checked.config_path).cpu_nodes
+        if cpu_nodes is None:
+            from accelwiz.probe.profiles import load_system
+
+            cpu_nodes = load_system("local").gpu_count == 0
+            if console is not None and cpu_nodes and self.checked.spec.distributed_type == "MULTI_GPU":
+                console.info("note: no plan beside the config, and this machine has no GPU: the lines train as CPU "
+                             "DDP on gloo (ACCELERATE_USE_CPU=true); a plan for GPU machines (`accelwiz init "
+                             "--system ...`) says otherwise")
+        return node_commands(self.checked.spec, self.checked.config_path, target[0], target[1:],
+                             cpu_nodes=cpu_nodes)
 
     def write_sbatch(self, console: Console, path: Path) -> None:
         from accelwiz.launch.slurm import render_sbatch
@@ -94,15 +110,17 @@ class RunPlan:
         )
         from accelwiz.atomic import atomic_write
 
+        shown = shell.printable(str(path))
         if not path.parent.is_dir():
-            raise InputError(f"cannot write {path}: the directory {path.parent} does not exist",
-                             hint=f"create it first (mkdir -p {shlex.quote(str(path.parent))}) or pick another path")
+            raise InputError(f"cannot write {shown}: the directory {shell.printable(str(path.parent))} does not "
+                             f"exist", hint=f"create it first (mkdir -p {shell.quote(str(path.parent))}) or pick "
+                                            "another path")
         try:
             atomic_write(path, text, create_parents=False)
         except OSError as exc:
-            raise InputError(f"cannot write {path}: {exc.strerror or exc}",
+            raise InputError(f"cannot write {shown}: {exc.strerror or exc}",
                              hint="pick a path you can write to") from None
-        console.info(f"wrote {path}; submit it with: sbatch {shlex.quote(str(path))}")
+        console.info(f"wrote {shown}; submit it with: sbatch {shell.quote(str(path))}")
 
     def execute(self, console: Console) -> int:
         from importlib.util import find_spec
@@ -112,20 +130,40 @@ class RunPlan:
         for change in self.env:
             console.info(f"setting {change}: {change.reason}")
         argv = self.argv
-        console.info("$ " + shlex.join(argv))
+        console.info("$ " + shell.join(argv))
         from accelwiz.launch.execute import execute
 
+        received: list[int] = []
         if not self.records_exit_status:
-            return execute(argv, apply(self.env, os.environ))
+            return interrupted(console, execute(argv, apply(self.env, os.environ), received=received), received)
         import tempfile
 
         from accelwiz.launch.child import EXIT_DIR_ENV, recorded_status
 
         with tempfile.TemporaryDirectory(prefix="accelwiz-exit-") as exit_dir:
-            code = execute(argv, {**apply(self.env, os.environ), EXIT_DIR_ENV: exit_dir})
+            code = execute(argv, {**apply(self.env, os.environ), EXIT_DIR_ENV: exit_dir}, received=received)
             script_status = recorded_status(Path(exit_dir))
-        # accelerate launch reports a failing script as 1; the script's own status is the useful one
-        return script_status if code == 1 and script_status else code
+        # The launcher (launch/launcher.py) returns the first failing rank's status; the ranks' own records
+        # (launch/child.py, the trainer's `entry`) are the fallback where a layer still reported a bare 1.
+        return interrupted(console, script_status if code == 1 and script_status else code, received)
+
+
+# Who opens the YAML's deepspeed_config_file, from where: every way `run` launches starts the workers in the
+# directory `run` runs in (or the job's submit directory, the same one), never beside the YAML (issue 16.7).
+# Refusing beats running the workers beside the YAML: the script, --data and --output-dir keep meaning what
+# they mean here, and the YAML, which the user edits, says one thing for every launcher.
+OPENED_FROM = {
+    "here": "the training processes open it from the directory `run` runs in",
+    "slurm": "the job opens it from the submit directory",
+    "nodes": "each node opens it from the directory the commands run in",
+}
+
+
+def interrupted(console: Console, code: int, received: list[int]) -> int:
+    """After Ctrl-C (or a SIGTERM/SIGHUP to `run`): one line, and the status a shell gives (130 for Ctrl-C)."""
+    if received:
+        console.error(f"interrupted: the training processes were stopped (exit {code})")
+    return code
 
 
 def plan_run(
@@ -137,6 +175,7 @@ def plan_run(
     trainer: TrainerFlags,
     force: bool,
     here: bool = True,
+    mode: str | None = None,
 ) -> RunPlan:
     """Check the config (refusing on errors unless forced), print the summary, and build the plan.
 
@@ -145,6 +184,9 @@ def plan_run(
     """
     from accelwiz.defaults import DEFAULT_CONFIG
 
+    from accelwiz.launch.values import check_file_names, check_launch_values
+
+    check_file_names([config or DEFAULT_CONFIG, script])
     if script is not None and not script.is_file() and str(script).startswith("-"):
         # `run` passes options it does not know on as positional arguments (a script's own flags); with no script
         # before them they are the built-in trainer's (`accelwiz run -- --save-every 5`), or a typo
@@ -167,12 +209,20 @@ def plan_run(
     trainer_args = trainer_arguments_for_script(script, script_args) if script is not None else None
     checked = preflight(config or DEFAULT_CONFIG, system=system, builtin_trainer=builtin, here=here,
                         training_args=trainer_args)
+    # before anything is shown: a value no launcher takes, or a DeepSpeed JSON the workers cannot open from
+    # where they start, is one line and exit 2, --force or not
+    check_launch_values(checked.spec, checked.config_path)
+    refuse_deepspeed_file_beside_yaml_only(checked.config_path, OPENED_FROM[mode or ("here" if here else "nodes")])
     _report_findings(console, checked, force=force)
-    console.info(render_summary(checked))
+    console.info(_for_terminal(render_summary(checked)))
     # The built-in trainer reads the plan and DeepSpeed JSON of the YAML it is launched with (trainer/settings.py).
     trainer_target = [str(TRAINER_SCRIPT), "--config", str(checked.config_path), *trainer_argv]
     target = trainer_target if builtin else ["-m", CHILD_MODULE, str(script), *script_args]
     return RunPlan(checked, target, checked.env, builtin_trainer=builtin)
+
+
+def _for_terminal(text: str) -> str:
+    return shell.printable(text, keep_newlines=True)
 
 
 def builtin_trainer_argv(trainer: TrainerFlags, extra: list[str]) -> list[str]:
@@ -210,7 +260,9 @@ def _report_findings(console: Console, checked: Preflight, *, force: bool) -> No
     shown = [d for d in checked.diagnostics if d.severity is not Severity.INFO]
     suggestions = sum(d.severity is Severity.INFO for d in checked.diagnostics)
     if shown:
-        console.info(render_text(shown, color=console.color))
+        plain = render_text(shown, color=False)
+        # a hostile value quoted in a finding is shown escaped (and then without colour, whose codes are ours)
+        console.info(render_text(shown, color=console.color) if plain == _for_terminal(plain) else _for_terminal(plain))
         console.info(summary(shown))
     if suggestions:
         plural = "s" if suggestions > 1 else ""

@@ -10,26 +10,35 @@ looked up at job time.
 
 Two rendezvous variants, as the plan (or the YAML's `rdzv_backend`) says: `static` ranks the nodes by
 `$SLURM_NODEID`; `c10d` (the default for multi-node) lets torchrun's rendezvous at the head node rank them and
-names the rendezvous after the job (`PET_RDZV_ID=$SLURM_JOB_ID`, torchrun's `--rdzv-id`).
+names the rendezvous after the job (`PET_RDZV_ID=$SLURM_JOB_ID`, torchrun's `--rdzv-id`); only node 0 hosts its
+store.
+
+The job fails fast: `srun --kill-on-bad-exit=1`, no torchrun restarts, rendezvous timeouts of minutes, and a
+time limit (the plan's, else DEFAULT_TIME_LIMIT) so that a hung job frees its nodes.
 """
 
 from __future__ import annotations
 
-import shlex
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from accelwiz.launch.command import (
-    MULTI_NODE_RDZV_BACKEND,
-    node_argv,
-    planned_launch,
-    refuse_deepspeed_file_beside_yaml_only,
-)
+from accelwiz.errors import UsageError
+from accelwiz.launch import shell
+from accelwiz.launch.command import MULTI_NODE_RDZV_BACKEND, node_argv, planned_launch
 from accelwiz.launch.environment import EnvChange, portable_changes
 from accelwiz.launch.spec import LaunchSpec
 
-# Placeholders that must reach the shell unquoted: each srun task expands them on its own node.
-_RANK, _IP = "@@MACHINE_RANK@@", "@@MAIN_PROCESS_IP@@"
+# Expanded by each srun task on its own node, so placed in the inner command as shell code, by position.
+_RANK = shell.Raw('"$SLURM_NODEID"')
+_IP = shell.Raw('"$MAIN_PROCESS_IP"')
+_IS_HOST = shell.Raw("$((SLURM_NODEID == 0))")  # node 0 hosts c10d's store (command.failure_flags)
+# Without a time limit in the plan: a day. A job that hangs (a node that never joins, a collective that never
+# returns) holds its nodes until the limit, so it is never left unlimited; the partition's own MaxTime still
+# applies when lower. Long runs set theirs in the plan, or edit the line.
+DEFAULT_TIME_LIMIT = "1-00:00:00"
+# sbatch --time: minutes, minutes:seconds, hours:minutes:seconds, days-hours[:minutes[:seconds]], or unlimited
+_TIME_LIMIT = re.compile(r"(?:\d+-\d+(?::\d+){0,2}|\d+(?::\d+){0,2}|UNLIMITED|INFINITE)", re.IGNORECASE)
 
 
 def render_sbatch(
@@ -41,25 +50,26 @@ def render_sbatch(
     env: Sequence[EnvChange] = (),
     cpu_nodes: bool | None = None,
     rdzv_backend: str | None = None,
+    time_limit: str | None = None,
 ) -> str:
     """The script text; `target` is the script and its args (or `-m module ...`) as accelerate launch takes them.
 
     `cpu_nodes` (the plan's machines have no GPU) requests no GPUs and, for MULTI_GPU, sets ACCELERATE_USE_CPU
     so the processes train together as CPU DDP on gloo; None reads it from the plan beside the config.
-    `rdzv_backend` overrides the plan's and the YAML's. `env` is what `run` would set on this machine: only the
-    values that mean the same on every machine are carried over.
+    `rdzv_backend` overrides the plan's and the YAML's, `time_limit` the plan's. `env` is what `run` would set on
+    this machine: only the values that mean the same on every machine are carried over.
     """
-    refuse_deepspeed_file_beside_yaml_only(config_path, "the job opens it from the submit directory")
-    planned_cpu, planned_rdzv = planned_launch(config_path)
-    cpu_nodes = planned_cpu if cpu_nodes is None else cpu_nodes
-    backend = rdzv_backend or planned_rdzv or spec.rdzv_backend or MULTI_NODE_RDZV_BACKEND
+    planned = planned_launch(config_path)
+    cpu_nodes = bool(planned.cpu_nodes) if cpu_nodes is None else cpu_nodes
+    backend = rdzv_backend or planned.rdzv_backend or spec.rdzv_backend or MULTI_NODE_RDZV_BACKEND
+    time_line = _time_limit_lines(time_limit or planned.time_limit)
     per_node = spec.processes_per_machine
+    config = _submit_relative(config_path)
     script = target[0] if target[0] == "-m" else _submit_relative(target[0])
-    argv = node_argv(spec, _submit_relative(config_path), script, target[1:], machine_rank=_RANK,
-                     main_process_ip=_IP, rdzv_backend=backend)
-    inner = shlex.join(argv).replace(_RANK, '"$SLURM_NODEID"').replace(_IP, '"$MAIN_PROCESS_IP"')
+    argv = node_argv(spec, config, script, target[1:], machine_rank=_RANK, main_process_ip=_IP,
+                     rdzv_backend=backend, is_host=_IS_HOST)
     gpus = [] if spec.use_cpu or cpu_nodes else [f"#SBATCH --gpus-per-node={per_node}"]
-    exports = [f"export {c.name}={shlex.quote(c.value)}" for c in portable_changes(spec, env, cpu_nodes=cpu_nodes)]
+    exports = [f"export {c.name}={shell.quote(c.value)}" for c in portable_changes(spec, env, cpu_nodes=cpu_nodes)]
     rendezvous = (
         ["# c10d rendezvous at the head node, one per job: torchrun reads its --rdzv-id from PET_RDZV_ID.",
          'export PET_RDZV_ID="accelwiz-$SLURM_JOB_ID"']
@@ -67,12 +77,15 @@ def render_sbatch(
     )
     lines = [
         "#!/bin/bash",
-        f"# Written by `accelwiz run --slurm` for {_submit_relative(config_path)}: {spec.num_machines} nodes x "
-        f"{per_node} process{'es' if per_node != 1 else ''} (world size {spec.num_processes}), rdzv_backend {backend}.",
-        f"#SBATCH --job-name={job_name}",
+        # every value in a comment is a quoted word too: a newline in a file name cannot end the comment
+        f"# Written by `accelwiz run --slurm` for {shell.quote(config)}: {spec.num_machines} nodes x "
+        f"{per_node} process{'es' if per_node != 1 else ''} (world size {spec.num_processes}), "
+        f"rdzv_backend {shell.quote(backend)}.",
+        f"#SBATCH --job-name={shell.quote(job_name)}",
         f"#SBATCH --nodes={spec.num_machines}",
         "#SBATCH --ntasks-per-node=1",
         *gpus,
+        *time_line,
         "#SBATCH --output=%x-%j.out",
         "set -euo pipefail",
         "",
@@ -91,12 +104,27 @@ def render_sbatch(
         *exports,
         "",
         "# One task per node; accelerate launch starts that node's processes. SLURM_NODEID (0..nodes-1) is the",
-        "# machine rank, so it is expanded inside each task, not here.",
+        "# machine rank, so it is expanded inside each task, not here. Any node failing ends the job: torchrun does",
+        "# not restart (--max_restarts 0) and its rendezvous gives up in minutes, and srun --kill-on-bad-exit=1",
+        "# stops every other node's task as soon as one exits non-zero.",
         "# shellcheck disable=SC2016",
-        f"srun --nodes={spec.num_machines} --ntasks-per-node=1 bash -c {shlex.quote(inner)}",
+        f"srun --nodes={spec.num_machines} --ntasks-per-node=1 --kill-on-bad-exit=1 "
+        f"bash -c {shell.quote(shell.join(argv))}",
         "",
     ]
     return "\n".join(lines)
+
+
+def _time_limit_lines(limit: str | None) -> list[str]:
+    if limit is None:
+        return [f"# No time limit in the plan: {DEFAULT_TIME_LIMIT} (days-hours:minutes:seconds), so a hung job",
+                "# frees its nodes; set the plan's launcher time limit, or edit this line, for longer runs.",
+                f"#SBATCH --time={DEFAULT_TIME_LIMIT}"]
+    if not _TIME_LIMIT.fullmatch(limit):
+        raise UsageError(f"the plan's time limit {shell.printable(repr(limit))} is not a SLURM time",
+                         hint="write it as sbatch --time takes it: minutes, hours:minutes:seconds or "
+                              "days-hours:minutes:seconds (e.g. 2-00:00:00)")
+    return ["# The plan's time limit.", f"#SBATCH --time={limit}"]
 
 
 def _submit_relative(config_path: Path | str) -> str:

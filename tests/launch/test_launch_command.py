@@ -61,7 +61,7 @@ def test_build_argv_is_the_launcher_module_with_the_config_first():
     assert argv == [
         sys.executable,
         "-m",
-        "accelerate.commands.launch",
+        "accelwiz.launch.launcher",  # accelerate launch in-process, keeping exit codes (launch/launcher.py)
         "--config_file",
         "cfg.yaml",
         "train.py",
@@ -93,8 +93,8 @@ def test_node_commands_one_line_per_rank_with_every_topology_value():
     lines = node_commands(spec, "cfg.yaml", "train.py", ["--lr", "1e-4"])
     assert lines == [
         f"accelerate launch --config_file cfg.yaml --num_machines 2 --num_processes 16 --machine_rank {rank} "
-        "--main_process_ip 10.0.0.1 --main_process_port 29500 --rdzv_backend c10d "
-        "--deepspeed_multinode_launcher standard train.py --lr 1e-4"
+        "--main_process_ip 10.0.0.1 --main_process_port 29500 --rdzv_backend c10d --max_restarts 0 "
+        f"--rdzv_conf is_host={1 - rank},join_timeout=120 --deepspeed_multinode_launcher standard train.py --lr 1e-4"
         for rank in (0, 1)
     ]
     no_ip = node_commands(

@@ -49,7 +49,8 @@ def test_sbatch_content(script: Path):
     # nothing of the machine that wrote it: no cache path, no interpreter path, no home directory
     assert "/home/u" not in text and "TORCH_EXTENSIONS_DIR=" not in text and sys.executable not in text
     srun = next(line for line in text.splitlines() if line.startswith("srun "))
-    assert srun.startswith("srun --nodes=2 --ntasks-per-node=1 bash -c '")
+    # any node exiting non-zero ends every other node's task (issue 16.6)
+    assert srun.startswith("srun --nodes=2 --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c '")
     for part in (
         "--config_file '\"'\"'2x8 nodes.yaml'\"'\"'",
         "--num_machines 2",
@@ -58,6 +59,7 @@ def test_sbatch_content(script: Path):
         '--main_process_ip "$MAIN_PROCESS_IP"',
         "--main_process_port 29511",
         "--rdzv_backend c10d",
+        "--max_restarts 0",
         "--deepspeed_multinode_launcher standard",
         "-m accelwiz.trainer.train --steps 100",
     ):
@@ -70,7 +72,7 @@ def test_sbatch_node_rank_expands_per_task(script: Path):
         "#!/bin/bash",
         "#!/bin/bash\nscontrol() { if [ \"$2\" = node ]; then echo \"NodeName=$3 NodeAddr=10.0.0.$3 State=IDLE\"; "
         "else printf 'n1\\nn2\\n'; fi; }\n"
-        'srun() { shift 2; for id in 0 1; do SLURM_NODEID=$id "$@"; done; }\n'
+        'srun() { shift 3; for id in 0 1; do SLURM_NODEID=$id "$@"; done; }\n'
         'accelerate() { echo "$*"; }\nexport -f accelerate\n',
     )
     out = subprocess.run(
@@ -85,6 +87,8 @@ def test_sbatch_node_rank_expands_per_task(script: Path):
     # the head node's address as SLURM knows it (NodeAddr), looked up at job time
     assert "--machine_rank 0 --main_process_ip 10.0.0.n1" in out[0]
     assert "--machine_rank 1 --main_process_ip 10.0.0.n1" in out[1]
+    # only node 0 hosts c10d's rendezvous store (two nodes on one host would race for the port otherwise)
+    assert "--rdzv_conf is_host=1,join_timeout=120 " in out[0] and "--rdzv_conf is_host=0,join_timeout=120 " in out[1]
 
 
 def test_bash_parses_it(script: Path):
@@ -160,3 +164,24 @@ def test_node_commands_refuse_the_same_json_path(cli, tmp_path, monkeypatch):
     (tmp_path / "sub" / "x.yaml").write_text(SUBDIR_YAML.format(json="sub/x.ds.json"))
     printed = cli("run", "--print-node-commands", "--config", "sub/x.yaml", "train.py")
     assert printed.exit_code == 0 and printed.stdout.count("--config_file sub/x.yaml") == 2
+
+
+@pytest.mark.parametrize("how", [(), ("--dry-run",)])
+def test_a_local_run_refuses_the_same_json_path_before_launching(cli, tmp_path, monkeypatch, how):
+    """Issue 16.7: `run --config sub/x.yaml` here starts the workers in this directory, where x.ds.json is not:
+    refused before anything starts, like --slurm and --print-node-commands (the one check in command.py)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "x.ds.json").write_text(SUBDIR_JSON)
+    (tmp_path / "sub" / "x.yaml").write_text(SUBDIR_YAML.format(json="x.ds.json").replace(
+        "num_machines: 2\nnum_processes: 16", "num_machines: 1\nnum_processes: 1"))
+    (tmp_path / "train.py").write_text("open('started', 'w').write('yes')\n")
+    assert not _opens_like_a_worker("x.ds.json")
+    for force in ((), ("--force",)):
+        refused = cli("run", *how, *force, "--config", "sub/x.yaml", "train.py")
+        assert refused.exit_code == 2 and "Traceback" not in refused.stderr, refused.stderr
+        errors = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1 and "'x.ds.json'" in errors[0], refused.stderr
+        assert "the training processes open it from the directory `run` runs in" in errors[0]
+        assert "write `deepspeed_config_file: sub/x.ds.json` in sub/x.yaml" in refused.stderr
+        assert refused.stdout == "" and not (tmp_path / "started").exists()

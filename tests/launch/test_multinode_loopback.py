@@ -12,7 +12,6 @@ import json
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -59,19 +58,6 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def wait_for_port(port: int, process: subprocess.Popen, deadline: float) -> None:
-    """Rank 0's rendezvous store is listening; starting machine 1 earlier would let it take the port on this one
-    host (two machines never share one)."""
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            return  # failed early: its exit status tells
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.5)
-
-
 def stop(process: subprocess.Popen) -> None:
     """End a node's process tree (its own session, started here) by its id."""
     if process.poll() is None:
@@ -79,12 +65,15 @@ def stop(process: subprocess.Popen) -> None:
     process.wait()
 
 
-def run_two_nodes(directory: Path, kind: str, steps: int = STEPS) -> dict:
-    """Write the config and plan, print the node commands with `accelwiz run`, run each line as printed in its
-    own process tree (rank 0 first), and return what happened: lines, exit codes, logs, wall seconds, report."""
+def run_two_nodes(directory: Path, kind: str, steps: int = STEPS, *, plan: bool = True) -> dict:
+    """Write the config (and plan), print the node commands with `accelwiz run`, run each line as printed in its
+    own process tree, both at once (machine 1 first: only machine 0 hosts the rendezvous store, so the order does
+    not matter), and return what happened: lines, exit codes, logs, wall seconds, report."""
     port = free_port()
     (directory / "accelerate.yaml").write_text(CONFIGS[kind].format(port=port))
-    (directory / "accelerate.plan.yaml").write_text(dump_plan(cpu_pair_plan("static" if kind == "zero3" else None)))
+    if plan:
+        (directory / "accelerate.plan.yaml").write_text(
+            dump_plan(cpu_pair_plan("static" if kind == "zero3" else None)))
     printed = subprocess.run(
         [sys.executable, "-m", "accelwiz", "run", "--steps", str(steps), "--print-node-commands"],
         cwd=directory, env=child_env(), capture_output=True, text=True, timeout=120,
@@ -97,20 +86,18 @@ def run_two_nodes(directory: Path, kind: str, steps: int = STEPS) -> dict:
     nodes: list[subprocess.Popen] = []
     codes: list[int | None] = []
     try:
-        for rank, line in enumerate(lines):
+        for rank in (1, 0):
             with logs[rank].open("w") as log:  # each node: its own process tree, the line run as printed
-                nodes.append(subprocess.Popen(["bash", "-c", line], cwd=directory, env=child_env(), stdout=log,
-                                              stderr=subprocess.STDOUT, start_new_session=True))
-            if rank == 0:
-                wait_for_port(port, nodes[0], deadline)
-        codes = [node.wait(timeout=max(1.0, deadline - time.monotonic())) for node in nodes]
+                nodes.append(subprocess.Popen(["bash", "-c", lines[rank]], cwd=directory, env=child_env(),
+                                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+        codes = [node.wait(timeout=max(1.0, deadline - time.monotonic())) for node in reversed(nodes)]
     finally:
         for node in nodes:
             stop(node)
     wall = time.monotonic() - started
     report_path = directory / "accelwiz-run" / "run_report.json"
     report = json.loads(report_path.read_text()) if report_path.is_file() else None
-    return {"lines": lines, "codes": codes, "wall_s": wall, "report": report,
+    return {"lines": lines, "codes": codes, "wall_s": wall, "report": report, "stderr": printed.stderr,
             "logs": "\n".join(log.read_text()[-3000:] for log in logs)}
 
 
@@ -132,3 +119,21 @@ def test_two_machines_on_one_host(tmp_path: Path, kind: str):
     assert len({r["final_loss"] for r in ranks}) == 1 and ranks[0]["final_loss"] == report["final_loss"]
     assert len({r["parameter_checksum"] for r in ranks}) == 1
     assert report["losses"][-1] < report["losses"][0]
+
+
+def test_two_cpu_machines_without_a_plan_train_as_one_world(tmp_path: Path):
+    """Issue 16.5: without a plan, on a machine without a GPU, the printed lines started two independent
+    1-process trainings (each `distributed_type NO`, world size 1, both "done"). The machines are taken to be
+    like this one: the lines carry the CPU fallback and make one gloo world of 2, a rank on each machine."""
+    from accelwiz.probe.profiles import load_system
+
+    if load_system("local").gpu_count:
+        pytest.skip("this machine has a GPU: without a plan the lines are for GPU machines")
+    ran = run_two_nodes(tmp_path, "ddp", plan=False)
+    assert all(shlex.split(line)[0] == "ACCELERATE_USE_CPU=true" for line in ran["lines"])
+    assert "this machine has no GPU" in ran["stderr"]
+    assert ran["codes"] == [0, 0], ran["logs"]
+    report = ran["report"]
+    assert (report["world_size"], report["distributed_type"]) == (2, "MULTI_CPU")
+    assert sorted(r["node_rank"] for r in report["ranks"]) == [0, 1]
+    assert len({r["parameter_checksum"] for r in report["ranks"]}) == 1

@@ -3,8 +3,9 @@ their own ports, `slurmd -N NAME`), all configured from a slurm.conf in a tempor
 work in a container (proctrack/linuxproc, task/none, no cgroup, no accounting).
 
 The sbatch script `accelwiz run --slurm` writes for a 2-machine CPU config (no main_process_ip: the plan says
-SLURM supplies it) is submitted with `sbatch --wait`; the job exits 0 and the run report has a rank on each node.
-Debian's slurm-wlm and munge are installed with apt when missing; without root or apt the test skips, saying why.
+SLURM supplies it; the default c10d rendezvous) is submitted with `sbatch --wait`; the job exits 0 and the run
+report has a rank on each node. A job whose rank 1 fails at once ends, FAILED, within a minute. One cluster serves
+every test of the module. Debian's slurm-wlm and munge are installed with apt when missing; without root or apt the test skips, saying why.
 Every daemon started here is stopped by its PID at the end.
 """
 
@@ -20,6 +21,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -129,10 +131,11 @@ def slurm_cluster(directory: Path) -> Iterator[Cluster]:
         running.stop()
 
 
-@pytest.fixture()
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One cluster for every test here (it takes seconds to start and stop): each test submits its own job."""
     ensure_slurm_installed()
-    with slurm_cluster(tmp_path / "slurm") as running:
+    with slurm_cluster(tmp_path_factory.mktemp("slurm")) as running:
         yield running
 
 
@@ -156,47 +159,88 @@ def wait_until(ready, what: str, running: Cluster, timeout: float = 90) -> None:
     raise ClusterDidNotStart(f"the test cluster did not come up ({what}):\n{running.logs()}")
 
 
-def submit_two_node_job(cluster: Cluster, work: Path, steps: int = STEPS) -> dict:
-    """Write a 2-machine CPU config and its SLURM plan in `work`, let `accelwiz run --slurm` write the script,
-    submit it with `sbatch --wait`; returns the script, the exit status, the wall time, the report and logs."""
+def write_two_node_config(work: Path) -> None:
+    """A 2-machine CPU config and its SLURM plan in `work`: no main_process_ip (SLURM gives it), and the default
+    c10d rendezvous, both nodes' launchers on this one host (only node 0 hosts the store: command.failure_flags)."""
     work.mkdir(parents=True, exist_ok=True)
-    (work / "accelerate.yaml").write_text(  # 2 machines, 1 CPU process each; no main_process_ip: SLURM gives it
+    (work / "accelerate.yaml").write_text(
         f"distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: 2\nmachine_rank: 0\n"
         f"main_process_port: {free_port()}\nmixed_precision: 'no'\nuse_cpu: false\n")
     (work / "accelerate.plan.yaml").write_text(dump_plan(PlanFile(
         files=PlanFiles(accelerate="accelerate.yaml"),
         system=PlanSystem(name="cpu-pair", machines=2, gpus_per_machine=0, host_memory_bytes=8 * 2**30),
-        # static: on one host both nodes' c10d agents would race for the same port (never on two hosts)
-        launcher=PlanLauncher(kind="slurm", rdzv_backend="static"),
+        launcher=PlanLauncher(kind="slurm"),
         model=PlanModel(name="tiny"),
         training=PlanTraining(micro_batch=2, sequence_length=32, precision="fp32"),
     )))
-    checked = subprocess.run([sys.executable, "-m", "accelwiz", "check", "accelerate.yaml", "--select", "AW1"],
+
+
+def submit(cluster: Cluster, work: Path, *run_args: str) -> dict:
+    """`accelwiz run --slurm job.sbatch RUN_ARGS` in `work`, then `sbatch --wait`: the script, the job's exit
+    status, id and end time, and the logs."""
+    written = subprocess.run([sys.executable, "-m", "accelwiz", "run", "--slurm", "job.sbatch", *run_args],
                              cwd=work, env=cluster.env, capture_output=True, text=True, timeout=120)
-    written = subprocess.run(
-        [sys.executable, "-m", "accelwiz", "run", "--steps", str(steps), "--slurm", "job.sbatch"],
-        cwd=work, env=cluster.env, capture_output=True, text=True, timeout=120)
     assert written.returncode == 0, written.stderr
     started = time.monotonic()
-    job = subprocess.run(["sbatch", "--wait", "job.sbatch"], cwd=work, env=cluster.env, capture_output=True,
-                         text=True, timeout=480)
-    wall = time.monotonic() - started
-    report_path = work / "accelwiz-run" / "run_report.json"
+    job = subprocess.run(["sbatch", "--parsable", "--wait", "job.sbatch"], cwd=work, env=cluster.env,
+                         capture_output=True, text=True, timeout=480)
+    ended, wall = time.time(), time.monotonic() - started
     outputs = "\n".join(p.read_text()[-4000:] for p in work.glob("accelwiz-*.out"))
-    return {"check": checked, "script": (work / "job.sbatch").read_text(), "code": job.returncode, "wall_s": wall,
-            "report": json.loads(report_path.read_text()) if report_path.is_file() else None,
-            "logs": f"{job.stdout}{job.stderr}\n{outputs}\n{cluster.logs()}"}
+    return {"script": (work / "job.sbatch").read_text(), "code": job.returncode, "wall_s": wall, "ended": ended,
+            "job_id": job.stdout.strip().split(";")[0], "logs": f"{job.stdout}{job.stderr}\n{outputs}\n{cluster.logs()}"}
+
+
+def job_state(cluster: Cluster, job_id: str) -> dict[str, str]:
+    """JobState, ExitCode, ... of a finished job, from slurmctld's memory (no accounting database here)."""
+    shown = subprocess.run(["scontrol", "show", "job", job_id, "-o"], env=cluster.env, capture_output=True,
+                           text=True, timeout=20, check=True)
+    return dict(field.split("=", 1) for field in shown.stdout.split() if "=" in field)
 
 
 def test_sbatch_script_runs_on_a_two_node_cluster(cluster: Cluster, tmp_path: Path):
-    ran = submit_two_node_job(cluster, tmp_path / "work")
+    work = tmp_path / "work"
+    write_two_node_config(work)
+    checked = subprocess.run([sys.executable, "-m", "accelwiz", "check", "accelerate.yaml", "--select", "AW1"],
+                             cwd=work, env=cluster.env, capture_output=True, text=True, timeout=120)
     # the plan says SLURM supplies the rendezvous: no AW104 in check
-    assert ran["check"].returncode == 0 and "AW104" not in ran["check"].stdout, ran["check"].stdout
+    assert checked.returncode == 0 and "AW104" not in checked.stdout, checked.stdout
+    ran = submit(cluster, work, "--steps", str(STEPS))
     script = ran["script"]
     assert "#SBATCH --nodes=2" in script and "--gpus-per-node" not in script and str(Path.home()) not in script
+    assert "--rdzv_backend c10d" in script and "#SBATCH --time=" in script
     assert ran["code"] == 0, ran["logs"]
-    report = ran["report"]
+    report = json.loads((work / "accelwiz-run" / "run_report.json").read_text())
     assert report["world_size"] == 2 and report["steps"] == STEPS
     assert sorted(r["slurm_node"] for r in report["ranks"]) == ["node1", "node2"]  # a rank on each node
     assert sorted(r["node_rank"] for r in report["ranks"]) == [0, 1]
     assert len({r["parameter_checksum"] for r in report["ranks"]}) == 1
+
+
+FAIL_ON_RANK_1 = """\
+import os, sys, time
+from pathlib import Path
+
+if os.environ["RANK"] == "1":  # this node fails at once
+    Path("failed_at").write_text(repr(time.time()))
+    sys.exit(4)
+time.sleep(900)  # the other node would keep its allocation for 15 minutes if nothing stopped it
+"""
+FAIL_FAST_S = 60
+
+
+def test_one_node_failing_ends_the_job_within_a_minute(cluster: Cluster, tmp_path: Path):
+    """Issue 16.6: rank 1 exits 4 right away while rank 0 would sleep 15 minutes; srun --kill-on-bad-exit=1
+    (and torchrun without restarts) end the whole job, FAILED, within a minute of the failure."""
+    work = tmp_path / "work"
+    write_two_node_config(work)
+    (work / "fail_on_rank1.py").write_text(FAIL_ON_RANK_1)
+    ran = submit(cluster, work, "fail_on_rank1.py")
+    assert ran["code"] != 0, ran["logs"]
+    assert (work / "failed_at").is_file(), ran["logs"]  # rank 1 did start, and failed
+    state = job_state(cluster, ran["job_id"])
+    assert state["JobState"] == "FAILED" and state["ExitCode"] != "0:0", state
+    # slurmctld's end time (whole seconds, local time): `sbatch --wait` itself polls at growing intervals
+    after_failure = datetime.fromisoformat(state["EndTime"]).timestamp() - float((work / "failed_at").read_text())
+    print(f"job {ran['job_id']} ended {after_failure:.1f} s after rank 1 failed (sbatch --wait returned after "
+          f"{ran['wall_s']:.1f} s)")
+    assert after_failure < FAIL_FAST_S, ran["logs"]
