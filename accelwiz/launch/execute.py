@@ -8,6 +8,12 @@ launcher exits is terminated too.
 torchrun (accelerate's multi-process launcher) starts each worker with `start_new_session=True`, outside that
 group: the launcher stops them itself when signalled, but not when it is SIGKILLed or dies first. So the
 launcher's descendants are also remembered as they appear (`_Descendants`), and handled like the group.
+
+A signal from the terminal (Ctrl-C) or the system is passed on as SIGTERM: the polite stop every layer ends on
+quietly (torchrun stops its workers, Python workers die without a KeyboardInterrupt traceback each), where SIGINT
+gave a traceback per process. And if `run` itself dies without a chance to act (`kill -9`, the OOM killer), the
+kernel sends the child SIGTERM (PR_SET_PDEATHSIG, set between fork and exec): the launch still ends, and the
+launcher (launch/launcher.py, a child subreaper) takes everything below it down with it.
 """
 
 from __future__ import annotations
@@ -29,16 +35,19 @@ DESCENDANTS_REFRESH_SECONDS = 0.5
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def execute(argv: Sequence[str], env: Mapping[str, str] | None = None, *, grace: float = GRACE_SECONDS) -> int:
-    """Run argv to completion and return its exit code (128+N when it or we ended it with signal N)."""
+def execute(argv: Sequence[str], env: Mapping[str, str] | None = None, *, grace: float = GRACE_SECONDS,
+            received: list[int] | None = None) -> int:
+    """Run argv to completion and return its exit code (128+N when it or we ended it with signal N). The signals
+    `run` received meanwhile are appended to `received`."""
     try:
-        child = subprocess.Popen(list(argv), env=dict(env) if env is not None else None, start_new_session=True)
+        child = subprocess.Popen(list(argv), env=dict(env) if env is not None else None, start_new_session=True,
+                                 preexec_fn=_dies_with(os.getpid()))
     except OSError as exc:
         raise LaunchError(
             f"cannot start `{argv[0]}`: {exc.strerror or exc}",
             hint="install the training extras: pip install 'accelwiz[train]'",
         ) from None
-    received: list[int] = []
+    received = [] if received is None else received
     deadline: list[float] = []
     descendants = _Descendants(child.pid)
 
@@ -51,7 +60,7 @@ def execute(argv: Sequence[str], env: Mapping[str, str] | None = None, *, grace:
         received.append(signum)
         if len(received) == 1:
             deadline.append(time.monotonic() + grace)
-            _signal_group(child.pid, signum)  # the launcher forwards it to its workers and waits for them
+            _signal_group(child.pid, signal.SIGTERM)  # the launcher stops its workers and waits for them
         else:  # a second Ctrl-C means "now"
             kill_now()
 
@@ -74,6 +83,20 @@ def execute(argv: Sequence[str], env: Mapping[str, str] | None = None, *, grace:
     if received:
         return 128 + received[0]
     return code if code >= 0 else 128 - code
+
+
+def _dies_with(parent: int):  # noqa: ANN202
+    """A preexec_fn: the child gets SIGTERM when `parent` dies, and stops at once if it already has (the window
+    between fork and prctl)."""
+    from accelwiz.launch.launcher import PR_SET_PDEATHSIG, libc_prctl, prctl
+
+    libc_prctl()  # looked up here, in the parent
+
+    def preexec() -> None:
+        if prctl(PR_SET_PDEATHSIG, signal.SIGTERM) and os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return preexec
 
 
 def terminate_group(pgid: int, grace: float, descendants: _Descendants | None = None) -> None:

@@ -42,7 +42,7 @@ def test_builtin_trainer_with_its_flags(cli, write, launched, monkeypatch, tmp_p
     result = cli("run", "--model", "tiny", "--steps", "7", "--lr", "0.01", "--resume")
     assert result.exit_code == 0, result.stderr
     argv, _ = launched[0]
-    assert argv[:5] == [sys.executable, "-m", "accelerate.commands.launch", "--config_file", "accelerate.yaml"]
+    assert argv[:5] == [sys.executable, "-m", "accelwiz.launch.launcher", "--config_file", "accelerate.yaml"]
     assert argv[5].endswith("accelwiz/trainer/train.py") and Path(argv[5]).is_file()
     assert argv[6:] == ["--config", "accelerate.yaml", "--steps", "7", "--lr", "0.01", "--resume", "--model", "tiny"]
     # the trainer records its exit status there, so a refusal inside it is not reported as accelerate's 1
