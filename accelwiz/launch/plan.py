@@ -180,10 +180,10 @@ def plan_run(
     """Check the config (refusing on errors unless forced), print the summary, and build the plan.
 
     `here` is False for plans run on other machines (`--slurm`, `--print-node-commands`): a login node's
-    hardware says nothing about the cluster's, so the check runs without a machine profile.
+    hardware says nothing about the cluster's, so the check runs without a machine profile. `mode` ("here",
+    "slurm", "nodes") names the launch in the one-line refusals.
     """
     from accelwiz.defaults import DEFAULT_CONFIG
-
     from accelwiz.launch.values import check_file_names, check_launch_values
 
     check_file_names([config or DEFAULT_CONFIG, script])

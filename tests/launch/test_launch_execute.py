@@ -1,4 +1,5 @@
-"""`execute`: exit codes pass through, signals reach the whole process group, nothing is left running."""
+"""`execute`: exit codes pass through, signals reach the whole process group, nothing is left running.
+(`accelwiz run` end to end, with torchrun's workers and a script's daemon: test_run_processes.py.)"""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def test_group_members_left_behind_are_terminated(tmp_path):
     assert not _alive(grandchild)
 
 
-def test_sigint_is_forwarded_to_the_whole_group(tmp_path):
+def test_sigint_stops_the_whole_group(tmp_path):
+    """Ctrl-C reaches the group as SIGTERM (quiet in every layer, see execute.py); run reports 130."""
     pid_file = tmp_path / "pid"
     runner = textwrap.dedent(f"""
         import sys

@@ -185,3 +185,17 @@ def test_a_local_run_refuses_the_same_json_path_before_launching(cli, tmp_path, 
         assert "the training processes open it from the directory `run` runs in" in errors[0]
         assert "write `deepspeed_config_file: sub/x.ds.json` in sub/x.yaml" in refused.stderr
         assert refused.stdout == "" and not (tmp_path / "started").exists()
+
+
+def test_the_time_limit_is_the_plans_when_given_and_a_stated_default_otherwise():
+    from accelwiz.errors import UsageError
+    from accelwiz.launch.slurm import DEFAULT_TIME_LIMIT
+
+    spec = LaunchSpec.from_effective(resolve(parse_text(YAML, Path("a.yaml")), None))
+    default = render_sbatch(spec, "c.yaml", ["t.py"]).splitlines()
+    assert f"#SBATCH --time={DEFAULT_TIME_LIMIT}" in default
+    assert any(line.startswith("# No time limit in the plan") for line in default)  # the default, said
+    assert "#SBATCH --time=2-12:00:00" in render_sbatch(spec, "c.yaml", ["t.py"], time_limit="2-12:00:00")
+    for bad in ("2 days", "1:00\nrm -rf ~", "$(reboot)"):
+        with pytest.raises(UsageError, match="not a SLURM time"):
+            render_sbatch(spec, "c.yaml", ["t.py"], time_limit=bad)
