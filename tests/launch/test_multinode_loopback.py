@@ -75,7 +75,7 @@ def run_two_nodes(directory: Path, kind: str, steps: int = STEPS, *, plan: bool 
         (directory / "accelerate.plan.yaml").write_text(
             dump_plan(cpu_pair_plan("static" if kind == "zero3" else None)))
     printed = subprocess.run(
-        [sys.executable, "-m", "accelwiz", "run", "--steps", str(steps), "--print-node-commands"],
+        [sys.executable, "-m", "accelwiz", "run", "--model", "tiny", "--steps", str(steps), "--print-node-commands"],
         cwd=directory, env=child_env(), capture_output=True, text=True, timeout=120,
     )
     assert printed.returncode == 0, printed.stderr

@@ -20,7 +20,8 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-TWO = "distributed_type: MULTI_GPU\nnum_machines: 1\nnum_processes: 2\nmixed_precision: 'no'\n"  # CPU DDP here
+# CPU DDP here; a free port of accelerate's choosing (29500 may be another launch's on a shared machine)
+TWO = "distributed_type: MULTI_GPU\nnum_machines: 1\nnum_processes: 2\nmain_process_port: 0\nmixed_precision: 'no'\n"
 ONE = "distributed_type: 'NO'\nnum_processes: 1\nmixed_precision: 'no'\n"
 START_S = 240  # generous: worker start-up on a shared 2-core machine
 
@@ -37,6 +38,7 @@ if rank == "0":
     while not (pids / "daemon").is_file():  # running before this worker goes on
         time.sleep(0.05)
 (pids / f"worker-{rank}").write_text(str(os.getpid()))
+print(f"ready {rank}", file=sys.stderr, flush=True)
 if rank == os.environ.get("FAILING_RANK", "1"):
     if what == "exit4":
         sys.exit(4)
@@ -56,10 +58,18 @@ def start_run(tmp_path: Path, config: str, what: str, processes: int, **env: str
     pids = tmp_path / "pids"
     pids.mkdir()
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("ACCELERATE_", "RANK"))}
-    run = subprocess.Popen([sys.executable, "-m", "accelwiz", "run", "--config", "c.yaml", "tree.py", "--",
-                            str(pids), what], cwd=tmp_path, env={**environ, "OMP_NUM_THREADS": "1", **env},
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # output to a file, not a pipe: a surviving daemon would hold a pipe open and hang the test instead of failing it
+    with (tmp_path / "run.log").open("w") as log:
+        run = subprocess.Popen([sys.executable, "-m", "accelwiz", "run", "--config", "c.yaml", "tree.py", "--",
+                                str(pids), what], cwd=tmp_path, env={**environ, "OMP_NUM_THREADS": "1", **env},
+                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     return run, pids
+
+
+def finish(run: subprocess.Popen, pids: Path, timeout: float) -> str:
+    """Wait for `run`; its output (run talks on stderr; the workers print their `ready` lines there too)."""
+    run.wait(timeout=timeout)
+    return (pids.parent / "run.log").read_text()
 
 
 def wait_for(pids: Path, names: list[str], run: subprocess.Popen) -> dict[str, int]:
@@ -69,7 +79,7 @@ def wait_for(pids: Path, names: list[str], run: subprocess.Popen) -> dict[str, i
             return {n: int((pids / n).read_text()) for n in names}
         time.sleep(0.2)
     run.kill()
-    pytest.fail(f"not started: {sorted(p.name for p in pids.iterdir())}\n{run.communicate()[1][-3000:]}")
+    pytest.fail(f"not started: {sorted(p.name for p in pids.iterdir())}\n{finish(run, pids, 60)[-3000:]}")
 
 
 def recorded(pids: Path) -> dict[str, int]:
@@ -99,13 +109,13 @@ def test_kill_9_of_run_leaves_no_worker_and_no_daemon(tmp_path: Path):
     started = wait_for(pids, ["worker-0", "worker-1", "daemon"], run)
     launcher = [p.pid for p in psutil.Process(run.pid).children()]
     os.kill(run.pid, signal.SIGKILL)  # run gets no chance to clean up
-    run.communicate()
+    run.wait()
     assert survivors({**started, **{f"launcher-{pid}": pid for pid in launcher}}) == []
 
 
 def test_a_scripts_setsid_daemon_does_not_survive_the_run(tmp_path: Path):
     run, pids = start_run(tmp_path, ONE, "done", 1, FAILING_RANK="0")
-    _, stderr = run.communicate(timeout=START_S)
+    stderr = finish(run, pids, START_S)
     assert run.returncode == 0, stderr
     started = recorded(pids)
     assert set(started) == {"worker-0", "daemon"}
@@ -121,7 +131,7 @@ def test_a_scripts_setsid_daemon_does_not_survive_the_run(tmp_path: Path):
 def test_the_first_failing_ranks_status_comes_back(tmp_path: Path, config: str, what: str, code: int):
     processes = 2 if config is TWO else 1
     run, pids = start_run(tmp_path, config, what, processes, FAILING_RANK=str(processes - 1))
-    _, stderr = run.communicate(timeout=START_S + 60)
+    stderr = finish(run, pids, START_S + 60)
     assert run.returncode == code, stderr[-3000:]
     assert "Traceback" not in stderr and "ChildFailedError" not in stderr, stderr[-3000:]
     if processes == 2:
@@ -132,11 +142,11 @@ def test_the_first_failing_ranks_status_comes_back(tmp_path: Path, config: str, 
 def test_ctrl_c_ends_with_130_and_one_line(tmp_path: Path):
     run, pids = start_run(tmp_path, TWO, "sleep", 2)
     started = wait_for(pids, ["worker-0", "worker-1", "daemon"], run)
-    time.sleep(1)  # the launch settled: its own output so far is not what is judged
     os.kill(run.pid, signal.SIGINT)  # what the terminal sends the foreground process on Ctrl-C
-    _, stderr = run.communicate(timeout=120)
+    stderr = finish(run, pids, 120)
     assert run.returncode == 130, stderr[-3000:]
-    after = stderr[stderr.index("$ "):].splitlines()[1:]  # everything after the launch line
+    lines = stderr.splitlines()
+    after = lines[max(i for i, line in enumerate(lines) if line.startswith("ready ")) + 1:]  # once both ran
     assert [line for line in after if line.strip()] == ["error: interrupted: the training processes were stopped "
                                                         "(exit 130)"], stderr[-3000:]
     assert survivors(started) == []

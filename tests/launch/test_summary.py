@@ -17,7 +17,7 @@ def test_dry_run_headline_uses_the_deepspeed_json_precision(cli, write, monkeypa
     config = write("accelerate.yaml", YAML)
     write("ds.json", JSON)
     monkeypatch.chdir(config.parent)
-    result = cli("run", "--config", "accelerate.yaml", "--dry-run")
+    result = cli("run", "--model", "tiny", "--config", "accelerate.yaml", "--dry-run")
     assert result.exit_code == 0, result.output
     assert "DEEPSPEED, ZeRO-2, 1 process on 1 machine, mixed_precision bf16" in result.stderr
     # the JSON fixes GA and precision: `check` explains that (AW215, AW403); a launch only counts it
