@@ -70,6 +70,9 @@ class PlanSystem(_Strict):
 class PlanLauncher(_Strict):
     kind: LauncherKind = "local"
     rdzv_backend: Literal["static", "c10d"] | None = None
+    time_limit: str | None = Field(None, description="SLURM's --time for the job (e.g. 2-00:00:00); without it the "
+                                                     "sbatch script asks for a day, so a hung job frees its nodes.")
+    preflight: bool = Field(True, description="Run `accelwiz doctor` on every node before training (multi-node).")
 
     @property
     def supplies_rendezvous(self) -> bool:

@@ -63,6 +63,14 @@ def run(
             help=("Print each node's `accelerate launch` line (for clusters without a scheduler); start nothing."),
         ),
     ] = False,
+    preflight: Annotated[
+        bool,
+        typer.Option(
+            rich_help_panel=_MULTI,
+            help="Run `accelwiz doctor` on every node before training (versions, GPUs, interfaces, port, shared "
+            "folders, a test all-reduce); the plan's launcher.preflight: false turns it off too.",
+        ),
+    ] = True,
     steps: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Optimizer steps.")] = None,
     micro_batch: Annotated[
         int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Sequences per process (default: the plan's).")
@@ -135,10 +143,10 @@ def run(
         if plan.builtin_trainer and not plan_here(slurm, print_node_commands):
             resolve_trainer_run(plan)  # each node would refuse a run that names no model: refuse it here, once
         if slurm is not None:
-            plan.write_sbatch(console, slurm)
+            plan.write_sbatch(console, slurm, preflight=preflight)
             return
         if print_node_commands:
-            for line in plan.node_commands(console):
+            for line in plan.node_commands(console, preflight=preflight):
                 console.data(line)
             return
         if plan.builtin_trainer:

@@ -133,6 +133,7 @@ def node_commands(
     env: Sequence[EnvChange] | None = None,
     rdzv_backend: str | None = None,
     cpu_nodes: bool | None = None,
+    preflight: bool = True,
 ) -> list[str]:
     """The shell line to run on each node (rank 0 first), for clusters without a scheduler: runnable as printed
     by bash, from the directory the config's relative paths start in, with the environment the nodes need in
@@ -151,11 +152,14 @@ def node_commands(
         env = portable_changes(spec, cpu_nodes=cpu_nodes)
     ip = spec.main_process_ip or MAIN_IP_FROM_ENV
     prefix = [shell.Raw(f"{c.name}={shell.quote(c.value)}") for c in env]
-    return [
-        shell.join([*prefix, *node_argv(spec, config_path, script, script_args, machine_rank=str(rank),
-                                        main_process_ip=ip, rdzv_backend=rdzv_backend or planned.rdzv_backend)])
-        for rank in range(spec.num_machines)
-    ]
+    lines = []
+    for rank in range(spec.num_machines):
+        launch = [*prefix, *node_argv(spec, config_path, script, script_args, machine_rank=str(rank),
+                                      main_process_ip=ip, rdzv_backend=rdzv_backend or planned.rdzv_backend)]
+        if planned.preflight and preflight:
+            launch = with_preflight(spec, config_path, launch, main_process_ip=ip, node_rank=str(rank))
+        lines.append(shell.join(launch))
+    return lines
 
 
 def refuse_deepspeed_file_beside_yaml_only(config_path: Path | str, who: str) -> None:
@@ -200,6 +204,7 @@ class PlannedLaunch:
     cpu_nodes: bool | None = None  # the plan's machines have no GPU
     rdzv_backend: str | None = None
     time_limit: str | None = None  # SLURM's --time, when the plan has one
+    preflight: bool = True  # `accelwiz doctor` on every node before training
 
 
 def planned_launch(config_path: Path | str) -> PlannedLaunch:
@@ -209,7 +214,24 @@ def planned_launch(config_path: Path | str) -> PlannedLaunch:
     if found is None:
         return PlannedLaunch()
     plan = load_plan(found)
-    # `launcher.time_limit` is read where the plan has it (plan_file.py owns the field; until it does, the
-    # sbatch script states its default)
-    return PlannedLaunch(plan.system.gpus_per_machine == 0, plan.launcher.rdzv_backend,
-                         getattr(plan.launcher, "time_limit", None))
+    return PlannedLaunch(plan.system.gpus_per_machine == 0, plan.launcher.rdzv_backend, plan.launcher.time_limit,
+                         plan.launcher.preflight)
+
+
+DEFAULT_MAIN_PORT = 29500  # accelerate launch's --main_process_port when the YAML has none
+
+
+def with_preflight(spec: LaunchSpec, config: Path | str, launch: Sequence[str | shell.Raw], *,
+                   main_process_ip: str | shell.Raw, node_rank: str | None) -> list[str | shell.Raw]:
+    """`accelwiz doctor ... && <launch>`: every node checks the allocation together (versions, GPUs, interfaces,
+    the main port, shared folders, a test all-reduce) and only then trains; a mismatch ends every node within
+    seconds with one table and a distinct exit code (docs/doctor.md), instead of a rendezvous that hangs.
+    `node_rank` None: each srun task reads SLURM_PROCID."""
+    from accelwiz.doctor.command import preflight_line
+
+    # machine 0's address from the job's environment where the launch line takes it from there
+    address = "$MAIN_PROCESS_IP" if isinstance(main_process_ip, shell.Raw) else main_process_ip
+    doctor = preflight_line(nodes=spec.num_machines, main_address=address,
+                            main_port=spec.main_process_port or DEFAULT_MAIN_PORT, node_rank=node_rank,
+                            config=str(config))
+    return [shell.Raw(doctor), shell.Raw("&&"), *launch]

@@ -80,7 +80,7 @@ class RunPlan:
             return ["-m", TRAINER_MODULE, *self.target[1:]]
         return self.target[2:] if self.records_exit_status else self.target
 
-    def node_commands(self, console: Console | None = None) -> list[str]:
+    def node_commands(self, console: Console | None = None, *, preflight: bool = True) -> list[str]:
         """Each machine's line. Without a plan, the machines are taken to be like this one (the commands are
         printed on one of them): no GPU here means CPU DDP on gloo there (ACCELERATE_USE_CPU), said in a note;
         a plan beside the YAML says otherwise (`accelwiz init --system ...`)."""
@@ -97,9 +97,9 @@ class RunPlan:
                              "DDP on gloo (ACCELERATE_USE_CPU=true); a plan for GPU machines (`accelwiz init "
                              "--system ...`) says otherwise")
         return node_commands(self.checked.spec, self.checked.config_path, target[0], target[1:],
-                             cpu_nodes=cpu_nodes)
+                             cpu_nodes=cpu_nodes, preflight=preflight)
 
-    def write_sbatch(self, console: Console, path: Path) -> None:
+    def write_sbatch(self, console: Console, path: Path, *, preflight: bool = True) -> None:
         from accelwiz.launch.slurm import render_sbatch
 
         text = render_sbatch(
@@ -107,6 +107,7 @@ class RunPlan:
             self.checked.config_path,
             self.portable_target(),
             env=self.env,
+            preflight=preflight,
         )
         from accelwiz.atomic import atomic_write
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from accelwiz.errors import UsageError
 from accelwiz.launch import shell
-from accelwiz.launch.command import MULTI_NODE_RDZV_BACKEND, node_argv, planned_launch
+from accelwiz.launch.command import MULTI_NODE_RDZV_BACKEND, node_argv, planned_launch, with_preflight
 from accelwiz.launch.environment import EnvChange, portable_changes
 from accelwiz.launch.spec import LaunchSpec
 
@@ -51,6 +51,7 @@ def render_sbatch(
     cpu_nodes: bool | None = None,
     rdzv_backend: str | None = None,
     time_limit: str | None = None,
+    preflight: bool = True,
 ) -> str:
     """The script text; `target` is the script and its args (or `-m module ...`) as accelerate launch takes them.
 
@@ -68,6 +69,8 @@ def render_sbatch(
     script = target[0] if target[0] == "-m" else _submit_relative(target[0])
     argv = node_argv(spec, config, script, target[1:], machine_rank=_RANK, main_process_ip=_IP,
                      rdzv_backend=backend, is_host=_IS_HOST)
+    if planned.preflight and preflight:  # every node checked together first; each task's rank is SLURM_PROCID
+        argv = with_preflight(spec, config, argv, main_process_ip=_IP, node_rank=None)
     gpus = [] if spec.use_cpu or cpu_nodes else [f"#SBATCH --gpus-per-node={per_node}"]
     exports = [f"export {c.name}={shell.quote(c.value)}" for c in portable_changes(spec, env, cpu_nodes=cpu_nodes)]
     rendezvous = (
@@ -103,10 +106,11 @@ def render_sbatch(
         *rendezvous,
         *exports,
         "",
-        "# One task per node; accelerate launch starts that node's processes. SLURM_NODEID (0..nodes-1) is the",
-        "# machine rank, so it is expanded inside each task, not here. Any node failing ends the job: torchrun does",
-        "# not restart (--max_restarts 0) and its rendezvous gives up in minutes, and srun --kill-on-bad-exit=1",
-        "# stops every other node's task as soon as one exits non-zero.",
+        "# One task per node: `accelwiz doctor` checks every node together (a mismatch ends the job with one",
+        "# table per node in this job's output), then accelerate launch starts that node's processes.",
+        "# SLURM_NODEID (0..nodes-1) is the machine rank, so it is expanded inside each task, not here. Any node",
+        "# failing ends the job: torchrun does not restart (--max_restarts 0) and its rendezvous gives up in",
+        "# minutes, and srun --kill-on-bad-exit=1 stops every other node's task as soon as one exits non-zero.",
         "# shellcheck disable=SC2016",
         f"srun --nodes={spec.num_machines} --ntasks-per-node=1 --kill-on-bad-exit=1 "
         f"bash -c {shell.quote(shell.join(argv))}",

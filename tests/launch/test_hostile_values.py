@@ -65,7 +65,7 @@ def work(tmp_path: Path, monkeypatch) -> Path:
 
 
 def test_node_commands_pass_hostile_arguments_unchanged_and_print_no_control_characters(cli, work):
-    result = cli("run", "--print-node-commands", "train.py", "--", *HOSTILE_ARGS)
+    result = cli("run", "--print-node-commands", "--no-preflight", "train.py", "--", *HOSTILE_ARGS)
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert len(lines) == 2 and "\x1b" not in result.stdout and "\x07" not in result.stdout
@@ -86,7 +86,7 @@ def test_sbatch_keeps_hostile_names_and_arguments_one_word(cli, work):
     (work / "accelerate.plan.yaml").write_text((work / "accelerate.plan.yaml").read_text()
                                                .replace("accelerate: accelerate.yaml", f"accelerate: {name!r}"))
     (work / "c $(touch pwned) ';x'.plan.yaml").write_text((work / "accelerate.plan.yaml").read_text())
-    result = cli("run", "--config", name, "--slurm", "job.sbatch", "train.py", "--", *HOSTILE_ARGS)
+    result = cli("run", "--config", name, "--slurm", "job.sbatch", "--no-preflight", "train.py", "--", *HOSTILE_ARGS)
     assert result.exit_code == 0, result.stderr
     job = work / "job.sbatch"
     subprocess.run(["bash", "-n", str(job)], check=True)

@@ -90,7 +90,7 @@ def test_build_argv_passes_the_yaml_values_accelerate_ignores():
 
 def test_node_commands_one_line_per_rank_with_every_topology_value():
     spec = spec_of("distributed_type: DEEPSPEED\nnum_processes: 16\nnum_machines: 2\nmain_process_ip: 10.0.0.1\n")
-    lines = node_commands(spec, "cfg.yaml", "train.py", ["--lr", "1e-4"])
+    lines = node_commands(spec, "cfg.yaml", "train.py", ["--lr", "1e-4"], preflight=False)
     assert lines == [
         f"accelerate launch --config_file cfg.yaml --num_machines 2 --num_processes 16 --machine_rank {rank} "
         "--main_process_ip 10.0.0.1 --main_process_port 29500 --rdzv_backend c10d --max_restarts 0 "
@@ -101,6 +101,7 @@ def test_node_commands_one_line_per_rank_with_every_topology_value():
         spec_of("distributed_type: MULTI_GPU\nnum_processes: 4\nnum_machines: 2\nrdzv_backend: static\n"),
         "c.yaml",
         "t.py",
+        preflight=False,
     )
     assert '--main_process_ip "${MAIN_PROCESS_IP:?' in no_ip[1] and "--rdzv_backend static" in no_ip[1]
     assert "deepspeed" not in no_ip[0]

@@ -29,6 +29,7 @@ def script(tmp_path: Path) -> Path:
         "2x8 nodes.yaml",
         ["-m", "accelwiz.trainer.train", "--steps", "100"],
         env=[EnvChange("TORCH_EXTENSIONS_DIR", "/home/u/.cache/x", "why")],
+        preflight=False,  # the launch line alone (the preflight runs for real in test_slurm_cluster.py)
     )
     path = tmp_path / "job.sbatch"
     path.write_text(text)
@@ -199,3 +200,22 @@ def test_the_time_limit_is_the_plans_when_given_and_a_stated_default_otherwise()
     for bad in ("2 days", "1:00\nrm -rf ~", "$(reboot)"):
         with pytest.raises(UsageError, match="not a SLURM time"):
             render_sbatch(spec, "c.yaml", ["t.py"], time_limit=bad)
+
+
+def test_every_node_runs_the_preflight_before_training_unless_turned_off(cli, tmp_path, monkeypatch):
+    """Issue 20: `accelwiz doctor` runs on every node first (its rank from SLURM_PROCID under srun), and only its
+    success (`&&`) starts the launch; --no-preflight, or the plan's launcher.preflight: false, leaves it out."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mn.yaml").write_text("distributed_type: MULTI_GPU\nnum_processes: 4\nnum_machines: 2\n"
+                                      "main_process_ip: 10.0.0.1\nmain_process_port: 29600\n")
+    (tmp_path / "train.py").write_text("")
+    assert cli("run", "--config", "mn.yaml", "--slurm", "job.sbatch", "train.py").exit_code == 0
+    srun = next(line for line in (tmp_path / "job.sbatch").read_text().splitlines() if line.startswith("srun "))
+    assert "'accelwiz doctor --expect-nodes 2 --main-address \"$MAIN_PROCESS_IP\" --main-port 29600 --config " \
+           "mn.yaml && accelerate launch " in srun and "--node-rank" not in srun
+    lines = cli("run", "--config", "mn.yaml", "--print-node-commands", "train.py").stdout.splitlines()
+    assert [line.split(" && ")[0] for line in lines] == [
+        f"accelwiz doctor --expect-nodes 2 --main-address 10.0.0.1 --main-port 29600 --node-rank {rank} "
+        "--config mn.yaml" for rank in (0, 1)]
+    off = cli("run", "--config", "mn.yaml", "--print-node-commands", "--no-preflight", "train.py").stdout
+    assert "accelwiz doctor" not in off and " accelerate launch " in off.splitlines()[0]
