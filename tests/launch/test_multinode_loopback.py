@@ -98,7 +98,15 @@ def run_two_nodes(directory: Path, kind: str, steps: int = STEPS, *, plan: bool 
     report_path = directory / "accelwiz-run" / "run_report.json"
     report = json.loads(report_path.read_text()) if report_path.is_file() else None
     return {"lines": lines, "codes": codes, "wall_s": wall, "report": report, "stderr": printed.stderr,
-            "logs": "\n".join(log.read_text()[-3000:] for log in logs)}
+            "logs": "\n".join(log.read_text()[-3000:] for log in logs),
+            "preflights": sum(log.read_text().count("accelwiz preflight: 2 nodes ready") for log in logs)}
+
+
+def launch_part(line: str) -> str:
+    """The launch of a printed node line, after the preflight (`accelwiz doctor ... && ...`) that runs first."""
+    doctor, _, launch = line.partition(" && ")
+    assert doctor.startswith("accelwiz doctor --expect-nodes 2 "), line
+    return launch
 
 
 @pytest.mark.parametrize("kind", ["ddp", "zero3"])
@@ -107,8 +115,9 @@ def test_two_machines_on_one_host(tmp_path: Path, kind: str):
     lines = ran["lines"]
     assert len(lines) == 2 and all(f"--machine_rank {rank} " in line for rank, line in enumerate(lines))
     if kind == "ddp":  # the plan's machines have no GPU: the lines carry the CPU fallback themselves
-        assert all(shlex.split(line)[0] == "ACCELERATE_USE_CPU=true" for line in lines)
+        assert all(shlex.split(launch_part(line))[0] == "ACCELERATE_USE_CPU=true" for line in lines)
     assert ran["codes"] == [0, 0], ran["logs"]
+    assert ran["preflights"] == 2  # each node's preflight passed before it trained
 
     report = ran["report"]
     ranks = report["ranks"]
@@ -130,7 +139,7 @@ def test_two_cpu_machines_without_a_plan_train_as_one_world(tmp_path: Path):
     if load_system("local").gpu_count:
         pytest.skip("this machine has a GPU: without a plan the lines are for GPU machines")
     ran = run_two_nodes(tmp_path, "ddp", plan=False)
-    assert all(shlex.split(line)[0] == "ACCELERATE_USE_CPU=true" for line in ran["lines"])
+    assert all(shlex.split(launch_part(line))[0] == "ACCELERATE_USE_CPU=true" for line in ran["lines"])
     assert "this machine has no GPU" in ran["stderr"]
     assert ran["codes"] == [0, 0], ran["logs"]
     report = ran["report"]
