@@ -5,7 +5,7 @@ Exit codes (documented in the README and in `accelwiz --help`):
 ====  =====================================================================
 0     success; `check` found nothing worse than warnings
 1     `check` found errors (or warnings under --strict); a launch failed; an internal error (a bug)
-2     bad usage or unreadable input (missing, malformed, binary, too large)
+2     bad usage, unreadable input (missing, malformed, binary, too large), or an output that cannot be written
 130   interrupted (Ctrl-C, or EOF at a prompt); nothing was written
 ====  =====================================================================
 
@@ -41,6 +41,12 @@ class UsageError(AccelwizError):
 
 class InputError(AccelwizError):
     """A file that cannot be read or parsed at all."""
+
+    exit_code = EXIT_USAGE
+
+
+class WriteError(AccelwizError):
+    """A file could not be written (read-only folder, full disk, size limit, changed since read); nothing was."""
 
     exit_code = EXIT_USAGE
 

@@ -31,9 +31,11 @@ def run_fixes(console: Console, files: list[Path], rules: list, *, unsafe: bool,
 
     report = plan_fixes(files, rules, unsafe=unsafe, **facts)
     if diff:
+        from accelwiz.console import printable
+
         text = report.diff()
         if text:
-            console.data(text.rstrip("\n"))
+            console.data(printable(text.rstrip("\n"), keep="\n\t"))
         console.info(_summary(report, "would fix"))
         return 1 if report.changed else 0
     written = write_fixes(report)

@@ -7,10 +7,10 @@ from typing import Any
 
 from accelwiz.document.json_reader import read_json
 from accelwiz.document.model import Document, DocumentKind
+from accelwiz.document.read import read_text
 from accelwiz.document.yaml_reader import read_yaml
 from accelwiz.errors import InputError
 
-MAX_BYTES = 5 * 1024 * 1024  # the largest real config we have seen is 12 KB
 
 # Keys that only an Accelerate config file has, and keys that only a DeepSpeed config has.
 _ACCELERATE_MARKERS = {
@@ -61,22 +61,11 @@ def load_document(path: Path, kind: DocumentKind | None = None) -> Document:
     """Read and parse one file; every failure is an InputError with the file name in it."""
     if not path.exists():
         raise InputError(f"{path}: no such file", hint="check the path, or run `accelwiz init` to write a config")
-    if path.is_dir():
-        raise InputError(f"{path}: is a directory, not a config file", hint="pass the YAML or JSON file inside it")
-    try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise InputError(f"{path}: {size / 2**20:.1f} MiB is too large for a config file",
-                             hint=f"config files are a few KB; accelwiz reads at most {MAX_BYTES // 2**20} MiB")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    if b"\x00" in raw[:8192]:
-        raise InputError(f"{path}: looks like a binary file, not YAML or JSON")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start})", hint="save the file as UTF-8") from None
+    return document_from_text(read_text(path), path, kind)
+
+
+def document_from_text(text: str, path: Path, kind: DocumentKind | None = None) -> Document:
+    """`parse_text` of a file's text, its errors prefixed with the file name."""
     try:
         return parse_text(text, path, kind)
     except InputError as exc:

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from accelwiz.document.json_reader import MAX_INT, MAX_INT_DIGITS, too_large
 from accelwiz.document.model import KeyPath, Span
 from accelwiz.errors import InputError
 
@@ -45,9 +46,22 @@ class YamlTree:
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        value = self._constructor.construct_object(node)
+        value = self._scalar(node)
         if node.style is None and isinstance(value, bool) and node.value.lower() in _YAML11_BOOLEAN_WORDS:
             self.plain_scalars[path] = node.value
+        return value
+
+    def _scalar(self, node: yaml.ScalarNode) -> Any:
+        """A scalar as yaml.safe_load reads it; an integer beyond int64 is refused (see json_reader.MAX_INT:
+        yaml.safe_load itself fails with ValueError past 4300 digits)."""
+        resolved_int = node.tag == "tag:yaml.org,2002:int"
+        if resolved_int and len(node.value) > MAX_INT_DIGITS:
+            value = None
+        else:
+            value = self._constructor.construct_object(node)
+        if resolved_int and (value is None or abs(value) > MAX_INT):
+            raise InputError(f"line {node.start_mark.line + 1}: {too_large(node.value)}",
+                             hint="write a number a config can use")
         return value
 
     def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[str, Any]:

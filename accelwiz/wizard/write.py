@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accelwiz.atomic import atomic_write
+from accelwiz.atomic import atomic_write, resolve_target
+from accelwiz.document.read import read_bytes
 from accelwiz.errors import UsageError
 
 
@@ -73,9 +73,10 @@ def write_files(
             )
     backups = []
     for path in existing:
+        # the .bak name is replaced, never written through (a link planted there keeps what it points to)
         backup = path.with_name(path.name + ".bak")
-        shutil.copy2(path, backup)
+        atomic_write(backup, read_bytes(resolve_target(path), what="the file to replace"), follow_symlinks=False)
         backups.append(backup)
     for file in files:
-        atomic_write(file.path, file.text)
+        atomic_write(file.path, file.text)  # a symlinked config: the file it names is written, the link kept
     return backups
