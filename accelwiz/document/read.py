@@ -91,3 +91,22 @@ def _looks_utf16(raw: bytes) -> bool:
     """UTF-16 without a byte-order mark: ASCII text with every other byte NUL."""
     head = raw[:64]
     return len(head) >= 4 and (head[1::2].count(0) == len(head[1::2]) or head[0::2].count(0) == len(head[0::2]))
+
+
+def read_json_object(path: Path, *, what: str, hint: str) -> dict:
+    """A strict JSON object from a file (a HF config.json, a machine profile), as `json.loads` reads it; every
+    failure (syntax, nesting too deep, a number Python will not convert) is one InputError."""
+    import json
+
+    text = read_text(path, what=what)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: invalid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}", hint=hint) from None
+    except ValueError:  # more than 4300 digits (sys.get_int_max_str_digits)
+        raise InputError(f"{path}: a number too long for json.loads to read", hint=hint) from None
+    except RecursionError:
+        raise InputError(f"{path}: nesting too deep for json.loads to read", hint=hint) from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: not a JSON object", hint=hint)
+    return data

@@ -92,8 +92,11 @@ def read_yaml(text: str) -> tuple[Any, YamlTree]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise InputError(f"invalid YAML: {where}{exc.problem or exc.context}",
-                         hint="fix the syntax; `key: value` pairs need a space after the colon") from None
+        problem = exc.problem or exc.context or ""
+        # PyYAML, and so accelerate's yaml.safe_load, refuses a tab where a token starts (after `key:` too)
+        hint = ("replace the tab with spaces: yaml.safe_load (accelerate's loader) refuses it" if "'\\t'" in problem
+                else "fix the syntax; `key: value` pairs need a space after the colon")
+        raise InputError(f"invalid YAML: {where}{problem}", hint=hint) from None
     except yaml.YAMLError as exc:
         raise InputError(f"invalid YAML: {exc}") from None
     except RecursionError:

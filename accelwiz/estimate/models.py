@@ -9,7 +9,6 @@ built by transformers on the meta device (architecture.py), for any model_type i
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import re
 from dataclasses import replace
@@ -68,7 +67,7 @@ def resolve_model(spec: str) -> ModelSpec:
     path = Path(key).expanduser()
     if path.is_dir() and (path / "config.json").is_file():
         path = path / "config.json"
-    if path.is_file():
+    if path.exists() and not path.is_dir():  # a FIFO or a device too: _read_json refuses it in one line
         return spec_from_hf_config(_read_json(path), name=path.parent.name or path.stem, source=str(path))
     count = parse_count(key)
     if count is not None:
@@ -110,13 +109,9 @@ def _human(count: int) -> str:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}", hint="pass a HF config.json") from None
-    if not isinstance(data, dict):
-        raise InputError(f"{path} is not a JSON object", hint="pass a HF config.json")
-    return data
+    from accelwiz.document.read import read_json_object  # bounded, a regular file, one line on any failure
+
+    return read_json_object(path, what="a HF config.json", hint="pass a HF config.json")
 
 
 def spec_from_hf_config(config: dict[str, Any], *, name: str, source: str) -> ModelSpec:

@@ -100,7 +100,7 @@ class _Unit:
     def _reference(self, documents: list) -> Any:
         """The YAML's deepspeed_config_file as the edited text names it (a fix may name a file, or another one):
         resolved as `check` resolves it, so an edit that names a missing file is judged by AW202."""
-        from accelwiz.document import load_document
+        from accelwiz.document.load import load_named_deepspeed
         from accelwiz.errors import InputError
         from accelwiz.rules.engine import resolve_deepspeed_file
 
@@ -113,7 +113,7 @@ class _Unit:
         reference = resolve_deepspeed_file(written.strip(), accelerate.path)
         if reference.resolved is not None and not any(d.kind == "deepspeed" for d in documents):
             with contextlib.suppress(InputError):  # an unreadable JSON is reported by the unit's own check
-                documents.append(load_document(reference.resolved, kind="deepspeed"))
+                documents.append(load_named_deepspeed(reference.resolved))
         return reference
 
 

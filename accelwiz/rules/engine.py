@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from accelwiz.document import Document, load_document
 from accelwiz.effective import named_deepspeed_file
+from accelwiz.document.load import load_named_deepspeed
 from accelwiz.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, InputError
 from accelwiz.rules.context import CheckContext, DeepSpeedReference, LaunchFacts
 from accelwiz.rules.diagnostic import Diagnostic, Severity
@@ -158,9 +159,12 @@ def build_units(paths: Sequence[Path], result: CheckResult) -> list[CheckContext
             if resolved is not None:
                 given = next((j for j in jsons if _same(j.path, resolved)), None)
                 try:
-                    unit.deepspeed = given or load_document(resolved, kind="deepspeed")
+                    unit.deepspeed = given or load_named_deepspeed(resolved)
                 except InputError as exc:
                     result.input_errors.append(exc)
+                if given is None and not _inside(resolved, yaml_doc.path.parent):
+                    result.skipped.append(f"{yaml_doc.path}: deepspeed_config_file names {resolved}, outside the "
+                                          "config's folder")
                 used_json.update({given.path} if given else set())
             elif len(yamls) == 1 and len(jsons) == 1:
                 # The named file is missing (reported by its own rule), but the user handed us the JSON they mean:
@@ -173,6 +177,14 @@ def build_units(paths: Sequence[Path], result: CheckResult) -> list[CheckContext
         units.append(unit)
     units.extend(CheckContext(deepspeed=j) for j in jsons if j.path not in used_json)
     return units
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """`path` (symlinks and `..` resolved) lies under `folder`."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except OSError:
+        return False
 
 
 def _same(a: Path, b: Path) -> bool:
