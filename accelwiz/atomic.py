@@ -109,6 +109,32 @@ def atomic_write(path: Path, text: str | bytes, *, create_parents: bool = True, 
         _replace(target, data, shown=path)
 
 
+def write_all(files: Sequence[tuple[Path, str | bytes]], *, create_parents: bool = True) -> None:
+    """`atomic_write` each (path, text) in order, all or none: when one fails, what the earlier ones replaced is
+    put back (a file they created is removed) and the failure is raised. A YAML that names a JSON which could
+    not be written would be worse than no output."""
+    from accelwiz.document.read import read_bytes
+
+    done: list[tuple[Path, bytes | None]] = []
+    try:
+        for path, text in files:
+            target = resolve_target(Path(path))
+            if target.is_dir():
+                raise WriteError(f"cannot write {path}: it is a directory; nothing was written",
+                                 hint="pass a file name")
+            before = read_bytes(target, what="the file to replace") if target.exists() else None
+            atomic_write(path, text, create_parents=create_parents)
+            done.append((target, before))
+    except AccelwizError:
+        for target, before in reversed(done):
+            with contextlib.suppress(OSError, AccelwizError):
+                if before is None:
+                    target.unlink()
+                else:
+                    atomic_write(target, before)
+        raise
+
+
 def resolve_target(path: Path) -> Path:
     """The file `path` names: a symlink (or a chain) resolved, so the link stays and its file is edited."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path

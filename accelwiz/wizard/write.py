@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accelwiz.atomic import atomic_write, resolve_target
+from accelwiz.atomic import atomic_write, resolve_target, write_all
 from accelwiz.document.read import read_bytes
 from accelwiz.errors import UsageError
 
@@ -77,6 +77,6 @@ def write_files(
         backup = path.with_name(path.name + ".bak")
         atomic_write(backup, read_bytes(resolve_target(path), what="the file to replace"), follow_symlinks=False)
         backups.append(backup)
-    for file in files:
-        atomic_write(file.path, file.text)  # a symlinked config: the file it names is written, the link kept
+    # all files or none; a symlinked config: the file it names is written, the link kept
+    write_all([(file.path, file.text) for file in files])
     return backups
