@@ -86,7 +86,11 @@ def _span(node: yaml.Node) -> Span:
 
 
 def read_yaml(text: str) -> tuple[Any, YamlTree]:
-    loader = yaml.SafeLoader(text)
+    try:
+        # the loader checks the characters as it is made: a control character raises ReaderError here already
+        loader = yaml.SafeLoader(text)
+    except yaml.YAMLError as exc:
+        raise InputError(f"invalid YAML: {exc}", hint="YAML allows no control characters; remove them") from None
     try:
         node = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
