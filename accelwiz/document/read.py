@@ -110,3 +110,12 @@ def read_json_object(path: Path, *, what: str, hint: str) -> dict:
     if not isinstance(data, dict):
         raise InputError(f"{path}: not a JSON object", hint=hint)
     return data
+
+
+def is_file(path: Path) -> bool:
+    """`Path.is_file` for a path written inside a config: False, not an exception, for a name too long for the
+    file system (ENAMETOOLONG), an embedded NUL byte or a loop of links."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False

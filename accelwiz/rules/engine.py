@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from accelwiz.document import Document, load_document
 from accelwiz.effective import named_deepspeed_file
 from accelwiz.document.load import load_named_deepspeed
+from accelwiz.document.read import is_file
 from accelwiz.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, InputError
 from accelwiz.rules.context import CheckContext, DeepSpeedReference, LaunchFacts
 from accelwiz.rules.diagnostic import Diagnostic, Severity
@@ -128,11 +129,11 @@ def resolve_deepspeed_file(written: str, yaml_path: Path) -> DeepSpeedReference:
     """Resolve `deepspeed_config_file` as the worker processes do: relative to the working directory, and with
     no `~` expansion (accelerate opens the string as written; AW202 explains a `~`)."""
     candidate = Path(written)
-    if candidate.is_file():
+    if is_file(candidate):
         return DeepSpeedReference(written, candidate)
     if not candidate.is_absolute():
         beside_yaml = yaml_path.parent / candidate
-        if beside_yaml.is_file():
+        if is_file(beside_yaml):
             return DeepSpeedReference(written, beside_yaml, relative_to_yaml_only=True)
     return DeepSpeedReference(written, None)
 

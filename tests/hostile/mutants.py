@@ -26,7 +26,8 @@ HF_CONFIG = json.dumps({
 # What a hostile file can hold; each entry is spliced into a real file at a random place.
 CONTROL = ["\x1b[31mRED\x1b[0m", "\x1b]0;pwned\x07", "\x1b[2J", "\x00", "\r", "\u202e", "\u2028", "\x7f", "\x9b"]
 NUMBERS = ["9" * 5000, str(10**100), str(-(10**30)), "1e400", "-1e400", ".nan", "0x" + "f" * 40, "1_000_000",
-           "9" * 19, "0o777777777777777777777777"]
+           "9" * 19, "0o777777777777777777777777", str(2**63 - 1), str(-(2**63) + 1), str(2**53 + 1), "1e308",
+           "-1", "0", "1e-320", "4294967296"]
 PATHS = ["", " ", "/etc/passwd", "../../../../etc/passwd", "/dev/zero", "/tmp", "~/ds.json", "none", "None",
          "x" * 5000, "\x1b[31m.json", "accelerate.yaml"]
 
@@ -215,7 +216,8 @@ def commands(kind: str, path: Path, out: Path) -> list[tuple[str, list[str]]]:
         ("check --explain", ["check", "--explain", str(path)]),
         ("check --format json", ["check", "--format", "json", str(path)]),
         ("check --format github", ["check", "--format", "github", str(path)]),
-        ("convert", ["convert", str(path), "-o", str(out / "converted.yaml"), "--force"]),
+        ("convert", ["convert", str(path), "--to", "fsdp" if b"DEEPSPEED" in path.read_bytes() else "deepspeed",
+                     "-o", str(out / "converted.yaml"), "--force"]),
         ("migrate --diff", ["migrate", "--diff", str(path)]),
     ]
 
