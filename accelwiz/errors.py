@@ -45,10 +45,9 @@ class InputError(AccelwizError):
     exit_code = EXIT_USAGE
 
 
-class WriteError(AccelwizError):
-    """A file could not be written (read-only folder, full disk, size limit, changed since read); nothing was."""
-
-    exit_code = EXIT_USAGE
+class WriteError(InputError):
+    """A file could not be written (read-only folder, full disk, size limit, changed since it was read); nothing
+    was. An InputError, so every caller that reports "cannot write" as one keeps doing so."""
 
 
 class LaunchError(AccelwizError):

@@ -77,30 +77,3 @@ def document_from_text(text: str, path: Path, kind: DocumentKind | None = None) 
 def _shape(value: Any) -> str:
     return {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}.get(type(value), "value")
 
-
-def load_named_deepspeed(path: Path) -> Document:
-    """The file a YAML's `deepspeed_config_file` names, read as data and never echoed: a config can name any file
-    (`/etc/shadow`, `../../.aws/credentials`, the YAML itself), and listing its lines as "unknown key" findings
-    would print it. accelerate opens it with `json.load` (`HfDeepSpeedConfig.__init__`, accelerate/utils/
-    deepspeed.py), so a file that is not a JSON object is refused by name; so is a JSON object none of whose keys
-    DeepSpeed reads (`{}` stays a config: an empty one)."""
-    text = read_text(path, what="the DeepSpeed JSON")
-    if not text.lstrip("\ufeff \t\r\n").startswith("{"):
-        raise InputError(f"{path}, named by deepspeed_config_file, is not a JSON object, so not a DeepSpeed config "
-                         "(accelerate reads it with json.load); its content is not shown",
-                         hint="name the DeepSpeed JSON in deepspeed_config_file")
-    document = document_from_text(text, path, kind="deepspeed")
-    if document.data and not set(document.data) & _deepspeed_keys():
-        raise InputError(f"{path}, named by deepspeed_config_file, has no key DeepSpeed reads, so it is not a "
-                         f"DeepSpeed config ({len(document.data)} keys); its content is not shown",
-                         hint="name the DeepSpeed JSON in deepspeed_config_file")
-    return document
-
-
-def _deepspeed_keys() -> set[str]:
-    """Every top-level key the DeepSpeed schema knows, legacy, removed and misplaced ones included."""
-    from accelwiz.config.deepspeed import DeepSpeedConfig
-    from accelwiz.config.validate import known_keys
-
-    tables = (DeepSpeedConfig.REMOVED_KEYS, DeepSpeedConfig.LEGACY_KEYS, DeepSpeedConfig.MISPLACED_KEYS)
-    return set(known_keys(DeepSpeedConfig)).union(*tables) | _DEEPSPEED_MARKERS

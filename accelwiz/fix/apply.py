@@ -100,9 +100,8 @@ class _Unit:
     def _reference(self, documents: list) -> Any:
         """The YAML's deepspeed_config_file as the edited text names it (a fix may name a file, or another one):
         resolved as `check` resolves it, so an edit that names a missing file is judged by AW202."""
-        from accelwiz.document.load import load_named_deepspeed
         from accelwiz.errors import InputError
-        from accelwiz.rules.engine import resolve_deepspeed_file
+        from accelwiz.rules.engine import load_named_deepspeed, resolve_deepspeed_file
 
         accelerate = next((d for d in documents if d.kind == "accelerate"), None)
         written = accelerate.get("deepspeed_config", "deepspeed_config_file") if accelerate is not None else None
