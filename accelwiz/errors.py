@@ -5,7 +5,7 @@ Exit codes (documented in the README and in `accelwiz --help`):
 ====  =====================================================================
 0     success; `check` found nothing worse than warnings
 1     `check` found errors (or warnings under --strict); a launch failed; an internal error (a bug)
-2     bad usage, unreadable input (missing, malformed, binary, too large), or an output that cannot be written
+2     bad usage, unreadable input (missing, malformed, binary, too large), or a file that cannot be written
 130   interrupted (Ctrl-C, or EOF at a prompt); nothing was written
 ====  =====================================================================
 

@@ -75,12 +75,13 @@ def deepspeed_file_not_found(ctx: CheckContext) -> Iterator[Finding]:
     """
     ## What it does
     Finds a `deepspeed_config_file` that names no file, neither relative to the working directory nor next to
-    the YAML.
+    the YAML, or that is an empty string.
 
     ## Why is this bad?
     Each worker process fails when it opens the file, after `accelerate launch` has started all of them
     ("Expected a string path to an existing deepspeed config"). The string is opened exactly as written: a
-    leading `~` is not expanded, and only the lowercase `none` means "no file" (`None` is opened as a path).
+    leading `~` is not expanded, only the lowercase `none` means "no file" (`None` is opened as a path), and
+    `""` is opened too.
 
     ## Example
     ```yaml
