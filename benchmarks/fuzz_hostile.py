@@ -89,8 +89,9 @@ NAMED = [
 ]
 
 
-def fuzz(count: int, every_command: bool) -> tuple[dict, list[str], float]:
-    """(case, command) -> Counter of outcomes; the first failures, each with its seed; seconds."""
+def fuzz(count: int, every_command: bool, checkpoint=None) -> tuple[dict, list[str], float]:
+    """(case, command) -> Counter of outcomes; the first failures, each with its seed; seconds. `checkpoint`
+    (table, failures, seconds, done) is called every 500 mutants, so a long run leaves its result so far."""
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
     failures: list[str] = []
     start = time.perf_counter()
@@ -114,8 +115,10 @@ def fuzz(count: int, every_command: bool) -> tuple[dict, list[str], float]:
                 cell["raw control"] += outcome.raw_control
                 if not outcome.ok and len(failures) < 50:
                     failures.append(f"seed {seed}, {m.case} of {m.source}, `{label}`: {_why(outcome)}")
-        if seed and seed % 500 == 0:
-            print(f"{seed} mutants, {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+        if (seed + 1) % 500 == 0:
+            print(f"{seed + 1} mutants, {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+            if checkpoint is not None:
+                checkpoint(table, failures, time.perf_counter() - start, seed + 1)
     return table, failures, time.perf_counter() - start
 
 
@@ -143,7 +146,8 @@ def named_results() -> dict[str, str]:
     return {name: ", ".join(f"{n} {v}" for v, n in sorted(c.items())) for name, c in results.items()}
 
 
-def write_doc(table: dict, failures: list[str], seconds: float, count: int, every: bool, named: dict) -> None:
+def write_doc(table: dict, failures: list[str], seconds: float, count: int, every: bool, named: dict,
+              planned: int | None = None) -> None:
     runs = sum(c["runs"] for c in table.values())
     bad = {k: sum(c[k] for c in table.values()) for k in ("crash", "hang", "raw control")}
     lines = [
@@ -162,7 +166,8 @@ def write_doc(table: dict, failures: list[str], seconds: float, count: int, ever
         "",
         "## Fuzz",
         "",
-        f"{count:,} mutants ({'every command each' if every else 'one command each, picked by the seed'}): "
+        f"{count:,} mutants{f' (of {planned:,} planned; the run was stopped here)' if planned else ''} "
+        f"({'every command each' if every else 'one command each, picked by the seed'}): "
         f"{runs:,} command runs in {seconds / 60:.0f} min on {_machine()}; "
         f"**{bad['crash']} uncaught exceptions, {bad['hang']} hangs, {bad['raw control']} raw control characters "
         "on the terminal**. A run passes with exit 0, 1 or 2.",
@@ -192,8 +197,13 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--every-command", action="store_true")
     args = parser.parse_args()
-    table, failures, seconds = fuzz(args.count, args.every_command)
-    write_doc(table, failures, seconds, args.count, args.every_command, named_results())
+    named = named_results()
+
+    def checkpoint(table: dict, failures: list[str], seconds: float, done: int) -> None:
+        write_doc(table, failures, seconds, done, args.every_command, named, planned=args.count)
+
+    table, failures, seconds = fuzz(args.count, args.every_command, checkpoint)
+    write_doc(table, failures, seconds, args.count, args.every_command, named)
     print(f"wrote {DOC}", file=sys.stderr)
     sys.exit(1 if failures else 0)
 

@@ -38,15 +38,14 @@ def detect_kind(data: Any, path: Path) -> DocumentKind:
 
 
 def parse_text(text: str, path: Path, kind: DocumentKind | None = None) -> Document:
-    """Parse config text; JSON when it starts with '{', YAML otherwise (JSON files may carry any extension)."""
-    if text.lstrip("\ufeff \t\r\n").startswith("{"):
-        data, reader = read_json(text)
-        syntax = "json"
-        spans = (reader.key_spans, reader.value_spans, {}, reader.duplicate_keys)
-    else:
-        data, tree = read_yaml(text)
-        syntax = "yaml"
-        spans = (tree.key_spans, tree.value_spans, tree.plain_scalars, tree.duplicate_keys)
+    """Parse config text as the tool that reads it does. JSON when it starts with '{' (DeepSpeed reads any name
+    with hjson), YAML otherwise; but accelerate reads an Accelerate config not named `*.json` with
+    yaml.safe_load whatever it looks like (`load_config_from_file`, accelerate/commands/config/config_args.py),
+    so JSON-looking text there is read as YAML: a tab after a colon is refused and `1e8` is a string, as there."""
+    data, syntax, spans = _parse_as(text, "json" if text.lstrip("\ufeff \t\r\n").startswith("{") else "yaml")
+    resolved = kind or (detect_kind(data, path) if isinstance(data, dict) else None)
+    if syntax == "json" and resolved == "accelerate" and path.suffix.lower() != ".json":
+        data, syntax, spans = _parse_as(text, "yaml")
     if data is None:
         raise InputError(f"{path}: the file is empty", hint="write at least `distributed_type: 'NO'`")
     if not isinstance(data, dict):
@@ -55,6 +54,14 @@ def parse_text(text: str, path: Path, kind: DocumentKind | None = None) -> Docum
     key_spans, value_spans, plain, duplicates = spans
     return Document(path=path, kind=kind or detect_kind(data, path), syntax=syntax, data=data,
                     key_spans=key_spans, value_spans=value_spans, plain_scalars=plain, duplicate_keys=duplicates)
+
+
+def _parse_as(text: str, syntax: str) -> tuple[Any, str, tuple]:
+    if syntax == "json":
+        data, reader = read_json(text)
+        return data, "json", (reader.key_spans, reader.value_spans, {}, reader.duplicate_keys)
+    data, tree = read_yaml(text)
+    return data, "yaml", (tree.key_spans, tree.value_spans, tree.plain_scalars, tree.duplicate_keys)
 
 
 def load_document(path: Path, kind: DocumentKind | None = None) -> Document:

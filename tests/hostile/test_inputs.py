@@ -188,3 +188,21 @@ def test_a_duplicate_key_is_read_last_wins_and_warned(cli, tmp_path, monkeypatch
     (tmp_path / "a.yaml").write_text("distributed_type: MULTI_GPU\nnum_processes: 2\nnum_processes: 10000000\n")
     result = cli("check", "a.yaml")
     assert "AW012" in result.stdout and "AW004" in result.stdout  # the last value is the one judged
+
+
+@pytest.mark.parametrize("text", ['{"distributed_type":\t"MULTI_GPU", "num_processes": 2}',
+                                  '{"distributed_type": "FSDP", "fsdp_config": {"fsdp_min_num_params": 1e8}}'])
+def test_a_json_looking_accelerate_yaml_is_read_as_yaml_as_accelerate_reads_it(text):
+    """accelerate reads an Accelerate config not named *.json with yaml.safe_load (load_config_from_file), so
+    the tab is refused and 1e8 is a string there; a *.json config is read with json.load."""
+    from accelwiz.document.load import parse_text
+    from accelwiz.errors import InputError
+
+    try:
+        expected = yaml.safe_load(text)
+    except yaml.YAMLError:
+        with pytest.raises(InputError, match="tab|'\\\\t'"):
+            parse_text(text, Path("accelerate.yaml"))
+    else:
+        assert parse_text(text, Path("accelerate.yaml")).data == expected
+    assert parse_text(text, Path("accelerate.json")).data == json.loads(text)
