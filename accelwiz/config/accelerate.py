@@ -26,7 +26,6 @@ from accelwiz.config.accelerate_sections import (
     FsdpSection,
     MegatronLMSection,
     MpirunSection,
-    NonNegativeInt,
     ParallelismSection,
     PositiveInt,
     key,

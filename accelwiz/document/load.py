@@ -11,7 +11,6 @@ from accelwiz.document.read import read_text
 from accelwiz.document.yaml_reader import read_yaml
 from accelwiz.errors import InputError
 
-
 # Keys that only an Accelerate config file has, and keys that only a DeepSpeed config has.
 _ACCELERATE_MARKERS = {
     "compute_environment", "distributed_type", "num_processes", "num_machines", "machine_rank", "mixed_precision",

@@ -55,10 +55,8 @@ class YamlTree:
         """A scalar as yaml.safe_load reads it; an integer beyond int64 is refused (see json_reader.MAX_INT:
         yaml.safe_load itself fails with ValueError past 4300 digits)."""
         resolved_int = node.tag == "tag:yaml.org,2002:int"
-        if resolved_int and len(node.value) > MAX_INT_DIGITS:
-            value = None
-        else:
-            value = self._constructor.construct_object(node)
+        too_long = resolved_int and len(node.value) > MAX_INT_DIGITS
+        value = None if too_long else self._constructor.construct_object(node)
         if resolved_int and (value is None or abs(value) > MAX_INT):
             raise InputError(f"line {node.start_mark.line + 1}: {too_large(node.value)}",
                              hint="write a number a config can use")

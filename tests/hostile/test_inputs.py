@@ -40,8 +40,7 @@ def _run(label: str, argv: list[str]):
 
     outcome = run_command(label, argv, timeout=60)
     assert outcome.ok and outcome.exit_code is not None, (label, outcome)
-    result = CliRunner().invoke(app, argv)  # again, for the text: the outcome proved it ends
-    return result
+    return CliRunner().invoke(app, argv)  # again, for the text: the outcome proved it ends
 
 
 @pytest.mark.parametrize("special", ["fifo", "/dev/zero", "/dev/urandom"])
