@@ -137,7 +137,10 @@ def write_all(files: Sequence[tuple[Path, str | bytes]], *, create_parents: bool
 
 def resolve_target(path: Path) -> Path:
     """The file `path` names: a symlink (or a chain) resolved, so the link stays and its file is edited."""
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
+    try:
+        return Path(os.path.realpath(path)) if path.is_symlink() else path
+    except (OSError, ValueError):  # a name too long, a NUL byte: the reader or the writer says so in one line
+        return path
 
 
 @contextlib.contextmanager
@@ -168,7 +171,7 @@ def _lock(path: Path) -> tuple[int, int] | None:
             raise _write_error(path, exc) from None
         info = os.fstat(descriptor)
         key = (info.st_dev, info.st_ino)
-        if key in _held:
+        if key in _held or not _is_regular(info.st_mode):  # a FIFO or device is refused by the reader
             os.close(descriptor)
             return None
         fcntl.flock(descriptor, fcntl.LOCK_EX)

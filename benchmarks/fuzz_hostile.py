@@ -61,7 +61,7 @@ NAMED = [
     ("file replaced by a same-content copy meanwhile",
      "test_writes.py::test_a_file_replaced_by_a_same_content_copy_is_still_a_change"),
     ("`migrate` and `check --fix` at once on one file (4 rounds)",
-     "test_writes.py::test_migrate_and_fix_at_once_never_both_succeed_losing_an_edit"),
+     "test_writes.py::test_migrate_and_fix_at_once_keep_both_edits"),
     ("CRLF file through --fix / migrate; migrate's .bak",
      "test_writes.py::test_crlf_stays_crlf_and_the_bak_is_the_original"),
     ("mixed endings, BOM, no final newline through --fix",
