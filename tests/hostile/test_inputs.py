@@ -205,3 +205,18 @@ def test_a_json_looking_accelerate_yaml_is_read_as_yaml_as_accelerate_reads_it(t
     else:
         assert parse_text(text, Path("accelerate.yaml")).data == expected
     assert parse_text(text, Path("accelerate.json")).data == json.loads(text)
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_special_files_as_a_machine_profile_or_training_arguments(tmp_path, special):
+    path = tmp_path / "pipe.json"
+    if special == "fifo":
+        os.mkfifo(path)
+    else:
+        path = Path(special)
+    config = tmp_path / "a.yaml"
+    config.write_text("distributed_type: MULTI_GPU\nnum_processes: 2\n")
+    for label, argv in (("check --system", ["check", str(config), "--system", str(path)]),
+                        ("check --training-args", ["check", str(config), "--training-args", str(path)])):
+        result = _run(label, argv)
+        assert result.exit_code == 2 and "not a regular file" in result.stderr, (label, result.stderr)
