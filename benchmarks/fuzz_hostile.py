@@ -89,6 +89,12 @@ NAMED = [
     ("duplicate keys, tabs, YAML 1.1 numbers against yaml.safe_load",
      "test_inputs.py::test_yaml_is_read_as_accelerates_yaml_safe_load_reads_it"),
     ("duplicate key: the last value is judged", "test_inputs.py::test_a_duplicate_key_is_read_last_wins_and_warned"),
+    ("JSON-looking Accelerate YAML (a tab after a colon, 1e8) read as yaml.safe_load reads it",
+     "test_inputs.py::test_a_json_looking_accelerate_yaml_is_read_as_yaml_as_accelerate_reads_it"),
+    ("FIFO, /dev/zero as `--system FILE` or `--training-args FILE`",
+     "test_inputs.py::test_special_files_as_a_machine_profile_or_training_arguments"),
+    ("hostile mutants through every reading command (200, fixed seed; the suite's fuzz)",
+     "test_fuzz.py::test_hostile_mutants_never_crash_hang_or_reach_the_terminal_raw"),
 ]
 
 
@@ -134,12 +140,11 @@ def _why(outcome) -> str:
 
 
 def named_results() -> dict[str, str]:
-    """Run tests/hostile (without the fuzz) and read each test's result from its JUnit XML."""
+    """Run tests/hostile and read each test's result from its JUnit XML."""
     with tempfile.TemporaryDirectory() as folder:
         report = Path(folder) / "junit.xml"
         subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(REPO / "tests/hostile"),
-                        "--deselect", "tests/hostile/test_fuzz.py", f"--junitxml={report}"], cwd=REPO,
-                       capture_output=True, text=True)
+                        f"--junitxml={report}"], cwd=REPO, capture_output=True, text=True)
         results: dict[str, Counter] = defaultdict(Counter)
         for case in ElementTree.parse(report).iter("testcase"):
             name = f"{case.get('classname', '').split('.')[-1]}.py::{case.get('name', '').split('[')[0]}"
@@ -161,12 +166,7 @@ def write_doc(table: dict, failures: list[str], seconds: float, count: int, ever
         "update or a file's content printed. Written by `benchmarks/fuzz_hostile.py`; the named cases are the tests",
         "in tests/hostile, the fuzz is `tests/hostile/mutants.py`.",
         "",
-        "## Named cases",
-        "",
-        "| Case | Test (tests/hostile/) | Result |",
-        "|---|---|---|",
-        *(f"| {case} | `{test}` | {named.get(test, 'not run')} |" for case, test in NAMED),
-        "",
+        *named_section(named),
         "## Fuzz",
         "",
         f"{count:,} mutants{f' (of {planned:,} planned; the run was stopped here)' if planned else ''} "
@@ -188,6 +188,18 @@ def write_doc(table: dict, failures: list[str], seconds: float, count: int, ever
     DOC.write_text("\n".join(lines) + "\n")
 
 
+def named_section(named: dict) -> list[str]:
+    return ["## Named cases", "", "| Case | Test (tests/hostile/) | Result |", "|---|---|---|",
+            *(f"| {case} | `{test}` | {named.get(test, 'not run')} |" for case, test in NAMED), ""]
+
+
+def rewrite_named(named: dict) -> None:
+    """Only the named-cases section of the existing document (the fuzz section is kept)."""
+    text = DOC.read_text()
+    start, end = text.index("## Named cases"), text.index("## Fuzz")
+    DOC.write_text(text[:start] + "\n".join(named_section(named)) + "\n" + text[end:])
+
+
 def _machine() -> str:
     import os
     import platform
@@ -199,8 +211,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--every-command", action="store_true")
+    parser.add_argument("--named-only", action="store_true", help="rerun tests/hostile and rewrite only the "
+                                                                   "named-cases table of docs/hostile-input.md")
     args = parser.parse_args()
     named = named_results()
+    if args.named_only:
+        rewrite_named(named)
+        return
 
     def checkpoint(table: dict, failures: list[str], seconds: float, done: int) -> None:
         write_doc(table, failures, seconds, done, args.every_command, named, planned=args.count)
