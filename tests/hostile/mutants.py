@@ -117,7 +117,8 @@ def _ds_path(text: str, rng: random.Random) -> str:
     if "deepspeed_config_file:" in text:
         import re
 
-        return re.sub(r"deepspeed_config_file:.*", f"deepspeed_config_file: {json.dumps(path)}", text, count=1)
+        written = f"deepspeed_config_file: {json.dumps(path)}"
+        return re.sub(r"deepspeed_config_file:.*", lambda _: written, text, count=1)  # a function: no escapes
     return text + f"deepspeed_config:\n  deepspeed_config_file: {json.dumps(path)}\n"
 
 
