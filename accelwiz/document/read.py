@@ -113,9 +113,21 @@ def read_json_object(path: Path, *, what: str, hint: str) -> dict:
 
 
 def is_file(path: Path) -> bool:
-    """`Path.is_file` for a path written inside a config: False, not an exception, for a name too long for the
-    file system (ENAMETOOLONG), an embedded NUL byte or a loop of links."""
+    """`Path.is_file` for a path written inside a config or a name that may be one: False, not an exception, for
+    a name too long for the file system (ENAMETOOLONG), an embedded NUL byte or a loop of links."""
+    return _safely(path.is_file)
+
+
+def is_dir(path: Path) -> bool:
+    return _safely(path.is_dir)
+
+
+def exists(path: Path) -> bool:
+    return _safely(path.exists)
+
+
+def _safely(test) -> bool:  # noqa: ANN001 - a bound Path method
     try:
-        return path.is_file()
+        return test()
     except (OSError, ValueError):
         return False

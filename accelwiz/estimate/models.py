@@ -64,15 +64,17 @@ def resolve_model(spec: str) -> ModelSpec:
     named = named_model(key)
     if named is not None:
         return named
+    from accelwiz.document.read import exists, is_dir, is_file  # a 10,000-character name is no path: no OSError
+
     path = Path(key).expanduser()
-    if path.is_dir() and (path / "config.json").is_file():
+    if is_dir(path) and is_file(path / "config.json"):
         path = path / "config.json"
-    if path.exists() and not path.is_dir():  # a FIFO or a device too: _read_json refuses it in one line
+    if exists(path) and not is_dir(path):  # a FIFO or a device too: _read_json refuses it in one line
         return spec_from_hf_config(_read_json(path), name=path.parent.name or path.stem, source=str(path))
     count = parse_count(key)
     if count is not None:
         return model_with_count(count)
-    if key.endswith(".json") or path.is_dir():
+    if key.endswith(".json") or is_dir(path):
         raise InputError(f"no config.json at `{spec}`", hint="pass a HF config.json or its folder")
     from accelwiz.estimate.hub import is_hub_id, resolve_hub_config
 

@@ -220,3 +220,14 @@ def test_special_files_as_a_machine_profile_or_training_arguments(tmp_path, spec
                         ("check --training-args", ["check", str(config), "--training-args", str(path)])):
         result = _run(label, argv)
         assert result.exit_code == 2 and "not a regular file" in result.stderr, (label, result.stderr)
+
+
+def test_a_model_name_too_long_for_a_path_is_an_unknown_model(tmp_path):
+    """`--model` is tried as a path first: a 5,000-character name makes stat() fail with ENAMETOOLONG."""
+    name = "llama-3-8" + "x" * 5000 + "b"
+    result = _run("estimate --model", ["estimate", "--model", name])
+    assert result.exit_code == 2 and "unknown model" in result.stderr
+    answers = tmp_path / "answers.yaml"
+    answers.write_text(ANSWERS.replace("model: llama-3-8b", f"model: {name}"))
+    result = _run("init --answers", ["init", "--answers", str(answers), "--defaults", "--dry-run"])
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
