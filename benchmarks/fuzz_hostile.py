@@ -93,6 +93,8 @@ NAMED = [
      "test_inputs.py::test_a_json_looking_accelerate_yaml_is_read_as_yaml_as_accelerate_reads_it"),
     ("FIFO, /dev/zero as `--system FILE` or `--training-args FILE`",
      "test_inputs.py::test_special_files_as_a_machine_profile_or_training_arguments"),
+    ("`--model` (estimate, init's answer) 5,000 characters long",
+     "test_inputs.py::test_a_model_name_too_long_for_a_path_is_an_unknown_model"),
     ("hostile mutants through every reading command (200, fixed seed; the suite's fuzz)",
      "test_fuzz.py::test_hostile_mutants_never_crash_hang_or_reach_the_terminal_raw"),
 ]
