@@ -135,7 +135,10 @@ def fuzz(count: int, every_command: bool, checkpoint=None) -> tuple[dict, list[s
 
 def _why(outcome) -> str:
     if outcome.crash:
-        return outcome.crash.strip().splitlines()[-1][:200]
+        import re
+
+        last = outcome.crash.strip().splitlines()[-1]
+        return re.sub(r"(.)\1{20,}", lambda m: m.group(1) * 3 + "...", last)[:200]
     if outcome.hung:
         return "hang (60 s)"
     return "raw control character" if outcome.raw_control else f"exit {outcome.exit_code}"
