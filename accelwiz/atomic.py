@@ -30,6 +30,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from accelwiz.document.read import is_dir, is_file
 from accelwiz.errors import AccelwizError, WriteError
 
 _BOM = "\ufeff"
@@ -101,11 +102,11 @@ def atomic_write(path: Path, text: str | bytes, *, create_parents: bool = True, 
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise _write_error(path, exc) from None
-    elif not directory.is_dir():
+    elif not is_dir(directory):
         raise WriteError(f"cannot write {path}: the folder {directory} does not exist; nothing was written",
                          hint=f"create it first (mkdir -p {directory}), or write in an existing folder")
     data = text.encode("utf-8") if isinstance(text, str) else text
-    with locked([target] if target.is_file() and not target.is_symlink() else []):
+    with locked([target] if is_file(target) and not target.is_symlink() else []):
         _replace(target, data, shown=path)
 
 
@@ -113,16 +114,16 @@ def write_all(files: Sequence[tuple[Path, str | bytes]], *, create_parents: bool
     """`atomic_write` each (path, text) in order, all or none: when one fails, what the earlier ones replaced is
     put back (a file they created is removed) and the failure is raised. A YAML that names a JSON which could
     not be written would be worse than no output."""
-    from accelwiz.document.read import read_bytes
+    from accelwiz.document.read import exists, read_bytes
 
     done: list[tuple[Path, bytes | None]] = []
     try:
         for path, text in files:
             target = resolve_target(Path(path))
-            if target.is_dir():
+            if is_dir(target):
                 raise WriteError(f"cannot write {path}: it is a directory; nothing was written",
                                  hint="pass a file name")
-            before = read_bytes(target, what="the file to replace") if target.exists() else None
+            before = read_bytes(target, what="the file to replace") if exists(target) else None
             atomic_write(path, text, create_parents=create_parents)
             done.append((target, before))
     except AccelwizError:
@@ -165,10 +166,8 @@ def _lock(path: Path) -> tuple[int, int] | None:
     while True:
         try:
             descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
-        except FileNotFoundError:
+        except OSError:  # missing, unreadable, a name too long: nothing to lock; the read or write says why
             return None
-        except OSError as exc:
-            raise _write_error(path, exc) from None
         info = os.fstat(descriptor)
         key = (info.st_dev, info.st_ino)
         if key in _held or not _is_regular(info.st_mode):  # a FIFO or device is refused by the reader

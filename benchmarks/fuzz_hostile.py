@@ -95,6 +95,8 @@ NAMED = [
      "test_inputs.py::test_special_files_as_a_machine_profile_or_training_arguments"),
     ("`--model` (estimate, init's answer) 5,000 characters long",
      "test_inputs.py::test_a_model_name_too_long_for_a_path_is_an_unknown_model"),
+    ("a file name longer than NAME_MAX (check, --fix, migrate, convert, init -o)",
+     "test_inputs.py::test_a_file_name_too_long_for_the_file_system"),
     ("hostile mutants through every reading command (200, fixed seed; the suite's fuzz)",
      "test_fuzz.py::test_hostile_mutants_never_crash_hang_or_reach_the_terminal_raw"),
 ]

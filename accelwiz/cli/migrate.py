@@ -57,7 +57,9 @@ def migrate(
             # like `run --slurm`: a mistyped -o folder is an error, not a folder to create
             raise UsageError(f"cannot write {output}: the folder {output.parent} does not exist",
                              hint=f"create it first (mkdir -p {output.parent}), or pass -o in an existing folder")
-        if not file.exists():
+        from accelwiz.document.read import exists
+
+        if not exists(file):
             raise InputError(f"{file}: no such file", hint="check the path")
         # The whole read-modify-write holds the file's lock: a `check --fix` of the same file waits, then reads
         # what this command wrote (atomic.py).

@@ -7,7 +7,7 @@ from typing import Any
 
 from accelwiz.document.json_reader import read_json
 from accelwiz.document.model import Document, DocumentKind
-from accelwiz.document.read import read_text
+from accelwiz.document.read import exists, read_text
 from accelwiz.document.yaml_reader import read_yaml
 from accelwiz.errors import InputError
 
@@ -65,7 +65,7 @@ def _parse_as(text: str, syntax: str) -> tuple[Any, str, tuple]:
 
 def load_document(path: Path, kind: DocumentKind | None = None) -> Document:
     """Read and parse one file; every failure is an InputError with the file name in it."""
-    if not path.exists():
+    if not exists(path):  # False for a name too long or with a NUL byte: said as "no such file"
         raise InputError(f"{path}: no such file", hint="check the path, or run `accelwiz init` to write a config")
     return document_from_text(read_text(path), path, kind)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from accelwiz.atomic import atomic_write, resolve_target, write_all
-from accelwiz.document.read import read_bytes
+from accelwiz.document.read import exists, read_bytes
 from accelwiz.errors import UsageError
 
 
@@ -62,7 +62,7 @@ def write_files(
     All permissions are settled before the first byte is written; each file is written to a temporary file
     in its own directory and moved into place with os.replace, so a reader never sees half a file.
     """
-    existing = [f.path for f in files if f.path.exists()]
+    existing = [f.path for f in files if exists(f.path)]
     for path in existing:
         if path.is_dir():
             raise UsageError(f"{path} is a directory", hint="pass a file name with -o/--output")

@@ -231,3 +231,15 @@ def test_a_model_name_too_long_for_a_path_is_an_unknown_model(tmp_path):
     answers.write_text(ANSWERS.replace("model: llama-3-8b", f"model: {name}"))
     result = _run("init --answers", ["init", "--answers", str(answers), "--defaults", "--dry-run"])
     assert result.exit_code == 2 and "Traceback" not in result.stderr
+
+
+def test_a_file_name_too_long_for_the_file_system(tmp_path, monkeypatch):
+    """NAME_MAX is 255: stat() fails with ENAMETOOLONG, which Path.exists() does not swallow."""
+    monkeypatch.chdir(tmp_path)
+    name = "y" * 300 + ".yaml"
+    for label, argv in (("check", ["check", name]), ("check --fix", ["check", "--fix", name]),
+                        ("migrate", ["migrate", name]), ("convert", ["convert", name, "--to", "fsdp"]),
+                        ("init -o", ["init", "--defaults", "-o", name])):
+        result = _run(label, argv)
+        assert result.exit_code == 2 and "error: " in result.stderr, (label, result.stderr)
+        assert "internal error" not in result.stderr, label
