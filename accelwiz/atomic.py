@@ -1,37 +1,288 @@
-"""The one atomic file writer: a reader sees the old file or the whole new one, never half of it."""
+"""The one file writer: every file accelwiz writes goes through `atomic_write` (a new file, or one replaced
+whole) or `update` (a file it read, edited and writes back: `check --fix`, `migrate`).
+
+What it guarantees, and why:
+- a reader sees the old file or the whole new one: the text goes to a temporary file in the same folder, created
+  with O_EXCL (mkstemp: never a name that exists, so never through a planted link), fsynced, then `os.replace`d;
+  the temporary file is removed on every way out;
+- the new file keeps the owner, group and mode of the one it replaces (root fixing another user's file leaves it
+  theirs);
+- a symlinked config is edited where the link points, the link is kept; a `.bak` (`follow_symlinks=False`)
+  replaces whatever sits at its name and never writes through it;
+- `update` refuses, in one line, a file that changed since it was read (content, inode): under an advisory lock
+  (fcntl.flock) shared by every accelwiz process, so two commands on one file cannot both report success while
+  one edit is lost; an editor that ignores the lock is still caught by the content check;
+- `update` keeps what the edit did not touch byte for byte: CRLF or LF per line, the UTF-8 byte-order mark, a
+  missing final newline (the editors see LF text, `Snapshot.text`);
+- a read-only folder, a full disk (ENOSPC), the size limit (EFBIG, `ulimit -f`) are one WriteError line (exit 2).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import difflib
+import errno
+import fcntl
 import os
+import re
 import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from accelwiz.document.read import is_dir, is_file
+from accelwiz.errors import AccelwizError, WriteError
 
-def atomic_write(path: Path, text: str, *, create_parents: bool = True) -> None:
-    """Write `text` to `path` through a temporary file in the same directory and `os.replace`.
+_BOM = "\ufeff"
+_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+_REASONS = {
+    errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",
+    errno.EFBIG: "the file size limit is reached (ulimit -f)", errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+}
+_held: dict[tuple[int, int], int] = {}  # (device, inode) -> locked descriptor, so a holder may write
 
-    The new file keeps the mode of the file it replaces (or what the umask allows for a new one); on any
-    failure the temporary file is removed and the old file is untouched. Missing folders are created unless
-    `create_parents` is False (then an OSError says the folder is missing).
-    """
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A file as `read_for_update` read it: what the editors see, and what `update` must find unchanged."""
+
+    path: Path  # as the user named it
+    target: Path  # the file itself (a symlink resolved)
+    raw: bytes
+    inode: tuple[int, int]
+
+    @property
+    def original(self) -> str:
+        """The decoded text with its own line endings, without the byte-order mark."""
+        from accelwiz.document.read import decode_text
+
+        return decode_text(self.raw, self.path).removeprefix(_BOM)
+
+    @property
+    def text(self) -> str:
+        """What an editor works on: LF line endings, no byte-order mark."""
+        return self.original.replace("\r\n", "\n")
+
+
+def read_for_update(path: Path) -> Snapshot:
+    """Read `path` (bounded, a regular file, UTF-8: `document.read`) to edit it and `update` it later."""
+    from accelwiz.document.read import read_bytes
+
+    target = resolve_target(Path(path))
+    raw = read_bytes(target)
+    info = os.stat(target)
+    return Snapshot(Path(path), target, raw, (info.st_dev, info.st_ino))
+
+
+def update(snapshot: Snapshot, text: str) -> None:
+    """Write `text` (LF lines, as `Snapshot.text`) in place of the file `snapshot` read; refuse when it changed."""
+    update_all([(snapshot, text)])
+
+
+def update_all(edits: Sequence[tuple[Snapshot, str]]) -> None:
+    """`update` several files: all are locked and verified before the first is written, so a change to any of
+    them writes none."""
+    with locked([snapshot.target for snapshot, _ in edits]):
+        for snapshot, _ in edits:
+            _verify_unchanged(snapshot)
+        for snapshot, text in edits:
+            data = restore_layout(snapshot, text).encode("utf-8")
+            _replace(snapshot.target, data, shown=snapshot.path)
+
+
+def atomic_write(path: Path, text: str | bytes, *, create_parents: bool = True, follow_symlinks: bool = True) -> None:
+    """Write `text` to `path` whole (a new file, or one replaced without reading it). `follow_symlinks=False`
+    replaces a link at `path` itself (for `.bak` names); otherwise the file a link names is written."""
     path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
+    target = resolve_target(path) if follow_symlinks else path
+    directory = target.parent if str(target.parent) else Path(".")
     if create_parents:
-        directory.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _write_error(path, exc) from None
+    elif not is_dir(directory):
+        raise WriteError(f"cannot write {path}: the folder {directory} does not exist; nothing was written",
+                         hint=f"create it first (mkdir -p {directory}), or write in an existing folder")
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    with locked([target] if is_file(target) and not target.is_symlink() else []):
+        _replace(target, data, shown=path)
+
+
+def write_all(files: Sequence[tuple[Path, str | bytes]], *, create_parents: bool = True) -> None:
+    """`atomic_write` each (path, text) in order, all or none: when one fails, what the earlier ones replaced is
+    put back (a file they created is removed) and the failure is raised. A YAML that names a JSON which could
+    not be written would be worse than no output."""
+    from accelwiz.document.read import exists, read_bytes
+
+    done: list[tuple[Path, bytes | None]] = []
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        for path, text in files:
+            target = resolve_target(Path(path))
+            if is_dir(target):
+                raise WriteError(f"cannot write {path}: it is a directory; nothing was written",
+                                 hint="pass a file name")
+            before = read_bytes(target, what="the file to replace") if exists(target) else None
+            atomic_write(path, text, create_parents=create_parents)
+            done.append((target, before))
+    except AccelwizError:
+        for target, before in reversed(done):
+            with contextlib.suppress(OSError, AccelwizError):
+                if before is None:
+                    target.unlink()
+                else:
+                    atomic_write(target, before)
+        raise
+
+
+def resolve_target(path: Path) -> Path:
+    """The file `path` names: a symlink (or a chain) resolved, so the link stays and its file is edited."""
+    try:
+        return Path(os.path.realpath(path)) if path.is_symlink() else path
+    except (OSError, ValueError):  # a name too long, a NUL byte: the reader or the writer says so in one line
+        return path
+
+
+@contextlib.contextmanager
+def locked(paths: Sequence[Path]) -> Iterator[None]:
+    """An exclusive flock on each existing file, taken in one order (no deadlock between two commands) and held
+    until the block ends; re-entrant within this process (`migrate` holds it while `update` writes)."""
+    taken: list[tuple[int, int]] = []
+    try:
+        for path in sorted({Path(os.path.abspath(p)) for p in paths}):
+            key = _lock(path)
+            if key is not None:
+                taken.append(key)
+        yield
+    finally:
+        for key in taken:
+            os.close(_held.pop(key))  # closing the descriptor releases the lock
+
+
+def _lock(path: Path) -> tuple[int, int] | None:
+    """Lock the file now at `path`: if it was replaced while we waited, lock the new one (the old inode's lock
+    guards nothing any more)."""
+    while True:
+        try:
+            descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+        except OSError:  # missing, unreadable, a name too long: nothing to lock; the read or write says why
+            return None
+        info = os.fstat(descriptor)
+        key = (info.st_dev, info.st_ino)
+        if key in _held or not _is_regular(info.st_mode):  # a FIFO or device is refused by the reader
+            os.close(descriptor)
+            return None
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        try:
+            now = os.stat(path)
+        except FileNotFoundError:
+            now = None
+        if now is not None and (now.st_dev, now.st_ino) == key:
+            _held[key] = descriptor
+            return key
+        os.close(descriptor)
+
+
+def _verify_unchanged(snapshot: Snapshot) -> None:
+    from accelwiz.document.read import read_bytes
+
+    try:
+        info = os.stat(snapshot.target)
+        same = (info.st_dev, info.st_ino) == snapshot.inode and read_bytes(snapshot.target) == snapshot.raw
+    except (OSError, AccelwizError):  # gone, or no longer a readable file: changed
+        same = False
+    if not same:
+        raise WriteError(f"{snapshot.path} changed since accelwiz read it (another program or command wrote it); "
+                         "nothing was written", hint="run the command again on the file as it is now")
+
+
+def _replace(target: Path, data: bytes, *, shown: Path) -> None:
+    """Temporary file (O_EXCL) in the target's folder, same owner and mode, fsync, os.replace; cleaned up on
+    every way out."""
+    directory = target.parent if str(target.parent) else Path(".")
+    try:
+        before = os.stat(target, follow_symlinks=False)
+    except FileNotFoundError:
+        before = None
+    except OSError as exc:
+        raise _write_error(shown, exc) from None
+    if before is not None and not _is_regular(before.st_mode) and not _is_link(before.st_mode):
+        raise WriteError(f"cannot write {shown}: it is not a regular file", hint="pass a file name")
+    temporary = None
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        # mkstemp creates 0600; give the file the mode it had, or what the umask allows for a new file.
-        os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
+            _keep_owner_and_mode(stream.fileno(), before)
+        os.replace(temporary, target)
+        temporary = None
+    except OSError as exc:
+        raise _write_error(shown, exc) from None
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
+def _keep_owner_and_mode(descriptor: int, before: os.stat_result | None) -> None:
+    if before is None or _is_link(before.st_mode):
+        os.fchmod(descriptor, 0o666 & ~_umask())  # mkstemp creates 0600; a new file gets what the umask allows
+        return
+    if (before.st_uid, before.st_gid) != (os.geteuid(), os.getegid()):
+        with contextlib.suppress(PermissionError):  # only root may give a file away; others keep theirs
+            os.fchown(descriptor, before.st_uid, before.st_gid)
+    os.fchmod(descriptor, before.st_mode & 0o7777)  # after chown, which clears set-id bits
+
+
+def restore_layout(snapshot: Snapshot, text: str) -> str:
+    """`text` (LF lines) written as the original was: lines the edit left alone keep their bytes (CRLF or LF),
+    new lines take the file's usual ending, the byte-order mark and a missing final newline are kept."""
+    old = _LINE.findall(snapshot.original)
+    new = _LINE.findall(text)
+    crlf = sum(line.endswith("\r\n") for line in old)
+    ending = "\r\n" if crlf > sum(line.endswith("\n") for line in old) - crlf else "\n"
+    matcher = difflib.SequenceMatcher(None, [_bare(x) for x in old], [_bare(x) for x in new], autojunk=False)
+    lines: list[str] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            lines += old[i1:i2]
+        else:
+            lines += [_bare(line) + (ending if line.endswith("\n") else "") for line in new[j1:j2]]
+    for i, line in enumerate(lines[:-1]):  # an unterminated last line that is no longer last
+        if not line.endswith("\n"):
+            lines[i] = line + ending
+    if lines and old and not old[-1].endswith("\n") and lines[-1].endswith("\n"):
+        lines[-1] = _bare(lines[-1])  # the file had no final newline: it still has none
+    result = "".join(lines)
+    return _BOM + result if snapshot.raw.startswith(b"\xef\xbb\xbf") else result
+
+
+def _bare(line: str) -> str:
+    return line[:-2] if line.endswith("\r\n") else line[:-1] if line.endswith("\n") else line
+
+
+def _write_error(path: Path, exc: OSError) -> WriteError:
+    reason = _REASONS.get(exc.errno or 0, exc.strerror or str(exc))
+    folder = path.parent if str(path.parent) else Path(".")
+    hint = {errno.ENOSPC: "free some space, or write elsewhere with -o",
+            errno.EFBIG: "raise the limit (ulimit -f unlimited), or write elsewhere with -o",
+            errno.EROFS: "write elsewhere with -o"}.get(exc.errno or 0, f"check that you can write to {folder}")
+    return WriteError(f"cannot write {path}: {reason}; nothing was written", hint=hint)
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)
+
+
+def _is_link(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISLNK(mode)
 
 
 def _umask() -> int:

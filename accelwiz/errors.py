@@ -5,7 +5,7 @@ Exit codes (documented in the README and in `accelwiz --help`):
 ====  =====================================================================
 0     success; `check` found nothing worse than warnings
 1     `check` found errors (or warnings under --strict); a launch failed; an internal error (a bug)
-2     bad usage or unreadable input (missing, malformed, binary, too large)
+2     bad usage, unreadable input (missing, malformed, binary, too large), or a file that cannot be written
 130   interrupted (Ctrl-C, or EOF at a prompt); nothing was written
 ====  =====================================================================
 
@@ -43,6 +43,11 @@ class InputError(AccelwizError):
     """A file that cannot be read or parsed at all."""
 
     exit_code = EXIT_USAGE
+
+
+class WriteError(InputError):
+    """A file could not be written (read-only folder, full disk, size limit, changed since it was read); nothing
+    was. An InputError, so every caller that reports "cannot write" as one keeps doing so."""
 
 
 class LaunchError(AccelwizError):

@@ -299,7 +299,9 @@ def test_atomic_write_replaces_whole_files_and_keeps_the_mode(tmp_path):
     atomic_write(target, "two\n")
     assert target.read_text() == "two\n" and (target.stat().st_mode & 0o777) == 0o640
     assert sorted(p.name for p in target.parent.iterdir()) == ["a.yaml"]
-    with pytest.raises(FileNotFoundError):
+    from accelwiz.errors import WriteError
+
+    with pytest.raises(WriteError, match="does not exist"):
         atomic_write(tmp_path / "missing" / "b.yaml", "x", create_parents=False)
 
 

@@ -80,7 +80,14 @@ def convert(
         out = output or file.with_name(f"{file.stem}.{to.value}.yaml")
         if out.resolve() == file.resolve():
             raise UsageError("the output would replace the input", hint="pass -o with another name")
-        yaml_text, json_text, conversion = run_convert(file, to.value, out)  # type: ignore[arg-type]
+        from accelwiz.fix.edits import EditError
+
+        try:
+            yaml_text, json_text, conversion = run_convert(file, to.value, out)  # type: ignore[arg-type]
+        except EditError as exc:  # a duplicate key, a layout the round-trip editor cannot keep
+            raise InputError(f"cannot convert {file}: {exc}",
+                             hint="remove duplicate keys and use plain two-space indentation, then convert "
+                                  "again") from None
         json_path = out.with_name(out.stem + ".ds.json") if json_text is not None else None
         plan_path = plan_text = None
         if source_plan is not None:

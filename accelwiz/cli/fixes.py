@@ -27,16 +27,23 @@ def run_fixes(console: Console, files: list[Path], rules: list, *, unsafe: bool,
               **facts: Any) -> int | None:
     """Apply (or with `diff`, show) the fixes. Returns the exit code for --diff (the check does not run then);
     None after --fix, whose check then reports what remains."""
+    from accelwiz.atomic import locked, resolve_target
     from accelwiz.fix.apply import plan_fixes, remaining_not_applied, write_fixes
 
-    report = plan_fixes(files, rules, unsafe=unsafe, **facts)
+    # The files' locks for the whole read-modify-write: a `migrate` (or another --fix) of the same file waits,
+    # then this one reads what it wrote. A JSON the YAML names is not locked yet: changed meanwhile, it is refused.
+    with locked([] if diff else [resolve_target(path) for path in files]):
+        report = plan_fixes(files, rules, unsafe=unsafe, **facts)
+        if not diff:
+            written = write_fixes(report)
     if diff:
+        from accelwiz.console import printable
+
         text = report.diff()
         if text:
-            console.data(text.rstrip("\n"))
+            console.data(printable(text.rstrip("\n"), keep="\n\t"))
         console.info(_summary(report, "would fix"))
         return 1 if report.changed else 0
-    written = write_fixes(report)
     if written:
         console.info(f"{_summary(report, 'fixed')} in {', '.join(str(p) for p in written)}")
     else:

@@ -43,8 +43,9 @@ def migrate(
     with exit_on_error(console):
         import difflib
 
-        from accelwiz.atomic import atomic_write
-        from accelwiz.document import load_document
+        from accelwiz.atomic import atomic_write, locked, read_for_update, resolve_target, restore_layout, update
+        from accelwiz.console import printable
+        from accelwiz.document.load import document_from_text
         from accelwiz.errors import InputError
         from accelwiz.fix.edits import EditError
         from accelwiz.migrate.fsdp2 import migrate_text
@@ -56,39 +57,50 @@ def migrate(
             # like `run --slurm`: a mistyped -o folder is an error, not a folder to create
             raise UsageError(f"cannot write {output}: the folder {output.parent} does not exist",
                              hint=f"create it first (mkdir -p {output.parent}), or pass -o in an existing folder")
-        document = load_document(file)
-        text = file.read_text(encoding="utf-8")
-        try:
-            if to_accelerate is not None:
-                from accelwiz.errors import UsageError
-                from accelwiz.migrate.accelerate_releases import migrate_to_accelerate, parse_version
+        from accelwiz.document.read import exists
 
-                target = parse_version(to_accelerate)
-                if document.kind != "accelerate":
-                    raise UsageError(f"--to-accelerate rewrites an Accelerate YAML; {file} is not one",
-                                     hint="pass the Accelerate YAML, or leave --to-accelerate out")
-                migrated, notes = migrate_to_accelerate(text, target)
+        if not exists(file):
+            raise InputError(f"{file}: no such file", hint="check the path")
+        # The whole read-modify-write holds the file's lock: a `check --fix` of the same file waits, then reads
+        # what this command wrote (atomic.py).
+        with locked([resolve_target(file)]):
+            snapshot = read_for_update(file)
+            text = snapshot.text
+            document = document_from_text(snapshot.original, file)
+            try:
+                if to_accelerate is not None:
+                    from accelwiz.errors import UsageError
+                    from accelwiz.migrate.accelerate_releases import migrate_to_accelerate, parse_version
+
+                    target = parse_version(to_accelerate)
+                    if document.kind != "accelerate":
+                        raise UsageError(f"--to-accelerate rewrites an Accelerate YAML; {file} is not one",
+                                         hint="pass the Accelerate YAML, or leave --to-accelerate out")
+                    migrated, notes = migrate_to_accelerate(text, target)
+                else:
+                    migrated, migration = migrate_text(text, document.syntax)
+                    migrated, legacy = migrate_legacy_keys(migrated, file.name)
+                    notes = ([] if document.kind != "accelerate" else migration.notes) + legacy
+            except EditError as exc:
+                raise InputError(f"cannot edit {file} in place: {exc}",
+                                 hint="rewrite the file with plain two-space indentation, then migrate again") from None
+            for note in notes:
+                console.info(f"note: {note}")
+            if migrated == text:
+                console.info(f"{file}: nothing to migrate")
+                raise typer.Exit(0)
+            if diff:
+                lines = difflib.unified_diff(text.splitlines(True), migrated.splitlines(True),
+                                             fromfile=f"{file} (before)", tofile=f"{file} (migrated)")
+                console.data(printable("".join(lines).rstrip(), keep="\n\t"))
+                raise typer.Exit(1)
+            target = output or file
+            if output is None:
+                # the original bytes, CRLF and all; the .bak name is replaced, never written through
+                atomic_write(file.with_name(file.name + ".bak"), snapshot.raw, follow_symlinks=False)
+                update(snapshot, migrated)
             else:
-                migrated, migration = migrate_text(text, document.syntax)
-                migrated, legacy = migrate_legacy_keys(migrated, file.name)
-                notes = ([] if document.kind != "accelerate" else migration.notes) + legacy
-        except EditError as exc:
-            raise InputError(f"cannot edit {file} in place: {exc}",
-                             hint="rewrite the file with plain two-space indentation, then migrate again") from None
-        for note in notes:
-            console.info(f"note: {note}")
-        if migrated == text:
-            console.info(f"{file}: nothing to migrate")
-            raise typer.Exit(0)
-        if diff:
-            lines = difflib.unified_diff(text.splitlines(True), migrated.splitlines(True),
-                                         fromfile=f"{file} (before)", tofile=f"{file} (migrated)")
-            console.data("".join(lines).rstrip())
-            raise typer.Exit(1)
-        target = output or file
-        if output is None:
-            atomic_write(file.with_name(file.name + ".bak"), text)
-        atomic_write(target, migrated, create_parents=False)
+                atomic_write(target, restore_layout(snapshot, migrated), create_parents=False)
         console.info(f"wrote {target}" + ("" if output else f" (the original is {file.name}.bak)"))
         from accelwiz.rules.engine import check_paths
         from accelwiz.rules.registry import select_rules

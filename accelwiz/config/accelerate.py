@@ -26,12 +26,15 @@ from accelwiz.config.accelerate_sections import (
     FsdpSection,
     MegatronLMSection,
     MpirunSection,
-    NonNegativeInt,
     ParallelismSection,
     PositiveInt,
     key,
 )
 from accelwiz.config.base import StrictModel
+
+# More processes (or machines) than any cluster has: the largest training runs use about 10**5 GPUs. A count above
+# it is a typo, or a number no launcher can start; the bound keeps it a finding instead of an overflow later.
+MAX_PROCESSES = 2**20
 
 DistributedType = Literal[
     "NO",
@@ -108,11 +111,11 @@ class AccelerateConfig(StrictModel):
     mixed_precision: MixedPrecision | None = key(None, "Mixed precision; unset means 'no'.")
     use_cpu: bool = key(False, "Run on CPU even when accelerators are present.")
     debug: bool = key(False, "Check collective operations for mismatches (slower).")
-    num_processes: Annotated[int, Field(ge=-1)] = key(
+    num_processes: Annotated[int, Field(ge=-1, le=MAX_PROCESSES)] = key(
         -1, "Total processes across all machines; -1 means it must be given on the command line."
     )
-    machine_rank: NonNegativeInt = key(0, "Rank of this machine, 0 .. num_machines-1.")
-    num_machines: PositiveInt = key(1, "Number of machines.")
+    machine_rank: Annotated[int, Field(ge=0, le=MAX_PROCESSES)] = key(0, "Rank of this machine, 0 .. num_machines-1.")
+    num_machines: Annotated[int, Field(ge=1, le=MAX_PROCESSES)] = key(1, "Number of machines.")
     gpu_ids: str | None = key(None, "Devices to use on this machine: 'all' or a comma list such as '0,1'.")
     main_process_ip: str | None = key(None, "Address of the rank-0 machine (multi-node).")
     main_process_port: Annotated[int, Field(ge=0, le=65535)] | None = key(

@@ -299,13 +299,15 @@ def _is_number(text: str) -> bool:
 
 def parse_file(path: Path) -> TrainerArguments:
     """A JSON or YAML arguments file (a mapping of TrainingArguments field names to values)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    from accelwiz.document.read import read_text  # bounded, a regular file: a FIFO or /dev/zero never hangs
+
+    if not path.exists():
         raise InputError(f"training arguments file `{path}` not found",
-                         hint="pass the JSON or YAML file the training script reads") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read training arguments file `{path}`: {exc}",
+                         hint="pass the JSON or YAML file the training script reads")
+    try:
+        text = read_text(path, what="a JSON or YAML arguments file")
+    except InputError as exc:
+        raise InputError(f"cannot read training arguments file `{path}`: {exc.message.removeprefix(f'{path}: ')}",
                          hint="pass a readable JSON or YAML file") from None
     try:
         if path.suffix.lower() == ".json":

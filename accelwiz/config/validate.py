@@ -261,10 +261,15 @@ def _value_hint(value: Any, choices: list[Any]) -> str | None:
 
 
 def _as_number(text: str) -> float | None:
+    """The number a quoted string spells, or None; "1e400", "nan" and "inf" are no number a config can use (and
+    `int(float("1e400"))` would overflow)."""
+    import math
+
     try:
-        return float(text.strip())
+        number = float(text.strip())
     except ValueError:
         return None
+    return number if math.isfinite(number) else None
 
 
 def _describe(value: Any) -> str:

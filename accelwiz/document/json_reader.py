@@ -15,6 +15,11 @@ from accelwiz.document.model import KeyPath, Span
 from accelwiz.errors import InputError
 
 MAX_DEPTH = 64
+# Python refuses int() of more than 4300 digits (sys.get_int_max_str_digits), so json.load (accelerate) and hjson
+# (DeepSpeed) fail on such a number with ValueError; and no count or size a config holds exceeds a 64-bit integer
+# (torch and the C libraries under it take int64), while a larger one overflows float() in any arithmetic.
+MAX_INT_DIGITS = 4300
+MAX_INT = 2**63 - 1
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
 
@@ -88,10 +93,18 @@ class JsonReader:
                 return literal
         match = _NUMBER.match(self.text, self.pos)
         if match:
-            self.pos = match.end()
             token = match.group()
-            return float(token) if any(c in token for c in ".eE") else int(token)
-        raise self.fail(f"unexpected character {ch!r}")
+            if any(c in token for c in ".eE"):
+                self.pos = match.end()
+                return float(token)
+            if len(token.lstrip("-")) > MAX_INT_DIGITS or abs(int(token)) > MAX_INT:
+                where = self.span_at(self.pos)
+                raise InputError(f"invalid JSON: line {where.line}, column {where.column}: {too_large(token)}",
+                                 hint="write a number a config can use")
+            self.pos = match.end()
+            return int(token)
+        raise self.fail(f"unexpected character {ch!r}" if ch.isprintable() else
+                        f"unexpected character U+{ord(ch):04X}")
 
     def string(self) -> str:
         try:
@@ -143,6 +156,12 @@ class JsonReader:
                 self.pos += 1
             elif not self.text.startswith("]", self.pos):
                 raise self.fail("expected ',' or ']'")
+
+
+def too_large(token: str) -> str:
+    digits = len(token.lstrip("+-"))
+    shown = token if digits <= 24 else f"a {digits:,}-digit number"
+    return f"{shown} is larger than any integer a config can hold (at most 2**63-1)"
 
 
 def read_json(text: str) -> tuple[Any, JsonReader]:

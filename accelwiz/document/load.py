@@ -7,10 +7,9 @@ from typing import Any
 
 from accelwiz.document.json_reader import read_json
 from accelwiz.document.model import Document, DocumentKind
+from accelwiz.document.read import exists, read_text
 from accelwiz.document.yaml_reader import read_yaml
 from accelwiz.errors import InputError
-
-MAX_BYTES = 5 * 1024 * 1024  # the largest real config we have seen is 12 KB
 
 # Keys that only an Accelerate config file has, and keys that only a DeepSpeed config has.
 _ACCELERATE_MARKERS = {
@@ -38,15 +37,14 @@ def detect_kind(data: Any, path: Path) -> DocumentKind:
 
 
 def parse_text(text: str, path: Path, kind: DocumentKind | None = None) -> Document:
-    """Parse config text; JSON when it starts with '{', YAML otherwise (JSON files may carry any extension)."""
-    if text.lstrip("\ufeff \t\r\n").startswith("{"):
-        data, reader = read_json(text)
-        syntax = "json"
-        spans = (reader.key_spans, reader.value_spans, {}, reader.duplicate_keys)
-    else:
-        data, tree = read_yaml(text)
-        syntax = "yaml"
-        spans = (tree.key_spans, tree.value_spans, tree.plain_scalars, tree.duplicate_keys)
+    """Parse config text as the tool that reads it does. JSON when it starts with '{' (DeepSpeed reads any name
+    with hjson), YAML otherwise; but accelerate reads an Accelerate config not named `*.json` with
+    yaml.safe_load whatever it looks like (`load_config_from_file`, accelerate/commands/config/config_args.py),
+    so JSON-looking text there is read as YAML: a tab after a colon is refused and `1e8` is a string, as there."""
+    data, syntax, spans = _parse_as(text, "json" if text.lstrip("\ufeff \t\r\n").startswith("{") else "yaml")
+    resolved = kind or (detect_kind(data, path) if isinstance(data, dict) else None)
+    if syntax == "json" and resolved == "accelerate" and path.suffix.lower() != ".json":
+        data, syntax, spans = _parse_as(text, "yaml")
     if data is None:
         raise InputError(f"{path}: the file is empty", hint="write at least `distributed_type: 'NO'`")
     if not isinstance(data, dict):
@@ -57,26 +55,23 @@ def parse_text(text: str, path: Path, kind: DocumentKind | None = None) -> Docum
                     key_spans=key_spans, value_spans=value_spans, plain_scalars=plain, duplicate_keys=duplicates)
 
 
+def _parse_as(text: str, syntax: str) -> tuple[Any, str, tuple]:
+    if syntax == "json":
+        data, reader = read_json(text)
+        return data, "json", (reader.key_spans, reader.value_spans, {}, reader.duplicate_keys)
+    data, tree = read_yaml(text)
+    return data, "yaml", (tree.key_spans, tree.value_spans, tree.plain_scalars, tree.duplicate_keys)
+
+
 def load_document(path: Path, kind: DocumentKind | None = None) -> Document:
     """Read and parse one file; every failure is an InputError with the file name in it."""
-    if not path.exists():
+    if not exists(path):  # False for a name too long or with a NUL byte: said as "no such file"
         raise InputError(f"{path}: no such file", hint="check the path, or run `accelwiz init` to write a config")
-    if path.is_dir():
-        raise InputError(f"{path}: is a directory, not a config file", hint="pass the YAML or JSON file inside it")
-    try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise InputError(f"{path}: {size / 2**20:.1f} MiB is too large for a config file",
-                             hint=f"config files are a few KB; accelwiz reads at most {MAX_BYTES // 2**20} MiB")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    if b"\x00" in raw[:8192]:
-        raise InputError(f"{path}: looks like a binary file, not YAML or JSON")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start})", hint="save the file as UTF-8") from None
+    return document_from_text(read_text(path), path, kind)
+
+
+def document_from_text(text: str, path: Path, kind: DocumentKind | None = None) -> Document:
+    """`parse_text` of a file's text, its errors prefixed with the file name."""
     try:
         return parse_text(text, path, kind)
     except InputError as exc:
@@ -87,3 +82,4 @@ def load_document(path: Path, kind: DocumentKind | None = None) -> Document:
 
 def _shape(value: Any) -> str:
     return {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}.get(type(value), "value")
+

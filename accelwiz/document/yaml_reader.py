@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from accelwiz.document.json_reader import MAX_INT, MAX_INT_DIGITS, too_large
 from accelwiz.document.model import KeyPath, Span
 from accelwiz.errors import InputError
 
@@ -45,9 +46,20 @@ class YamlTree:
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        value = self._constructor.construct_object(node)
+        value = self._scalar(node)
         if node.style is None and isinstance(value, bool) and node.value.lower() in _YAML11_BOOLEAN_WORDS:
             self.plain_scalars[path] = node.value
+        return value
+
+    def _scalar(self, node: yaml.ScalarNode) -> Any:
+        """A scalar as yaml.safe_load reads it; an integer beyond int64 is refused (see json_reader.MAX_INT:
+        yaml.safe_load itself fails with ValueError past 4300 digits)."""
+        resolved_int = node.tag == "tag:yaml.org,2002:int"
+        too_long = resolved_int and len(node.value) > MAX_INT_DIGITS
+        value = None if too_long else self._constructor.construct_object(node)
+        if resolved_int and (value is None or abs(value) > MAX_INT):
+            raise InputError(f"line {node.start_mark.line + 1}: {too_large(node.value)}",
+                             hint="write a number a config can use")
         return value
 
     def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[str, Any]:
@@ -72,14 +84,21 @@ def _span(node: yaml.Node) -> Span:
 
 
 def read_yaml(text: str) -> tuple[Any, YamlTree]:
-    loader = yaml.SafeLoader(text)
+    try:
+        # the loader checks the characters as it is made: a control character raises ReaderError here already
+        loader = yaml.SafeLoader(text)
+    except yaml.YAMLError as exc:
+        raise InputError(f"invalid YAML: {exc}", hint="YAML allows no control characters; remove them") from None
     try:
         node = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise InputError(f"invalid YAML: {where}{exc.problem or exc.context}",
-                         hint="fix the syntax; `key: value` pairs need a space after the colon") from None
+        problem = exc.problem or exc.context or ""
+        # PyYAML, and so accelerate's yaml.safe_load, refuses a tab where a token starts (after `key:` too)
+        hint = ("replace the tab with spaces: yaml.safe_load (accelerate's loader) refuses it" if "'\\t'" in problem
+                else "fix the syntax; `key: value` pairs need a space after the colon")
+        raise InputError(f"invalid YAML: {where}{problem}", hint=hint) from None
     except yaml.YAMLError as exc:
         raise InputError(f"invalid YAML: {exc}") from None
     except RecursionError:

@@ -9,7 +9,6 @@ built by transformers on the meta device (architecture.py), for any model_type i
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import re
 from dataclasses import replace
@@ -65,15 +64,17 @@ def resolve_model(spec: str) -> ModelSpec:
     named = named_model(key)
     if named is not None:
         return named
+    from accelwiz.document.read import exists, is_dir, is_file  # a 10,000-character name is no path: no OSError
+
     path = Path(key).expanduser()
-    if path.is_dir() and (path / "config.json").is_file():
+    if is_dir(path) and is_file(path / "config.json"):
         path = path / "config.json"
-    if path.is_file():
+    if exists(path) and not is_dir(path):  # a FIFO or a device too: _read_json refuses it in one line
         return spec_from_hf_config(_read_json(path), name=path.parent.name or path.stem, source=str(path))
     count = parse_count(key)
     if count is not None:
         return model_with_count(count)
-    if key.endswith(".json") or path.is_dir():
+    if key.endswith(".json") or is_dir(path):
         raise InputError(f"no config.json at `{spec}`", hint="pass a HF config.json or its folder")
     from accelwiz.estimate.hub import is_hub_id, resolve_hub_config
 
@@ -110,13 +111,9 @@ def _human(count: int) -> str:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}", hint="pass a HF config.json") from None
-    if not isinstance(data, dict):
-        raise InputError(f"{path} is not a JSON object", hint="pass a HF config.json")
-    return data
+    from accelwiz.document.read import read_json_object  # bounded, a regular file, one line on any failure
+
+    return read_json_object(path, what="a HF config.json", hint="pass a HF config.json")
 
 
 def spec_from_hf_config(config: dict[str, Any], *, name: str, source: str) -> ModelSpec:

@@ -40,6 +40,7 @@ class FixNote:
 class FixReport:
     original: dict[Path, str] = field(default_factory=dict)
     fixed: dict[Path, str] = field(default_factory=dict)
+    snapshots: dict[Path, Any] = field(default_factory=dict)  # atomic.Snapshot: what `write_fixes` must find
     applied: list[FixNote] = field(default_factory=list)
     not_applied: list[FixNote] = field(default_factory=list)
 
@@ -99,9 +100,8 @@ class _Unit:
     def _reference(self, documents: list) -> Any:
         """The YAML's deepspeed_config_file as the edited text names it (a fix may name a file, or another one):
         resolved as `check` resolves it, so an edit that names a missing file is judged by AW202."""
-        from accelwiz.document import load_document
         from accelwiz.errors import InputError
-        from accelwiz.rules.engine import resolve_deepspeed_file
+        from accelwiz.rules.engine import load_named_deepspeed, resolve_deepspeed_file
 
         accelerate = next((d for d in documents if d.kind == "accelerate"), None)
         written = accelerate.get("deepspeed_config", "deepspeed_config_file") if accelerate is not None else None
@@ -112,12 +112,13 @@ class _Unit:
         reference = resolve_deepspeed_file(written.strip(), accelerate.path)
         if reference.resolved is not None and not any(d.kind == "deepspeed" for d in documents):
             with contextlib.suppress(InputError):  # an unreadable JSON is reported by the unit's own check
-                documents.append(load_document(reference.resolved, kind="deepspeed"))
+                documents.append(load_named_deepspeed(reference.resolved))
         return reference
 
 
 def plan_fixes(paths: list[Path], rules: list, *, unsafe: bool, **facts: Any) -> FixReport:
     """The fixed texts of `paths` (and of the JSONs their YAMLs name), without writing anything."""
+    from accelwiz.atomic import read_for_update
     from accelwiz.rules.engine import check_paths
     from accelwiz.rules.registry import select_rules
 
@@ -127,7 +128,8 @@ def plan_fixes(paths: list[Path], rules: list, *, unsafe: bool, **facts: Any) ->
     for unit in units:
         for path in unit.documents:
             if path not in report.original:
-                report.original[path] = path.read_text(encoding="utf-8")
+                report.snapshots[path] = read_for_update(path)
+                report.original[path] = report.snapshots[path].text
     texts = dict(report.original)
     judge = select_rules()  # a fix may not add an error of any rule, selected or not
     selected = {r.code for r in rules}
@@ -277,14 +279,13 @@ def _with_reason(note: FixNote, reason: str) -> FixNote:
 
 
 def write_fixes(report: FixReport) -> list[Path]:
-    """Replace each changed file atomically; returns the files written."""
-    from accelwiz.atomic import atomic_write
+    """Replace the changed files through the one writer (`atomic.update_all`): all or none, each refused when it
+    changed since it was read, line endings and owner kept; returns the files written."""
+    from accelwiz.atomic import update_all
 
-    written = []
-    for path, text in report.changed.items():
-        atomic_write(path, text)
-        written.append(path)
-    return written
+    changed = report.changed
+    update_all([(report.snapshots[path], text) for path, text in changed.items()])
+    return list(changed)
 
 
 def remaining_not_applied(report: FixReport) -> list[FixNote]:

@@ -38,15 +38,20 @@ def load_profile(path: Path) -> MachineProfile:
     """Read a profile written by `accelwiz probe --save`; InputError when it is unreadable or invalid."""
     from pydantic import ValidationError
 
+    from accelwiz.document.read import read_text  # bounded, a regular file: a FIFO or /dev/zero never hangs
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        text = read_text(path, what="a machine profile")
+    except InputError as exc:
+        reason = exc.message.removeprefix(f"{path}: ")
         raise InputError(f"{path}: cannot read the machine profile ({reason})",
                          hint="write one on the training machine with `accelwiz probe --save node.json`",
                          ) from None
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise InputError(f"{path}: nesting too deep for a machine profile",
+                         hint="write one with `accelwiz probe --save node.json`") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})",
                          hint="write one with `accelwiz probe --save node.json`") from None

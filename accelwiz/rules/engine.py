@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from accelwiz.document import Document, load_document
+from accelwiz.document.read import is_file
 from accelwiz.effective import named_deepspeed_file
 from accelwiz.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, InputError
 from accelwiz.rules.context import CheckContext, DeepSpeedReference, LaunchFacts
@@ -127,13 +128,44 @@ def resolve_deepspeed_file(written: str, yaml_path: Path) -> DeepSpeedReference:
     """Resolve `deepspeed_config_file` as the worker processes do: relative to the working directory, and with
     no `~` expansion (accelerate opens the string as written; AW202 explains a `~`)."""
     candidate = Path(written)
-    if candidate.is_file():
+    if is_file(candidate):
         return DeepSpeedReference(written, candidate)
     if not candidate.is_absolute():
         beside_yaml = yaml_path.parent / candidate
-        if beside_yaml.is_file():
+        if is_file(beside_yaml):
             return DeepSpeedReference(written, beside_yaml, relative_to_yaml_only=True)
     return DeepSpeedReference(written, None)
+
+
+def load_named_deepspeed(path: Path) -> Document:
+    """The file a YAML's `deepspeed_config_file` names, read as data and never echoed: a config can name any file
+    (`/etc/shadow`, `../../.aws/credentials`, the YAML itself), and listing its lines as "unknown key" findings
+    would print it. accelerate opens it with `json.load` (`HfDeepSpeedConfig.__init__`, accelerate/utils/
+    deepspeed.py), so a file that is not a JSON object is refused by name; so is a JSON object none of whose keys
+    DeepSpeed reads (`{}` stays a config: an empty one)."""
+    from accelwiz.document.load import document_from_text
+    from accelwiz.document.read import read_text
+
+    text = read_text(path, what="the DeepSpeed JSON")
+    if not text.lstrip("\ufeff \t\r\n").startswith("{"):
+        raise InputError(f"{path}, named by deepspeed_config_file, is not a JSON object, so not a DeepSpeed config "
+                         "(accelerate reads it with json.load); its content is not shown",
+                         hint="name the DeepSpeed JSON in deepspeed_config_file")
+    document = document_from_text(text, path, kind="deepspeed")
+    if document.data and not set(document.data) & _deepspeed_keys():
+        raise InputError(f"{path}, named by deepspeed_config_file, has no key DeepSpeed reads, so it is not a "
+                         f"DeepSpeed config ({len(document.data)} keys); its content is not shown",
+                         hint="name the DeepSpeed JSON in deepspeed_config_file")
+    return document
+
+
+def _deepspeed_keys() -> set[str]:
+    """Every top-level key the DeepSpeed schema knows, legacy, removed and misplaced ones included."""
+    from accelwiz.config.deepspeed import DeepSpeedConfig
+    from accelwiz.config.validate import known_keys
+
+    tables = (DeepSpeedConfig.REMOVED_KEYS, DeepSpeedConfig.LEGACY_KEYS, DeepSpeedConfig.MISPLACED_KEYS)
+    return set(known_keys(DeepSpeedConfig)).union(*tables)
 
 
 def build_units(paths: Sequence[Path], result: CheckResult) -> list[CheckContext]:
@@ -158,9 +190,12 @@ def build_units(paths: Sequence[Path], result: CheckResult) -> list[CheckContext
             if resolved is not None:
                 given = next((j for j in jsons if _same(j.path, resolved)), None)
                 try:
-                    unit.deepspeed = given or load_document(resolved, kind="deepspeed")
+                    unit.deepspeed = given or load_named_deepspeed(resolved)
                 except InputError as exc:
                     result.input_errors.append(exc)
+                if given is None and not _inside(resolved, yaml_doc.path.parent):
+                    result.skipped.append(f"{yaml_doc.path}: deepspeed_config_file names {resolved}, outside the "
+                                          "config's folder")
                 used_json.update({given.path} if given else set())
             elif len(yamls) == 1 and len(jsons) == 1:
                 # The named file is missing (reported by its own rule), but the user handed us the JSON they mean:
@@ -173,6 +208,14 @@ def build_units(paths: Sequence[Path], result: CheckResult) -> list[CheckContext
         units.append(unit)
     units.extend(CheckContext(deepspeed=j) for j in jsons if j.path not in used_json)
     return units
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """`path` (symlinks and `..` resolved) lies under `folder`."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except OSError:
+        return False
 
 
 def _same(a: Path, b: Path) -> bool:

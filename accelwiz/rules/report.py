@@ -1,4 +1,9 @@
-"""Renderers: one function per output format, each a pure function of the diagnostics."""
+"""Renderers: one function per output format, each a pure function of the diagnostics.
+
+File names, messages and values come from the files checked; the text renderers pass each through
+`console.printable`, so an escape sequence in a key or a value is shown, never obeyed by the terminal. JSON
+needs nothing more: `json.dumps` writes every control character as `\\uXXXX`.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from accelwiz.console import printable
 from accelwiz.rules.diagnostic import Diagnostic, Severity
 
 if TYPE_CHECKING:
@@ -29,9 +35,9 @@ def render_text(diagnostics: Sequence[Diagnostic], *, color: bool = False) -> st
     for d in diagnostics:
         severity = f"\x1b[{colors[d.severity]}m{d.severity.value}\x1b[0m" if color else d.severity.value
         code = f"\x1b[1m{d.code}\x1b[0m" if color else d.code
-        lines.append(f"{d.file}:{d.line}:{d.column}: {code} {severity} {d.message}")
+        lines.append(f"{printable(d.file)}:{d.line}:{d.column}: {code} {severity} {printable(d.message)}")
         if d.fix:
-            lines.append(f"  help: {d.fix}  [{d.name}]")
+            lines.append(f"  help: {printable(d.fix)}  [{d.name}]")
     return "\n".join(lines)
 
 
@@ -48,10 +54,14 @@ def render_github(diagnostics: Sequence[Diagnostic]) -> str:
     level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
     def escape(text: str) -> str:
-        return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        return printable(text).replace("%", "%25")
+
+    def escape_property(text: str) -> str:  # a property value ends at `,` and the properties at `::`
+        return escape(text).replace(",", "%2C").replace(":", "%3A")
 
     return "\n".join(
-        f"::{level[d.severity]} file={d.file},line={d.line},col={d.column},title={d.code} {d.name}::"
+        f"::{level[d.severity]} file={escape_property(d.file)},line={d.line},col={d.column},"
+        f"title={d.code} {d.name}::"
         f"{escape(d.message + (f' (help: {d.fix})' if d.fix else ''))}"
         for d in diagnostics
     )
@@ -59,13 +69,13 @@ def render_github(diagnostics: Sequence[Diagnostic]) -> str:
 
 def render_explanation(unit: CheckContext) -> str:
     """A plain-text table of every effective value and its source, for `accelwiz check --explain`."""
-    names = " + ".join(d.name for d in unit.documents) or "<no files>"
+    names = " + ".join(printable(d.name) for d in unit.documents) or "<no files>"
     effective = unit.effective
     rows = [("setting", "value", "source", "written at / why")]
     for name, item in effective.items():
         if item.source == "unset" and item.value is None and not item.note and not item.path:
             continue
-        rows.append((name, _shown(item.value), item.source, _origin(unit, item)))
+        rows.append((name, printable(_shown(item.value)), item.source, printable(_origin(unit, item))))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [f"Effective values for {names}:"]
     for row in rows:

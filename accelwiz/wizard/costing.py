@@ -167,7 +167,13 @@ def plan_for(answers: Mapping[str, Any], system: MachineProfile) -> Plan | None:
     inputs = tuple((key, _value(answers.get(key))) for key in PLAN_INPUTS)
     cached = _PLANS.get((id(system), inputs))
     if cached is None or cached[0] is not system:
-        cached = _PLANS[(id(system), inputs)] = (system, _estimate_plan(dict(answers), system))
+        try:
+            estimated = _estimate_plan(dict(answers), system)
+        except (ValueError, TypeError):
+            # an answer given ahead of its question (--answers `precision: bf`) is verified when its question
+            # comes; until then a default that needs the estimate is computed without one
+            return None
+        cached = _PLANS[(id(system), inputs)] = (system, estimated)
     return cached[1]
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from accelwiz.console import printable
+
 SCHEMA_FILE = "accelerate-config.schema.json"
 
 
@@ -42,7 +44,9 @@ def header_text(header: Header) -> str:
         "Launch:",
         *(f"  {command}" for command in header.launch),
     ]
-    return "".join(f"# {line}\n" for line in lines) + schema_note("accelerate", SCHEMA_FILE)
+    # One comment line each, whatever they hold: a newline in a file name (`-o $'a\nb: 1'`) written raw would
+    # end the comment and put the rest into the YAML as a key.
+    return "".join(f"# {printable(line)}\n" for line in lines) + schema_note("accelerate", SCHEMA_FILE)
 
 
 def schema_note(which: str, file_name: str) -> str:

@@ -68,16 +68,16 @@ def preset_answers(answers_file: Path | None, options: Mapping[str, Any]) -> dic
 
 
 def read_answers_file(path: Path) -> dict[str, Any]:
-    import yaml
+    """The answers file as data: read as a config is (document.read: a regular file, bounded, UTF-8) and parsed
+    by the config reader, whose node cap stops an alias bomb and whose depth cap stops deep nesting."""
+    from accelwiz.document.read import read_text
+    from accelwiz.document.yaml_reader import read_yaml
 
+    text = read_text(path, what="an answers YAML")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(
-            f"cannot read {path}: {exc.strerror}", hint="pass an existing answers YAML"
-        ) from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"{path} is not valid YAML: {exc}", hint="write one `key: value` per line") from None
+        data, _ = read_yaml(text)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc.message}", hint=exc.hint or "write one `key: value` per line") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accelwiz.atomic import atomic_write
+from accelwiz.atomic import atomic_write, resolve_target, write_all
+from accelwiz.document.read import exists, read_bytes
 from accelwiz.errors import UsageError
 
 
@@ -62,7 +62,7 @@ def write_files(
     All permissions are settled before the first byte is written; each file is written to a temporary file
     in its own directory and moved into place with os.replace, so a reader never sees half a file.
     """
-    existing = [f.path for f in files if f.path.exists()]
+    existing = [f.path for f in files if exists(f.path)]
     for path in existing:
         if path.is_dir():
             raise UsageError(f"{path} is a directory", hint="pass a file name with -o/--output")
@@ -73,9 +73,10 @@ def write_files(
             )
     backups = []
     for path in existing:
+        # the .bak name is replaced, never written through (a link planted there keeps what it points to)
         backup = path.with_name(path.name + ".bak")
-        shutil.copy2(path, backup)
+        atomic_write(backup, read_bytes(resolve_target(path), what="the file to replace"), follow_symlinks=False)
         backups.append(backup)
-    for file in files:
-        atomic_write(file.path, file.text)
+    # all files or none; a symlinked config: the file it names is written, the link kept
+    write_all([(file.path, file.text) for file in files])
     return backups

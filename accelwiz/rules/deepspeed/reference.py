@@ -75,12 +75,13 @@ def deepspeed_file_not_found(ctx: CheckContext) -> Iterator[Finding]:
     """
     ## What it does
     Finds a `deepspeed_config_file` that names no file, neither relative to the working directory nor next to
-    the YAML.
+    the YAML, or that is an empty string.
 
     ## Why is this bad?
     Each worker process fails when it opens the file, after `accelerate launch` has started all of them
     ("Expected a string path to an existing deepspeed config"). The string is opened exactly as written: a
-    leading `~` is not expanded, and only the lowercase `none` means "no file" (`None` is opened as a path).
+    leading `~` is not expanded, only the lowercase `none` means "no file" (`None` is opened as a path), and
+    `""` is opened too.
 
     ## Example
     ```yaml
@@ -91,6 +92,14 @@ def deepspeed_file_not_found(ctx: CheckContext) -> Iterator[Finding]:
     """
     where = ("deepspeed_config", "deepspeed_config_file")
     written = ctx.accelerate.get(*where) if ctx.accelerate is not None else None
+    if isinstance(written, str) and not written.strip():
+        # `launch` exports it as ACCELERATE_DEEPSPEED_CONFIG_FILE; `DeepSpeedPlugin.__post_init__` takes any string
+        # but "none" as a file, and `HfDeepSpeedConfig("")` raises "Expected a string path to an existing deepspeed
+        # config" in every worker (accelerate/utils/deepspeed.py)
+        yield Finding("accelerate", where, f"`deepspeed_config_file` is {written!r}: accelerate opens it as a file "
+                                           "name and every worker fails",
+                      fix="Name the DeepSpeed JSON, or write `none` (no file)")
+        return
     if isinstance(written, str) and written != "none" and written.strip().lower() == "none":
         yield Finding("accelerate", where, f"`deepspeed_config_file` {written!r} is opened as a file name: only "
                                            "the lowercase 'none' means no file",
