@@ -27,7 +27,7 @@ def test_converted_files_get_the_plan_and_check_without_aw104(cli, slurm_zero3):
     plan = _plan(slurm_zero3 / "z3.fsdp.plan.yaml")
     source = _plan(slurm_zero3 / "accelerate.plan.yaml")
     assert plan["files"] == {"accelerate": "z3.fsdp.yaml"}
-    assert plan["launcher"] == source["launcher"] == {"kind": "slurm", "rdzv_backend": "c10d"}
+    assert plan["launcher"] == source["launcher"] == {"kind": "slurm", "rdzv_backend": "c10d", "preflight": True}
     assert plan["estimate"]["strategy"].startswith("FSDP2") and source["estimate"]["strategy"].startswith("ZeRO-3")
     assert plan["created_by"].startswith("accelwiz convert")
     checked = cli("check", "z3.fsdp.yaml")
