@@ -10,7 +10,7 @@ import typer
 from accelwiz.cli.common import exit_on_error, get_console
 
 if TYPE_CHECKING:
-    from accelwiz.launch.plan import RunPlan
+    from accelwiz.launch.run_plan import RunPlan
 
 EPILOG = """\
 Examples:
@@ -116,7 +116,7 @@ def run(
     """Check the config, show what will run, then start `accelerate launch` (exit code passed through)."""
     console = get_console()
     with exit_on_error(console):
-        from accelwiz.launch.plan import TrainerFlags, plan_run
+        from accelwiz.launch.run_plan import TrainerFlags, plan_run
 
         trainer = TrainerFlags(
             steps=steps,

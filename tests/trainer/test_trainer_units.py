@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from accelwiz.launch.plan import TrainerFlags
+from accelwiz.launch.run_plan import TrainerFlags
 from accelwiz.trainer.checkpoints import (
     TrainerState,
     checkpoint_dir,
