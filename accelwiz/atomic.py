@@ -209,9 +209,11 @@ def _replace(target: Path, data: bytes, *, shown: Path) -> None:
         raise _write_error(shown, exc) from None
     if before is not None and not _is_regular(before.st_mode) and not _is_link(before.st_mode):
         raise WriteError(f"cannot write {shown}: it is not a regular file", hint="pass a file name")
+    _sweep_orphans(directory, target.name)
     temporary = None
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+        handle, temporary = tempfile.mkstemp(prefix=_temporary_prefix(target.name, os.getpid()), suffix=".tmp",
+                                             dir=directory)
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
             stream.flush()
@@ -225,6 +227,38 @@ def _replace(target: Path, data: bytes, *, shown: Path) -> None:
         if temporary is not None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
+
+
+def _temporary_prefix(name: str, pid: int) -> str:
+    """The writer's temporary files name their process: one left by a writer that was SIGKILLed (no `finally`
+    runs) is recognised, and removed, by the next write of the same file."""
+    return f".{name}.accelwiz-{pid}."
+
+
+def _sweep_orphans(directory: Path, name: str) -> None:
+    """Remove the temporary files of `name` whose writing process is gone (killed mid-write): regular files only,
+    never a link, never one of a live process."""
+    prefix = f".{name}.accelwiz-"
+    try:
+        entries = [e for e in os.scandir(directory) if e.name.startswith(prefix) and e.name.endswith(".tmp")]
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(prefix):].split(".", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)) or not entry.is_file(follow_symlinks=False):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
 
 
 def _keep_owner_and_mode(descriptor: int, before: os.stat_result | None) -> None:

@@ -237,3 +237,32 @@ def test_a_read_only_folder(cli, tmp_path, monkeypatch, argv):
         _assert_one_line_and_untouched(cli(*argv), tmp_path, "permission denied")
     finally:
         tmp_path.chmod(0o755)
+
+
+def test_a_write_killed_with_sigkill_leaves_a_temp_file_that_the_next_write_removes(tmp_path):
+    """Issue 21: SIGKILL during a write left a stray temp file (no `finally` runs). The writer's temporary files
+    name their process; the next write of the same file removes those of a process that is gone, and keeps a live
+    writer's."""
+    import signal
+    import time
+
+    target = tmp_path / "accelerate.yaml"
+    target.write_text("old: 1\n")
+    # a writer stopped inside its write (fsync never returns), then killed for real
+    code = ("import os, sys, time; from pathlib import Path; import accelwiz.atomic as a\n"
+            "os.fsync = lambda fd: time.sleep(600)\n"
+            "a.atomic_write(Path(sys.argv[1]), 'half: 1\\n')\n")
+    writer = subprocess.Popen([sys.executable, "-c", code, str(target)])
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(".accelerate.yaml.accelwiz-*.tmp")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(writer.pid, signal.SIGKILL)
+    writer.wait()
+    stray = list(tmp_path.glob(".accelerate.yaml.accelwiz-*.tmp"))
+    assert len(stray) == 1 and f"accelwiz-{writer.pid}." in stray[0].name
+    live = tmp_path / f".accelerate.yaml.accelwiz-{os.getpid()}.live.tmp"  # a writer still running: kept
+    live.write_text("")
+    from accelwiz.atomic import atomic_write
+
+    atomic_write(target, "new: 1\n")
+    assert target.read_text() == "new: 1\n" and not stray[0].exists() and live.exists()
