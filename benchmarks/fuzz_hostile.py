@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from tests.hostile.mutants import CASES, commands, file_name, mutant, run_command  # noqa: E402
+from tests.hostile.mutants import CASES, laid_out, mutant, run_command  # noqa: E402
 
 DOC = REPO / "docs" / "hostile-input.md"
 
@@ -111,11 +111,7 @@ def fuzz(count: int, every_command: bool, checkpoint=None) -> tuple[dict, list[s
     for seed in range(count):
         m = mutant(seed)
         with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / file_name(m)
-            path.write_bytes(m.data)
-            out = Path(folder) / "out"
-            out.mkdir()
-            available = commands(m.kind, path, out)
+            available = laid_out(m, folder)
             chosen = available if every_command else [available[seed % len(available)]]
             for label, argv in chosen:
                 outcome = run_command(label, argv, timeout=60)

@@ -227,6 +227,16 @@ def file_name(m: Mutant) -> str:
     return {"answers": "answers.yaml", "model": "config.json"}.get(m.kind, m.source)
 
 
+def laid_out(m: Mutant, folder: str | Path) -> list[tuple[str, list[str]]]:
+    """Write the mutant into `folder` under its file name, with an empty `out` folder beside it, and return the
+    (label, argv) of every command that reads it there."""
+    path = Path(folder) / file_name(m)
+    path.write_bytes(m.data)
+    out = Path(folder) / "out"
+    out.mkdir()
+    return commands(m.kind, path, out)
+
+
 class Hang(BaseException):
     """Raised by the alarm inside a command that ran past its time: BaseException, so no `except Exception` in
     the command (or in CliRunner) swallows it."""

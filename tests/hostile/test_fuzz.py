@@ -8,12 +8,11 @@ Fixed seed and a small budget (derandomize, 200 examples, one command each); ben
 from __future__ import annotations
 
 import tempfile
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.hostile.mutants import commands, file_name, mutant, run_command
+from tests.hostile.mutants import laid_out, mutant, run_command
 
 
 @settings(derandomize=True, max_examples=200, deadline=None, database=None,
@@ -22,11 +21,7 @@ from tests.hostile.mutants import commands, file_name, mutant, run_command
 def test_hostile_mutants_never_crash_hang_or_reach_the_terminal_raw(seed, which):
     m = mutant(seed)
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / file_name(m)
-        path.write_bytes(m.data)
-        out = Path(folder) / "out"
-        out.mkdir()
-        available = commands(m.kind, path, out)
+        available = laid_out(m, folder)
         label, argv = available[which % len(available)]
         outcome = run_command(label, argv, timeout=120)
     assert outcome.ok, f"seed {seed} ({m.case} of {m.source}) through `{label}`: {outcome}"
