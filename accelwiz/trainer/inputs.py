@@ -10,15 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from accelwiz.errors import InputError, UsageError
+from accelwiz.resolution.run import Run
 from accelwiz.trainer.data import DataError, data_kind, load_records
 from accelwiz.trainer.models import ModelChoiceError, ModelRef, locate_model
 from accelwiz.trainer.options import TrainerOptions
-from accelwiz.trainer.settings import TrainingSettings, resolve_settings
+from accelwiz.trainer.settings import resolve_settings
 
 
 @dataclass(frozen=True)
 class CheckedInputs:
-    settings: TrainingSettings
+    settings: Run
     model: ModelRef
 
 
@@ -66,7 +67,7 @@ def check_inputs(opts: TrainerOptions, *, uses_deepspeed: bool) -> CheckedInputs
     return CheckedInputs(settings, model)
 
 
-def check_lora_targets(model: ModelRef, settings: TrainingSettings) -> None:
+def check_lora_targets(model: ModelRef, settings: Run) -> None:
     """Named LoRA targets must be modules of the model: checked on an empty (meta-device) copy of its architecture,
     built from its config, so the names are exactly those peft will look for. `all-linear` always matches."""
     from accelwiz.trainer.finetune import MethodError, is_all_linear, lora_targets

@@ -11,8 +11,6 @@ from typing import Any
 from accelwiz.resolution.run import Run, resolve_run
 from accelwiz.trainer.options import TrainerOptions
 
-TrainingSettings = Run  # the name the trainer's modules use for the run they train
-
 
 def resolve_settings(opts: TrainerOptions, environ: Mapping[str, str] | None = None) -> Run:
     """The run the trainer's options describe (`--config`, `--model` and the workload flags)."""

@@ -21,6 +21,7 @@ if __package__ in (None, ""):  # launched by path: make `accelwiz` importable fr
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from accelwiz.errors import AccelwizError  # noqa: E402
+from accelwiz.resolution.run import Run  # noqa: E402
 from accelwiz.trainer.checkpoints import (
     TrainerState,
     checkpoint_dir,
@@ -51,7 +52,6 @@ from accelwiz.trainer.report import (  # noqa: E402
     rank_report,
     write_report,
 )
-from accelwiz.trainer.settings import TrainingSettings  # noqa: E402
 
 EXIT_BAD_INPUT = 2
 
@@ -245,7 +245,7 @@ def apply_batch_settings(accelerator: Any, opts: TrainerOptions) -> None:
         config.setdefault("zero_optimization", {})["stage3_gather_16bit_weights_on_model_save"] = True
 
 
-def load_model(ref: ModelRef, settings: TrainingSettings) -> tuple[Any, Any, Any]:
+def load_model(ref: ModelRef, settings: Run) -> tuple[Any, Any, Any]:
     """(model ready to train, tokenizer or None for bytes, its transformers config)."""
     method = settings.method.value
     if ref.pretrained:
