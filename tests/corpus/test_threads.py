@@ -11,7 +11,7 @@ import pytest
 
 from tests.corpus.render_threads import DOC, render
 from tests.conftest import corpus_dir
-from tests.corpus.threads_run import THREADS, load_cases, needs_corpus, reported_codes, run_case
+from tests.corpus.threads_run import MANIFESTS, THREADS, load_cases, needs_corpus, reported_codes, run_case
 
 CASES = load_cases()
 
@@ -43,7 +43,7 @@ def test_every_case_is_complete_and_every_file_used():
         used.update(f for f in case.files if not f.startswith("corpus/"))
         if case.model and (THREADS / case.model).exists():
             used.update(str(p.relative_to(THREADS)) for p in (THREADS / case.model).rglob("*") if p.is_file())
-    on_disk = {str(p.relative_to(THREADS)) for p in THREADS.rglob("*") if p.is_file() and p.name != "cases.yaml"}
+    on_disk = {str(p.relative_to(THREADS)) for p in THREADS.rglob("*") if p.is_file() and not p.match(MANIFESTS)}
     assert on_disk == used
     assert len({case.id for case in CASES}) == len(CASES)
 

@@ -1,4 +1,4 @@
-"""Run `accelwiz check` on one case of tests/corpus/threads/cases.yaml, as the case says the user ran it: the
+"""Run `accelwiz check` on one case of tests/corpus/threads/cases*.yaml, as the case says the user ran it: the
 files, the --system machine, the --model, the Trainer's command line, --num-processes and the environment."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Any
 import yaml
 
 THREADS = Path(__file__).resolve().parent / "threads"
-MANIFEST = THREADS / "cases.yaml"
+# the cases, in manifests by source (cases.yaml, then cases-<source>.yaml), read in name order
+MANIFESTS = "cases*.yaml"
 ENVIRONMENT = ("CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS")
 
 
@@ -44,7 +45,7 @@ class Case:
 
 
 def load_cases() -> list[Case]:
-    raw = yaml.safe_load(MANIFEST.read_text())
+    raw = [entry for manifest in sorted(THREADS.glob(MANIFESTS)) for entry in yaml.safe_load(manifest.read_text())]
     cases = []
     for entry in raw:
         entry = dict(entry)
