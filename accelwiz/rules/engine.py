@@ -92,7 +92,11 @@ def check_unit(
         if written is not None:
             deepspeed_reference = DeepSpeedReference(written, context.deepspeed.path)
     context.deepspeed_reference = deepspeed_reference
-    if model is not None and workload is None:
+    if workload is not None:
+        from accelwiz.resolution.workload import with_files
+
+        context.workload = with_files(workload, context.effective)
+    elif model is not None:
         context.workload = unit_workload(context, model)
     if rules is None:
         from accelwiz.rules.registry import select_rules

@@ -20,7 +20,6 @@ from accelwiz.vocab import HEADROOM
 if TYPE_CHECKING:
     from accelwiz.estimate.memory import MemoryEstimate
     from accelwiz.estimate.strategy import Strategy
-    from accelwiz.estimate.workload import Workload
 
 SMALL_MODEL_BYTES = 16 * 2**30  # a DDP footprint that fits any current data-center GPU
 
@@ -42,7 +41,7 @@ def _plan(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | None:
     if ctx.launch.machines_as_launched:
         # under SLURM the YAML describes one node and srun adds the others: judge the run that happens
         strategy = replace(strategy, nodes=ctx.launch.machines_as_launched)
-    return strategy, estimate_memory(_workload(ctx), strategy)
+    return strategy, estimate_memory(ctx.workload, strategy)
 
 
 def _lone_json_world(ctx: CheckContext, strategy: Strategy) -> Strategy:
@@ -56,20 +55,6 @@ def _lone_json_world(ctx: CheckContext, strategy: Strategy) -> Strategy:
         return strategy
     kind = "ddp" if strategy.kind == "single" else strategy.kind
     return replace(strategy, kind=kind, gpus_per_node=max(1, world // nodes), nodes=nodes)
-
-
-def _workload(ctx: CheckContext) -> Workload:
-    """The `--model` workload, with what the config adds: fp32 when it turns mixed precision off, and the
-    effective micro-batch (the DeepSpeed JSON's, or the plan's) when `--micro-batch` was not given."""
-    from accelwiz.estimate.strategy import training_precision
-
-    workload, effective = ctx.workload, ctx.effective
-    if workload.precision == "mixed" and training_precision(effective) == "fp32":
-        workload = replace(workload, precision="fp32")
-    micro_batch = effective.micro_batch.value
-    if not workload.micro_batch_given and micro_batch is not None and micro_batch > 0:
-        workload = replace(workload, micro_batch=micro_batch)
-    return workload
 
 
 def _anchor(ctx: CheckContext, strategy: Strategy) -> tuple[str | None, tuple[str, ...]]:
@@ -133,7 +118,7 @@ def _fastest_fitting(ctx: CheckContext, strategy: Strategy, gpu_bytes: int) -> M
             continue
         if candidate.is_fsdp and strategy.is_fsdp:
             candidate = replace(candidate, fsdp_version=strategy.fsdp_version)
-        estimate = estimate_memory(_workload(ctx), candidate)
+        estimate = estimate_memory(ctx.workload, candidate)
         if budget.fits(estimate):
             return estimate
     return None
@@ -349,7 +334,7 @@ def sharding_small_model(ctx: CheckContext) -> Iterator[Finding]:
     from accelwiz.estimate.memory import estimate_memory
 
     ddp = estimate_memory(
-        _workload(ctx), replace(strategy, kind="ddp", offload_optimizer="none", offload_param="none")
+        ctx.workload, replace(strategy, kind="ddp", offload_optimizer="none", offload_param="none")
     )
     if ddp.per_gpu_total > SMALL_MODEL_BYTES:
         return

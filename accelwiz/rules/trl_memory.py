@@ -21,12 +21,11 @@ def posttraining_estimate(ctx: CheckContext, args: Any) -> PostTrainingEstimate 
     into max_completion_length and the prompt; DPO's is TRL's max_length."""
     from accelwiz.estimate.posttraining import PostTraining, estimate_posttraining
     from accelwiz.estimate.strategy import strategy_from_effective
-    from accelwiz.rules.memory import _workload  # the one reading of --model beside the config
 
     strategy = strategy_from_effective(ctx.effective)
     if strategy is None or ctx.workload is None:
         return None
-    trl, workload = args.trl, _workload(ctx)
+    trl, workload = args.trl, ctx.workload
     if args.kind == "dpo":
         total = trl["max_length"] or workload.seq_len
         completion = max(1, total // 2)
