@@ -62,10 +62,10 @@ def check(
     training_args: TrainingArgsOption = None,
     trl: TrlOption = False,
     num_processes: NumProcessesOption = None,
-    kind: Annotated[str, typer.Option(metavar="sft|dpo|grpo", rich_help_panel="HF Trainer",
-                                      help="dpo or grpo: the arguments are TRL's DPOConfig/GRPOConfig "
-                                           "(num_generations, use_vllm, beta ...): turns on the AW8xx rules.")]
-    = "sft",
+    kind: Annotated[str | None, typer.Option(metavar="sft|dpo|grpo", rich_help_panel="HF Trainer", show_default=False,
+                                             help="dpo or grpo: the arguments are TRL's DPOConfig/GRPOConfig "
+                                                  "(num_generations, use_vllm, beta ...): turns on the AW8xx rules "
+                                                  "(default: the plan's training.kind, else sft).")] = None,
     fix: FixOption = False,
     unsafe_fixes: UnsafeFixesOption = False,
     diff: DiffOption = False,
@@ -92,16 +92,15 @@ def check(
         flags = {name: value for name, value in (
             ("micro_batch", micro_batch), ("seq_len", seq_len), ("gradient_checkpointing", gradient_checkpointing),
             ("regime", "qlora" if qlora else "lora" if lora else None), ("attention", attention)) if value is not None}
-        workload = None
-        if model is not None:
-            from accelwiz.resolution.options import workload_from_options
-
-            workload = workload_from_options(model=model, micro_batch=micro_batch, seq_len=seq_len,
-                                             gradient_checkpointing=bool(gradient_checkpointing),
-                                             regime=flags.get("regime", "full"), attention=attention or "sdpa")
-        elif flags.get("attention") not in (None, "eager", "sdpa", "flash"):
+        if flags.get("attention") not in (None, "eager", "sdpa", "flash"):
             raise UsageError(f"invalid attention `{attention}`", hint="choose one of eager, sdpa, flash")
+        spec = None  # --model: each unit resolves its workload with it (the plan, the files, the flags)
+        if model is not None:
+            from accelwiz.estimate.models import resolve_model
+
+            spec = resolve_model(model)
         # the plan beside each YAML (or --plan) gives the memory and hardware rules its workload and system
+        kind = kind or _planned_kind(files, plan)
         if kind not in ("sft", "dpo", "grpo"):
             raise UsageError(f"invalid --kind {kind}", hint="choose sft, dpo or grpo")
         # AW7xx; with --kind dpo|grpo the notes wait for TRL's own arguments (AW8xx), read beside the Trainer's
@@ -116,11 +115,11 @@ def check(
         if fix or diff:  # ruff's model: mend what is unambiguous, then report what remains
             from accelwiz.cli.fixes import run_fixes
 
-            code = run_fixes(console, files, rules, unsafe=unsafe_fixes, diff=diff, system=machine,
-                             workload=workload, training_args=trainer)
+            code = run_fixes(console, files, rules, unsafe=unsafe_fixes, diff=diff, system=machine, model=spec,
+                             workload_flags=flags, training_args=trainer)
             if code is not None:
                 raise typer.Exit(code)
-        result = check_with_plans(files, rules, system=machine, workload=workload, plan=plan, training_args=trainer,
+        result = check_with_plans(files, rules, system=machine, model=spec, plan=plan, training_args=trainer,
                                   workload_flags=flags)
         for error in result.input_errors:
             console.error(error.message, hint=error.hint)
@@ -144,3 +143,21 @@ def check(
             if result.units and all(u.system is None for u in result.units) and hardware_rules:
                 console.info("note: hardware rules skipped; pass --system local|PRESET|FILE to check against a machine")
     raise typer.Exit(result.exit_code(strict=strict))
+
+
+def _planned_kind(files: list[Path], plan: Path | None) -> str:
+    """The kind of training the plan records (--plan, else the one beside the first YAML that has one): a DPO or
+    GRPO plan is checked with TRL's rules, as `run` trains it. A plan that does not load is reported by the
+    check itself."""
+    from accelwiz.defaults import find_plan
+    from accelwiz.errors import AccelwizError
+
+    path = plan or next((found for found in map(find_plan, files) if found is not None), None)
+    if path is None:
+        return "sft"
+    from accelwiz.plan_file import load_plan
+
+    try:
+        return load_plan(path).training.kind
+    except AccelwizError:
+        return "sft"

@@ -117,24 +117,33 @@ def estimate(
                                       help="What is trained: sft (the plain step), dpo or grpo (TRL's trainers; "
                                            "--micro-batch is per_device_train_batch_size, --seq-len is replaced "
                                            "by prompt + completion).")] = "sft",
-    max_prompt_length: Annotated[int, typer.Option(min=1, rich_help_panel=_POST)] = 512,
-    max_completion_length: Annotated[int, typer.Option(min=1, rich_help_panel=_POST)] = 512,
-    num_generations: Annotated[int, typer.Option(min=1, rich_help_panel=_POST, help="GRPO: completions per prompt.")]
-    = 8,
+    max_prompt_length: Annotated[int | None, typer.Option(
+        min=1, rich_help_panel=_POST, show_default=False, help="Default 512 (half the model's positions when "
+                                                               "fewer).")] = None,
+    max_completion_length: Annotated[int | None, typer.Option(
+        min=1, rich_help_panel=_POST, show_default=False, help="Default 512, TRL's (see --max-prompt-length).")]
+    = None,
+    num_generations: Annotated[int | None, typer.Option(min=1, rich_help_panel=_POST, show_default=False,
+                                                        help="GRPO: completions per prompt (default 8, TRL's).")]
+    = None,
     steps_per_generation: Annotated[int | None, typer.Option(
         min=1, rich_help_panel=_POST, help="GRPO: micro-steps per generation (default: the accumulation, 1).")] = None,
     beta: Annotated[float | None, typer.Option(
         rich_help_panel=_POST, help="KL coefficient (default: DPO 0.1, GRPO 0.0 = no reference model).")] = None,
     precompute_ref_log_probs: Annotated[bool, typer.Option(rich_help_panel=_POST, help="DPO: no reference model "
                                                            "while training.")] = False,
-    generation: Annotated[str, typer.Option(metavar="hf|vllm-colocate|vllm-server", rich_help_panel=_POST,
-                                            help="GRPO's generation backend.")] = "hf",
-    vllm_gpu_memory_utilization: Annotated[float, typer.Option(min=0.01, max=1.0, rich_help_panel=_POST)] = 0.3,
-    vllm_tensor_parallel_size: Annotated[int, typer.Option(min=1, rich_help_panel=_POST)] = 1,
+    generation: Annotated[str | None, typer.Option(metavar="hf|vllm-colocate|vllm-server", rich_help_panel=_POST,
+                                                   show_default=False, help="GRPO's generation backend (default hf)."
+                                                   )] = None,
+    vllm_gpu_memory_utilization: Annotated[float | None, typer.Option(
+        min=0.01, max=1.0, rich_help_panel=_POST, show_default=False, help="Default 0.3, TRL's.")] = None,
+    vllm_tensor_parallel_size: Annotated[int | None, typer.Option(min=1, rich_help_panel=_POST,
+                                                                  show_default=False)] = None,
     vllm_max_model_length: Annotated[int | None, typer.Option(
         min=1, rich_help_panel=_POST, help="vLLM's max_model_len (default: the model's context length).")] = None,
-    vllm_server_gpus: Annotated[int, typer.Option(min=1, rich_help_panel=_POST, help="GPUs `trl vllm-serve` "
-                                                  "takes from the node (server mode).")] = 1,
+    vllm_server_gpus: Annotated[int | None, typer.Option(min=1, rich_help_panel=_POST, show_default=False,
+                                                         help="GPUs `trl vllm-serve` takes from the node (server "
+                                                              "mode; default 1).")] = None,
     plot: Annotated[
         str | None,
         typer.Option(
@@ -151,56 +160,13 @@ def estimate(
     """Estimate training memory per GPU and per node (activations included), with a verdict."""
     console = get_console()
     with exit_on_error(console):
-        from accelwiz.errors import UsageError
-
         if list_models:
             _print_models(console)
             raise typer.Exit(0)
-        if (model is None) == (params is None):
-            raise UsageError(
-                "pass exactly one of --model and --params", hint="e.g. --model llama-8b or --params 7e9"
-            )
-        if lora and qlora:
-            raise UsageError(
-                "--lora and --qlora exclude each other", hint="QLoRA is LoRA on a 4-bit base: pass one"
-            )
-        from accelwiz.resolution.options import workload_from_options
-
-        if lora_target and model is not None:  # an unknown name beside valid ones is refused, by name
-            from accelwiz.estimate.models import resolve_model
-            from accelwiz.estimate.workload import check_lora_targets
-
-            check_lora_targets(resolve_model(model), lora_target)
-        more = {"lora_targets": tuple(lora_target)} if lora_target else {}
-        workload = workload_from_options(
-            model=model or params or "",
-            micro_batch=micro_batch,
-            seq_len=seq_len,
-            refuse_beyond=True,
-            lora_rank=lora_rank,
-            regime="qlora" if qlora else "lora" if lora else "full",
-            precision=precision,
-            optimizer=optimizer,
-            gradient_checkpointing=gradient_checkpointing,
-            attention=attention,
-            **more,
-        )
-        from accelwiz.estimate.workload import check_attention, default_attention
-
-        if attention is not None:
-            check_attention(workload.model, attention)
-        elif workload.attention != default_attention(workload.model):  # what transformers picks (Gemma-2: eager)
-            from dataclasses import replace
-
-            workload = replace(workload, attention=default_attention(workload.model))
-        if layers is not None and not trace:
-            raise UsageError("--layers is for --trace", hint="add --trace, or drop --layers")
-        if plot is not None:
-            from accelwiz.estimate.plot import plot_format
-
-            if not trace:
-                raise UsageError("--plot draws the traced step", hint="add --trace, or drop --plot")
-            plot_format(plot)  # refuse a bad name before a trace of a minute
+        workload = _workload(model, params, lora=lora, qlora=qlora, lora_target=lora_target, micro_batch=micro_batch,
+                             seq_len=seq_len, lora_rank=lora_rank, precision=precision, optimizer=optimizer,
+                             gradient_checkpointing=gradient_checkpointing, attention=attention)
+        _check_trace_options(trace, layers, plot)
         from accelwiz.estimate.target import select_target
 
         choice = select_target(system, gpu_memory, gpus, nodes)
@@ -208,59 +174,125 @@ def estimate(
             console.debug(line)
         for line in choice.warnings:
             console.warn(line)
-        target, gpus_per_node, node_count = choice.target, choice.gpus_per_node, choice.nodes
-        chosen = None
-        if strategy is not None or offload_optimizer != "none" or offload_param != "none":
-            from accelwiz.estimate.strategy import strategy_from_options
+        chosen = _chosen_strategy(strategy, offload_optimizer, offload_param, fsdp_version, choice.gpus_per_node,
+                                  choice.nodes)
+        post = _post_settings(workload, {
+            "kind": kind, "max_prompt_length": max_prompt_length, "max_completion_length": max_completion_length,
+            "num_generations": num_generations, "steps_per_generation": steps_per_generation, "beta": beta,
+            "precompute_ref_log_probs": precompute_ref_log_probs or None, "generation": generation,
+            "vllm_gpu_memory_utilization": vllm_gpu_memory_utilization,
+            "vllm_tensor_parallel_size": vllm_tensor_parallel_size, "vllm_server_gpus": vllm_server_gpus,
+            "vllm_max_model_length": vllm_max_model_length})
+        if post is not None:
+            from accelwiz.errors import UsageError
 
-            chosen = strategy_from_options(
-                strategy or ("zero3" if offload_param != "none" else "zero2"),
-                gpus_per_node=gpus_per_node,
-                nodes=node_count,
-                offload_optimizer=offload_optimizer,
-                offload_param=offload_param,
-                fsdp_version=fsdp_version,
-            )
-        if kind != "sft":
-            from accelwiz.estimate.posttraining import PostTraining
-
-            if kind not in ("dpo", "grpo") or generation not in ("hf", "vllm-colocate", "vllm-server"):
-                raise UsageError(f"invalid --kind {kind} or --generation {generation}",
-                                 hint="--kind sft|dpo|grpo, --generation hf|vllm-colocate|vllm-server")
             if trace or compare:
                 raise UsageError(f"--trace and --compare show the SFT step; --kind {kind} has phases of its own",
                                  hint="drop --trace/--compare, or pass --kind sft")
-            post = PostTraining(
-                kind,  # type: ignore[arg-type]
-                max_prompt_length=max_prompt_length, max_completion_length=max_completion_length,
-                num_generations=num_generations, steps_per_generation=steps_per_generation or 1, beta=beta,
-                precompute_ref_log_probs=precompute_ref_log_probs, generation=generation,  # type: ignore[arg-type]
-                vllm_gpu_memory_utilization=vllm_gpu_memory_utilization,
-                vllm_tensor_parallel_size=vllm_tensor_parallel_size, vllm_server_gpus=vllm_server_gpus,
-                vllm_max_model_length=vllm_max_model_length)
-            fits = _post_training(console, workload, post, target, chosen, gpus_per_node, node_count, output_format)
-            raise typer.Exit(EXIT_FINDINGS if fits is False else 0)
-        from accelwiz.estimate.render import render_compare, render_json, render_text
-        from accelwiz.estimate.report import build_report
-
-        report = build_report(workload, target, chosen, gpus_per_node, node_count, compare=compare)
-        traced = _trace(console, report, layers) if trace else None
-        if plot is not None and traced is not None:
-            _plot(console, report, traced, plot)
-        if output_format is OutputFormat.json:
-            console.data(render_json(report, trace=None if traced is None else traced.as_dict()))
+            fits = _post_training(console, workload, post, choice.target, chosen, choice.gpus_per_node,
+                                  choice.nodes, output_format)
         else:
-            console.data(render_text(report))
-            if report.rows is not None:
-                console.data("")
-                console.data(render_compare(report.rows))
-            if traced is not None:
-                from accelwiz.estimate.trace_compare import render_comparison
+            from accelwiz.estimate.report import build_report
 
-                console.data("")
-                console.data(render_comparison(traced))
+            report = build_report(workload, choice.target, chosen, choice.gpus_per_node, choice.nodes,
+                                  compare=compare)
+            _show(console, report, _trace(console, report, layers) if trace else None, plot, output_format)
+            fits = report.fits
     # as `check`: exit 1 when it does not fit, so `accelwiz estimate ... && accelerate launch` works
-    raise typer.Exit(EXIT_FINDINGS if report.fits is False else 0)
+    raise typer.Exit(EXIT_FINDINGS if fits is False else 0)
+
+
+def _workload(model: str | None, params: str | None, *, lora: bool, qlora: bool, lora_target: list[str] | None,
+              **options: Any) -> Any:
+    """The estimator's Workload for the flags (accelwiz.resolution.options), with the attention transformers
+    would pick for the model where none was given; UsageError for flags that contradict each other."""
+    from accelwiz.errors import UsageError
+    from accelwiz.estimate.workload import check_attention, default_attention
+    from accelwiz.resolution.options import workload_from_options
+
+    if (model is None) == (params is None):
+        raise UsageError("pass exactly one of --model and --params", hint="e.g. --model llama-8b or --params 7e9")
+    if lora and qlora:
+        raise UsageError("--lora and --qlora exclude each other", hint="QLoRA is LoRA on a 4-bit base: pass one")
+    if lora_target and model is not None:  # an unknown name beside valid ones is refused, by name
+        from accelwiz.estimate.models import resolve_model
+        from accelwiz.estimate.workload import check_lora_targets
+
+        check_lora_targets(resolve_model(model), lora_target)
+    more = {"lora_targets": tuple(lora_target)} if lora_target else {}
+    workload = workload_from_options(model=model or params or "", refuse_beyond=True,
+                                     regime="qlora" if qlora else "lora" if lora else "full", **options, **more)
+    if options["attention"] is not None:
+        check_attention(workload.model, options["attention"])
+    elif workload.attention != default_attention(workload.model):  # what transformers picks (Gemma-2: eager)
+        from dataclasses import replace
+
+        workload = replace(workload, attention=default_attention(workload.model))
+    return workload
+
+
+def _check_trace_options(trace: bool, layers: int | None, plot: str | None) -> None:
+    """--layers and --plot go with --trace; a plot's file name is refused before a trace of a minute."""
+    from accelwiz.errors import UsageError
+
+    if layers is not None and not trace:
+        raise UsageError("--layers is for --trace", hint="add --trace, or drop --layers")
+    if plot is not None:
+        from accelwiz.estimate.plot import plot_format
+
+        if not trace:
+            raise UsageError("--plot draws the traced step", hint="add --trace, or drop --plot")
+        plot_format(plot)
+
+
+def _chosen_strategy(strategy: str | None, offload_optimizer: str, offload_param: str, fsdp_version: int,
+                     gpus_per_node: int, nodes: int) -> Any:
+    """The strategy --strategy (or an offload flag) names; None: the report recommends one."""
+    if strategy is None and offload_optimizer == "none" and offload_param == "none":
+        return None
+    from accelwiz.estimate.strategy import strategy_from_options
+
+    return strategy_from_options(strategy or ("zero3" if offload_param != "none" else "zero2"),
+                                 gpus_per_node=gpus_per_node, nodes=nodes, offload_optimizer=offload_optimizer,
+                                 offload_param=offload_param, fsdp_version=fsdp_version)
+
+
+def _show(console: Console, report: Report, traced: TraceComparison | None, plot: str | None,
+          output_format: OutputFormat) -> None:
+    """The SFT report (and --compare's table, the trace beside it, the plot) as text or JSON."""
+    from accelwiz.estimate.render import render_compare, render_json, render_text
+
+    if plot is not None and traced is not None:
+        _plot(console, report, traced, plot)
+    if output_format is OutputFormat.json:
+        console.data(render_json(report, trace=None if traced is None else traced.as_dict()))
+        return
+    console.data(render_text(report))
+    if report.rows is not None:
+        console.data("")
+        console.data(render_compare(report.rows))
+    if traced is not None:
+        from accelwiz.estimate.trace_compare import render_comparison
+
+        console.data("")
+        console.data(render_comparison(traced))
+
+
+def _post_settings(workload: Any, flags: dict[str, Any]) -> Any:
+    """The TRL settings the --kind flags give (accelwiz.resolution.posttraining: TRL's defaults beneath them), or
+    None for SFT; a prompt + completion beyond the model's positions is refused as --seq-len is."""
+    from accelwiz.errors import UsageError
+    from accelwiz.resolution.posttraining import beyond_positions, resolve_posttraining
+
+    spec = workload.model
+    post = resolve_posttraining(flags=flags, max_positions=spec.max_position_embeddings)
+    if not post.is_posttraining:
+        return None
+    problem = beyond_positions(post, spec.max_position_embeddings, spec.name)
+    if problem is not None:
+        raise UsageError(problem, hint=f"keep --max-prompt-length + --max-completion-length within "
+                                       f"{spec.max_position_embeddings}")
+    return post.settings()
 
 
 def _post_training(console: Console, workload: Any, post: Any, target: Any, chosen: Any, gpus_per_node: int,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from accelwiz.errors import UsageError
 from accelwiz.resolution.model import model_to_train
+from accelwiz.resolution.posttraining import ResolvedPostTraining, resolve_posttraining
 from accelwiz.resolution.workload import ResolvedWorkload, Sourced, beyond_positions, resolve_workload
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ class Run:
 
     model: Sourced
     workload: ResolvedWorkload
+    post: ResolvedPostTraining | None = None  # resolve_run always sets it: the kind, and DPO/GRPO's settings
     plan: PlanFile | None = None
     plan_path: Path | None = None
     deepspeed_json: Path | None = None
@@ -53,7 +55,8 @@ class Run:
         return getattr(self.workload, name)
 
     def chosen(self) -> list[tuple[str, Sourced]]:
-        return [("model", self.model), *self.workload.items()]
+        post = self.post.items() if self.post is not None and self.post.is_posttraining else []
+        return [("model", self.model), *self.workload.items(), *post]
 
     def summary(self) -> str:
         """One line for the run's log: every value and its source."""
@@ -78,16 +81,18 @@ class Run:
 def resolve_run(config: Path | None, *, model: str | None = None, flags: dict[str, Any] | None = None,
                 environ: Mapping[str, str] | None = None) -> Run:
     """The run `accelerate launch --config_file config` trains: the YAML, the DeepSpeed JSON the workers open, the
-    plan beside the YAML, then `model` and the workload `flags` (None: not given). Raises InputError for a file
-    that cannot be read, UsageError when nothing names a model or a value is beyond the model's limits."""
+    plan beside the YAML, then `model` and the workload and post-training `flags` (None: not given). Raises
+    InputError for a file that cannot be read, UsageError when nothing names a model or a value is beyond the
+    model's limits."""
     environ = os.environ if environ is None else environ
     accelerate_doc, deepspeed_doc, plan, plan_path = _inputs(config, environ)
     choice = model_to_train(model, plan)
     positions = model_positions(choice.name)
     effective = _effective(accelerate_doc, deepspeed_doc, plan)
     workload = resolve_workload(plan=plan, effective=effective, flags=flags, max_positions=positions)
-    check_limits(workload, positions, choice.name)
-    return Run(model=Sourced(choice.name, choice.source, choice.note), workload=workload, plan=plan,
+    post = resolve_posttraining(plan=plan, flags=flags, max_positions=positions)
+    check_limits(workload, post, positions, choice.name)
+    return Run(model=Sourced(choice.name, choice.source, choice.note), workload=workload, post=post, plan=plan,
                plan_path=plan_path, deepspeed_json=deepspeed_doc.path if deepspeed_doc is not None else None,
                effective=effective)
 
@@ -106,9 +111,17 @@ def model_positions(name: str) -> int | None:
     return None
 
 
-def check_limits(workload: ResolvedWorkload, positions: int | None, model: str) -> None:
+def check_limits(workload: ResolvedWorkload, post: ResolvedPostTraining, positions: int | None, model: str) -> None:
     """A sequence longer than the model's positions indexes past its position table (an IndexError in every
-    worker), or trains positions the model never learned: refused before anything starts."""
+    worker), or trains positions the model never learned: refused before anything starts. A DPO/GRPO run's
+    sequence is its prompt + completion."""
+    from accelwiz.resolution.posttraining import beyond_positions as post_beyond
+
+    if post.is_posttraining:
+        problem = post_beyond(post, positions, model)
+        if problem is not None:
+            raise UsageError(problem, hint=f"keep --max-prompt-length + --max-completion-length within {positions}")
+        return
     problem = beyond_positions(workload.seq_len.value, positions, model)
     if problem is not None:
         raise UsageError(f"{problem} (seq_len from the {workload.seq_len.source})",

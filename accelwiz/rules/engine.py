@@ -260,15 +260,15 @@ def check_paths(paths: Sequence[Path], rules: Sequence[Rule] | None = None, **fa
 
 
 def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None, *,
-                     system: MachineProfile | None = None, workload: Any = None, plan: Path | None = None,
+                     system: MachineProfile | None = None, model: ModelSpec | None = None, plan: Path | None = None,
                      training_args: Any = None, workload_flags: dict[str, Any] | None = None) -> CheckResult:
     """`accelwiz check` with plans: each YAML with the plan beside it (or `plan`, given with --plan), and the
     memory and hardware rules run with the plan's system and workload.
 
-    `workload_flags` (check's --micro-batch, --seq-len, --gradient-checkpointing, --lora/--qlora, --attention:
-    Workload field -> value) and `workload` (built from --model) override the plan's workload field by field:
-    the plan is the base. Without a plan, `workload` is the whole workload, and flags without --model are a
-    UsageError. With no Trainer arguments given, a plan whose batch the Trainer owns gives its recorded
+    `model` (--model) replaces the plan's model; `workload_flags` (check's --micro-batch, --seq-len,
+    --gradient-checkpointing, --lora/--qlora, --attention: Workload field -> value) replace the plan's workload
+    field by field: each unit's workload is resolved once, from the plan, the files, the Trainer's arguments and
+    the flags (`check_unit`). Flags without --model or a plan are a UsageError. With no Trainer arguments given, a plan whose batch the Trainer owns gives its recorded
     `training.trainer_arguments`, so the files are checked as they will run.
 
     The files are grouped into units as `check_paths` groups them (a YAML with the JSON it names, or the one JSON
@@ -285,12 +285,11 @@ def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None,
         if text not in result.skipped:
             result.skipped.append(text)
 
-    model = workload.model if workload is not None else None  # --model
     for unit in build_units(files, result):
         facts: dict[str, Any] = {"system": system, "model": model, "training_args": training_args,
                                  "workload_flags": flags}
         plan_path = plan if plan is not None else find_plan(unit.accelerate.path) if unit.accelerate else None
-        if plan_path is None and workload is None and flags:
+        if plan_path is None and model is None and flags:
             from accelwiz.errors import UsageError
 
             given = ", ".join(f"--{name.replace('_', '-')}" for name in flags)

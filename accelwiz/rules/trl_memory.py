@@ -16,33 +16,19 @@ if TYPE_CHECKING:
 
 
 def posttraining_estimate(ctx: CheckContext, args: Any) -> PostTrainingEstimate | None:
-    """The run's post-training estimate from TRL's arguments, `--model` and the config's strategy; None when the
-    config or the workload does not say enough. The sequence is the workload's (`--seq-len`) for GRPO, split
-    into max_completion_length and the prompt; DPO's is TRL's max_length."""
-    from accelwiz.estimate.posttraining import PostTraining, estimate_posttraining
+    """The run's post-training estimate: the settings resolved once from the plan and TRL's arguments
+    (accelwiz.resolution.posttraining), the workload (`--model`, the plan, the files), the config's strategy;
+    None when the config or the workload does not say enough."""
+    from accelwiz.estimate.posttraining import estimate_posttraining
     from accelwiz.estimate.strategy import strategy_from_effective
+    from accelwiz.resolution.posttraining import resolve_posttraining
 
     strategy = strategy_from_effective(ctx.effective)
     if strategy is None or ctx.workload is None:
         return None
-    trl, workload = args.trl, ctx.workload
-    if args.kind == "dpo":
-        total = trl["max_length"] or workload.seq_len
-        completion = max(1, total // 2)
-    else:
-        completion = trl["max_completion_length"] or 512
-        total = max(workload.seq_len, completion + 1)
-    use_vllm = args.kind == "grpo" and trl["use_vllm"]
-    generation = f"vllm-{trl['vllm_mode']}" if use_vllm and trl["vllm_mode"] in ("colocate", "server") else "hf"
-    post = PostTraining(
-        args.kind, max_prompt_length=total - completion, max_completion_length=completion,
-        num_generations=trl.get("num_generations") or 2,
-        steps_per_generation=trl.get("steps_per_generation") or args["gradient_accumulation_steps"],
-        beta=trl["beta"], precompute_ref_log_probs=bool(trl.get("precompute_ref_log_probs")),
-        generation=generation,  # type: ignore[arg-type]
-        vllm_gpu_memory_utilization=trl.get("vllm_gpu_memory_utilization", 0.3),
-        vllm_tensor_parallel_size=trl.get("vllm_tensor_parallel_size", 1),
-        vllm_max_model_length=trl.get("vllm_max_model_length"))
+    workload = ctx.workload
+    resolved = resolve_posttraining(plan=ctx.plan, trl_args=args, max_positions=workload.model.max_position_embeddings)
+    post = resolved.settings(accumulation=args["gradient_accumulation_steps"])
     gpu = ctx.system.min_gpu_memory_bytes if ctx.system is not None else None
     return estimate_posttraining(workload, strategy, post, gpu or None)
 

@@ -50,10 +50,10 @@ def check_inputs(opts: TrainerOptions, *, uses_deepspeed: bool) -> CheckedInputs
         check_lora_targets(model, settings)
     if opts.data is not None and not opts.data.exists():
         raise InputError(f"--data {opts.data}: no such file or directory", hint="check the path")
-    if opts.kind not in (None, "sft"):  # TRL's datasets and reward (trl_data.py), checked before the launch too
+    if settings.post.is_posttraining:  # TRL's datasets and reward (trl_data.py), checked before the launch too
         from accelwiz.trainer.trl_data import check_trl_inputs
 
-        check_trl_inputs(opts, model)
+        check_trl_inputs(opts.data, settings.post, model)
         return CheckedInputs(settings, model)
     if data_kind(opts.data) in ("jsonl", "dataset"):
         try:

@@ -40,13 +40,13 @@ class TrainerOptions:
     lora_alpha: int | None = None
     lora_targets: str | None = None  # comma-separated module names, or all-linear
     config: Path | None = None  # the Accelerate YAML: its plan and DeepSpeed JSON supply the workload
-    # None, "not given": the plan's training.kind (trl_run.with_plan), else sft
+    # DPO/GRPO (None, "not given": the plan's, else resolution.posttraining's defaults, TRL's own)
     kind: str | None = None
     reward: str | None = None  # GRPO: FILE.py:FUNCTION
-    num_generations: int = 4
-    max_prompt_length: int = 32
-    max_completion_length: int = 16
-    beta: float | None = None  # None: TRL's default (DPO 0.1, GRPO 0.0)
+    num_generations: int | None = None
+    max_prompt_length: int | None = None
+    max_completion_length: int | None = None
+    beta: float | None = None
 
     def to_argv(self) -> list[str]:
         """The argv `train.py` parses back into these options (only values that differ from the defaults)."""

@@ -18,7 +18,10 @@ def resolve_settings(opts: TrainerOptions, environ: Mapping[str, str] | None = N
 
 
 def trainer_flags(opts: TrainerOptions) -> dict[str, Any]:
-    """The trainer's own workload flags, by the resolution's names (None: not given)."""
+    """The trainer's own workload and post-training flags, by the resolution's names (None: not given)."""
     return {"micro_batch": opts.micro_batch, "gradient_accumulation": opts.gradient_accumulation,
             "seq_len": opts.seq_len, "gradient_checkpointing": opts.gradient_checkpointing, "method": opts.method,
-            "lora_rank": opts.lora_rank, "lora_alpha": opts.lora_alpha, "lora_targets": opts.lora_targets}
+            "lora_rank": opts.lora_rank, "lora_alpha": opts.lora_alpha, "lora_targets": opts.lora_targets,
+            "kind": opts.kind, "reward": opts.reward, "num_generations": opts.num_generations,
+            "max_prompt_length": opts.max_prompt_length, "max_completion_length": opts.max_completion_length,
+            "beta": opts.beta}

@@ -113,20 +113,16 @@ def save_checkpoint(accelerator: Any, opts: TrainerOptions, state: TrainerState)
 
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
-    if opts.kind is None and opts.config is not None:  # the plan may say dpo or grpo
-        from accelwiz.trainer.trl_data import with_plan
-
-        opts = with_plan(opts)
-    if opts.kind not in (None, "sft"):  # DPO and GRPO train with TRL's own trainers
-        from accelwiz.trainer.trl_run import run_trl
-
-        finish(run_trl(opts))  # bad input raises its AccelwizError: entry() prints it, exit 2
-        return 0
     uses_deepspeed = os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true"
     try:
         checked = check_inputs(opts, uses_deepspeed=uses_deepspeed)
     except AccelwizError as exc:
         return bad_input(exc.message, exc.hint)
+    if checked.settings.post.is_posttraining:  # DPO and GRPO (the flags' or the plan's) train with TRL's trainers
+        from accelwiz.trainer.trl_run import run_trl
+
+        finish(run_trl(opts, checked))
+        return 0
     settings = checked.settings
     opts = replace(
         opts,

@@ -14,7 +14,7 @@ from accelwiz.errors import InputError, UsageError
 from accelwiz.trainer.data import DataError, is_messages, jsonl_records
 
 if TYPE_CHECKING:
-    from accelwiz.trainer.options import TrainerOptions
+    from accelwiz.resolution.posttraining import ResolvedPostTraining
 
 COLUMNS = {"dpo": ("prompt", "chosen", "rejected"), "grpo": ("prompt",)}
 _EXAMPLE = {"dpo": '{"prompt": "...", "chosen": "...", "rejected": "..."}', "grpo": '{"prompt": "..."}'}
@@ -45,64 +45,34 @@ def _text_or_messages(value: Any) -> bool:
     return (isinstance(value, str) and bool(value)) or is_messages(value)
 
 
-def check_trl_inputs(opts: TrainerOptions, model: Any) -> None:
+def check_trl_inputs(data: Path | None, post: ResolvedPostTraining, model: Any) -> None:
     """What a DPO/GRPO run reads, refused in one line (InputError/UsageError, exit 2) before anything loads:
     `accelwiz run` calls it through trainer/inputs.check_inputs before the launch, each worker again."""
+    kind = post.kind.value
     if not model.pretrained:
-        raise UsageError(f"--kind {opts.kind} trains a pretrained checkpoint with a tokenizer, and --model "
-                         f"{model.name!r} is a random initialisation", hint="pass a checkpoint directory or hub id "
-                                                                            "with --model")
-    trl_records(opts)
-    reward_of(opts)
+        raise UsageError(f"--kind {kind} ({post.kind.source}) trains a pretrained checkpoint with a tokenizer, and "
+                         f"--model {model.name!r} is a random initialisation",
+                         hint="pass a checkpoint directory or hub id with --model")
+    trl_records(data, kind)
+    reward_of(post)
 
 
-def trl_records(opts: TrainerOptions) -> list[dict[str, Any]]:
+def trl_records(data: Path | None, kind: str) -> list[dict[str, Any]]:
     """The run's records (an InputError naming the first bad line)."""
     try:
-        return read_trl_records(opts.data, opts.kind)
+        return read_trl_records(data, kind)
     except DataError as exc:
         raise InputError(str(exc), hint=exc.hint or None) from None
 
 
-def reward_of(opts: TrainerOptions) -> Any:
-    """GRPO's reward function from --reward (None for DPO)."""
-    if opts.kind != "grpo":
+def reward_of(post: ResolvedPostTraining) -> Any:
+    """GRPO's reward function (--reward, or the plan's training.reward); None for DPO."""
+    if post.kind.value != "grpo":
         return None
     from accelwiz.trainer.rewards import load_reward
 
-    if not opts.reward:
-        raise UsageError("--kind grpo needs --reward FILE.py:FUNCTION",
+    if not post.reward.value:
+        raise UsageError("--kind grpo needs --reward FILE.py:FUNCTION (or training.reward in the plan)",
                          hint="a function def NAME(completions, **kwargs) -> list[float]")
-    return load_reward(opts.reward)
+    return load_reward(post.reward.value)
 
-
-# The plan fields a DPO/GRPO run reads, by TrainerOptions name (plan `training.<name>`); read defensively, so
-# that plans written before the plan carries them, and plans without them, train as before.
-PLANNED = ("kind", "reward", "num_generations", "max_prompt_length", "max_completion_length", "beta")
-
-
-def with_plan(opts: TrainerOptions) -> TrainerOptions:
-    """The kind and TRL settings of the plan beside --config where no flag gave them (`training.kind` ...)."""
-    from dataclasses import replace
-
-    from accelwiz.defaults import find_plan
-    from accelwiz.errors import AccelwizError
-    from accelwiz.plan_file import load_plan
-
-    path = find_plan(opts.config) if opts.config is not None else None
-    if path is None:
-        return opts
-    try:
-        plan = load_plan(path)
-    except AccelwizError:
-        return opts  # settings.py reads the same plan and reports what is wrong with it
-    training = plan.training
-    if getattr(training, "kind", None) in (None, "sft"):
-        return opts
-    planned = {name: getattr(training, name, None) for name in PLANNED}
-    if planned.get("reward"):  # FILE.py:FUNCTION, its file relative to the plan like every path in it
-        file, _, function = str(planned["reward"]).rpartition(":")
-        planned["reward"] = f"{plan.resolve(file)}:{function}" if file else planned["reward"]
-    given = {name: value for name, value in planned.items() if value is not None
-             and (name == "kind" or getattr(opts, name) == getattr(type(opts)(), name))}
-    return replace(opts, **given)

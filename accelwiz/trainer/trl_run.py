@@ -3,34 +3,33 @@
     accelerate launch -m accelwiz.trainer.train --kind dpo --model CKPT --data prefs.jsonl --steps 4
     accelerate launch -m accelwiz.trainer.train --kind grpo --model CKPT --data prompts.jsonl --reward r.py:fn
 
-The settings are those of an SFT run (the model, micro-batch, accumulation, method and LoRA from the flags, the
-plan and the DeepSpeed JSON, `settings.py`), turned into a DPOConfig / GRPOConfig; TRL's trainer then runs under
-the Accelerate state `accelerate launch` set up (DDP, DeepSpeed). Losses and GRPO's rewards from TRL's log go into
+The settings are the resolved run's (`settings.py`: the model, micro-batch, accumulation, method and LoRA, and
+the post-training settings of accelwiz.resolution.posttraining, from the flags, the plan and the DeepSpeed JSON),
+turned into a DPOConfig / GRPOConfig; TRL's trainer then runs under the Accelerate state `accelerate launch` set
+up (DDP, DeepSpeed). Losses and GRPO's rewards from TRL's log go into
 `run_report.json` with the kind. Bad input (a missing column, a reward file that does not load) is one line and
 exit 2 before any model is loaded.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from typing import Any
 
+from accelwiz.trainer.inputs import CheckedInputs
 from accelwiz.trainer.options import TrainerOptions
 
 
-def run_trl(opts: TrainerOptions) -> Any:
-    """Train with TRL's trainer; returns the Accelerator for train.finish. Bad input raises the AccelwizError
-    (InputError/UsageError: exit 2) that train.entry prints as one line, before any model is loaded."""
-    from accelwiz.trainer.inputs import check_inputs
+def run_trl(opts: TrainerOptions, checked: CheckedInputs) -> Any:
+    """Train with TRL's trainer the run `checked` resolved (its inputs checked: trl_data.check_trl_inputs);
+    returns the Accelerator for train.finish."""
     from accelwiz.trainer.trl_data import reward_of, trl_records
 
-    uses_deepspeed = os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true"
-    checked = check_inputs(opts, uses_deepspeed=uses_deepspeed)  # trl_data.check_trl_inputs included
-    records, reward = trl_records(opts), reward_of(opts)
     settings = checked.settings
+    records, reward = trl_records(opts.data, settings.post.kind.value), reward_of(settings.post)
     trainer = _build(opts, settings, checked.model, records, reward)
+    trainer.accelerator.print(settings.summary(), file=sys.stderr)
     started = time.perf_counter()
     trainer.train()
     _report(trainer, opts, settings, time.perf_counter() - started)
@@ -65,18 +64,17 @@ def _build(opts: TrainerOptions, settings: Any, model: Any, records: list[dict[s
     from datasets import Dataset
 
     data = Dataset.from_list(records)
-    peft = _peft(settings)
-    extra = {} if opts.beta is None else {"beta": opts.beta}
-    if opts.kind == "dpo":
+    peft, post = _peft(settings), settings.post
+    extra = {} if post.beta.value is None else {"beta": post.beta.value}
+    if post.kind.value == "dpo":
         from trl import DPOConfig, DPOTrainer
 
-        args = DPOConfig(**_common(opts, settings), max_length=opts.max_prompt_length + opts.max_completion_length,
-                         **extra)
+        args = DPOConfig(**_common(opts, settings), max_length=post.sequence, **extra)
         return DPOTrainer(model=str(model.path), args=args, train_dataset=data, peft_config=peft)
     from trl import GRPOConfig, GRPOTrainer
 
-    args = GRPOConfig(**_common(opts, settings), num_generations=opts.num_generations,
-                      max_completion_length=opts.max_completion_length, **extra)
+    args = GRPOConfig(**_common(opts, settings), num_generations=post.num_generations.value,
+                      max_completion_length=post.max_completion_length.value, **extra)
     return GRPOTrainer(model=str(model.path), reward_funcs=reward, args=args, train_dataset=data, peft_config=peft)
 
 
@@ -105,13 +103,14 @@ def _report(trainer: Any, opts: TrainerOptions, settings: Any, seconds: float) -
     logs = [entry for entry in trainer.state.log_history if "loss" in entry]
     losses = [float(entry["loss"]) for entry in logs]
     # GRPO logs the mean reward of the completions; DPO the margin of the implicit rewards (chosen - rejected)
-    key = "reward" if opts.kind == "grpo" else "rewards/margins"
+    kind = settings.post.kind.value
+    key = "reward" if kind == "grpo" else "rewards/margins"
     rewards = [float(entry[key]) for entry in logs if key in entry]
     peak, measured = peak_memory_bytes(accelerator.device.type)
     if not accelerator.is_main_process:
         return
     report = {
-        "kind": opts.kind,
+        "kind": kind,
         "trainer": type(trainer).__name__,
         "world_size": accelerator.num_processes,
         "distributed_type": str(getattr(accelerator.distributed_type, "value", accelerator.distributed_type)),
@@ -126,9 +125,9 @@ def _report(trainer: Any, opts: TrainerOptions, settings: Any, seconds: float) -
         "reward_key": key,
         "rewards": rewards,
         "reward_last": rewards[-1] if rewards else None,
-        "num_generations": opts.num_generations if opts.kind == "grpo" else None,
-        "max_prompt_length": opts.max_prompt_length,
-        "max_completion_length": opts.max_completion_length,
+        "num_generations": settings.post.num_generations.value if kind == "grpo" else None,
+        "max_prompt_length": settings.post.max_prompt_length.value,
+        "max_completion_length": settings.post.max_completion_length.value,
         "train_seconds": round(seconds, 3),
         "peak_memory_bytes": peak,
         "peak_memory_measure": measured,
@@ -138,5 +137,5 @@ def _report(trainer: Any, opts: TrainerOptions, settings: Any, seconds: float) -
     path = write_report(opts.output_dir, report)
     reward_text = f", reward {rewards[-1]:.3f}" if rewards else ""
     loss_text = f"loss {losses[0]:.3f} -> {losses[-1]:.3f}" if losses else "no loss logged"
-    print(f"done: {opts.kind} step {trainer.state.global_step}/{opts.steps}, {loss_text}{reward_text}; "
+    print(f"done: {kind} step {trainer.state.global_step}/{opts.steps}, {loss_text}{reward_text}; "
           f"report: {path}", file=sys.stderr)

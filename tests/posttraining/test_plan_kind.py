@@ -1,10 +1,16 @@
-"""The plan carries the kind of training (issue 19): a DPO or GRPO plan trains through TRL without flags."""
+"""The plan carries the kind of training (issue 19): a DPO or GRPO plan trains through TRL without flags, and
+`check` judges it with TRL's rules; the post-training settings are resolved once (accelwiz.resolution)."""
 
 from __future__ import annotations
 
+import pytest
+
+from accelwiz.config.trl_arguments import with_trl
+from accelwiz.errors import InputError, UsageError
 from accelwiz.plan_file import PlanFile, PlanFiles, PlanModel, PlanSystem, PlanTraining, dump_plan, load_plan
+from accelwiz.resolution.posttraining import resolve_posttraining
 from accelwiz.trainer.options import parse_args
-from accelwiz.trainer.trl_data import with_plan
+from accelwiz.trainer.settings import resolve_settings
 
 SINGLE = "compute_environment: LOCAL_MACHINE\ndistributed_type: 'NO'\nuse_cpu: true\nnum_processes: 1\n"
 
@@ -19,18 +25,69 @@ def write_plan(tmp_path, **training) -> None:
 def test_a_grpo_plan_gives_the_trainer_its_kind_and_settings_where_no_flag_does(tmp_path):
     write_plan(tmp_path, kind="grpo", num_generations=4, max_completion_length=16, reward="reward.py:length")
     config = str(tmp_path / "accelerate.yaml")
-    planned = with_plan(parse_args(["--config", config]))
-    assert (planned.kind, planned.num_generations, planned.max_completion_length, planned.reward) == (
+    post = resolve_settings(parse_args(["--config", config])).post
+    assert (post.kind.value, post.num_generations.value, post.max_completion_length.value, post.reward.value) == (
         "grpo", 4, 16, f"{tmp_path / 'reward.py'}:length")  # the reward's file is relative to the plan
-    flagged = with_plan(parse_args(["--config", config, "--num-generations", "8"]))
-    assert flagged.num_generations == 8  # a flag replaces the plan's field
+    assert post.kind.source == "plan" and post.max_prompt_length.source == "default"
+    # a flag replaces the plan's field, even one equal to a default
+    flagged = resolve_settings(parse_args(["--config", config, "--num-generations", "8"])).post
+    assert (flagged.num_generations.value, flagged.num_generations.source) == (8, "flag")
+
+
+def test_the_run_refuses_a_prompt_and_completion_beyond_the_model_positions(tmp_path):
+    write_plan(tmp_path, kind="dpo", max_prompt_length=200, max_completion_length=100)
+    with pytest.raises(UsageError, match=r"longer than the 256 positions of tiny: max_prompt_length 200 \(plan\)"):
+        resolve_settings(parse_args(["--config", str(tmp_path / "accelerate.yaml")]))
+
+
+def test_defaults_are_trl_s_capped_at_the_model_positions():
+    post = resolve_posttraining(flags={"kind": "dpo"})
+    assert (post.max_prompt_length.value, post.max_completion_length.value, post.num_generations.value) == (512, 512, 8)
+    capped = resolve_posttraining(flags={"kind": "dpo"}, max_positions=256)
+    assert (capped.max_prompt_length.value, capped.max_completion_length.value) == (128, 128)
+
+
+def test_trl_arguments_lie_between_the_plan_and_the_flags(tmp_path):
+    write_plan(tmp_path, kind="grpo", num_generations=4, max_prompt_length=64, beta=0.1)
+    plan = load_plan(tmp_path / "accelerate.plan.yaml")
+    args = with_trl(None, "grpo", None, ["--num_generations", "6", "--use_vllm", "--vllm_mode", "server"])
+    post = resolve_posttraining(plan=plan, trl_args=args, flags={"beta": 0.0})
+    assert (post.num_generations.value, post.num_generations.source) == (6, "trl arguments")
+    assert post.generation.value == "vllm-server"
+    assert (post.beta.value, post.beta.source) == (0.0, "flag")
+    assert (post.max_prompt_length.value, post.max_prompt_length.source) == (64, "plan")
+
+
+def test_dpo_max_length_is_split_around_the_prompt_length_given_elsewhere(tmp_path):
+    write_plan(tmp_path, kind="dpo", max_prompt_length=100)
+    plan = load_plan(tmp_path / "accelerate.plan.yaml")
+    args = with_trl(None, "dpo", None, ["--max_length", "300"])
+    post = resolve_posttraining(plan=plan, trl_args=args)
+    assert (post.max_prompt_length.value, post.max_completion_length.value) == (100, 200)
+    halves = resolve_posttraining(trl_args=args)
+    assert (halves.max_prompt_length.value, halves.max_completion_length.value) == (150, 150)
+
+
+@pytest.mark.parametrize(("flags", "message"), [({"kind": "ppo"}, "invalid kind 'ppo' (flag)"),
+                                                ({"generation": "vllm"}, "invalid generation"),
+                                                ({"num_generations": 0}, "num_generations must be a positive")])
+def test_values_no_layer_may_hold_are_refused_with_their_source(flags, message):
+    with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        resolve_posttraining(flags=flags)
+
+
+def test_check_takes_the_kind_from_the_plan(tmp_path, cli):
+    # GRPO with 2 x 1 completions per step cannot hold 4 generations per prompt: TRL refuses it at start-up
+    write_plan(tmp_path, kind="grpo", num_generations=4)
+    result = cli("check", str(tmp_path / "accelerate.yaml"), "--", "--per_device_train_batch_size", "2",
+                 "--num_generations", "4")
+    assert result.exit_code == 1 and "AW801" in result.stdout
+    sft = cli("check", str(tmp_path / "accelerate.yaml"), "--kind", "sft", "--", "--per_device_train_batch_size",
+              "2", "--num_generations", "4")
+    assert "AW801" not in sft.stdout
 
 
 def test_the_plan_refuses_a_kind_it_does_not_know_and_a_single_generation(tmp_path):
-    import pytest
-
-    from accelwiz.errors import InputError
-
     write_plan(tmp_path)
     text = (tmp_path / "accelerate.plan.yaml").read_text()
     for bad in ("  kind: ppo\n", "  num_generations: 1\n"):

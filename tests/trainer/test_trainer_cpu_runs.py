@@ -271,6 +271,14 @@ def test_qlora_trains_a_4bit_checkpoint_where_bitsandbytes_supports_this_machine
     assert report["parameters"] == checkpoint_parameters(checkpoint) + report["trainable_parameters"]
 
 
+def _command_line(process: psutil.Process) -> str:
+    """A live process's command line; "" for one that has exited (a zombie until its parent reaps it)."""
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
 def test_ctrl_c_during_a_two_process_run_leaves_nothing_running(tmp_path):
     config = write_config(tmp_path, "ddp")
     proc = subprocess.Popen(
@@ -296,7 +304,7 @@ def test_ctrl_c_during_a_two_process_run_leaves_nothing_running(tmp_path):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # the launcher and both workers, importing or training
         tree.update({p.pid: p for p in psutil.Process(proc.pid).children(recursive=True)})
-        workers = [p for p in tree.values() if p.is_running() and "train.py" in " ".join(p.cmdline())]
+        workers = [p for p in tree.values() if "train.py" in _command_line(p)]
         if len(workers) >= 2:
             break
         time.sleep(0.2)
