@@ -36,10 +36,14 @@ def recorded_status(directory: Path) -> int | None:
     return next((s for s in statuses if s != 0), 0)
 
 
-def _record(status: int) -> None:
+def record_status(status: int) -> None:
+    """This rank's exit status as `rank-<RANK>` in $ACCELWIZ_EXIT_DIR (set by `accelwiz run`; absent under a bare
+    `accelerate launch`), written whole: `recorded_status` never reads half a number."""
     directory = os.environ.get(EXIT_DIR_ENV)
     if directory:
-        Path(directory, f"rank-{os.environ.get('RANK', '0')}").write_text(f"{status}\n")
+        from accelwiz.atomic import atomic_write
+
+        atomic_write(Path(directory, f"rank-{os.environ.get('RANK', '0')}"), f"{status}\n")
 
 
 def main() -> None:
@@ -56,7 +60,7 @@ def main() -> None:
         status = status_of(exc)
         raise
     finally:
-        _record(status)
+        record_status(status)
 
 
 if __name__ == "__main__":

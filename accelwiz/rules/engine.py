@@ -268,8 +268,9 @@ def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None,
     `model` (--model) replaces the plan's model; `workload_flags` (check's --micro-batch, --seq-len,
     --gradient-checkpointing, --lora/--qlora, --attention: Workload field -> value) replace the plan's workload
     field by field: each unit's workload is resolved once, from the plan, the files, the Trainer's arguments and
-    the flags (`check_unit`). Flags without --model or a plan are a UsageError. With no Trainer arguments given, a plan whose batch the Trainer owns gives its recorded
-    `training.trainer_arguments`, so the files are checked as they will run.
+    the flags (`check_unit`). Flags without --model or a plan are a UsageError. With no Trainer arguments given,
+    a plan whose batch the Trainer owns gives its recorded `training.trainer_arguments`, so the files are checked
+    as they will run.
 
     The files are grouped into units as `check_paths` groups them (a YAML with the JSON it names, or the one JSON
     given beside it), then each unit is checked with the plan of its YAML. Why a plan's workload could not be

@@ -36,7 +36,11 @@ def checkpoint_dir(output_dir: Path, step: int) -> Path:
 
 
 def write_state(directory: Path, state: TrainerState) -> None:
-    (directory / STATE_FILE).write_text(json.dumps(asdict(state), indent=2) + "\n")
+    """The state file marks a checkpoint complete (`complete_checkpoints`): written whole, so a save killed
+    mid-write leaves no checkpoint that looks complete and does not load."""
+    from accelwiz.atomic import atomic_write
+
+    atomic_write(directory / STATE_FILE, json.dumps(asdict(state), indent=2) + "\n")
 
 
 def complete_checkpoints(output_dir: Path) -> list[Path]:

@@ -195,26 +195,18 @@ def entry(argv: list[str] | None = None) -> int:
     """The process's entry point: any AccelwizError ends as its one line, hint and exit code (no traceback), and
     the status is recorded in $ACCELWIZ_EXIT_DIR like a user script's (launch/child.py), so `accelwiz run` returns
     it even where `accelerate launch` reports every failing worker as 1."""
+    from accelwiz.launch.child import record_status, status_of
+
     status = 1
     try:
         status = main(argv)
     except AccelwizError as exc:
         status = bad_input(exc.message, exc.hint, exc.exit_code)
     except SystemExit as exc:  # argparse: 2 for a bad flag, 0 for --help
-        status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        status = status_of(exc)
     finally:
         record_status(status)
     return status
-
-
-def record_status(status: int) -> None:
-    """This rank's exit status as `rank-<RANK>` in $ACCELWIZ_EXIT_DIR, the file launch/child.py's
-    `recorded_status` reads (set by `accelwiz run`; absent under a bare `accelerate launch`)."""
-    from accelwiz.launch.child import EXIT_DIR_ENV
-
-    directory = os.environ.get(EXIT_DIR_ENV)
-    if directory:
-        Path(directory, f"rank-{os.environ.get('RANK', '0')}").write_text(f"{status}\n")
 
 
 def apply_batch_settings(accelerator: Any, opts: TrainerOptions) -> None:
