@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -45,6 +47,12 @@ def estimate(
         str | None,
         typer.Option(help="Preset or alias (`--list-models`), a local config.json, a hub id, or a count."),
     ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", show_default=False,
+                     help="The Accelerate YAML of a run: its plan, DeepSpeed JSON and strategy give the model, the "
+                          "workload, the kind and the machine, as `run` resolves them; flags replace single values."),
+    ] = None,
     params: Annotated[
         str | None, typer.Option(help="Parameter count instead of a model: 7e9, 7B, 125M.")
     ] = None,
@@ -62,7 +70,8 @@ def estimate(
     fsdp_version: Annotated[int, typer.Option(min=1, max=2, help="FSDP version.")] = 2,
     offload_optimizer: Annotated[str, typer.Option(metavar="none|cpu|nvme")] = "none",
     offload_param: Annotated[str, typer.Option(metavar="none|cpu|nvme")] = "none",
-    micro_batch: Annotated[int, typer.Option(min=1, rich_help_panel=_TRAIN)] = 1,
+    micro_batch: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAIN, show_default=False,
+                                                    help="Default 1.")] = None,
     seq_len: Annotated[int | None, typer.Option(
         min=1, rich_help_panel=_TRAIN, show_default=False,
         help="Tokens per sequence (default: 2048, or the model's positions when fewer).")] = None,
@@ -70,23 +79,21 @@ def estimate(
         bool, typer.Option(help="LoRA adapters on all block linears.", rich_help_panel=_TRAIN)
     ] = False,
     qlora: Annotated[bool, typer.Option(help="LoRA on a 4-bit NF4 base.", rich_help_panel=_TRAIN)] = False,
-    lora_rank: Annotated[int, typer.Option(min=1, rich_help_panel=_TRAIN)] = 16,
+    lora_rank: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAIN, show_default=False,
+                                                  help="Default 16.")] = None,
     lora_target: Annotated[
         list[str] | None,
         typer.Option(help="Module names, repeatable (default all-linear).", rich_help_panel=_TRAIN),
     ] = None,
     precision: Annotated[
-        str,
-        typer.Option(
-            metavar="fp32|mixed|bf16",
-            rich_help_panel=_TRAIN,
-            help="mixed = 16-bit compute with fp32 master weights.",
-        ),
-    ] = "mixed",
-    optimizer: Annotated[
-        str, typer.Option(metavar="adamw|adamw8bit|sgd|adafactor", rich_help_panel=_TRAIN)
-    ] = "adamw",
-    gradient_checkpointing: Annotated[bool, typer.Option(rich_help_panel=_TRAIN)] = False,
+        str | None,
+        typer.Option(metavar="fp32|mixed|bf16", rich_help_panel=_TRAIN, show_default=False,
+                     help="mixed (the default) = 16-bit compute with fp32 master weights."),
+    ] = None,
+    optimizer: Annotated[str | None, typer.Option(metavar="adamw|adamw8bit|sgd|adafactor", rich_help_panel=_TRAIN,
+                                                  show_default=False, help="Default adamw.")] = None,
+    gradient_checkpointing: Annotated[bool | None, typer.Option(rich_help_panel=_TRAIN, show_default=False,
+                                                                help="Default off.")] = None,
     attention: Annotated[
         str | None,
         typer.Option(metavar="eager|sdpa|flash", rich_help_panel=_TRAIN,
@@ -113,10 +120,10 @@ def estimate(
             rich_help_panel=_TRACE,
         ),
     ] = None,
-    kind: Annotated[str, typer.Option(metavar="sft|dpo|grpo", rich_help_panel=_POST,
-                                      help="What is trained: sft (the plain step), dpo or grpo (TRL's trainers; "
-                                           "--micro-batch is per_device_train_batch_size, --seq-len is replaced "
-                                           "by prompt + completion).")] = "sft",
+    kind: Annotated[str | None, typer.Option(metavar="sft|dpo|grpo", rich_help_panel=_POST, show_default=False,
+                                             help="What is trained: sft (the default: the plain step), dpo or grpo "
+                                                  "(TRL's trainers; --micro-batch is per_device_train_batch_size, "
+                                                  "--seq-len is replaced by prompt + completion).")] = None,
     max_prompt_length: Annotated[int | None, typer.Option(
         min=1, rich_help_panel=_POST, show_default=False, help="Default 512 (half the model's positions when "
                                                                "fewer).")] = None,
@@ -163,26 +170,42 @@ def estimate(
         if list_models:
             _print_models(console)
             raise typer.Exit(0)
-        workload = _workload(model, params, lora=lora, qlora=qlora, lora_target=lora_target, micro_batch=micro_batch,
-                             seq_len=seq_len, lora_rank=lora_rank, precision=precision, optimizer=optimizer,
-                             gradient_checkpointing=gradient_checkpointing, attention=attention)
+        from accelwiz.resolution.options import flags_from_options
+
+        flags = flags_from_options(
+            micro_batch=micro_batch, seq_len=seq_len, regime="qlora" if qlora else "lora" if lora else None,
+            lora_rank=lora_rank, lora_targets=tuple(lora_target) if lora_target else None, precision=precision,
+            optimizer=optimizer, gradient_checkpointing=gradient_checkpointing, attention=attention)
+        post_flags = {
+            "kind": kind, "max_prompt_length": max_prompt_length, "max_completion_length": max_completion_length,
+            "num_generations": num_generations, "steps_per_generation": steps_per_generation, "beta": beta,
+            "precompute_ref_log_probs": precompute_ref_log_probs or None, "generation": generation,
+            "vllm_gpu_memory_utilization": vllm_gpu_memory_utilization,
+            "vllm_tensor_parallel_size": vllm_tensor_parallel_size, "vllm_server_gpus": vllm_server_gpus,
+            "vllm_max_model_length": vllm_max_model_length}
+        if lora and qlora:
+            from accelwiz.errors import UsageError
+
+            raise UsageError("--lora and --qlora exclude each other", hint="QLoRA is LoRA on a 4-bit base: pass one")
         _check_trace_options(trace, layers, plot)
         from accelwiz.estimate.target import select_target
 
-        choice = select_target(system, gpu_memory, gpus, nodes)
+        if config is not None:
+            planned = _planned(config, model, params, {**flags, **post_flags})
+            workload, post, profile = planned.workload, planned.post, planned.system
+        else:
+            workload, profile = _workload(model, params, lora_target, flags), None
+            post = _post_settings(workload, post_flags)
+        choice = select_target(system, gpu_memory, gpus, nodes, profile=profile)
         for line in choice.debug:
             console.debug(line)
         for line in choice.warnings:
             console.warn(line)
         chosen = _chosen_strategy(strategy, offload_optimizer, offload_param, fsdp_version, choice.gpus_per_node,
                                   choice.nodes)
-        post = _post_settings(workload, {
-            "kind": kind, "max_prompt_length": max_prompt_length, "max_completion_length": max_completion_length,
-            "num_generations": num_generations, "steps_per_generation": steps_per_generation, "beta": beta,
-            "precompute_ref_log_probs": precompute_ref_log_probs or None, "generation": generation,
-            "vllm_gpu_memory_utilization": vllm_gpu_memory_utilization,
-            "vllm_tensor_parallel_size": vllm_tensor_parallel_size, "vllm_server_gpus": vllm_server_gpus,
-            "vllm_max_model_length": vllm_max_model_length})
+        if chosen is None and config is not None and planned.strategy is not None:
+            chosen = planned.strategy
+            choice = replace(choice, gpus_per_node=chosen.gpus_per_node, nodes=chosen.nodes)
         if post is not None:
             from accelwiz.errors import UsageError
 
@@ -202,33 +225,57 @@ def estimate(
     raise typer.Exit(EXIT_FINDINGS if fits is False else 0)
 
 
-def _workload(model: str | None, params: str | None, *, lora: bool, qlora: bool, lora_target: list[str] | None,
-              **options: Any) -> Any:
-    """The estimator's Workload for the flags (accelwiz.resolution.options), with the attention transformers
-    would pick for the model where none was given; UsageError for flags that contradict each other."""
+def _workload(model: str | None, params: str | None, lora_target: list[str] | None, flags: dict[str, Any]) -> Any:
+    """The estimator's Workload for the flags (accelwiz.resolution), with the attention transformers would pick
+    for the model where none was given."""
     from accelwiz.errors import UsageError
-    from accelwiz.estimate.workload import check_attention, default_attention
-    from accelwiz.resolution.options import workload_from_options
+    from accelwiz.estimate.models import resolve_model
+    from accelwiz.resolution.workload import beyond_positions, resolve_workload
 
     if (model is None) == (params is None):
-        raise UsageError("pass exactly one of --model and --params", hint="e.g. --model llama-8b or --params 7e9")
-    if lora and qlora:
-        raise UsageError("--lora and --qlora exclude each other", hint="QLoRA is LoRA on a 4-bit base: pass one")
+        raise UsageError("pass exactly one of --model and --params (or --config)",
+                         hint="e.g. --model llama-8b, --params 7e9 or --config accelerate.yaml")
+    spec = resolve_model(model or params or "")
     if lora_target and model is not None:  # an unknown name beside valid ones is refused, by name
-        from accelwiz.estimate.models import resolve_model
         from accelwiz.estimate.workload import check_lora_targets
 
-        check_lora_targets(resolve_model(model), lora_target)
-    more = {"lora_targets": tuple(lora_target)} if lora_target else {}
-    workload = workload_from_options(model=model or params or "", refuse_beyond=True,
-                                     regime="qlora" if qlora else "lora" if lora else "full", **options, **more)
-    if options["attention"] is not None:
-        check_attention(workload.model, options["attention"])
-    elif workload.attention != default_attention(workload.model):  # what transformers picks (Gemma-2: eager)
-        from dataclasses import replace
+        check_lora_targets(spec, lora_target)
+    resolved = resolve_workload(flags=flags, max_positions=spec.max_position_embeddings)
+    problem = beyond_positions(resolved.seq_len.value, spec.max_position_embeddings, spec.name)
+    if problem is not None:
+        raise UsageError(problem, hint=f"pass --seq-len {spec.max_position_embeddings} or less")
+    return _with_attention(resolved.for_estimator(spec, micro_batch_given=flags["micro_batch"] is not None),
+                           flags["attention"])
 
-        workload = replace(workload, attention=default_attention(workload.model))
+
+def _with_attention(workload: Any, given: str | None) -> Any:
+    """The attention given (refused where transformers refuses it), else the one transformers picks (Gemma-2:
+    eager)."""
+    from accelwiz.estimate.workload import check_attention, default_attention
+
+    if given is not None:
+        check_attention(workload.model, given)
+        return workload
+    if workload.attention != default_attention(workload.model):
+        return replace(workload, attention=default_attention(workload.model))
     return workload
+
+
+def _planned(config: Path, model: str | None, params: str | None, flags: dict[str, Any]) -> Any:
+    """`--config`: the run the files and the plan describe (accelwiz.estimate.planned), the flags replacing
+    single values; refused beyond the model's positions as `run` refuses it."""
+    from accelwiz.errors import UsageError
+    from accelwiz.estimate.planned import planned_run
+
+    if params is not None:
+        raise UsageError("--params sizes a model without files; --config names the run's own",
+                         hint="drop --params (pass --model to replace the plan's model)")
+    planned = planned_run(config, model=model, flags=flags)
+    if flags.get("attention") is not None:  # else the plan's, as the run will use it
+        from accelwiz.estimate.workload import check_attention
+
+        check_attention(planned.workload.model, flags["attention"])
+    return planned
 
 
 def _check_trace_options(trace: bool, layers: int | None, plot: str | None) -> None:

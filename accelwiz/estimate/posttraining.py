@@ -166,14 +166,16 @@ def fused_head_phases(step: Workload, strategy: Strategy, training: MemoryEstima
 
 
 def estimate_posttraining(workload: Workload, strategy: Strategy, post: PostTraining,
-                          gpu_bytes: int | None = None, *, compact: bool = True) -> PostTrainingEstimate:
+                          gpu_bytes: int | None = None, *, compact: bool = True,
+                          gpu_name: str | None = None) -> PostTrainingEstimate:
     """Per-GPU peak over the TRL step, the log-prob pass and generation, for `workload` under `strategy`.
 
     `workload.micro_batch` is TRL's `per_device_train_batch_size` (pairs for DPO, completions for GRPO);
-    `gpu_bytes` (one GPU's memory) sizes vLLM colocate's share.
+    `gpu_bytes` (one GPU's memory) sizes vLLM colocate's share; `gpu_name`, when known, the runtime beside the
+    tensors (as estimate_memory).
     """
     step = training_workload(workload, post)
-    training = estimate_memory(step, strategy)
+    training = estimate_memory(step, strategy, gpu_name)
     ref, ref_note = reference_bytes(workload, strategy, post)
     notes = [ref_note] if ref_note else []
     phases = list(training.phases)

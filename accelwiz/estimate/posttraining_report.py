@@ -38,11 +38,12 @@ def training_gpus(post: PostTraining, gpus_per_node: int, nodes: int) -> int:
 def build_post_report(workload: Workload, post: PostTraining, target: Target | None, strategy: Strategy | None,
                       gpus_per_node: int, nodes: int) -> tuple[PostTrainingEstimate, Report]:
     """The given strategy, else the fastest whose post-training estimate fits, else the most frugal."""
-    gpu = None if target is None else target.gpu_bytes
+    gpu, name = (None, None) if target is None else (target.gpu_bytes, target.gpu_name)
     if strategy is not None:
-        chosen = estimate_posttraining(workload, strategy, post, gpu)
+        chosen = estimate_posttraining(workload, strategy, post, gpu, gpu_name=name)
     else:
-        options = [estimate_posttraining(workload, s, post, gpu) for s in candidate_strategies(gpus_per_node, nodes)]
+        options = [estimate_posttraining(workload, s, post, gpu, gpu_name=name)
+                   for s in candidate_strategies(gpus_per_node, nodes)]
         fitting = [o for o in options if target is None or _fits(o, target)]
         chosen = fitting[0] if fitting else min(options, key=lambda o: o.combined.per_gpu_total)
     shown = chosen.combined

@@ -27,17 +27,19 @@ class TargetChoice:
 
 
 def select_target(
-    system: str | None, gpu_memory: str | None, gpus: int | None, nodes: int | None
+    system: str | None, gpu_memory: str | None, gpus: int | None, nodes: int | None,
+    profile: MachineProfile | None = None,
 ) -> TargetChoice:
-    """--gpu-memory, else --system, else the local GPUs; explicit --gpus/--nodes win over the profile's."""
+    """--gpu-memory, else --system, else `profile` (the plan's machine), else the local GPUs; explicit
+    --gpus/--nodes win over the profile's."""
     from accelwiz.estimate.sizes import gib, parse_size
 
-    profile, debug = None, []
+    debug: list[str] = []
     if system is not None:
         from accelwiz.probe.profiles import load_system
 
         profile = load_system(system)
-    elif gpu_memory is None:
+    elif gpu_memory is None and profile is None:
         profile = local_profile(debug)
     gpus_per_node = gpus or (profile.gpu_count if profile is not None and profile.gpu_count else 1)
     node_count = nodes or (profile.num_machines if profile is not None else 1)

@@ -27,6 +27,20 @@ def workload_from_options(*, model: str, micro_batch: int | None, seq_len: int |
     from accelwiz.estimate.models import resolve_model
 
     spec = resolve_model(model)
+    flags = flags_from_options(micro_batch=micro_batch, seq_len=seq_len, **more)
+    legacy = flags.pop("legacy_trainer", False)
+    resolved = resolve_workload(flags=flags, max_positions=spec.max_position_embeddings)
+    problem = beyond_positions(resolved.seq_len.value, spec.max_position_embeddings, spec.name) if refuse_beyond \
+        else None
+    if problem is not None:
+        raise UsageError(problem, hint=f"pass --seq-len {spec.max_position_embeddings} or less")
+    workload = resolved.for_estimator(spec, micro_batch_given=micro_batch is not None)
+    return workload if not legacy else _legacy(workload)
+
+
+def flags_from_options(*, micro_batch: int | None, seq_len: int | None, **more: Any) -> dict[str, Any]:
+    """The options given (None: not given), checked, by the resolution's names (`regime` is `method`, the
+    estimator's `mixed` precision is bf16 compute)."""
     if micro_batch is not None and micro_batch < 1:
         raise UsageError(f"micro-batch must be at least 1 (got {micro_batch})", hint="pass --micro-batch 1 or more")
     if seq_len is not None and seq_len < 1:
@@ -39,14 +53,7 @@ def workload_from_options(*, model: str, micro_batch: int | None, seq_len: int |
     flags = {"micro_batch": micro_batch, "seq_len": seq_len, "method": more.pop("regime", None), **more}
     if flags.get("precision") == "mixed":  # the estimator's word for bf16/fp16 compute with fp32 master weights
         flags["precision"] = "bf16"
-    legacy = flags.pop("legacy_trainer", False)
-    resolved = resolve_workload(flags=flags, max_positions=spec.max_position_embeddings)
-    problem = beyond_positions(resolved.seq_len.value, spec.max_position_embeddings, spec.name) if refuse_beyond \
-        else None
-    if problem is not None:
-        raise UsageError(problem, hint=f"pass --seq-len {spec.max_position_embeddings} or less")
-    workload = resolved.for_estimator(spec, micro_batch_given=micro_batch is not None)
-    return workload if not legacy else _legacy(workload)
+    return flags
 
 
 def _legacy(workload: Workload) -> Workload:

@@ -41,7 +41,7 @@ def _plan(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | None:
     if ctx.launch.machines_as_launched:
         # under SLURM the YAML describes one node and srun adds the others: judge the run that happens
         strategy = replace(strategy, nodes=ctx.launch.machines_as_launched)
-    return strategy, estimate_memory(ctx.workload, strategy)
+    return strategy, estimate_memory(ctx.workload, strategy, _gpu_name(ctx))
 
 
 def _lone_json_world(ctx: CheckContext, strategy: Strategy) -> Strategy:
@@ -68,6 +68,12 @@ def _anchor(ctx: CheckContext, strategy: Strategy) -> tuple[str | None, tuple[st
     if strategy.is_fsdp and ctx.accelerate.has("fsdp_config"):
         return "accelerate", ("fsdp_config",)
     return "accelerate", ("distributed_type",)
+
+
+def _gpu_name(ctx: CheckContext) -> str | None:
+    """The GPU the run is checked against: the runtime beside the tensors depends on its generation, as in
+    `estimate`, so check, init and estimate give one number for one run."""
+    return ctx.system.gpus[0].name if ctx.system is not None and ctx.system.gpus else None
 
 
 def _gpu_bytes(ctx: CheckContext) -> tuple[int, str] | None:
@@ -118,7 +124,7 @@ def _fastest_fitting(ctx: CheckContext, strategy: Strategy, gpu_bytes: int) -> M
             continue
         if candidate.is_fsdp and strategy.is_fsdp:
             candidate = replace(candidate, fsdp_version=strategy.fsdp_version)
-        estimate = estimate_memory(ctx.workload, candidate)
+        estimate = estimate_memory(ctx.workload, candidate, _gpu_name(ctx))
         if budget.fits(estimate):
             return estimate
     return None

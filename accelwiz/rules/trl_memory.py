@@ -30,7 +30,8 @@ def posttraining_estimate(ctx: CheckContext, args: Any) -> PostTrainingEstimate 
     resolved = resolve_posttraining(plan=ctx.plan, trl_args=args, max_positions=workload.model.max_position_embeddings)
     post = resolved.settings(accumulation=args["gradient_accumulation_steps"])
     gpu = ctx.system.min_gpu_memory_bytes if ctx.system is not None else None
-    return estimate_posttraining(workload, strategy, post, gpu or None)
+    name = ctx.system.gpus[0].name if ctx.system is not None and ctx.system.gpus else None
+    return estimate_posttraining(workload, strategy, post, gpu or None, gpu_name=name)
 
 
 @rule("AW813", "posttraining-estimate-exceeds-gpu-memory", Severity.ERROR, needs=Needs.WORKLOAD,

@@ -196,7 +196,7 @@ def _estimate_plan(answers: dict[str, Any], system: MachineProfile) -> Plan:
     for strategy in candidate_strategies(gpus, nodes):
         if not _offered(strategy) or (gpus * nodes == 1 and strategy.kind not in ("single", "zero2", "zero3")):
             continue
-        estimate = estimate_memory(workload, strategy)
+        estimate = estimate_memory(workload, strategy, system.gpus[0].name)  # the GPU's runtime, as estimate
         options.append(_option(estimate, budget.verdict(estimate)))
     return Plan(options=tuple(options), gpu_memory_bytes=gpu_memory, host_memory_bytes=host_memory)
 

@@ -1,0 +1,82 @@
+"""`estimate --config accelerate.yaml`: the estimate of the run the files and the plan describe, resolved as `run`
+resolves it (accelwiz.resolution.run): the model, the workload, the post-training settings, the strategy the
+config asks for and the machine the plan is for. Flags given beside it replace single values, as for `run`.
+
+No torch: what `resolve_run` and the estimator read is text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from accelwiz.errors import UsageError
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.posttraining import PostTraining
+    from accelwiz.estimate.strategy import Strategy
+    from accelwiz.estimate.workload import Workload
+    from accelwiz.probe.model import MachineProfile
+    from accelwiz.resolution.run import Run
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """What `estimate` needs of a resolved run."""
+
+    run: Run
+    workload: Workload
+    post: PostTraining | None  # None: supervised
+    strategy: Strategy | None  # None: the config's type has no GPU strategy (CPU, TPU): the report recommends one
+    system: MachineProfile | None  # the plan's machine; None without a plan
+
+
+def planned_run(config: Path, *, model: str | None, flags: dict[str, Any]) -> PlannedRun:
+    """The run `accelerate launch --config_file config` would train, ready for the estimator; UsageError when the
+    config or its plan does not name a model the estimator can size."""
+    from accelwiz.estimate.strategy import strategy_from_effective
+    from accelwiz.resolution.run import resolve_run
+
+    if not config.is_file():
+        raise UsageError(f"--config {config}: no such file", hint="pass the Accelerate YAML `accelwiz init` wrote")
+    run = resolve_run(config, model=model or _sized_by_count(config), flags=flags)
+    spec = _model_spec(run, model)
+    workload = run.workload.for_estimator(spec)
+    post = run.post.settings(accumulation=run.workload.gradient_accumulation.value) \
+        if run.post is not None and run.post.is_posttraining else None
+    system = None
+    if run.plan is not None:
+        from accelwiz.plan_file import plan_system
+
+        system = plan_system(run.plan)
+    return PlannedRun(run, workload, post, strategy_from_effective(run.effective), system)
+
+
+def _sized_by_count(config: Path) -> str | None:
+    """The parameter count a plan sized without a model records (`init --defaults`): `run` refuses to train it,
+    and the estimate sizes it."""
+    from accelwiz.defaults import find_plan
+
+    path = find_plan(config)
+    if path is None:
+        return None
+    from accelwiz.plan_file import load_plan
+
+    model = load_plan(path).model
+    return model.name if model.source == "parameters" else None
+
+
+def _model_spec(run: Run, model: str | None) -> Any:
+    """The estimator's spec of the model that trains: `--model`'s, else the plan's (a preset, a config.json or a
+    checkpoint beside it, or its recorded parameter count), else the one the run names."""
+    from accelwiz.estimate.models import resolve_model
+
+    if model is None and run.plan is not None:
+        from accelwiz.plan_file import plan_model
+
+        spec, why_not = plan_model(run.plan)
+        if spec is None:
+            raise UsageError(f"the plan's model cannot be sized: {why_not}", hint="pass --model PRESET|config.json")
+        return spec
+    return resolve_model(str(model or run.model.value))
