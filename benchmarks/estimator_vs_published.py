@@ -2,12 +2,15 @@
 
 The rows live in accelwiz/estimate/published.py (`PUBLISHED_MEASUREMENTS`): HF transformers' single-GPU guide
 (bert-large, V100), the PEFT README table (T0_3B: full, LoRA, LoRA + ZeRO-3 offload), PEFT's DeepSpeed and FSDP
-guides (Llama-2-70B LoRA/QLoRA on 8 and 2 GPUs), torchtune's README table (Llama 3.1). Each row carries its
+guides (Llama-2-70B LoRA/QLoRA on 8 and 2 GPUs), torchtune's README table (Llama 3.1), Answer.AI's fsdp_qlora
+benchmarks (Llama-2 7B/70B and Mistral 7B on 2 x RTX 3090/4090, FSDP1). Each row carries its
 URL, the quoted sentence or table cell, the settings and how it was measured:
 
 * `nvidia-smi`: the process's whole footprint; compared with accelwiz's reserved peak plus the runtime beside
   it (CUDA context, cuBLAS workspaces, NCCL: runtime.py, for the GPU and CUDA the source names), with the
   source's own measured context in place of accelwiz's where it gives one;
+* `reserved`: torch.cuda.max_memory_reserved; compared with accelwiz's reserved peak plus the cuBLAS workspaces
+  (they come from the caching allocator);
 * `allocated`: torch.cuda.max_memory_allocated (or the allocator's own peak); compared with accelwiz's
   allocated figure (no reserve, no runtime).
 
