@@ -446,7 +446,9 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         "on q, v, output projections and the MLP, fused AdamW, FSDP2 without CPU offload on 8 A100s; the "
         "table prints 'GB' in this row and 'GiB' in the others, torchtune's memory stats are in GiB: read as GiB",
         known_miss=_CHUNKED_LOSS.format("about 6") + " (counted on every GPU); with FSDP2's root unit (embeddings, "
-        "LM head, 4.2B parameters in 16-bit) now counted gathered, the loss tail is what the estimate has in excess",
+        "LM head, 4.2B parameters in 16-bit) now counted gathered, the loss tail is what the estimate has in excess; "
+        "and torchao's NF4Tensor shards its scalers with the packed weight (its FSDP2 all-gather extension), where "
+        "accelwiz counts bitsandbytes' quantization state whole on every rank (+5.2 GiB here)",
         gpu="NVIDIA A100-SXM4-80GB",
     ),
     # Answer.AI "Benchmarking QLoRA+FSDP" (fsdp_qlora, 2x RTX 3090 and 2x RTX 4090, 24 GB each)

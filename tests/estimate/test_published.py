@@ -176,15 +176,14 @@ def published_rows():
 def test_published_median_within_ten_percent_and_every_modelled_row_within_30(published_rows):
     """Median |error| <= 10% over the rows whose settings accelwiz models, and none beyond 30%. The target is
     20%; Answer.AI's FSDP1 rows on 2 x 24 GB miss it where the allocator reserves far beyond the allocated peak
-    (7B QLoRA at 1 x 512 tokens, -28.1%: 4.98 GiB reserved for a small step) and with FSDP1 CPU offload
-    (-21.7%, -23.6%): see docs/performance.md, "Published measurements"."""
+    (7B QLoRA at 1 x 512 tokens, -27.2%: 4.98 GiB reserved for a small step) and in the LoRA CPU-offload row at
+    10 x 2048 tokens (-21.7%): see docs/performance.md, "Published measurements"."""
     modelled = [result for row, result in published_rows if not row.known_miss]
     errors = sorted(abs(r["error_percent"]) for r in modelled)
     assert errors[len(errors) // 2] <= 10, errors
     assert all(abs(r["error_percent"]) <= 30 for r in modelled), [(r["key"], r["error_percent"]) for r in modelled]
     beyond = {r["key"] for r in modelled if abs(r["error_percent"]) > 20}
-    assert beyond <= {"answerai-llama2-7b-qlora-b1-512", "answerai-llama2-7b-lora-offload-b10-2048",
-                      "answerai-llama2-70b-qlora-offload-b2-2048"}, beyond
+    assert beyond <= {"answerai-llama2-7b-qlora-b1-512", "answerai-llama2-7b-lora-offload-b10-2048"}, beyond
 
 
 def test_known_misses_say_why_and_still_miss(published_rows):
