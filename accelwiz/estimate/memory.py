@@ -35,6 +35,7 @@ from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (H
 from accelwiz.estimate.loading import loading_bytes
 from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.runtime import Runtime, runtime
+from accelwiz.estimate.spec import ModelSpec
 from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM, ModelStates, model_states, optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
@@ -312,22 +313,38 @@ def _buffers(workload: Workload, strategy: Strategy) -> tuple[float, list[str]]:
             "5e8, persistent small parameters (≤1e5 elements) replicated"
         )
     elif strategy.is_fsdp:
-        gathered = max(spec.layer_parameters, spec.largest_layer_parameters)
         # QLoRA: FSDP gathers the packed 4-bit storage (bnb's quant_storage, torchao's NF4 all-gather), not 16-bit
         gathered_width = QLORA_BYTES_PER_PARAM if workload.regime == "qlora" else width
+        root = fsdp_root_parameters(spec)
         if strategy.kind != "fsdp_grad_op":
-            buffers += 2 * gathered_width * gathered  # current unit + the prefetched next one
+            buffers += 2 * gathered_width * spec.layer_parameters  # current block + the prefetched next one
+            # The root unit (what no block holds: embeddings, final norm, LM head; never quantized) is not
+            # resharded after forward, "with the intention that they are immediately used for backward"
+            # (torch/distributed/fsdp/_runtime_utils.py `_post_forward_reshard`; FSDP2: `FSDPState._lazy_init`
+            # sets the root's post_forward_mesh_info to None): gathered, beside its shard, from the embedding's
+            # forward to the end of backward.
+            buffers += width * root
         buffers += 4 * spec.layer_parameters if workload.regime == "full" else 0  # one unit's unsharded grads
         notes.append(
-            "FSDP: one wrapped unit gathered and one prefetched "
+            "FSDP: one wrapped block gathered and one prefetched "
             + ("(packed 4-bit)" if workload.regime == "qlora" else "(16-bit)")
-            + "; one unit's gradients unsharded"
+            + f", the root unit ({root / 1e6:,.0f}M parameters outside the blocks) gathered from forward to "
+            "the end of backward; one unit's gradients unsharded"
         )
     if workload.regime == "qlora":
         largest_linear = max(t.numel for t in spec.block_linears())
         buffers += 2 * largest_linear
         notes.append("QLoRA: one block linear dequantized to 16-bit at a time")
     return buffers, notes
+
+
+def fsdp_root_parameters(spec: ModelSpec) -> float:
+    """Parameters FSDP's root unit holds: every tensor outside the transformer blocks (which auto-wrap wraps)."""
+    tensors = spec.tensors()
+    root = sum(t.numel for t in tensors if not t.module.startswith("layers."))
+    if spec.parameters_override is not None:
+        return root * spec.parameters_override / sum(t.numel for t in tensors)
+    return float(root)
 
 
 def _zero3_prefetch_elements(workload: Workload, strategy: Strategy) -> float:

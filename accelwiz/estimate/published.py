@@ -115,9 +115,9 @@ class PublishedMeasurement:
     measured_bytes: float
     printed: str  # the figure as the source prints it (it appears in `quote`)
     # what the figure counts: `nvidia-smi` (the whole process: CUDA context and the allocator's reserve
-    # included) or `allocated` (torch.cuda.max_memory_allocated: tensors only)
-    metric: Literal["nvidia-smi", "allocated"]
-    context_bytes: float | None = None  # the CUDA context the source measured on its own stack, if it did
+    # included), `reserved` (torch.cuda.max_memory_reserved: the allocator's segments, the cuBLAS workspaces
+    # among them, without the CUDA context and NCCL) or `allocated` (torch.cuda.max_memory_allocated: tensors)
+    metric: Literal["nvidia-smi", "reserved", "allocated"]
     settings: str = ""  # the settings in words, and any the source leaves open (with the value assumed)
     known_miss: str = ""  # a setting accelwiz does not model, and what it costs; empty: accelwiz models it
     gpu: str | None = None  # the GPU the source names (the runtime beside the tensors depends on it)
@@ -149,7 +149,6 @@ def _bert(
         measured_bytes=mib * MIB,
         printed=f"{mib} MB",
         metric="nvidia-smi",
-        context_bytes=1343 * MIB,
         settings=_HF_ONE_GPU_SETTINGS,
         gpu="Tesla V100-SXM2-16GB",
         cuda_major=11,
@@ -184,6 +183,42 @@ _CHUNKED_LOSS = (
     "loss (full-vocabulary fp32 upcast, log-softmax and its gradient at once: {} GiB here)"
 )
 ALL_LINEAR_LLAMA = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+_ANSWERAI = "https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md"
+_ANSWERAI_SETTINGS = (
+    "Answer.AI fsdp_qlora train.py (February-March 2024): dummy dataset (every sample longer than the context, "
+    "truncated to it: fixed length), precision 'bf16' (model, LoRA adapters, gradients and AdamW states in "
+    "bf16, no FSDP MixedPrecision), PEFT LoRA r=64 alpha 16 dropout 0.1 on q, k, v, gate, up and down "
+    "projections (lora_target_modules 'all'; o_proj not adapted), QLoRA: bitsandbytes NF4 Linear4bit with "
+    "quant_storage bf16 and its default double quantization on every block linear, sdpa attention, "
+    "reentrant activation checkpointing of each decoder layer, torch AdamW, FSDP1 FULL_SHARD (use_orig_params "
+    "false, limit_all_gathers, sync_module_states) on 2 GPUs, or NO_SHARD for the 'DDP' rows; 'Peak Memory' is "
+    "rank 0's peak reserved memory (the page: 'the reported peak reserved memory'), in GiB"
+)
+
+
+def _answerai(key: str, model: str, regime: str, batch: int, seq: int, gib: float, quote: str, *,
+              gpu: str = "NVIDIA GeForce RTX 3090", offload: bool = False, ddp: bool = False,
+              metric: str = "reserved", note: str = "") -> PublishedMeasurement:
+    strategy: dict[str, Any] = {"kind": "ddp" if ddp else "fsdp_full", "gpus_per_node": 2, "fsdp_version": 1}
+    if offload:
+        strategy.update(offload_optimizer="cpu", offload_param="cpu")
+    return PublishedMeasurement(
+        key=key,
+        url=_ANSWERAI,
+        quote=quote,
+        model=model,
+        workload={"micro_batch": batch, "seq_len": seq, "precision": "bf16", "attention": "sdpa",
+                  "gradient_checkpointing": True, "regime": regime, "lora_rank": 64,
+                  "lora_targets": ("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "down_proj")},
+        strategy=strategy,
+        measured_bytes=gib * GIB_,
+        printed=f"{gib:.2f}",
+        metric=metric,  # type: ignore[arg-type]
+        settings=_ANSWERAI_SETTINGS + (f"; {note}" if note else ""),
+        gpu=gpu,
+    )
 
 PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
     # HF "Efficient training on a single GPU" (the rows this benchmark started with), nvidia-smi MiB
@@ -356,6 +391,9 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         metric="allocated",
         settings=_TORCHTUNE_SETTINGS + "; recipes/configs/llama3_1/70B_lora.yaml: LoRA r=16 on q, v, output "
         "projections and the MLP, fused AdamW, FSDP2 on 8 GPUs",
+        known_miss=_CHUNKED_LOSS.format("about 6") + " (counted on every GPU); FSDP2 keeps the root unit "
+        "(embeddings, LM head: 2.1B parameters) gathered from forward to backward, which accelwiz now counts: the "
+        "+14.5% this row had was that 4 GiB missing against the 6 GiB loss tail counted in excess",
         gpu="NVIDIA A100-SXM4-80GB",
     ),
     PublishedMeasurement(
@@ -407,6 +445,58 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         settings=_TORCHTUNE_SETTINGS + "; recipes/configs/llama3_1/405B_qlora.yaml: torchao NF4 base, LoRA r=16 "
         "on q, v, output projections and the MLP, fused AdamW, FSDP2 without CPU offload on 8 A100s; the "
         "table prints 'GB' in this row and 'GiB' in the others, torchtune's memory stats are in GiB: read as GiB",
+        known_miss=_CHUNKED_LOSS.format("about 6") + " (counted on every GPU); with FSDP2's root unit (embeddings, "
+        "LM head, 4.2B parameters in 16-bit) now counted gathered, the loss tail is what the estimate has in excess; "
+        "and torchao's NF4Tensor shards its scalers with the packed weight (its FSDP2 all-gather extension), where "
+        "accelwiz counts bitsandbytes' quantization state whole on every rank (+5.2 GiB here)",
         gpu="NVIDIA A100-SXM4-80GB",
     ),
+    # Answer.AI "Benchmarking QLoRA+FSDP" (fsdp_qlora, 2x RTX 3090 and 2x RTX 4090, 24 GB each)
+    _answerai("answerai-llama2-7b-qlora-b1-512", "llama-2-7b", "qlora", 1, 512, 4.98,
+              "|   QLoRA    |      512       |       4.98        |  1,082   | (Llama-2 7B with a batch size of one)"),
+    _answerai("answerai-llama2-7b-qlora-b1-2048", "llama-2-7b", "qlora", 1, 2048, 5.21,
+              "|   QLoRA    |      2048      |       5.21        |  1,564   | (Llama-2 7B with a batch size of one)"),
+    _answerai("answerai-llama2-7b-lora-b1-512", "llama-2-7b", "lora", 1, 512, 10.24,
+              "|    LoRA    |      512       |       10.24       |  2,597   | (Llama-2 7B with a batch size of one)"),
+    _answerai("answerai-llama2-7b-lora-b1-2048", "llama-2-7b", "lora", 1, 2048, 10.22,
+              "|    LoRA    |      2048      |       10.22       |  3,090   | (Llama-2 7B with a batch size of one)"),
+    _answerai("answerai-llama2-7b-lora-b1-512-allocated", "llama-2-7b", "lora", 1, 512, 8.28,
+              "NB: While the reported peak reserved memory for both 512 and 2048 context length is roughly the "
+              "same, the peak allocated memory is 8.28 GiB vs 9.16 GiB, respectively.", metric="allocated"),
+    _answerai("answerai-llama2-7b-lora-b1-2048-allocated", "llama-2-7b", "lora", 1, 2048, 9.16,
+              "NB: While the reported peak reserved memory for both 512 and 2048 context length is roughly the "
+              "same, the peak allocated memory is 8.28 GiB vs 9.16 GiB, respectively.", metric="allocated"),
+    _answerai("answerai-llama2-7b-qlora-b4-2048", "llama-2-7b", "qlora", 4, 2048, 11.22,
+              "|   QLoRA    |     4      |       11.22       |   998    | (Llama-2 7B with Context Length of 2048)"),
+    _answerai("answerai-llama2-7b-qlora-b10-2048", "llama-2-7b", "qlora", 10, 2048, 20.97,
+              "|   QLoRA    |     10     |       20.97       |   936    | (Llama-2 7B with Context Length of 2048)"),
+    _answerai("answerai-llama2-7b-lora-b4-2048", "llama-2-7b", "lora", 4, 2048, 16.14,
+              "|    LoRA    |     4      |       16.14       |  1,366   | (Llama-2 7B with Context Length of 2048)"),
+    _answerai("answerai-llama2-7b-lora-b6-2048", "llama-2-7b", "lora", 6, 2048, 21.35,
+              "|    LoRA    |     6      |       21.35       |  1,199   | (Llama-2 7B with Context Length of 2048)"),
+    _answerai("answerai-llama2-7b-qlora-ddp-b8-2048", "llama-2-7b", "qlora", 8, 2048, 20.94,
+              "|   QLoRA    | True |     8      |       20.94       |   875    | (DDP column)", ddp=True,
+              note="sharding_strategy 'ddp' (FSDP NO_SHARD: every GPU holds the whole model)"),
+    _answerai("answerai-llama2-7b-lora-ddp-b4-2048", "llama-2-7b", "lora", 4, 2048, 22.04,
+              "|    LoRA    | True |     4      |       22.04       |   881    | (DDP column)", ddp=True,
+              note="sharding_strategy 'ddp' (FSDP NO_SHARD: every GPU holds the whole model)"),
+    _answerai("answerai-llama2-7b-lora-offload-b10-2048", "llama-2-7b", "lora", 10, 2048, 22.69,
+              "|    LoRA    |    True     | False |     10     |       22.69       |   482    |",
+              gpu="NVIDIA GeForce RTX 4090", offload=True, note="use_cpu_offload true (FSDP1 CPUOffload)"),
+    _answerai("answerai-llama2-7b-qlora-offload-b12-2048", "llama-2-7b", "qlora", 12, 2048, 22.38,
+              "|   QLoRA    |    True     | False |     12     |       22.38       |   464    |",
+              gpu="NVIDIA GeForce RTX 4090", offload=True, note="use_cpu_offload true (FSDP1 CPUOffload)"),
+    _answerai("answerai-llama2-70b-qlora-offload-b2-2048", "llama-2-70b", "qlora", 2, 2048, 14.92,
+              "|   QLoRA    |    True     |     2      |       14.92       |  11,795  | (Llama-2 70B with Context "
+              "Length of 2048)", offload=True, note="use_cpu_offload true (FSDP1 CPUOffload)"),
+    _answerai("answerai-mistral-7b-qlora-offload-b12-2048", "mistral-7b", "qlora", 12, 2048, 22.54,
+              "|   QLoRA    |    True     |     12     |     2,048      |       22.54       |   483    |",
+              gpu="NVIDIA GeForce RTX 4090", offload=True,
+              note="Mistral 7B v0.2 Base (the v0.1 preset's shapes; v0.2 drops the sliding window, which does "
+              "not change sdpa's memory at 2,048 tokens); use_cpu_offload true"),
+    _answerai("answerai-mistral-7b-qlora-offload-b1-24576", "mistral-7b", "qlora", 1, 24576, 22.54,
+              "|   QLoRA    |    True     |     1      |     24,576     |       22.54       |  7,809   |",
+              gpu="NVIDIA GeForce RTX 4090", offload=True,
+              note="Mistral 7B v0.2 Base (no sliding window: full causal attention over 24,576 tokens, memory-"
+              "efficient sdpa); use_cpu_offload true"),
 )

@@ -183,17 +183,24 @@ def model_states(workload: Workload, strategy: Strategy) -> ModelStates:
 
     n, nodes = strategy.shard_degree, strategy.nodes
     host = 0.0
+    # bitsandbytes keeps a 4-bit weight's quantization state (the 8-bit absmax per 64 weights and its fp32
+    # second level: QuantState, on the Params4bit and the Linear4bit module) outside the module's parameters and
+    # buffers: FSDP and ZeRO-3 shard and offload only the packed weight, every rank holds the whole state.
+    replicated = quant_state_bytes(workload)
     if strategy.shards_optimizer:
         optimizer /= n
     if strategy.shards_gradients:
         gradients /= n
     gathered_16bit = 0.0
     if strategy.shards_parameters or strategy.kind == "fsdp_grad_op":
-        sharded = weights - autocast
+        sharded = weights - autocast - replicated
         if strategy.kind == "fsdp_grad_op":  # parameters stay gathered (16-bit) from forward to backward
             gathered_16bit = (2 if precision == "mixed" else compute) * total
             notes.append("FSDP SHARD_GRAD_OP keeps gathered 16-bit parameters from forward through backward")
-        weights = sharded / n + gathered_16bit
+        weights = sharded / n + gathered_16bit + replicated
+        if replicated and n > 1:
+            notes.append(f"QLoRA: bitsandbytes' quantization state ({replicated / 2**30:.2f} GiB) is no parameter: "
+                         "every rank holds all of it")
     if strategy.offload_optimizer != "none":
         per_node_share = strategy.world_size / nodes / n  # hybrid: each node holds a full set
         # DeepSpeed keeps an fp32 gradient partition on the host; FSDP moves its (fp32) gradient shards there
@@ -206,10 +213,19 @@ def model_states(workload: Workload, strategy: Strategy) -> ModelStates:
         )
     if strategy.offload_param != "none":
         per_node_share = strategy.world_size / nodes / n
-        host += (weights - gathered_16bit) * n * per_node_share
-        weights = gathered_16bit
+        kept = gathered_16bit + (replicated if strategy.shards_parameters else 0.0)  # the quant state stays
+        host += (weights - kept) * n * per_node_share
+        weights = kept
         notes.append("parameter offload: parameters live in host memory and are fetched layer by layer")
     return ModelStates(weights, gradients, optimizer, host, autocast, tuple(notes))
+
+
+def quant_state_bytes(workload: Workload) -> float:
+    """QLoRA: the bytes of bitsandbytes' quantization state (what NF4 with double quantization adds to the
+    packed 0.5 B/param: one 8-bit absmax per 64 weights, one fp32 constant per 256 absmax)."""
+    if workload.regime != "qlora":
+        return 0.0
+    return (QLORA_BYTES_PER_PARAM - 0.5) * workload.quantized_parameters
 
 
 def _frozen_weight_bytes(workload: Workload, frozen: int, compute: int) -> float:
