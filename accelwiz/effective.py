@@ -32,56 +32,27 @@ the launcher and the estimator use `value`, the way the libraries read it.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from accelwiz import coerce
 from accelwiz.config.base import AUTO
+from accelwiz.effective_value import (  # re-exported: accelwiz.effective is where every command reads them
+    NOT_WRITTEN,
+    UNSET,
+    EffectiveValue,
+    Role,
+    Source,
+    fsdp_entry,
+    section_entry,
+)
+
+__all__ = ["NOT_WRITTEN", "UNSET", "EffectiveConfig", "EffectiveValue", "Role", "Source", "backward_prefetch",
+           "deepspeed_batch", "fsdp_entry", "named_deepspeed_file", "resolve", "section_entry", "with_trainer",
+           "with_workload_flags"]
 
 if TYPE_CHECKING:
     from accelwiz.document import Document, KeyPath
     from accelwiz.plan_file import PlanFile
-
-Source = Literal["yaml", "json", "plan", "trainer", "command line", "accelerate default", "deepspeed default",
-                 "derived", "unset"]
-Role = Literal["accelerate", "deepspeed", "plan"]
-
-
-class _NotWritten:
-    def __repr__(self) -> str:
-        return "NOT_WRITTEN"
-
-
-NOT_WRITTEN: Any = _NotWritten()
-
-
-@dataclass(frozen=True)
-class EffectiveValue:
-    """One value the run will use: the value, its source, and (when written) the file, key and written value."""
-
-    value: Any
-    source: Source
-    role: Role | None = None
-    path: KeyPath = ()
-    note: str = ""
-    written: Any = NOT_WRITTEN
-    invalid: bool = False  # written with a type the schema refuses (the schema rules report it)
-
-    @property
-    def is_set(self) -> bool:
-        return self.value is not None
-
-    @property
-    def is_written(self) -> bool:
-        return self.written is not NOT_WRITTEN
-
-    @property
-    def strict(self) -> Any:
-        """The value, or None where the written value is invalid: what rules read, to not repeat the schema."""
-        return None if self.invalid else self.value
-
-
-UNSET = EffectiveValue(None, "unset")
-
 
 @dataclass(frozen=True)
 class EffectiveConfig:
@@ -115,6 +86,22 @@ class EffectiveConfig:
     fsdp_version: EffectiveValue = UNSET
     fsdp_sharding: EffectiveValue = UNSET
     fsdp_offload_params: EffectiveValue = UNSET
+    fsdp_backward_prefetch: EffectiveValue = UNSET
+    fsdp_state_dict_type: EffectiveValue = UNSET
+    fsdp_auto_wrap_policy: EffectiveValue = UNSET
+    fsdp_min_num_params: EffectiveValue = UNSET
+    fsdp_activation_checkpointing: EffectiveValue = UNSET
+    fsdp_activation_checkpointing_offload: EffectiveValue = UNSET
+    fsdp_sync_module_states: EffectiveValue = UNSET
+    fsdp_cpu_ram_efficient_loading: EffectiveValue = UNSET
+    parallelism_dp_replicate_size: EffectiveValue = UNSET
+    parallelism_dp_shard_size: EffectiveValue = UNSET
+    parallelism_tp_size: EffectiveValue = UNSET
+    parallelism_cp_size: EffectiveValue = UNSET
+    parallelism_sp_size: EffectiveValue = UNSET
+    parallelism_sp_backend: EffectiveValue = UNSET
+    megatron_tp_degree: EffectiveValue = UNSET
+    megatron_pp_degree: EffectiveValue = UNSET
     # batch and optimizer step
     micro_batch: EffectiveValue = UNSET
     gradient_accumulation: EffectiveValue = UNSET
@@ -125,6 +112,33 @@ class EffectiveConfig:
     gradient_checkpointing: EffectiveValue = UNSET
     fine_tuning_method: EffectiveValue = UNSET
     attention: EffectiveValue = UNSET
+    # what else the rules judge, written in a file (accelwiz.effective_settings reads them; UNSET when not written)
+    zero3_init_flag: EffectiveValue = UNSET
+    zero_reduce_bucket_size: EffectiveValue = UNSET
+    zero_compute_grad_norm: EffectiveValue = UNSET
+    zero_reduce_scatter: EffectiveValue = UNSET
+    zero_legacy_stage1: EffectiveValue = UNSET
+    zenflow: EffectiveValue = UNSET
+    gradient_allreduce_op: EffectiveValue = UNSET
+    prescale_gradients: EffectiveValue = UNSET
+    gradient_predivide_factor: EffectiveValue = UNSET
+    fp16_enabled: EffectiveValue = UNSET  # the JSON's fp16.enabled
+    bf16_enabled: EffectiveValue = UNSET  # the JSON's bf16.enabled (or bfloat16.enabled without a bf16 block)
+    fp16_master_weights_and_grads: EffectiveValue = UNSET
+    offload_optimizer_ratio: EffectiveValue = UNSET
+    offload_optimizer_nvme_path: EffectiveValue = UNSET
+    offload_param_nvme_path: EffectiveValue = UNSET
+    sequence_parallel_size: EffectiveValue = UNSET
+    communication_data_type: EffectiveValue = UNSET
+    param_dtype: EffectiveValue = UNSET
+    fp8_backend: EffectiveValue = UNSET
+    moe_layer_cls_names: EffectiveValue = UNSET
+    fp16_loss_scale: EffectiveValue = UNSET
+    fp16_loss_scale_window: EffectiveValue = UNSET
+    fp16_min_loss_scale: EffectiveValue = UNSET
+    optimizer_type: EffectiveValue = UNSET
+    scheduler_type: EffectiveValue = UNSET
+    named_deepspeed_file: str | None = None  # the JSON the YAML's deepspeed_config_file names (named_deepspeed_file)
     uses_deepspeed: bool = False
     json_alone: bool = False  # a DeepSpeed JSON without an Accelerate YAML: the launcher is unknown
     has_yaml: bool = False  # an Accelerate YAML is part of the unit
@@ -196,20 +210,6 @@ def deepspeed_batch(train: Any, micro: Any, accumulation: Any, world: int) -> tu
     return tbs, mbs, gas
 
 
-def section_entry(document: Document | None, section: str, name: str, prefix: str) -> tuple[KeyPath, Any] | None:
-    """(path, written value) of a key of an Accelerate section written with or without the prefix the launcher
-    adds (`fsdp_config: {version: 2}` is `fsdp_version`); the last spelling wins, as in the launcher's merge."""
-    found = document.section(section) if document is not None else {}
-    short = name.removeprefix(prefix)
-    hits = [(section, key) for key in found if key in (name, short)]
-    return (hits[-1], found[hits[-1][1]]) if hits else None
-
-
-def fsdp_entry(document: Document | None, name: str) -> tuple[KeyPath, Any] | None:
-    """(path, written value) of an `fsdp_config` key, e.g. fsdp_entry(doc, "fsdp_version")."""
-    return section_entry(document, "fsdp_config", name, "fsdp_")
-
-
 def resolve(accelerate_doc: Document | None, deepspeed_doc: Document | None,
             plan: PlanFile | None = None) -> EffectiveConfig:
     """The effective values of a unit; never raises on malformed input."""
@@ -222,7 +222,7 @@ def resolve(accelerate_doc: Document | None, deepspeed_doc: Document | None,
     if deepspeed_doc is not None:
         deepspeed = _from_json(json, accelerate_doc is None)
         batch = _batch(json, deepspeed["gradient_accumulation"], world)
-    elif _names_a_json(yaml):
+    elif named_deepspeed_file(accelerate_doc) is not None:
         # The JSON owns these settings, and it could not be read: say so rather than show inline defaults.
         missing = EffectiveValue(None, "unset", note="set in the deepspeed_config_file, which was not found")
         owned = ("zero_stage", "offload_optimizer", "offload_param", "gradient_accumulation",
@@ -240,10 +240,14 @@ def resolve(accelerate_doc: Document | None, deepspeed_doc: Document | None,
         "launcher_mixed_precision": _launcher_precision(yaml),
         **_fsdp(yaml, distributed_type.value),
     }
+    from accelwiz.effective_settings import settings
+
+    values.update(settings(yaml, json, uses_deepspeed=uses_deepspeed, fsdp=distributed_type.value == "FSDP"))
     if plan is not None:
         values.update(_from_plan(plan, values, world))
     return EffectiveConfig(
-        **values, uses_deepspeed=uses_deepspeed, json_alone=accelerate_doc is None and deepspeed_doc is not None,
+        **values, uses_deepspeed=uses_deepspeed, named_deepspeed_file=named_deepspeed_file(accelerate_doc),
+        json_alone=accelerate_doc is None and deepspeed_doc is not None,
         is_sagemaker=yaml.raw("compute_environment") == "AMAZON_SAGEMAKER", has_yaml=accelerate_doc is not None,
     )
 
@@ -287,11 +291,6 @@ def named_deepspeed_file(accelerate_doc: Document | None) -> str | None:
     if not isinstance(written, str) or written.strip().lower() in ("", "none"):
         return None
     return written.strip()
-
-
-def _names_a_json(yaml: _Reader) -> bool:
-    written = yaml.raw("deepspeed_config", "deepspeed_config_file")
-    return isinstance(written, str) and written.strip().lower() not in ("", "none")
 
 
 def _distributed_type(yaml: _Reader) -> EffectiveValue:
@@ -465,11 +464,12 @@ PRECISIONS = ("no", "fp16", "bf16", "fp8")
 
 
 def _precision(yaml: _Reader, json: _Reader, alone: bool) -> EffectiveValue:
-    for block, name in (("fp16", "fp16"), ("bf16", "bf16"), ("bfloat16", "bf16")):
-        written = json.raw(block, "enabled")
-        if coerce.flag(written) is True and not (block == "bfloat16" and json.has("bf16")):
-            return EffectiveValue(name, "json", "deepspeed", (block, "enabled"), written=written,
-                                  invalid=written is not True)
+    from accelwiz.effective_settings import precision_blocks
+
+    for name, block in precision_blocks(json).items():  # fp16 first: DeepSpeed's order
+        if block.value is True:
+            return EffectiveValue(name.removesuffix("_enabled"), "json", "deepspeed", block.path,
+                                  written=block.written, invalid=block.written is not True)
     written = _launcher_precision(yaml)
     if written.is_written:
         return written
@@ -523,7 +523,25 @@ def _fsdp(yaml: _Reader, distributed_type: Any) -> dict[str, EffectiveValue]:
             "FULL_SHARD", "accelerate default", note="the launcher exports FSDP_SHARDING_STRATEGY=FULL_SHARD")
     offload = entry("fsdp_offload_params", coerce.flag, coerce.exact_flag) or EffectiveValue(
         False, "accelerate default")
-    return {"fsdp_version": version, "fsdp_sharding": sharding, "fsdp_offload_params": offload}
+    if version.value == 2:  # FullyShardedDataParallelPlugin sets backward_prefetch to None for FSDP2
+        prefetch = EffectiveValue("NO_PREFETCH", "accelerate default", note="FSDP2 has no backward prefetch")
+    else:
+        prefetch = entry("fsdp_backward_prefetch", backward_prefetch) or EffectiveValue(
+            "NO_PREFETCH", "accelerate default", note="no FSDP_BACKWARD_PREFETCH: backward_prefetch None")
+    return {"fsdp_version": version, "fsdp_sharding": sharding, "fsdp_offload_params": offload,
+            "fsdp_backward_prefetch": prefetch}
+
+
+BACKWARD_PREFETCH = ("BACKWARD_PRE", "BACKWARD_POST", "NO_PREFETCH")
+
+
+def backward_prefetch(value: Any) -> str | None:
+    """FSDP1's backward prefetch as `FullyShardedDataParallelPlugin.__post_init__` reads it (accelerate/utils/
+    dataclasses.py): a name in any case, or BackwardPrefetch's number (1 = BACKWARD_PRE, 2 = BACKWARD_POST)."""
+    if isinstance(value, str) and value.upper() in BACKWARD_PREFETCH:
+        return value.upper()
+    number = coerce.integer(value) if not isinstance(value, str) else (int(value) if value.isdigit() else None)
+    return {1: "BACKWARD_PRE", 2: "BACKWARD_POST"}.get(number) if number is not None else None
 
 
 def _fsdp_version(value: Any) -> int | None:

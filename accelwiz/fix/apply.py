@@ -100,16 +100,17 @@ class _Unit:
     def _reference(self, documents: list) -> Any:
         """The YAML's deepspeed_config_file as the edited text names it (a fix may name a file, or another one):
         resolved as `check` resolves it, so an edit that names a missing file is judged by AW202."""
+        from accelwiz.effective import named_deepspeed_file
         from accelwiz.errors import InputError
         from accelwiz.rules.engine import load_named_deepspeed, resolve_deepspeed_file
 
         accelerate = next((d for d in documents if d.kind == "accelerate"), None)
-        written = accelerate.get("deepspeed_config", "deepspeed_config_file") if accelerate is not None else None
-        if not isinstance(written, str) or not written.strip() or written.strip().lower() == "none":
+        written = named_deepspeed_file(accelerate)  # the one answer to "does the YAML name a JSON", as check's
+        if accelerate is None or written is None:
             return None
-        if self.reference is not None and self.reference.written == written.strip():
+        if self.reference is not None and self.reference.written == written:
             return self.reference
-        reference = resolve_deepspeed_file(written.strip(), accelerate.path)
+        reference = resolve_deepspeed_file(written, accelerate.path)
         if reference.resolved is not None and not any(d.kind == "deepspeed" for d in documents):
             with contextlib.suppress(InputError):  # an unreadable JSON is reported by the unit's own check
                 documents.append(load_named_deepspeed(reference.resolved))

@@ -78,11 +78,17 @@ class CheckContext:
         return {doc.kind: schema_issues(doc, model_for(doc)) for doc in self.documents}
 
     @cached_property
-    def effective(self) -> EffectiveConfig:
-        """The values the run will actually use, and where each comes from."""
+    def files_effective(self) -> EffectiveConfig:
+        """The values the files and the plan give, before the Trainer's arguments fill theirs: what the Trainer's
+        own view of the unit starts from (it cannot read `effective`, which is built from that view)."""
         from accelwiz.effective import resolve
 
-        config = resolve(self.accelerate, self.deepspeed, self.plan)  # the plan: what only it knows
+        return resolve(self.accelerate, self.deepspeed, self.plan)  # the plan: what only it knows
+
+    @cached_property
+    def effective(self) -> EffectiveConfig:
+        """The values the run will actually use, and where each comes from."""
+        config = self.files_effective
         if self.training_args is not None:  # the HF Trainer's arguments fill "auto" and own the batch (AW7xx)
             from accelwiz.rules.trainer_arguments import trainer_effective
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from accelwiz import coerce
-from accelwiz.document import Document, KeyPath
+from accelwiz.document import KeyPath
 from accelwiz.effective import EffectiveConfig, fsdp_entry
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
@@ -116,7 +116,7 @@ def fsdp2_obsolete_option(ctx: CheckContext) -> Iterator[Finding]:
         found = _entry(ctx, name)
         if found is None or found[1] is None:
             continue
-        if name == "fsdp_sync_module_states" and found[1] is False and ram_efficient_loading(ctx.accelerate):
+        if name == "fsdp_sync_module_states" and found[1] is False and ram_efficient_loading(ctx):
             continue  # AW306: the launcher refuses this combination before FSDP2 could ignore it
         yield Finding("accelerate", found[0], f"FSDP2 does not read {name}")
 
@@ -150,9 +150,9 @@ def fsdp2_local_state_dict(ctx: CheckContext) -> Iterator[Finding]:
     ```
     """
     view = fsdp_view(ctx)
-    found = _entry(ctx, "fsdp_state_dict_type") if view and view.fsdp_version.strict == 2 else None
-    if found and found[1] == "LOCAL_STATE_DICT":
-        yield Finding("accelerate", found[0], "FSDP2 does not support LOCAL_STATE_DICT")
+    found = view.fsdp_state_dict_type if view and view.fsdp_version.strict == 2 else None
+    if found and found.value == "LOCAL_STATE_DICT":  # upper-cased, or its number 2, as the plugin reads it
+        yield Finding("accelerate", found.path, "FSDP2 does not support LOCAL_STATE_DICT")
 
 
 @rule("AW304", "fsdp2-strategy-in-reshard-after-forward", Severity.ERROR,
@@ -229,8 +229,8 @@ def fsdp1_reshard_after_forward_ignored(ctx: CheckContext) -> Iterator[Finding]:
     if view is None or found is None:
         return
     wanted = BOOL_AS_STRATEGY.get(found[1]) if isinstance(found[1], bool) else coerce.sharding_strategy(found[1])
-    written = _entry(ctx, "fsdp_sharding_strategy")
-    used = coerce.sharding_strategy(written[1]) if written else "FULL_SHARD"
+    sharding = view.fsdp_sharding  # what FSDP1 runs: fsdp_sharding_strategy, else the launcher's FULL_SHARD
+    used, written = sharding.value, sharding.is_written
     if wanted and used and wanted != used:
         yield Finding("accelerate", found[0],
                       f"FSDP1 ignores fsdp_reshard_after_forward ({wanted}): the run uses {used} from "
@@ -238,11 +238,10 @@ def fsdp1_reshard_after_forward_ignored(ctx: CheckContext) -> Iterator[Finding]:
                       fix=f"set `fsdp_sharding_strategy: {wanted}` and remove fsdp_reshard_after_forward")
 
 
-def ram_efficient_loading(accelerate: Document | None) -> bool:
+def ram_efficient_loading(ctx: CheckContext) -> bool:
     """fsdp_cpu_ram_efficient_loading as the launcher sees it (its default is on); strict: a written value
     that is not a boolean is the schema rules' finding."""
-    found = fsdp_entry(accelerate, "fsdp_cpu_ram_efficient_loading")
-    return True if found is None else found[1] is True
+    return ctx.effective.fsdp_cpu_ram_efficient_loading.strict is True
 
 
 @rule("AW306", "ram-efficient-loading-without-sync", Severity.ERROR,
@@ -273,9 +272,9 @@ def ram_efficient_loading_without_sync(ctx: CheckContext) -> Iterator[Finding]:
     ```
     """
     view = fsdp_view(ctx)
-    found = _entry(ctx, "fsdp_sync_module_states") if view else None
-    if view and found and found[1] is False and ram_efficient_loading(ctx.accelerate):
-        yield Finding("accelerate", found[0],
+    found = view.fsdp_sync_module_states if view else None
+    if view and found and found.strict is False and ram_efficient_loading(ctx):
+        yield Finding("accelerate", found.path,
                       "fsdp_cpu_ram_efficient_loading is on (the default) but fsdp_sync_module_states "
                       "is false")
 
@@ -311,9 +310,9 @@ def size_based_wrap_disabled(ctx: CheckContext) -> Iterator[Finding]:
     view = fsdp_view(ctx)
     if view is None or view.fsdp_version.strict != 1:
         return
-    policy, threshold = _entry(ctx, "fsdp_auto_wrap_policy"), _entry(ctx, "fsdp_min_num_params")
-    if policy and policy[1] == "SIZE_BASED_WRAP" and threshold and threshold[1] == 0:
-        yield Finding("accelerate", threshold[0],
+    policy, threshold = view.fsdp_auto_wrap_policy, view.fsdp_min_num_params  # as the plugin reads them
+    if policy.value == "SIZE_BASED_WRAP" and threshold.value == 0:
+        yield Finding("accelerate", threshold.path,
                       "fsdp_min_num_params 0 turns SIZE_BASED_WRAP into no wrapping")
 
 
@@ -344,9 +343,9 @@ def fsdp_no_wrap(ctx: CheckContext) -> Iterator[Finding]:
     ```
     """
     view = fsdp_view(ctx)
-    found = _entry(ctx, "fsdp_auto_wrap_policy") if view else None
-    if found and found[1] == "NO_WRAP":
-        yield Finding("accelerate", found[0], "NO_WRAP makes the whole model one FSDP unit")
+    found = view.fsdp_auto_wrap_policy if view else None
+    if found and found.value == "NO_WRAP":  # written: the plugin upper-cases it
+        yield Finding("accelerate", found.path, "NO_WRAP makes the whole model one FSDP unit")
 
 
 @rule("AW309", "activation-checkpointing-offload-requirements", Severity.ERROR,
@@ -379,11 +378,10 @@ def activation_checkpointing_offload_requirements(ctx: CheckContext) -> Iterator
     ```
     """
     view = fsdp_view(ctx)
-    found = _entry(ctx, "fsdp_activation_checkpointing_offload") if view else None
-    if view is None or found is None or found[1] is not True:
+    found = view.fsdp_activation_checkpointing_offload if view else None
+    if view is None or found is None or found.value is not True:  # str_to_bool: "True" is true
         return
-    checkpointing = _entry(ctx, "fsdp_activation_checkpointing")
-    if checkpointing is None or checkpointing[1] is not True:
-        yield Finding("accelerate", found[0], "activation offload needs fsdp_activation_checkpointing: true")
+    if view.fsdp_activation_checkpointing.value is not True:
+        yield Finding("accelerate", found.path, "activation offload needs fsdp_activation_checkpointing: true")
     elif view.fsdp_version.strict != 2:
-        yield Finding("accelerate", found[0], "activation offload needs fsdp_version: 2")
+        yield Finding("accelerate", found.path, "activation offload needs fsdp_version: 2")

@@ -5,28 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelwiz import coerce
-from accelwiz.document import Document
+from accelwiz.effective_settings import PARALLELISM_SIZES
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.fsdp import fsdp_view
 from accelwiz.rules.rule import rule
 from accelwiz.vocab import MULTI_DEVICE_TYPES
 
-PARALLELISM_SIZES = ("dp_replicate", "dp_shard", "tp", "cp", "sp")
 
-
-def parallelism_sizes(accelerate: Document | None) -> dict[str, int] | None:
-    """The parallelism sizes (1 when absent); None without parallelism_config or with a malformed size."""
-    section = accelerate.section("parallelism_config") if accelerate is not None else {}
-    if not section:
+def parallelism_sizes(ctx: CheckContext) -> dict[str, int] | None:
+    """The parallelism sizes as accelerate reads them (1 when absent, "2" is 2); None without parallelism_config
+    or with a size accelerate cannot read or below 1 (the schema rules report it)."""
+    effective = ctx.effective
+    sizes = {name: getattr(effective, f"parallelism_{name}_size").value for name in PARALLELISM_SIZES}
+    if any(size is None or size < 1 for size in sizes.values()):
         return None
-    sizes = {}
-    for name in PARALLELISM_SIZES:
-        value = section.get(f"parallelism_config_{name}_size", 1)
-        if not coerce.exact_integer(value) or value < 1:
-            return None  # reported by the schema rules
-        sizes[name] = value
     return sizes
 
 
@@ -37,9 +30,8 @@ def _total(sizes: dict[str, int]) -> int:
     return total
 
 
-def _deepspeed_sequence_parallel(accelerate: Document, sizes: dict[str, int]) -> bool:
-    backend = accelerate.section("parallelism_config").get("parallelism_config_sp_backend", "deepspeed")
-    return sizes["sp"] > 1 and backend == "deepspeed"
+def _deepspeed_sequence_parallel(ctx: CheckContext, sizes: dict[str, int]) -> bool:
+    return sizes["sp"] > 1 and ctx.effective.parallelism_sp_backend.value == "deepspeed"
 
 
 @rule("AW310", "parallelism-size-mismatch", Severity.ERROR,
@@ -70,12 +62,12 @@ def parallelism_size_mismatch(ctx: CheckContext) -> Iterator[Finding]:
       parallelism_config_tp_size: 2
     ```
     """
-    sizes = parallelism_sizes(ctx.accelerate)
+    sizes = parallelism_sizes(ctx)
     written = ctx.effective.num_processes
     processes = written.strict if written.is_written else None
     if not sizes or processes is None or processes < 1 or _total(sizes) == 1:
         return
-    if _deepspeed_sequence_parallel(ctx.accelerate, sizes) or _total(sizes) == processes:
+    if _deepspeed_sequence_parallel(ctx, sizes) or _total(sizes) == processes:
         return
     product = " x ".join(f"{name} {size}" for name, size in sizes.items() if size > 1)
     yield Finding("accelerate", ("parallelism_config",),
@@ -106,7 +98,7 @@ def context_and_sequence_parallel(ctx: CheckContext) -> Iterator[Finding]:
       parallelism_config_cp_size: 2
     ```
     """
-    sizes = parallelism_sizes(ctx.accelerate)
+    sizes = parallelism_sizes(ctx)
     if sizes and sizes["cp"] > 1 and sizes["sp"] > 1:
         yield Finding("accelerate", ("parallelism_config",),
                       f"cp_size {sizes['cp']} and sp_size {sizes['sp']} cannot be combined")
@@ -136,7 +128,7 @@ def model_parallel_with_pure_replication(ctx: CheckContext) -> Iterator[Finding]
       parallelism_config_dp_shard_size: 2
     ```
     """
-    sizes = parallelism_sizes(ctx.accelerate)
+    sizes = parallelism_sizes(ctx)
     model_parallel = sizes is not None and (sizes["tp"] > 1 or sizes["cp"] > 1)
     if model_parallel and sizes["dp_replicate"] > 1 and sizes["dp_shard"] == 1:
         yield Finding("accelerate", ("parallelism_config",),
@@ -168,7 +160,7 @@ def parallelism_unsupported_distributed_type(ctx: CheckContext) -> Iterator[Find
     ```
     Use instead: `fsdp_version: 2`.
     """
-    sizes, view = parallelism_sizes(ctx.accelerate), ctx.effective
+    sizes, view = parallelism_sizes(ctx), ctx.effective
     if not sizes or _total(sizes) == 1 or view.distributed_type.value is None:
         return
     kind, fsdp2 = view.distributed_type.value, view.is_fsdp and view.fsdp_version.strict == 2
@@ -210,7 +202,7 @@ def fsdp_without_shard_dimension(ctx: CheckContext) -> Iterator[Finding]:
     FSDP.
     """
     view = fsdp_view(ctx)
-    sizes = parallelism_sizes(ctx.accelerate) if view and view.fsdp_version.strict == 2 else None
+    sizes = parallelism_sizes(ctx) if view and view.fsdp_version.strict == 2 else None
     if sizes and _total(sizes) > 1 and sizes["dp_shard"] == 1 and sizes["cp"] == 1:
         yield Finding("accelerate", ("parallelism_config",),
                       "FSDP2 has no dimension to shard across: dp_shard_size and cp_size are both 1")
@@ -244,12 +236,14 @@ def megatron_degrees_do_not_divide_processes(ctx: CheckContext) -> Iterator[Find
       megatron_lm_pp_degree: 2
     ```
     """
-    if ctx.accelerate is None or ctx.effective.distributed_type.value != "MEGATRON_LM":
+    effective = ctx.effective
+    if ctx.accelerate is None or effective.distributed_type.value != "MEGATRON_LM":
         return
-    written = ctx.effective.num_processes
-    section, processes = ctx.accelerate.section("megatron_lm_config"), written.strict if written.is_written else None
-    degrees = [section.get("megatron_lm_tp_degree", 1), section.get("megatron_lm_pp_degree", 1)]
-    if processes is None or processes < 1 or not all(coerce.exact_integer(d) and d >= 1 for d in degrees):
+    written = effective.num_processes
+    processes = written.strict if written.is_written else None
+    tp, pp = effective.megatron_tp_degree, effective.megatron_pp_degree  # int(str(value)), as accelerate reads them
+    degrees = [tp.value if tp.is_set or tp.is_written else 1, pp.value if pp.is_set or pp.is_written else 1]
+    if processes is None or processes < 1 or not all(d is not None and d >= 1 for d in degrees):
         return
     if processes % (degrees[0] * degrees[1]):
         yield Finding("accelerate", ("num_processes",),

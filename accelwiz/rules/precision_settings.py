@@ -59,8 +59,7 @@ def fp8_without_backend(ctx: CheckContext) -> Iterator[Finding]:
     fp8_config: {backend: TE}
     ```
     """
-    view = _view(ctx)
-    if view is not None and _uses_fp8(ctx) and _fp8(view, "backend") is None:
+    if _uses_fp8(ctx) and not ctx.effective.fp8_backend.is_written:
         yield Finding("accelerate", ("mixed_precision",), "mixed_precision fp8 without fp8_config.backend")
 
 
@@ -128,7 +127,7 @@ def fp8_config_without_fp8(ctx: CheckContext) -> Iterator[Finding]:
     """
     view = _view(ctx)
     if view is not None and view.section("fp8_config") and not _uses_fp8(ctx):
-        precision = view.get("mixed_precision", default="no")
+        precision = ctx.effective.launcher_mixed_precision.value or "no"  # as the launcher reads it
         yield Finding("accelerate", ("fp8_config",),
                       f"fp8_config is ignored with mixed_precision {precision!r}")
 
@@ -202,14 +201,13 @@ def fp8_backend_incompatible(ctx: CheckContext) -> Iterator[Finding]:
       backend: TE
     ```
     """
-    view = _view(ctx)
-    backend = _fp8(view, "backend") if view is not None and _uses_fp8(ctx) and ctx.effective.is_fsdp else None
-    if backend is None:
+    backend = ctx.effective.fp8_backend
+    if not (_uses_fp8(ctx) and ctx.effective.is_fsdp):
         return
-    if backend[1] == "MSAMP":
-        yield Finding("accelerate", backend[0], "the MS-AMP fp8 backend does not support FSDP")
-    elif backend[1] == "AO" and ctx.effective.fsdp_version.strict == 2 and ram_efficient_loading(view):
-        yield Finding("accelerate", backend[0],
+    if backend.value == "MSAMP":
+        yield Finding("accelerate", backend.path, "the MS-AMP fp8 backend does not support FSDP")
+    elif backend.value == "AO" and ctx.effective.fsdp_version.strict == 2 and ram_efficient_loading(ctx):
+        yield Finding("accelerate", backend.path,
                       "the AO fp8 backend does not support FSDP2 with fsdp_cpu_ram_efficient_loading "
                       "(on by default)")
 

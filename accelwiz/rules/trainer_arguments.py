@@ -38,13 +38,20 @@ class TrainerView:
 
 
 def _written_precision(ctx: CheckContext) -> str | None:
-    value = ctx.accelerate.get("mixed_precision") if ctx.accelerate is not None else None
-    return value.strip().lower() if isinstance(value, str) and value.strip() else None
+    """The YAML's mixed_precision as the launcher passes it (lower-cased), None when the YAML does not set it."""
+    written = ctx.files_effective.launcher_mixed_precision
+    return written.value if written.is_written else None
 
 
 def _distributed_type(ctx: CheckContext) -> str | None:
-    value = ctx.accelerate.get("distributed_type") if ctx.accelerate is not None else None
-    return value if isinstance(value, str) else None
+    """The YAML's distributed_type as the launcher runs it (an unquoted NO, YAML false, is NO)."""
+    return ctx.files_effective.distributed_type.value if ctx.accelerate is not None else None
+
+
+def _inline_section(ctx: CheckContext) -> dict[str, Any]:
+    """The YAML's inline `deepspeed_config` keys: the text `inline_config` builds the Trainer's DeepSpeed config
+    from (accelwiz.config.trainer_deepspeed reads each key as accelerate does), and what AW705 lists."""
+    return ctx.accelerate.section("deepspeed_config") if ctx.accelerate is not None else {}
 
 
 def deepspeed_argument_path(args: TrainerArguments) -> Path | None:
@@ -78,10 +85,8 @@ def trainer_view(ctx: CheckContext) -> TrainerView | None:
     cached = ctx.__dict__.get(_CACHE_KEY)
     if cached is not None:
         return cached
-    from accelwiz.effective import resolve
-
-    # the world size from the YAML alone (ctx.effective already holds the Trainer's values, built from this view)
-    world = resolve(ctx.accelerate, None).num_processes.value if ctx.accelerate is not None else None
+    # the world size from the files (ctx.effective already holds the Trainer's values, built from this view)
+    world = ctx.files_effective.num_processes.value if ctx.accelerate is not None else None
     world = world if isinstance(world, int) and world > 0 else None
     if args.world_size is not None:  # check's --num-processes: the launch's count, as --num_processes overrides
         world = args.world_size
@@ -104,12 +109,10 @@ def trainer_view(ctx: CheckContext) -> TrainerView | None:
         # DEEPSPEED YAML, accelerate hands the YAML's JSON to the Trainer.
         path = "trainer" if ctx.accelerate is None else "launcher"
         config, json_role, json_name = ctx.deepspeed.data, "deepspeed", ctx.deepspeed.name
-    elif _distributed_type(ctx) == "DEEPSPEED" and ctx.accelerate is not None:
-        section = ctx.accelerate.get("deepspeed_config")
-        written = section.get("deepspeed_config_file") if isinstance(section, dict) else None
-        if not (isinstance(written, str) and written.strip().lower() not in ("", "none")):
-            config = inline_config(section if isinstance(section, dict) else {})
-            path, json_role, json_name = "inline", "accelerate", ctx.accelerate.name
+    elif _distributed_type(ctx) == "DEEPSPEED" and ctx.files_effective.named_deepspeed_file is None:
+        # no JSON named: accelerate builds the DeepSpeed config from the YAML's keys
+        config = inline_config(_inline_section(ctx))
+        path, json_role, json_name = "inline", "accelerate", ctx.accelerate.name
     resolution = None
     if isinstance(config, dict):
         resolution = resolve_for_trainer(config, args, world_size=world, path=path or "trainer",
@@ -398,8 +401,8 @@ def trainer_deepspeed_differs_from_yaml(ctx: CheckContext) -> Iterator[Finding]:
             yield Finding("accelerate", ("deepspeed_config", "deepspeed_config_file"),
                           f"the Trainer's --deepspeed {view.args.deepspeed} is used; the YAML's "
                           f"deepspeed_config_file {reference.written} is ignored")
-    elif reference is None and isinstance(ctx.accelerate.get("deepspeed_config"), dict):
-        inline = [k for k in ctx.accelerate.get("deepspeed_config") if k not in ("deepspeed_multinode_launcher",)]
+    elif reference is None:
+        inline = [k for k in _inline_section(ctx) if k not in ("deepspeed_multinode_launcher",)]
         if inline:
             yield Finding("accelerate", ("deepspeed_config",),
                           f"the Trainer's --deepspeed {view.json_name} is used; the YAML's inline deepspeed_config "

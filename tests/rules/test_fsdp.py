@@ -195,7 +195,8 @@ def test_sync_module_states_is_reported_once_under_fsdp2(write):
             "fsdp_min_num_params: 1e8",
         ),
         "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_version: '2'\n  fsdp_reshard_after_forward: x\n",
-        "distributed_type: FSDP\nnum_processes: eight\nparallelism_config:\n  parallelism_config_tp_size: '2'\n",
+        # a size int() cannot read ('2' is read as 2 by accelerate, so it is judged: tests/rules/test_effective_spellings)
+        "distributed_type: FSDP\nnum_processes: eight\nparallelism_config:\n  parallelism_config_tp_size: 'two'\n",
         "distributed_type: FSDP\nfsdp_config: [1, 2]\nparallelism_config: 3\nfp8_config: yes\nmixed_precision: fp8\n",
     ],
 )

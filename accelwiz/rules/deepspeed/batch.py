@@ -50,7 +50,7 @@ def batch_size_mismatch(ctx: CheckContext) -> Iterator[Finding]:
     tbs, mbs, gas = (json.get(k) for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
                                            "gradient_accumulation_steps"))
     world = ctx.effective.num_processes.value if via_accelerate(ctx) else None
-    sequence_parallel = coerce.integer(json.get("sequence_parallel_size"))
+    sequence_parallel = ctx.effective.sequence_parallel_size.value
     if world is not None and sequence_parallel and sequence_parallel > 1:
         world //= sequence_parallel  # DeepSpeed counts data-parallel ranks only
     if world is not None and world > 0:
@@ -174,22 +174,21 @@ def hardcoded_gradient_accumulation(ctx: CheckContext) -> Iterator[Finding]:
     ```
     Use instead: leave it out and pass `Accelerator(gradient_accumulation_steps=8)`, or `"auto"` in the JSON.
     """
-    json, yaml = ctx.deepspeed, ctx.accelerate
-    if json is not None and isinstance(json.data, dict):
+    accumulation = ctx.effective.gradient_accumulation
+    if ctx.deepspeed is not None:
         if not hf_launched(ctx):
             return  # for the plain `deepspeed` launcher the JSON is the only place to set it
-        value = coerce.integer(json.get("gradient_accumulation_steps"))
-        if value is not None:
-            yield Finding("deepspeed", ("gradient_accumulation_steps",),
-                          f"gradient_accumulation_steps is fixed at {value}; it overrides the training "
+        if accumulation.source == "json" and accumulation.value is not None:
+            yield Finding("deepspeed", accumulation.path,
+                          f"gradient_accumulation_steps is fixed at {accumulation.value}; it overrides the training "
                           "script's value (a different TrainingArguments value is refused)")
-        elif yaml is not None and not json.has("gradient_accumulation_steps"):
+        elif ctx.accelerate is not None and accumulation.role != "deepspeed":  # the JSON does not write it
             yield Finding("deepspeed", (), "the DeepSpeed JSON has no gradient_accumulation_steps: "
                                            "accelerate sets it to 1, overriding "
                                            "Accelerator(gradient_accumulation_steps=...)")
-    elif yaml is not None and ctx.effective.uses_deepspeed and ctx.deepspeed_reference is None:
-        value = coerce.integer(yaml.get("deepspeed_config", "gradient_accumulation_steps"))
+    elif ctx.effective.uses_deepspeed and ctx.deepspeed_reference is None:
+        value = accumulation.value if accumulation.source == "yaml" else None
         if value is not None:
-            yield Finding("accelerate", ("deepspeed_config", "gradient_accumulation_steps"),
+            yield Finding("accelerate", accumulation.path,
                           f"gradient_accumulation_steps is fixed at {value} in the YAML; it overrides "
                           "Accelerator(gradient_accumulation_steps=...) and must equal the Trainer's value")

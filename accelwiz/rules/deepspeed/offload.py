@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelwiz import coerce
+from accelwiz.config.base import AUTO
+from accelwiz.effective import EffectiveValue
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.deepspeed._shared import ZERO, zero_stage
 from accelwiz.rules.diagnostic import Finding, Severity
@@ -71,21 +72,20 @@ def nvme_offload_without_path(ctx: CheckContext) -> Iterator[Finding]:
     {"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme", "nvme_path": "/local_nvme"}}}
     ```
     """
-    json = ctx.deepspeed
-    if json is not None:
-        for block in ("offload_optimizer", "offload_param"):
-            section = json.section(ZERO, block)
-            if section.get("device") == "nvme" and not section.get("nvme_path"):
-                yield Finding("deepspeed", (ZERO, block, "device"),
-                              f"`{ZERO}.{block}` offloads to nvme but has no `nvme_path`")
-    elif ctx.accelerate is not None:
-        for kind in ("optimizer", "param"):
-            if ctx.accelerate.get("deepspeed_config", f"offload_{kind}_device") == "nvme":
-                yield Finding("accelerate", ("deepspeed_config", f"offload_{kind}_device"),
-                              f"NVMe {kind} offload set in the YAML: accelerate never passes "
-                              f"`offload_{kind}_nvme_path` to the workers, so DeepSpeed gets the path 'none'",
-                              "Move the DeepSpeed settings into a JSON with `nvme_path` and name it in "
-                              "`deepspeed_config_file`")
+    effective = ctx.effective
+    for kind in ("optimizer", "param"):
+        device: EffectiveValue = getattr(effective, f"offload_{kind}")
+        if device.value != "nvme" or not device.path:
+            continue
+        path: EffectiveValue = getattr(effective, f"offload_{kind}_nvme_path")
+        if device.role == "deepspeed" and path.value is None and path.written != AUTO:  # accelerate fills "auto"
+            yield Finding("deepspeed", device.path, f"`{ZERO}.offload_{kind}` offloads to nvme but has no `nvme_path`")
+        elif device.role == "accelerate":  # the launcher lower-cases the device: NVME is nvme
+            yield Finding("accelerate", device.path,
+                          f"NVMe {kind} offload set in the YAML: accelerate never passes "
+                          f"`offload_{kind}_nvme_path` to the workers, so DeepSpeed gets the path 'none'",
+                          "Move the DeepSpeed settings into a JSON with `nvme_path` and name it in "
+                          "`deepspeed_config_file`")
 
 
 @rule("AW208", "nvme-optimizer-offload-below-zero3", Severity.WARNING,
@@ -133,7 +133,7 @@ def partial_offload_below_zero3(ctx: CheckContext) -> Iterator[Finding]:
     {"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "ratio": 0.5}}}
     ```
     """
-    ratio = coerce.number(ctx.deepspeed.get(ZERO, "offload_optimizer", "ratio")) if ctx.deepspeed else None
+    ratio = ctx.effective.offload_optimizer_ratio.value
     stage = zero_stage(ctx)
     if ratio is not None and ratio < 1.0 and stage is not None and stage != 3:
         yield Finding("deepspeed", (ZERO, "offload_optimizer", "ratio"),
@@ -163,9 +163,8 @@ def partial_offload_to_nvme(ctx: CheckContext) -> Iterator[Finding]:
      "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memory": true, "ratio": 0.5}}}
     ```
     """
-    section = ctx.deepspeed.section(ZERO, "offload_optimizer") if ctx.deepspeed else {}
-    ratio = coerce.number(section.get("ratio"))
-    if ratio is not None and ratio < 1.0 and section.get("device") == "nvme":
+    ratio = ctx.effective.offload_optimizer_ratio.value
+    if ratio is not None and ratio < 1.0 and ctx.effective.offload_optimizer.value == "nvme":
         yield Finding("deepspeed", (ZERO, "offload_optimizer", "ratio"),
                       f"partial optimizer offload (ratio {ratio}) works only with device `cpu`, not `nvme`")
 

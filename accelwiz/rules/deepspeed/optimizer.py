@@ -65,8 +65,8 @@ def unknown_optimizer_type(ctx: CheckContext) -> Iterator[Finding]:
     {"optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}}
     ```
     """
-    name = ctx.deepspeed.get("optimizer", "type") if ctx.deepspeed is not None else None
-    if isinstance(name, str) and name.lower() not in DEEPSPEED_OPTIMIZERS and name not in TORCH_OPTIMIZERS:
+    name = ctx.effective.optimizer_type.value
+    if name is not None and name.lower() not in DEEPSPEED_OPTIMIZERS and name not in TORCH_OPTIMIZERS:
         hint = next((f"Use `{t}` (torch.optim names are case-sensitive)" for t in TORCH_OPTIMIZERS
                      if t.lower() == name.lower()), None)
         yield Finding("deepspeed", ("optimizer", "type"), f"`{name}` is not a DeepSpeed or torch.optim "
@@ -93,8 +93,8 @@ def unknown_scheduler_type(ctx: CheckContext) -> Iterator[Finding]:
     {"scheduler": {"type": "WarmupCosineLR"}}
     ```
     """
-    name = ctx.deepspeed.get("scheduler", "type") if ctx.deepspeed is not None else None
-    if isinstance(name, str) and name not in DEEPSPEED_SCHEDULERS:
+    name = ctx.effective.scheduler_type.value
+    if name is not None and name not in DEEPSPEED_SCHEDULERS:
         yield Finding("deepspeed", ("scheduler", "type"), f"`{name}` is not a DeepSpeed LR scheduler")
 
 

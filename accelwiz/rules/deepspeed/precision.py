@@ -5,29 +5,30 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelwiz import coerce
 from accelwiz.config.base import AUTO
-from accelwiz.document import Document, KeyPath
+from accelwiz.document import KeyPath
 from accelwiz.rules.context import CheckContext
-from accelwiz.rules.deepspeed._shared import dotted_path, enabled, zero_stage
+from accelwiz.rules.deepspeed._shared import dotted_path, zero_stage
 from accelwiz.rules.diagnostic import Finding, Role, Severity
 from accelwiz.rules.rule import rule
 
 
-def _json_precisions(json: Document) -> dict[str, KeyPath]:
-    """The half precisions the JSON enables explicitly (true, or a string DeepSpeed reads as true)."""
-    found: dict[str, KeyPath] = {}
-    if enabled(json.get("fp16", "enabled")):
-        found["fp16"] = ("fp16", "enabled")
-    bf16_block = "bf16" if json.has("bf16") else "bfloat16"  # DeepSpeed reads `bfloat16` only without `bf16`
-    if enabled(json.get(bf16_block, "enabled")):
-        found["bf16"] = (bf16_block, "enabled")
-    return found
+def _json_precisions(ctx: CheckContext) -> dict[str, KeyPath]:
+    """The precisions the DeepSpeed JSON enables, with where each is enabled (ctx.effective's fp16/bf16 blocks)."""
+    effective = ctx.effective
+    return {name: block.path for name, block in (("fp16", effective.fp16_enabled), ("bf16", effective.bf16_enabled))
+            if block.value is True and block.role == "deepspeed"}
 
 
-def _precision_is_auto(json: Document) -> bool:
-    """Whether the launcher or the Trainer decides the precision ("enabled": "auto")."""
-    return any(json.get(block, "enabled") == AUTO for block in ("fp16", "bf16", "bfloat16"))
+def _precision_is_auto(ctx: CheckContext) -> bool:
+    """The JSON leaves the precision to the launcher or the Trainer (`"enabled": "auto"`)."""
+    return any(block.written == AUTO for block in (ctx.effective.fp16_enabled, ctx.effective.bf16_enabled))
+
+
+def _misplaced_precision(ctx: CheckContext) -> str | None:
+    """A `mixed_precision` key inside the DeepSpeed JSON: a key DeepSpeed never reads (DeepSpeed#3024)."""
+    written = ctx.deepspeed.get("mixed_precision") if ctx.deepspeed is not None else None
+    return written if isinstance(written, str) else None
 
 
 @rule("AW401", "fp16-and-bf16-enabled", Severity.ERROR, fix="Enable only one of `fp16` and `bf16`")
@@ -48,9 +49,7 @@ def fp16_and_bf16_enabled(ctx: CheckContext) -> Iterator[Finding]:
     {"bf16": {"enabled": true}}
     ```
     """
-    if ctx.deepspeed is None:
-        return
-    found = _json_precisions(ctx.deepspeed)
+    found = _json_precisions(ctx)
     if len(found) == 2:
         yield Finding("deepspeed", found["bf16"], "fp16 and bf16 are both enabled; DeepSpeed allows only one")
 
@@ -85,16 +84,15 @@ def mixed_precision_disagrees_with_deepspeed(ctx: CheckContext) -> Iterator[Find
     {"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 2}, "fp16": {"enabled": "auto"}}
     ```
     """
-    if ctx.deepspeed is None:
-        return
-    found = _json_precisions(ctx.deepspeed)
+    found = _json_precisions(ctx)
     if not found:
         return
-    declared: list[tuple[Document | None, Role]] = [(ctx.accelerate, "accelerate"),
-                                                    (ctx.deepspeed, "deepspeed")]
-    for document, role in declared:
-        wanted = document.get("mixed_precision") if document is not None else None
-        if not isinstance(wanted, str):
+    launcher = ctx.effective.launcher_mixed_precision  # lower-cased as the launcher does: BF16 is bf16
+    written = launcher.value if isinstance(launcher.written, str) else None  # an unquoted `no` is YAML false
+    declared: list[tuple[str | None, Role]] = [(written, "accelerate"),
+                                               (_misplaced_precision(ctx), "deepspeed")]
+    for wanted, role in declared:
+        if wanted is None:
             continue
         expected = "bf16" if wanted == "fp8" else wanted
         if expected not in found:
@@ -128,11 +126,9 @@ def hardcoded_deepspeed_precision(ctx: CheckContext) -> Iterator[Finding]:
     {"fp16": {"enabled": "auto"}, "bf16": {"enabled": "auto"}}
     ```
     """
-    if ctx.deepspeed is None:
-        return
-    declared = ctx.accelerate.get("mixed_precision") if ctx.accelerate is not None else None
-    for precision, path in _json_precisions(ctx.deepspeed).items():
-        if declared is None:
+    declared = ctx.effective.launcher_mixed_precision.is_written
+    for precision, path in _json_precisions(ctx).items():
+        if not declared:
             yield Finding("deepspeed", path, f"{precision} is fixed in the DeepSpeed JSON; a launcher or "
                                              "Trainer asking for another precision is refused")
 
@@ -160,13 +156,10 @@ def communication_dtype_differs_from_training(ctx: CheckContext) -> Iterator[Fin
     {"zero_optimization": {"stage": 1}}
     ```
     """
-    json = ctx.deepspeed
-    if json is None:
+    wanted = ctx.effective.communication_data_type.value  # lower-cased, as DeepSpeed reads it
+    if wanted not in ("fp16", "bf16") or _precision_is_auto(ctx):
         return
-    wanted = json.get("communication_data_type")
-    if wanted not in ("fp16", "bf16") or _precision_is_auto(json):
-        return
-    found = _json_precisions(json)
+    found = _json_precisions(ctx)
     training = next(iter(found), "fp32")
     if wanted not in found:
         yield Finding("deepspeed", ("communication_data_type",),
@@ -194,9 +187,9 @@ def bf16_with_zero_stage0(ctx: CheckContext) -> Iterator[Finding]:
     {"bf16": {"enabled": true}, "zero_optimization": {"stage": 1}}
     ```
     """
-    if ctx.deepspeed is None or zero_stage(ctx) != 0:
+    if zero_stage(ctx) != 0:
         return
-    path = _json_precisions(ctx.deepspeed).get("bf16")
+    path = _json_precisions(ctx).get("bf16")
     if path is not None:
         yield Finding("deepspeed", path, "bf16 with ZeRO stage 0 needs a recent DeepSpeed (older releases "
                                          "refuse it)")
@@ -222,8 +215,8 @@ def bf16_optimizer_states_without_master_weights(ctx: CheckContext) -> Iterator[
      "zero_optimization": {"stage": 2}}
     ```
     """
-    bf16 = ctx.deepspeed.section("bf16") if ctx.deepspeed is not None else {}
-    if bf16.get("bf16_optimizer_states") is True and bf16.get("bf16_master_weights_and_grads") is not True:
+    effective = ctx.effective
+    if effective.bf16_optimizer_states.value is True and effective.bf16_master_weights_and_grads.value is not True:
         yield Finding("deepspeed", ("bf16", "bf16_optimizer_states"),
                       "bf16_optimizer_states requires bf16_master_weights_and_grads")
 
@@ -247,12 +240,13 @@ def master_weights_without_zero(ctx: CheckContext) -> Iterator[Finding]:
     {"bf16": {"enabled": true, "bf16_master_weights_and_grads": true}, "zero_optimization": {"stage": 2}}
     ```
     """
-    json = ctx.deepspeed
-    if json is None or zero_stage(ctx) != 0:
+    effective = ctx.effective
+    if ctx.deepspeed is None or zero_stage(ctx) != 0:
         return
-    for path in (("fp16", "fp16_master_weights_and_grads"), ("bf16", "bf16_master_weights_and_grads"),
-                 ("bf16", "bf16_optimizer_states")):
-        if json.get(*path) is True:
+    for path, value in ((("fp16", "fp16_master_weights_and_grads"), effective.fp16_master_weights_and_grads),
+                        (("bf16", "bf16_master_weights_and_grads"), effective.bf16_master_weights_and_grads),
+                        (("bf16", "bf16_optimizer_states"), effective.bf16_optimizer_states)):
+        if value.value is True:
             yield Finding("deepspeed", path, f"`{dotted_path(path)}` needs ZeRO stage 1, 2 or 3 "
                                              "(zero_stage is 0)")
 
@@ -279,13 +273,16 @@ def fp16_loss_scale_invalid(ctx: CheckContext) -> Iterator[Finding]:
     {"fp16": {"enabled": true, "loss_scale": 0, "min_loss_scale": 1}}
     ```
     """
-    fp16 = ctx.deepspeed.section("fp16") if ctx.deepspeed is not None else {}
-    scale = coerce.number(fp16.get("loss_scale", 0))
+    effective = ctx.effective
+    written = effective.fp16_loss_scale
+    scale = written.value if written.is_written else 0.0  # 0 (dynamic loss scaling) is DeepSpeed's default
     if scale is not None and scale < 0:
         yield Finding("deepspeed", ("fp16", "loss_scale"), f"fp16.loss_scale is {scale}; it must be >= 0")
-    if scale == 0 and (enabled(fp16.get("enabled")) or fp16.get("enabled") == AUTO):
-        for key in ("loss_scale_window", "min_loss_scale"):
-            value = coerce.number(fp16.get(key))
+    fp16 = effective.fp16_enabled
+    if scale == 0 and (fp16.value is True or fp16.written == AUTO):
+        for key, item in (("loss_scale_window", effective.fp16_loss_scale_window),
+                          ("min_loss_scale", effective.fp16_min_loss_scale)):
+            value = item.value
             if value is not None and value <= 0:
                 yield Finding("deepspeed", ("fp16", key),
                               f"fp16.{key} is {value:g}; it must be > 0 with dynamic loss scaling")
@@ -311,11 +308,10 @@ def param_dtype_conflicts_with_precision(ctx: CheckContext) -> Iterator[Finding]
     {"data_types": {"param_dtype": "fp16"}, "fp16": {"enabled": true}}
     ```
     """
-    json = ctx.deepspeed
-    wanted = json.get("data_types", "param_dtype") if json is not None else None
-    if not isinstance(wanted, str) or _precision_is_auto(json):
+    wanted = ctx.effective.param_dtype.value
+    if wanted is None or _precision_is_auto(ctx):
         return
-    training = next(iter(_json_precisions(json)), "fp32")
+    training = next(iter(_json_precisions(ctx)), "fp32")
     if wanted in ("fp16", "bf16", "fp32") and wanted != training:
         yield Finding("deepspeed", ("data_types", "param_dtype"),
                       f"data_types.param_dtype is {wanted} but the model trains in {training}")

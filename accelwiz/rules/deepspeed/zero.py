@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelwiz import coerce
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.deepspeed._shared import ZERO, zero_stage
 from accelwiz.rules.diagnostic import Finding, Severity
@@ -41,10 +40,9 @@ def zero3_init_flag_below_zero3(ctx: CheckContext) -> Iterator[Finding]:
       zero3_init_flag: false
     ```
     """
-    yaml, stage = ctx.accelerate, zero_stage(ctx)
-    if yaml is not None and yaml.get("deepspeed_config", "zero3_init_flag") is True and stage is not None \
-            and stage != 3:
-        yield Finding("accelerate", ("deepspeed_config", "zero3_init_flag"),
+    flag, stage = ctx.effective.zero3_init_flag, zero_stage(ctx)
+    if flag.value is True and flag.role == "accelerate" and stage is not None and stage != 3:
+        yield Finding("accelerate", flag.path,
                       f"`zero3_init_flag` only applies to ZeRO stage 3 (zero_stage is {stage}); accelerate "
                       "turns it off")
 
@@ -76,9 +74,9 @@ def zero3_without_init_flag(ctx: CheckContext) -> Iterator[Finding]:
       zero3_init_flag: true
     ```
     """
-    yaml = ctx.accelerate
-    if yaml is not None and zero_stage(ctx) == 3 and yaml.get("deepspeed_config", "zero3_init_flag") is False:
-        yield Finding("accelerate", ("deepspeed_config", "zero3_init_flag"),
+    flag = ctx.effective.zero3_init_flag
+    if zero_stage(ctx) == 3 and flag.value is False and flag.role == "accelerate":
+        yield Finding("accelerate", flag.path,
                       "ZeRO-3 without `zero3_init_flag`: every rank loads a full copy of the model before it "
                       "is partitioned")
 
@@ -103,7 +101,7 @@ def reduce_bucket_size_zero(ctx: CheckContext) -> Iterator[Finding]:
     {"zero_optimization": {"stage": 1, "reduce_bucket_size": 5e8}}
     ```
     """
-    if ctx.deepspeed is not None and coerce.integer(ctx.deepspeed.get(ZERO, "reduce_bucket_size")) == 0:
+    if ctx.effective.zero_reduce_bucket_size.value == 0:
         yield Finding("deepspeed", (ZERO, "reduce_bucket_size"),
                       "`reduce_bucket_size` is 0: DeepSpeed divides by it (ZeroDivisionError) or, from "
                       "0.19.8, refuses it")
@@ -128,13 +126,13 @@ def gradient_allreduce_sum_with_zero3(ctx: CheckContext) -> Iterator[Finding]:
     {"gradient_allreduce_op": "mean", "zero_optimization": {"stage": 3}}
     ```
     """
-    json = ctx.deepspeed
-    if json is None or json.get("gradient_allreduce_op") != "sum":
+    effective = ctx.effective
+    if effective.gradient_allreduce_op.value != "sum":
         return
     if zero_stage(ctx) == 3:
         yield Finding("deepspeed", ("gradient_allreduce_op",),
                       "gradient_allreduce_op 'sum' is not supported with ZeRO stage 3")
-    elif json.section(ZERO, "zenflow"):
+    elif effective.zenflow.value is True:
         yield Finding("deepspeed", ("gradient_allreduce_op",), "gradient_allreduce_op 'sum' is not supported "
                                                                "with "
                                                                  "ZenFlow")
@@ -162,10 +160,10 @@ def compute_grad_norm_disabled_unsupported(ctx: CheckContext) -> Iterator[Findin
     {"zero_optimization": {"stage": 2, "compute_grad_norm": false}, "gradient_clipping": 0.0}
     ```
     """
-    json = ctx.deepspeed
-    if json is None or json.get(ZERO, "compute_grad_norm") is not False:
+    effective = ctx.effective
+    if effective.zero_compute_grad_norm.value is not False:
         return
-    stage, clipping = zero_stage(ctx), ctx.effective.gradient_clipping.value
+    stage, clipping = zero_stage(ctx), effective.gradient_clipping.value
     path = (ZERO, "compute_grad_norm")
     if stage in (0, 3):
         yield Finding("deepspeed", path, f"compute_grad_norm=false is supported only with ZeRO stage 1 or 2 "
@@ -173,7 +171,7 @@ def compute_grad_norm_disabled_unsupported(ctx: CheckContext) -> Iterator[Findin
     elif isinstance(clipping, float) and clipping > 0:
         yield Finding("deepspeed", path, "compute_grad_norm=false requires gradient_clipping 0 (it is "
                                          f"{clipping})")
-    elif ctx.effective.offload_optimizer.value in ("cpu", "nvme") or json.section(ZERO, "zenflow"):
+    elif effective.offload_optimizer.value in ("cpu", "nvme") or effective.zenflow.value is True:
         yield Finding("deepspeed", path, "compute_grad_norm=false does not work with optimizer offload or "
                                          "ZenFlow")
 
@@ -261,7 +259,7 @@ def legacy_stage1(ctx: CheckContext) -> Iterator[Finding]:
     {"zero_optimization": {"stage": 1}}
     ```
     """
-    if ctx.deepspeed is not None and ctx.deepspeed.get(ZERO, "legacy_stage1") is True:
+    if ctx.effective.zero_legacy_stage1.value is True:
         yield Finding("deepspeed", (ZERO, "legacy_stage1"), "the legacy ZeRO stage 1 implementation was "
                                                             "removed")
 
@@ -287,13 +285,13 @@ def gradient_prescale_with_zero(ctx: CheckContext) -> Iterator[Finding]:
     {"zero_optimization": {"stage": 2}}
     ```
     """
-    json, stage = ctx.deepspeed, zero_stage(ctx)
-    if json is None or stage not in (2, 3):
+    effective, stage = ctx.effective, zero_stage(ctx)
+    if ctx.deepspeed is None or stage not in (2, 3):
         return
-    if stage == 2 and json.get(ZERO, "reduce_scatter") is False:
+    if stage == 2 and effective.zero_reduce_scatter.value is False:
         return
-    factor = coerce.number(json.get("gradient_predivide_factor"))
-    if json.get("prescale_gradients") is True:
+    factor = effective.gradient_predivide_factor.value
+    if effective.prescale_gradients.value is True:
         yield Finding("deepspeed", ("prescale_gradients",), "prescale_gradients is not supported with "
                                                             f"ZeRO-{stage}")
     if factor is not None and factor != 1.0:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelwiz import coerce
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.hardware._shared import (
@@ -121,11 +120,12 @@ def fp8_backend_not_installed(ctx: CheckContext) -> Iterator[Finding]:
     found = precision_at(ctx, "fp8")
     if found is None or ctx.system is None or not ctx.system.packages:
         return
-    backend = coerce.text(ctx.accelerate.get("fp8_config", "backend")) if ctx.accelerate else None
+    written = ctx.effective.fp8_backend  # `backend` or `fp8_backend`: the launcher adds the prefix
+    backend = written.value
     wanted = FP8_BACKEND_PACKAGES.get(backend.upper()) if backend else None
     if wanted is not None:
         if ctx.system.package_missing(wanted):
-            yield Finding("accelerate", ("fp8_config", "backend"),
+            yield Finding("accelerate", written.path,
                           f"`fp8_config.backend: {backend}` needs `{wanted}`, which is not installed")
         return
     installed = [name for name in FP8_BACKEND_PACKAGES.values() if ctx.system.packages.get(name)]

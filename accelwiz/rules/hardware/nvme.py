@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from accelwiz import coerce
 from accelwiz.document import KeyPath
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Role, Severity
@@ -33,17 +32,12 @@ class _NvmePath:
 
 def _nvme_paths(ctx: CheckContext) -> Iterator[_NvmePath]:
     """Every NVMe offload path the files set for a device that is actually `nvme`."""
-    yaml_ds = ctx.accelerate.section("deepspeed_config") if ctx.accelerate is not None else {}
+    effective = ctx.effective
     for kind in ("optimizer", "param"):
-        path = coerce.text(yaml_ds.get(f"offload_{kind}_nvme_path"))
-        if yaml_ds.get(f"offload_{kind}_device") == "nvme" and path and path.lower() != "none":
-            yield _NvmePath(path, kind, "accelerate", ("deepspeed_config", f"offload_{kind}_nvme_path"))
-    zero = ctx.deepspeed.section("zero_optimization") if ctx.deepspeed is not None else {}
-    for kind in ("optimizer", "param"):
-        block = zero.get(f"offload_{kind}")
-        path = coerce.text(block.get("nvme_path")) if isinstance(block, dict) else None
-        if isinstance(block, dict) and block.get("device") == "nvme" and path and path != "auto":
-            yield _NvmePath(path, kind, "deepspeed", ("zero_optimization", f"offload_{kind}", "nvme_path"))
+        device, path = getattr(effective, f"offload_{kind}"), getattr(effective, f"offload_{kind}_nvme_path")
+        # the device as the launcher reads it (an Accelerate YAML's NVME is nvme), the path from the same file
+        if device.value == "nvme" and path.value is not None and path.role == device.role:
+            yield _NvmePath(path.value, kind, path.role, path.path)
 
 
 def _disk_facts(ctx: CheckContext, path: str) -> PathFacts | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelwiz import coerce
 from accelwiz.document import KeyPath
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Role, Severity
@@ -145,8 +144,7 @@ def moe_layer_names_with_old_deepspeed(ctx: CheckContext) -> Iterator[Finding]:
     ```
     with deepspeed 0.13.1 (the profile's packages). Use instead: deepspeed >= 0.14.0.
     """
-    yaml = ctx.accelerate
-    names = coerce.text(yaml.get("deepspeed_config", "deepspeed_moe_layer_cls_names")) if yaml else None
+    names = ctx.effective.moe_layer_cls_names.value
     if ctx.system is None or names is None:
         return
     installed = ctx.system.installed_older_than("deepspeed", "0.14.0")
