@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from accelwiz.rules import (
+    dead_keys,
     fsdp,
     fsdp_wrap,
     memory,
@@ -56,6 +57,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW011": schema_rules.missing_required_key,
     "AW012": schema_rules.duplicate_yaml_key,
     "AW013": schema_rules.duplicate_json_key,
+    "AW014": dead_keys.dead_key_without_effect,
     # AW1xx: processes, machines, ranks, launcher keys, the plan file
     "AW101": topology.multi_device_single_process,
     "AW102": topology.processes_not_divisible_by_machines,

@@ -69,7 +69,11 @@ def misplaced_key(ctx: CheckContext) -> Iterator[Finding]:
     Use instead: put `"train_micro_batch_size_per_gpu": 4` in the DeepSpeed JSON, or set the batch size of the
     DataLoader that you pass to `accelerator.prepare()`.
     """
-    yield from _issues(ctx, "misplaced-key")
+    from accelwiz.rules.dead_keys import harmless
+
+    for finding in _issues(ctx, "misplaced-key"):
+        if finding.role != "accelerate" or harmless(ctx, finding.path) is None:
+            yield finding  # a dead key whose value is what runs anyway is AW014's warning
 
 
 @rule("AW003", "wrong-type", Severity.ERROR, fix="Write a value of the expected type")
