@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,6 +13,7 @@ from accelwiz.errors import EXIT_FINDINGS
 if TYPE_CHECKING:
     from accelwiz.console import Console
     from accelwiz.estimate.report import Report
+    from accelwiz.estimate.request import Estimated
     from accelwiz.estimate.trace_compare import TraceComparison
 
 EPILOG = """\
@@ -170,8 +170,12 @@ def estimate(
         if list_models:
             _print_models(console)
             raise typer.Exit(0)
+        from accelwiz.errors import UsageError
+        from accelwiz.estimate.request import EstimateRequest, estimate_for
         from accelwiz.resolution.options import flags_from_options
 
+        if lora and qlora:
+            raise UsageError("--lora and --qlora exclude each other", hint="QLoRA is LoRA on a 4-bit base: pass one")
         flags = flags_from_options(
             micro_batch=micro_batch, seq_len=seq_len, regime="qlora" if qlora else "lora" if lora else None,
             lora_rank=lora_rank, lora_targets=tuple(lora_target) if lora_target else None, precision=precision,
@@ -183,138 +187,40 @@ def estimate(
             "vllm_gpu_memory_utilization": vllm_gpu_memory_utilization,
             "vllm_tensor_parallel_size": vllm_tensor_parallel_size, "vllm_server_gpus": vllm_server_gpus,
             "vllm_max_model_length": vllm_max_model_length}
-        if lora and qlora:
-            from accelwiz.errors import UsageError
-
-            raise UsageError("--lora and --qlora exclude each other", hint="QLoRA is LoRA on a 4-bit base: pass one")
-        _check_trace_options(trace, layers, plot)
-        from accelwiz.estimate.target import select_target
-
-        if config is not None:
-            planned = _planned(config, model, params, {**flags, **post_flags})
-            workload, post, profile = planned.workload, planned.post, planned.system
-        else:
-            workload, profile = _workload(model, params, lora_target, flags), None
-            post = _post_settings(workload, post_flags)
-        choice = select_target(system, gpu_memory, gpus, nodes, profile=profile)
-        for line in choice.debug:
-            console.debug(line)
-        for line in choice.warnings:
-            console.warn(line)
-        chosen = _chosen_strategy(strategy, offload_optimizer, offload_param, fsdp_version, choice.gpus_per_node,
-                                  choice.nodes)
-        if chosen is None and config is not None and planned.strategy is not None:
-            chosen = planned.strategy
-            choice = replace(choice, gpus_per_node=chosen.gpus_per_node, nodes=chosen.nodes)
-        if post is not None:
-            from accelwiz.errors import UsageError
-
-            if trace or compare:
-                raise UsageError(f"--trace and --compare show the SFT step; --kind {kind} has phases of its own",
-                                 hint="drop --trace/--compare, or pass --kind sft")
-            fits = _post_training(console, workload, post, choice.target, chosen, choice.gpus_per_node,
-                                  choice.nodes, output_format)
-        else:
-            from accelwiz.estimate.report import build_report
-
-            report = build_report(workload, choice.target, chosen, choice.gpus_per_node, choice.nodes,
-                                  compare=compare)
-            _show(console, report, _trace(console, report, layers) if trace else None, plot, output_format)
-            fits = report.fits
-    # as `check`: exit 1 when it does not fit, so `accelwiz estimate ... && accelerate launch` works
-    raise typer.Exit(EXIT_FINDINGS if fits is False else 0)
+        request = EstimateRequest(
+            model=model, params=params, config=config, workload_flags=flags, post_flags=post_flags, system=system,
+            gpu_memory=gpu_memory, gpus=gpus, nodes=nodes, strategy=strategy, fsdp_version=fsdp_version,
+            offload_optimizer=offload_optimizer, offload_param=offload_param, compare=compare, trace=trace,
+            layers=layers, plot=plot)
+        estimated = estimate_for(request, say=console.info)
+        _show(console, estimated, plot, output_format)
+    # as `check`: exit 1 when it does not fit, so `accelwiz estimate ... && accelwiz run` works
+    raise typer.Exit(EXIT_FINDINGS if estimated.fits is False else 0)
 
 
-def _workload(model: str | None, params: str | None, lora_target: list[str] | None, flags: dict[str, Any]) -> Any:
-    """The estimator's Workload for the flags (accelwiz.resolution), with the attention transformers would pick
-    for the model where none was given."""
-    from accelwiz.errors import UsageError
-    from accelwiz.estimate.models import resolve_model
-    from accelwiz.resolution.workload import beyond_positions, resolve_workload
-
-    if (model is None) == (params is None):
-        raise UsageError("pass exactly one of --model and --params (or --config)",
-                         hint="e.g. --model llama-8b, --params 7e9 or --config accelerate.yaml")
-    spec = resolve_model(model or params or "")
-    if lora_target and model is not None:  # an unknown name beside valid ones is refused, by name
-        from accelwiz.estimate.workload import check_lora_targets
-
-        check_lora_targets(spec, lora_target)
-    resolved = resolve_workload(flags=flags, max_positions=spec.max_position_embeddings)
-    problem = beyond_positions(resolved.seq_len.value, spec.max_position_embeddings, spec.name)
-    if problem is not None:
-        raise UsageError(problem, hint=f"pass --seq-len {spec.max_position_embeddings} or less")
-    return _with_attention(resolved.for_estimator(spec, micro_batch_given=flags["micro_batch"] is not None),
-                           flags["attention"])
-
-
-def _with_attention(workload: Any, given: str | None) -> Any:
-    """The attention given (refused where transformers refuses it), else the one transformers picks (Gemma-2:
-    eager)."""
-    from accelwiz.estimate.workload import check_attention, default_attention
-
-    if given is not None:
-        check_attention(workload.model, given)
-        return workload
-    if workload.attention != default_attention(workload.model):
-        return replace(workload, attention=default_attention(workload.model))
-    return workload
-
-
-def _planned(config: Path, model: str | None, params: str | None, flags: dict[str, Any]) -> Any:
-    """`--config`: the run the files and the plan describe (accelwiz.estimate.planned), the flags replacing
-    single values; refused beyond the model's positions as `run` refuses it."""
-    from accelwiz.errors import UsageError
-    from accelwiz.estimate.planned import planned_run
-
-    if params is not None:
-        raise UsageError("--params sizes a model without files; --config names the run's own",
-                         hint="drop --params (pass --model to replace the plan's model)")
-    planned = planned_run(config, model=model, flags=flags)
-    if flags.get("attention") is not None:  # else the plan's, as the run will use it
-        from accelwiz.estimate.workload import check_attention
-
-        check_attention(planned.workload.model, flags["attention"])
-    return planned
-
-
-def _check_trace_options(trace: bool, layers: int | None, plot: str | None) -> None:
-    """--layers and --plot go with --trace; a plot's file name is refused before a trace of a minute."""
-    from accelwiz.errors import UsageError
-
-    if layers is not None and not trace:
-        raise UsageError("--layers is for --trace", hint="add --trace, or drop --layers")
-    if plot is not None:
-        from accelwiz.estimate.plot import plot_format
-
-        if not trace:
-            raise UsageError("--plot draws the traced step", hint="add --trace, or drop --plot")
-        plot_format(plot)
-
-
-def _chosen_strategy(strategy: str | None, offload_optimizer: str, offload_param: str, fsdp_version: int,
-                     gpus_per_node: int, nodes: int) -> Any:
-    """The strategy --strategy (or an offload flag) names; None: the report recommends one."""
-    if strategy is None and offload_optimizer == "none" and offload_param == "none":
-        return None
-    from accelwiz.estimate.strategy import strategy_from_options
-
-    return strategy_from_options(strategy or ("zero3" if offload_param != "none" else "zero2"),
-                                 gpus_per_node=gpus_per_node, nodes=nodes, offload_optimizer=offload_optimizer,
-                                 offload_param=offload_param, fsdp_version=fsdp_version)
-
-
-def _show(console: Console, report: Report, traced: TraceComparison | None, plot: str | None,
-          output_format: OutputFormat) -> None:
-    """The SFT report (and --compare's table, the trace beside it, the plot) as text or JSON."""
+def _show(console: Console, estimated: Estimated, plot: str | None, output_format: OutputFormat) -> None:
+    """The report (with --compare's table, the trace beside it, the post-training phases) as text or JSON, and
+    the plot file."""
+    from accelwiz.estimate.posttraining_report import post_json, render_post_text
     from accelwiz.estimate.render import render_compare, render_json, render_text
 
+    for line in estimated.debug:
+        console.debug(line)
+    for line in estimated.warnings:
+        console.warn(line)
+    for line in estimated.notes:
+        console.info(line)
+    report, traced = estimated.report, estimated.traced
     if plot is not None and traced is not None:
         _plot(console, report, traced, plot)
     if output_format is OutputFormat.json:
-        console.data(render_json(report, trace=None if traced is None else traced.as_dict()))
+        data = render_json(report, trace=None if traced is None else traced.as_dict())
+        console.data(data if estimated.post is None else post_json(render_json(report), estimated.post))
         return
     console.data(render_text(report))
+    if estimated.post is not None:
+        console.data("")
+        console.data(render_post_text(estimated.post))
     if report.rows is not None:
         console.data("")
         console.data(render_compare(report.rows))
@@ -323,74 +229,6 @@ def _show(console: Console, report: Report, traced: TraceComparison | None, plot
 
         console.data("")
         console.data(render_comparison(traced))
-
-
-def _post_settings(workload: Any, flags: dict[str, Any]) -> Any:
-    """The TRL settings the --kind flags give (accelwiz.resolution.posttraining: TRL's defaults beneath them), or
-    None for SFT; a prompt + completion beyond the model's positions is refused as --seq-len is."""
-    from accelwiz.errors import UsageError
-    from accelwiz.resolution.posttraining import beyond_positions, resolve_posttraining
-
-    spec = workload.model
-    post = resolve_posttraining(flags=flags, max_positions=spec.max_position_embeddings)
-    if not post.is_posttraining:
-        return None
-    problem = beyond_positions(post, spec.max_position_embeddings, spec.name)
-    if problem is not None:
-        raise UsageError(problem, hint=f"keep --max-prompt-length + --max-completion-length within "
-                                       f"{spec.max_position_embeddings}")
-    return post.settings()
-
-
-def _post_training(console: Console, workload: Any, post: Any, target: Any, chosen: Any, gpus_per_node: int,
-                   nodes: int, output_format: OutputFormat) -> bool | None:
-    """--kind dpo|grpo: the TRL estimate (estimate/posttraining.py) beside the base report; returns the fit."""
-    from accelwiz.estimate.posttraining_report import (
-        build_post_report,
-        grpo_batch_problem,
-        post_json,
-        render_post_text,
-        training_gpus,
-        with_training_gpus,
-    )
-    from accelwiz.estimate.render import render_json, render_text
-
-    gpus = training_gpus(post, gpus_per_node, nodes)
-    if gpus != gpus_per_node:
-        console.info(f"note: vLLM server mode: {gpus} of {gpus_per_node} GPU(s) train")
-    problem = grpo_batch_problem(post, workload.micro_batch, gpus * nodes)
-    if problem:
-        console.warn(problem)
-    estimate, report = build_post_report(workload, post, target, with_training_gpus(chosen, gpus), gpus, nodes)
-    if output_format is OutputFormat.json:
-        console.data(post_json(render_json(report), estimate))
-    else:
-        console.data(render_text(report))
-        console.data("")
-        console.data(render_post_text(estimate))
-    return report.fits
-
-
-def _trace(console: Console, report: Report, layers: int | None) -> TraceComparison:
-    """--trace: check the time first (refuse or ask for --layers), trace, and pair it with the shown estimate."""
-    from accelwiz.estimate.trace import (
-        DEFAULT_TIME_LIMIT,
-        TraceSettings,
-        check_trace_input,
-        estimated_seconds,
-        trace_workload,
-    )
-    from accelwiz.estimate.trace_compare import compare
-
-    workload, strategy = report.shown.workload, report.shown.strategy
-    settings = TraceSettings.from_workload(workload, strategy)
-    count = check_trace_input(workload.model, settings, layers, DEFAULT_TIME_LIMIT)
-    traced_layers = count if count == workload.model.num_layers else 1 + count
-    console.info(
-        f"tracing {workload.model.name}: {count} of {workload.model.num_layers} layers under fake tensors "
-        f"(about {estimated_seconds(traced_layers, workload.model.num_experts):.0f} s)"
-    )
-    return compare(report.shown, trace_workload(workload, strategy=strategy, layers=layers))
 
 
 def _plot(console: Console, report: Report, traced: TraceComparison, path: str) -> None:

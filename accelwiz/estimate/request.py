@@ -1,0 +1,230 @@
+"""`accelwiz estimate` as a function: an `EstimateRequest` (what the flags or a run's files ask) in, an `Estimated`
+(the report, the post-training phases, the trace) out. The command renders it; nothing here prints.
+
+The workload and the post-training settings come from accelwiz.resolution, as for every other command: from the
+flags alone (TRL's and accelwiz's defaults beneath them), or with `config` from the run the files and the plan
+describe (estimate/planned.py), the flags replacing single values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from accelwiz.errors import UsageError
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.posttraining import PostTraining, PostTrainingEstimate
+    from accelwiz.estimate.report import Report
+    from accelwiz.estimate.trace_compare import TraceComparison
+    from accelwiz.estimate.workload import Workload
+
+
+@dataclass(frozen=True)
+class EstimateRequest:
+    """What to estimate. Flags are by the resolution's names (accelwiz.resolution.options.flags_from_options);
+    None in any of them: not given."""
+
+    model: str | None = None
+    params: str | None = None
+    config: Path | None = None
+    workload_flags: dict[str, Any] = field(default_factory=dict)
+    post_flags: dict[str, Any] = field(default_factory=dict)
+    system: str | None = None
+    gpu_memory: str | None = None
+    gpus: int | None = None
+    nodes: int | None = None
+    strategy: str | None = None
+    fsdp_version: int = 2
+    offload_optimizer: str = "none"
+    offload_param: str = "none"
+    compare: bool = False
+    trace: bool = False
+    layers: int | None = None
+    plot: str | None = None
+
+
+@dataclass(frozen=True)
+class Estimated:
+    """The estimate: the report (for DPO/GRPO, of the training step beside `post`), and what to tell the user."""
+
+    report: Report
+    post: PostTrainingEstimate | None = None
+    traced: TraceComparison | None = None
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    debug: tuple[str, ...] = ()
+
+    @property
+    def fits(self) -> bool | None:
+        return self.report.fits
+
+
+def estimate_for(request: EstimateRequest, say: Callable[[str], None] = lambda _: None) -> Estimated:
+    """The estimate `request` asks for; UsageError for what the flags cannot mean. `say` hears progress that
+    should not wait for the result (a trace's expected time)."""
+    from accelwiz.estimate.target import select_target
+
+    _check_options(request)
+    if request.config is not None:
+        planned = _planned(request)
+        workload, post, profile, from_config = planned.workload, planned.post, planned.system, planned.strategy
+    else:
+        workload, profile, from_config = _workload(request), None, None
+        post = _post_settings(workload, request.post_flags)
+    choice = select_target(request.system, request.gpu_memory, request.gpus, request.nodes, profile=profile)
+    strategy = _chosen_strategy(request, choice.gpus_per_node, choice.nodes)
+    if strategy is None and from_config is not None:
+        strategy = from_config
+        choice = replace(choice, gpus_per_node=strategy.gpus_per_node, nodes=strategy.nodes)
+    told = {"warnings": choice.warnings, "debug": choice.debug}
+    if post is not None:
+        return _posttraining(workload, post, choice, strategy, told)
+    from accelwiz.estimate.report import build_report
+
+    report = build_report(workload, choice.target, strategy, choice.gpus_per_node, choice.nodes,
+                          compare=request.compare)
+    traced = _trace(report, request.layers, say) if request.trace else None
+    return Estimated(report, traced=traced, **told)
+
+
+def _check_options(request: EstimateRequest) -> None:
+    """Options that exclude each other, refused before anything is estimated (a plot's name before a trace of a
+    minute)."""
+    flags = request.workload_flags
+    if request.layers is not None and not request.trace:
+        raise UsageError("--layers is for --trace", hint="add --trace, or drop --layers")
+    if request.plot is not None:
+        from accelwiz.estimate.plot import plot_format
+
+        if not request.trace:
+            raise UsageError("--plot draws the traced step", hint="add --trace, or drop --plot")
+        plot_format(request.plot)
+    kind = request.post_flags.get("kind")
+    if kind not in (None, "sft") and (request.trace or request.compare):
+        raise UsageError(f"--trace and --compare show the SFT step; --kind {kind} has phases of its own",
+                         hint="drop --trace/--compare, or pass --kind sft")
+    if request.config is not None and request.params is not None:
+        raise UsageError("--params sizes a model without files; --config names the run's own",
+                         hint="drop --params (pass --model to replace the plan's model)")
+    if request.config is None and (request.model is None) == (request.params is None):
+        raise UsageError("pass exactly one of --model and --params (or --config)",
+                         hint="e.g. --model llama-8b, --params 7e9 or --config accelerate.yaml")
+    if flags.get("lora_targets") and request.model is not None:  # an unknown name beside valid ones, by name
+        from accelwiz.estimate.models import resolve_model
+        from accelwiz.estimate.workload import check_lora_targets
+
+        check_lora_targets(resolve_model(request.model), list(flags["lora_targets"]))
+
+
+def _workload(request: EstimateRequest) -> Workload:
+    """The flags' Workload (accelwiz.resolution), refused beyond the model's positions, with the attention
+    transformers picks where none was given."""
+    from accelwiz.estimate.models import resolve_model
+    from accelwiz.resolution.workload import beyond_positions, resolve_workload
+
+    flags = request.workload_flags
+    spec = resolve_model(request.model or request.params or "")
+    resolved = resolve_workload(flags=flags, max_positions=spec.max_position_embeddings)
+    problem = beyond_positions(resolved.seq_len.value, spec.max_position_embeddings, spec.name)
+    if problem is not None:
+        raise UsageError(problem, hint=f"pass --seq-len {spec.max_position_embeddings} or less")
+    workload = resolved.for_estimator(spec, micro_batch_given=flags.get("micro_batch") is not None)
+    return _with_attention(workload, flags.get("attention"))
+
+
+def _with_attention(workload: Workload, given: str | None) -> Workload:
+    """The attention given (refused where transformers refuses it), else the one transformers picks (Gemma-2:
+    eager)."""
+    from accelwiz.estimate.workload import check_attention, default_attention
+
+    if given is not None:
+        check_attention(workload.model, given)
+        return workload
+    if workload.attention != default_attention(workload.model):
+        return replace(workload, attention=default_attention(workload.model))
+    return workload
+
+
+def _planned(request: EstimateRequest) -> Any:
+    """`--config`: the run the files and the plan describe; the attention the plan says, checked when a flag
+    replaces it."""
+    from accelwiz.estimate.planned import planned_run
+
+    flags = {**request.workload_flags, **request.post_flags}
+    planned = planned_run(request.config, model=request.model, flags=flags)  # type: ignore[arg-type]
+    if flags.get("attention") is not None:
+        from accelwiz.estimate.workload import check_attention
+
+        check_attention(planned.workload.model, flags["attention"])
+    return planned
+
+
+def _post_settings(workload: Workload, flags: dict[str, Any]) -> PostTraining | None:
+    """The TRL settings the --kind flags give, or None for SFT; a prompt + completion beyond the model's
+    positions is refused as --seq-len is."""
+    from accelwiz.resolution.posttraining import beyond_positions, resolve_posttraining
+
+    spec = workload.model
+    post = resolve_posttraining(flags=flags, max_positions=spec.max_position_embeddings)
+    if not post.is_posttraining:
+        return None
+    problem = beyond_positions(post, spec.max_position_embeddings, spec.name)
+    if problem is not None:
+        raise UsageError(problem, hint=f"keep --max-prompt-length + --max-completion-length within "
+                                       f"{spec.max_position_embeddings}")
+    return post.settings()
+
+
+def _chosen_strategy(request: EstimateRequest, gpus_per_node: int, nodes: int) -> Any:
+    """The strategy --strategy (or an offload flag) names; None: the config's, else the recommended one."""
+    if request.strategy is None and request.offload_optimizer == "none" and request.offload_param == "none":
+        return None
+    from accelwiz.estimate.strategy import strategy_from_options
+
+    named = request.strategy or ("zero3" if request.offload_param != "none" else "zero2")
+    return strategy_from_options(named, gpus_per_node=gpus_per_node, nodes=nodes,
+                                 offload_optimizer=request.offload_optimizer, offload_param=request.offload_param,
+                                 fsdp_version=request.fsdp_version)
+
+
+def _posttraining(workload: Workload, post: PostTraining, choice: Any, strategy: Any,
+                  told: dict[str, tuple[str, ...]]) -> Estimated:
+    """DPO/GRPO: the TRL estimate (estimate/posttraining.py) beside the report of its training step."""
+    from accelwiz.estimate.posttraining_report import (
+        build_post_report,
+        grpo_batch_problem,
+        training_gpus,
+        with_training_gpus,
+    )
+
+    gpus, nodes = training_gpus(post, choice.gpus_per_node, choice.nodes), choice.nodes
+    notes = (f"note: vLLM server mode: {gpus} of {choice.gpus_per_node} GPU(s) train",) \
+        if gpus != choice.gpus_per_node else ()
+    problem = grpo_batch_problem(post, workload.micro_batch, gpus * nodes)
+    warnings = told["warnings"] + ((problem,) if problem else ())
+    estimated, report = build_post_report(workload, post, choice.target, with_training_gpus(strategy, gpus), gpus,
+                                          nodes)
+    return Estimated(report, post=estimated, notes=notes, warnings=warnings, debug=told["debug"])
+
+
+def _trace(report: Report, layers: int | None, say: Callable[[str], None]) -> TraceComparison:
+    """--trace: check the time first (refuse or ask for --layers), trace, and pair it with the shown estimate."""
+    from accelwiz.estimate.trace import (
+        DEFAULT_TIME_LIMIT,
+        TraceSettings,
+        check_trace_input,
+        estimated_seconds,
+        trace_workload,
+    )
+    from accelwiz.estimate.trace_compare import compare
+
+    workload, strategy = report.shown.workload, report.shown.strategy
+    settings = TraceSettings.from_workload(workload, strategy)
+    count = check_trace_input(workload.model, settings, layers, DEFAULT_TIME_LIMIT)
+    traced_layers = count if count == workload.model.num_layers else 1 + count
+    say(f"tracing {workload.model.name}: {count} of {workload.model.num_layers} layers under fake tensors "
+        f"(about {estimated_seconds(traced_layers, workload.model.num_experts):.0f} s)")
+    return compare(report.shown, trace_workload(workload, strategy=strategy, layers=layers))
