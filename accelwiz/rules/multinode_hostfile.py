@@ -30,6 +30,8 @@ def deepspeed_multinode_without_hostfile(ctx: CheckContext) -> Iterator[Finding]
     ## What it does
     Finds `distributed_type: DEEPSPEED` on more than one machine whose launcher is DeepSpeed's runner (`pdsh`,
     the default, or `openmpi`, `mvapich`, `slurm`, `nossh`) with no `deepspeed_config.deepspeed_hostfile`.
+    Silent when the plan file says the job is started by per-node commands or SLURM, whose commands run
+    `accelerate launch --deepspeed_multinode_launcher standard` on each node.
 
     ## Why is this bad?
     accelerate hands DeepSpeed's runner `--hostfile None`. The runner finds no such file, warns that it
@@ -61,6 +63,8 @@ def deepspeed_multinode_without_hostfile(ctx: CheckContext) -> Iterator[Finding]
     """
     if ctx.accelerate is None or ctx.effective.is_sagemaker:
         return
+    if ctx.plan is not None and ctx.plan.launcher.supplies_rendezvous:
+        return  # the plan's launcher (SLURM, per-node commands) runs `accelerate launch` on each node itself
     view = ctx.effective
     machines = view.num_machines.strict
     if view.distributed_type.value != "DEEPSPEED" or machines is None or machines < 2:
@@ -70,8 +74,11 @@ def deepspeed_multinode_without_hostfile(ctx: CheckContext) -> Iterator[Finding]
         return
     where = ("deepspeed_config", "deepspeed_multinode_launcher") \
         if view.deepspeed_multinode_launcher.value else ("num_machines",)
+    # accelwiz's per-node commands and SLURM scripts pass --deepspeed_multinode_launcher standard (launch/command.py)
+    handled = "each node's command passes --deepspeed_multinode_launcher standard" \
+        if ctx.launch.supplies_rendezvous else None
     yield Finding("accelerate", where,
                   f"num_machines {machines} with the `{launcher}` launcher"
                   f"{'' if view.deepspeed_multinode_launcher.value else ' (the default)'} but no "
                   "deepspeed_config.deepspeed_hostfile: DeepSpeed's runner gets `--hostfile None`, falls back to "
-                  "the local GPUs and trains on this node alone")
+                  "the local GPUs and trains on this node alone", handled=handled)
