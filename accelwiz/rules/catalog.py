@@ -36,7 +36,7 @@ from accelwiz.rules import (
     trl_vllm,
     workload,
 )
-from accelwiz.rules.deepspeed import auto, batch, offload, optimizer, reference, zero
+from accelwiz.rules.deepspeed import auto, batch, offload, optimizer, reference, zero, zero3_save
 from accelwiz.rules.deepspeed import precision as deepspeed_precision
 from accelwiz.rules.hardware import deepspeed_fp16, devices, gpu_precision, nvme, versions, visible
 
@@ -112,6 +112,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW231": zero.gradient_prescale_with_zero,
     "AW232": auto.hidden_size_auto_below_zero3,
     "AW233": optimizer.autotuning_arg_mapping_unknown_key,
+    "AW234": zero3_save.zero3_save_without_16bit_gather,
     # AW3xx: FSDP1/FSDP2 settings, N-D parallelism, Megatron-LM
     "AW301": fsdp.fsdp2_ignored_sharding_strategy,
     "AW302": fsdp.fsdp2_obsolete_option,

@@ -109,3 +109,55 @@ def test_deepspeeds_cuda_accelerator_refuses_fp16_below_compute_capability_7(mon
     monkeypatch.setenv("DS_ALLOW_DEPRECATED_FP16", "1")
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (6, 1))
     assert accelerator.is_fp16_supported() is True
+
+
+# AW234: ZeRO-3 saved through accelerate or the Trainer without the 16-bit gather
+HF_Z3 = '{"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3%s}}'
+YAML_Z3 = "distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n  zero_stage: 3\n"
+
+
+@pytest.mark.parametrize("gather", ["", ', "stage3_gather_16bit_weights_on_model_save": false',
+                                    ', "stage3_gather_16bit_weights_on_model_save": "auto"'])
+def test_zero3_json_without_gather_warns(write, gather):
+    found = [d for d in diagnostics(write("ds.json", HF_Z3 % gather)) if d.code == "AW234"]
+    assert len(found) == 1 and found[0].severity is Severity.WARNING
+
+
+def test_zero3_yaml_without_zero3_save_16bit_model_warns(write):
+    assert "AW234" in codes(write("a.yaml", YAML_Z3))
+    assert "AW234" in codes(write("a.yaml", YAML_Z3 + "  zero3_save_16bit_model: false\n"))
+
+
+def test_zero3_json_for_the_trainer_without_gather_warns(write):
+    from accelwiz.config.training_args import parse_argv
+
+    path = write("ds.json", '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}}')
+    assert "AW234" in codes(path, training_args=parse_argv(["--deepspeed", str(path)]))
+
+
+@pytest.mark.parametrize("files", [
+    {"ds.json": HF_Z3 % ', "stage3_gather_16bit_weights_on_model_save": true'},
+    {"ds.json": HF_Z3 % ', "stage3_gather_fp16_weights_on_model_save": true'},  # the deprecated spelling
+    {"a.yaml": YAML_Z3 + "  zero3_save_16bit_model: true\n"},
+    {"a.yaml": YAML_Z3.replace("zero_stage: 3", "zero_stage: 2")},
+    # "auto" filled by accelerate from the YAML's zero3_save_16bit_model
+    {"a.yaml": "distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n"
+               "  zero3_save_16bit_model: true\n",
+     "ds.json": HF_Z3 % ', "stage3_gather_16bit_weights_on_model_save": "auto"'},
+    # a JSON for the plain deepspeed launcher: the script saves with the engine's checkpoints
+    {"ds.json": '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}}'},
+])
+def test_gathered_save_or_no_hf_save_is_clean(write, files):
+    paths = [write(name, text) for name, text in files.items()]
+    assert "AW234" not in codes(*paths)
+
+
+def test_deepspeed_and_accelerate_do_not_gather_by_default():
+    """The premise of AW234 in the installed libraries: DeepSpeed's ZeRO config and accelerate's plugin both
+    default the 16-bit gather on save to off."""
+    from accelerate.utils import DeepSpeedPlugin
+    from deepspeed.runtime.zero.config import DeepSpeedZeroConfig
+
+    assert DeepSpeedZeroConfig(stage=3).gather_16bit_weights_on_model_save is False
+    plugin = DeepSpeedPlugin(zero_stage=3)
+    assert plugin.deepspeed_config["zero_optimization"]["stage3_gather_16bit_weights_on_model_save"] is False
