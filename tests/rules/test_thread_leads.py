@@ -38,7 +38,7 @@ def test_hostfile_standard_launcher_or_one_machine_is_clean(write, text):
     assert "AW116" not in codes(write("a.yaml", text))
 
 
-def test_accelerate_hands_deepspeeds_runner_the_path_none_and_the_runner_falls_back_to_local():
+def test_accelerate_hands_deepspeeds_runner_the_path_none_and_the_runner_falls_back_to_local(tmp_path, monkeypatch):
     """The premise of AW116, in the installed libraries: no --deepspeed_hostfile becomes `--hostfile None`, a path
     DeepSpeed's runner does not find, so it uses the local GPUs only."""
     from accelerate.commands.launch import launch_command_parser
@@ -49,9 +49,10 @@ def test_accelerate_hands_deepspeeds_runner_the_path_none_and_the_runner_falls_b
         ["--use_deepspeed", "--num_machines", "2", "--num_processes", "16", "--machine_rank", "0",
          "--main_process_ip", "10.0.0.1", "--zero_stage", "3", "--mixed_precision", "no", "train.py"])
     args.deepspeed_fields_from_accelerate_config = ""  # what launch_command sets without a config file
+    monkeypatch.chdir(tmp_path)  # the runner opens the hostfile path from where it is started
     cmd, _ = prepare_deepspeed_cmd_env(args)
-    assert cmd[:3] == ["deepspeed", "--hostfile", "None"] and "--launcher" in cmd
-    assert fetch_hostfile("None") is None
+    assert cmd[:3] == ["deepspeed", "--hostfile", "None"] and "--launcher" in cmd, cmd
+    assert fetch_hostfile(cmd[2]) is None
 
 
 FP16_JSON = '{"train_batch_size": 8, "fp16": {"enabled": true}, "zero_optimization": {"stage": 2}}'
