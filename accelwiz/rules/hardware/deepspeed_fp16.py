@@ -26,8 +26,9 @@ VOLTA = (7, 0)
 def deepspeed_fp16_before_volta(ctx: CheckContext) -> Iterator[Finding]:
     """
     ## What it does
-    Finds fp16 (`fp16.enabled: true` in the DeepSpeed JSON, or `mixed_precision: fp16` with DeepSpeed) planned
-    for NVIDIA GPUs with compute capability below 7.0: Pascal and older, such as P100, TITAN X(p) or GTX 1080 Ti.
+    Finds fp16 (`fp16.enabled: true` in the DeepSpeed JSON, `mixed_precision: fp16` with DeepSpeed, or the
+    Trainer's `--fp16` with `--deepspeed`) planned for NVIDIA GPUs with compute capability below 7.0: Pascal and
+    older, such as P100, TITAN X(p) or GTX 1080 Ti.
 
     ## Why is this bad?
     DeepSpeed's CUDA accelerator reports fp16 as unsupported below compute capability 7.0 (`is_fp16_supported`),
