@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelwiz import coerce
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.rule import rule
@@ -70,7 +69,7 @@ def deepspeed_multinode_without_hostfile(ctx: CheckContext) -> Iterator[Finding]
     if view.distributed_type.value != "DEEPSPEED" or machines is None or machines < 2:
         return
     launcher = (view.deepspeed_multinode_launcher.value or DEFAULT_LAUNCHER).lower()
-    if launcher == STANDARD or coerce.text(ctx.accelerate.get("deepspeed_config", "deepspeed_hostfile")):
+    if launcher == STANDARD or view.deepspeed_hostfile.value:
         return
     where = ("deepspeed_config", "deepspeed_multinode_launcher") \
         if view.deepspeed_multinode_launcher.value else ("num_machines",)

@@ -13,17 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelwiz import coerce
 from accelwiz.config.base import AUTO
 from accelwiz.document import KeyPath
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.deepspeed._shared import ZERO, hf_launched, zero_stage
 from accelwiz.rules.diagnostic import Finding, Role, Severity
 from accelwiz.rules.rule import rule
-
-# the key and its older spellings (DeepSpeedZeroConfig: alias and the deprecated fp16 name)
-GATHER_KEYS = ("stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save",
-               "stage3_gather_fp16_weights_on_model_save")
 
 
 @rule("AW234", "zero3-save-without-16bit-gather", Severity.WARNING,
@@ -69,25 +64,22 @@ def zero3_save_without_16bit_gather(ctx: CheckContext) -> Iterator[Finding]:
 
 def _not_gathered(ctx: CheckContext) -> tuple[Role, KeyPath, str] | None:
     """Where the run's gather setting comes from and why it is off; None when the save gathers."""
-    yaml_flag = ctx.accelerate.get("deepspeed_config", "zero3_save_16bit_model") if ctx.accelerate else None
+    view = ctx.effective
+    yaml_flag = view.zero3_save_16bit_model
     if ctx.deepspeed is not None:
-        zero = ctx.deepspeed.section(ZERO)
-        key = next((k for k in GATHER_KEYS if k in zero), None)
-        if key is None:
+        gather = view.zero_gather_16bit_weights
+        if not gather.is_written:
             return "deepspeed", (ZERO,), "no stage3_gather_16bit_weights_on_model_save (DeepSpeed's default: false)"
-        value = zero[key]
-        if value == AUTO:  # accelerate fills it from zero3_save_16bit_model (DeepSpeedPlugin.__post_init__)
-            if coerce.flag(yaml_flag) is True:
+        key = gather.path[-1]
+        if gather.written == AUTO:  # accelerate fills it from zero3_save_16bit_model (DeepSpeedPlugin.__post_init__)
+            if yaml_flag.value is True:
                 return None
-            return "deepspeed", (ZERO, key), f'`{key}: "auto"`, which accelerate fills with ' \
+            return "deepspeed", gather.path, f'`{key}: "auto"`, which accelerate fills with ' \
                                              "zero3_save_16bit_model (false unless the YAML sets it)"
         # a value of the wrong type is the schema rules' finding
-        return ("deepspeed", (ZERO, key), f"`{key}: false`") if coerce.flag(value) is False else None
-    if ctx.accelerate is None:
+        return ("deepspeed", gather.path, f"`{key}: false`") if gather.value is False else None
+    if ctx.accelerate is None or yaml_flag.value is True:
         return None
-    if coerce.flag(yaml_flag) is True:
-        return None
-    if yaml_flag is None:
+    if not yaml_flag.is_written:
         return "accelerate", ("deepspeed_config",), "no deepspeed_config.zero3_save_16bit_model (default: false)"
-    return ("accelerate", ("deepspeed_config", "zero3_save_16bit_model"), "`zero3_save_16bit_model: false`") \
-        if coerce.flag(yaml_flag) is False else None
+    return ("accelerate", yaml_flag.path, "`zero3_save_16bit_model: false`") if yaml_flag.value is False else None
