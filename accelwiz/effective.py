@@ -133,6 +133,9 @@ class EffectiveConfig:
     param_dtype: EffectiveValue = UNSET
     fp8_backend: EffectiveValue = UNSET
     moe_layer_cls_names: EffectiveValue = UNSET
+    zero3_save_16bit_model: EffectiveValue = UNSET  # the YAML's deepspeed_config.zero3_save_16bit_model
+    deepspeed_hostfile: EffectiveValue = UNSET  # the YAML's deepspeed_config.deepspeed_hostfile
+    zero_gather_16bit_weights: EffectiveValue = UNSET  # the JSON's stage3_gather_16bit_weights_on_model_save
     fp16_loss_scale: EffectiveValue = UNSET
     fp16_loss_scale_window: EffectiveValue = UNSET
     fp16_min_loss_scale: EffectiveValue = UNSET

@@ -47,7 +47,8 @@ NAMES = ("zero3_init_flag", "zero_reduce_bucket_size", "zero_compute_grad_norm",
          "fsdp_state_dict_type", "fsdp_auto_wrap_policy", "fsdp_min_num_params", "fsdp_activation_checkpointing",
          "fsdp_activation_checkpointing_offload", "fsdp_sync_module_states", "fsdp_cpu_ram_efficient_loading",
          "parallelism_dp_replicate_size", "parallelism_dp_shard_size", "parallelism_tp_size", "parallelism_cp_size",
-         "parallelism_sp_size", "parallelism_sp_backend", "megatron_tp_degree", "megatron_pp_degree")
+         "parallelism_sp_size", "parallelism_sp_backend", "megatron_tp_degree", "megatron_pp_degree",
+         "zero3_save_16bit_model", "deepspeed_hostfile", "zero_gather_16bit_weights")
 PARALLELISM_SIZES = ("dp_replicate", "dp_shard", "tp", "cp", "sp")
 
 
@@ -90,6 +91,11 @@ def _yaml_settings(yaml: _Reader, uses_deepspeed: bool) -> dict[str, EffectiveVa
                                               exact=coerce.exact_flag)
         found["moe_layer_cls_names"] = yaml.value("deepspeed_config", "deepspeed_moe_layer_cls_names",
                                                   read=coerce.text)
+        # exported as str(value) and read back with str_to_bool (DeepSpeedPlugin.__post_init__)
+        found["zero3_save_16bit_model"] = yaml.value("deepspeed_config", "zero3_save_16bit_model",
+                                                     read=coerce.flag, exact=coerce.exact_flag)
+        # passed to DeepSpeed's runner as `--hostfile str(value)` (utils/launch.py prepare_deepspeed_cmd_env)
+        found["deepspeed_hostfile"] = yaml.value("deepspeed_config", "deepspeed_hostfile", read=coerce.text)
     # fp8_config keys may be written with or without the prefix the launcher adds (commands/launch.py)
     backend = section_entry(yaml.document, "fp8_config", "fp8_backend", "fp8_")
     if backend is not None:
@@ -223,7 +229,15 @@ def _json_settings(json: _Reader) -> dict[str, EffectiveValue]:
                                           written=json.raw(ZERO, "zenflow"))
     for kind in ("optimizer", "param"):
         found[f"offload_{kind}_nvme_path"] = json.value(ZERO, f"offload_{kind}", "nvme_path", read=_json_nvme_path)
+    # DeepSpeedZeroConfig.gather_16bit_weights_on_model_save: the key, its alias and the deprecated fp16 name
+    gather = next((k for k in GATHER_KEYS if json.has(ZERO, k)), None)
+    if gather is not None:
+        found["zero_gather_16bit_weights"] = _flag_or_auto(json, ZERO, gather)
     return found
+
+
+GATHER_KEYS = ("stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save",
+               "stage3_gather_fp16_weights_on_model_save")
 
 
 def _json_nvme_path(value: Any) -> str | None:

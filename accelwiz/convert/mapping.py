@@ -153,6 +153,13 @@ def to_deepspeed(context: Any, json_name: str) -> Conversion:
     ds_section: dict[str, Any] = {"deepspeed_config_file": json_name}
     if stage == 3:
         ds_section["zero3_init_flag"] = written("cpu_ram_efficient_loading") is not False
+    machines = effective.num_machines.value
+    if isinstance(machines, int) and machines > 1:
+        # FSDP runs torchrun on each node; DeepSpeed's default multi-node launcher (pdsh) would need a hostfile
+        # and, without one, trains on the launching node alone (AW116)
+        ds_section["deepspeed_multinode_launcher"] = "standard"
+        conversion.carried.append("num_machines > 1 -> deepspeed_multinode_launcher: standard (torchrun on each "
+                                  "node, as FSDP ran)")
     edits.append(AddKey((), "deepspeed_config", ds_section))
     conversion.yaml_edits = edits
     conversion.json_data = data

@@ -23,6 +23,7 @@ from accelwiz.rules import (
     fsdp,
     fsdp_wrap,
     memory,
+    multinode_hostfile,
     parallelism,
     placeholders,
     plan_agreement,
@@ -35,9 +36,9 @@ from accelwiz.rules import (
     trl_vllm,
     workload,
 )
-from accelwiz.rules.deepspeed import auto, batch, offload, optimizer, reference, zero
+from accelwiz.rules.deepspeed import auto, batch, offload, optimizer, reference, zero, zero3_save
 from accelwiz.rules.deepspeed import precision as deepspeed_precision
-from accelwiz.rules.hardware import devices, gpu_precision, nvme, versions, visible
+from accelwiz.rules.hardware import deepspeed_fp16, devices, gpu_precision, nvme, versions, visible
 
 if TYPE_CHECKING:
     from accelwiz.rules.rule import CheckFunction
@@ -74,6 +75,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW113": topology.section_for_another_distributed_type,
     "AW114": plan_agreement.plan_disagrees_with_config,
     "AW115": plan_agreement.plan_names_missing_file,
+    "AW116": multinode_hostfile.deepspeed_multinode_without_hostfile,
     # AW150: template placeholders in launch values (addresses, ports, ranks, counts)
     "AW150": placeholders.placeholder_launch_value,
     # AW2xx: DeepSpeed (the JSON, the YAML's deepspeed_config, their agreement, "auto")
@@ -110,6 +112,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW231": zero.gradient_prescale_with_zero,
     "AW232": auto.hidden_size_auto_below_zero3,
     "AW233": optimizer.autotuning_arg_mapping_unknown_key,
+    "AW234": zero3_save.zero3_save_without_16bit_gather,
     # AW3xx: FSDP1/FSDP2 settings, N-D parallelism, Megatron-LM
     "AW301": fsdp.fsdp2_ignored_sharding_strategy,
     "AW302": fsdp.fsdp2_obsolete_option,
@@ -169,6 +172,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW615": versions.moe_layer_names_with_old_deepspeed,
     "AW616": versions.num_machines_differs_from_system,
     "AW617": visible.gpu_ids_not_visible_here,  # the environment check runs in; no --system needed
+    "AW618": deepspeed_fp16.deepspeed_fp16_before_volta,
     # AW7xx: the HF Trainer's arguments against the YAML and JSON
     "AW701": trainer_arguments.trainer_argument_invalid,
     "AW702": trainer_arguments.trainer_deepspeed_mismatch,

@@ -251,7 +251,7 @@ BROKEN_CASES = {
     "deepspeedai-DeepSpeed__8260": (["json"], {"AW218"}, {"zero_optimization.reduce_bucket_size"}),
     "deepspeedai-DeepSpeed__1784": (["json"], {"AW213", "AW403", "AW405"}, {"bf16.enabled"}),
     "deepspeedai-DeepSpeed__2820": (["yaml"], {"AW001", "AW215"}, {"deepspeed_config.bf16:enabled"}),
-    "deepspeedai-DeepSpeed__3024": (["json"], {"AW002", "AW003", "AW215", "AW402", "AW403"},
+    "deepspeedai-DeepSpeed__3024": (["json"], {"AW002", "AW003", "AW215", "AW234", "AW402", "AW403"},
                                     {"mixed_precision", "bf16.enabled"}),
     "hiyouga-LlamaFactory__1116": (["json"], {"AW005", "AW205"}, {"gradient_accumulation_steps"}),
     # The Trainer's --gradient_accumulation_steps 2 is on the command line, not in the file: what is visible

@@ -43,8 +43,10 @@ def test_per_node_commands_supply_the_rendezvous():
     assert "AW104" in codes(check_unit([yaml(TWO_NODES)]))
     per_node = check_unit([yaml(TWO_NODES)], launch=LaunchFacts(supplies_rendezvous=True))
     assert "AW104" not in codes(per_node)
-    assert {d.code for d in per_node.handled} == {"AW104"}
-    assert all("--main_process_ip" in d.handled for d in per_node.handled)
+    # AW116 too: each node's command runs accelerate launch with the standard DeepSpeed launcher
+    assert {d.code for d in per_node.handled} == {"AW104", "AW116"}
+    assert all("--main_process_ip" in d.handled for d in per_node.handled if d.code == "AW104")
+    assert all("--deepspeed_multinode_launcher standard" in d.handled for d in per_node.handled if d.code == "AW116")
 
 
 def test_memory_is_judged_on_the_machines_as_launched():
