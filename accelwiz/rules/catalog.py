@@ -30,6 +30,7 @@ from accelwiz.rules import (
     schema_rules,
     topology,
     trainer_arguments,
+    trainer_schedule,
     trl_batch,
     trl_memory,
     trl_vllm,
@@ -178,6 +179,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW706": trainer_arguments.trainer_optimizer_argument_ignored,
     "AW707": trainer_arguments.trainer_optimizer_with_offload,
     "AW708": trainer_arguments.deepspeed_activation_checkpointing_unused,
+    "AW709": trainer_schedule.trainer_best_model_schedule_mismatch,
     # AW8xx: TRL post-training (check --kind dpo|grpo with TRL's arguments)
     "AW801": trl_batch.grpo_generation_batch_not_divisible,
     "AW802": trl_batch.grpo_eval_batch_not_divisible,
