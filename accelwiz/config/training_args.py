@@ -65,6 +65,7 @@ FIELDS: dict[str, FieldSpec] = {
     "eval_steps": FieldSpec("float", None),
     "save_steps": FieldSpec("float", 500),
     "logging_steps": FieldSpec("float", 500),
+    "save_only_model": FieldSpec("bool", False),  # what DeepSpeed/FSDP can reload (rules/trainer_wrapper.py)
 }
 
 # Every `TrainingArguments` field of transformers 5.x (for abbreviations and for "known but not read" notes).

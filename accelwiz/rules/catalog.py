@@ -31,6 +31,7 @@ from accelwiz.rules import (
     topology,
     trainer_arguments,
     trainer_schedule,
+    trainer_wrapper,
     trl_batch,
     trl_memory,
     trl_vllm,
@@ -180,6 +181,9 @@ CATALOG: dict[str, CheckFunction] = {
     "AW707": trainer_arguments.trainer_optimizer_with_offload,
     "AW708": trainer_arguments.deepspeed_activation_checkpointing_unused,
     "AW709": trainer_schedule.trainer_best_model_schedule_mismatch,
+    "AW710": trainer_wrapper.fsdp_and_trainer_activation_checkpointing,
+    "AW711": trainer_wrapper.save_only_model_with_sharded_wrapper,
+    "AW712": trainer_wrapper.auto_find_batch_size_with_zero3,
     # AW8xx: TRL post-training (check --kind dpo|grpo with TRL's arguments)
     "AW801": trl_batch.grpo_generation_batch_not_divisible,
     "AW802": trl_batch.grpo_eval_batch_not_divisible,
