@@ -66,6 +66,7 @@ FIELDS: dict[str, FieldSpec] = {
     "save_steps": FieldSpec("float", 500),
     "logging_steps": FieldSpec("float", 500),
     "save_only_model": FieldSpec("bool", False),  # what DeepSpeed/FSDP can reload (rules/trainer_wrapper.py)
+    "tf32": FieldSpec("optional_bool", None),  # refused without Ampere tensor cores (rules/trainer_hardware.py)
 }
 
 # Every `TrainingArguments` field of transformers 5.x (for abbreviations and for "known but not read" notes).
