@@ -81,3 +81,47 @@ def test_the_installed_trainer_still_refuses_these_pairs():
                       "deepspeed_plugin.zero_stage == 3", "self.args.auto_find_batch_size",
                       '"SHARDED_STATE_DICT" in str(self.accelerator.state.fsdp_plugin.state_dict_type)'):
         assert condition in source, condition
+
+
+_TRAINER_PROBE = """
+import json, os, sys, tempfile
+os.environ.update({"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1",
+                   "MASTER_PORT": sys.argv[3]})
+from transformers import GPT2Config, GPT2LMHeadModel, HfArgumentParser, Trainer, TrainingArguments
+(args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses(
+    [*json.loads(sys.argv[2]), "--deepspeed", sys.argv[1], "--output_dir", tempfile.mkdtemp(), "--report_to", "none"])
+model = GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=64, n_positions=32))
+try:
+    Trainer(model=model, args=args)
+    print("ACCEPTED")
+except ValueError as error:
+    print("REFUSED", error)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stage,argv,code", [
+    (3, ["--auto_find_batch_size"], "AW712"),
+    (2, ["--auto_find_batch_size"], "AW712"),
+    (2, ["--save_only_model", "--load_best_model_at_end", "--eval_strategy", "steps"], "AW711"),
+    (2, ["--save_only_model"], "AW711"),
+])
+def test_the_real_trainer_refuses_exactly_what_the_rule_reports(write, tmp_path, monkeypatch, stage, argv, code):
+    """The real Trainer of transformers 5 under DeepSpeed (one process on this machine's CPU), built from the same
+    command line and JSON the rule reads."""
+    pytest.importorskip("deepspeed")
+    import subprocess
+    import sys
+
+    from tests.ports import free_port
+
+    monkeypatch.chdir(tmp_path)
+    ds = write("ds.json", json.dumps({"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+                                      "train_batch_size": "auto", "zero_optimization": {"stage": stage}}))
+    probe = write("probe.py", _TRAINER_PROBE)
+    out = subprocess.run([sys.executable, str(probe), str(ds), json.dumps(argv), str(free_port())],
+                         capture_output=True, text=True, timeout=600).stdout
+    refused = "REFUSED" in out
+    assert refused or "ACCEPTED" in out, out
+    args = parse_argv(["--deepspeed", "ds.json", *argv])
+    assert (code in codes(write("accelerate.yaml", DDP), ds, select=("AW71",), training_args=args)) is refused
