@@ -56,6 +56,8 @@ def _deepspeed_stage(ctx: CheckContext) -> int | None:
         from accelwiz.config.trainer_deepspeed import get_value
 
         stage = get_value(view.resolution.config, "zero_optimization.stage")
+        if isinstance(stage, str) and stage.strip().isdigit():  # DeepSpeed's pydantic config reads "3" as 3
+            stage = int(stage)
         return stage if isinstance(stage, int) and not isinstance(stage, bool) else 0
     effective = ctx.effective
     if not effective.uses_deepspeed:
