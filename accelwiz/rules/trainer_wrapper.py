@@ -24,9 +24,6 @@ if TYPE_CHECKING:
     from accelwiz.config.training_args import TrainerArguments
     from accelwiz.rules.context import CheckContext
 
-_TRUE = ("y", "yes", "t", "true", "on", "1")  # accelerate's str_to_bool, which reads the launcher's FSDP_* variables
-
-
 def _args(ctx: CheckContext) -> TrainerArguments | None:
     return getattr(ctx, "training_args", None)
 
@@ -35,16 +32,6 @@ def _fsdp(ctx: CheckContext) -> Any:
     from accelwiz.rules.fsdp import fsdp_view
 
     return fsdp_view(ctx)
-
-
-def _fsdp_flag(ctx: CheckContext, name: str) -> tuple[tuple, bool]:
-    """(path, value as the FSDP plugin reads it) of an fsdp_config boolean; absent is false."""
-    from accelwiz.rules.fsdp import _entry
-
-    found = _entry(ctx, name)
-    if found is None:
-        return (), False
-    return found[0], str(found[1]).strip().lower() in _TRUE
 
 
 def _deepspeed_stage(ctx: CheckContext) -> int | None:
@@ -93,14 +80,15 @@ def fsdp_and_trainer_activation_checkpointing(ctx: CheckContext) -> Iterator[Fin
     ```
     Use instead: `--gradient_checkpointing false`, or drop `fsdp_activation_checkpointing`.
     """
-    args = _args(ctx)
-    if args is None or _fsdp(ctx) is None or not args.gradient_checkpointing:
+    args, fsdp = _args(ctx), _fsdp(ctx)
+    if args is None or fsdp is None or not args.gradient_checkpointing:
         return
-    path, on = _fsdp_flag(ctx, "fsdp_activation_checkpointing")
-    if on:
+    # as the plugin reads FSDP_ACTIVATION_CHECKPOINTING (str_to_bool): a quoted 'true' is on too, whatever the schema
+    found = fsdp.fsdp_activation_checkpointing
+    if found.value is True:
         name = "activation_checkpointing" if args.is_given("activation_checkpointing") else "gradient_checkpointing"
-        yield Finding("accelerate", path, f"fsdp_activation_checkpointing and the Trainer's {args.where(name)} both "
-                                          "checkpoint activations: the Trainer refuses the pair")
+        yield Finding("accelerate", found.path, f"fsdp_activation_checkpointing and the Trainer's {args.where(name)} "
+                                                "both checkpoint activations: the Trainer refuses the pair")
 
 
 @rule("AW711", "save-only-model-with-sharded-wrapper", Severity.ERROR,
@@ -140,17 +128,14 @@ def save_only_model_with_sharded_wrapper(ctx: CheckContext) -> Iterator[Finding]
                                 "refuses it")
     if fsdp is None:
         return
-    from accelwiz.rules.fsdp import _entry
-
-    written = _entry(ctx, "fsdp_state_dict_type")
-    version = fsdp.fsdp_version.value
+    written = fsdp.fsdp_state_dict_type  # upper-cased, or its number, as the plugin reads it
     # FullyShardedDataParallelPlugin.set_state_dict_type: the launcher's value, else FULL (FSDP1) / SHARDED (FSDP2)
-    kind = str(written[1]) if written and written[1] is not None else (
-        "SHARDED_STATE_DICT" if version == 2 else "FULL_STATE_DICT")
-    if "SHARDED_STATE_DICT" in kind.upper() or kind.strip() == "3":
-        where = "fsdp_state_dict_type" if written else "fsdp_state_dict_type unset (the FSDP2 default)"
-        yield Finding("accelerate", written[0] if written else (), f"{args.where('save_only_model')} with {where} "
-                      f"{kind}: the Trainer refuses it (only a full state dict can be saved as a plain model)")
+    kind = written.strict if written.strict is not None else (
+        "SHARDED_STATE_DICT" if fsdp.fsdp_version.strict == 2 else "FULL_STATE_DICT")
+    if kind == "SHARDED_STATE_DICT":
+        where = "fsdp_state_dict_type" if written.is_written else "fsdp_state_dict_type unset (the FSDP2 default)"
+        yield Finding("accelerate", written.path, f"{args.where('save_only_model')} with {where} {kind}: the "
+                                                  "Trainer refuses it (only a full state dict saves as a plain model)")
 
 
 @rule("AW712", "auto-find-batch-size-with-zero3", Severity.ERROR,
