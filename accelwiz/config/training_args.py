@@ -58,6 +58,15 @@ FIELDS: dict[str, FieldSpec] = {
     "warmup_steps": FieldSpec("float", 0),
     "max_steps": FieldSpec("int", -1),
     "num_train_epochs": FieldSpec("float", 3.0),
+    # the evaluation and checkpoint schedule: load_best_model_at_end ties the two (rules/trainer_schedule.py)
+    "load_best_model_at_end": FieldSpec("bool", False),
+    "eval_strategy": FieldSpec("str", "no"),
+    "save_strategy": FieldSpec("str", "steps"),
+    "eval_steps": FieldSpec("float", None),
+    "save_steps": FieldSpec("float", 500),
+    "logging_steps": FieldSpec("float", 500),
+    "save_only_model": FieldSpec("bool", False),  # what DeepSpeed/FSDP can reload (rules/trainer_wrapper.py)
+    "tf32": FieldSpec("optional_bool", None),  # refused without Ampere tensor cores (rules/trainer_hardware.py)
 }
 
 # Every `TrainingArguments` field of transformers 5.x (for abbreviations and for "known but not read" notes).
@@ -357,8 +366,9 @@ def parse_file(path: Path) -> TrainerArguments:
 def _type_problem(name: str, value: Any) -> str | None:
     """A non-string value the field cannot hold (TrlParser hands it to TrainingArguments unconverted)."""
     kind = FIELDS[name].kind
-    if value is None:
-        return None if kind in ("optional_bool", "deepspeed") else "null is not a value for this argument"
+    if value is None:  # Optional fields (eval_steps: float | None) take null
+        optional = kind in ("optional_bool", "deepspeed") or FIELDS[name].default is None
+        return None if optional else "null is not a value for this argument"
     if kind == "int" and (isinstance(value, bool) or not (isinstance(value, int) or
                                                           (isinstance(value, float) and value.is_integer()))):
         return f"expected an integer, got {value!r}"

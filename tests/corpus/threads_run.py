@@ -34,6 +34,8 @@ class Case:
     model: str | None = None
     workload: dict[str, Any] = field(default_factory=dict)  # Workload fields beside the model: seq_len, regime...
     trainer_args: tuple[str, ...] | None = None
+    kind: str | None = None  # dpo or grpo: the arguments are TRL's (check --kind), which turns on the AW8xx rules
+    trl: bool = False  # the arguments are an SFTConfig's (check --trl): TRL's defaults (bf16 unless fp16 ...)
     num_processes: int | None = None
     env: dict[str, str] = field(default_factory=dict)
 
@@ -109,8 +111,18 @@ def run_case(case: Case) -> Any:
     if case.trainer_args is not None:
         from accelwiz.config.training_args import parse_argv
 
-        args = parse_argv([_path(a) for a in case.trainer_args])
-        context["training_args"] = replace(args, world_size=case.num_processes) if case.num_processes else args
+        argv = [_path(a) for a in case.trainer_args]
+        args = parse_argv(argv)
+        args = replace(args, world_size=case.num_processes) if case.num_processes else args
+        if case.trl:  # as check --trl does (cli/trainer_args.py trainer_inputs)
+            from accelwiz.config.training_args import with_trl_defaults
+
+            args = with_trl_defaults(args, sft=True)
+        if case.kind:  # as check --kind does (cli/check.py): TRL's defaults and fields beside the Trainer's
+            from accelwiz.config.trl_arguments import with_trl
+
+            args = with_trl(args, case.kind, None, argv)
+        context["training_args"] = args
     with _environment(case.env):
         return check_paths([THREADS / _path(f) for f in case.files], select_rules(), **context)
 
