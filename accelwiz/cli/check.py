@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -100,16 +100,24 @@ def check(
 
             spec = resolve_model(model)
         # the plan beside each YAML (or --plan) gives the memory and hardware rules its workload and system
-        kind = kind or _planned_kind(files, plan)
+        planned = _plan_of(files, plan)
+        kind_given, kind = kind, kind or (planned.training.kind if planned is not None else "sft")
         if kind not in ("sft", "dpo", "grpo"):
             raise UsageError(f"invalid --kind {kind}", hint="choose sft, dpo or grpo")
         # AW7xx; with --kind dpo|grpo the notes wait for TRL's own arguments (AW8xx), read beside the Trainer's
         trainer, files = trainer_inputs(training_args, trainer_argv(ctx), files, console if kind == "sft" else None,
                                         trl=trl, num_processes=num_processes)
         if kind != "sft":
-            from accelwiz.config.trl_arguments import with_trl
+            from accelwiz.config.trl_arguments import planned_trl_arguments, with_trl
 
-            trainer = with_trl(trainer, kind, training_args, trainer_argv(ctx))
+            argv = trainer_argv(ctx)
+            # a DPO/GRPO plan the built-in trainer runs, checked with no arguments: those it will hand TRL
+            built_in = planned_trl_arguments(planned) if planned is not None and kind_given is None \
+                and training_args is None and not argv else None
+            trainer = built_in or with_trl(trainer, kind, training_args, argv)
+            if built_in is not None:
+                console.info(f"note: the plan's {kind} run is checked with the arguments the built-in trainer hands "
+                             f"TRL: {' '.join([*built_in.given.values(), *built_in.trl_given.values()])}")
             for note in trainer.notes:
                 console.info(f"note: Trainer arguments ({trainer.source}): {note}")
         if fix or diff:  # ruff's model: mend what is unambiguous, then report what remains
@@ -145,19 +153,19 @@ def check(
     raise typer.Exit(result.exit_code(strict=strict))
 
 
-def _planned_kind(files: list[Path], plan: Path | None) -> str:
-    """The kind of training the plan records (--plan, else the one beside the first YAML that has one): a DPO or
-    GRPO plan is checked with TRL's rules, as `run` trains it. A plan that does not load is reported by the
-    check itself."""
+def _plan_of(files: list[Path], plan: Path | None) -> Any:
+    """The plan (--plan, else the one beside the first YAML that has one), loaded; None without one, or when it
+    does not load (the check itself reports why). Its kind of training decides which rules run: a DPO or GRPO plan
+    is checked with TRL's, as `run` trains it."""
     from accelwiz.defaults import find_plan
     from accelwiz.errors import AccelwizError
 
     path = plan or next((found for found in map(find_plan, files) if found is not None), None)
     if path is None:
-        return "sft"
+        return None
     from accelwiz.plan_file import load_plan
 
     try:
-        return load_plan(path).training.kind
+        return load_plan(path)
     except AccelwizError:
-        return "sft"
+        return None

@@ -143,3 +143,36 @@ def _without_trl_names(note: str, values: dict[str, Any]) -> str:
         return note
     kept = [n for n in names.replace(",", " ").split() if n.lstrip("-").replace("-", "_") not in values]
     return f"ignored {len(kept)} argument(s) accelwiz does not read: {' '.join(kept)}" if kept else ""
+
+
+def planned_trl_arguments(plan: Any) -> TrlArguments | None:
+    """For a DPO/GRPO plan the built-in trainer runs: the TRL arguments it will hand DPOConfig/GRPOConfig
+    (resolution.posttraining.trl_config_fields over the plan's workload), so that `check` and `run`'s preflight
+    judge the config that will be built rather than TRL's defaults. None for SFT, or when a Trainer script owns
+    the run (its own arguments are what count)."""
+    from accelwiz.errors import AccelwizError
+    from accelwiz.resolution.model import model_to_train
+    from accelwiz.resolution.posttraining import resolve_posttraining
+    from accelwiz.resolution.run import model_positions
+    from accelwiz.resolution.workload import resolve_workload
+
+    if plan.training.owner == "trainer" or plan.training.kind == "sft":
+        return None
+    try:
+        positions = model_positions(model_to_train(None, plan).name)
+    except AccelwizError:
+        positions = None  # a plan without a model to train: `run` refuses it; the lengths stay TRL's
+    return built_in_trl_arguments(resolve_workload(plan=plan, max_positions=positions),
+                                  resolve_posttraining(plan=plan, max_positions=positions))
+
+
+def built_in_trl_arguments(workload: Any, post: Any) -> TrlArguments | None:
+    """The TRL arguments the built-in trainer hands DPOConfig/GRPOConfig for this resolved workload and
+    post-training settings (resolution.posttraining.trl_config_fields); None for SFT."""
+    from accelwiz.config.training_args import parse_argv
+    from accelwiz.resolution.posttraining import as_arguments, trl_config_fields
+
+    if not post.is_posttraining:
+        return None
+    argv = as_arguments(trl_config_fields(workload, post))
+    return with_trl(parse_argv(argv), post.kind.value, None, argv)

@@ -10,7 +10,7 @@ import os
 import shlex
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from accelwiz.errors import InputError, LaunchError, UsageError
 from accelwiz.launch import shell
@@ -207,7 +207,8 @@ def plan_run(
     from accelwiz.config.training_args import trainer_arguments_for_script
 
     # a Trainer script's own arguments (`run train.py -- --bf16 ...`) are checked against the YAML and JSON too
-    trainer_args = trainer_arguments_for_script(script, script_args) if script is not None else None
+    trainer_args = trainer_arguments_for_script(script, script_args) if script is not None else \
+        _built_in_trl_arguments(config or DEFAULT_CONFIG, trainer_argv)
     checked = preflight(config or DEFAULT_CONFIG, system=system, builtin_trainer=builtin, here=here,
                         training_args=trainer_args)
     # before anything is shown: a value no launcher takes, or a DeepSpeed JSON the workers cannot open from
@@ -220,6 +221,22 @@ def plan_run(
     trainer_target = [str(TRAINER_SCRIPT), "--config", str(checked.config_path), *trainer_argv]
     target = trainer_target if builtin else ["-m", CHILD_MODULE, str(script), *script_args]
     return RunPlan(checked, target, checked.env, builtin_trainer=builtin)
+
+
+def _built_in_trl_arguments(config: Path, trainer_argv: list[str]) -> Any:
+    """A DPO/GRPO run of the built-in trainer (its flags or the plan's kind): the TRL arguments it will hand
+    TRL's config, so the preflight judges the config that will be built. None for SFT, or when the run does not
+    resolve (the trainer's own check says why, in one line, before the launch)."""
+    from accelwiz.config.trl_arguments import built_in_trl_arguments
+    from accelwiz.errors import AccelwizError
+    from accelwiz.trainer.options import parse_args
+    from accelwiz.trainer.settings import resolve_settings
+
+    try:
+        run = resolve_settings(parse_args(["--config", str(config), *trainer_argv]))
+    except AccelwizError:
+        return None
+    return built_in_trl_arguments(run.workload, run.post)
 
 
 def _for_terminal(text: str) -> str:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from accelwiz.config.trl_arguments import TrlArguments
     from accelwiz.estimate.posttraining import PostTraining
     from accelwiz.plan_file import PlanFile
+    from accelwiz.resolution.workload import ResolvedWorkload
 
 KINDS = ("sft", "dpo", "grpo")
 GENERATIONS = ("hf", "vllm-colocate", "vllm-server")
@@ -193,3 +194,32 @@ def beyond_positions(post: ResolvedPostTraining, positions: int | None, model: s
         return None
     return (f"{problem}: max_prompt_length {post.max_prompt_length.value} ({post.max_prompt_length.source}) + "
             f"max_completion_length {post.max_completion_length.value} ({post.max_completion_length.source})")
+
+
+def trl_config_fields(workload: ResolvedWorkload, post: ResolvedPostTraining) -> dict[str, Any]:
+    """The DPOConfig/GRPOConfig fields the built-in trainer takes from the resolved run: trainer/trl_run.py builds
+    the config with them, and `check` and `run`'s preflight judge them as TRL's arguments (`as_arguments`), so
+    the rules see the config that will be built. The precision is the run's where a file or the plan wrote one:
+    TRL's own default (bf16 on) would override it; with both off, transformers takes the launcher's
+    ACCELERATE_MIXED_PRECISION (training_args.py, "Mixed Precision")."""
+    precision = workload.precision.value if workload.precision.source != DEFAULT else None
+    values: dict[str, Any] = {
+        "per_device_train_batch_size": workload.micro_batch.value,
+        "gradient_accumulation_steps": workload.gradient_accumulation.value,
+        "gradient_checkpointing": bool(workload.gradient_checkpointing.value),
+        "bf16": precision == "bf16",
+        "fp16": precision == "fp16",
+    }
+    if post.beta.value is not None:
+        values["beta"] = post.beta.value
+    if post.kind.value == "dpo":
+        values["max_length"] = post.sequence
+    elif post.kind.value == "grpo":
+        values.update(num_generations=post.num_generations.value,
+                      max_completion_length=post.max_completion_length.value)
+    return values
+
+
+def as_arguments(values: dict[str, Any]) -> list[str]:
+    """TRL config fields as the command line TrlParser reads (`--bf16 False`, `--beta 0.1`)."""
+    return [token for name, value in values.items() for token in (f"--{name}", str(value))]

@@ -37,10 +37,14 @@ def run_trl(opts: TrainerOptions, checked: CheckedInputs) -> Any:
 
 
 def _common(opts: TrainerOptions, settings: Any) -> dict[str, Any]:
-    """The TrainingArguments both configs share, from the resolved settings."""
+    """The TrainingArguments both configs share, from the resolved settings. The precision is the run's (the
+    YAML's or JSON's mixed_precision, the plan's): TRL's own default (bf16 on) would override it, and with both
+    off transformers takes the launcher's ACCELERATE_MIXED_PRECISION (training_args.py, "Mixed Precision")."""
     import torch
 
     on_gpu = torch.cuda.is_available()
+    # not written anywhere (the resolution's default): the launcher's environment decides, as for any script
+    precision = settings.precision.value if settings.precision.source != "default" else None
     return {
         "output_dir": str(opts.output_dir),
         "per_device_train_batch_size": settings.micro_batch.value,
@@ -54,7 +58,8 @@ def _common(opts: TrainerOptions, settings: Any) -> dict[str, Any]:
         "report_to": "none",
         "seed": opts.seed,
         "use_cpu": not on_gpu,
-        "bf16": on_gpu and torch.cuda.is_bf16_supported(),
+        "bf16": precision == "bf16",
+        "fp16": precision == "fp16",
         "gradient_checkpointing": bool(settings.gradient_checkpointing.value),
         "disable_tqdm": True,
     }

@@ -94,3 +94,43 @@ def test_the_plan_refuses_a_kind_it_does_not_know_and_a_single_generation(tmp_pa
         (tmp_path / "accelerate.plan.yaml").write_text(text.replace("  kind: sft\n", bad))
         with pytest.raises(InputError, match="invalid plan at `training"):
             load_plan(tmp_path / "accelerate.plan.yaml")
+
+
+def test_a_grpo_plan_is_checked_with_the_arguments_the_built_in_trainer_hands_trl(tmp_path, cli):
+    # init's defaults (micro-batch 1, one process) cannot hold TRL's 8 generations per prompt
+    write_plan(tmp_path, kind="grpo", precision="fp32")
+    result = cli("check", str(tmp_path / "accelerate.yaml"))
+    assert result.exit_code == 1 and "AW801" in result.stdout and "num_generations 8" in result.stdout
+    assert "the arguments the built-in trainer hands TRL: --per_device_train_batch_size 2" in result.stderr
+    assert "--bf16 False" in result.stderr  # the plan's precision, not TRL's bf16 default (AW704/AW114 stay quiet)
+    write_plan(tmp_path, kind="grpo", precision="fp32", num_generations=2)
+    fits = cli("check", str(tmp_path / "accelerate.yaml"))
+    assert fits.exit_code == 0, fits.stdout
+
+
+def test_trl_config_fields_carry_the_run_s_precision_and_lengths():
+    from accelwiz.resolution.posttraining import trl_config_fields
+    from accelwiz.resolution.workload import resolve_workload
+
+    post = resolve_posttraining(flags={"kind": "dpo", "max_prompt_length": 64, "max_completion_length": 32})
+    written = trl_config_fields(resolve_workload(flags={"precision": "fp16", "micro_batch": 2}), post)
+    assert (written["fp16"], written["bf16"], written["max_length"], written["per_device_train_batch_size"]) == (
+        True, False, 96, 2)
+    # a precision nobody wrote: both off, so transformers takes the launcher's ACCELERATE_MIXED_PRECISION
+    unwritten = trl_config_fields(resolve_workload(), post)
+    assert (unwritten["fp16"], unwritten["bf16"]) == (False, False)
+
+
+def test_run_refuses_a_grpo_plan_trl_would_refuse_and_takes_the_flags_that_fix_it(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    write_plan(tmp_path, kind="grpo")
+    monkeypatch.chdir(tmp_path)
+    refused = subprocess.run([sys.executable, "-m", "accelwiz", "run", "--dry-run"], capture_output=True, text=True)
+    assert refused.returncode == 1 and "AW801" in refused.stderr + refused.stdout
+    fixed = subprocess.run([sys.executable, "-m", "accelwiz", "run", "--dry-run", "--", "--num-generations", "2"],
+                           capture_output=True, text=True)
+    # past the preflight (micro-batch 2 x 1 process holds groups of 2); the toy model is refused next, by the
+    # trainer's own check
+    assert fixed.returncode == 2 and "trains a pretrained checkpoint" in fixed.stderr, fixed.stderr
