@@ -41,7 +41,7 @@ from accelwiz.rules import (
 )
 from accelwiz.rules.deepspeed import auto, batch, offload, optimizer, reference, zero, zero3_save
 from accelwiz.rules.deepspeed import precision as deepspeed_precision
-from accelwiz.rules.hardware import deepspeed_fp16, devices, gpu_precision, nvme, versions, visible
+from accelwiz.rules.hardware import deepspeed_features, deepspeed_fp16, devices, gpu_precision, nvme, versions, visible
 
 if TYPE_CHECKING:
     from accelwiz.rules.rule import CheckFunction
@@ -176,6 +176,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW616": versions.num_machines_differs_from_system,
     "AW617": visible.gpu_ids_not_visible_here,  # the environment check runs in; no --system needed
     "AW618": deepspeed_fp16.deepspeed_fp16_before_volta,
+    "AW619": deepspeed_features.deepspeed_key_newer_than_installed,
     # AW7xx: the HF Trainer's arguments against the YAML and JSON
     "AW701": trainer_arguments.trainer_argument_invalid,
     "AW702": trainer_arguments.trainer_deepspeed_mismatch,

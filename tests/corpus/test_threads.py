@@ -41,6 +41,7 @@ def test_every_case_is_complete_and_every_file_used():
         assert case.verdict in ("broken", "valid")
         assert (case.verdict == "broken") == (case.false_alarm is None and (bool(case.codes) or bool(case.missed)))
         used.update(f for f in case.files if not f.startswith("corpus/"))
+        used.update([case.training_args_file] if case.training_args_file else [])
         if case.model and (THREADS / case.model).exists():
             used.update(str(p.relative_to(THREADS)) for p in (THREADS / case.model).rglob("*") if p.is_file())
     on_disk = {str(p.relative_to(THREADS)) for p in THREADS.rglob("*") if p.is_file() and not p.match(MANIFESTS)}

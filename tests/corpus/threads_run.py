@@ -36,6 +36,7 @@ class Case:
     trainer_args: tuple[str, ...] | None = None
     kind: str | None = None  # dpo or grpo: the arguments are TRL's (check --kind), which turns on the AW8xx rules
     trl: bool = False  # the arguments are an SFTConfig's (check --trl): TRL's defaults (bf16 unless fp16 ...)
+    training_args_file: str | None = None  # a recipe YAML the script reads (check --training-args FILE)
     num_processes: int | None = None
     env: dict[str, str] = field(default_factory=dict)
 
@@ -92,6 +93,26 @@ def _path(name: str) -> str:
     return name
 
 
+def _training_args(case: Case) -> Any:
+    """The Trainer's (and TRL's) arguments, as `check [--trl | --kind KIND] --training-args FILE -- ARGS` reads
+    them (cli/check.py, cli/trainer_args.py trainer_inputs)."""
+    from accelwiz.config.training_args import load_training_arguments, parse_argv
+
+    argv = [_path(a) for a in case.trainer_args or ()]
+    file = THREADS / case.training_args_file if case.training_args_file else None
+    args = load_training_arguments(file, argv) or parse_argv([])
+    args = replace(args, world_size=case.num_processes) if case.num_processes else args
+    if case.trl:
+        from accelwiz.config.training_args import with_trl_defaults
+
+        args = with_trl_defaults(args, sft=True)
+    if case.kind:
+        from accelwiz.config.trl_arguments import with_trl
+
+        args = with_trl(args, case.kind, file, argv)
+    return args
+
+
 def run_case(case: Case) -> Any:
     """The CheckResult for a case."""
     from accelwiz.rules.engine import check_paths
@@ -107,22 +128,11 @@ def run_case(case: Case) -> Any:
         from accelwiz.estimate.workload import Workload
 
         model = str(THREADS / case.model) if (THREADS / case.model).exists() else case.model
-        context["workload"] = Workload(resolve_model(model), **case.workload)
-    if case.trainer_args is not None:
-        from accelwiz.config.training_args import parse_argv
-
-        argv = [_path(a) for a in case.trainer_args]
-        args = parse_argv(argv)
-        args = replace(args, world_size=case.num_processes) if case.num_processes else args
-        if case.trl:  # as check --trl does (cli/trainer_args.py trainer_inputs)
-            from accelwiz.config.training_args import with_trl_defaults
-
-            args = with_trl_defaults(args, sft=True)
-        if case.kind:  # as check --kind does (cli/check.py): TRL's defaults and fields beside the Trainer's
-            from accelwiz.config.trl_arguments import with_trl
-
-            args = with_trl(args, case.kind, None, argv)
-        context["training_args"] = args
+        # as check's --model: without --micro-batch the run's own batch (the Trainer's, the JSON's) is used
+        fields = {"micro_batch_given": "micro_batch" in case.workload, **case.workload}
+        context["workload"] = Workload(resolve_model(model), **fields)
+    if case.trainer_args is not None or case.training_args_file is not None:
+        context["training_args"] = _training_args(case)
     with _environment(case.env):
         return check_paths([THREADS / _path(f) for f in case.files], select_rules(), **context)
 

@@ -43,6 +43,8 @@ DOCUMENT_TEXT = {
         "the presence of the zero_optimization block",
     ("deepspeed/zero.py", "pipeline_with_zero_partitioned_gradients"): "the presence of the pipeline block",
     ("deepspeed/zero.py", "stage3_key_given_twice"): "one setting written under two names",
+    ("hardware/deepspeed_features.py", "deepspeed_key_newer_than_installed"):
+        "keys an older DeepSpeed refuses by name, whatever their value (extra fields not permitted)",
     ("fsdp.py", "_entry"): "fsdp_config keys the FSDP version in use ignores (AW301, AW302, AW304, AW305)",
     ("memory.py", "_anchor"): "where a memory finding points (file:line:col)",
     ("placeholders.py", "claimed_placeholder"): "template placeholders left in the text",
