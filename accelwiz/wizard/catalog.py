@@ -3,9 +3,10 @@ and choices are computed from the machine and the answers so far (suggest.py). N
 
 from __future__ import annotations
 
+from accelwiz.wizard import posttraining as post
 from accelwiz.wizard import predicates as p
 from accelwiz.wizard import suggest as s
-from accelwiz.wizard.answers import Launcher, Owner
+from accelwiz.wizard.answers import Generation, Launcher, Owner, TrainingKind
 from accelwiz.wizard.catalog_types import Choice, Question
 
 __all__ = ["CATALOG", "FLOW", "SYSTEM_QUESTION", "Choice", "Question", "question"]
@@ -33,6 +34,53 @@ CATALOG: tuple[Question, ...] = (
         help="A preset name (llama-3-8b), a path to a config.json, or a parameter count such as 7B.",
     ),
     Question(
+        "kind",
+        "What kind of training?",
+        kind="select",
+        when=p.has_model,
+        default=TrainingKind.sft,
+        choices=post.kind_choices,
+        explain=post.explain_kind,
+        help="sft trains on text; dpo on preference pairs; grpo on completions it generates, scored by a reward.",
+    ),
+    Question(
+        "max_prompt_length",
+        "Longest prompt (tokens)?",
+        kind="int",
+        when=p.post_trains,
+        default=post.default_prompt_length,
+        verify=post.verify_prompt_length,
+        explain=post.explain_lengths,
+        help="Prompt tokens per sample; with the completion it is one sequence, at most the model's positions.",
+    ),
+    Question(
+        "max_completion_length",
+        "Longest completion (tokens)?",
+        kind="int",
+        when=p.post_trains,
+        default=post.default_completion_length,
+        verify=post.verify_completion_length,
+        help="DPO: the chosen/rejected answer (max_length = prompt + completion); GRPO: max_completion_length.",
+    ),
+    Question(
+        "generation",
+        "How should GRPO generate its completions?",
+        kind="select",
+        when=p.trains_grpo,
+        default=Generation.hf,
+        choices=post.generation_choices,
+        explain=post.explain_generation,
+        help="HF generate needs nothing more; vLLM is faster but must be installed (pip install vllm).",
+    ),
+    Question(
+        "vllm_anyway",
+        "vLLM is not installed on this machine: plan vLLM generation anyway?",
+        kind="confirm",
+        when=p.plans_vllm_without_it,
+        default=False,
+        help="No: plan HF generate. Yes: the plan's TRL arguments say vLLM (install it before launching).",
+    ),
+    Question(
         "regime",
         "How will you fine-tune it?",
         kind="select",
@@ -52,10 +100,20 @@ CATALOG: tuple[Question, ...] = (
         help="The adapters' inner dimension; 8 to 64 is typical.",
     ),
     Question(
+        "beta",
+        "beta (KL weight to the reference model)?",
+        kind="float",
+        when=p.post_trains,
+        default=post.default_beta,
+        verify=post.verify_beta,
+        explain=post.explain_beta,
+        help="DPO: 0.1 is TRL's default; GRPO: 0.0 (TRL's default) needs no reference model, > 0 loads one.",
+    ),
+    Question(
         "seq_len",
         "Sequence length (tokens per sample)?",
         kind="int",
-        when=p.has_model,
+        when=p.trains_sft,
         default=s.default_seq_len,
         verify=s.verify_seq_len,
         help="Activation memory grows with it; at most the model's positions.",
@@ -182,9 +240,9 @@ CATALOG: tuple[Question, ...] = (
         "Target global batch (samples per optimizer step)?",
         kind="int",
         when=p.wants_global_batch,
-        default=s.default_global_batch,
+        default=post.default_global_batch,
         explain=s.explain_global_batch,
-        verify=s.verify_global_batch,
+        verify=post.verify_grpo_batch("target_global_batch"),
         help="Samples per optimizer step; accumulation = global batch / (micro-batch x processes).",
     ),
     Question(
@@ -192,10 +250,30 @@ CATALOG: tuple[Question, ...] = (
         "Gradient accumulation steps?",
         kind="int",
         when=p.picks_accumulation,
-        default=1,
+        default=post.default_accumulation,
         explain=s.explain_accumulation,
-        verify=s.verify_positive("gradient_accumulation"),
+        verify=post.verify_grpo_batch("gradient_accumulation"),
         help="Micro-batches per optimizer step; raises the global batch without more memory.",
+    ),
+    Question(
+        "num_generations",
+        "Completions generated per prompt (num_generations)?",
+        kind="select",
+        when=p.trains_grpo,
+        default=post.default_generations,
+        choices=post.generation_choices_for_batch,
+        refuse=post.refuse_generations,
+        explain=post.explain_generations,
+        help="GRPO scores each completion against the others of its prompt; it must divide the generation batch.",
+    ),
+    Question(
+        "reward",
+        "Reward function (FILE.py:FUNCTION; none: decide later)?",
+        kind="text",
+        when=p.trains_grpo,
+        default="",
+        verify=post.verify_reward,
+        help="A def NAME(completions, **kwargs) -> list[float] in a Python file; checked here without running it.",
     ),
     Question(
         "gradient_clipping",

@@ -41,6 +41,11 @@ class Option:
     host_bytes: int
     verdict: Any  # accelwiz.estimate.verdict.MemoryVerdict
     label: str
+    phases: tuple[tuple[str, int], ...] = ()  # bytes per GPU at each phase (DPO/GRPO: logprob, generation too)
+
+    @property
+    def peak_phase(self) -> str | None:
+        return max(self.phases, key=lambda item: item[1])[0] if self.phases else None
 
     @property
     def fits(self) -> bool:
@@ -138,11 +143,14 @@ def workload_for(answers: Mapping[str, Any], system: MachineProfile) -> Any:
     questions at its defaults, except checkpointing, which init suggests on, and the hardware's precision."""
     from accelwiz.estimate.models import resolve_model
     from accelwiz.resolution.workload import resolve_workload
+    from accelwiz.wizard.posttraining import post_settings
 
     spec = resolve_model(answers["model"])
+    post = post_settings(answers)
     precision = Precision(_value(answers.get("precision") or default_precision(system)))
     checkpointing = answers.get("gradient_checkpointing")
-    given = {"micro_batch": answers.get("micro_batch"), "seq_len": answers.get("seq_len"),
+    # DPO and GRPO: one sequence is prompt + completion (estimate_posttraining sizes its step the same way)
+    given = {"micro_batch": answers.get("micro_batch"), "seq_len": post.sequence if post else answers.get("seq_len"),
              "method": _value(answers.get("regime")), "lora_rank": answers.get("lora_rank"),
              "precision": "fp32" if precision is Precision.no else precision.value,
              "gradient_checkpointing": True if checkpointing is None else bool(checkpointing)}
@@ -157,14 +165,18 @@ _COUNTS = ("micro_batch", "seq_len", "lora_rank")
 # The answers the estimate depends on; the plan is cached on them, so asking for defaults, choices and the
 # explanation of one question costs one estimate.
 PLAN_INPUTS = ("model", "regime", "lora_rank", "seq_len", "micro_batch", "gradient_checkpointing", "gpus",
-               "num_machines", "precision")
+               "num_machines", "precision", "kind", "max_prompt_length", "max_completion_length", "generation",
+               "vllm_anyway", "beta")
+# GRPO generates micro-batch x accumulation completions per process at once (steps_per_generation)
+GRPO_INPUTS = ("gradient_accumulation",)
 
 
 def plan_for(answers: Mapping[str, Any], system: MachineProfile) -> Plan | None:
     """The costed options for a named model on this machine, or None without a model or GPUs."""
     if not answers.get("model") or not system.gpus:
         return None
-    inputs = tuple((key, _value(answers.get(key))) for key in PLAN_INPUTS)
+    keys = PLAN_INPUTS + (GRPO_INPUTS if _value(answers.get("kind")) == "grpo" else ())
+    inputs = tuple((key, _value(answers.get(key))) for key in keys)
     cached = _PLANS.get((id(system), inputs))
     if cached is None or cached[0] is not system:
         try:
@@ -185,6 +197,7 @@ def _estimate_plan(answers: dict[str, Any], system: MachineProfile) -> Plan:
     from accelwiz.estimate.memory import estimate_memory
     from accelwiz.estimate.recommend import Budget
     from accelwiz.estimate.strategy import candidate_strategies
+    from accelwiz.wizard.posttraining import post_settings
 
     gpu_memory = system.min_gpu_memory_bytes or 0
     host_memory = system.host.memory_total_bytes or None
@@ -192,13 +205,24 @@ def _estimate_plan(answers: dict[str, Any], system: MachineProfile) -> Plan:
     workload = workload_for(answers, system)
     gpus = int(answers.get("gpus") or system.gpu_count)
     nodes = int(answers.get("num_machines") or system.num_machines)
+    post = post_settings(answers)
     options = []
     for strategy in candidate_strategies(gpus, nodes):
         if not _offered(strategy) or (gpus * nodes == 1 and strategy.kind not in ("single", "zero2", "zero3")):
             continue
-        estimate = estimate_memory(workload, strategy, system.gpus[0].name)  # the GPU's runtime, as estimate
+        gpu = system.gpus[0].name  # the GPU's runtime, as estimate counts it
+        estimate = estimate_memory(workload, strategy, gpu) if post is None else _post_estimate(
+            workload, strategy, post, gpu_memory, gpu)
         options.append(_option(estimate, budget.verdict(estimate)))
     return Plan(options=tuple(options), gpu_memory_bytes=gpu_memory, host_memory_bytes=host_memory)
+
+
+def _post_estimate(workload: Any, strategy: Any, post: Any, gpu_memory: int, gpu: str) -> Any:
+    """DPO/GRPO: every phase (the TRL step with the reference model, the log-prob pass, generation) as one
+    MemoryEstimate, so the same verdict judges it (accelwiz.estimate.posttraining, as `estimate --kind`)."""
+    from accelwiz.estimate.posttraining import estimate_posttraining
+
+    return estimate_posttraining(workload, strategy, post, gpu_memory or None, gpu_name=gpu).combined
 
 
 def _offered(strategy: Any) -> bool:
@@ -219,6 +243,7 @@ def _option(estimate: Any, verdict: Any) -> Option:
         host_bytes=int(estimate.host_bytes),
         verdict=verdict,
         label=strategy.label,
+        phases=tuple((name, int(value)) for name, value in estimate.phases),
     )
 
 

@@ -121,6 +121,8 @@ def run_init(request: InitRequest, console: Console) -> list[Path]:
     interactive = isinstance(prompter, QuestionaryPrompter)
     generated = plan_until_accepted(request, prompter, preset, console, interactive=interactive)
     written = _print_or_write(generated.files, request, console, interactive=interactive)
+    for todo in generated.todos:
+        console.warn(todo)
     if written:
         if generated.trainer_arguments:
             console.info("TrainingArguments that agree with the plan:\n  " + " ".join(generated.trainer_arguments))
