@@ -143,7 +143,7 @@ def workload_for(answers: Mapping[str, Any], system: MachineProfile) -> Any:
     questions at its defaults, except checkpointing, which init suggests on, and the hardware's precision."""
     from accelwiz.estimate.models import resolve_model
     from accelwiz.resolution.workload import resolve_workload
-    from accelwiz.wizard.posttraining import post_settings
+    from accelwiz.wizard.post_settings import post_settings
 
     spec = resolve_model(answers["model"])
     post = post_settings(answers)
@@ -197,7 +197,7 @@ def _estimate_plan(answers: dict[str, Any], system: MachineProfile) -> Plan:
     from accelwiz.estimate.memory import estimate_memory
     from accelwiz.estimate.recommend import Budget
     from accelwiz.estimate.strategy import candidate_strategies
-    from accelwiz.wizard.posttraining import post_settings
+    from accelwiz.wizard.post_settings import post_settings
 
     gpu_memory = system.min_gpu_memory_bytes or 0
     host_memory = system.host.memory_total_bytes or None

@@ -19,6 +19,7 @@ from accelwiz.vocab import GIB
 from accelwiz.wizard import costing as memory
 from accelwiz.wizard.answers import Generation, Regime, TrainingKind
 from accelwiz.wizard.catalog_types import Choice
+from accelwiz.wizard.post_settings import training_kind, vllm_missing
 
 KIND_LABELS = {
     TrainingKind.sft: "SFT (supervised fine-tuning on text)",
@@ -33,23 +34,6 @@ GENERATION_LABELS = {
 # TRL's own defaults (DPOConfig.beta 0.1, GRPOConfig.beta 0.0), as the estimator's PostTraining.effective_beta.
 DEFAULT_BETA = {TrainingKind.dpo: 0.1, TrainingKind.grpo: 0.0}
 TRL_GENERATIONS = 8  # GRPOConfig.num_generations
-
-
-def _kind(answers: Mapping[str, Any]) -> TrainingKind:
-    value = answers.get("kind") or TrainingKind.sft
-    return value if isinstance(value, TrainingKind) else TrainingKind(str(getattr(value, "value", value)))
-
-
-def vllm_missing(system: MachineProfile) -> bool:
-    """vLLM is known not to be installed where training runs: a profile that lists it as absent, or this machine
-    (a probe) without it. A preset lists no packages: assumed present there."""
-    if system.package_known("vllm"):
-        return system.package_missing("vllm")
-    if system.source != "probe":
-        return False
-    import importlib.util
-
-    return importlib.util.find_spec("vllm") is None
 
 
 # ---- the kind -----------------------------------------------------------------------------------------------
@@ -119,7 +103,7 @@ def verify_completion_length(value: int, answers: Mapping[str, Any], system: Mac
 
 
 def explain_lengths(answers: Mapping[str, Any], system: MachineProfile) -> str:
-    if _kind(answers) is TrainingKind.dpo:
+    if training_kind(answers) is TrainingKind.dpo:
         return ("DPOConfig.max_length = prompt + completion: TRL truncates each pair to it; chosen and rejected "
                 "run in one forward, so the step holds 2 x micro-batch sequences of that length")
     return ("GRPOConfig.max_completion_length caps each completion; the prompt length sizes the estimate (GRPO in "
@@ -149,7 +133,7 @@ def explain_generation(answers: Mapping[str, Any], system: MachineProfile) -> st
 
 
 def default_beta(answers: Mapping[str, Any], system: MachineProfile) -> float:
-    return DEFAULT_BETA.get(_kind(answers), 0.0)
+    return DEFAULT_BETA.get(training_kind(answers), 0.0)
 
 
 def verify_beta(value: float, answers: Mapping[str, Any], system: MachineProfile) -> None:
@@ -161,7 +145,7 @@ def verify_beta(value: float, answers: Mapping[str, Any], system: MachineProfile
 
 def explain_beta(answers: Mapping[str, Any], system: MachineProfile) -> str:
     """How the reference model is held, given the kind and the fine-tuning chosen, with what it costs here."""
-    kind = _kind(answers)
+    kind = training_kind(answers)
     adapter = answers.get("regime") in (Regime.lora, Regime.qlora)
     if adapter:
         where = "reference: the policy with its LoRA adapter disabled (PEFT): no second copy, at any beta"
@@ -249,12 +233,12 @@ def default_global_batch(answers: Mapping[str, Any], system: MachineProfile) -> 
     from accelwiz.wizard.suggest import default_global_batch as smallest
 
     batch = smallest(answers, system)
-    return 2 * batch if _kind(answers) is TrainingKind.grpo and batch < 2 else batch
+    return 2 * batch if training_kind(answers) is TrainingKind.grpo and batch < 2 else batch
 
 
 def default_accumulation(answers: Mapping[str, Any], system: MachineProfile) -> int:
     """1; 2 for GRPO where one step holds a single sample (num_generations needs a batch of 2 or more)."""
-    if _kind(answers) is TrainingKind.grpo and generation_batch({**answers, "gradient_accumulation": 1},
+    if training_kind(answers) is TrainingKind.grpo and generation_batch({**answers, "gradient_accumulation": 1},
                                                                 system) < 2:
         return 2
     return 1
@@ -268,7 +252,7 @@ def verify_grpo_batch(key: str):  # noqa: ANN201 - a verifier factory
 
     def verify(value: int, answers: Mapping[str, Any], system: MachineProfile) -> None:
         base(value, answers, system)
-        if _kind(answers) is TrainingKind.grpo and generation_batch({**answers, key: value}, system) < 2:
+        if training_kind(answers) is TrainingKind.grpo and generation_batch({**answers, key: value}, system) < 2:
             raise UsageError("GRPO needs a generation batch (micro-batch x processes x accumulation) of 2 or "
                              "more: num_generations >= 2 completions of one prompt must divide it",
                              hint=f"give {key} 2 or more")
@@ -307,24 +291,3 @@ def verify_reward(value: str, answers: Mapping[str, Any], system: MachineProfile
 def reward_todo(plan_path: Path) -> str:
     return (f"TODO: GRPO needs a reward: set `training.reward: FILE.py:FUNCTION` in {plan_path} (or pass --reward); "
             "`accelwiz run` refuses the plan until then")
-
-
-def post_settings(answers: Mapping[str, Any]) -> Any:
-    """The estimator's PostTraining for the answers so far (its defaults where unanswered); None for SFT."""
-    from accelwiz.estimate.posttraining import PostTraining
-
-    kind = _kind(answers)
-    if not kind.post:
-        return None
-    given: dict[str, Any] = {"kind": kind.value}
-    for key in ("max_prompt_length", "max_completion_length", "num_generations"):
-        if answers.get(key):
-            given[key] = int(answers[key])
-    if answers.get("beta") is not None:
-        given["beta"] = float(answers["beta"])
-    generation = answers.get("generation")
-    if kind is TrainingKind.grpo and generation is not None and answers.get("vllm_anyway") is not False:
-        given["generation"] = str(getattr(generation, "value", generation))
-    if kind is TrainingKind.grpo:  # steps_per_generation: GRPOConfig uses the accumulation when unset
-        given["steps_per_generation"] = int(answers.get("gradient_accumulation") or 1)
-    return PostTraining(**given)

@@ -45,7 +45,7 @@ def trains_grpo(answers: Mapping[str, Any], system: MachineProfile) -> bool:
 
 def plans_vllm_without_it(answers: Mapping[str, Any], system: MachineProfile) -> bool:
     """A vLLM generation chosen for a machine known not to have vLLM: planned only if the user insists."""
-    from accelwiz.wizard.posttraining import vllm_missing
+    from accelwiz.wizard.post_settings import vllm_missing
 
     generation = answers.get("generation")
     return trains_grpo(answers, system) and generation not in (None, Generation.hf) and vllm_missing(system)

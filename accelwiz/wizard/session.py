@@ -50,6 +50,8 @@ def preset_answers(answers_file: Path | None, options: Mapping[str, Any]) -> dic
     # files written before that question existed stay complete.
     if answers_file is not None:  # files written before the owner question existed mean the files own the batch
         preset.setdefault("owner", "accelerate")
+        if preset.get("model"):  # and those written before the kind question mean supervised fine-tuning
+            preset.setdefault("kind", "sft")
     if "target_global_batch" in preset:
         preset.setdefault("use_global_batch", True)
     elif "gradient_accumulation" in preset:

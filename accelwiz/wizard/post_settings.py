@@ -1,0 +1,50 @@
+"""The estimator's post-training settings (accelwiz.estimate.posttraining.PostTraining) for the wizard's answers
+so far, what costing.plan_for costs a DPO or GRPO plan with, and whether vLLM is missing where training runs.
+Imports no other wizard module but answers.py: predicates and costing read it without a cycle."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from accelwiz.probe.model import MachineProfile
+from accelwiz.wizard.answers import TrainingKind
+
+
+def training_kind(answers: Mapping[str, Any]) -> TrainingKind:
+    """The kind answered (a member, or its spelling from an answer given ahead), sft when not asked."""
+    value = answers.get("kind") or TrainingKind.sft
+    return value if isinstance(value, TrainingKind) else TrainingKind(str(getattr(value, "value", value)))
+
+
+def post_settings(answers: Mapping[str, Any]) -> Any:
+    """The estimator's PostTraining for the answers so far (its defaults where unanswered); None for SFT."""
+    from accelwiz.estimate.posttraining import PostTraining
+
+    kind = training_kind(answers)
+    if not kind.post:
+        return None
+    given: dict[str, Any] = {"kind": kind.value}
+    for key in ("max_prompt_length", "max_completion_length", "num_generations"):
+        if answers.get(key):
+            given[key] = int(answers[key])
+    if answers.get("beta") is not None:
+        given["beta"] = float(answers["beta"])
+    generation = answers.get("generation")
+    if kind is TrainingKind.grpo and generation is not None and answers.get("vllm_anyway") is not False:
+        given["generation"] = str(getattr(generation, "value", generation))
+    if kind is TrainingKind.grpo:  # steps_per_generation: GRPOConfig uses the accumulation when unset
+        given["steps_per_generation"] = int(answers.get("gradient_accumulation") or 1)
+    return PostTraining(**given)
+
+
+def vllm_missing(system: MachineProfile) -> bool:
+    """vLLM is known not to be installed where training runs: a profile that lists it as absent, or this machine
+    (a probe) without it. A preset lists no packages: assumed present there."""
+    if system.package_known("vllm"):
+        return system.package_missing("vllm")
+    if system.source != "probe":
+        return False
+    import importlib.util
+
+    return importlib.util.find_spec("vllm") is None
