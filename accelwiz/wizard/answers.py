@@ -237,6 +237,9 @@ class Answers(BaseModel):
             raise ValueError("NVMe offload needs nvme_path (a directory on a local NVMe drive)")
         if self.strategy is StrategyChoice.fsdp_hybrid and self.num_machines < 2:
             raise ValueError("FSDP HYBRID_SHARD replicates across machines: it needs 2 or more")
+        if self.kind.post and self.regime is Regime.qlora:
+            raise ValueError(f"regime qlora is not offered for {self.kind.value}: `accelwiz run` trains DPO and GRPO "
+                             "in full or with LoRA")
         if self.kind is TrainingKind.grpo and self.num_generations and self.global_batch % self.num_generations:
             raise ValueError(
                 f"num_generations {self.num_generations} does not divide the generation batch {self.global_batch} "

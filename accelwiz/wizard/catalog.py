@@ -87,6 +87,7 @@ CATALOG: tuple[Question, ...] = (
         when=p.has_model,
         default=s.default_regime,
         choices=s.regime_choices,
+        refuse=post.refuse_regime,
         explain=s.explain_regime,
         help="LoRA trains small adapters and needs far less optimizer memory than full fine-tuning.",
     ),

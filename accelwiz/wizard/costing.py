@@ -250,7 +250,9 @@ def _option(estimate: Any, verdict: Any) -> Option:
 def default_regime(answers: Mapping[str, Any], system: MachineProfile) -> Regime:
     """The fastest fine-tuning that fits without NVMe offload (which needs a path): full, else LoRA, else QLoRA;
     full when nothing fits at all (the fallbacks then say what would)."""
-    for regime in Regime:
+    from accelwiz.wizard.post_settings import regimes_for
+
+    for regime in regimes_for(answers):
         plan = plan_for({**answers, "regime": regime}, system)
         if plan is None or plan.best_option(nvme=False) is not None:
             return regime
@@ -328,9 +330,12 @@ def fallbacks(answers: Mapping[str, Any], system: MachineProfile, *, fixed: froz
         same = changed.chosen(answers)
         return (changes, same) if same is not None and same.fits else None
 
+    from accelwiz.wizard.post_settings import regimes_for, training_kind
+
+    offered = regimes_for(answers)
     if "regime" not in fixed:
         for lighter in (Regime.lora, Regime.qlora):
-            if list(Regime).index(lighter) <= list(Regime).index(regime):
+            if list(Regime).index(lighter) <= list(Regime).index(regime) or lighter not in offered:
                 continue
             found_fit = fit({"regime": lighter})
             if found_fit is not None:
@@ -338,8 +343,19 @@ def fallbacks(answers: Mapping[str, Any], system: MachineProfile, *, fixed: froz
                 found.append(Fallback(changes, option, f"{REGIME_NAME[lighter]} fits ({option.label}) where "
                                                        f"{REGIME_NAME[regime]} does not: {shortage}"))
                 break
-    if "seq_len" not in fixed:
-        lightest = Regime.qlora if "regime" not in fixed else regime
+    lightest = offered[-1] if "regime" not in fixed else regime
+    if training_kind(answers).post and "max_completion_length" not in fixed:
+        # DPO/GRPO: the sequence is prompt + completion; the completion is what can be shortened
+        completion = int(answers.get("max_completion_length") or 512)
+        for shorter in (completion // 2, completion // 4):
+            found_fit = fit({"max_completion_length": shorter, **({"regime": lightest} if lightest is not regime
+                                                                   else {})}) if shorter >= 16 else None
+            if found_fit is not None:
+                changes, option = found_fit
+                found.append(Fallback(changes, option, f"completion {shorter} fits ({option.label}) where "
+                                                       f"{completion} does not: {shortage}"))
+                break
+    elif "seq_len" not in fixed:
         for seq in SHORTER_SEQUENCES:
             if seq >= int(answers.get("seq_len") or 2048):
                 continue
@@ -363,8 +379,10 @@ def what_would_fit(answers: Mapping[str, Any], system: MachineProfile, *,
                    fixed: frozenset[str] = frozenset()) -> str:
     """For 'nothing fits': the fewest machines of this kind with which QLoRA (or the regime given) fits with the
     fastest strategy, else the GPU memory one GPU would need."""
+    from accelwiz.wizard.post_settings import regimes_for
+
     regime = Regime(_value(answers.get("regime")) or "full")
-    lightest = {**answers, "regime": regime if "regime" in fixed else Regime.qlora}
+    lightest = {**answers, "regime": regime if "regime" in fixed else regimes_for(answers)[-1]}
     gpus = int(answers.get("gpus") or system.gpu_count)
     current = int(answers.get("num_machines") or 1)
     for machines in (current, *(n for n in (2, 4, 8, 16, 32, 64) if n > current)):

@@ -8,13 +8,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from accelwiz.probe.model import MachineProfile
-from accelwiz.wizard.answers import TrainingKind
+from accelwiz.wizard.answers import Regime, TrainingKind
+
+# `accelwiz run` trains DPO and GRPO with TRL in full or with LoRA: trainer/trl_run.py `_peft` refuses QLoRA.
+POST_REGIMES = (Regime.full, Regime.lora)
 
 
 def training_kind(answers: Mapping[str, Any]) -> TrainingKind:
     """The kind answered (a member, or its spelling from an answer given ahead), sft when not asked."""
     value = answers.get("kind") or TrainingKind.sft
     return value if isinstance(value, TrainingKind) else TrainingKind(str(getattr(value, "value", value)))
+
+
+def regimes_for(answers: Mapping[str, Any]) -> tuple[Regime, ...]:
+    """The fine-tuning methods offered for the kind answered, fastest first."""
+    return POST_REGIMES if training_kind(answers).post else tuple(Regime)
 
 
 def post_settings(answers: Mapping[str, Any]) -> Any:

@@ -58,6 +58,14 @@ def _best(answers: Mapping[str, Any], system: MachineProfile) -> str:
     return f": {best.label}, {best.per_gpu_bytes / GIB:.1f} GiB per GPU" if best else ": does not fit"
 
 
+def refuse_regime(raw: Any, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    """Why QLoRA is not offered for DPO and GRPO."""
+    if str(getattr(raw, "value", raw)).strip().lower() == Regime.qlora.value and training_kind(answers).post:
+        raise UsageError(f"regime qlora is not offered for {training_kind(answers).value.upper()}: `accelwiz run` "
+                         "trains DPO and GRPO with TRL in full or with LoRA (trainer/trl_run.py refuses QLoRA)",
+                         hint="choose lora (the reference model is then the policy with its adapter disabled)")
+
+
 # ---- lengths ------------------------------------------------------------------------------------------------
 
 

@@ -122,3 +122,31 @@ def test_the_reference_model_is_costed_beside_beta_and_the_regime():
     assert best(TrainingKind.dpo, Regime.lora) < best(TrainingKind.dpo, Regime.full)
     note = question("beta").explain({**answers, "kind": TrainingKind.dpo, "regime": Regime.lora}, machine)
     assert "adapter disabled" in note and "no second copy" in note
+
+
+def test_qlora_is_not_offered_for_dpo_or_grpo_and_says_why():
+    """`accelwiz run` trains DPO/GRPO with TRL in full or with LoRA (trainer/trl_run.py refuses QLoRA)."""
+    script = {**GRPO_ON_CPU, "regime": Tries("qlora", "lora"), "lora_rank": 8}
+    prompter, result = scripted(script)
+    assert [c.value.value for c in question("regime").resolve_choices(result.answers, system("cpu"))] == [
+        "full", "lora"]
+    assert dict(prompter.refusals)["regime"].startswith("regime qlora is not offered for GRPO: `accelwiz run` trains")
+
+
+def test_a_dpo_plan_that_does_not_fit_is_offered_a_shorter_completion():
+    """The fallbacks shorten what DPO/GRPO can shorten (the completion, not `seq_len`, which they do not ask),
+    costed by the post-training estimate; never QLoRA."""
+    from accelwiz.wizard.answers import Precision, Regime, StrategyChoice, TrainingKind
+    from accelwiz.wizard.costing import fallbacks
+
+    answers = {"model": "llama-3.1-8b", "kind": TrainingKind.dpo, "regime": Regime.lora, "max_prompt_length": 1024,
+               "max_completion_length": 4096, "micro_batch": 2, "gpus": 1, "strategy": StrategyChoice.single,
+               "precision": Precision.bf16, "gradient_checkpointing": True}
+    found = fallbacks(answers, system("1xRTX4090"), fixed=frozenset({"regime", "strategy"}))
+    assert [f.changes for f in found] == [{"max_completion_length": 1024}]
+    assert found[0].option.fits and found[0].reason.startswith("completion 1024 fits (single GPU) where 4096 does "
+                                                                "not: single GPU needs 28.0 GiB of GPU memory")
+    free = fallbacks({**answers, "regime": Regime.full}, system("1xRTX4090"))
+    # full fine-tuning does not fit: LoRA (with ZeRO-3 offload), then LoRA with a shorter completion; no QLoRA
+    assert [(f.changes["regime"], f.changes.get("max_completion_length")) for f in free] == [
+        (Regime.lora, None), (Regime.lora, 2048)]
