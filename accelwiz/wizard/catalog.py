@@ -70,6 +70,7 @@ CATALOG: tuple[Question, ...] = (
         default=Generation.hf,
         choices=post.generation_choices,
         explain=post.explain_generation,
+        verify=post.verify_generation,
         help="HF generate needs nothing more; vLLM is faster but must be installed (pip install vllm).",
     ),
     Question(
@@ -159,7 +160,8 @@ CATALOG: tuple[Question, ...] = (
         "How many GPUs per machine?",
         kind="int",
         when=p.has_gpu,
-        default=s.default_gpus,
+        default=post.default_gpus,
+        explain=post.explain_gpus,
         verify=s.verify_gpus,
         help="Per machine, not in total: the world size is this times the number of machines.",
     ),

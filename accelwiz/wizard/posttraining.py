@@ -137,6 +137,42 @@ def explain_generation(answers: Mapping[str, Any], system: MachineProfile) -> st
     return "vLLM colocate holds 30% of each GPU (vllm_gpu_memory_utilization); server mode takes GPUs from training"
 
 
+def _server(answers: Mapping[str, Any]) -> bool:
+    return (training_kind(answers) is TrainingKind.grpo and answers.get("generation") is Generation.vllm_server
+            and answers.get("vllm_anyway") is not False)
+
+
+def verify_generation(value: Generation, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    """Server mode on one machine needs a GPU for `trl vllm-serve` beside the training ones."""
+    if value is Generation.vllm_server and system.gpu_count and system.num_machines == 1:
+        from accelwiz.estimate.posttraining import PostTraining
+        from accelwiz.estimate.posttraining_report import training_gpus
+
+        try:
+            training_gpus(PostTraining("grpo", generation="vllm-server"), system.gpu_count, 1)
+        except UsageError as exc:
+            raise UsageError(exc.message, hint="choose hf or vllm-colocate, or plan for a machine with more GPUs "
+                                               "(--system)") from None
+
+
+def default_gpus(answers: Mapping[str, Any], system: MachineProfile) -> int:
+    """Every GPU; with vLLM server mode on one machine, all but the server's (TRL's layout:
+    `CUDA_VISIBLE_DEVICES=0 trl vllm-serve`, training on the rest; estimate/posttraining_report.training_gpus)."""
+    if _server(answers) and int(answers.get("num_machines") or 1) == 1 and system.gpu_count > 1:
+        from accelwiz.estimate.posttraining import PostTraining
+        from accelwiz.estimate.posttraining_report import training_gpus
+
+        return training_gpus(PostTraining("grpo", generation="vllm-server"), system.gpu_count, 1)
+    return system.gpu_count
+
+
+def explain_gpus(answers: Mapping[str, Any], system: MachineProfile) -> str | None:
+    if not _server(answers):
+        return None
+    return ("vLLM server mode: `trl vllm-serve` runs on a GPU of its own (on one machine, one of these); "
+            "give the training GPUs only")
+
+
 # ---- the reference model and beta ---------------------------------------------------------------------------
 
 

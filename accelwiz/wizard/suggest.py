@@ -22,10 +22,6 @@ def world_size(answers: Mapping[str, Any], system: MachineProfile) -> int:
     return per_machine * int(answers.get("num_machines") or 1)
 
 
-def default_gpus(answers: Mapping[str, Any], system: MachineProfile) -> int:
-    return system.gpu_count
-
-
 def default_machines(answers: Mapping[str, Any], system: MachineProfile) -> int:
     return system.num_machines
 

@@ -150,3 +150,15 @@ def test_a_dpo_plan_that_does_not_fit_is_offered_a_shorter_completion():
     # full fine-tuning does not fit: LoRA (with ZeRO-3 offload), then LoRA with a shorter completion; no QLoRA
     assert [(f.changes["regime"], f.changes.get("max_completion_length")) for f in free] == [
         (Regime.lora, None), (Regime.lora, 2048)]
+
+
+def test_vllm_server_mode_leaves_a_gpu_to_the_server_or_is_refused_where_there_is_none():
+    from accelwiz.wizard.answers import Generation, TrainingKind
+
+    answers = {"model": "llama-3.2-1b", "kind": TrainingKind.grpo, "generation": Generation.vllm_server}
+    gpus = question("gpus")
+    assert gpus.resolve_default(answers, system("8xH100-80GB")) == 7  # `trl vllm-serve` on the eighth
+    assert "give the training GPUs only" in gpus.explain(answers, system("8xH100-80GB"))
+    assert gpus.resolve_default({**answers, "generation": Generation.hf}, system("8xH100-80GB")) == 8
+    with pytest.raises(UsageError, match="vLLM server mode takes 1 of the 1 GPU"):
+        question("generation").verify(Generation.vllm_server, answers, system("1xA100-80GB"))
