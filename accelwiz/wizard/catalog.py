@@ -66,7 +66,7 @@ CATALOG: tuple[Question, ...] = (
         "generation",
         "How should GRPO generate its completions?",
         kind="select",
-        when=p.trains_grpo,
+        when=p.generates_on_gpus,
         default=Generation.hf,
         choices=post.generation_choices,
         explain=post.explain_generation,

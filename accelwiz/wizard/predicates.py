@@ -43,12 +43,17 @@ def trains_grpo(answers: Mapping[str, Any], system: MachineProfile) -> bool:
     return answers.get("kind") is TrainingKind.grpo
 
 
+def generates_on_gpus(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    """GRPO on GPUs: only there is vLLM a choice (on the CPU completions come from HF generate)."""
+    return trains_grpo(answers, system) and system.gpu_count > 0
+
+
 def plans_vllm_without_it(answers: Mapping[str, Any], system: MachineProfile) -> bool:
     """A vLLM generation chosen for a machine known not to have vLLM: planned only if the user insists."""
     from accelwiz.wizard.post_settings import vllm_missing
 
     generation = answers.get("generation")
-    return trains_grpo(answers, system) and generation not in (None, Generation.hf) and vllm_missing(system)
+    return generates_on_gpus(answers, system) and generation not in (None, Generation.hf) and vllm_missing(system)
 
 
 def uses_adapter(answers: Mapping[str, Any], system: MachineProfile) -> bool:

@@ -15,15 +15,15 @@ from accelwiz.wizard.generate import Generated, generate
 from accelwiz.wizard.prompters import ScriptedPrompter
 
 CPU = MachineProfile(source="file", name="cpu-box", host=HostInfo(memory_total_bytes=24 * 1024**3))
-# A machine whose profile lists vLLM as not installed: a vLLM generation is planned only if the user insists.
-CPU_WITHOUT_VLLM = CPU.model_copy(update={"packages": {"vllm": None}})
+# GPUs whose profile lists vLLM as not installed: a vLLM generation is planned only if the user insists.
+WITHOUT_VLLM = Path(__file__).with_name("a100s_without_vllm.json")
 # GRPO's reward, checked by init without running it (a def with `completions` and `**kwargs`).
 REWARD = f"{Path(__file__).with_name('reward_fixture.py')}:length_reward"
 
 
 @cache
 def system(name: str) -> MachineProfile:
-    return {"cpu": CPU, "cpu-without-vllm": CPU_WITHOUT_VLLM}.get(name) or load_system(name)
+    return CPU if name == "cpu" else load_system(name)
 
 
 @dataclass(frozen=True)
@@ -228,11 +228,11 @@ SCENARIOS = (
         },
     ),
     Scenario(
-        # GRPO on 2 CPU processes: generation batch 2 x 2 x 4 = 16, 8 completions per prompt; vLLM insisted on
-        "cpu-grpo-vllm-insisted",
-        "cpu-without-vllm",
+        # GRPO on 2 GPUs without vLLM: generation batch 2 x 2 x 4 = 16, 8 completions per prompt; vLLM insisted on
+        "a100-grpo-vllm-insisted",
+        str(WITHOUT_VLLM),
         {
-            "model": "gpt2",
+            "model": "llama-3.2-1b",
             "kind": "grpo",
             "max_prompt_length": 256,
             "max_completion_length": 256,
@@ -242,10 +242,34 @@ SCENARIOS = (
             "beta": 0.04,
             "gradient_checkpointing": True,
             "num_machines": 1,
-            "processes": 2,
+            "gpus": 2,
+            "strategy": "ddp",
+            "precision": "bf16",
             **COMMON,
             "num_generations": 8,
             "reward": REWARD,
+        },
+    ),
+    Scenario(
+        # GRPO on the CPU: HF generate (no generation question), 1 x 1 x 2 = 2 completions per prompt, no reward yet
+        "cpu-grpo",
+        "cpu",
+        {
+            "model": "gpt2",
+            "kind": "grpo",
+            "max_prompt_length": 128,
+            "max_completion_length": 64,
+            "regime": "lora",
+            "lora_rank": 8,
+            "beta": 0.0,
+            "gradient_checkpointing": True,
+            "num_machines": 1,
+            "processes": 1,
+            **COMMON,
+            "micro_batch": 1,
+            "gradient_accumulation": 2,
+            "num_generations": 2,
+            "reward": "",
         },
     ),
     Scenario(

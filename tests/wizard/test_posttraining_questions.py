@@ -3,6 +3,8 @@ bad answers refused at their question with the reason; what the plan records."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -14,7 +16,7 @@ from accelwiz.wizard.prompters import ScriptedPrompter, Tries
 from tests.wizard.scenarios import COMMON, REWARD, SCENARIOS, run_scenario, system
 
 GRPO_ON_CPU = {"model": "gpt2", "kind": "grpo", "max_prompt_length": 128, "max_completion_length": 64,
-               "generation": "hf", "regime": "full", "beta": 0.0, "gradient_checkpointing": True, "num_machines": 1,
+               "regime": "full", "beta": 0.0, "gradient_checkpointing": True, "num_machines": 1,
                "processes": 1, **COMMON, "micro_batch": 1, "gradient_accumulation": 2, "num_generations": 2,
                "reward": REWARD}
 
@@ -73,16 +75,23 @@ def test_a_reward_file_is_never_imported(tmp_path, monkeypatch):
 
 
 def test_vllm_where_it_is_missing_is_planned_only_when_the_user_insists(tmp_path):
-    insisted = next(s for s in SCENARIOS if s.name == "cpu-grpo-vllm-insisted")
+    insisted = next(s for s in SCENARIOS if s.name == "a100-grpo-vllm-insisted")
     outcome = run_scenario(insisted, tmp_path / "accelerate.yaml")
     plan = yaml.safe_load(outcome.generated.plan.text)
     assert plan["training"]["trainer_arguments"] == ["--use_vllm", "--vllm_mode", "colocate"]
     assert any("vLLM is not installed here" in todo for todo in outcome.generated.todos)
+    # vLLM colocate's 30% of each GPU is in the estimate only when it is planned
     declined = {**insisted.script, "vllm_anyway": False}
-    answers = validate(scripted(declined, "cpu-without-vllm")[1].answers, system("cpu-without-vllm"))
+    answers = validate(scripted(declined, insisted.system)[1].answers, system(insisted.system))
     assert answers.planned_generation.value == "hf"
-    # on a machine that does not list vLLM as missing the question is not asked
-    prompter, _ = scripted({key: value for key, value in insisted.script.items() if key != "vllm_anyway"})
+    from accelwiz.wizard.generate import generate
+
+    hf = generate(answers, system(insisted.system), output=tmp_path / "hf.yaml", command="test")
+    assert "trainer_arguments: []" in hf.plan.text
+    assert outcome.generated.option.per_gpu_bytes - hf.option.per_gpu_bytes > 0.3 * 79 * 2**30
+    # a preset lists no packages: vLLM is assumed there and the question is not asked
+    prompter, _ = scripted({key: value for key, value in insisted.script.items() if key != "vllm_anyway"},
+                           "2xA100-80GB")
     assert "vllm_anyway" not in prompter.asked
 
 
@@ -162,3 +171,15 @@ def test_vllm_server_mode_leaves_a_gpu_to_the_server_or_is_refused_where_there_i
     assert gpus.resolve_default({**answers, "generation": Generation.hf}, system("8xH100-80GB")) == 8
     with pytest.raises(UsageError, match="vLLM server mode takes 1 of the 1 GPU"):
         question("generation").verify(Generation.vllm_server, answers, system("1xA100-80GB"))
+
+
+def test_the_reward_is_written_relative_to_the_plan_as_every_path_in_it(tmp_path, monkeypatch):
+    """trainer/trl_data.with_plan resolves `training.reward`'s file against the plan's directory."""
+    from accelwiz.wizard.post_plan import post_fields
+
+    monkeypatch.chdir(tmp_path)
+    answers = validate({**GRPO_ON_CPU, "reward": "rewards.py:length"}, system("cpu"))
+    assert post_fields(answers, Path("runs/a.yaml"))["reward"] == "../rewards.py:length"
+    assert post_fields(answers, Path("a.yaml"))["reward"] == "rewards.py:length"
+    absolute = validate({**GRPO_ON_CPU, "reward": f"{tmp_path}/r.py:length"}, system("cpu"))
+    assert post_fields(absolute, Path("runs/a.yaml"))["reward"] == f"{tmp_path}/r.py:length"

@@ -16,7 +16,7 @@ from accelwiz.wizard.flow import walk
 from accelwiz.wizard.prompters import BACK, KEEP, ScriptedPrompter, Tries
 from accelwiz.wizard.session import InitRequest, plan_until_accepted
 from accelwiz.wizard.write import errors_of, write_files
-from tests.wizard.scenarios import REWARD
+from tests.wizard.scenarios import REWARD, WITHOUT_VLLM
 
 # 1xRTX4090 + Llama-3.1-8B with full fine-tuning on one GPU without offload: 157.8 GiB per GPU, does not fit.
 FULL_ON_A_4090 = {
@@ -125,10 +125,11 @@ CPU_PATH = {"system": str(Path(__file__).parents[1] / "fixtures" / "systems" / "
             "gradient_clipping": 1.0, "torch_compile": False}
 # GRPO (issue 19): its lengths, generation (vLLM insisted on where it is not installed), beta, num_generations
 # dividing the generation batch 1 x 2 x 2 = 4, and the reward.
-GRPO_PATH = {**CPU_PATH, "system": str(Path(__file__).with_name("cpu_without_vllm.json")), "kind": "grpo",
-             "max_prompt_length": 128, "max_completion_length": 64, "generation": "vllm-server", "vllm_anyway": True,
-             "beta": 0.04, "gradient_accumulation": 2, "num_generations": 4, "reward": REWARD}
-del GRPO_PATH["seq_len"]  # DPO and GRPO ask prompt and completion instead
+GRPO_PATH = {**CPU_PATH, "system": str(WITHOUT_VLLM), "model": "llama-3.2-1b", "kind": "grpo",
+             "max_prompt_length": 128, "max_completion_length": 64, "generation": "vllm-colocate",
+             "vllm_anyway": True, "beta": 0.04, "gpus": 2, "strategy": "ddp", "precision": "bf16",
+             "gradient_accumulation": 2, "num_generations": 4, "reward": REWARD}
+del GRPO_PATH["seq_len"], GRPO_PATH["processes"]  # DPO and GRPO ask prompt and completion; GPUs, not processes
 PATHS = {"multi-node": BACK_PATH, "nvme": NVME_PATH, "cpu": CPU_PATH, "grpo": GRPO_PATH}
 STEPS = [(name, key) for name, path in PATHS.items() for key in _asked(path)[1:]]
 
