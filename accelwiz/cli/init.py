@@ -27,7 +27,7 @@ Answer keys (--answers FILE, one `key: value` a line; `_` and `-` are the same i
   system: local | a preset | NxGPU / MxNxGPU (1xA100-80GB, 2x8xH100-80GB) | profile.json
   model: a preset, config.json, checkpoint folder, hub id or count (7B); empty: no estimate
   kind: sft|dpo|grpo (--kind)         with dpo|grpo: max_prompt_length: N   max_completion_length: N
-  beta: X >= 0 (DPO 0.1, GRPO 0.0)     grpo on GPUs: generation: hf|vllm-colocate|vllm-server, vllm_anyway
+  beta: X >= 0 (DPO 0.1, GRPO 0.0)     on GPUs: generation: hf|vllm-colocate|vllm-server   vllm_anyway: true|false
   num_generations: N >= 2 dividing micro_batch x processes x accumulation   reward: FILE.py:FUNCTION (--reward)
   regime: full|lora|qlora (--method)   lora_rank: N >= 1   seq_len: 1..the model's positions (sft)
   owner: accelerate|trainer (--for)                  micro_batch: N >= 1
