@@ -6,7 +6,7 @@ from __future__ import annotations
 from accelwiz.wizard import posttraining as post
 from accelwiz.wizard import predicates as p
 from accelwiz.wizard import suggest as s
-from accelwiz.wizard.answers import Generation, Launcher, Owner, TrainingKind
+from accelwiz.wizard.answers import Generation, Launcher, TrainingKind
 from accelwiz.wizard.catalog_types import Choice, Question
 
 __all__ = ["CATALOG", "FLOW", "SYSTEM_QUESTION", "Choice", "Question", "question"]
@@ -125,7 +125,7 @@ CATALOG: tuple[Question, ...] = (
         "Who runs the training loop?",
         kind="select",
         when=p.always,
-        default=Owner.accelerate,
+        default=post.default_owner,
         choices=s.owner_choices,
         help="The HF Trainer (and TRL) set micro-batch, accumulation, precision and clipping from TrainingArguments.",
     ),

@@ -146,7 +146,7 @@ def workload_for(answers: Mapping[str, Any], system: MachineProfile) -> Any:
     from accelwiz.wizard.post_settings import post_settings
 
     spec = resolve_model(answers["model"])
-    post = post_settings(answers)
+    post = post_settings(answers, spec.max_position_embeddings)
     precision = Precision(_value(answers.get("precision") or default_precision(system)))
     checkpointing = answers.get("gradient_checkpointing")
     # DPO and GRPO: one sequence is prompt + completion (estimate_posttraining sizes its step the same way)
@@ -205,7 +205,7 @@ def _estimate_plan(answers: dict[str, Any], system: MachineProfile) -> Plan:
     workload = workload_for(answers, system)
     gpus = int(answers.get("gpus") or system.gpu_count)
     nodes = int(answers.get("num_machines") or system.num_machines)
-    post = post_settings(answers)
+    post = post_settings(answers, workload.model.max_position_embeddings)
     options = []
     for strategy in candidate_strategies(gpus, nodes):
         if not _offered(strategy) or (gpus * nodes == 1 and strategy.kind not in ("single", "zero2", "zero3")):

@@ -58,30 +58,32 @@ def generate(answers: Answers, system: MachineProfile, *, output: Path, command:
     option = plan.chosen(answers.model_dump()) if plan is not None else None
     estimate = estimate_line(answers, system, option)
     launch = launch_commands(answers, output)
-    flags = trainer_arguments(answers) if answers.owner is Owner.trainer else []
+    from accelwiz.wizard.post_plan import post_lines, precision_flags, todos, trl_arguments
+
+    flags = trainer_arguments(answers) + precision_flags(answers) if answers.owner is Owner.trainer else []
+    trl = trl_arguments(answers)  # DPOConfig/GRPOConfig's own: the plan records them, the header says them
     extra = _training_settings(answers)
     plan_path = plan_path_for(output)
-    from accelwiz.wizard.post_plan import post_lines, todos, trl_arguments
-
     extra += post_lines(answers, option)
     todo = todos(answers, plan_path)
     extra += todo
-    if flags:
-        extra.append("TrainingArguments: " + " ".join(flags))
+    if flags or trl:
+        extra.append(("TrainingArguments: " if flags else "TRL arguments: ") + " ".join(flags + trl))
     header = Header(command=command, hardware=describe_hardware(system), estimate=estimate, launch=launch,
                     extra=extra)
     yaml_file = OutputFile(output, render_yaml(pair.accelerate, header))
     json_file = OutputFile(json_path, render_json(pair.deepspeed)) if pair.deepspeed is not None else None
     plan_file = build_plan_file(answers, system, system_spec or system.name or "local", command=command,
                                 output=output, deepspeed=json_path if json_file else None, option=option,
-                                trainer_flags=flags + trl_arguments(answers))
+                                trainer_flags=flags + trl)
     from accelwiz.plan_file import dump_plan
 
     plan_output = OutputFile(plan_path, dump_plan(plan_file))
     workload = workload_for(answers.model_dump(), system) if answers.model else None
     diagnostics = check_rendered(yaml_file, json_file, system, workload, multi_node=answers.num_machines > 1,
                                  trainer_flags=flags)
-    return Generated(yaml_file, json_file, plan_output, diagnostics, estimate, launch, option, flags, todo)
+    return Generated(yaml_file, json_file, plan_output, diagnostics, estimate, launch, option,
+                     flags + trl if flags else [], todo)
 
 
 def build_plan_file(answers: Answers, system: MachineProfile, system_spec: str, *, command: str, output: Path,

@@ -35,9 +35,25 @@ def _relative_reward(reward: str, output: Path) -> str:
 
 
 def trl_arguments(answers: Answers) -> list[str]:
-    """GRPO with vLLM planned: TRL's flags for it (the plan has no field of its own for the generation)."""
+    """DPOConfig/GRPOConfig's own arguments that agree with the plan (trl 1.16 names: DPO's max_length is prompt +
+    completion; GRPO has no prompt limit); with vLLM planned, its flags (the plan has no generation field)."""
+    if not answers.kind.post:
+        return []
+    beta = answers.beta if answers.beta is not None else (0.1 if answers.kind is TrainingKind.dpo else 0.0)
+    if answers.kind is TrainingKind.dpo:
+        return ["--beta", f"{beta:g}", "--max_length", str(answers.sequence_length)]
+    flags = ["--beta", f"{beta:g}", "--num_generations", str(answers.num_generations),
+             "--max_completion_length", str(answers.max_completion_length)]
     mode = VLLM_MODE.get(answers.planned_generation)  # type: ignore[arg-type]
-    return ["--use_vllm", "--vllm_mode", mode] if mode else []
+    return flags + (["--use_vllm", "--vllm_mode", mode] if mode else [])
+
+
+def precision_flags(answers: Answers) -> list[str]:
+    """TRL's configs turn bf16 on unless told (trl's _BaseConfig: bf16 = not fp16); a plan in fp32 (the CPU) says
+    `--bf16 False`, as the built-in trainer passes it there (trainer/trl_run.py)."""
+    if answers.kind.post and answers.precision.value == "no":
+        return ["--bf16", "False"]
+    return []
 
 
 def reference_words(answers: Answers) -> str:

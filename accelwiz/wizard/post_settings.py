@@ -25,25 +25,23 @@ def regimes_for(answers: Mapping[str, Any]) -> tuple[Regime, ...]:
     return POST_REGIMES if training_kind(answers).post else tuple(Regime)
 
 
-def post_settings(answers: Mapping[str, Any]) -> Any:
-    """The estimator's PostTraining for the answers so far (its defaults where unanswered); None for SFT."""
-    from accelwiz.estimate.posttraining import PostTraining
+def post_settings(answers: Mapping[str, Any], max_positions: int | None = None) -> Any:
+    """The estimator's PostTraining for the answers so far, through the one resolution
+    (accelwiz.resolution.posttraining: TRL's defaults, the lengths capped at `max_positions`, then the answers
+    given); None for SFT. GRPO's steps per generation are the accumulation, as GRPOConfig sets them."""
+    from accelwiz.resolution.posttraining import resolve_posttraining
 
     kind = training_kind(answers)
     if not kind.post:
         return None
-    given: dict[str, Any] = {"kind": kind.value}
+    given: dict[str, Any] = {"kind": kind.value, "beta": answers.get("beta")}
     for key in ("max_prompt_length", "max_completion_length", "num_generations"):
-        if answers.get(key):
-            given[key] = int(answers[key])
-    if answers.get("beta") is not None:
-        given["beta"] = float(answers["beta"])
+        given[key] = int(answers[key]) if answers.get(key) else None
     generation = answers.get("generation")
     if kind is TrainingKind.grpo and generation is not None and answers.get("vllm_anyway") is not False:
         given["generation"] = str(getattr(generation, "value", generation))
-    if kind is TrainingKind.grpo:  # steps_per_generation: GRPOConfig uses the accumulation when unset
-        given["steps_per_generation"] = int(answers.get("gradient_accumulation") or 1)
-    return PostTraining(**given)
+    resolved = resolve_posttraining(flags=given, max_positions=max_positions)
+    return resolved.settings(accumulation=int(answers.get("gradient_accumulation") or 1))
 
 
 def vllm_missing(system: MachineProfile) -> bool:

@@ -17,7 +17,7 @@ from accelwiz.errors import UsageError
 from accelwiz.probe.model import MachineProfile
 from accelwiz.vocab import GIB
 from accelwiz.wizard import costing as memory
-from accelwiz.wizard.answers import Generation, Regime, TrainingKind
+from accelwiz.wizard.answers import Generation, Owner, Regime, TrainingKind
 from accelwiz.wizard.catalog_types import Choice
 from accelwiz.wizard.post_settings import training_kind, vllm_missing
 
@@ -31,9 +31,6 @@ GENERATION_LABELS = {
     Generation.vllm_colocate: "vLLM colocate (vLLM inside each training process, a share of its GPU)",
     Generation.vllm_server: "vLLM server (`trl vllm-serve` on GPUs of its own)",
 }
-# TRL's own defaults (DPOConfig.beta 0.1, GRPOConfig.beta 0.0), as the estimator's PostTraining.effective_beta.
-DEFAULT_BETA = {TrainingKind.dpo: 0.1, TrainingKind.grpo: 0.0}
-TRL_GENERATIONS = 8  # GRPOConfig.num_generations
 
 
 # ---- the kind -----------------------------------------------------------------------------------------------
@@ -66,6 +63,12 @@ def refuse_regime(raw: Any, answers: Mapping[str, Any], system: MachineProfile) 
                          hint="choose lora (the reference model is then the policy with its adapter disabled)")
 
 
+def default_owner(answers: Mapping[str, Any], system: MachineProfile) -> Owner:
+    """The files own the batch for SFT; TRL's trainers are HF Trainers that own it from their arguments (the JSON
+    then says "auto", and init prints the TrainingArguments and TRL's own arguments that agree with the plan)."""
+    return Owner.trainer if training_kind(answers).post else Owner.accelerate
+
+
 # ---- lengths ------------------------------------------------------------------------------------------------
 
 
@@ -76,16 +79,20 @@ def _positions(answers: Mapping[str, Any]) -> int | None:
 
 
 def default_prompt_length(answers: Mapping[str, Any], system: MachineProfile) -> int:
-    """512 (the estimator's PostTraining default), or half the model's positions when it has fewer than 1024."""
-    positions = _positions(answers)
-    return min(512, positions // 2) if positions else 512
+    """The resolution's default (512, or half the model's positions when it has fewer than 1024)."""
+    from accelwiz.resolution.posttraining import resolve_posttraining
+
+    return resolve_posttraining(max_positions=_positions(answers)).max_prompt_length.value
 
 
 def default_completion_length(answers: Mapping[str, Any], system: MachineProfile) -> int:
-    """512 (GRPOConfig.max_completion_length), or what the model's positions leave after the prompt."""
+    """The resolution's default (GRPOConfig's 512), or what the model's positions leave after the prompt."""
+    from accelwiz.resolution.posttraining import resolve_posttraining
+
+    default = resolve_posttraining(max_positions=_positions(answers)).max_completion_length.value
     positions = _positions(answers)
     left = positions - int(answers.get("max_prompt_length") or 0) if positions else None
-    return min(512, left) if left else 512
+    return min(default, left) if left else default
 
 
 def verify_prompt_length(value: int, answers: Mapping[str, Any], system: MachineProfile) -> None:
@@ -177,7 +184,10 @@ def explain_gpus(answers: Mapping[str, Any], system: MachineProfile) -> str | No
 
 
 def default_beta(answers: Mapping[str, Any], system: MachineProfile) -> float:
-    return DEFAULT_BETA.get(training_kind(answers), 0.0)
+    """TRL's own (DPOConfig 0.1, GRPOConfig 0.0), as the estimator's PostTraining.effective_beta says it."""
+    from accelwiz.estimate.posttraining import PostTraining
+
+    return PostTraining(training_kind(answers).value).effective_beta  # type: ignore[arg-type]
 
 
 def verify_beta(value: float, answers: Mapping[str, Any], system: MachineProfile) -> None:
@@ -238,7 +248,9 @@ def generation_choices_for_batch(answers: Mapping[str, Any], system: MachineProf
 def default_generations(answers: Mapping[str, Any], system: MachineProfile) -> int | None:
     """TRL's 8 where it divides the batch, else the largest value below 8 that does, else the smallest above."""
     offered = generations_offered(generation_batch(answers, system))
-    below = [n for n in offered if n <= TRL_GENERATIONS]
+    from accelwiz.resolution.posttraining import POST_DEFAULTS
+
+    below = [n for n in offered if n <= POST_DEFAULTS["num_generations"]]  # GRPOConfig's 8
     return below[-1] if below else (offered[0] if offered else None)
 
 

@@ -49,9 +49,10 @@ def preset_answers(answers_file: Path | None, options: Mapping[str, Any]) -> dic
     # Giving the target (or the accumulation steps) also answers "set a target global batch?", so answer
     # files written before that question existed stay complete.
     if answers_file is not None:  # files written before the owner question existed mean the files own the batch
-        preset.setdefault("owner", "accelerate")
         if preset.get("model"):  # and those written before the kind question mean supervised fine-tuning
             preset.setdefault("kind", "sft")
+        if str(preset.get("kind", "sft")).strip().lower() == "sft":
+            preset.setdefault("owner", "accelerate")
     if "target_global_batch" in preset:
         preset.setdefault("use_global_batch", True)
     elif "gradient_accumulation" in preset:

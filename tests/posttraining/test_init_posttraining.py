@@ -20,8 +20,15 @@ def init_then_check(cli, tmp_path: Path, *args: str) -> dict:
     return yaml.safe_load((tmp_path / "accelerate.plan.yaml").read_text())
 
 
-def test_a_dpo_plan_from_init_passes_check(cli, tmp_path):
-    plan = init_then_check(cli, tmp_path, "--kind", "dpo", "--model", "tiny")
+# A CPU plan is fp32, as `run` trains it there: TRL's configs turn bf16 on unless told, so the plan's TRL command line
+# says `--bf16 False`; on GPUs the plan is bf16.
+SYSTEMS = [pytest.param(str(Path(__file__).parents[1] / "fixtures" / "systems" / "cpu_only.json"), id="cpu"),
+           pytest.param("1xA100-80GB", id="a100")]
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_a_dpo_plan_from_init_passes_check(cli, tmp_path, system):
+    plan = init_then_check(cli, tmp_path, "--system", system, "--kind", "dpo", "--model", "tiny")
     training = plan["training"]
     # tiny has 256 positions: prompt and completion share them (DPOConfig max_length = 256)
     assert {k: training[k] for k in ("kind", "max_prompt_length", "max_completion_length", "beta",
@@ -29,12 +36,19 @@ def test_a_dpo_plan_from_init_passes_check(cli, tmp_path):
                                                              "max_completion_length": 128, "beta": 0.1,
                                                              "sequence_length": 256}
     assert "num_generations" not in training and "reward" not in training
+    # TRL's trainer owns the batch: the TrainingArguments and DPOConfig's own that agree with the plan
+    assert training["owner"] == "trainer" and training["trainer_arguments"][-4:] == ["--beta", "0.1", "--max_length",
+                                                                                     "256"]
+    arguments = training["trainer_arguments"]
+    bf16 = arguments[arguments.index("--bf16"):][:2]
+    assert bf16 == (["--bf16", "False"] if training["precision"] == "fp32" else ["--bf16", "--max_grad_norm"])
 
 
-def test_a_grpo_plan_with_a_reward_file_from_init_passes_check(cli, tmp_path, monkeypatch):
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_a_grpo_plan_with_a_reward_file_from_init_passes_check(cli, tmp_path, monkeypatch, system):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "rewards.py").write_text(REWARD)
-    plan = init_then_check(cli, tmp_path, "--kind", "grpo", "--model", "tiny", "--reward",
+    plan = init_then_check(cli, tmp_path, "--system", system, "--kind", "grpo", "--model", "tiny", "--reward",
                            "rewards.py:length_reward")
     training = plan["training"]
     # one process, micro-batch 1: the accumulation defaults to 2 so that 2 completions per prompt divide the batch
@@ -71,9 +85,6 @@ def test_the_plan_records_the_estimate_that_estimate_kind_gives(cli, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="run's preflight (cli/run.py check_trainer_inputs) parses the trainer flags "
-                   "without trl_data.with_plan, so it checks a DPO plan's data as SFT text and refuses it; the trainer "
-                   "itself reads the plan's kind. Passes with with_plan(parse_args(...)) there (owned elsewhere)")
 def test_a_dpo_plan_from_init_trains_under_run(tmp_path: Path, checkpoint: Path) -> None:
     """`init --kind dpo --model CHECKPOINT --defaults`, then `accelwiz run` with the data alone: TRL's DPOTrainer
     trains what the plan says (its kind, lengths and beta) on the session's tiny pretrained checkpoint."""

@@ -71,5 +71,11 @@ def test_dpo_and_grpo_defaults_write_files_that_check_passes(cli, tmp_path, monk
     assert (plan["training"]["kind"], plan["estimate"]["verdict"] in ("fits", "tight")) == (kind, True)
     assert plan["fine_tuning"]["method"] in ("full", "lora")
     assert f"peak at {plan['estimate']['phase']}" in (tmp_path / "plan.yaml").read_text()
-    checked = cli("check", "plan.yaml")
+    # TRL's trainer owns the batch: the plan records the TrainingArguments and TRL's own that agree with it, and
+    # the files are checked with them, as the TRL command line will run (`check` alone judges a DPO/GRPO plan with
+    # TRL's defaults, per_device_train_batch_size 8 included, not the plan's training.trainer_arguments)
+    arguments = plan["training"]["trainer_arguments"]
+    assert plan["training"]["owner"] == "trainer" and "--per_device_train_batch_size" in arguments
+    assert "--max_length" in arguments if kind == "dpo" else "--num_generations" in arguments
+    checked = cli("check", "plan.yaml", "--", *arguments)
     assert checked.exit_code == 0, checked.stdout + checked.stderr

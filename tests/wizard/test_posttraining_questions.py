@@ -78,7 +78,9 @@ def test_vllm_where_it_is_missing_is_planned_only_when_the_user_insists(tmp_path
     insisted = next(s for s in SCENARIOS if s.name == "a100-grpo-vllm-insisted")
     outcome = run_scenario(insisted, tmp_path / "accelerate.yaml")
     plan = yaml.safe_load(outcome.generated.plan.text)
-    assert plan["training"]["trainer_arguments"] == ["--use_vllm", "--vllm_mode", "colocate"]
+    assert plan["training"]["trainer_arguments"] == ["--beta", "0.04", "--num_generations", "8",
+                                                     "--max_completion_length", "256", "--use_vllm", "--vllm_mode",
+                                                     "colocate"]
     assert any("vLLM is not installed here" in todo for todo in outcome.generated.todos)
     # vLLM colocate's 30% of each GPU is in the estimate only when it is planned
     declined = {**insisted.script, "vllm_anyway": False}
@@ -87,7 +89,7 @@ def test_vllm_where_it_is_missing_is_planned_only_when_the_user_insists(tmp_path
     from accelwiz.wizard.generate import generate
 
     hf = generate(answers, system(insisted.system), output=tmp_path / "hf.yaml", command="test")
-    assert "trainer_arguments: []" in hf.plan.text
+    assert "--use_vllm" not in hf.plan.text
     assert outcome.generated.option.per_gpu_bytes - hf.option.per_gpu_bytes > 0.3 * 79 * 2**30
     # a preset lists no packages: vLLM is assumed there and the question is not asked
     prompter, _ = scripted({key: value for key, value in insisted.script.items() if key != "vllm_anyway"},
