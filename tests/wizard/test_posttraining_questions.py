@@ -185,3 +185,18 @@ def test_the_reward_is_written_relative_to_the_plan_as_every_path_in_it(tmp_path
     assert post_fields(answers, Path("a.yaml"))["reward"] == "rewards.py:length"
     absolute = validate({**GRPO_ON_CPU, "reward": f"{tmp_path}/r.py:length"}, system("cpu"))
     assert post_fields(absolute, Path("runs/a.yaml"))["reward"] == f"{tmp_path}/r.py:length"
+
+
+def test_under_fsdp_the_trainer_owns_checkpointing_when_it_owns_the_batch(cli, tmp_path):
+    """transformers refuses FSDP's activation checkpointing beside the Trainer's (AW710), which TRL turns on by
+    default: a trainer-owned FSDP plan leaves it to the Trainer's --gradient_checkpointing."""
+    from accelwiz.wizard.answers import Owner
+    from accelwiz.wizard.build import build, trainer_arguments
+
+    script = {"model": "llama-3.1-8b", "kind": "grpo", "gpus": 4, "strategy": "fsdp", "offload_params": False,
+              "precision": "bf16", "gradient_checkpointing": True, "num_generations": 4, "reward": ""}
+    for owner, fsdp, trainer in ((Owner.trainer, False, True), (Owner.accelerate, True, False)):
+        answers = validate({**script, "owner": owner.value}, system("4xA100-40GB"))
+        config = build(answers, system("4xA100-40GB")).accelerate
+        assert config["fsdp_config"]["fsdp_activation_checkpointing"] is fsdp
+        assert ("--gradient_checkpointing" in trainer_arguments(answers)) is trainer
