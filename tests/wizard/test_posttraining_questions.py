@@ -187,7 +187,7 @@ def test_the_reward_is_written_relative_to_the_plan_as_every_path_in_it(tmp_path
     assert post_fields(absolute, Path("runs/a.yaml"))["reward"] == f"{tmp_path}/r.py:length"
 
 
-def test_under_fsdp_the_trainer_owns_checkpointing_when_it_owns_the_batch(cli, tmp_path):
+def test_under_fsdp_the_trainer_owns_checkpointing_when_it_owns_the_batch():
     """transformers refuses FSDP's activation checkpointing beside the Trainer's (AW710), which TRL turns on by
     default: a trainer-owned FSDP plan leaves it to the Trainer's --gradient_checkpointing."""
     from accelwiz.wizard.answers import Owner
