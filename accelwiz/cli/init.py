@@ -26,7 +26,10 @@ Examples:
 Answer keys (--answers FILE, one `key: value` a line; `_` and `-` are the same in values):
   system: local | a preset | NxGPU / MxNxGPU (1xA100-80GB, 2x8xH100-80GB) | profile.json
   model: a preset, config.json, checkpoint folder, hub id or count (7B); empty: no estimate
-  regime: full|lora|qlora (--method)   lora_rank: N >= 1   seq_len: 1..the model's positions
+  kind: sft|dpo|grpo (--kind)         with dpo|grpo: max_prompt_length: N   max_completion_length: N
+  beta: X >= 0 (DPO 0.1, GRPO 0.0)     on GPUs: generation: hf|vllm-colocate|vllm-server   vllm_anyway: true|false
+  num_generations: N >= 2 dividing micro_batch x processes x accumulation   reward: FILE.py:FUNCTION (--reward)
+  regime: full|lora|qlora (--method)   lora_rank: N >= 1   seq_len: 1..the model's positions (sft)
   owner: accelerate|trainer (--for)                  micro_batch: N >= 1
   gradient_checkpointing: true|false   num_machines: N >= 1 (--machines)   gpus: 1..GPUs per machine
   processes: N >= 1, CPU processes per machine where there is no GPU (--processes)
@@ -71,6 +74,10 @@ def init(
     processes: Annotated[int | None, typer.Option(
         min=1, help="Processes per machine on a machine without GPUs (CPU DDP on gloo).")] = None,
     method: Annotated[str | None, typer.Option(metavar="full|lora|qlora", help="Fine-tuning method.")] = None,
+    kind: Annotated[str | None, typer.Option(
+        metavar="sft|dpo|grpo", help="What trains: supervised fine-tuning, or DPO / GRPO through TRL.")] = None,
+    reward: Annotated[str | None, typer.Option(
+        metavar="FILE.py:FUNCTION", help="GRPO's reward function (checked without running it).")] = None,
     owner: Annotated[
         str | None,
         typer.Option("--for", metavar="accelerate|trainer",
@@ -119,6 +126,8 @@ def init(
                 "processes": processes,
                 "regime": method,
                 "owner": owner,
+                "kind": kind,
+                "reward": reward,
             },
             deepspeed_output=ds_output,
             command=shlex.join(["accelwiz", "init", *sys.argv[2:]])

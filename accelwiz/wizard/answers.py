@@ -74,6 +74,27 @@ class OffloadDevice(str, Enum):
     nvme = "nvme"
 
 
+class TrainingKind(str, Enum):
+    """What trains: supervised fine-tuning, or post-training through TRL (the plan's `training.kind`, the
+    estimator's `PostTraining.kind`)."""
+
+    sft = "sft"
+    dpo = "dpo"
+    grpo = "grpo"
+
+    @property
+    def post(self) -> bool:
+        return self is not TrainingKind.sft
+
+
+class Generation(str, Enum):
+    """How GRPO generates its completions (the estimator's `PostTraining.generation`)."""
+
+    hf = "hf"
+    vllm_colocate = "vllm-colocate"
+    vllm_server = "vllm-server"
+
+
 # Every answer key's allowed values, as `init --help` and the answer files spell them.
 ENUM_VALUES: dict[str, type[Enum]] = {
     "regime": Regime,
@@ -82,6 +103,8 @@ ENUM_VALUES: dict[str, type[Enum]] = {
     "owner": Owner,
     "offload_device": OffloadDevice,
     "launcher": Launcher,
+    "kind": TrainingKind,
+    "generation": Generation,
 }
 
 
@@ -91,6 +114,12 @@ class Answers(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=False)
 
     model: str | None = None
+    kind: TrainingKind = TrainingKind.sft
+    max_prompt_length: int | None = Field(None, ge=1)
+    max_completion_length: int | None = Field(None, ge=1)
+    generation: Generation | None = None
+    vllm_anyway: bool | None = None
+    beta: float | None = Field(None, ge=0, allow_inf_nan=False)
     regime: Regime | None = None
     lora_rank: int | None = Field(None, ge=1)
     seq_len: int | None = Field(None, ge=1)
@@ -118,6 +147,22 @@ class Answers(BaseModel):
     main_process_ip: str | None = None
     main_process_port: int = Field(29500, ge=0, le=65535)
     rdzv_backend: str | None = None
+    num_generations: int | None = Field(None, ge=2)
+    reward: str | None = None
+
+    @property
+    def sequence_length(self) -> int | None:
+        """Tokens per sample: the SFT sequence, or prompt + completion after SFT (DPO's max_length)."""
+        if self.kind.post and self.max_prompt_length and self.max_completion_length:
+            return self.max_prompt_length + self.max_completion_length
+        return self.seq_len
+
+    @property
+    def planned_generation(self) -> Generation | None:
+        """GRPO's generation as planned: vLLM only where it is installed or the user insisted (vllm_anyway)."""
+        if self.kind is not TrainingKind.grpo:
+            return None
+        return Generation.hf if self.vllm_anyway is False else (self.generation or Generation.hf)
 
     @property
     def processes_per_machine(self) -> int:
@@ -192,6 +237,14 @@ class Answers(BaseModel):
             raise ValueError("NVMe offload needs nvme_path (a directory on a local NVMe drive)")
         if self.strategy is StrategyChoice.fsdp_hybrid and self.num_machines < 2:
             raise ValueError("FSDP HYBRID_SHARD replicates across machines: it needs 2 or more")
+        if self.kind.post and self.regime is Regime.qlora:
+            raise ValueError(f"regime qlora is not offered for {self.kind.value}: `accelwiz run` trains DPO and GRPO "
+                             "in full or with LoRA")
+        if self.kind is TrainingKind.grpo and self.num_generations and self.global_batch % self.num_generations:
+            raise ValueError(
+                f"num_generations {self.num_generations} does not divide the generation batch {self.global_batch} "
+                f"(micro-batch x processes x accumulation): GRPOConfig refuses it"
+            )
         if self.machine_rank >= self.num_machines:
             raise ValueError(
                 f"machine_rank {self.machine_rank} must be below num_machines {self.num_machines}"

@@ -111,8 +111,15 @@ def _fsdp(answers: Answers) -> dict[str, Any]:
         "fsdp_auto_wrap_policy": "TRANSFORMER_BASED_WRAP",
         "fsdp_state_dict_type": "SHARDED_STATE_DICT",
         "fsdp_cpu_ram_efficient_loading": True,
-        "fsdp_activation_checkpointing": bool(answers.gradient_checkpointing),
+        "fsdp_activation_checkpointing": _fsdp_checkpointing(answers),
     }
+
+
+def _fsdp_checkpointing(answers: Answers) -> bool:
+    """FSDP's own activation checkpointing, unless the HF Trainer (or TRL, which turns it on by default) owns
+    checkpointing: transformers refuses both at once (AW710), and the Trainer's flag is the one `check` and the
+    resolution read."""
+    return bool(answers.gradient_checkpointing) and answers.owner is Owner.accelerate
 
 
 def _fsdp_hybrid(answers: Answers) -> dict[str, Any]:
@@ -129,7 +136,7 @@ def _fsdp_hybrid(answers: Answers) -> dict[str, Any]:
         "fsdp_use_orig_params": True,
         "fsdp_cpu_ram_efficient_loading": True,
         "fsdp_sync_module_states": True,
-        "fsdp_activation_checkpointing": bool(answers.gradient_checkpointing),
+        "fsdp_activation_checkpointing": _fsdp_checkpointing(answers),
     }
 
 

@@ -41,6 +41,11 @@ class Option:
     host_bytes: int
     verdict: Any  # accelwiz.estimate.verdict.MemoryVerdict
     label: str
+    phases: tuple[tuple[str, int], ...] = ()  # bytes per GPU at each phase (DPO/GRPO: logprob, generation too)
+
+    @property
+    def peak_phase(self) -> str | None:
+        return max(self.phases, key=lambda item: item[1])[0] if self.phases else None
 
     @property
     def fits(self) -> bool:
@@ -138,11 +143,14 @@ def workload_for(answers: Mapping[str, Any], system: MachineProfile) -> Any:
     questions at its defaults, except checkpointing, which init suggests on, and the hardware's precision."""
     from accelwiz.estimate.models import resolve_model
     from accelwiz.resolution.workload import resolve_workload
+    from accelwiz.wizard.post_settings import post_settings
 
     spec = resolve_model(answers["model"])
+    post = post_settings(answers, spec.max_position_embeddings)
     precision = Precision(_value(answers.get("precision") or default_precision(system)))
     checkpointing = answers.get("gradient_checkpointing")
-    given = {"micro_batch": answers.get("micro_batch"), "seq_len": answers.get("seq_len"),
+    # DPO and GRPO: one sequence is prompt + completion (estimate_posttraining sizes its step the same way)
+    given = {"micro_batch": answers.get("micro_batch"), "seq_len": post.sequence if post else answers.get("seq_len"),
              "method": _value(answers.get("regime")), "lora_rank": answers.get("lora_rank"),
              "precision": "fp32" if precision is Precision.no else precision.value,
              "gradient_checkpointing": True if checkpointing is None else bool(checkpointing)}
@@ -157,14 +165,18 @@ _COUNTS = ("micro_batch", "seq_len", "lora_rank")
 # The answers the estimate depends on; the plan is cached on them, so asking for defaults, choices and the
 # explanation of one question costs one estimate.
 PLAN_INPUTS = ("model", "regime", "lora_rank", "seq_len", "micro_batch", "gradient_checkpointing", "gpus",
-               "num_machines", "precision")
+               "num_machines", "precision", "kind", "max_prompt_length", "max_completion_length", "generation",
+               "vllm_anyway", "beta")
+# GRPO generates micro-batch x accumulation completions per process at once (steps_per_generation)
+GRPO_INPUTS = ("gradient_accumulation",)
 
 
 def plan_for(answers: Mapping[str, Any], system: MachineProfile) -> Plan | None:
     """The costed options for a named model on this machine, or None without a model or GPUs."""
     if not answers.get("model") or not system.gpus:
         return None
-    inputs = tuple((key, _value(answers.get(key))) for key in PLAN_INPUTS)
+    keys = PLAN_INPUTS + (GRPO_INPUTS if _value(answers.get("kind")) == "grpo" else ())
+    inputs = tuple((key, _value(answers.get(key))) for key in keys)
     cached = _PLANS.get((id(system), inputs))
     if cached is None or cached[0] is not system:
         try:
@@ -185,6 +197,7 @@ def _estimate_plan(answers: dict[str, Any], system: MachineProfile) -> Plan:
     from accelwiz.estimate.memory import estimate_memory
     from accelwiz.estimate.recommend import Budget
     from accelwiz.estimate.strategy import candidate_strategies
+    from accelwiz.wizard.post_settings import post_settings
 
     gpu_memory = system.min_gpu_memory_bytes or 0
     host_memory = system.host.memory_total_bytes or None
@@ -192,13 +205,24 @@ def _estimate_plan(answers: dict[str, Any], system: MachineProfile) -> Plan:
     workload = workload_for(answers, system)
     gpus = int(answers.get("gpus") or system.gpu_count)
     nodes = int(answers.get("num_machines") or system.num_machines)
+    post = post_settings(answers, workload.model.max_position_embeddings)
     options = []
     for strategy in candidate_strategies(gpus, nodes):
         if not _offered(strategy) or (gpus * nodes == 1 and strategy.kind not in ("single", "zero2", "zero3")):
             continue
-        estimate = estimate_memory(workload, strategy, system.gpus[0].name)  # the GPU's runtime, as estimate
+        gpu = system.gpus[0].name  # the GPU's runtime, as estimate counts it
+        estimate = estimate_memory(workload, strategy, gpu) if post is None else _post_estimate(
+            workload, strategy, post, gpu_memory, gpu)
         options.append(_option(estimate, budget.verdict(estimate)))
     return Plan(options=tuple(options), gpu_memory_bytes=gpu_memory, host_memory_bytes=host_memory)
+
+
+def _post_estimate(workload: Any, strategy: Any, post: Any, gpu_memory: int, gpu: str) -> Any:
+    """DPO/GRPO: every phase (the TRL step with the reference model, the log-prob pass, generation) as one
+    MemoryEstimate, so the same verdict judges it (accelwiz.estimate.posttraining, as `estimate --kind`)."""
+    from accelwiz.estimate.posttraining import estimate_posttraining
+
+    return estimate_posttraining(workload, strategy, post, gpu_memory or None, gpu_name=gpu).combined
 
 
 def _offered(strategy: Any) -> bool:
@@ -219,13 +243,16 @@ def _option(estimate: Any, verdict: Any) -> Option:
         host_bytes=int(estimate.host_bytes),
         verdict=verdict,
         label=strategy.label,
+        phases=tuple((name, int(value)) for name, value in estimate.phases),
     )
 
 
 def default_regime(answers: Mapping[str, Any], system: MachineProfile) -> Regime:
     """The fastest fine-tuning that fits without NVMe offload (which needs a path): full, else LoRA, else QLoRA;
     full when nothing fits at all (the fallbacks then say what would)."""
-    for regime in Regime:
+    from accelwiz.wizard.post_settings import regimes_for
+
+    for regime in regimes_for(answers):
         plan = plan_for({**answers, "regime": regime}, system)
         if plan is None or plan.best_option(nvme=False) is not None:
             return regime
@@ -303,9 +330,12 @@ def fallbacks(answers: Mapping[str, Any], system: MachineProfile, *, fixed: froz
         same = changed.chosen(answers)
         return (changes, same) if same is not None and same.fits else None
 
+    from accelwiz.wizard.post_settings import regimes_for, training_kind
+
+    offered = regimes_for(answers)
     if "regime" not in fixed:
         for lighter in (Regime.lora, Regime.qlora):
-            if list(Regime).index(lighter) <= list(Regime).index(regime):
+            if list(Regime).index(lighter) <= list(Regime).index(regime) or lighter not in offered:
                 continue
             found_fit = fit({"regime": lighter})
             if found_fit is not None:
@@ -313,8 +343,19 @@ def fallbacks(answers: Mapping[str, Any], system: MachineProfile, *, fixed: froz
                 found.append(Fallback(changes, option, f"{REGIME_NAME[lighter]} fits ({option.label}) where "
                                                        f"{REGIME_NAME[regime]} does not: {shortage}"))
                 break
-    if "seq_len" not in fixed:
-        lightest = Regime.qlora if "regime" not in fixed else regime
+    lightest = offered[-1] if "regime" not in fixed else regime
+    if training_kind(answers).post and "max_completion_length" not in fixed:
+        # DPO/GRPO: the sequence is prompt + completion; the completion is what can be shortened
+        completion = int(answers.get("max_completion_length") or 512)
+        for shorter in (completion // 2, completion // 4):
+            found_fit = fit({"max_completion_length": shorter, **({"regime": lightest} if lightest is not regime
+                                                                   else {})}) if shorter >= 16 else None
+            if found_fit is not None:
+                changes, option = found_fit
+                found.append(Fallback(changes, option, f"completion {shorter} fits ({option.label}) where "
+                                                       f"{completion} does not: {shortage}"))
+                break
+    elif "seq_len" not in fixed:
         for seq in SHORTER_SEQUENCES:
             if seq >= int(answers.get("seq_len") or 2048):
                 continue
@@ -338,8 +379,10 @@ def what_would_fit(answers: Mapping[str, Any], system: MachineProfile, *,
                    fixed: frozenset[str] = frozenset()) -> str:
     """For 'nothing fits': the fewest machines of this kind with which QLoRA (or the regime given) fits with the
     fastest strategy, else the GPU memory one GPU would need."""
+    from accelwiz.wizard.post_settings import regimes_for
+
     regime = Regime(_value(answers.get("regime")) or "full")
-    lightest = {**answers, "regime": regime if "regime" in fixed else Regime.qlora}
+    lightest = {**answers, "regime": regime if "regime" in fixed else regimes_for(answers)[-1]}
     gpus = int(answers.get("gpus") or system.gpu_count)
     current = int(answers.get("num_machines") or 1)
     for machines in (current, *(n for n in (2, 4, 8, 16, 32, 64) if n > current)):

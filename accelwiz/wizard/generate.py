@@ -29,6 +29,7 @@ class Generated:
     launch: list[str]
     option: Option | None = None  # the costed option the answers chose (None: no model, or not costed)
     trainer_arguments: list[str] = field(default_factory=list)
+    todos: list[str] = field(default_factory=list)  # what the user must still do before `accelwiz run`
 
     @property
     def files(self) -> list[OutputFile]:
@@ -57,25 +58,32 @@ def generate(answers: Answers, system: MachineProfile, *, output: Path, command:
     option = plan.chosen(answers.model_dump()) if plan is not None else None
     estimate = estimate_line(answers, system, option)
     launch = launch_commands(answers, output)
-    flags = trainer_arguments(answers) if answers.owner is Owner.trainer else []
+    from accelwiz.wizard.post_plan import post_lines, precision_flags, todos, trl_arguments
+
+    flags = trainer_arguments(answers) + precision_flags(answers) if answers.owner is Owner.trainer else []
+    trl = trl_arguments(answers)  # DPOConfig/GRPOConfig's own: the plan records them, the header says them
     extra = _training_settings(answers)
-    if flags:
-        extra.append("TrainingArguments: " + " ".join(flags))
+    plan_path = plan_path_for(output)
+    extra += post_lines(answers, option)
+    todo = todos(answers, plan_path)
+    extra += todo
+    if flags or trl:
+        extra.append(("TrainingArguments: " if flags else "TRL arguments: ") + " ".join(flags + trl))
     header = Header(command=command, hardware=describe_hardware(system), estimate=estimate, launch=launch,
                     extra=extra)
     yaml_file = OutputFile(output, render_yaml(pair.accelerate, header))
     json_file = OutputFile(json_path, render_json(pair.deepspeed)) if pair.deepspeed is not None else None
     plan_file = build_plan_file(answers, system, system_spec or system.name or "local", command=command,
                                 output=output, deepspeed=json_path if json_file else None, option=option,
-                                trainer_flags=flags)
-    plan_path = plan_path_for(output)
+                                trainer_flags=flags + trl)
     from accelwiz.plan_file import dump_plan
 
     plan_output = OutputFile(plan_path, dump_plan(plan_file))
     workload = workload_for(answers.model_dump(), system) if answers.model else None
     diagnostics = check_rendered(yaml_file, json_file, system, workload, multi_node=answers.num_machines > 1,
                                  trainer_flags=flags)
-    return Generated(yaml_file, json_file, plan_output, diagnostics, estimate, launch, option, flags)
+    return Generated(yaml_file, json_file, plan_output, diagnostics, estimate, launch, option,
+                     flags + trl if flags else [], todo)
 
 
 def build_plan_file(answers: Answers, system: MachineProfile, system_spec: str, *, command: str, output: Path,
@@ -93,6 +101,7 @@ def build_plan_file(answers: Answers, system: MachineProfile, system_spec: str, 
         PlanSystem,
         PlanTraining,
     )
+    from accelwiz.wizard.post_plan import post_fields
 
     gpu = system.gpus[0] if system.gpus else None
     files = PlanFiles(accelerate=output.name,
@@ -114,16 +123,18 @@ def build_plan_file(answers: Answers, system: MachineProfile, system_spec: str, 
         owner=answers.owner.value,
         micro_batch=answers.micro_batch,
         gradient_accumulation=answers.gradient_accumulation,
-        sequence_length=answers.seq_len or DEFAULTS["seq_len"],
+        sequence_length=answers.sequence_length or DEFAULTS["seq_len"],
         gradient_checkpointing=bool(answers.gradient_checkpointing) if answers.model else False,
         attention="sdpa",
         precision="fp32" if answers.precision is Precision.no else answers.precision.value,  # type: ignore[arg-type]
         trainer_arguments=trainer_flags,
+        **post_fields(answers, output),
     )
     estimate = None
     if option is not None:
         estimate = PlanEstimate(strategy=option.label, per_gpu_bytes=option.per_gpu_bytes,
-                                host_bytes=option.host_bytes, verdict=option.verdict.verdict or "fits")
+                                host_bytes=option.host_bytes, verdict=option.verdict.verdict or "fits",
+                                phase=option.peak_phase)
     plan_system = PlanSystem(name=system_spec, machines=answers.num_machines, gpus_per_machine=answers.gpus,
                              processes_per_machine=answers.processes if not answers.gpus else None,
                              gpu=gpu.name if gpu else None, gpu_memory_bytes=gpu.memory_total_bytes if gpu else None,
@@ -161,8 +172,11 @@ def estimate_line(answers: Answers, system: MachineProfile, option: Option | Non
         reason = "no model named" if not answers.model else "no GPU"
         return f"not estimated ({reason}; `accelwiz estimate --model NAME` gives one)"
     option = option or plan.chosen(answers.model_dump())
+    sequence = (f"prompt {answers.max_prompt_length} + completion {answers.max_completion_length}"
+                if answers.kind.post else f"seq {answers.seq_len}")
+    kind = f"{answers.kind.value}, " if answers.kind.post else ""
     workload = (
-        f"{answers.model}, {answers.regime.value if answers.regime else 'full'}, seq {answers.seq_len}, "
+        f"{answers.model}, {kind}{answers.regime.value if answers.regime else 'full'}, {sequence}, "
         f"micro-batch {answers.micro_batch}"
     )
     if option is None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from accelwiz.probe.model import MachineProfile
-from accelwiz.wizard.answers import Launcher, OffloadDevice, Regime, StrategyChoice
+from accelwiz.wizard.answers import Generation, Launcher, OffloadDevice, Regime, StrategyChoice, TrainingKind
 
 
 def always(answers: Mapping[str, Any], system: MachineProfile) -> bool:
@@ -27,6 +27,33 @@ def no_gpu(answers: Mapping[str, Any], system: MachineProfile) -> bool:
 
 def has_model(answers: Mapping[str, Any], system: MachineProfile) -> bool:
     return bool(answers.get("model"))
+
+
+def trains_sft(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    """A named model trained on text: its sequence length is asked (DPO and GRPO ask prompt and completion)."""
+    return has_model(answers, system) and answers.get("kind", TrainingKind.sft) is TrainingKind.sft
+
+
+def post_trains(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    """DPO or GRPO through TRL (the kind question is asked only with a model named)."""
+    return answers.get("kind") in (TrainingKind.dpo, TrainingKind.grpo)
+
+
+def trains_grpo(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    return answers.get("kind") is TrainingKind.grpo
+
+
+def generates_on_gpus(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    """GRPO on GPUs: only there is vLLM a choice (on the CPU completions come from HF generate)."""
+    return trains_grpo(answers, system) and system.gpu_count > 0
+
+
+def plans_vllm_without_it(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    """A vLLM generation chosen for a machine known not to have vLLM: planned only if the user insists."""
+    from accelwiz.wizard.post_settings import vllm_missing
+
+    generation = answers.get("generation")
+    return generates_on_gpus(answers, system) and generation not in (None, Generation.hf) and vllm_missing(system)
 
 
 def uses_adapter(answers: Mapping[str, Any], system: MachineProfile) -> bool:

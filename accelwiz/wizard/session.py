@@ -49,7 +49,10 @@ def preset_answers(answers_file: Path | None, options: Mapping[str, Any]) -> dic
     # Giving the target (or the accumulation steps) also answers "set a target global batch?", so answer
     # files written before that question existed stay complete.
     if answers_file is not None:  # files written before the owner question existed mean the files own the batch
-        preset.setdefault("owner", "accelerate")
+        if preset.get("model"):  # and those written before the kind question mean supervised fine-tuning
+            preset.setdefault("kind", "sft")
+        if str(preset.get("kind", "sft")).strip().lower() == "sft":
+            preset.setdefault("owner", "accelerate")
     if "target_global_batch" in preset:
         preset.setdefault("use_global_batch", True)
     elif "gradient_accumulation" in preset:
@@ -121,6 +124,8 @@ def run_init(request: InitRequest, console: Console) -> list[Path]:
     interactive = isinstance(prompter, QuestionaryPrompter)
     generated = plan_until_accepted(request, prompter, preset, console, interactive=interactive)
     written = _print_or_write(generated.files, request, console, interactive=interactive)
+    for todo in generated.todos:
+        console.warn(todo)
     if written:
         if generated.trainer_arguments:
             console.info("TrainingArguments that agree with the plan:\n  " + " ".join(generated.trainer_arguments))
@@ -150,7 +155,7 @@ def plan_until_accepted(request: InitRequest, prompter: Any, preset: dict[str, A
             if exc.key != "nvme_path":
                 raise
             # only NVMe offload fits, and --defaults has no directory to give it
-            tried = "" if "regime" in preset else " (not even QLoRA with CPU offload)"
+            tried = "" if "regime" in preset else f" (not even {_lightest(keep or preset)} with CPU offload)"
             raise NothingFits(
                 f"nothing fits without NVMe offload{tried}; what would: ZeRO-3 with NVMe offload, given a "
                 "directory on a local NVMe drive",
@@ -209,12 +214,27 @@ def _nothing_fits(generated: Generated, answers: dict[str, Any], system: Any, *,
     regime = answers.get("regime")
     planned = f"{REGIME_NAME[regime]} with " if regime in REGIME_NAME else ""
     need = f"{planned}{option.label}: {option.verdict.describe()}" if option is not None else "not costed"
-    tried = "" if fixed & {"regime", "seq_len", "strategy", "offload_optimizer", "offload_params"} else (
-        f"; not even QLoRA with offload at sequence {min(SHORTER_SEQUENCES)}")
+    from accelwiz.wizard.post_settings import training_kind
+
+    shortened = (f"completion {int(answers.get('max_completion_length') or 512) // 4}"
+                 if training_kind(answers).post else f"sequence {min(SHORTER_SEQUENCES)}")
+    tried = "" if fixed & {"regime", "seq_len", "max_completion_length", "strategy", "offload_optimizer",
+                           "offload_params"} else f"; not even {_lightest(answers)} with offload at {shortened}"
     return NothingFits(
         f"nothing fits: {need}{tried}; what would: {what_would_fit(answers, system, fixed=frozenset(fixed))}",
         hint="nothing was written; plan for a larger machine (--system MxNxGPU), or change the answers given",
     )
+
+
+def _lightest(answers: dict[str, Any]) -> str:
+    """The lightest fine-tuning the fallbacks try: QLoRA, or LoRA for DPO/GRPO (which `run` trains full or LoRA)."""
+    from accelwiz.wizard.costing import REGIME_NAME
+    from accelwiz.wizard.post_settings import regimes_for
+
+    try:
+        return REGIME_NAME[regimes_for(answers)[-1]]
+    except ValueError:  # a kind spelled wrong is refused at its question
+        return "QLoRA"
 
 
 def review(result: Any, generated: Generated, fallbacks: list[Any], console: Console, *, runs: bool,

@@ -22,10 +22,6 @@ def world_size(answers: Mapping[str, Any], system: MachineProfile) -> int:
     return per_machine * int(answers.get("num_machines") or 1)
 
 
-def default_gpus(answers: Mapping[str, Any], system: MachineProfile) -> int:
-    return system.gpu_count
-
-
 def default_machines(answers: Mapping[str, Any], system: MachineProfile) -> int:
     return system.num_machines
 
@@ -180,8 +176,12 @@ def regime_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[C
         Regime.lora: "LoRA (small adapters on a frozen model)",
         Regime.qlora: "QLoRA (LoRA on a 4-bit quantized model)",
     }
+    from accelwiz.wizard.post_settings import regimes_for
+
     choices = []
     for regime, label in labels.items():
+        if regime not in regimes_for(answers):
+            continue  # DPO/GRPO: full or LoRA (refuse_regime says why not QLoRA)
         plan = memory.plan_for({**answers, "regime": regime}, system)
         best = plan.best_option(nvme=False) if plan else None
         if plan is not None:

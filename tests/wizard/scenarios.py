@@ -15,6 +15,10 @@ from accelwiz.wizard.generate import Generated, generate
 from accelwiz.wizard.prompters import ScriptedPrompter
 
 CPU = MachineProfile(source="file", name="cpu-box", host=HostInfo(memory_total_bytes=24 * 1024**3))
+# GPUs whose profile lists vLLM as not installed: a vLLM generation is planned only if the user insists.
+WITHOUT_VLLM = Path(__file__).with_name("a100s_without_vllm.json")
+# GRPO's reward, checked by init without running it (a def with `completions` and `**kwargs`).
+REWARD = f"{Path(__file__).with_name('reward_fixture.py')}:length_reward"
 
 
 @cache
@@ -53,7 +57,7 @@ SCENARIOS = (
         "cpu-model",
         "cpu",
         # two CPU processes: DDP on gloo (issue 16: init refused any count on a machine without GPUs)
-        {"model": "gpt2", "regime": "full", "seq_len": 256, "gradient_checkpointing": False, "num_machines": 1,
+        {"model": "gpt2", "kind": "sft", "regime": "full", "seq_len": 256, "gradient_checkpointing": False, "num_machines": 1,
          "processes": 2, **COMMON},
     ),
     Scenario(
@@ -61,6 +65,7 @@ SCENARIOS = (
         "8xH100-80GB",
         {
             "model": "llama-3.1-70b",
+            "kind": "sft",
             "regime": "lora",
             "lora_rank": 16,
             "seq_len": 4096,
@@ -81,6 +86,7 @@ SCENARIOS = (
         "1xRTX4090",
         {
             "model": "llama-3.1-8b",
+            "kind": "sft",
             "regime": "full",
             "seq_len": 1024,
             "gradient_checkpointing": True,
@@ -102,6 +108,7 @@ SCENARIOS = (
         "2x8xA100-80GB",
         {
             "model": "llama-3.1-8b",
+            "kind": "sft",
             "regime": "full",
             "seq_len": 2048,
             "gradient_checkpointing": True,
@@ -120,6 +127,7 @@ SCENARIOS = (
         "8xH100-80GB",
         {
             "model": "llama-3.2-1b",
+            "kind": "sft",
             "regime": "full",
             "seq_len": 2048,
             "gradient_checkpointing": True,
@@ -149,6 +157,7 @@ SCENARIOS = (
         "8xH100-80GB",
         {
             "model": "qwen2.5-7b",
+            "kind": "sft",
             "regime": "qlora",
             "lora_rank": 8,
             "seq_len": 1024,
@@ -196,6 +205,71 @@ SCENARIOS = (
             "main_process_ip": "10.0.0.1",
             "main_process_port": 29500,
             "rdzv_backend": "c10d",
+        },
+    ),
+    Scenario(
+        # DPO with LoRA: the reference is the policy with its adapter disabled (no copy)
+        "h100-dpo-lora-ddp",
+        "8xH100-80GB",
+        {
+            "model": "llama-3.2-1b",
+            "kind": "dpo",
+            "max_prompt_length": 512,
+            "max_completion_length": 512,
+            "regime": "lora",
+            "lora_rank": 16,
+            "beta": 0.1,
+            "gradient_checkpointing": True,
+            "num_machines": 1,
+            "gpus": 8,
+            "strategy": "ddp",
+            "precision": "bf16",
+            **COMMON,
+        },
+    ),
+    Scenario(
+        # GRPO on 2 GPUs without vLLM: generation batch 2 x 2 x 4 = 16, 8 completions per prompt; vLLM insisted on
+        "a100-grpo-vllm-insisted",
+        str(WITHOUT_VLLM),
+        {
+            "model": "llama-3.2-1b",
+            "kind": "grpo",
+            "max_prompt_length": 256,
+            "max_completion_length": 256,
+            "generation": "vllm-colocate",
+            "vllm_anyway": True,
+            "regime": "full",
+            "beta": 0.04,
+            "gradient_checkpointing": True,
+            "num_machines": 1,
+            "gpus": 2,
+            "strategy": "ddp",
+            "precision": "bf16",
+            **COMMON,
+            "num_generations": 8,
+            "reward": REWARD,
+        },
+    ),
+    Scenario(
+        # GRPO on the CPU: HF generate (no generation question), 1 x 1 x 2 = 2 completions per prompt, no reward yet
+        "cpu-grpo",
+        "cpu",
+        {
+            "model": "gpt2",
+            "kind": "grpo",
+            "max_prompt_length": 128,
+            "max_completion_length": 64,
+            "regime": "lora",
+            "lora_rank": 8,
+            "beta": 0.0,
+            "gradient_checkpointing": True,
+            "num_machines": 1,
+            "processes": 1,
+            **COMMON,
+            "micro_batch": 1,
+            "gradient_accumulation": 2,
+            "num_generations": 2,
+            "reward": "",
         },
     ),
     Scenario(

@@ -16,10 +16,11 @@ from accelwiz.wizard.flow import walk
 from accelwiz.wizard.prompters import BACK, KEEP, ScriptedPrompter, Tries
 from accelwiz.wizard.session import InitRequest, plan_until_accepted
 from accelwiz.wizard.write import errors_of, write_files
+from tests.wizard.scenarios import REWARD, WITHOUT_VLLM
 
 # 1xRTX4090 + Llama-3.1-8B with full fine-tuning on one GPU without offload: 157.8 GiB per GPU, does not fit.
 FULL_ON_A_4090 = {
-    "system": "1xRTX4090", "model": "llama-3.1-8b", "regime": "full", "seq_len": 2048, "owner": "accelerate",
+    "system": "1xRTX4090", "model": "llama-3.1-8b", "kind": "sft", "regime": "full", "seq_len": 2048, "owner": "accelerate",
     "micro_batch": 1, "gradient_checkpointing": True, "num_machines": 1, "gpus": 1, "strategy": "single",
     "precision": "bf16", "use_global_batch": False, "gradient_accumulation": 1, "gradient_clipping": 1.0,
     "torch_compile": False,
@@ -119,10 +120,17 @@ NVME_PATH = {**FULL_ON_A_4090, "strategy": "zero3", "offload_optimizer": True, "
              "target_global_batch": 4, "zero3_init": True}
 # A machine without GPUs: CPU processes per machine (issue 16: init refused any count there).
 CPU_PATH = {"system": str(Path(__file__).parents[1] / "fixtures" / "systems" / "cpu_only.json"), "model": "gpt2",
-            "regime": "full", "seq_len": 1024, "owner": "accelerate", "micro_batch": 1, "gradient_checkpointing": True,
+            "kind": "sft", "regime": "full", "seq_len": 1024, "owner": "accelerate", "micro_batch": 1, "gradient_checkpointing": True,
             "num_machines": 1, "processes": 2, "use_global_batch": False, "gradient_accumulation": 1,
             "gradient_clipping": 1.0, "torch_compile": False}
-PATHS = {"multi-node": BACK_PATH, "nvme": NVME_PATH, "cpu": CPU_PATH}
+# GRPO (issue 19): its lengths, generation (vLLM insisted on where it is not installed), beta, num_generations
+# dividing the generation batch 1 x 2 x 2 = 4, and the reward.
+GRPO_PATH = {**CPU_PATH, "system": str(WITHOUT_VLLM), "model": "llama-3.2-1b", "kind": "grpo",
+             "max_prompt_length": 128, "max_completion_length": 64, "generation": "vllm-colocate",
+             "vllm_anyway": True, "beta": 0.04, "gpus": 2, "strategy": "ddp", "precision": "bf16",
+             "gradient_accumulation": 2, "num_generations": 4, "reward": REWARD}
+del GRPO_PATH["seq_len"], GRPO_PATH["processes"]  # DPO and GRPO ask prompt and completion; GPUs, not processes
+PATHS = {"multi-node": BACK_PATH, "nvme": NVME_PATH, "cpu": CPU_PATH, "grpo": GRPO_PATH}
 STEPS = [(name, key) for name, path in PATHS.items() for key in _asked(path)[1:]]
 
 

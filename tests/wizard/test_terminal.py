@@ -36,6 +36,7 @@ def answer(child, prompt: str, keys: str) -> None:
 def test_full_deepspeed_path(tmp_path):
     child = spawn("--system 8xH100-80GB -o out.yaml", tmp_path)
     answer(child, "Which model", "llama-3.1-8b" + ENTER)
+    answer(child, "What kind of training", ENTER)  # sft
     answer(child, "How will you fine-tune", ENTER)  # full fine-tuning
     answer(child, "Sequence length", ENTER)
     answer(child, "Who runs the training loop", ENTER)  # accelerate
@@ -169,6 +170,7 @@ def test_llama_3_8b_on_an_rtx4090_ends_in_a_written_plan(tmp_path):
     # The regression: full fine-tuning was the default on a 24 GB card and the run ended with exit 1.
     child = spawn("--system 1xRTX4090 -o out.yaml", tmp_path)
     answer(child, "Which model", "llama-3-8b" + ENTER)
+    answer(child, "What kind of training", ENTER)  # sft
     child.expect("default LoRA")  # why the default is not full fine-tuning, in one line
     for prompt in ("How will you fine-tune", "LoRA rank", "Sequence length", "Who runs", "Micro-batch",
                    "gradient checkpointing", "How many machines", "GPUs per machine", "distributed", "Mixed",
@@ -210,10 +212,10 @@ def test_a_target_global_batch_replaces_the_accumulation_question(tmp_path):
 def test_back_works_from_menus_and_yes_no_and_ctrl_c_at_the_review_writes_nothing(tmp_path):
     child = spawn("--system 8xH100-80GB", tmp_path)
     answer(child, "Which model", "gpt2" + ENTER)
-    answer(child, "How will you fine-tune", "<")  # a menu: back to the model, remembered
+    answer(child, "What kind of training", "<")  # a menu: back to the model, remembered
     child.expect(r"Which model.*\[gpt2\]")
     child.send(ENTER)
-    for prompt in ("How will you fine-tune", "Sequence length", "Who runs", "Micro-batch"):
+    for prompt in ("What kind of training", "How will you fine-tune", "Sequence length", "Who runs", "Micro-batch"):
         answer(child, prompt, ENTER)
     answer(child, "gradient checkpointing", "<")  # a yes/no question: back to the micro-batch
     child.expect(r"Micro-batch size per GPU\? \[1\]")
@@ -227,3 +229,51 @@ def test_back_works_from_menus_and_yes_no_and_ctrl_c_at_the_review_writes_nothin
     child.close()
     assert child.exitstatus == 130
     assert list(tmp_path.iterdir()) == []
+
+
+def test_grpo_is_planned_with_the_estimate_beside_each_choice(tmp_path):
+    """Issue 19: the kind menu, GRPO's settings with their memory, num_generations among the divisors of the
+    generation batch, and a reward refused at its prompt until the file defines the function."""
+    (tmp_path / "rewards.py").write_text("def length(completions, **kwargs):\n    return [len(c) for c in completions]\n")
+    child = spawn("--system 8xH100-80GB -o out.yaml", tmp_path)
+    answer(child, "Which model", "llama-3.2-1b" + ENTER)
+    child.expect("What kind of training")
+    child.expect(r"GRPO \(completions generated per prompt, scored by your reward function\): DDP, [\d.]+ GiB per GPU")
+    child.send(DOWN + DOWN + ENTER)
+    answer(child, "Longest prompt", ENTER)
+    answer(child, "Longest completion", "256" + ENTER)
+    child.expect("How should GRPO generate")
+    child.expect(r"vLLM colocate \(vLLM inside each training process, a share of its GPU\): DDP, [\d.]+ GiB per GPU")
+    child.send(ENTER)  # HF generate
+    answer(child, "How will you fine-tune", ENTER)  # full
+    # the reference model's cost at TRL's beta 0.0 (none loaded) and with a KL weight (a whole copy)
+    child.expect(r"beta 0: DDP, ([\d.]+) GiB per GPU; beta 0.04: DDP, ([\d.]+) GiB per GPU")
+    without, with_reference = map(float, child.match.groups())
+    assert with_reference > without
+    answer(child, r"beta \(KL weight", "0.04" + ENTER)
+    for prompt in ("Who runs", "Micro-batch", "gradient checkpointing", "How many machines", "GPUs per machine",
+                   "distributed", "Mixed", "target global batch"):
+        answer(child, prompt, ENTER)
+    answer(child, "accumulation", "2" + ENTER)  # generation batch 1 x 8 x 2 = 16
+    child.expect(r"divide the generation batch 16")
+    child.expect(r"Completions generated per prompt")
+    child.expect(r"»\s*(?:\x1b\[[0-9;]*m)*8 completions per prompt")  # TRL's 8 divides it: pre-selected
+    child.send(DOWN + ENTER)  # 16
+    answer(child, "Reward function", "rewards.py:lenght" + ENTER)
+    child.expect("defines no function lenght")  # shown under the prompt, which stays open
+    child.send("\x7f" * len("lenght") + "length" + ENTER)
+    answer(child, "Clip", ENTER)
+    answer(child, "torch.compile", ENTER)
+    child.expect(r"estimate +DDP: GPU memory [\d.]+ of 79.6 GiB per GPU.*grpo, full, prompt 512 \+ completion 256")
+    answer(child, "Write these files", ENTER)
+    child.expect("wrote out.yaml, out.plan.yaml")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    plan = yaml.safe_load((tmp_path / "out.plan.yaml").read_text())
+    training = {key: plan["training"][key] for key in ("kind", "num_generations", "beta", "reward",
+                                                       "max_prompt_length", "max_completion_length")}
+    assert training == {"kind": "grpo", "num_generations": 16, "beta": 0.04, "reward": "rewards.py:length",
+                        "max_prompt_length": 512, "max_completion_length": 256}
+    assert plan["training"]["sequence_length"] == 768 and plan["estimate"]["phase"]
+    assert "Estimate by phase" in (tmp_path / "out.yaml").read_text()

@@ -1,0 +1,349 @@
+"""The post-training questions (issue 19): the kind of training and, for DPO and GRPO, the few TRL settings that
+decide memory and whether the run starts. Defaults, choices, explanations and checks, in the estimator's
+vocabulary (accelwiz.estimate.posttraining.PostTraining) and the plan's (`training.kind`, `beta`, ...).
+
+The memory beside each choice comes from costing.plan_for, which costs a DPO or GRPO plan with
+estimate_posttraining (every phase: the TRL step with the reference model, the log-prob pass, generation).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from accelwiz.errors import UsageError
+from accelwiz.probe.model import MachineProfile
+from accelwiz.vocab import GIB
+from accelwiz.wizard import costing as memory
+from accelwiz.wizard.answers import Generation, Owner, Regime, TrainingKind
+from accelwiz.wizard.catalog_types import Choice
+from accelwiz.wizard.post_settings import training_kind, vllm_missing
+
+KIND_LABELS = {
+    TrainingKind.sft: "SFT (supervised fine-tuning on text)",
+    TrainingKind.dpo: "DPO (preference pairs: prompt, chosen, rejected)",
+    TrainingKind.grpo: "GRPO (completions generated per prompt, scored by your reward function)",
+}
+GENERATION_LABELS = {
+    Generation.hf: "HF generate in the training processes",
+    Generation.vllm_colocate: "vLLM colocate (vLLM inside each training process, a share of its GPU)",
+    Generation.vllm_server: "vLLM server (`trl vllm-serve` on GPUs of its own)",
+}
+
+
+# ---- the kind -----------------------------------------------------------------------------------------------
+
+
+def kind_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
+    """Each kind, with the fastest strategy that fits it and its memory per GPU (on a machine with GPUs)."""
+    return [Choice(label + _best({**answers, "kind": kind}, system), kind) for kind, label in KIND_LABELS.items()]
+
+
+def explain_kind(answers: Mapping[str, Any], system: MachineProfile) -> str:
+    return ("DPO and GRPO train through TRL (`accelwiz run` hands the run to DPOTrainer / GRPOTrainer) and need a "
+            "pretrained checkpoint with a tokenizer; the estimate adds their reference model and, for GRPO, the "
+            "generation phase")
+
+
+def _best(answers: Mapping[str, Any], system: MachineProfile) -> str:
+    plan = memory.plan_for(answers, system)
+    if plan is None:
+        return ""
+    best = plan.best_option(nvme=False)
+    return f": {best.label}, {best.per_gpu_bytes / GIB:.1f} GiB per GPU" if best else ": does not fit"
+
+
+def refuse_regime(raw: Any, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    """Why QLoRA is not offered for DPO and GRPO."""
+    if str(getattr(raw, "value", raw)).strip().lower() == Regime.qlora.value and training_kind(answers).post:
+        raise UsageError(f"regime qlora is not offered for {training_kind(answers).value.upper()}: `accelwiz run` "
+                         "trains DPO and GRPO with TRL in full or with LoRA (trainer/trl_run.py refuses QLoRA)",
+                         hint="choose lora (the reference model is then the policy with its adapter disabled)")
+
+
+def default_owner(answers: Mapping[str, Any], system: MachineProfile) -> Owner:
+    """The files own the batch for SFT; TRL's trainers are HF Trainers that own it from their arguments (the JSON
+    then says "auto", and init prints the TrainingArguments and TRL's own arguments that agree with the plan)."""
+    return Owner.trainer if training_kind(answers).post else Owner.accelerate
+
+
+# ---- lengths ------------------------------------------------------------------------------------------------
+
+
+def _positions(answers: Mapping[str, Any]) -> int | None:
+    from accelwiz.wizard.suggest import _positions as positions
+
+    return positions(answers)
+
+
+def default_prompt_length(answers: Mapping[str, Any], system: MachineProfile) -> int:
+    """The resolution's default (512, or half the model's positions when it has fewer than 1024)."""
+    from accelwiz.resolution.posttraining import resolve_posttraining
+
+    return resolve_posttraining(max_positions=_positions(answers)).max_prompt_length.value
+
+
+def default_completion_length(answers: Mapping[str, Any], system: MachineProfile) -> int:
+    """The resolution's default (GRPOConfig's 512), or what the model's positions leave after the prompt."""
+    from accelwiz.resolution.posttraining import resolve_posttraining
+
+    default = resolve_posttraining(max_positions=_positions(answers)).max_completion_length.value
+    positions = _positions(answers)
+    left = positions - int(answers.get("max_prompt_length") or 0) if positions else None
+    return min(default, left) if left else default
+
+
+def verify_prompt_length(value: int, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    positions = _positions(answers)
+    if value < 1 or (positions and value >= positions):
+        bound = f"1 to {positions - 1}" if positions else "1 or more"
+        raise UsageError(f"max_prompt_length {value} is out of range: {bound}",
+                         hint="the completion needs positions of the model too" if positions else f"give {bound}")
+
+
+def verify_completion_length(value: int, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    """prompt + completion is one sequence: at most the model's positions (check's AW507 for SFT)."""
+    from accelwiz.resolution.workload import beyond_positions
+
+    if value < 1:
+        raise UsageError(f"max_completion_length {value} is out of range: 1 or more", hint="give 1 or more")
+    prompt = int(answers.get("max_prompt_length") or 0)
+    positions = _positions(answers)
+    problem = beyond_positions(prompt + value, positions, str(answers.get("model")))
+    if problem is not None:
+        raise UsageError(f"prompt {prompt} + completion {value}: {problem}",
+                         hint=f"give {positions - prompt} or less (or go back and shorten the prompt)")
+
+
+def explain_lengths(answers: Mapping[str, Any], system: MachineProfile) -> str:
+    if training_kind(answers) is TrainingKind.dpo:
+        return ("DPOConfig.max_length = prompt + completion: TRL truncates each pair to it; chosen and rejected "
+                "run in one forward, so the step holds 2 x micro-batch sequences of that length")
+    return ("GRPOConfig.max_completion_length caps each completion; the prompt length sizes the estimate (GRPO in "
+            "TRL 1.16 does not truncate prompts): generation holds prompt + completion tokens per sequence")
+
+
+# ---- GRPO's generation --------------------------------------------------------------------------------------
+
+
+def generation_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
+    missing = " [vLLM is not installed here]" if vllm_missing(system) else ""
+    choices = []
+    for mode, label in GENERATION_LABELS.items():
+        label += _best({**answers, "generation": mode}, system)
+        choices.append(Choice(label + (missing if mode is not Generation.hf else ""), mode))
+    return choices
+
+
+def explain_generation(answers: Mapping[str, Any], system: MachineProfile) -> str | None:
+    if vllm_missing(system):
+        return ("vLLM is not installed here (pip install vllm); HF generate needs nothing more. `accelwiz run` "
+                "generates with HF generate; a vLLM mode is written to the plan's TRL arguments for your own launch")
+    return "vLLM colocate holds 30% of each GPU (vllm_gpu_memory_utilization); server mode takes GPUs from training"
+
+
+def _server(answers: Mapping[str, Any]) -> bool:
+    return (training_kind(answers) is TrainingKind.grpo and answers.get("generation") is Generation.vllm_server
+            and answers.get("vllm_anyway") is not False)
+
+
+def verify_generation(value: Generation, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    """Server mode on one machine needs a GPU for `trl vllm-serve` beside the training ones."""
+    if value is Generation.vllm_server and system.gpu_count and system.num_machines == 1:
+        from accelwiz.estimate.posttraining import PostTraining
+        from accelwiz.estimate.posttraining_report import training_gpus
+
+        try:
+            training_gpus(PostTraining("grpo", generation="vllm-server"), system.gpu_count, 1)
+        except UsageError as exc:
+            raise UsageError(exc.message, hint="choose hf or vllm-colocate, or plan for a machine with more GPUs "
+                                               "(--system)") from None
+
+
+def default_gpus(answers: Mapping[str, Any], system: MachineProfile) -> int:
+    """Every GPU; with vLLM server mode on one machine, all but the server's (TRL's layout:
+    `CUDA_VISIBLE_DEVICES=0 trl vllm-serve`, training on the rest; estimate/posttraining_report.training_gpus)."""
+    if _server(answers) and int(answers.get("num_machines") or 1) == 1 and system.gpu_count > 1:
+        from accelwiz.estimate.posttraining import PostTraining
+        from accelwiz.estimate.posttraining_report import training_gpus
+
+        return training_gpus(PostTraining("grpo", generation="vllm-server"), system.gpu_count, 1)
+    return system.gpu_count
+
+
+def explain_gpus(answers: Mapping[str, Any], system: MachineProfile) -> str | None:
+    if not _server(answers):
+        return None
+    return ("vLLM server mode: `trl vllm-serve` runs on a GPU of its own (on one machine, one of these); "
+            "give the training GPUs only")
+
+
+# ---- the reference model and beta ---------------------------------------------------------------------------
+
+
+def default_beta(answers: Mapping[str, Any], system: MachineProfile) -> float:
+    """TRL's own (DPOConfig 0.1, GRPOConfig 0.0), as the estimator's PostTraining.effective_beta says it."""
+    from accelwiz.estimate.posttraining import PostTraining
+
+    return PostTraining(training_kind(answers).value).effective_beta  # type: ignore[arg-type]
+
+
+def verify_beta(value: float, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    import math
+
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"beta {value} must be a finite number >= 0", hint="DPO's usual 0.1; GRPO's 0.0 (no KL)")
+
+
+def explain_beta(answers: Mapping[str, Any], system: MachineProfile) -> str:
+    """How the reference model is held, given the kind and the fine-tuning chosen, with what it costs here."""
+    kind = training_kind(answers)
+    adapter = answers.get("regime") in (Regime.lora, Regime.qlora)
+    if adapter:
+        where = "reference: the policy with its LoRA adapter disabled (PEFT): no second copy, at any beta"
+    else:
+        where = ("reference: a whole copy of the model beside the policy (frozen, no gradients or optimizer "
+                 "states), sharded only under ZeRO-3/FSDP")
+        if kind is TrainingKind.grpo:
+            where += "; GRPO with beta 0.0 (TRL's default) loads none"
+    costs = []
+    # GRPO: with and without a reference (0.04, the KL weight of the DeepSeekMath paper TRL cites); DPO's beta
+    # does not change memory
+    betas = (0.0, 0.04) if kind is TrainingKind.grpo and not adapter else (default_beta(answers, system),)
+    for beta in betas:
+        plan = memory.plan_for({**answers, "beta": beta}, system)
+        best = plan.best_option(nvme=False) if plan else None
+        if best is not None:
+            costs.append(f"beta {beta:g}: {best.label}, {best.per_gpu_bytes / GIB:.1f} GiB per GPU")
+    kl = "the weight of the KL to the reference" if kind is TrainingKind.grpo else "DPO's temperature"
+    return f"beta is {kl}; {where}" + (f" ({'; '.join(costs)})" if costs else "")
+
+
+# ---- GRPO's batch: num_generations divides the generation batch ---------------------------------------------
+
+
+def generation_batch(answers: Mapping[str, Any], system: MachineProfile) -> int:
+    """micro-batch x processes x steps_per_generation (GRPOConfig: the accumulation when unset)."""
+    from accelwiz.wizard.suggest import world_size
+
+    micro = int(answers.get("micro_batch") or 1)
+    target = answers.get("target_global_batch") if answers.get("use_global_batch") else None
+    if target:
+        return int(target)
+    return micro * world_size(answers, system) * int(answers.get("gradient_accumulation") or 1)
+
+
+def generations_offered(batch: int) -> list[int]:
+    return [n for n in range(2, batch + 1) if batch % n == 0]
+
+
+def generation_choices_for_batch(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
+    batch = generation_batch(answers, system)
+    return [Choice(f"{n} completions per prompt ({batch // n} prompt(s) per generation batch of {batch})", n)
+            for n in generations_offered(batch)]
+
+
+def default_generations(answers: Mapping[str, Any], system: MachineProfile) -> int | None:
+    """TRL's 8 where it divides the batch, else the largest value below 8 that does, else the smallest above."""
+    offered = generations_offered(generation_batch(answers, system))
+    from accelwiz.resolution.posttraining import POST_DEFAULTS
+
+    below = [n for n in offered if n <= POST_DEFAULTS["num_generations"]]  # GRPOConfig's 8
+    return below[-1] if below else (offered[0] if offered else None)
+
+
+def explain_generations(answers: Mapping[str, Any], system: MachineProfile) -> str:
+    from accelwiz.wizard.suggest import world_size
+
+    batch = generation_batch(answers, system)
+    text = (f"GRPOConfig refuses a num_generations that does not divide the generation batch {batch} = "
+            f"{int(answers.get('micro_batch') or 1)} (micro-batch) x {world_size(answers, system)} (processes) x "
+            f"{batch // (int(answers.get('micro_batch') or 1) * world_size(answers, system))} (accumulation)")
+    plan = memory.plan_for(answers, system)
+    chosen = plan.chosen(answers) if plan else None
+    generation = dict(chosen.phases).get("generation") if chosen else None
+    if generation:
+        text += (f"; memory does not depend on it: each process generates its micro-batch x accumulation at once "
+                 f"(generation phase {generation / GIB:.1f} GiB per GPU)")
+    return text
+
+
+def refuse_generations(raw: Any, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    """Why a typed num_generations is not offered: it does not divide the generation batch, or is below 2."""
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        return
+    batch = generation_batch(answers, system)
+    offered = ", ".join(map(str, generations_offered(batch)))
+    why = "is below 2 (GRPO compares completions of one prompt)" if value < 2 else \
+        f"does not divide the generation batch {batch}"
+    raise UsageError(f"num_generations {value} {why}", hint=f"choose {offered}, or go back (`<`) and change the "
+                                                            "micro-batch or the accumulation")
+
+
+def default_global_batch(answers: Mapping[str, Any], system: MachineProfile) -> int:
+    """One micro-batch per process (suggest.py); for GRPO at least 2, so that num_generations has a value."""
+    from accelwiz.wizard.suggest import default_global_batch as smallest
+
+    batch = smallest(answers, system)
+    return 2 * batch if training_kind(answers) is TrainingKind.grpo and batch < 2 else batch
+
+
+def default_accumulation(answers: Mapping[str, Any], system: MachineProfile) -> int:
+    """1; 2 for GRPO where one step holds a single sample (num_generations needs a batch of 2 or more)."""
+    if training_kind(answers) is TrainingKind.grpo and generation_batch({**answers, "gradient_accumulation": 1},
+                                                                system) < 2:
+        return 2
+    return 1
+
+
+def verify_grpo_batch(key: str):  # noqa: ANN201 - a verifier factory
+    """The accumulation or target global batch: positive, and for GRPO a generation batch of 2 or more."""
+    from accelwiz.wizard.suggest import verify_global_batch, verify_positive
+
+    base = verify_global_batch if key == "target_global_batch" else verify_positive(key)
+
+    def verify(value: int, answers: Mapping[str, Any], system: MachineProfile) -> None:
+        base(value, answers, system)
+        if training_kind(answers) is TrainingKind.grpo and generation_batch({**answers, key: value}, system) < 2:
+            raise UsageError("GRPO needs a generation batch (micro-batch x processes x accumulation) of 2 or "
+                             "more: num_generations >= 2 completions of one prompt must divide it",
+                             hint=f"give {key} 2 or more")
+
+    return verify
+
+
+# ---- GRPO's reward ------------------------------------------------------------------------------------------
+
+
+def verify_reward(value: str, answers: Mapping[str, Any], system: MachineProfile) -> None:
+    """FILE.py:FUNCTION: the file exists and defines the function at its top level, taking `completions` and
+    `**kwargs` (TRL's call, trainer/rewards.py). Read with `ast`, never imported: init runs no code of yours."""
+    file, sep, name = value.rpartition(":")
+    hint = "give FILE.py:FUNCTION, FUNCTION a def NAME(completions, **kwargs) -> list[float]; none: decide later"
+    if not sep or not file or not name:
+        raise UsageError(f"reward {value!r}: expected FILE.py:FUNCTION", hint=hint)
+    path = Path(file).expanduser()
+    if not path.is_file():
+        raise UsageError(f"reward {value}: no file {file}", hint=hint)
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (SyntaxError, UnicodeDecodeError, OSError) as exc:
+        raise UsageError(f"reward {value}: {file} does not parse as Python: {exc}", hint=hint) from None
+    functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if name not in functions:
+        raise UsageError(f"reward {value}: {file} defines no function {name}",
+                         hint=f"functions there: {', '.join(functions) or 'none'}")
+    arguments = functions[name].args
+    names = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+    if arguments.kwarg is None or "completions" not in names:
+        raise UsageError(f"reward {value}: TRL calls it with keyword arguments (prompts, completions, the dataset's "
+                         "other columns): it must accept `completions` and `**kwargs`", hint=hint)
+
+
+def reward_todo(plan_path: Path) -> str:
+    return (f"TODO: GRPO needs a reward: set `training.reward: FILE.py:FUNCTION` in {plan_path} (or pass --reward); "
+            "`accelwiz run` refuses the plan until then")
