@@ -111,13 +111,15 @@ def check(
             from accelwiz.config.trl_arguments import planned_trl_arguments, with_trl
 
             argv = trainer_argv(ctx)
-            # a DPO/GRPO plan the built-in trainer runs, checked with no arguments: those it will hand TRL
+            # a DPO/GRPO plan checked with no arguments: those the plan records, or the built-in trainer's
             built_in = planned_trl_arguments(planned) if planned is not None and kind_given is None \
                 and training_args is None and not argv else None
             trainer = built_in or with_trl(trainer, kind, training_args, argv)
             if built_in is not None:
-                console.info(f"note: the plan's {kind} run is checked with the arguments the built-in trainer hands "
-                             f"TRL: {' '.join([*built_in.given.values(), *built_in.trl_given.values()])}")
+                whose = "the plan records" if planned.training.owner == "trainer" else \
+                    "the built-in trainer hands TRL"
+                console.info(f"note: the plan's {kind} run is checked with the arguments {whose}: "
+                             f"{' '.join([*built_in.given.values(), *built_in.trl_given.values()])}")
             for note in trainer.notes:
                 console.info(f"note: Trainer arguments ({trainer.source}): {note}")
         if fix or diff:  # ruff's model: mend what is unambiguous, then report what remains

@@ -146,18 +146,23 @@ def _without_trl_names(note: str, values: dict[str, Any]) -> str:
 
 
 def planned_trl_arguments(plan: Any) -> TrlArguments | None:
-    """For a DPO/GRPO plan the built-in trainer runs: the TRL arguments it will hand DPOConfig/GRPOConfig
-    (resolution.posttraining.trl_config_fields over the plan's workload), so that `check` and `run`'s preflight
-    judge the config that will be built rather than TRL's defaults. None for SFT, or when a Trainer script owns
-    the run (its own arguments are what count)."""
+    """For a DPO/GRPO plan, the TRL arguments the run will have, so that `check` and `run`'s preflight judge the
+    config that will be built rather than TRL's defaults: those the plan records for a TRL script that owns the
+    batch (`training.trainer_arguments`, as `init` prints them), else those the built-in trainer hands
+    DPOConfig/GRPOConfig (resolution.posttraining.trl_config_fields over the plan's workload). None for SFT."""
     from accelwiz.errors import AccelwizError
     from accelwiz.resolution.model import model_to_train
     from accelwiz.resolution.posttraining import resolve_posttraining
     from accelwiz.resolution.run import model_positions
     from accelwiz.resolution.workload import resolve_workload
 
-    if plan.training.owner == "trainer" or plan.training.kind == "sft":
+    if plan.training.kind == "sft":
         return None
+    if plan.training.owner == "trainer":
+        from accelwiz.config.training_args import parse_argv
+
+        recorded = list(plan.training.trainer_arguments)
+        return with_trl(parse_argv(recorded), plan.training.kind, None, recorded)
     try:
         positions = model_positions(model_to_train(None, plan).name)
     except AccelwizError:

@@ -162,7 +162,9 @@ def fused_head_phases(step: Workload, strategy: Strategy, training: MemoryEstima
     step_temporaries, _ = optimizer_step_temporaries(step, strategy)
     end = phases["optimizer"] - step_temporaries + _tied_embedding_gradients(step, strategy)
     backward = max(forward, recompute, end)
-    return [("forward", round(forward)), ("backward", round(backward)), ("optimizer", phases["optimizer"])]
+    loading = [("loading", phases["loading"])] if "loading" in phases else []  # before the first step: unchanged
+    return [*loading, ("forward", round(forward)), ("backward", round(backward)),
+            ("optimizer", phases["optimizer"])]
 
 
 def estimate_posttraining(workload: Workload, strategy: Strategy, post: PostTraining,
@@ -201,7 +203,7 @@ def estimate_posttraining(workload: Workload, strategy: Strategy, post: PostTrai
             phases = [(name, value + generation.reserved_bytes) for name, value in phases]
         notes += _generation_notes(generation, post)
     reserved = generation.reserved_bytes if generation is not None else 0
-    combined = _combined(training, phases, ref, notes, reserved)
+    combined = _combined(training, phases, ref, notes, reserved, gpu_name)
     return PostTrainingEstimate(post, training, ref, ref_note, generation, combined, tuple(notes))
 
 
@@ -265,7 +267,7 @@ def _generation_notes(generation: GenerationEstimate, post: PostTraining) -> lis
 
 
 def _combined(training: MemoryEstimate, phases: list[tuple[str, int]], ref: int, notes: list[str],
-              reserved: int = 0) -> MemoryEstimate:
+              reserved: int = 0, gpu_name: str | None = None) -> MemoryEstimate:
     """One MemoryEstimate over every phase (so the one verdict judges it), the reference counted as weights."""
     allocated = max(value for _, value in phases)
     strategy = training.strategy
@@ -274,7 +276,7 @@ def _combined(training: MemoryEstimate, phases: list[tuple[str, int]], ref: int,
     static = training.weights + ref + training.optimizer_states
     torch_reserved, _ = reserved_bytes(allocated - reserved, static, training.workload)
     held = torch_reserved + reserved
-    extra = process_runtime(strategy)
+    extra = process_runtime(strategy, gpu_name)
     overhead = extra.total + held - allocated
     peak = max(phases, key=lambda item: item[1])[0]
     parts = {"weights": training.weights + ref, "optimizer_states": training.optimizer_states,

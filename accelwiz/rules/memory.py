@@ -19,6 +19,7 @@ from accelwiz.vocab import HEADROOM
 
 if TYPE_CHECKING:
     from accelwiz.estimate.memory import MemoryEstimate
+    from accelwiz.estimate.posttraining import PostTrainingEstimate
     from accelwiz.estimate.strategy import Strategy
 
 SMALL_MODEL_BYTES = 16 * 2**30  # a DDP footprint that fits any current data-center GPU
@@ -30,7 +31,6 @@ def _gib(value: float) -> str:
 
 def _plan(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | None:
     """The config's strategy and its estimate, or None when the config does not say enough."""
-    from accelwiz.estimate.memory import estimate_memory
     from accelwiz.estimate.strategy import strategy_from_effective
 
     strategy = strategy_from_effective(ctx.effective)
@@ -41,7 +41,30 @@ def _plan(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | None:
     if ctx.launch.machines_as_launched:
         # under SLURM the YAML describes one node and srun adds the others: judge the run that happens
         strategy = replace(strategy, nodes=ctx.launch.machines_as_launched)
-    return strategy, estimate_memory(ctx.workload, strategy, _gpu_name(ctx))
+    return strategy, _estimate(ctx, strategy)
+
+
+def _estimate(ctx: CheckContext, strategy: Strategy) -> MemoryEstimate:
+    """The run's estimate under `strategy`: for DPO/GRPO the TRL run's every phase (reference model, generation),
+    as AW813 judges it; else the training step's."""
+    post = _posttraining(ctx, strategy)
+    if post is not None:
+        return post.combined
+    from accelwiz.estimate.memory import estimate_memory
+
+    return estimate_memory(ctx.workload, strategy, _gpu_name(ctx))
+
+
+def _posttraining(ctx: CheckContext, strategy: Strategy | None = None) -> PostTrainingEstimate | None:
+    """The DPO/GRPO estimate (rules/trl_memory.py) when the run trains with TRL's DPO or GRPO, else None."""
+    from accelwiz.rules.trl_batch import trl_view
+
+    found = trl_view(ctx)
+    if found is None or found[0].kind not in ("dpo", "grpo"):
+        return None
+    from accelwiz.rules.trl_memory import posttraining_estimate
+
+    return posttraining_estimate(ctx, found[0], strategy)
 
 
 def _lone_json_world(ctx: CheckContext, strategy: Strategy) -> Strategy:
@@ -112,7 +135,6 @@ def _judged_host(ctx: CheckContext) -> _Judged | None:
 
 def _fastest_fitting(ctx: CheckContext, strategy: Strategy, gpu_bytes: int) -> MemoryEstimate | None:
     """The fastest candidate for the same GPU count that fits, from the same library where one does."""
-    from accelwiz.estimate.memory import estimate_memory
     from accelwiz.estimate.recommend import Budget
     from accelwiz.estimate.strategy import candidate_strategies
 
@@ -124,7 +146,7 @@ def _fastest_fitting(ctx: CheckContext, strategy: Strategy, gpu_bytes: int) -> M
             continue
         if candidate.is_fsdp and strategy.is_fsdp:
             candidate = replace(candidate, fsdp_version=strategy.fsdp_version)
-        estimate = estimate_memory(ctx.workload, candidate, _gpu_name(ctx))
+        estimate = _estimate(ctx, candidate)
         if budget.fits(estimate):
             return estimate
     return None
@@ -167,6 +189,8 @@ def estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
     judged = _judged_gpu(ctx)
     if judged is None or judged.verdict != "does not fit":  # tight is AW505's
         return
+    if _posttraining(ctx) is not None:
+        return  # a DPO/GRPO run over the GPU is AW813's, which names the reference model and the phase
     strategy, estimate, capacity, _ = judged
     gpu_name = ctx.system.gpus[0].name
     role, path = _anchor(ctx, strategy)

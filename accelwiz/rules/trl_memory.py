@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from accelwiz.rules.context import CheckContext
 
 
-def posttraining_estimate(ctx: CheckContext, args: Any) -> PostTrainingEstimate | None:
+def posttraining_estimate(ctx: CheckContext, args: Any, strategy: Any = None) -> PostTrainingEstimate | None:
     """The run's post-training estimate: the settings resolved once from the plan and TRL's arguments
     (accelwiz.resolution.posttraining), the workload (`--model`, the plan, the files), the config's strategy;
     None when the config or the workload does not say enough."""
@@ -23,7 +23,7 @@ def posttraining_estimate(ctx: CheckContext, args: Any) -> PostTrainingEstimate 
     from accelwiz.estimate.strategy import strategy_from_effective
     from accelwiz.resolution.posttraining import resolve_posttraining
 
-    strategy = strategy_from_effective(ctx.effective)
+    strategy = strategy or strategy_from_effective(ctx.effective)  # another strategy: the rules' alternatives
     if strategy is None or ctx.workload is None:
         return None
     workload = ctx.workload
@@ -57,7 +57,8 @@ def posttraining_estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Find
     deepspeed_config:
       zero_stage: 2
     ```
-    Here the SFT step is over the GPU too (AW501); the reference copy adds 13.5 GiB to every phase.
+    The reference copy adds 13.5 GiB to every phase. For a DPO/GRPO run this rule, not AW501, says the run does
+    not fit, and AW505's "tight" judges the same estimate.
     """
     found = trl_view(ctx)
     if found is None or ctx.system is None or not ctx.system.min_gpu_memory_bytes:

@@ -99,6 +99,8 @@ class Plan:
         strategy = answers.get("strategy")
         same = [o for o in self.options if o.strategy is strategy]
         offloads = (bool(answers.get("offload_optimizer")), bool(answers.get("offload_params")))
+        if strategy is StrategyChoice.fsdp:  # FSDP's CPU offload moves both; init asks only offload_params
+            offloads = (offloads[1], offloads[1])
         device = _value(answers.get("offload_device")) or "cpu"
         exact = [o for o in same if (o.offload_optimizer, o.offload_params) == offloads
                  and (o.offload_device == device or o.offload_device == "none")]

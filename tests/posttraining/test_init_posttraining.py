@@ -80,7 +80,7 @@ def test_the_plan_records_the_estimate_that_estimate_kind_gives(cli, tmp_path):
     assert plan["estimate"]["per_gpu_bytes"] == report["estimate"]["per_gpu_bytes"]["total"]
     assert plan["estimate"]["phase"] == report["estimate"]["peak_phase"]
     header = (tmp_path / "accelerate.yaml").read_text()
-    assert "# Estimate by phase (GiB allocated per GPU, DDP): forward" in header
+    assert "# Estimate by phase (GiB allocated per GPU, DDP): loading" in header
     assert "reference: the policy with its adapter disabled (PEFT), no second copy" in header
 
 
