@@ -1,7 +1,8 @@
 """TRL's own DPOTrainer and GRPOTrainer launched by the built-in trainer (`--kind dpo|grpo`) on the session's tiny
-pretrained checkpoint, on CPU, through `accelwiz run -- --kind ...`: DPO in one process and under 2-process ZeRO-2,
-GRPO under 2-process DDP; the run report records the kind, the losses and the rewards. Bad data and a bad reward
-are one line and exit 2, before the launch."""
+pretrained checkpoint, on CPU, through `accelwiz run -- --kind ...`: DPO in one process (full and LoRA) and under
+2-process ZeRO-2 and ZeRO-3, GRPO under 2-process DDP and ZeRO-3 (with a reference model); the run report records
+the kind, the losses, the rewards and how TRL holds the reference model. Bad data and a bad reward are one line and
+exit 2, before the launch."""
 
 from __future__ import annotations
 
@@ -24,6 +25,9 @@ CONFIGS = {
     "ddp": "distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: 'no'\n",
     "zero2": "distributed_type: DEEPSPEED\nnum_processes: 2\nmixed_precision: 'no'\ndeepspeed_config:\n"
              "  zero_stage: 2\n  gradient_accumulation_steps: 1\n  gradient_clipping: 1.0\n",
+    # zero3_init_flag: TRL loads policy and reference under deepspeed.zero.Init (TrainingArguments' HfDeepSpeedConfig)
+    "zero3": "distributed_type: DEEPSPEED\nnum_processes: 2\nmixed_precision: 'no'\ndeepspeed_config:\n"
+             "  zero_stage: 3\n  zero3_init_flag: true\n  gradient_accumulation_steps: 1\n  gradient_clipping: 1.0\n",
 }
 
 
@@ -42,36 +46,54 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("config", "distributed", "world"), [("single", "NO", 1), ("zero2", "DEEPSPEED", 2)])
-def test_dpo_trains_and_reports_loss_and_reward_margins(tmp_path: Path, checkpoint: Path, config: str,
-                                                        distributed: str, world: int) -> None:
-    """One process, and 2-process ZeRO-2 (where TRL runs the reference model through DeepSpeed at stage 0)."""
+@pytest.mark.parametrize(("config", "method", "distributed", "world", "reference"), [
+    ("single", "full", "NO", 1, {"wrapper": "LlamaForCausalLM", "zero_stage": None}),
+    ("single", "lora", "NO", 1, None),  # the adapter disabled is the reference; PEFT's "all-linear" targets
+    ("zero2", "full", "DEEPSPEED", 2, {"wrapper": "DeepSpeedEngine", "zero_stage": 0}),  # a whole copy per rank
+    ("zero3", "full", "DEEPSPEED", 2, {"wrapper": "DeepSpeedEngine", "zero_stage": 3}),  # sharded like the policy
+])
+def test_dpo_trains_and_reports_loss_and_reward_margins(tmp_path: Path, checkpoint: Path, config: str, method: str,
+                                                        distributed: str, world: int, reference: dict | None) -> None:
+    """TRL's prepare_deepspeed (trl/models/utils.py) runs the reference at stage 0 under ZeRO-2, at 3 under ZeRO-3."""
     data = write_jsonl(tmp_path / "prefs.jsonl", [
         {"prompt": f"The number {i} is", "chosen": " even and small.", "rejected": " a cat on a mat."}
         for i in range(8)])
     done = accelwiz_run(config, "--model", str(checkpoint), "--data", str(data), "--steps", "3",
-                        "--micro-batch", "2", "--output-dir", "out", "--", "--kind", "dpo", cwd=tmp_path)
+                        "--micro-batch", "2", "--method", method, "--output-dir", "out", "--", "--kind", "dpo",
+                        cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads((tmp_path / "out" / "run_report.json").read_text())
-    assert (report["kind"], report["trainer"], report["steps"]) == ("dpo", "DPOTrainer", 3)
+    assert (report["kind"], report["trainer"], report["steps"], report["method"]) == ("dpo", "DPOTrainer", 3, method)
     assert (report["distributed_type"], report["world_size"]) == (distributed, world)
+    assert report["reference_model"] == reference
     assert report["losses"][0] == pytest.approx(0.6931, abs=1e-3)  # log 2: policy == reference at step 0
     assert report["final_loss"] < report["losses"][0]
     assert len(report["rewards"]) == 3 and report["rewards"][-1] > 0  # chosen pulled above rejected
 
 
 @pytest.mark.slow
-def test_grpo_trains_under_two_process_ddp_with_a_reward_file(tmp_path: Path, checkpoint: Path) -> None:
+@pytest.mark.parametrize(("config", "beta", "distributed", "reference"), [
+    ("ddp", [], "MULTI_CPU", None),  # TRL's beta 0.0: no reference model
+    # beta > 0 under ZeRO-3: generation gathers the sharded policy (ds3_gather_for_generation), the reference is a
+    # stage-3 engine whose log-probs give the KL term
+    ("zero3", ["--beta", "0.04"], "DEEPSPEED", {"wrapper": "DeepSpeedEngine", "zero_stage": 3}),
+])
+def test_grpo_trains_under_two_processes_with_a_reward_file(tmp_path: Path, checkpoint: Path, config: str,
+                                                            beta: list[str], distributed: str,
+                                                            reference: dict | None) -> None:
     data = write_jsonl(tmp_path / "prompts.jsonl", [{"prompt": f"Count to {i}:"} for i in range(8)])
     (tmp_path / "rewards.py").write_text(REWARD)
-    done = accelwiz_run("ddp", "--model", str(checkpoint), "--data", str(data), "--steps", "2", "--micro-batch",
+    done = accelwiz_run(config, "--model", str(checkpoint), "--data", str(data), "--steps", "2", "--micro-batch",
                         "2", "--output-dir", "out", "--", "--kind", "grpo", "--reward", "rewards.py:length_reward",
-                        "--num-generations", "4", "--max-completion-length", "8", cwd=tmp_path)
+                        "--num-generations", "4", "--max-completion-length", "8", *beta, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads((tmp_path / "out" / "run_report.json").read_text())
-    assert (report["kind"], report["world_size"], report["distributed_type"]) == ("grpo", 2, "MULTI_CPU")
+    assert (report["kind"], report["world_size"], report["distributed_type"]) == ("grpo", 2, distributed)
     assert len(report["losses"]) == 2 and len(report["rewards"]) == 2
     assert all(r > 0 for r in report["rewards"])  # len(completion) / 10: every completion has text
+    assert report["reference_model"] == reference
+    kl = [entry["kl"] for entry in report["log_history"] if "kl" in entry]
+    assert (len(kl) == 2) == (reference is not None)  # TRL logs the KL only when it has a reference
 
 
 @pytest.mark.parametrize(("kind", "rows", "expected"), [
