@@ -96,15 +96,45 @@ def test_grpo_trains_under_two_processes_with_a_reward_file(tmp_path: Path, chec
     assert (len(kl) == 2) == (reference is not None)  # TRL logs the KL only when it has a reference
 
 
-@pytest.mark.parametrize(("kind", "rows", "expected"), [
-    ("dpo", [{"prompt": "a", "chosen": "b", "rejected": "c"}, {"prompt": "a", "chosen": "b"}],
-     "prefs.jsonl:2: no `rejected` for --kind dpo"),
-    ("grpo", [{"prompt": "a"}, {"prompt": "b"}, {"question": "c"}], "prefs.jsonl:3: no `prompt` for --kind grpo"),
-    ("dpo", [{"prompt": "a", "chosen": 3, "rejected": "c"}], "prefs.jsonl:1: `chosen` neither a string"),
-])
-def test_a_dataset_without_the_columns_names_its_first_bad_line(tmp_path: Path, checkpoint: Path, kind: str,
-                                                                rows: list[dict], expected: str) -> None:
-    data = write_jsonl(tmp_path / "prefs.jsonl", rows)
+PAIR = json.dumps({"prompt": "a", "chosen": "b", "rejected": "c"}) + "\n"
+CHAT = [{"role": "user", "content": "b"}]
+
+
+BAD_DATA = [
+    ("dpo", PAIR + json.dumps({"prompt": "a", "chosen": "b"}) + "\n", "prefs.jsonl:2: no `rejected` for --kind dpo"),
+    ("grpo", '{"prompt": "a"}\n\n{"prompt": "b"}\n{"question": "c"}\n', "prefs.jsonl:4: no `prompt` for --kind grpo"),
+    ("dpo", json.dumps({"prompt": "a", "chosen": 3, "rejected": "c"}), "prefs.jsonl:1: `chosen` neither a non-empty"),
+    ("grpo", '{"prompt": ""}\n', "prefs.jsonl:1: `prompt` neither a non-empty string"),
+    ("dpo", "", "prefs.jsonl: no records"),  # an empty file
+    ("grpo", "\n  \n", "prefs.jsonl: no records"),
+    ("dpo", PAIR + '{"prompt": "a", "chosen": "b",\n', "prefs.jsonl:2: not JSON"),
+    ("grpo", '{"prompt": "a"}\n["b"]\n', "prefs.jsonl:2: a list, not a JSON object"),
+    # Arrow takes one type per column: a chat prompt after a text one would fail in every worker after the launch
+    ("grpo", '{"prompt": "a"}\n' + json.dumps({"prompt": CHAT}) + "\n",
+     "prefs.jsonl:2: `prompt` is a messages list where line 1 has a string"),
+    ("dpo", PAIR + json.dumps({"prompt": "a", "chosen": "b", "rejected": "c", "id": 1}) + "\n"
+     + json.dumps({"prompt": "a", "chosen": "b", "rejected": "c", "id": "x"}) + "\n",
+     "prefs.jsonl:3: `id` is a string where line 2 has a number"),
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "expected"), BAD_DATA)
+def test_a_bad_dataset_names_its_first_bad_line(tmp_path: Path, kind: str, text: str, expected: str) -> None:
+    from accelwiz.trainer.data import DataError
+    from accelwiz.trainer.trl_data import read_trl_records
+
+    data = tmp_path / "prefs.jsonl"
+    data.write_text(text)
+    with pytest.raises(DataError) as raised:
+        read_trl_records(data, kind)
+    assert expected in str(raised.value) and "\n" not in str(raised.value) and raised.value.hint
+
+
+@pytest.mark.parametrize(("kind", "text", "expected"), [BAD_DATA[i] for i in (0, 4, 6, 8)])
+def test_a_bad_dataset_is_one_line_and_exit_2_before_the_launch(tmp_path: Path, checkpoint: Path, kind: str,
+                                                                text: str, expected: str) -> None:
+    data = tmp_path / "prefs.jsonl"
+    data.write_text(text)
     (tmp_path / "rewards.py").write_text(REWARD)
     done = accelwiz_run("single", "--model", str(checkpoint), "--data", str(data), "--", "--kind", kind,
                         "--reward", "rewards.py:length_reward", cwd=tmp_path)
