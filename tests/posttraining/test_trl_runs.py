@@ -156,3 +156,20 @@ def test_a_bad_reward_is_one_line_and_exit_2(tmp_path: Path, checkpoint: Path, r
                         "--reward", reward, cwd=tmp_path)
     assert done.returncode == 2
     assert expected in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--num-generations", "3"], "generation_batch_size (4) must be divisible by num_generations (3)"),
+    (["--num-generations", "1"], "GRPO requires at least 2 generations per prompt"),
+])
+def test_a_grpo_batch_trl_refuses_is_one_line_in_its_words_before_the_launch(tmp_path: Path, checkpoint: Path,
+                                                                            args: list[str], expected: str) -> None:
+    """GRPOConfig would raise on both ranks after the launch; the preflight says so first (exit 2)."""
+    data = write_jsonl(tmp_path / "prompts.jsonl", [{"prompt": "a"}])
+    (tmp_path / "rewards.py").write_text(REWARD)
+    done = accelwiz_run("ddp", "--model", str(checkpoint), "--data", str(data), "--micro-batch", "2", "--", "--kind",
+                        "grpo", "--reward", "rewards.py:length_reward", *args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr[-1500:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and expected in errors[0] and "Traceback" not in done.stderr
+    assert "hint: pass --num-generations" in done.stderr
