@@ -107,8 +107,10 @@ def vllm_colocate_share_exceeds_memory(ctx: CheckContext) -> Iterator[Finding]:
     inside the training process) to the GRPO estimate of the training step (the `--model` workload, the
     config's strategy) and compares it with the GPU of `--system`; also checks that the share leaves vLLM a
     KV cache large enough to start (one request of its max_model_len, vLLM's `check_enough_kv_cache_memory`).
-    Both are vLLM's own arithmetic (estimate/vllm_kv.py cites it), which needs vLLM and a GPU to run: TRL passes
-    the share to `LLM(gpu_memory_utilization=...)` in `VLLMGeneration._init_vllm` unchecked.
+    Both are vLLM's own arithmetic, which needs vLLM and a GPU to run: TRL passes the share to
+    `LLM(gpu_memory_utilization=...)` in `VLLMGeneration._init_vllm` unchecked; vLLM's worker requests
+    `total_memory × gpu_memory_utilization` and refuses to start when that much is not free
+    (vllm/v1/worker/gpu_worker.py, `init_device`), and sizes the cache as estimate/vllm_kv.py does.
 
     ## Why is this bad?
     vLLM allocates its share when the trainer is built; the training step then runs out of memory in the

@@ -1,4 +1,4 @@
-"""AW810-AW811 against trl 1.16's vLLM code, which cannot run here (no vLLM, no GPU).
+"""AW810-AW812 against trl 1.16's and vLLM's code, which cannot run here (no vLLM, no GPU).
 
 AW810: TRL's own check is in `VLLMGeneration._init_vllm` (trl/generation/vllm_generation.py), after its
 `is_vllm_available()` gate and before any vLLM call. The test runs that very method, in a subprocess, with the gate
@@ -6,7 +6,7 @@ opened and TRL's world size (`accelerator.num_processes`) given per case: TRL mu
 size" exactly where the rule fires; past the check, the method fails on the vLLM it never imported.
 AW811: TRL has no check (the trainer waits `vllm_server_timeout` in VLLMClient.check_server, then raises
 ConnectionError); the rule is TRL's documented layout, one GPU at least for `trl vllm-serve` beside the training
-processes, tested over machines of 1 to 8 GPUs.
+processes, tested over machines of 1 to 8 GPUs. AW812: vLLM's requested share of each GPU beside the step.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from accelwiz.config.training_args import parse_argv
 from accelwiz.config.trl_arguments import with_trl
@@ -77,3 +79,31 @@ def test_aw811_wants_one_gpu_left_for_the_vllm_server(tmp_path: Path) -> None:
     # colocate shares the training GPUs: nothing to leave free
     yaml.write_text("distributed_type: MULTI_GPU\nnum_processes: 8\n")
     assert not _argv_codes(yaml, [a if a != "server" else "colocate" for a in argv], ("AW811",), system=system)
+
+
+def test_aw812_adds_vllms_requested_memory_to_the_step(cli, write) -> None:
+    """vLLM takes `total_memory × gpu_memory_utilization` of each GPU (vllm/v1/worker/gpu_worker.py, init_device:
+    `requested_memory`, refused at start-up when not free), whatever the training step holds: the rule fires
+    exactly where that share and the step (the same at every share) exceed the GPU."""
+    import re
+
+    config = write("accelerate.yaml", "distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n"
+                                      "  zero_stage: 3\n")
+
+    def aw812(share: float) -> list[float] | None:
+        result = cli("check", str(config), "--system", "8xH100-80GB", "--model", "llama-8b", "--kind", "grpo",
+                     "--select", "AW812", "--format", "json", "--", "--use_vllm", "--vllm_gpu_memory_utilization",
+                     str(share), "--per_device_train_batch_size", "8", "--num_generations", "8",
+                     "--vllm_max_model_length", "2048")
+        pattern = r"\(([\d.]+) GiB\) and the GRPO step needs ([\d.]+) GiB more: [\d.]+ GiB of ([\d.]+)"
+        # the other finding, a share too small for one request's KV cache, is vLLM's block arithmetic
+        found = [re.search(pattern, d["message"]) for d in json.loads(result.stdout)]
+        return next(([float(n) for n in f.groups()] for f in found if f), None)
+
+    share_gib, step_gib, gpu_gib = aw812(0.95)
+    assert share_gib == pytest.approx(0.95 * gpu_gib, abs=0.1)
+    for share in (0.1, 0.3, 0.5, 0.7, 0.9):
+        found = aw812(share)
+        assert (found is not None) == (share * gpu_gib + step_gib > gpu_gib), share
+        if found is not None:
+            assert found[0] == pytest.approx(share * gpu_gib, abs=0.1) and found[1] == step_gib
