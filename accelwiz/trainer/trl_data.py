@@ -4,7 +4,8 @@ DPO: one preference per line, `prompt`, `chosen` and `rejected` (strings, or cha
 "conversational" form). GRPO: one `prompt` per line; other columns are handed to the reward functions as keyword
 arguments (TRL's reward signature). The first line without what the kind needs is named (exit 2), and so is the
 first whose column has another type than an earlier line's: `datasets.Dataset.from_list` (Arrow) takes one type
-per column and would fail in every worker after the launch ("Expected bytes, got a 'list' object").
+per column and would fail in every worker after the launch ("Expected bytes, got a 'list' object"), and takes
+its columns from the first record, silently dropping one that first appears later (a reward's keyword argument).
 """
 
 from __future__ import annotations
@@ -28,9 +29,18 @@ def read_trl_records(path: Path | None, kind: str) -> list[dict[str, Any]]:
         raise DataError(f"--kind {kind} needs --data: a JSONL file with {', '.join(COLUMNS[kind])} per line",
                         hint=f"write one object per line, e.g. {_EXAMPLE[kind]}")
     first: dict[str, tuple[str, str]] = {}  # column -> (the type its first value had, on which line)
+    columns: list[tuple[str, ...]] = []  # the first record's keys, on which line
 
     def check(item: Any, where: str) -> dict[str, Any]:
-        return _same_types(_checked(item, kind, where), where, first)
+        record = _same_types(_checked(item, kind, where), where, first)
+        if not columns:
+            columns.append((f"line {where.rpartition(':')[2]}", *record))
+        dropped = [c for c in record if c not in columns[0][1:]]
+        if dropped:  # Dataset.from_list: "the keys of the first entry will be used to determine the columns"
+            raise DataError(f"{where}: `{'`, `'.join(dropped)}` not on the first record ({columns[0][0]}); the "
+                            "dataset takes its columns from the first record and would drop it",
+                            hint="give every column on the first line (null where a line has no value)")
+        return record
 
     return jsonl_records(path, check, example=_EXAMPLE[kind])
 

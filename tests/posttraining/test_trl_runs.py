@@ -112,9 +112,13 @@ BAD_DATA = [
     # Arrow takes one type per column: a chat prompt after a text one would fail in every worker after the launch
     ("grpo", '{"prompt": "a"}\n' + json.dumps({"prompt": CHAT}) + "\n",
      "prefs.jsonl:2: `prompt` is a messages list where line 1 has a string"),
-    ("dpo", PAIR + json.dumps({"prompt": "a", "chosen": "b", "rejected": "c", "id": 1}) + "\n"
+    ("dpo", PAIR.replace("}", ', "id": null}') + json.dumps({"prompt": "a", "chosen": "b", "rejected": "c", "id": 1})
+     + "\n"
      + json.dumps({"prompt": "a", "chosen": "b", "rejected": "c", "id": "x"}) + "\n",
      "prefs.jsonl:3: `id` is a string where line 2 has a number"),
+    # Dataset.from_list takes the first record's columns: `answer` would never reach the reward
+    ("grpo", '\n{"prompt": "a"}\n{"prompt": "b", "answer": "c"}\n',
+     "prefs.jsonl:3: `answer` not on the first record (line 2)"),
 ]
 
 
