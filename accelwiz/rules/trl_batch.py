@@ -33,13 +33,8 @@ def trl_view(ctx: CheckContext, kind: str | None = None) -> tuple[Any, int] | No
 def generation_batch(args: Any, world: int) -> tuple[int | None, str | None]:
     """GRPOConfig.__post_init__'s generation batch (grpo_config.py, trl 1.16): (the batch, or None with the reason
     TRL refuses to derive one)."""
-    return generation_batch_of(args["per_device_train_batch_size"], args["gradient_accumulation_steps"], world,
-                               args.trl["generation_batch_size"], args.trl["steps_per_generation"])
-
-
-def generation_batch_of(micro: int, accumulation: int, world: int, size: int | None = None,
-                        steps: int | None = None) -> tuple[int | None, str | None]:
-    """The same from plain numbers (also `accelwiz run --kind grpo`'s preflight, trainer/trl_data.py)."""
+    micro, accumulation = args["per_device_train_batch_size"], args["gradient_accumulation_steps"]
+    size, steps = args.trl["generation_batch_size"], args.trl["steps_per_generation"]
     if size is None and steps is None:
         return micro * world * accumulation, None
     if size is not None and steps is None:

@@ -53,7 +53,7 @@ def check_inputs(opts: TrainerOptions, *, uses_deepspeed: bool) -> CheckedInputs
     if settings.post.is_posttraining:  # TRL's datasets and reward (trl_data.py), checked before the launch too
         from accelwiz.trainer.trl_data import check_trl_inputs
 
-        check_trl_inputs(opts.data, settings.post, model, run=settings)
+        check_trl_inputs(opts.data, settings.post, model)
         return CheckedInputs(settings, model)
     if data_kind(opts.data) in ("jsonl", "dataset"):
         try:

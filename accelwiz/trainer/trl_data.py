@@ -86,10 +86,9 @@ def _text_or_messages(value: Any) -> bool:
     return (isinstance(value, str) and bool(value)) or is_messages(value)
 
 
-def check_trl_inputs(data: Path | None, post: ResolvedPostTraining, model: Any, run: Any = None) -> None:
+def check_trl_inputs(data: Path | None, post: ResolvedPostTraining, model: Any) -> None:
     """What a DPO/GRPO run reads, refused in one line (InputError/UsageError, exit 2) before anything loads:
-    `accelwiz run` calls it through trainer/inputs.check_inputs before the launch, each worker again (`run`, the
-    resolved Run: its GRPO batch too)."""
+    `accelwiz run` calls it through trainer/inputs.check_inputs before the launch, each worker again."""
     kind = post.kind.value
     if not model.pretrained:
         raise UsageError(f"--kind {kind} ({post.kind.source}) trains a pretrained checkpoint with a tokenizer, and "
@@ -97,37 +96,6 @@ def check_trl_inputs(data: Path | None, post: ResolvedPostTraining, model: Any, 
                          hint="pass a checkpoint directory or hub id with --model")
     trl_records(data, kind)
     reward_of(post)
-    if run is not None:
-        check_grpo_batch(post, run)
-
-
-def check_grpo_batch(post: ResolvedPostTraining, run: Any) -> None:
-    """The GRPO batch GRPOConfig would refuse on every rank after the launch, refused here in TRL's words: the
-    generation batch (micro-batch × processes × accumulation, steps_per_generation's default) must hold whole
-    groups of num_generations completions, and a group at least 2 (rules/trl_batch.py, AW801)."""
-    if post.kind.value != "grpo":
-        return
-    from accelwiz.rules.trl_batch import generation_batch_of
-
-    generations = post.num_generations.value
-    if not isinstance(generations, int):
-        return
-    if generations < 2:
-        raise UsageError(f"num_generations {generations} ({post.num_generations.source}): GRPO requires at least 2 "
-                         "generations per prompt to calculate the advantages (GRPOConfig refuses it)",
-                         hint="pass --num-generations 2 or more")
-    micro, accumulation = run.micro_batch.value, run.gradient_accumulation.value
-    if not isinstance(micro, int) or not isinstance(accumulation, int):
-        return  # the resolution's own problem, reported where the run is resolved
-    # trl_run hands GRPOConfig no steps_per_generation: it defaults to the accumulation
-    batch, _ = generation_batch_of(micro, accumulation, run.world_size)
-    if batch is not None and batch % generations:
-        fitting = [str(g) for g in range(2, batch + 1) if batch % g == 0][-3:]
-        raise UsageError(f"GRPOConfig refuses the run: generation_batch_size ({batch}) must be divisible by "
-                         f"num_generations ({generations}); the batch is --micro-batch {micro} × {run.world_size} "
-                         f"process(es) × {accumulation} accumulation step(s)",
-                         hint=(f"pass --num-generations {' or '.join(fitting)}, or " if fitting else "") +
-                         f"a --micro-batch that makes the batch a multiple of {generations}")
 
 
 def trl_records(data: Path | None, kind: str) -> list[dict[str, Any]]:
