@@ -36,7 +36,22 @@ TRL_FIELDS: dict[str, tuple[str, Any, Any]] = {
     "per_device_eval_batch_size": ("int", 8, 8),
     "eval_strategy": ("str", "no", "no"),
     "do_eval": ("bool", False, False),
+    # the loss options the AW805-AW808 rules judge (DPO's loss_type is a list: see _LIST_IN_DPO)
+    "loss_type": ("str", ["sigmoid"], "dapo"),
+    "loss_weights": ("optional_float_list", None, _ABSENT),
+    "f_divergence_type": ("str", "reverse_kl", _ABSENT),
+    "label_smoothing": ("float", 0.0, _ABSENT),
+    "use_weighting": ("bool", False, _ABSENT),
+    "importance_sampling_level": ("str", _ABSENT, "token"),
+    "scale_rewards": ("str", _ABSENT, "group"),
+    "multi_objective_aggregation": ("str", _ABSENT, "sum_then_normalize"),
+    "vllm_importance_sampling_correction": ("bool", _ABSENT, True),
+    "vllm_importance_sampling_mode": ("str", _ABSENT, "sequence_mask"),
+    "vllm_importance_sampling_clip_min": ("optional_float", _ABSENT, None),
+    "vllm_importance_sampling_clip_max": ("optional_float", _ABSENT, 3.0),
 }
+# DPOConfig.loss_type is `list[str]` (HfArgumentParser: nargs="+", `--loss_type sigmoid sft`); GRPOConfig's a str
+_LIST_IN_DPO = {"loss_type": "str_list"}
 _TRUE = ("yes", "true", "t", "y", "1")
 _FALSE = ("no", "false", "f", "n", "0")
 
@@ -55,10 +70,26 @@ class TrlArguments(TrainerArguments):
 
 def trl_defaults(kind: str) -> dict[str, Any]:
     column = 1 if kind == "dpo" else 2
-    return {name: spec[column] for name, spec in TRL_FIELDS.items() if spec[column] is not _ABSENT}
+    # a fresh list per call: DPO's loss_type default must not be shared between readings
+    return {name: list(spec[column]) if isinstance(spec[column], list) else spec[column]
+            for name, spec in TRL_FIELDS.items() if spec[column] is not _ABSENT}
 
 
-def _convert(kind: str, text: str) -> Any:
+def _type(kind: str, name: str) -> str:
+    return _LIST_IN_DPO.get(name, TRL_FIELDS[name][0]) if kind == "dpo" else TRL_FIELDS[name][0]
+
+
+def _convert(kind: str, text: str | list[str]) -> Any:
+    """One option's value, as TrlParser's argparse would convert it (lists: the nargs="+" tokens)."""
+    if kind.endswith("_list"):
+        items = text if isinstance(text, list) else [text]
+        if kind == "optional_float_list" and [i.lower() for i in items] in (["none"], ["null"]):
+            return None
+        return [float(i) for i in items] if "float" in kind else list(items)
+    if isinstance(text, list):
+        raise ValueError(f"expected one value, got {len(text)}")
+    if kind == "optional_float" and text.lower() in ("none", "null"):
+        return None
     if kind == "bool":
         if text.lower() in _TRUE:
             return True
@@ -69,7 +100,7 @@ def _convert(kind: str, text: str) -> Any:
         if kind == "optional_int" and text.lower() in ("none", "null"):
             return None
         return int(text)
-    if kind == "float":
+    if kind in ("float", "optional_float"):
         return float(text)
     return text
 
@@ -83,7 +114,7 @@ def read_trl(kind: str, file: Path | None, argv: list[str]) -> tuple[dict[str, A
         for name, raw in data.items() if isinstance(data, dict) else ():
             if name in values:
                 try:
-                    values[name] = _convert(TRL_FIELDS[name][0], raw) if isinstance(raw, str) else raw
+                    values[name] = _convert(_type(kind, name), raw) if isinstance(raw, str) else raw
                     given[name] = f"{file.name}: {name}"
                 except ValueError as exc:
                     problems.append(f"{name}: {exc}")
@@ -95,9 +126,15 @@ def read_trl(kind: str, file: Path | None, argv: list[str]) -> tuple[dict[str, A
         name = option[2:].replace("-", "_") if option.startswith("--") else ""
         if name not in values:
             continue
-        spec = TRL_FIELDS[name][0]
+        spec = _type(kind, name)
         if has_inline:
             text = inline
+        elif spec.endswith("_list"):  # nargs="+": every token up to the next option
+            end = next((i for i in range(position, len(argv)) if argv[i].startswith("--")), len(argv))
+            if end == position:
+                problems.append(f"{option}: expected at least one argument")
+                continue
+            text, position = argv[position:end], end
         elif spec == "bool" and (position >= len(argv) or argv[position].startswith("--")):
             text = "true"
         elif position < len(argv):
@@ -106,7 +143,8 @@ def read_trl(kind: str, file: Path | None, argv: list[str]) -> tuple[dict[str, A
             problems.append(f"{option}: expected one argument")
             continue
         try:
-            values[name], given[name] = _convert(spec, text), f"{option} {text}" if not has_inline else token
+            shown = " ".join(text) if isinstance(text, list) else text
+            values[name], given[name] = _convert(spec, text), f"{option} {shown}" if not has_inline else token
         except ValueError as exc:
             problems.append(f"{option}: {exc}")
     return values, given, problems

@@ -161,7 +161,8 @@ def reference_sync_without_reference(ctx: CheckContext) -> Iterator[Finding]:
     """
     ## What it does
     Finds `sync_ref_model` where the trainer keeps no reference model to sync: GRPO with `beta` 0.0 (its
-    default), DPO with `precompute_ref_log_probs`.
+    default), DPO with `precompute_ref_log_probs`, and either with LoRA (the workload's regime, from `--lora` or
+    the plan: the adapter disabled is the reference; NotImplementedError).
 
     ## Why is this bad?
     `GRPOTrainer.__init__` and `DPOTrainer.__init__` raise after the model (and for DPO, the whole dataset's
@@ -182,6 +183,10 @@ def reference_sync_without_reference(ctx: CheckContext) -> Iterator[Finding]:
     if args.kind == "grpo" and args.trl["beta"] == 0.0:
         yield Finding(None, (), f"sync_ref_model with {args.trl_where('beta')}: GRPO loads no reference model, "
                                 "GRPOTrainer refuses it")
-    if args.kind == "dpo" and args.trl.get("precompute_ref_log_probs"):
+    elif getattr(ctx.workload, "regime", "full") in ("lora", "qlora"):  # checked before DPO's precompute
+        regime = ctx.workload.regime
+        yield Finding(None, (), f"sync_ref_model with {regime}: the trainer keeps no reference model (it disables "
+                                f"the adapter), {'DPO' if args.kind == 'dpo' else 'GRPO'}Trainer refuses it")
+    elif args.kind == "dpo" and args.trl.get("precompute_ref_log_probs"):
         yield Finding(None, (), "sync_ref_model with precompute_ref_log_probs: the precomputed log-probs would go "
                                 "stale, DPOTrainer refuses it")

@@ -1,7 +1,10 @@
 """AW81x: GRPO with vLLM (`--use_vllm`): the processes and GPUs each mode needs, and colocate's share of memory.
 
-vLLM does not run here, so these rules rest on trl 1.16's source, cited at each rule
-(trl/generation/vllm_generation.py, trl/scripts/vllm_serve.py) and on estimate/posttraining.py.
+vLLM does not run here (no vLLM, no GPU), and trl 1.16 checks none of this before it needs vLLM: GRPOConfig
+validates no vLLM option but the importance-sampling bounds (AW806), and GRPOTrainer.__init__ hands the rest to
+`VLLMGeneration._init_vllm` (trl/generation/vllm_generation.py), whose first statement is the
+`is_vllm_available()` gate. So these rules rest on that source, cited at each rule, and are tested against it in
+tests/posttraining/test_trl_vllm_source.py (AW810 by running `_init_vllm` itself past the gate).
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ def vllm_tensor_parallel_not_dividing_processes(ctx: CheckContext) -> Iterator[F
     """
     ## What it does
     In vLLM colocate mode, checks that `vllm_tensor_parallel_size` divides the number of training processes
-    (`VLLMGeneration._init_vllm`: "tensor_parallel_size (...) must divide world size (...) evenly").
+    (`VLLMGeneration._init_vllm`: "tensor_parallel_size (...) must divide world size (...) evenly", with the
+    world size `accelerator.num_processes`). TRL checks it only after `is_vllm_available()`, so without vLLM the
+    trainer stops on the import instead; the test runs `_init_vllm` past that gate over worlds 1-8 and sizes 1-8.
 
     ## Why is this bad?
     Each group of tensor-parallel ranks runs one vLLM engine inside the training processes; TRL raises while
@@ -59,7 +64,8 @@ def vllm_server_without_spare_gpu(ctx: CheckContext) -> Iterator[Finding]:
     """
     ## What it does
     In vLLM server mode on one machine, checks that the training processes leave at least one GPU of the
-    machine (`--system`) for `trl vllm-serve`.
+    machine (`--system`) for `trl vllm-serve`. TRL itself checks nothing here: rank 0's `VLLMClient.check_server`
+    (trl/generation/vllm_client.py) retries for `vllm_server_timeout` (240 s) and raises ConnectionError.
 
     ## Why is this bad?
     The server is a separate process on GPUs of its own (TRL's docs: `CUDA_VISIBLE_DEVICES=0 trl vllm-serve`,
@@ -101,6 +107,10 @@ def vllm_colocate_share_exceeds_memory(ctx: CheckContext) -> Iterator[Finding]:
     inside the training process) to the GRPO estimate of the training step (the `--model` workload, the
     config's strategy) and compares it with the GPU of `--system`; also checks that the share leaves vLLM a
     KV cache large enough to start (one request of its max_model_len, vLLM's `check_enough_kv_cache_memory`).
+    Both are vLLM's own arithmetic, which needs vLLM and a GPU to run: TRL passes the share to
+    `LLM(gpu_memory_utilization=...)` in `VLLMGeneration._init_vllm` unchecked; vLLM's worker requests
+    `total_memory × gpu_memory_utilization` and refuses to start when that much is not free
+    (vllm/v1/worker/gpu_worker.py, `init_device`), and sizes the cache as estimate/vllm_kv.py does.
 
     ## Why is this bad?
     vLLM allocates its share when the trainer is built; the training step then runs out of memory in the

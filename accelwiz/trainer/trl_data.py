@@ -2,7 +2,10 @@
 
 DPO: one preference per line, `prompt`, `chosen` and `rejected` (strings, or chat message lists: TRL's
 "conversational" form). GRPO: one `prompt` per line; other columns are handed to the reward functions as keyword
-arguments (TRL's reward signature). The first line without what the kind needs is named (exit 2).
+arguments (TRL's reward signature). The first line without what the kind needs is named (exit 2), and so is the
+first whose column has another type than an earlier line's: `datasets.Dataset.from_list` (Arrow) takes one type
+per column and would fail in every worker after the launch ("Expected bytes, got a 'list' object"), and takes
+its columns from the first record, silently dropping one that first appears later (a reward's keyword argument).
 """
 
 from __future__ import annotations
@@ -25,7 +28,45 @@ def read_trl_records(path: Path | None, kind: str) -> list[dict[str, Any]]:
     if path is None:
         raise DataError(f"--kind {kind} needs --data: a JSONL file with {', '.join(COLUMNS[kind])} per line",
                         hint=f"write one object per line, e.g. {_EXAMPLE[kind]}")
-    return jsonl_records(path, lambda item, where: _checked(item, kind, where), example=_EXAMPLE[kind])
+    first: dict[str, tuple[str, str]] = {}  # column -> (the type its first value had, on which line)
+    columns: list[tuple[str, ...]] = []  # the first record's keys, on which line
+
+    def check(item: Any, where: str) -> dict[str, Any]:
+        record = _same_types(_checked(item, kind, where), where, first)
+        if not columns:
+            columns.append((f"line {where.rpartition(':')[2]}", *record))
+        dropped = [c for c in record if c not in columns[0][1:]]
+        if dropped:  # Dataset.from_list: "the keys of the first entry will be used to determine the columns"
+            raise DataError(f"{where}: `{'`, `'.join(dropped)}` not on the first record ({columns[0][0]}); the "
+                            "dataset takes its columns from the first record and would drop it",
+                            hint="give every column on the first line (null where a line has no value)")
+        return record
+
+    return jsonl_records(path, check, example=_EXAMPLE[kind])
+
+
+def _same_types(record: dict[str, Any], where: str, first: dict[str, tuple[str, str]]) -> dict[str, Any]:
+    for column, value in record.items():
+        found = _type_of(value)
+        if found is None:
+            continue  # null: Arrow fills a missing value of any type
+        seen, line = first.setdefault(column, (found, f"line {where.rpartition(':')[2]}"))
+        if seen != found:
+            raise DataError(f"{where}: `{column}` is {found} where {line} has {seen}; the dataset takes one type "
+                            "per column", hint=f"write `{column}` the same way on every line")
+    return record
+
+
+def _type_of(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"  # Arrow widens int64 to float64
+    if is_messages(value):
+        return "a messages list"
+    return {str: "a string", dict: "an object"}.get(type(value), f"a {type(value).__name__}")
 
 
 def _checked(item: Any, kind: str, where: str) -> dict[str, Any]:
@@ -36,7 +77,7 @@ def _checked(item: Any, kind: str, where: str) -> dict[str, Any]:
     if missing or bad:
         found = ", ".join(map(str, item)) or "none"
         what = (f"no `{'`, `'.join(missing)}`" if missing else "") + ("; " if missing and bad else "") + (
-            f"`{'`, `'.join(bad)}` neither a string nor a messages list" if bad else "")
+            f"`{'`, `'.join(bad)}` neither a non-empty string nor a messages list" if bad else "")
         raise DataError(f"{where}: {what} for --kind {kind} (keys: {found})", hint=f"write e.g. {_EXAMPLE[kind]}")
     return item
 

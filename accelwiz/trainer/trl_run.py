@@ -94,10 +94,24 @@ def _peft(settings: Any) -> Any:
         raise UsageError(f"--kind dpo/grpo trains full or LoRA, not {method}", hint="pass --method lora")
     from peft import LoraConfig
 
+    from accelwiz.trainer.finetune import ALL_LINEAR, is_all_linear
+
     rank = settings.lora_rank.value
-    targets = settings.lora_targets.value
+    targets = list(settings.lora_targets.value or ["q_proj", "v_proj"])
+    # peft expands "all-linear" only as a string: as the list ["all-linear"] it looks for a module of that name
+    modules = ALL_LINEAR if all(is_all_linear(t) for t in targets) else targets
     return LoraConfig(r=rank, lora_alpha=settings.lora_alpha.value or 2 * rank, task_type="CAUSAL_LM",
-                      target_modules=list(targets) if targets else ["q_proj", "v_proj"])
+                      target_modules=modules)
+
+
+def _reference(trainer: Any) -> dict[str, Any] | None:
+    """How TRL holds the reference model: None where it keeps none (LoRA disables the adapter, GRPO's beta 0.0),
+    else its wrapper and ZeRO stage (trl/models/utils.py prepare_deepspeed keeps stage 3, runs 1/2 at stage 0)."""
+    ref = getattr(trainer, "ref_model", None)
+    if ref is None:
+        return None
+    stage = ref.zero_optimization_stage() if hasattr(ref, "zero_optimization_stage") else None
+    return {"wrapper": type(ref).__name__, "zero_stage": stage}
 
 
 def _report(trainer: Any, opts: TrainerOptions, settings: Any, seconds: float) -> None:
@@ -124,6 +138,7 @@ def _report(trainer: Any, opts: TrainerOptions, settings: Any, seconds: float) -
         "micro_batch": settings.micro_batch.value,
         "gradient_accumulation": settings.gradient_accumulation.value,
         "steps": trainer.state.global_step,
+        "reference_model": _reference(trainer),
         "losses": losses,
         "loss_first": losses[0] if losses else None,
         "final_loss": losses[-1] if losses else None,

@@ -36,3 +36,15 @@ def test_an_unknown_kind_is_one_line_and_exit_2(cli, write) -> None:
     config = write("accelerate.yaml", "distributed_type: 'NO'\n")
     result = cli("check", str(config), "--kind", "ppo")
     assert result.exit_code == 2 and "--kind ppo" in result.stderr and "Traceback" not in result.output
+
+
+def test_dpo_loss_lists_are_read_as_trls_nargs_and_from_a_recipe(cli, write) -> None:
+    config = write("accelerate.yaml", "distributed_type: 'NO'\n")
+    result = cli("check", str(config), "--kind", "dpo", "--format", "json", "--", "--loss_type", "sigmoid", "sft",
+                 "--loss_weights", "1.0", "--beta", "0.2")
+    found = {d["code"]: d["message"] for d in json.loads(result.stdout)}
+    assert result.exit_code == 1 and "1 loss weight(s) (--loss_weights 1.0) for 2 loss type(s)" in found["AW808"]
+    assert "sft" not in result.stderr  # read as loss_type's second value, not an argument accelwiz ignores
+    recipe = write("recipe.yaml", "loss_type: [sigmoid, kto]\nloss_weights: [0.5, 0.5]\n")
+    result = cli("check", str(config), "--kind", "dpo", "--training-args", str(recipe), "--format", "json")
+    assert {d["code"] for d in json.loads(result.stdout)} == {"AW807"}

@@ -107,7 +107,7 @@ def test_grpo_config_refuses_exactly_when_the_batch_rules_fire(tmp_path: Path, w
     assert sum(r is not None for r in refusals) >= 10 and sum(r is None for r in refusals) >= 10  # both sides
 
 
-def _trainer(kind: str, checkpoint: Path, tmp_path: Path, **config: object) -> None:
+def _trainer(kind: str, checkpoint: Path, tmp_path: Path, peft: object = None, **config: object) -> None:
     """Build the real trainer on the tiny checkpoint (a refusal raises, as at start-up)."""
     from datasets import Dataset
 
@@ -119,27 +119,38 @@ def _trainer(kind: str, checkpoint: Path, tmp_path: Path, **config: object) -> N
         args = GRPOConfig(**common, per_device_train_batch_size=2, num_generations=2, max_completion_length=4,
                           **config)
         GRPOTrainer(model=str(checkpoint), reward_funcs=lambda completions, **_: [0.0] * len(completions),
-                    args=args, train_dataset=data)
+                    args=args, train_dataset=data, peft_config=peft)
     else:
         from trl import DPOConfig, DPOTrainer
 
         data = Dataset.from_list([{"prompt": "a b", "chosen": " c", "rejected": " d"}] * 2)
         args = DPOConfig(**common, per_device_train_batch_size=2, max_length=16, **config)
-        DPOTrainer(model=str(checkpoint), args=args, train_dataset=data)
+        DPOTrainer(model=str(checkpoint), args=args, train_dataset=data, peft_config=peft)
 
 
-@pytest.mark.parametrize(("kind", "config"), [
-    ("grpo", {"sync_ref_model": True}),  # beta 0.0: no reference model
-    ("grpo", {"sync_ref_model": True, "beta": 0.04}),
-    ("dpo", {"sync_ref_model": True, "precompute_ref_log_probs": True}),
-    ("dpo", {"sync_ref_model": True}),
+@pytest.mark.parametrize(("kind", "config", "regime"), [
+    ("grpo", {"sync_ref_model": True}, "full"),  # beta 0.0: no reference model
+    ("grpo", {"sync_ref_model": True, "beta": 0.04}, "full"),
+    ("grpo", {"sync_ref_model": True, "beta": 0.04}, "lora"),  # the adapter disabled is the reference
+    ("grpo", {"beta": 0.04}, "lora"),
+    ("dpo", {"sync_ref_model": True, "precompute_ref_log_probs": True}, "full"),
+    ("dpo", {"sync_ref_model": True}, "full"),
+    ("dpo", {"sync_ref_model": True}, "lora"),
 ])
-def test_trainers_refuse_exactly_when_aw804_fires(kind: str, config: dict, checkpoint: Path, tmp_path: Path) -> None:
+def test_trainers_refuse_exactly_when_aw804_fires(kind: str, config: dict, regime: str, checkpoint: Path,
+                                                  tmp_path: Path) -> None:
+    from peft import LoraConfig
+
+    from accelwiz.estimate.models import resolve_model
+    from accelwiz.estimate.workload import Workload
+
     argv = argv_of(config)
     args = with_trl(parse_argv(argv), kind, None, argv)
-    fires = "AW804" in codes(world_yaml(tmp_path, 1), select=("AW804",), training_args=args)
+    workload = Workload(resolve_model("llama-8b"), regime=regime)  # only its regime is read
+    fires = "AW804" in codes(world_yaml(tmp_path, 1), select=("AW804",), training_args=args, workload=workload)
+    peft = LoraConfig(r=4, task_type="CAUSAL_LM", target_modules="all-linear") if regime == "lora" else None
     try:
-        _trainer(kind, checkpoint, tmp_path, **config)
+        _trainer(kind, checkpoint, tmp_path, peft, **config)
         refused = False
     except (ValueError, NotImplementedError):
         refused = True
