@@ -97,6 +97,7 @@ def _peft(settings: Any) -> Any:
     rank = settings.lora_rank.value
     targets = settings.lora_targets.value
     return LoraConfig(r=rank, lora_alpha=settings.lora_alpha.value or 2 * rank, task_type="CAUSAL_LM",
+                      lora_dropout=float(settings.lora_dropout.value),
                       target_modules=list(targets) if targets else ["q_proj", "v_proj"])
 
 
