@@ -82,3 +82,64 @@ def test_no_dropout_and_full_training_add_nothing():
     with_dropout = Workload(spec, regime="qlora", lora_dropout=0.05, precision="mixed")
     assert lora_dropout_bytes(with_dropout, autocast=True) > lora_dropout_bytes(
         Workload(spec, regime="lora", lora_dropout=0.05, precision="mixed"), autocast=True)
+
+
+# -- one value from the plan, the flags and the trainer's command line to PEFT's LoraConfig -------------------
+
+
+def test_the_plan_and_the_flags_resolve_lora_dropout_with_its_source():
+    from accelwiz.plan_file import PlanFineTuning
+    from accelwiz.resolution.workload import resolve_workload
+
+    assert resolve_workload().lora_dropout.value == 0.0  # PEFT's default, from DEFAULTS
+    with pytest.raises(ValueError, match="lora_dropout"):
+        PlanFineTuning(method="full", lora_dropout=0.1)
+    with pytest.raises(ValueError):
+        PlanFineTuning(method="lora", lora_dropout=1.0)
+
+    class Plan:  # the two sections plan_layer reads, as PlanFile has them
+        fine_tuning = PlanFineTuning(method="lora", lora_dropout=0.05)
+
+        class training:  # noqa: N801
+            micro_batch, gradient_accumulation, sequence_length, precision = 1, 1, 512, "bf16"
+            optimizer, gradient_checkpointing, attention = "adamw", False, "sdpa"
+
+    planned = resolve_workload(plan=Plan())  # type: ignore[arg-type]
+    assert (planned.lora_dropout.value, planned.lora_dropout.source) == (0.05, "plan")
+    flagged = resolve_workload(plan=Plan(), flags={"lora_dropout": 0.1})  # type: ignore[arg-type]
+    assert (flagged.lora_dropout.value, flagged.lora_dropout.source) == (0.1, "flag")
+    spec = spec_from_hf_config(_config("sdpa").to_dict(), name="llama-tiny", source="test")
+    assert flagged.for_estimator(spec).lora_dropout == 0.1
+
+
+def test_estimate_counts_lora_dropout_and_refuses_a_probability_of_one(cli):
+    import json
+
+    def activations(*more: str) -> int:
+        result = cli("estimate", "--model", "llama-2-7b", "--lora", "--seq-len", "1024", "--format", "json", *more)
+        assert result.exit_code == 0, result.stderr
+        return json.loads(result.stdout)["estimate"]["sizes"]["activations"]
+
+    from accelwiz.estimate.models import resolve_model
+
+    workload = Workload(resolve_model("llama-2-7b"), seq_len=1024, regime="lora", lora_dropout=0.1)
+    added = 32 * lora_dropout_bytes(workload, autocast=True)  # 32 layers; one GPU, mixed: autocast
+    assert activations("--lora-dropout", "0.1") - activations() == added
+    refused = cli("estimate", "--model", "llama-2-7b", "--lora", "--lora-dropout", "1")
+    assert refused.exit_code == 2 and "below 1" in refused.stderr
+
+
+def test_the_trainer_flag_reaches_peft_lora_config():
+    from accelwiz.trainer.finetune import apply_method
+    from accelwiz.trainer.options import parse_args
+    from accelwiz.trainer.settings import trainer_flags
+
+    opts = parse_args(["--method", "lora", "--lora-dropout", "0.1"])
+    assert trainer_flags(opts)["lora_dropout"] == 0.1
+    with pytest.raises(SystemExit):
+        parse_args(["--lora-dropout", "1.5"])
+    model = transformers.LlamaForCausalLM(_config("sdpa"))
+    model = apply_method(model, "lora", 8, 16, ["q_proj"], False, 0.1)
+    dropouts = {type(m.lora_dropout["default"]).__name__: m.lora_dropout["default"]
+                for m in model.modules() if hasattr(m, "lora_dropout")}
+    assert list(dropouts) == ["Dropout"] and dropouts["Dropout"].p == 0.1
