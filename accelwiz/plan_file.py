@@ -92,11 +92,14 @@ class PlanFineTuning(_Strict):
     lora_rank: int | None = Field(None, ge=1)
     lora_alpha: int | None = Field(None, ge=1)
     lora_targets: list[str] | None = None
+    lora_dropout: float | None = Field(None, ge=0.0, lt=1.0, description="PEFT's lora_dropout (default 0.0).")
 
     @model_validator(mode="after")
     def _lora_fields_need_lora(self) -> PlanFineTuning:
-        if self.method == "full" and any(v is not None for v in (self.lora_rank, self.lora_alpha, self.lora_targets)):
-            raise ValueError("lora_rank/lora_alpha/lora_targets are only meaningful with method lora or qlora")
+        lora_fields = (self.lora_rank, self.lora_alpha, self.lora_targets, self.lora_dropout)
+        if self.method == "full" and any(v is not None for v in lora_fields):
+            raise ValueError("lora_rank/lora_alpha/lora_targets/lora_dropout are only meaningful with method lora "
+                             "or qlora")
         return self
 
 
@@ -229,6 +232,7 @@ WORKLOAD_FLAG_FIELDS = {"micro_batch": ("--micro-batch", "training.micro_batch")
                         "seq_len": ("--seq-len", "training.sequence_length"),
                         "gradient_checkpointing": ("--gradient-checkpointing", "training.gradient_checkpointing"),
                         "regime": ("--lora/--qlora", "fine_tuning.method"),
+                        "lora_dropout": ("--lora-dropout", "fine_tuning.lora_dropout"),
                         "attention": ("--attention", "training.attention")}
 
 

@@ -54,6 +54,9 @@ def check(
         show_default=False)] = None,
     lora: Annotated[bool, typer.Option(help="LoRA fine-tuning instead of full.", rich_help_panel="Memory")] = False,
     qlora: Annotated[bool, typer.Option(help="QLoRA: LoRA on a 4-bit base.", rich_help_panel="Memory")] = False,
+    lora_dropout: Annotated[float | None, typer.Option(
+        min=0.0, rich_help_panel="Memory", show_default=False,
+        help="PEFT's lora_dropout (default: the plan's, else 0.0).")] = None,
     plan: Annotated[Path | None, typer.Option(help="The plan file `accelwiz init` wrote (default: the one beside "
                                                    "the YAML, accelerate.plan.yaml for accelerate.yaml).",
                                               rich_help_panel="Memory", show_default=False)] = None,
@@ -91,7 +94,10 @@ def check(
         # the base), or of the defaults when there is no plan and --model names the model.
         flags = {name: value for name, value in (
             ("micro_batch", micro_batch), ("seq_len", seq_len), ("gradient_checkpointing", gradient_checkpointing),
-            ("regime", "qlora" if qlora else "lora" if lora else None), ("attention", attention)) if value is not None}
+            ("regime", "qlora" if qlora else "lora" if lora else None), ("attention", attention),
+            ("lora_dropout", lora_dropout)) if value is not None}
+        if lora_dropout is not None and not lora_dropout < 1.0:
+            raise UsageError(f"--lora-dropout {lora_dropout}: a dropout probability is below 1", hint="pass 0.1")
         if flags.get("attention") not in (None, "eager", "sdpa", "flash"):
             raise UsageError(f"invalid attention `{attention}`", hint="choose one of eager, sdpa, flash")
         spec = None  # --model: each unit resolves its workload with it (the plan, the files, the flags)

@@ -85,6 +85,10 @@ def estimate(
         list[str] | None,
         typer.Option(help="Module names, repeatable (default all-linear).", rich_help_panel=_TRAIN),
     ] = None,
+    lora_dropout: Annotated[float | None, typer.Option(
+        min=0.0, rich_help_panel=_TRAIN, show_default=False,
+        help="PEFT's lora_dropout (default 0.0, PEFT's): above 0 each adapted linear keeps a dropout mask and its "
+             "dropped input for backward.")] = None,
     precision: Annotated[
         str | None,
         typer.Option(metavar="fp32|mixed|bf16", rich_help_panel=_TRAIN, show_default=False,
@@ -178,7 +182,8 @@ def estimate(
             raise UsageError("--lora and --qlora exclude each other", hint="QLoRA is LoRA on a 4-bit base: pass one")
         flags = flags_from_options(
             micro_batch=micro_batch, seq_len=seq_len, regime="qlora" if qlora else "lora" if lora else None,
-            lora_rank=lora_rank, lora_targets=tuple(lora_target) if lora_target else None, precision=precision,
+            lora_rank=lora_rank, lora_targets=tuple(lora_target) if lora_target else None,
+            lora_dropout=lora_dropout, precision=precision,
             optimizer=optimizer, gradient_checkpointing=gradient_checkpointing, attention=attention)
         post_flags = {
             "kind": kind, "max_prompt_length": max_prompt_length, "max_completion_length": max_completion_length,

@@ -19,6 +19,8 @@ size and 16-bit activations (×2 for fp32 training):
   dropout output: `5as²b` (Korthikanti). SDPA and flash keep neither.
 * Gradient checkpointing (HF, per decoder layer): only each layer's input (`2sbh`) is kept; one layer's full
   activations exist again while it is recomputed during backward (`recompute_bytes`, a backward-phase term).
+* LoRA dropout (`lora_dropout > 0`): a 1-byte mask per adapted linear's input element and the dropped input
+  `lora_A` keeps, less the inputs only the adapters kept (activations_lora.py).
 * The loss tail (measured by the fake-tensor trace, accelwiz/estimate/trace.py): HF's loss upcasts the logits
   and `log_softmax` saves only its fp32 output, so what forward leaves for backward is `4bsV`
   (`logits_bytes`). The 16-bit logits and their fp32 copy (`2bsV + 4bsV`; fp32 training: the `4bsV` logits)
@@ -102,6 +104,10 @@ def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerAct
         if width == 2 and autocast:  # LayerNorm in/out, residual adds and gelu_new's pow/tanh chain in fp32
             terms.append(("autocast fp32 residual stream", 22 * sbh))  # measured by the trace
             score_bytes = 9
+    if workload.regime != "full" and workload.lora_dropout > 0:
+        from accelwiz.estimate.activations_lora import lora_dropout_bytes
+
+        terms.append(("LoRA dropout masks and dropped inputs", lora_dropout_bytes(workload, autocast=autocast)))
     if workload.attention == "eager":
         terms.append(("attention scores (eager)", score_bytes * a * s * s * b))
     else:
@@ -145,9 +151,9 @@ def activation_bytes(workload: Workload, *, autocast: bool = False) -> tuple[int
     if workload.attention == "eager":
         notes.append("eager attention stores the s×s scores of every layer")
     if workload.regime != "full":
-        notes.append(
-            "LoRA: activations as in full fine-tuning (adapted layers keep their inputs; lora_dropout 0)"
-        )
+        dropout = (f"lora_dropout {workload.lora_dropout:g}: each adapted linear keeps a mask and its dropped input"
+                   if workload.lora_dropout > 0 else "lora_dropout 0")
+        notes.append(f"LoRA: activations as in full fine-tuning (adapted layers keep their inputs; {dropout})")
     return total, tuple(notes)
 
 

@@ -264,10 +264,11 @@ def _tied_embedding_gradients(workload: Workload, strategy: Strategy) -> float:
 
 
 def _numerics(workload: Workload, strategy: Strategy) -> str:
+    dropout = f", dropout {workload.lora_dropout:g}" if workload.lora_dropout else ""
     regime = {
         "full": "full fine-tuning",
-        "lora": f"LoRA r={workload.lora_rank}",
-        "qlora": f"QLoRA r={workload.lora_rank}, NF4 base with double quantization (4.127 bits/param)",
+        "lora": f"LoRA r={workload.lora_rank}{dropout}",
+        "qlora": f"QLoRA r={workload.lora_rank}{dropout}, NF4 base with double quantization (4.127 bits/param)",
     }
     precision = {
         "fp32": "fp32",

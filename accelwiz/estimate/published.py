@@ -161,13 +161,15 @@ _PEFT_README_SETTINGS = (
     "Llama-like shape for its activations), ought/raft twitter_complaints, single A100 80GB, fp32 (the "
     "example's accelerate config: mixed_precision 'no'), batch 8, LoRA r=8 on T5's default q and v, AdamW; "
     "peak from the example's TorchTracemalloc (torch.cuda.max_memory_allocated, printed in MiB and written "
-    "'GB' = 1000 MiB in the table); tweets padded to the longest in the batch: seq 64 assumed (activations are "
-    "a small share at this length)"
+    "'GB' = 1000 MiB in the table); the LoRA examples' LoraConfig(r=8, lora_alpha=32, lora_dropout=0.1) "
+    "(examples/conditional_generation/peft_lora_seq2seq_accelerate_ds_zero3_offload.py); tweets padded to the "
+    "longest in the batch: seq 64 assumed (activations are a small share at this length)"
 )
 _PEFT_SFT = "https://github.com/huggingface/peft/blob/main/docs/source/accelerate/{}.md"
 _PEFT_SFT_SETTINGS = (
     "meta-llama/Llama-2-70b-hf, PEFT examples/sft/train.py through SFTTrainer, max_seq_len 2048 with packing, "
-    "--bf16, gradient checkpointing, flash attention 2, LoRA r=8 all-linear; 'memory consumed per GPU' with a "
+    "--bf16, gradient checkpointing, flash attention 2, LoRA r=8 all-linear, --lora_dropout 0.1 (run_peft_*.sh); "
+    "'memory consumed per GPU' with a "
     "screenshot of GPU memory usage (taken as the process's whole footprint, as nvidia-smi counts it: assumed, "
     "the page does not name the tool)"
 )
@@ -175,6 +177,7 @@ _TORCHTUNE = "https://github.com/pytorch/torchtune/blob/0031bfb080bd35ec533c412d
 _TORCHTUNE_SETTINGS = (
     "torchtune README 'Memory and training speed': batch size 2, no gradient accumulation, packed to sequence "
     "length 2048, torch.compile; recipe defaults (bf16, activation checkpointing, CEWithChunkedOutputLoss); "
+    "lora_dropout 0.0 (recipes/configs/llama3_1/8B_lora.yaml at that commit); "
     "'Peak Memory per GPU' from torchtune's memory stats (torch allocator, no CUDA context; which of "
     "active/allocated/reserved is not said: compared with allocated)"
 )
@@ -210,7 +213,7 @@ def _answerai(key: str, model: str, regime: str, batch: int, seq: int, gib: floa
         quote=quote,
         model=model,
         workload={"micro_batch": batch, "seq_len": seq, "precision": "bf16", "attention": "sdpa",
-                  "gradient_checkpointing": True, "regime": regime, "lora_rank": 64,
+                  "gradient_checkpointing": True, "regime": regime, "lora_rank": 64, "lora_dropout": 0.1,
                   "lora_targets": ("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "down_proj")},
         strategy=strategy,
         measured_bytes=gib * GIB_,
@@ -263,7 +266,8 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         quote="| bigscience/T0_3B (3B params) | ... | 14.4GB GPU / 2.96GB CPU | (PEFT-LoRA PyTorch column)",
         model="2783e6",
         workload={"micro_batch": 8, "seq_len": 64, "precision": "fp32", "attention": "eager", "regime": "lora",
-                  "lora_rank": 8, "lora_targets": ("q_proj", "v_proj")},
+                  "lora_rank": 8, "lora_targets": ("q_proj", "v_proj"),
+                  "lora_dropout": 0.1},
         strategy={"kind": "single"},
         measured_bytes=14400 * MIB,
         printed="14.4GB",
@@ -278,7 +282,8 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         "Offloading column)",
         model="2783e6",
         workload={"micro_batch": 8, "seq_len": 64, "precision": "fp32", "attention": "eager", "regime": "lora",
-                  "lora_rank": 8, "lora_targets": ("q_proj", "v_proj")},
+                  "lora_rank": 8, "lora_targets": ("q_proj", "v_proj"),
+                  "lora_dropout": 0.1},
         strategy={"kind": "zero3", "offload_optimizer": "cpu", "offload_param": "cpu"},
         measured_bytes=9800 * MIB,
         printed="9.8GB",
@@ -294,7 +299,7 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         model="llama-2-70b",
         workload={"micro_batch": 8, "seq_len": 2048, "precision": "mixed", "attention": "flash",
                   "gradient_checkpointing": True, "regime": "lora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA},
+                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1},
         strategy={"kind": "zero3", "gpus_per_node": 8},
         measured_bytes=64 * GB,
         printed="64 GB",
@@ -309,7 +314,7 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         model="llama-2-70b",
         workload={"micro_batch": 2, "seq_len": 2048, "precision": "mixed", "attention": "flash",
                   "gradient_checkpointing": True, "regime": "qlora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA},
+                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1},
         strategy={"kind": "zero3", "gpus_per_node": 2},
         measured_bytes=36.6 * GB,
         printed="36.6 GB",
@@ -324,7 +329,7 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         model="llama-2-70b",
         workload={"micro_batch": 8, "seq_len": 2048, "precision": "mixed", "attention": "flash",
                   "gradient_checkpointing": True, "regime": "lora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA},
+                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1},
         strategy={"kind": "fsdp_full", "gpus_per_node": 8, "fsdp_version": 1},
         measured_bytes=76 * GB,  # the middle of the quoted 72-80 GB
         printed="72-80 GB",
@@ -345,7 +350,7 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         model="llama-2-70b",
         workload={"micro_batch": 2, "seq_len": 2048, "precision": "bf16", "attention": "flash",
                   "gradient_checkpointing": True, "regime": "qlora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA},
+                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1},
         strategy={"kind": "fsdp_full", "gpus_per_node": 2, "fsdp_version": 1},
         measured_bytes=35.6 * GB,
         printed="35.6 GB",
@@ -361,7 +366,7 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         model="llama-2-70b",
         workload={"micro_batch": 2, "seq_len": 2048, "precision": "bf16", "attention": "flash",
                   "gradient_checkpointing": True, "regime": "qlora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA},
+                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1},
         strategy={"kind": "fsdp_full", "gpus_per_node": 2, "fsdp_version": 1, "offload_optimizer": "cpu",
                   "offload_param": "cpu"},
         measured_bytes=19.6 * GB,

@@ -166,6 +166,7 @@ def render_json(report: Report, trace: dict[str, Any] | None = None) -> str:
             "seq_len": w.seq_len,
             "regime": w.regime,
             "lora_rank": w.lora_rank if w.regime != "full" else None,
+            "lora_dropout": w.lora_dropout if w.regime != "full" else None,
             "precision": w.precision,
             "optimizer": w.optimizer,
             "gradient_checkpointing": w.gradient_checkpointing,

@@ -24,7 +24,9 @@ corrected here:
 3. **Optimizer implementation.** `torch.optim.AdamW` picks the per-tensor loop for CPU tensors and the
    multi-tensor `foreach` path on CUDA; the trace passes `foreach=True`, so its parameter-sized temporary
    (`torch._foreach_sqrt(exp_avg_sqs)`) appears as on CUDA.
-4. **Allocator rounding.** MemTracker rounds CUDA storages up to 512 bytes and CPU storages not at all; the
+4. **Dropout.** CPU dropout keeps a noise tensor of the input's dtype for backward, CUDA's fused kernel a
+   1-byte mask; the trace runs CUDA's (`trace_dropout.py`).
+5. **Allocator rounding.** MemTracker rounds CUDA storages up to 512 bytes and CPU storages not at all; the
    difference is bytes per tensor and is not corrected.
 
 Categories: MemTracker's Parameter, Buffer, Gradient, Activation, Temp and Optstate; autocast's 16-bit copies
@@ -108,6 +110,7 @@ class TraceSettings:
     gradient_checkpointing: bool = False
     lora_rank: int | None = None
     lora_targets: tuple[str, ...] = ()
+    lora_dropout: float = 0.0
 
     @classmethod
     def from_workload(cls, workload: Workload, strategy: Strategy | None = None) -> TraceSettings:
@@ -137,6 +140,7 @@ class TraceSettings:
             gradient_checkpointing=workload.gradient_checkpointing,
             lora_rank=workload.lora_rank if lora else None,
             lora_targets=tuple(t for t in workload.lora_targets if t in kinds) if lora and not everything else (),
+            lora_dropout=workload.lora_dropout if lora else 0.0,
         )
 
 
@@ -379,7 +383,8 @@ def _build_model(config: Any, settings: TraceSettings) -> Any:
         from peft import LoraConfig, get_peft_model
 
         targets = list(settings.lora_targets) or "all-linear"
-        lora = LoraConfig(r=settings.lora_rank, lora_alpha=2 * settings.lora_rank, lora_dropout=0.0,
+        lora = LoraConfig(r=settings.lora_rank, lora_alpha=2 * settings.lora_rank,
+                          lora_dropout=settings.lora_dropout,
                           target_modules=targets, task_type="CAUSAL_LM")
         model = get_peft_model(model, lora, autocast_adapter_dtype=False)
     model.train()
@@ -553,6 +558,7 @@ def _trace_once(
     from torch.distributed._tools.common_utils import get_untyped_storages
     from torch.utils.weak import WeakIdKeyDictionary
 
+    from accelwiz.estimate.trace_dropout import cuda_dropout_on_cpu
     from accelwiz.estimate.trace_replay import replayed
 
     model = _build_model(config, settings)
@@ -571,7 +577,7 @@ def _trace_once(
     tracker = _phase_tracker(param_storages)
     forward_end: dict[str, int] = {}
     gradients = 0
-    with fake_mode, _cuda_autocast_on_cpu(), tracker:
+    with fake_mode, _cuda_autocast_on_cpu(), cuda_dropout_on_cpu(), tracker:
         for _ in range(2):  # the second step has optimizer states
             tracker.peaks.clear()
             tracker.phase = "forward"

@@ -60,6 +60,7 @@ class Setting:
     attention: str = "sdpa"
     gradient_checkpointing: bool = False
     lora: bool = False
+    lora_dropout: float = 0.0  # PEFT's lora_dropout (LoRA rows only)
 
     @property
     def label(self) -> str:
@@ -67,11 +68,12 @@ class Setting:
             f"{self.arch} b{self.micro_batch}×{self.seq_len} {self.precision} {self.attention}"
             + (" gc" if self.gradient_checkpointing else "")
             + (" lora" if self.lora else "")
+            + (f" dropout {self.lora_dropout:g}" if self.lora_dropout else "")
         )
 
 
 def matrix() -> list[Setting]:
-    """49 settings: every architecture in several precisions, attentions, batch shapes, checkpointing, LoRA."""
+    """52 settings: every architecture in several precisions, attentions, batch shapes, checkpointing, LoRA."""
     rows: list[Setting] = []
     for arch in ARCHITECTURES:
         rows += [
@@ -99,6 +101,10 @@ def matrix() -> list[Setting]:
         Setting("gpt2", 8, 128, "bf16", "eager"),
         Setting("llama-3.2-1b", 2, 512, "fp32", "sdpa"),
         Setting("qwen2-moe-a2.7b", 2, 512, "mixed", "sdpa", lora=True),
+        # PEFT's and Answer.AI's lora_dropout 0.1: masks and dropped inputs (activations_lora.py)
+        Setting("llama-3.2-1b", 2, 512, "bf16", "sdpa", lora=True, lora_dropout=0.1),
+        Setting("mistral-7b", 1, 512, "mixed", "eager", lora=True, lora_dropout=0.1),
+        Setting("qwen3-1.7b", 2, 256, "bf16", "sdpa", gradient_checkpointing=True, lora=True, lora_dropout=0.1),
     ]
     return rows
 
@@ -127,6 +133,7 @@ def run(setting: Setting) -> dict[str, Any]:
         micro_batch=setting.micro_batch,
         seq_len=setting.seq_len,
         regime="lora" if setting.lora else "full",
+        lora_dropout=setting.lora_dropout,
         precision=setting.precision,  # type: ignore[arg-type]
         attention=setting.attention,  # type: ignore[arg-type]
         gradient_checkpointing=setting.gradient_checkpointing,

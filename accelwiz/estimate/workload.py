@@ -47,6 +47,9 @@ class Workload:
     regime: Regime = "full"
     lora_rank: int = 16
     lora_targets: tuple[str, ...] = ALL_LINEAR
+    # PEFT's LoraConfig.lora_dropout (default 0.0: an nn.Identity); above 0 each adapted linear keeps a dropout
+    # mask and its dropped input for backward (activations.lora_dropout_bytes)
+    lora_dropout: float = 0.0
     precision: Precision = "mixed"  # mixed = fp16/bf16 compute with fp32 master weights
     optimizer: Optimizer = "adamw"
     gradient_checkpointing: bool = False

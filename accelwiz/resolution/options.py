@@ -50,6 +50,9 @@ def flags_from_options(*, micro_batch: int | None, seq_len: int | None, **more: 
             raise UsageError(f"invalid {key} `{more[key]}`", hint=f"choose one of {', '.join(allowed)}")
     if more.get("lora_rank") is not None and more["lora_rank"] < 1:
         raise UsageError(f"LoRA rank must be at least 1 (got {more['lora_rank']})", hint="pass --lora-rank 16")
+    dropout = more.get("lora_dropout")
+    if dropout is not None and not 0.0 <= dropout < 1.0:
+        raise UsageError(f"LoRA dropout must be at least 0 and below 1 (got {dropout})", hint="pass --lora-dropout 0.1")
     flags = {"micro_batch": micro_batch, "seq_len": seq_len, "method": more.pop("regime", None), **more}
     if flags.get("precision") == "mixed":  # the estimator's word for bf16/fp16 compute with fp32 master weights
         flags["precision"] = "bf16"

@@ -38,6 +38,7 @@ DEFAULTS: dict[str, Any] = {
     "lora_rank": 16,
     "lora_alpha": None,  # 2 x rank (PEFT recipes' usual choice), derived in `resolve_workload`
     "lora_targets": ("all-linear",),
+    "lora_dropout": 0.0,  # PEFT's LoraConfig default (an nn.Identity); recipes often use 0.05 or 0.1
     "precision": "bf16",  # what a mixed-precision run computes in; a config that says otherwise wins
     "optimizer": "adamw",
     "gradient_checkpointing": False,
@@ -72,6 +73,7 @@ class ResolvedWorkload:
     lora_rank: Sourced
     lora_alpha: Sourced
     lora_targets: Sourced
+    lora_dropout: Sourced
     precision: Sourced
     optimizer: Sourced
     gradient_checkpointing: Sourced
@@ -105,6 +107,7 @@ class ResolvedWorkload:
             regime=self.method.value,
             lora_rank=self.lora_rank.value,
             lora_targets=self.lora_target_names,
+            lora_dropout=float(self.lora_dropout.value),
             precision="fp32" if self.precision.value == "fp32" else "mixed",
             optimizer=self.optimizer.value,
             gradient_checkpointing=bool(self.gradient_checkpointing.value),
@@ -177,7 +180,8 @@ def plan_layer(plan: PlanFile | None) -> dict[str, Sourced]:
         "attention": training.attention,
     }
     if tuning.method != "full":
-        values.update({name: getattr(tuning, name) for name in ("lora_rank", "lora_alpha", "lora_targets")
+        values.update({name: getattr(tuning, name) for name in ("lora_rank", "lora_alpha", "lora_targets",
+                                                                "lora_dropout")
                        if getattr(tuning, name) is not None})
     return {name: Sourced(value, PLAN) for name, value in values.items()}
 

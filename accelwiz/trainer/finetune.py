@@ -100,7 +100,7 @@ def _linear_names(model: Any, *, head: bool = True) -> set[str]:
 
 
 def apply_method(model: Any, method: str, rank: int, alpha: int, targets: list[str] | None,
-                 gradient_checkpointing: bool) -> Any:
+                 gradient_checkpointing: bool, dropout: float = 0.0) -> Any:
     """The model ready to train: gradient checkpointing as asked, and LoRA adapters for lora/qlora."""
     if method == "qlora":
         from peft import prepare_model_for_kbit_training
@@ -117,7 +117,7 @@ def apply_method(model: Any, method: str, rank: int, alpha: int, targets: list[s
         return model
     from peft import LoraConfig, get_peft_model
 
-    config = LoraConfig(r=rank, lora_alpha=alpha, target_modules=lora_targets(model, targets), lora_dropout=0.0,
+    config = LoraConfig(r=rank, lora_alpha=alpha, target_modules=lora_targets(model, targets), lora_dropout=dropout,
                         bias="none", task_type="CAUSAL_LM")
     return get_peft_model(model, config)
 

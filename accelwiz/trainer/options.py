@@ -38,6 +38,7 @@ class TrainerOptions:
     method: str | None = None
     lora_rank: int | None = None
     lora_alpha: int | None = None
+    lora_dropout: float | None = None
     lora_targets: str | None = None  # comma-separated module names, or all-linear
     config: Path | None = None  # the Accelerate YAML: its plan and DeepSpeed JSON supply the workload
     # DPO/GRPO (None, "not given": the plan's, else resolution.posttraining's defaults, TRL's own)
@@ -86,6 +87,8 @@ def parse_args(argv: list[str] | None = None) -> TrainerOptions:
     parser.add_argument("--method", choices=METHODS, help="Fine-tuning method (default: the plan, else full).")
     parser.add_argument("--lora-rank", type=_positive, help="LoRA rank (default: the plan, else 16).")
     parser.add_argument("--lora-alpha", type=_positive, help="LoRA alpha (default: the plan, else 2 x rank).")
+    parser.add_argument("--lora-dropout", type=_probability,
+                        help="PEFT's lora_dropout, 0 <= p < 1 (default: the plan, else 0.0, PEFT's).")
     parser.add_argument(
         "--lora-targets",
         help="Comma-separated module names LoRA adapts, or all-linear (PEFT's every linear layer but the output "
@@ -153,6 +156,13 @@ def _post_training_flags(parser: argparse.ArgumentParser, defaults: TrainerOptio
     group.add_argument("--max-prompt-length", type=_positive, default=defaults.max_prompt_length)
     group.add_argument("--max-completion-length", type=_positive, default=defaults.max_completion_length)
     group.add_argument("--beta", type=float, default=None, help="KL coefficient (default: TRL's, DPO 0.1, GRPO 0).")
+
+
+def _probability(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be at least 0 and below 1 (got {value})")
+    return value
 
 
 def _positive(text: str) -> int:

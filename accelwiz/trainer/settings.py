@@ -22,6 +22,7 @@ def trainer_flags(opts: TrainerOptions) -> dict[str, Any]:
     return {"micro_batch": opts.micro_batch, "gradient_accumulation": opts.gradient_accumulation,
             "seq_len": opts.seq_len, "gradient_checkpointing": opts.gradient_checkpointing, "method": opts.method,
             "lora_rank": opts.lora_rank, "lora_alpha": opts.lora_alpha, "lora_targets": opts.lora_targets,
+            "lora_dropout": opts.lora_dropout,
             "kind": opts.kind, "reward": opts.reward, "num_generations": opts.num_generations,
             "max_prompt_length": opts.max_prompt_length, "max_completion_length": opts.max_completion_length,
             "beta": opts.beta}

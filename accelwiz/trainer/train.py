@@ -258,6 +258,7 @@ def load_model(ref: ModelRef, settings: Run) -> tuple[Any, Any, Any]:
         settings.lora_alpha.value,
         list(settings.lora_targets.value),
         settings.gradient_checkpointing.value,
+        float(settings.lora_dropout.value),
     )
     return model, tokenizer, config
 

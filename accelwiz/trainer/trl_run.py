@@ -101,7 +101,7 @@ def _peft(settings: Any) -> Any:
     # peft expands "all-linear" only as a string: as the list ["all-linear"] it looks for a module of that name
     modules = ALL_LINEAR if all(is_all_linear(t) for t in targets) else targets
     return LoraConfig(r=rank, lora_alpha=settings.lora_alpha.value or 2 * rank, task_type="CAUSAL_LM",
-                      target_modules=modules)
+                      lora_dropout=float(settings.lora_dropout.value), target_modules=modules)
 
 
 def _reference(trainer: Any) -> dict[str, Any] | None:

@@ -1,6 +1,6 @@
 """The analytic formulas proved against the fake-tensor trace of the real transformers code (issue 12, item 3).
 
-49 settings over 10 architectures at their real widths (2 layers): weights, gradients and optimizer states
+52 settings over 10 architectures at their real widths (2 layers): weights, gradients and optimizer states
 must equal the trace's to the byte; activations+logits (what forward keeps for backward) and the peak
 (the largest phase) within 10%, and the peak in the same phase. Deterministic (fake tensors, no data, no
 timing). The same matrix writes the table in docs/performance.md (benchmarks/formula_vs_trace.py).
