@@ -362,7 +362,11 @@ def _from_json(json: _Reader, alone: bool) -> dict[str, EffectiveValue]:
     """Stage, offload, GA and clipping when a DeepSpeed JSON is used: the JSON owns them."""
     zero = ("zero_optimization",)
     stage = json.value(*zero, "stage", read=_stage, exact=coerce.exact_integer)
-    if json.raw(*zero, "stage") == AUTO:
+    if isinstance(json.raw(*zero), bool):  # the deprecated form: true is stage 1, false 0 (read_zero_config_deprecated)
+        flag = json.raw(*zero)
+        stage = EffectiveValue(1 if flag else 0, "derived", "deepspeed", zero, written=flag,
+                               note=f"`zero_optimization: {str(flag).lower()}` -> stage {int(flag)} (deprecated form)")
+    elif json.raw(*zero, "stage") == AUTO:
         where = (*zero, "stage")
         stage = (EffectiveValue(0, "deepspeed default", "deepspeed", where, written=AUTO,
                                 note='"auto": plain DeepSpeed drops it (accelerate would fill 2)') if alone

@@ -459,6 +459,21 @@ class DeepSpeedConfig(StrictModel):
 
     @model_validator(mode="before")
     @classmethod
+    def _deprecated_zero_flag(cls, data: Any) -> Any:
+        # DeepSpeed 0.19.8 still reads `"zero_optimization": true/false` (runtime/zero/config.py get_zero_config
+        # -> read_zero_config_deprecated): stage 1 with the top-level `allgather_size` as the all-gather bucket,
+        # or stage 0. The form is read as that block here; AW235/AW236 say what it means for the launch.
+        if isinstance(data, dict) and isinstance(data.get("zero_optimization"), bool):
+            flag = data["zero_optimization"]
+            zero: dict[str, Any] = {"stage": 1 if flag else 0}
+            rest = dict(data)
+            if flag and "allgather_size" in rest:
+                zero["allgather_bucket_size"] = rest.pop("allgather_size")
+            return {**rest, "zero_optimization": zero}
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
     def _ignore_comments(cls, data: Any) -> Any:
         # JSON has no comments; configs use keys like "_comment" instead (LLaMA-Factory), which DeepSpeed
         # ignores. A leading underscore cannot be a misspelt DeepSpeed key, so these are not reported.

@@ -41,7 +41,7 @@ from accelwiz.rules import (
     trl_vllm,
     workload,
 )
-from accelwiz.rules.deepspeed import auto, batch, offload, optimizer, reference, zero, zero3_save
+from accelwiz.rules.deepspeed import auto, batch, offload, optimizer, reference, zero, zero3_save, zero_flag
 from accelwiz.rules.deepspeed import precision as deepspeed_precision
 from accelwiz.rules.hardware import deepspeed_features, deepspeed_fp16, devices, gpu_precision, nvme, versions, visible
 
@@ -118,6 +118,8 @@ CATALOG: dict[str, CheckFunction] = {
     "AW232": auto.hidden_size_auto_below_zero3,
     "AW233": optimizer.autotuning_arg_mapping_unknown_key,
     "AW234": zero3_save.zero3_save_without_16bit_gather,
+    "AW235": zero_flag.zero_optimization_boolean,
+    "AW236": zero_flag.zero_optimization_boolean_with_hf,
     # AW3xx: FSDP1/FSDP2 settings, N-D parallelism, Megatron-LM
     "AW301": fsdp.fsdp2_ignored_sharding_strategy,
     "AW302": fsdp.fsdp2_obsolete_option,
