@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from accelwiz.errors import InputError
 
-Kind = Literal["int", "float", "bool", "optional_bool", "str", "deepspeed"]
+Kind = Literal["int", "float", "bool", "optional_bool", "str", "deepspeed", "fsdp"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,9 @@ FIELDS: dict[str, FieldSpec] = {
     "logging_steps": FieldSpec("float", 500),
     "save_only_model": FieldSpec("bool", False),  # what DeepSpeed/FSDP can reload (rules/trainer_wrapper.py)
     "tf32": FieldSpec("optional_bool", None),  # refused without Ampere tensor cores (rules/trainer_hardware.py)
+    # FSDP turned on by the Trainer itself (`fsdp: str | None`, nargs="?", const=True: `--fsdp` alone is True,
+    # `--fsdp "full_shard auto_wrap"` the legacy string); TrainingArguments._process_fsdp_args (rules/trainer_fsdp.py)
+    "fsdp": FieldSpec("fsdp", None),
 }
 
 # Every `TrainingArguments` field of transformers 5.x (for abbreviations and for "known but not read" notes).
@@ -227,7 +230,7 @@ def _option_table() -> dict[str, tuple[str, bool | None]]:
 
 
 def _takes_optional_value(name: str) -> bool:
-    return name in FIELDS and FIELDS[name].kind in ("bool", "optional_bool")
+    return name in FIELDS and FIELDS[name].kind in ("bool", "optional_bool", "fsdp")
 
 
 def parse_argv(argv: list[str]) -> TrainerArguments:
@@ -380,6 +383,8 @@ def _type_problem(name: str, value: Any) -> str | None:
         return f"expected a path or a mapping, got {value!r}"
     if kind == "str" and not isinstance(value, str):
         return f"expected text, got {value!r}"
+    if kind == "fsdp" and not isinstance(value, (bool, str, list)):
+        return f"expected true, an FSDP option string or a list of options, got {value!r}"
     return None
 
 
