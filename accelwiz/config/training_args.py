@@ -153,6 +153,10 @@ class TrainerArguments:
     notes: tuple[str, ...] = ()
     problems: tuple[ArgumentProblem, ...] = ()
     world_size: int | None = None  # the processes the Trainer runs in, when check's --num-processes says
+    # the options (command line) or keys (file) no modelled field reads, by name: a TRL config field, the script's
+    # own, or one no dataclass has (rules/trl_removed.py judges TRL's removed ones)
+    unread: tuple[str, ...] = ()
+    trl_config: str | None = None  # "sft" when read as an SFTConfig (check --trl), "trl" for TRL's other configs
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
@@ -298,7 +302,9 @@ def parse_argv(argv: list[str]) -> TrainerArguments:
         notes.append("abbreviated options, as argparse completes them: " + ", ".join(abbreviated))
     if ignored:
         notes.append(f"ignored {len(ignored)} argument(s) accelwiz does not read: " + " ".join(dict.fromkeys(ignored)))
-    return _finish(TrainerArguments(values, given, "command line", None, tuple(notes), tuple(problems)))
+    unread = tuple(dict.fromkeys(o.lstrip("-").replace("-", "_") for o in ignored))
+    return _finish(TrainerArguments(values, given, "command line", None, tuple(notes), tuple(problems),
+                                    unread=unread))
 
 
 def _is_number(text: str) -> bool:
@@ -363,7 +369,8 @@ def parse_file(path: Path) -> TrainerArguments:
     notes = []
     if ignored:
         notes.append(f"ignored {len(ignored)} argument(s) accelwiz does not read: " + ", ".join(ignored))
-    return _finish(TrainerArguments(values, given, path.name, path, tuple(notes), tuple(problems)))
+    return _finish(TrainerArguments(values, given, path.name, path, tuple(notes), tuple(problems),
+                                    unread=tuple(ignored)))
 
 
 def _type_problem(name: str, value: Any) -> str | None:
@@ -437,7 +444,7 @@ def with_trl_defaults(args: TrainerArguments, *, sft: bool = False) -> TrainerAr
         given["learning_rate"] = "learning_rate (SFTConfig default 2e-05)"
         applied.append("learning rate 2e-05")
     notes = args.notes + ((f"TRL's defaults: {', '.join(applied)}",) if applied else ())
-    return _finish(replace(args, values=values, given=given, notes=notes,
+    return _finish(replace(args, values=values, given=given, notes=notes, trl_config="sft" if sft else "trl",
                            problems=tuple(p for p in args.problems if not p.message.startswith("At most one"))))
 
 

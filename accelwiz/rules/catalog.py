@@ -38,6 +38,7 @@ from accelwiz.rules import (
     trl_batch,
     trl_generation,
     trl_memory,
+    trl_removed,
     trl_vllm,
     workload,
 )
@@ -200,6 +201,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW803": trl_batch.grpo_auto_find_batch_size,
     "AW804": trl_batch.reference_sync_without_reference,
     "AW805": trl_generation.zero3_generation_without_gather,
+    "AW806": trl_removed.trl_argument_removed,
     "AW810": trl_vllm.vllm_tensor_parallel_not_dividing_processes,
     "AW811": trl_vllm.vllm_server_without_spare_gpu,
     "AW812": trl_vllm.vllm_colocate_share_exceeds_memory,
