@@ -1,4 +1,4 @@
-"""AW805: how GRPO generates under DeepSpeed ZeRO-3 (needs `check --kind grpo` with the training arguments).
+"""AW814: how GRPO generates under DeepSpeed ZeRO-3 (needs `check --kind grpo` with the training arguments).
 
 Without vLLM, GRPOTrainer generates with the policy itself inside `unwrap_model_for_generation` (trl 1.16
 grpo_trainer.py `_generate_single_turn`, `gather_deepspeed3_params=self.args.ds3_gather_for_generation`). Under
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from accelwiz.rules.context import CheckContext
 
 
-@rule("AW805", "zero3-generation-without-gather", Severity.WARNING,
+@rule("AW814", "zero3-generation-without-gather", Severity.WARNING,
       fix="Leave ds3_gather_for_generation at its default (true); if the gathered model does not fit one GPU, "
           "generate with vLLM (--use_vllm --vllm_mode colocate) or shorten max_completion_length")
 def zero3_generation_without_gather(ctx: CheckContext) -> Iterator[Finding]:

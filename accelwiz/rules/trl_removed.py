@@ -1,4 +1,4 @@
-"""AW806: arguments of TRL's configs that trl 1.16 no longer has.
+"""AW815: arguments of TRL's configs that trl 1.16 no longer has.
 
 SFTConfig, DPOConfig and GRPOConfig are TrainingArguments subclasses read by TrlParser (HfArgumentParser): an
 option no dataclass of the script defines stops the run at start-up ("Some specified arguments are not used by
@@ -56,7 +56,7 @@ def _config(args: object) -> str | None:
     return "sft" if getattr(args, "trl_config", None) == "sft" else None
 
 
-@rule("AW806", "trl-argument-removed", Severity.ERROR,
+@rule("AW815", "trl-argument-removed", Severity.ERROR,
       fix="Write the argument as trl 1.16 names it (the message says which), or leave it out")
 def trl_argument_removed(ctx: CheckContext) -> Iterator[Finding]:
     """

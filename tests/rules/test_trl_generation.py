@@ -1,4 +1,4 @@
-"""AW805 (ds3_gather_for_generation false under ZeRO-3, trl#3858) and the Trainer's check of a written
+"""AW814 (ds3_gather_for_generation false under ZeRO-3, trl#3858) and the Trainer's check of a written
 scheduler.params.total_num_steps that no run can have (AW702, transformers#29348)."""
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ def grpo(argv: list[str]):
 
 
 def aw805(path, argv):
-    return codes(path, select=("AW805",), training_args=grpo(argv))
+    return codes(path, select=("AW814",), training_args=grpo(argv))
 
 
 def test_fires_without_the_gather_under_zero3_and_not_otherwise(write):
     zero3 = write("zero3.yaml", ZERO3)
     off = ["--ds3_gather_for_generation", "false", "--num_generations", "8"]
-    assert aw805(zero3, off) == {"AW805"}
+    assert aw805(zero3, off) == {"AW814"}
     assert not aw805(zero3, ["--num_generations", "8"])  # TRL's default gathers
     assert not aw805(zero3, [*off, "--use_vllm"])  # vLLM generation never reads the flag
     zero2 = write("zero2.yaml", ZERO3.replace("zero_stage: 3", "zero_stage: 2"))
@@ -37,7 +37,7 @@ def test_reads_the_stage_of_the_trainers_deepspeed_json(write, tmp_path, monkeyp
     write("ds.json", json.dumps({"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3}}))
     plain = write("accelerate.yaml", "distributed_type: 'NO'\n")
     argv = ["--deepspeed", "ds.json", "--ds3_gather_for_generation", "false"]
-    (found,) = diagnostics(plain, select=("AW805",), training_args=grpo(argv))
+    (found,) = diagnostics(plain, select=("AW814",), training_args=grpo(argv))
     assert "ds3_gather_for_generation false" in found.message and "512" in found.message
 
 

@@ -1,4 +1,4 @@
-"""AW806: arguments trl 1.16's configs no longer have, against the installed trl's own parsers."""
+"""AW815: arguments trl 1.16's configs no longer have, against the installed trl's own parsers."""
 
 from __future__ import annotations
 
@@ -35,15 +35,15 @@ def test_trls_parser_leaves_the_removed_option_unused_and_reads_the_new_one(conf
 
 
 def _check(write, args):
-    return codes(write("accelerate.yaml", "distributed_type: 'NO'\n"), select=("AW806",), training_args=args)
+    return codes(write("accelerate.yaml", "distributed_type: 'NO'\n"), select=("AW815",), training_args=args)
 
 
 def test_fires_for_the_config_that_lost_the_field_only(write):
     argv = ["--max_prompt_length", "512"]
-    assert _check(write, with_trl(parse_argv(argv), "grpo", None, argv)) == {"AW806"}
-    assert _check(write, with_trl(parse_argv(argv), "dpo", None, argv)) == {"AW806"}
+    assert _check(write, with_trl(parse_argv(argv), "grpo", None, argv)) == {"AW815"}
+    assert _check(write, with_trl(parse_argv(argv), "dpo", None, argv)) == {"AW815"}
     sft = ["--max_seq_length", "4096"]
-    assert _check(write, with_trl_defaults(parse_argv(sft), sft=True)) == {"AW806"}
+    assert _check(write, with_trl_defaults(parse_argv(sft), sft=True)) == {"AW815"}
     assert not _check(write, with_trl(parse_argv(sft), "grpo", None, sft))  # not a GRPOConfig name that was removed
     assert not _check(write, parse_argv(sft))  # a plain Trainer script may define it itself
     ok = ["--max_length", "4096"]
@@ -58,6 +58,6 @@ def test_an_abbreviation_argparse_completes_is_not_reported_from_the_command_lin
 def test_a_recipe_file_key_counts_too(write):
     recipe = write("recipe.yaml", "vllm_max_model_len: 4096\nnum_generations: 8\n")
     args = with_trl(parse_file(recipe), "grpo", recipe, [])
-    (found,) = diagnostics(write("accelerate.yaml", "distributed_type: 'NO'\n"), select=("AW806",),
+    (found,) = diagnostics(write("accelerate.yaml", "distributed_type: 'NO'\n"), select=("AW815",),
                            training_args=args)
     assert "recipe.yaml" in found.message and "--vllm_max_model_length" in found.message
