@@ -222,6 +222,11 @@ def _trainer_config_process(filler: _Filler, args: TrainerArguments, world_size:
         filler.result.dtype = "fp32"
 
 
+def _never_a_step_count(value: Any) -> bool:
+    """A written total_num_steps no run can have: a number below 1 (transformers#29348: 0)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value < 1
+
+
 def _trainer_config_finalize(filler: _Filler, args: TrainerArguments) -> None:
     """The checks of trainer_config_finalize that need no model: the scheduler's step counts."""
     for dotted in HIDDEN_SIZE_KEYS:
@@ -232,6 +237,11 @@ def _trainer_config_finalize(filler: _Filler, args: TrainerArguments) -> None:
     total = get_value(filler.config, "scheduler.params.total_num_steps")
     if steps is not None:
         filler.fill("scheduler.params.total_num_steps", steps, "num_training_steps (calculated)")
+    elif _never_a_step_count(total) and args["num_train_epochs"] > 0:
+        # set_initial_training_values: max(len // accumulation, 1) updates per epoch times ceil(epochs), so the
+        # num_training_steps trainer_config_finalize matches against is at least 1 whatever the data
+        filler.result.mismatches.append(Mismatch("scheduler.params.total_num_steps", total,
+                                                 "num_training_steps (calculated)", "at least 1"))
     elif total is not None:
         filler.result.open_keys.append("scheduler.params.total_num_steps")
     warmup = args["warmup_steps"]

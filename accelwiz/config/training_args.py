@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from accelwiz.errors import InputError
 
-Kind = Literal["int", "float", "bool", "optional_bool", "str", "deepspeed"]
+Kind = Literal["int", "float", "bool", "optional_bool", "str", "deepspeed", "fsdp"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,9 @@ FIELDS: dict[str, FieldSpec] = {
     "logging_steps": FieldSpec("float", 500),
     "save_only_model": FieldSpec("bool", False),  # what DeepSpeed/FSDP can reload (rules/trainer_wrapper.py)
     "tf32": FieldSpec("optional_bool", None),  # refused without Ampere tensor cores (rules/trainer_hardware.py)
+    # FSDP turned on by the Trainer itself (`fsdp: str | None`, nargs="?", const=True: `--fsdp` alone is True,
+    # `--fsdp "full_shard auto_wrap"` the legacy string); TrainingArguments._process_fsdp_args (rules/trainer_fsdp.py)
+    "fsdp": FieldSpec("fsdp", None),
 }
 
 # Every `TrainingArguments` field of transformers 5.x (for abbreviations and for "known but not read" notes).
@@ -150,6 +153,10 @@ class TrainerArguments:
     notes: tuple[str, ...] = ()
     problems: tuple[ArgumentProblem, ...] = ()
     world_size: int | None = None  # the processes the Trainer runs in, when check's --num-processes says
+    # the options (command line) or keys (file) no modelled field reads, by name: a TRL config field, the script's
+    # own, or one no dataclass has (rules/trl_removed.py judges TRL's removed ones)
+    unread: tuple[str, ...] = ()
+    trl_config: str | None = None  # "sft" when read as an SFTConfig (check --trl), "trl" for TRL's other configs
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
@@ -227,7 +234,7 @@ def _option_table() -> dict[str, tuple[str, bool | None]]:
 
 
 def _takes_optional_value(name: str) -> bool:
-    return name in FIELDS and FIELDS[name].kind in ("bool", "optional_bool")
+    return name in FIELDS and FIELDS[name].kind in ("bool", "optional_bool", "fsdp")
 
 
 def parse_argv(argv: list[str]) -> TrainerArguments:
@@ -295,7 +302,9 @@ def parse_argv(argv: list[str]) -> TrainerArguments:
         notes.append("abbreviated options, as argparse completes them: " + ", ".join(abbreviated))
     if ignored:
         notes.append(f"ignored {len(ignored)} argument(s) accelwiz does not read: " + " ".join(dict.fromkeys(ignored)))
-    return _finish(TrainerArguments(values, given, "command line", None, tuple(notes), tuple(problems)))
+    unread = tuple(dict.fromkeys(o.lstrip("-").replace("-", "_") for o in ignored))
+    return _finish(TrainerArguments(values, given, "command line", None, tuple(notes), tuple(problems),
+                                    unread=unread))
 
 
 def _is_number(text: str) -> bool:
@@ -360,7 +369,8 @@ def parse_file(path: Path) -> TrainerArguments:
     notes = []
     if ignored:
         notes.append(f"ignored {len(ignored)} argument(s) accelwiz does not read: " + ", ".join(ignored))
-    return _finish(TrainerArguments(values, given, path.name, path, tuple(notes), tuple(problems)))
+    return _finish(TrainerArguments(values, given, path.name, path, tuple(notes), tuple(problems),
+                                    unread=tuple(ignored)))
 
 
 def _type_problem(name: str, value: Any) -> str | None:
@@ -380,6 +390,8 @@ def _type_problem(name: str, value: Any) -> str | None:
         return f"expected a path or a mapping, got {value!r}"
     if kind == "str" and not isinstance(value, str):
         return f"expected text, got {value!r}"
+    if kind == "fsdp" and not isinstance(value, (bool, str, list)):
+        return f"expected true, an FSDP option string or a list of options, got {value!r}"
     return None
 
 
@@ -432,7 +444,7 @@ def with_trl_defaults(args: TrainerArguments, *, sft: bool = False) -> TrainerAr
         given["learning_rate"] = "learning_rate (SFTConfig default 2e-05)"
         applied.append("learning rate 2e-05")
     notes = args.notes + ((f"TRL's defaults: {', '.join(applied)}",) if applied else ())
-    return _finish(replace(args, values=values, given=given, notes=notes,
+    return _finish(replace(args, values=values, given=given, notes=notes, trl_config="sft" if sft else "trl",
                            problems=tuple(p for p in args.problems if not p.message.startswith("At most one"))))
 
 

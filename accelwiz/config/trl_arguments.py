@@ -30,6 +30,7 @@ TRL_FIELDS: dict[str, tuple[str, Any, Any]] = {
     "vllm_gpu_memory_utilization": ("float", _ABSENT, 0.3),
     "vllm_tensor_parallel_size": ("int", _ABSENT, 1),
     "vllm_max_model_length": ("optional_int", _ABSENT, None),
+    "ds3_gather_for_generation": ("bool", _ABSENT, True),
     "beta": ("float", 0.1, 0.0),
     "sync_ref_model": ("bool", False, False),
     "precompute_ref_log_probs": ("bool", False, _ABSENT),

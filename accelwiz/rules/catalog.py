@@ -31,13 +31,16 @@ from accelwiz.rules import (
     schema_rules,
     topology,
     trainer_arguments,
+    trainer_fsdp,
     trainer_hardware,
     trainer_schedule,
     trainer_wrapper,
     trl_batch,
     trl_devices,
+    trl_generation,
     trl_losses,
     trl_memory,
+    trl_removed,
     trl_vllm,
     workload,
 )
@@ -195,6 +198,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW711": trainer_wrapper.save_only_model_with_sharded_wrapper,
     "AW712": trainer_wrapper.auto_find_batch_size_with_zero3,
     "AW713": trainer_hardware.trainer_tf32_without_ampere,
+    "AW714": trainer_fsdp.trainer_fsdp_with_trainer_checkpointing,
     # AW8xx: TRL post-training (check --kind dpo|grpo with TRL's arguments)
     "AW801": trl_batch.grpo_generation_batch_not_divisible,
     "AW802": trl_batch.grpo_eval_batch_not_divisible,
@@ -209,4 +213,6 @@ CATALOG: dict[str, CheckFunction] = {
     "AW811": trl_vllm.vllm_server_without_spare_gpu,
     "AW812": trl_vllm.vllm_colocate_share_exceeds_memory,
     "AW813": trl_memory.posttraining_estimate_exceeds_gpu_memory,
+    "AW814": trl_generation.zero3_generation_without_gather,
+    "AW815": trl_removed.trl_argument_removed,
 }
