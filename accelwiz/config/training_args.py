@@ -68,7 +68,8 @@ FIELDS: dict[str, FieldSpec] = {
     "save_only_model": FieldSpec("bool", False),  # what DeepSpeed/FSDP can reload (rules/trainer_wrapper.py)
     "tf32": FieldSpec("optional_bool", None),  # refused without Ampere tensor cores (rules/trainer_hardware.py)
     # FSDP turned on by the Trainer itself (`fsdp: str | None`, nargs="?", const=True: `--fsdp` alone is True,
-    # `--fsdp "full_shard auto_wrap"` the legacy string); TrainingArguments._process_fsdp_args (rules/trainer_fsdp.py)
+    # `--fsdp "full_shard auto_wrap"` the legacy string); TrainingArguments._process_fsdp_args
+    # (rules/trainer_fsdp_checkpointing.py)
     "fsdp": FieldSpec("fsdp", None),
 }
 

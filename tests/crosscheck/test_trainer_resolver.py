@@ -299,7 +299,7 @@ def _argv_strategy():
     from accelwiz.config.training_args import FIELDS
 
     # tf32: TrainingArguments refuses --tf32 true without an Ampere GPU, which this machine may or may not have
-    # fsdp: TrainingArguments turns its string into fsdp_config and stores True (tests/rules/test_trainer_fsdp.py)
+    # fsdp: TrainingArguments turns its string into fsdp_config and stores True (tests/rules/test_trainer_fsdp_checkpointing.py)
     names = [n for n, spec in FIELDS.items() if spec.kind not in ("deepspeed", "fsdp") and n not in ("use_cpu", "tf32")]
 
     @st.composite

@@ -182,7 +182,8 @@ def hardcoded_gradient_accumulation(ctx: CheckContext) -> Iterator[Finding]:
             yield Finding("deepspeed", accumulation.path,
                           f"gradient_accumulation_steps is fixed at {accumulation.value}; it overrides the training "
                           "script's value (a different TrainingArguments value is refused)")
-        elif ctx.accelerate is not None and accumulation.role != "deepspeed":  # the JSON does not write it
+        # the JSON does not write it (the files' own view: the Trainer's arguments fill a written "auto")
+        elif ctx.accelerate is not None and ctx.files_effective.gradient_accumulation.role != "deepspeed":
             yield Finding("deepspeed", (), "the DeepSpeed JSON has no gradient_accumulation_steps: "
                                            "accelerate sets it to 1, overriding "
                                            "Accelerator(gradient_accumulation_steps=...)")
