@@ -24,7 +24,10 @@ from typing import Any, Literal
 
 from accelwiz.errors import InputError
 
-Kind = Literal["int", "float", "bool", "optional_bool", "str", "deepspeed"]
+Kind = Literal["int", "float", "bool", "optional_bool", "str", "deepspeed", "mapping", "fsdp"]
+
+# fields TrainingArguments json.loads when given a string starting with "{" (its _VALID_DICT_FIELDS)
+_MAPPING_KINDS = ("deepspeed", "mapping")
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,10 @@ FIELDS: dict[str, FieldSpec] = {
     "logging_steps": FieldSpec("float", 500),
     "save_only_model": FieldSpec("bool", False),  # what DeepSpeed/FSDP can reload (rules/trainer_wrapper.py)
     "tf32": FieldSpec("optional_bool", None),  # refused without Ampere tensor cores (rules/trainer_hardware.py)
+    # FSDP through the Trainer (accelwiz.config.trainer_fsdp builds the plugin arguments from them):
+    # `fsdp` is `str | None` with nargs="?", const=True, so a bare --fsdp is True and "full_shard auto_wrap" a string
+    "fsdp": FieldSpec("fsdp", None),
+    "fsdp_config": FieldSpec("mapping", None),
 }
 
 # Every `TrainingArguments` field of transformers 5.x (for abbreviations and for "known but not read" notes).
@@ -205,7 +212,7 @@ def _convert(name: str, text: str) -> tuple[Any, str | None]:
             return float(text), None
         except ValueError:
             return None, "invalid float value"
-    if kind == "deepspeed" and text.startswith("{"):
+    if kind in _MAPPING_KINDS and text.startswith("{"):
         # TrainingArguments.__post_init__ json.loads a dict field given as a string starting with "{".
         try:
             return json.loads(text), None
@@ -227,7 +234,7 @@ def _option_table() -> dict[str, tuple[str, bool | None]]:
 
 
 def _takes_optional_value(name: str) -> bool:
-    return name in FIELDS and FIELDS[name].kind in ("bool", "optional_bool")
+    return name in FIELDS and FIELDS[name].kind in ("bool", "optional_bool", "fsdp")
 
 
 def parse_argv(argv: list[str]) -> TrainerArguments:
@@ -367,7 +374,7 @@ def _type_problem(name: str, value: Any) -> str | None:
     """A non-string value the field cannot hold (TrlParser hands it to TrainingArguments unconverted)."""
     kind = FIELDS[name].kind
     if value is None:  # Optional fields (eval_steps: float | None) take null
-        optional = kind in ("optional_bool", "deepspeed") or FIELDS[name].default is None
+        optional = kind in ("optional_bool", *_MAPPING_KINDS) or FIELDS[name].default is None
         return None if optional else "null is not a value for this argument"
     if kind == "int" and (isinstance(value, bool) or not (isinstance(value, int) or
                                                           (isinstance(value, float) and value.is_integer()))):
@@ -376,8 +383,10 @@ def _type_problem(name: str, value: Any) -> str | None:
         return f"expected a number, got {value!r}"
     if kind in ("bool", "optional_bool") and not isinstance(value, (bool, int)):
         return f"expected true or false, got {value!r}"
-    if kind == "deepspeed" and not isinstance(value, (str, dict)):
+    if kind in _MAPPING_KINDS and not isinstance(value, (str, dict)):
         return f"expected a path or a mapping, got {value!r}"
+    if kind == "fsdp" and not isinstance(value, (str, bool, list)):
+        return f"expected true, a string of options or a list, got {value!r}"
     if kind == "str" and not isinstance(value, str):
         return f"expected text, got {value!r}"
     return None
