@@ -112,7 +112,8 @@ REMOVED_IN_5: dict[str, str] = {
     "overwrite_output_dir": "leave it out: the Trainer writes into an existing output_dir",
     "logging_dir": "leave it out, or set the logger's own variable (TENSORBOARD_LOGGING_DIR)",
     "save_safetensors": "leave it out: checkpoints are always safetensors",
-    "fsdp_min_num_params": "put min_num_params in --fsdp_config",
+    # transformers 4 took min_num_params > 0 as the size-based policy; 5 needs the policy named (_process_fsdp_args)
+    "fsdp_min_num_params": "put min_num_params in --fsdp_config with auto_wrap_policy SIZE_BASED_WRAP",
     "fsdp_transformer_layer_cls_to_wrap": "put transformer_layer_cls_to_wrap in --fsdp_config",
     "use_mps_device": "leave it out: MPS is used when available",
     "half_precision_backend": "leave it out: mixed precision goes through accelerate",

@@ -219,7 +219,9 @@ def trainer_fsdp_setting_overridden(ctx: CheckContext) -> Iterator[Finding]:
     effective, files = ctx.effective, ctx.files_effective
     if files.is_fsdp:
         changed = [(name, getattr(files, name), getattr(effective, name)) for name in _YAML_KEYS]
-        listed = [f"{_YAML_KEYS[name]} {_shown(was.value)} -> {_shown(now.value)}" for name, was, now in changed
+        # the key as the YAML writes it (FSDP2's sharding is its reshard_after_forward)
+        listed = [f"{was.path[-1] if was.path else _YAML_KEYS[name]} {_shown(was.value)} -> {_shown(now.value)}"
+                  for name, was, now in changed
                   if was.is_written and was.is_set and now.source == "trainer" and now.value != was.value]
         if listed:
             yield Finding("accelerate", ("fsdp_config",), f"{fsdp.where} replaces the YAML's FSDP settings: "
