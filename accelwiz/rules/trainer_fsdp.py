@@ -176,6 +176,14 @@ def _shown(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+def _written(name: str, was: Any) -> str:
+    """The YAML key as written (FSDP2's sharding is its reshard_after_forward: `false (SHARD_GRAD_OP)`)."""
+    key = was.path[-1] if was.path else _YAML_KEYS[name]
+    if key.removeprefix("fsdp_") == _YAML_KEYS[name].removeprefix("fsdp_"):
+        return f"{key} {_shown(was.value)}"
+    return f"{key} {_shown(was.written)} ({_shown(was.value)})"
+
+
 @rule("AW715", "trainer-fsdp-setting-overridden", Severity.WARNING,
       fix="Configure FSDP in one place: drop --fsdp and keep the YAML's fsdp_config, or write the values in "
           "--fsdp_config (version 2 is the Trainer's default); with FSDP1, set the strategy as "
@@ -219,9 +227,7 @@ def trainer_fsdp_setting_overridden(ctx: CheckContext) -> Iterator[Finding]:
     effective, files = ctx.effective, ctx.files_effective
     if files.is_fsdp:
         changed = [(name, getattr(files, name), getattr(effective, name)) for name in _YAML_KEYS]
-        # the key as the YAML writes it (FSDP2's sharding is its reshard_after_forward)
-        listed = [f"{was.path[-1] if was.path else _YAML_KEYS[name]} {_shown(was.value)} -> {_shown(now.value)}"
-                  for name, was, now in changed
+        listed = [f"{_written(name, was)} -> {_shown(now.value)}" for name, was, now in changed
                   if was.is_written and was.is_set and now.source == "trainer" and now.value != was.value]
         if listed:
             yield Finding("accelerate", ("fsdp_config",), f"{fsdp.where} replaces the YAML's FSDP settings: "

@@ -1,6 +1,6 @@
 """FSDP through the Trainer's --fsdp/--fsdp_config: AW714/AW715, and the FSDP rules that now see the Trainer's
 plugin through ctx.effective (AW710 activation checkpointing twice, AW316 the wrap class, AW711 the state dict).
-tests/crosscheck/test_trainer_fsdp.py holds the effective values against the real TrainingArguments and plugin."""
+tests/crosscheck/test_trainer_fsdp_plugin.py compares the values with the real TrainingArguments and plugin."""
 
 from __future__ import annotations
 

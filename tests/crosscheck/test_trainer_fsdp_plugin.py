@@ -115,3 +115,19 @@ def test_a_config_file_is_read_with_or_without_the_prefix(tmp_path):
     ours = trainer_fsdp(parse_argv(argv))
     assert ours.plugin == real.fsdp_plugin_args
     assert ours.plugin["transformer_cls_names_to_wrap"] == "LlamaDecoderLayer" and ours.plugin["cpu_offload"]
+
+
+@pytest.mark.parametrize("text", [
+    "fsdp: [shard_grad_op, offload]\nfsdp_config:\n  fsdp_min_num_params: 1000\n  auto_wrap_policy: SIZE_BASED_WRAP\n",
+    "fsdp: true\nfsdp_config: '{\"activation_checkpointing\": \"yes\"}'\n",
+    "fsdp: full_shard auto_wrap\n",
+])
+def test_an_arguments_file_reads_as_hf_argument_parser_reads_it(tmp_path, text):
+    from transformers import HfArgumentParser, TrainingArguments
+
+    from accelwiz.config.training_args import parse_file
+
+    path = tmp_path / "args.yaml"
+    path.write_text(text + f"output_dir: {tmp_path / 'out'}\nreport_to: none\n")
+    (real,) = HfArgumentParser(TrainingArguments).parse_yaml_file(str(path))
+    assert trainer_fsdp(parse_file(path)).plugin == real.fsdp_plugin_args
