@@ -48,11 +48,10 @@ def _refusal(ctx: CheckContext, fsdp: TrainerFsdp) -> str | None:
     """Why the Trainer stops with this --fsdp, in transformers' words; None when it runs."""
     if fsdp.problem:
         return fsdp.problem
-    from accelwiz.rules.trainer_arguments import trainer_view
-
-    view = trainer_view(ctx)
     launched = ctx.files_effective.distributed_type.value if ctx.accelerate is not None else None
-    if (view is not None and view.path is not None) or ctx.files_effective.uses_deepspeed:
+    deepspeed = ctx.training_args.deepspeed  # --deepspeed; else the launcher's DeepSpeed (YAML or JSON)
+    if (isinstance(deepspeed, dict) or (isinstance(deepspeed, str) and deepspeed.strip())
+            or ctx.files_effective.uses_deepspeed):
         return "Using --fsdp xxx together with --deepspeed is not possible, deactivate one of those flags."
     if launched == "NO" and not fsdp.xla:
         return "Using fsdp only works in distributed training."
@@ -62,6 +61,8 @@ def _refusal(ctx: CheckContext, fsdp: TrainerFsdp) -> str | None:
 def _applies(ctx: CheckContext, fsdp: TrainerFsdp | None) -> bool:
     if fsdp is None or fsdp.xla or _refusal(ctx, fsdp) is not None or ctx.accelerate is None:
         return False
+    if any(problem.name in ("fsdp", "fsdp_config") for problem in ctx.training_args.problems):
+        return False  # the parser refuses the value (AW701): the run stops before any plugin
     return ctx.files_effective.distributed_type.value in _BECOMES_FSDP
 
 

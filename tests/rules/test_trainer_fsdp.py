@@ -32,6 +32,7 @@ def found(write, yaml: str, argv: list[str], **context) -> set[str]:
      ["--fsdp", "--fsdp_config", '{"auto_wrap_policy": "SIZE_BASED_WRAP"}']),
     (DDP, ["--fsdp", "--fsdp_config", "missing.json"], ["--fsdp"]),
     (ZERO2, ["--fsdp"], []),
+    (DDP, ["--fsdp", "--deepspeed", '{"zero_optimization": {"stage": 2}}'], ["--fsdp"]),
     (ONE, ["--fsdp"], []),
 ])
 def test_aw714_fires_where_the_trainer_stops_and_not_where_it_runs(write, yaml, bad, good):
