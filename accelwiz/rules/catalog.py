@@ -198,6 +198,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW713": trainer_hardware.trainer_tf32_without_ampere,
     "AW714": trainer_fsdp.trainer_fsdp_refused,
     "AW715": trainer_fsdp.trainer_fsdp_setting_overridden,
+    "AW716": trainer_fsdp.trainer_fsdp_config_without_fsdp,
     # AW8xx: TRL post-training (check --kind dpo|grpo with TRL's arguments)
     "AW801": trl_batch.grpo_generation_batch_not_divisible,
     "AW802": trl_batch.grpo_eval_batch_not_divisible,

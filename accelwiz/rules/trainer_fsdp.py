@@ -1,4 +1,4 @@
-"""AW714-AW715: FSDP configured through the Trainer's `--fsdp` / `--fsdp_config`, against the launch.
+"""AW714-AW716: FSDP configured through the Trainer's `--fsdp` / `--fsdp_config`, against the launch.
 
 accelwiz.config.trainer_fsdp builds the plugin arguments as `TrainingArguments._process_fsdp_args` does;
 `trainer_fsdp_values` turns them into effective values (called from `trainer_effective`, the one place the
@@ -237,3 +237,32 @@ def trainer_fsdp_setting_overridden(ctx: CheckContext) -> Iterator[Finding]:
     if fsdp.plugin["fsdp_version"] == 1 and isinstance(asked, str) and asked.upper() != effective.fsdp_sharding.value:
         yield Finding(None, (), f"the Trainer asks FSDP1 for {asked.upper()} ({fsdp.where}), but the plugin takes "
                                 f"FSDP_SHARDING_STRATEGY: the run is {effective.fsdp_sharding.value}")
+
+
+@rule("AW716", "trainer-fsdp-config-without-fsdp", Severity.WARNING,
+      fix="Add --fsdp to turn the Trainer's FSDP on, or drop --fsdp_config (an FSDP YAML configures FSDP itself)")
+def trainer_fsdp_config_without_fsdp(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds the Trainer's `--fsdp_config` without `--fsdp`.
+
+    ## Why is this bad?
+    `TrainingArguments._process_fsdp_args` returns at once when `fsdp` is not set (transformers 5.24): the
+    `fsdp_config` file is never opened, no plugin is built, and the run is whatever the launcher says (DDP on a
+    MULTI_GPU launch, or the YAML's own `fsdp_config`), with none of the wrap class, offload or checkpointing
+    the file asks for.
+
+    ## Example
+    ```yaml
+    # accelwiz check accelerate.yaml -- --fsdp_config '{"version": 2, "cpu_offload": true}'
+    distributed_type: MULTI_GPU
+    num_processes: 2
+    ```
+    Use instead: `--fsdp --fsdp_config '{"version": 2, "cpu_offload": true}'`, or drop `--fsdp_config` and
+    write the settings in an FSDP YAML (`fsdp_version: 2`, `fsdp_offload_params: true`).
+    """
+    args = getattr(ctx, "training_args", None)
+    if args is None or args["fsdp"] or not args.is_given("fsdp_config") or args["fsdp_config"] in (None, "", {}):
+        return
+    runs = "the YAML's fsdp_config" if ctx.files_effective.is_fsdp else "no FSDP from the Trainer"
+    yield Finding(None, (), f"{args.where('fsdp_config')} without --fsdp: the Trainer never reads it ({runs} runs)")

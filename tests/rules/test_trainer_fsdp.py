@@ -99,3 +99,10 @@ def test_aw711_sees_the_trainers_full_state_dict(write):
     assert "AW711" not in found(write, yaml, ["--save_only_model", "--fsdp"])
     sharded = ["--save_only_model", "--fsdp", "--fsdp_config", '{"state_dict_type": "SHARDED_STATE_DICT"}']
     assert "AW711" in found(write, DDP, sharded)
+
+
+def test_aw716_fsdp_config_without_fsdp_is_never_read(write, tmp_path):
+    assert "AW716" in found(write, DDP, ["--fsdp_config", '{"cpu_offload": true}'])
+    assert "AW716" in found(write, FSDP1, ["--fsdp_config", str(tmp_path / "missing.json")])  # never opened
+    assert "AW716" not in found(write, DDP, ["--fsdp", "--fsdp_config", '{"cpu_offload": true}'])
+    assert "AW716" not in found(write, DDP, [])
