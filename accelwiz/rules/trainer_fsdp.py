@@ -107,7 +107,7 @@ def trainer_fsdp_values(ctx: CheckContext, base: Any) -> dict[str, tuple[Any, st
                                    f"{via}: reshard_after_forward {str(plugin['reshard_after_forward']).lower()}")
         values["fsdp_backward_prefetch"] = ("NO_PREFETCH", "FSDP2 has no backward prefetch")
     else:
-        values["fsdp_sharding"] = fsdp1_sharding(base if yaml_fsdp else None)
+        values["fsdp_sharding"] = fsdp1_sharding(ctx if yaml_fsdp else None)
         prefetch = plugin["backward_prefetch"]
         values["fsdp_backward_prefetch"] = (prefetch if prefetch in ("BACKWARD_PRE", "BACKWARD_POST")
                                             else "NO_PREFETCH", via)
@@ -116,12 +116,18 @@ def trainer_fsdp_values(ctx: CheckContext, base: Any) -> dict[str, tuple[Any, st
     return values
 
 
-def fsdp1_sharding(base: Any) -> tuple[str, str]:
-    """FSDP1's strategy: FSDP_SHARDING_STRATEGY (the YAML's, which the launcher always exports), else FULL_SHARD;
-    the Trainer's reshard_after_forward loses to it."""
-    if base is not None and base.fsdp_sharding.is_set:
-        return base.fsdp_sharding.value, "FSDP1 reads FSDP_SHARDING_STRATEGY, the launcher's, over the Trainer's"
-    return "FULL_SHARD", "FSDP1 reads FSDP_SHARDING_STRATEGY (unset: FULL_SHARD) over the Trainer's"
+def fsdp1_sharding(ctx: CheckContext | None) -> tuple[str, str]:
+    """FSDP1's strategy: FSDP_SHARDING_STRATEGY (an FSDP YAML's fsdp_sharding_strategy, which the launcher always
+    exports, FULL_SHARD unless written, whatever the YAML's version), else FULL_SHARD; the Trainer's
+    reshard_after_forward loses to it."""
+    from accelwiz import coerce
+    from accelwiz.effective_value import fsdp_entry
+
+    found = fsdp_entry(ctx.accelerate, "fsdp_sharding_strategy") if ctx is not None else None
+    strategy = coerce.sharding_strategy(found[1]) if found else None
+    if strategy is not None:
+        return strategy, "FSDP1 reads FSDP_SHARDING_STRATEGY, the YAML's, over the Trainer's"
+    return "FULL_SHARD", "FSDP1 reads FSDP_SHARDING_STRATEGY (FULL_SHARD here) over the Trainer's"
 
 
 @rule("AW714", "trainer-fsdp-refused", Severity.ERROR,

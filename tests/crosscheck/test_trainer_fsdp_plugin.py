@@ -37,6 +37,8 @@ CASES = [
                                                "\"NO_WRAP\"}"]),
     (DDP, ["--fsdp", "shard_grad_op", "--fsdp_config", "{\"version\": 1}"]),  # FSDP1: the strategy is ignored
     (FSDP1_YAML, ["--fsdp", "full_shard", "--fsdp_config", "{\"version\": 1}"]),
+    (FSDP2_YAML + "  fsdp_sharding_strategy: SHARD_GRAD_OP\n", ["--fsdp", "full_shard", "--fsdp_config",
+                                                             "{\"version\": 1}"]),  # exported all the same
 ]
 
 

@@ -53,6 +53,10 @@ def test_aw715_fsdp1_ignores_the_trainers_strategy(write):
     fsdp1 = ["--fsdp_config", '{"version": 1}']
     assert "AW715" in found(write, DDP, ["--fsdp", "shard_grad_op", *fsdp1])
     assert "AW715" not in found(write, DDP, ["--fsdp", "full_shard", *fsdp1])
+    # the launcher exports an FSDP2 YAML's fsdp_sharding_strategy too, and FSDP1 takes it over the Trainer's
+    fsdp2 = "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_version: 2\n"
+    yaml = fsdp2 + "  fsdp_sharding_strategy: SHARD_GRAD_OP\n"
+    assert "AW715" in found(write, yaml, ["--fsdp", "full_shard", *fsdp1])
 
 
 def test_the_trainers_fsdp_reaches_the_effective_values(write):
