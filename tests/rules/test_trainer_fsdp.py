@@ -31,6 +31,7 @@ def found(write, yaml: str, argv: list[str], **context) -> set[str]:
     (DDP, ["--fsdp", "--fsdp_config", '{"auto_wrap_policy": "size_based_wrap"}'],
      ["--fsdp", "--fsdp_config", '{"auto_wrap_policy": "SIZE_BASED_WRAP"}']),
     (DDP, ["--fsdp", "--fsdp_config", "missing.json"], ["--fsdp"]),
+    (DDP, ["--fsdp", "--fsdp_config", "/dev/zero"], ["--fsdp"]),  # the bounded reader: refused, never read
     (ZERO2, ["--fsdp"], []),
     (DDP, ["--fsdp", "--deepspeed", '{"zero_optimization": {"stage": 2}}'], ["--fsdp"]),
     (ONE, ["--fsdp"], []),
