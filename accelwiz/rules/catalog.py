@@ -196,9 +196,9 @@ CATALOG: dict[str, CheckFunction] = {
     "AW711": trainer_wrapper.save_only_model_with_sharded_wrapper,
     "AW712": trainer_wrapper.auto_find_batch_size_with_zero3,
     "AW713": trainer_hardware.trainer_tf32_without_ampere,
-    "AW714": trainer_fsdp.trainer_fsdp_refused,
-    "AW715": trainer_fsdp.trainer_fsdp_setting_overridden,
-    "AW716": trainer_fsdp.trainer_fsdp_config_without_fsdp,
+    "AW715": trainer_fsdp.trainer_fsdp_refused,
+    "AW716": trainer_fsdp.trainer_fsdp_setting_overridden,
+    "AW717": trainer_fsdp.trainer_fsdp_config_without_fsdp,
     # AW8xx: TRL post-training (check --kind dpo|grpo with TRL's arguments)
     "AW801": trl_batch.grpo_generation_batch_not_divisible,
     "AW802": trl_batch.grpo_eval_batch_not_divisible,

@@ -1,4 +1,4 @@
-"""AW714-AW716: FSDP configured through the Trainer's `--fsdp` / `--fsdp_config`, against the launch.
+"""AW715-AW717: FSDP configured through the Trainer's `--fsdp` / `--fsdp_config`, against the launch.
 
 accelwiz.config.trainer_fsdp builds the plugin arguments as `TrainingArguments._process_fsdp_args` does;
 `trainer_fsdp_values` turns them into effective values (called from `trainer_effective`, the one place the
@@ -130,7 +130,7 @@ def fsdp1_sharding(ctx: CheckContext | None) -> tuple[str, str]:
     return "FULL_SHARD", "FSDP1 reads FSDP_SHARDING_STRATEGY (FULL_SHARD here) over the Trainer's"
 
 
-@rule("AW714", "trainer-fsdp-refused", Severity.ERROR,
+@rule("AW715", "trainer-fsdp-refused", Severity.ERROR,
       fix="Give FSDP one owner: the Trainer's --fsdp/--fsdp_config on a multi-process launch without DeepSpeed, "
           "or the Accelerate YAML's fsdp_config without --fsdp; write fsdp_config keys transformers accepts")
 def trainer_fsdp_refused(ctx: CheckContext) -> Iterator[Finding]:
@@ -191,7 +191,7 @@ def _written(name: str, was: Any) -> str:
     return f"{key} {_shown(was.written)} ({_shown(was.value)})"
 
 
-@rule("AW715", "trainer-fsdp-setting-overridden", Severity.WARNING,
+@rule("AW716", "trainer-fsdp-setting-overridden", Severity.WARNING,
       fix="Configure FSDP in one place: drop --fsdp and keep the YAML's fsdp_config, or write the values in "
           "--fsdp_config (version 2 is the Trainer's default); with FSDP1, set the strategy as "
           "fsdp_sharding_strategy in the YAML")
@@ -245,7 +245,7 @@ def trainer_fsdp_setting_overridden(ctx: CheckContext) -> Iterator[Finding]:
                                 f"FSDP_SHARDING_STRATEGY: the run is {effective.fsdp_sharding.value}")
 
 
-@rule("AW716", "trainer-fsdp-config-without-fsdp", Severity.WARNING,
+@rule("AW717", "trainer-fsdp-config-without-fsdp", Severity.WARNING,
       fix="Add --fsdp to turn the Trainer's FSDP on, or drop --fsdp_config (an FSDP YAML configures FSDP itself)")
 def trainer_fsdp_config_without_fsdp(ctx: CheckContext) -> Iterator[Finding]:
     """

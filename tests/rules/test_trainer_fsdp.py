@@ -1,4 +1,4 @@
-"""FSDP through the Trainer's --fsdp/--fsdp_config: AW714/AW715, and the FSDP rules that now see the Trainer's
+"""FSDP through the Trainer's --fsdp/--fsdp_config: AW715/AW716, and the FSDP rules that now see the Trainer's
 plugin through ctx.effective (AW710 activation checkpointing twice, AW316 the wrap class, AW711 the state dict).
 tests/crosscheck/test_trainer_fsdp_plugin.py compares the values with the real TrainingArguments and plugin."""
 
@@ -37,27 +37,27 @@ def found(write, yaml: str, argv: list[str], **context) -> set[str]:
     (ONE, ["--fsdp"], []),
 ])
 def test_aw714_fires_where_the_trainer_stops_and_not_where_it_runs(write, yaml, bad, good):
-    assert "AW714" in found(write, yaml, bad)
-    assert "AW714" not in found(write, yaml, good)
+    assert "AW715" in found(write, yaml, bad)
+    assert "AW715" not in found(write, yaml, good)
 
 
 def test_aw715_lists_the_yaml_settings_the_trainer_replaces(write):
-    [diagnostic] = diagnostics(write("a.yaml", FSDP1), select=("AW715",),
+    [diagnostic] = diagnostics(write("a.yaml", FSDP1), select=("AW716",),
                                training_args=parse_argv(["--fsdp", "full_shard auto_wrap"]))
     assert "fsdp_version 1 -> 2" in diagnostic.message and "SHARDED_STATE_DICT -> FULL_STATE_DICT" in diagnostic.message
     same = ["--fsdp", "--fsdp_config", '{"version": 1, "state_dict_type": "SHARDED_STATE_DICT"}']
-    assert "AW715" not in found(write, FSDP1, same)
-    assert "AW715" not in found(write, FSDP1, [])  # no --fsdp: the YAML alone configures FSDP
+    assert "AW716" not in found(write, FSDP1, same)
+    assert "AW716" not in found(write, FSDP1, [])  # no --fsdp: the YAML alone configures FSDP
 
 
 def test_aw715_fsdp1_ignores_the_trainers_strategy(write):
     fsdp1 = ["--fsdp_config", '{"version": 1}']
-    assert "AW715" in found(write, DDP, ["--fsdp", "shard_grad_op", *fsdp1])
-    assert "AW715" not in found(write, DDP, ["--fsdp", "full_shard", *fsdp1])
+    assert "AW716" in found(write, DDP, ["--fsdp", "shard_grad_op", *fsdp1])
+    assert "AW716" not in found(write, DDP, ["--fsdp", "full_shard", *fsdp1])
     # the launcher exports an FSDP2 YAML's fsdp_sharding_strategy too, and FSDP1 takes it over the Trainer's
     fsdp2 = "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_version: 2\n"
     yaml = fsdp2 + "  fsdp_sharding_strategy: SHARD_GRAD_OP\n"
-    assert "AW715" in found(write, yaml, ["--fsdp", "full_shard", *fsdp1])
+    assert "AW716" in found(write, yaml, ["--fsdp", "full_shard", *fsdp1])
 
 
 def test_the_trainers_fsdp_reaches_the_effective_values(write):
@@ -107,7 +107,7 @@ def test_aw711_sees_the_trainers_full_state_dict(write):
 
 
 def test_aw716_fsdp_config_without_fsdp_is_never_read(write, tmp_path):
-    assert "AW716" in found(write, DDP, ["--fsdp_config", '{"cpu_offload": true}'])
-    assert "AW716" in found(write, FSDP1, ["--fsdp_config", str(tmp_path / "missing.json")])  # never opened
-    assert "AW716" not in found(write, DDP, ["--fsdp", "--fsdp_config", '{"cpu_offload": true}'])
-    assert "AW716" not in found(write, DDP, [])
+    assert "AW717" in found(write, DDP, ["--fsdp_config", '{"cpu_offload": true}'])
+    assert "AW717" in found(write, FSDP1, ["--fsdp_config", str(tmp_path / "missing.json")])  # never opened
+    assert "AW717" not in found(write, DDP, ["--fsdp", "--fsdp_config", '{"cpu_offload": true}'])
+    assert "AW717" not in found(write, DDP, [])
