@@ -24,7 +24,10 @@ from typing import Any, Literal
 
 from accelwiz.errors import InputError
 
-Kind = Literal["int", "float", "bool", "optional_bool", "str", "deepspeed", "fsdp"]
+Kind = Literal["int", "float", "bool", "optional_bool", "str", "deepspeed", "mapping", "fsdp"]
+
+# fields TrainingArguments json.loads when given a string starting with "{" (its _VALID_DICT_FIELDS)
+_MAPPING_KINDS = ("deepspeed", "mapping")
 
 
 @dataclass(frozen=True)
@@ -67,10 +70,10 @@ FIELDS: dict[str, FieldSpec] = {
     "logging_steps": FieldSpec("float", 500),
     "save_only_model": FieldSpec("bool", False),  # what DeepSpeed/FSDP can reload (rules/trainer_wrapper.py)
     "tf32": FieldSpec("optional_bool", None),  # refused without Ampere tensor cores (rules/trainer_hardware.py)
-    # FSDP turned on by the Trainer itself (`fsdp: str | None`, nargs="?", const=True: `--fsdp` alone is True,
-    # `--fsdp "full_shard auto_wrap"` the legacy string); TrainingArguments._process_fsdp_args
-    # (rules/trainer_fsdp_checkpointing.py)
+    # FSDP through the Trainer (accelwiz.config.trainer_fsdp builds the plugin arguments from them):
+    # `fsdp` is `str | None` with nargs="?", const=True, so a bare --fsdp is True and "full_shard auto_wrap" a string
     "fsdp": FieldSpec("fsdp", None),
+    "fsdp_config": FieldSpec("mapping", None),
 }
 
 # Every `TrainingArguments` field of transformers 5.x (for abbreviations and for "known but not read" notes).
@@ -109,7 +112,8 @@ REMOVED_IN_5: dict[str, str] = {
     "overwrite_output_dir": "leave it out: the Trainer writes into an existing output_dir",
     "logging_dir": "leave it out, or set the logger's own variable (TENSORBOARD_LOGGING_DIR)",
     "save_safetensors": "leave it out: checkpoints are always safetensors",
-    "fsdp_min_num_params": "put min_num_params in --fsdp_config",
+    # transformers 4 took min_num_params > 0 as the size-based policy; 5 needs the policy named (_process_fsdp_args)
+    "fsdp_min_num_params": "put min_num_params in --fsdp_config with auto_wrap_policy SIZE_BASED_WRAP",
     "fsdp_transformer_layer_cls_to_wrap": "put transformer_layer_cls_to_wrap in --fsdp_config",
     "use_mps_device": "leave it out: MPS is used when available",
     "half_precision_backend": "leave it out: mixed precision goes through accelerate",
@@ -213,7 +217,7 @@ def _convert(name: str, text: str) -> tuple[Any, str | None]:
             return float(text), None
         except ValueError:
             return None, "invalid float value"
-    if kind == "deepspeed" and text.startswith("{"):
+    if kind in _MAPPING_KINDS and text.startswith("{"):
         # TrainingArguments.__post_init__ json.loads a dict field given as a string starting with "{".
         try:
             return json.loads(text), None
@@ -378,7 +382,7 @@ def _type_problem(name: str, value: Any) -> str | None:
     """A non-string value the field cannot hold (TrlParser hands it to TrainingArguments unconverted)."""
     kind = FIELDS[name].kind
     if value is None:  # Optional fields (eval_steps: float | None) take null
-        optional = kind in ("optional_bool", "deepspeed") or FIELDS[name].default is None
+        optional = kind in ("optional_bool", *_MAPPING_KINDS) or FIELDS[name].default is None
         return None if optional else "null is not a value for this argument"
     if kind == "int" and (isinstance(value, bool) or not (isinstance(value, int) or
                                                           (isinstance(value, float) and value.is_integer()))):
@@ -387,12 +391,12 @@ def _type_problem(name: str, value: Any) -> str | None:
         return f"expected a number, got {value!r}"
     if kind in ("bool", "optional_bool") and not isinstance(value, (bool, int)):
         return f"expected true or false, got {value!r}"
-    if kind == "deepspeed" and not isinstance(value, (str, dict)):
+    if kind in _MAPPING_KINDS and not isinstance(value, (str, dict)):
         return f"expected a path or a mapping, got {value!r}"
+    if kind == "fsdp" and not isinstance(value, (str, bool, list)):
+        return f"expected true, a string of options or a list, got {value!r}"
     if kind == "str" and not isinstance(value, str):
         return f"expected text, got {value!r}"
-    if kind == "fsdp" and not isinstance(value, (bool, str, list)):
-        return f"expected true, an FSDP option string or a list of options, got {value!r}"
     return None
 
 

@@ -31,6 +31,7 @@ from accelwiz.rules import (
     schema_rules,
     topology,
     trainer_arguments,
+    trainer_fsdp,
     trainer_fsdp_checkpointing,
     trainer_hardware,
     trainer_schedule,
@@ -199,6 +200,9 @@ CATALOG: dict[str, CheckFunction] = {
     "AW712": trainer_wrapper.auto_find_batch_size_with_zero3,
     "AW713": trainer_hardware.trainer_tf32_without_ampere,
     "AW714": trainer_fsdp_checkpointing.trainer_fsdp_with_trainer_checkpointing,
+    "AW715": trainer_fsdp.trainer_fsdp_refused,
+    "AW716": trainer_fsdp.trainer_fsdp_setting_overridden,
+    "AW717": trainer_fsdp.trainer_fsdp_config_without_fsdp,
     # AW8xx: TRL post-training (check --kind dpo|grpo with TRL's arguments)
     "AW801": trl_batch.grpo_generation_batch_not_divisible,
     "AW802": trl_batch.grpo_eval_batch_not_divisible,

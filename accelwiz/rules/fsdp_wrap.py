@@ -56,6 +56,10 @@ def fsdp_wrap_class_not_in_model(ctx: CheckContext) -> Iterator[Finding]:
     view = fsdp_view(ctx)
     policy = _entry(ctx, "fsdp_auto_wrap_policy") if view else None
     written = _entry(ctx, "fsdp_transformer_layer_cls_to_wrap") if view else None
+    trainer = _trainer_classes(ctx, view)
+    if trainer is not None:  # the Trainer's plugin: its policy, its class names (or, unset, the launcher's)
+        policy = ((), view.fsdp_auto_wrap_policy.value)
+        written = ((), trainer) if trainer else written
     if policy is None or written is None or written[1] is None:
         return
     if not isinstance(policy[1], str) or policy[1].upper() != "TRANSFORMER_BASED_WRAP":
@@ -75,7 +79,17 @@ def fsdp_wrap_class_not_in_model(ctx: CheckContext) -> Iterator[Finding]:
     wanted = list(dict.fromkeys(modules.no_split_modules)) or sorted(modules.class_names)
     close = difflib.get_close_matches(missing[0].strip(), [*wanted, *sorted(modules.class_names)], n=2, cutoff=0.4)
     suggestion = f"; did you mean {' or '.join(f'`{c}`' for c in dict.fromkeys(close))}?" if close else ""
-    yield Finding("accelerate", written[0],
+    yield Finding("accelerate" if written[0] else None, written[0],
                   f"{', '.join(repr(m) for m in missing)} is not a module class of {spec.name} "
                   f"({modules.model_class}): accelerate raises 'Could not find the transformer layer class' at "
                   f"prepare; its _no_split_modules are {', '.join(modules.no_split_modules) or 'none'}{suggestion}")
+
+
+def _trainer_classes(ctx: CheckContext, view: object) -> str | None:
+    """With the Trainer's --fsdp: the class names its plugin passes ("" when it passes none); None otherwise."""
+    if view is None or view.fsdp_auto_wrap_policy.source != "trainer":
+        return None
+    from accelwiz.rules.trainer_fsdp import trainer_fsdp_of
+
+    fsdp = trainer_fsdp_of(ctx)
+    return fsdp.plugin.get("transformer_cls_names_to_wrap", "") if fsdp is not None else None

@@ -622,6 +622,10 @@ def trainer_effective(ctx: CheckContext, base: Any) -> Any:
     # whatever the plan assumed (accelwiz.resolution.workload.trainer_layer judges memory the same way)
     name = "activation_checkpointing" if args.is_given("activation_checkpointing") else "gradient_checkpointing"
     values["gradient_checkpointing"] = (args.gradient_checkpointing, args.where(name))
+    # --fsdp/--fsdp_config: the plugin the Trainer hands the Accelerator (accelwiz.rules.trainer_fsdp)
+    from accelwiz.rules.trainer_fsdp import trainer_fsdp_values
+
+    values.update(trainer_fsdp_values(ctx, base))
     # an argument transformers refuses (AW701) stops the run: its default is no value the run uses
     invalid = {problem.name for problem in args.problems}
     values = {setting: value for setting, value in values.items()
