@@ -212,14 +212,15 @@ def test_defaults_apply_the_fastest_fallback_and_say_why_in_one_line(cli, tmp_pa
 
 
 def test_defaults_where_only_nvme_fits_say_so_and_write_nothing(cli, tmp_path, monkeypatch):
-    # Mixtral on one A10G: not even QLoRA with CPU offload fits a 32 GiB host; NVMe would, and needs a path
+    # Llama-3.1-70B on one A10G: not even QLoRA with CPU offload fits a 32 GiB host; NVMe would, and needs a path
+    # (Mixtral-8x7B fits since bitsandbytes' quantization state is counted on the GPU, where it stays: 28.6 GiB)
     monkeypatch.chdir(tmp_path)
-    result = cli("init", "--system", "1xA10G", "--model", "mixtral-8x7b", "--defaults")
+    result = cli("init", "--system", "1xA10G", "--model", "llama-3.1-70b", "--defaults")
     assert result.exit_code == 1
     assert "nothing fits without NVMe offload" in result.stderr and "nvme_path" in result.stderr
     assert list(tmp_path.iterdir()) == []
     (tmp_path / "answers.yaml").write_text("nvme_path: /local_nvme\n")
-    result = cli("init", "--system", "1xA10G", "--model", "mixtral-8x7b", "--answers", "answers.yaml",
+    result = cli("init", "--system", "1xA10G", "--model", "llama-3.1-70b", "--answers", "answers.yaml",
                  "--defaults")
     assert result.exit_code == 0, result.stderr
     deepspeed = json.loads((tmp_path / "accelerate.ds.json").read_text())
