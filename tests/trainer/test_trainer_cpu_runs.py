@@ -10,6 +10,7 @@ DeepSpeed JIT-builds its shared-memory op once (about 30 s); `accelwiz run` cach
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -301,17 +302,22 @@ def test_ctrl_c_during_a_two_process_run_leaves_nothing_running(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     tree: dict[int, psutil.Process] = {}
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:  # the launcher and both workers, importing or training
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # the launcher and both workers, importing or training
+            tree.update({p.pid: p for p in psutil.Process(proc.pid).children(recursive=True)})
+            workers = [p for p in tree.values() if "train.py" in _command_line(p)]
+            if len(workers) >= 2:
+                break
+            time.sleep(0.2)
+        assert len(workers) >= 2, "the two workers never started"
+        time.sleep(2)
         tree.update({p.pid: p for p in psutil.Process(proc.pid).children(recursive=True)})
-        workers = [p for p in tree.values() if "train.py" in _command_line(p)]
-        if len(workers) >= 2:
-            break
-        time.sleep(0.2)
-    assert len(workers) >= 2, "the two workers never started"
-    time.sleep(2)
-    tree.update({p.pid: p for p in psutil.Process(proc.pid).children(recursive=True)})
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=60) == 130
-    gone, alive = psutil.wait_procs(list(tree.values()), timeout=5)
-    assert alive == [], [p.cmdline() for p in alive]
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+        gone, alive = psutil.wait_procs(list(tree.values()), timeout=5)
+        assert alive == [], [_command_line(p) for p in alive]
+    finally:  # whatever failed above, no 100000-step run outlives the test
+        for process in [psutil.Process(proc.pid), *tree.values()] if proc.poll() is None else tree.values():
+            with contextlib.suppress(psutil.Error):
+                process.kill()
