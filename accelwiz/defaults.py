@@ -20,5 +20,7 @@ def plan_path_for(config: Path) -> Path:
 
 def find_plan(config: Path) -> Path | None:
     """The plan beside `config`, if there is one."""
+    from accelwiz.document.read import is_file
+
     candidate = plan_path_for(config)
-    return candidate if candidate.is_file() else None
+    return candidate if is_file(candidate) else None

@@ -43,7 +43,7 @@ def test_a_full_config_validates():
     ({"zero_optimization": {"reduce_bucket_size": 2.5}},
      ("wrong-type", "zero_optimization.reduce_bucket_size")),
     ({"bf16": {"enabled": "true"}}, ("wrong-type", "bf16.enabled")),
-    ({"zero_optimization": True}, ("wrong-type", "zero_optimization")),
+    ({"zero_optimization": "yes"}, ("wrong-type", "zero_optimization")),  # a boolean is DeepSpeed's legacy stage 1
     ({"zero_optimization": {"stage": 4}}, ("invalid-value", "zero_optimization.stage")),
     ({"zero_optimization": {"offload_param": {"device": "gpu"}}},
      ("invalid-value", "zero_optimization.offload_param.device")),

@@ -64,6 +64,9 @@ DOCUMENT_TEXT = {
     ("trainer_arguments.py", "trainer_view"):
         "hands the JSON to the Trainer's resolution (accelwiz.config.trainer_deepspeed), which reads it as "
         "the Trainer does",
+    ("trainer_fsdp.py", "fsdp1_sharding"): "the fsdp_sharding_strategy the launcher exports as FSDP_SHARDING_STRATEGY "
+                                           "whatever the YAML's version (effective.fsdp_sharding is FSDP2's "
+                                           "reshard view)",
 }
 
 # (b) not moved yet: rules about what runs that still read the document, each named as known debt (none today);
