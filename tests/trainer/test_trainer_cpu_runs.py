@@ -209,13 +209,15 @@ def test_full_fine_tuning_of_a_checkpoint_trains_saves_and_resumes(tmp_path, che
 LORA = ("--lora-targets", "q_proj,v_proj,lm_head", "--lora-alpha", "32")
 
 
-@pytest.mark.parametrize("name", list(CONFIGS))
+# LoRA on one process and under ZeRO-3 (the adapter gathered from shards); DDP and ZeRO-2 launch as the full
+# fine-tuning runs above launch, and the adapter's save does not depend on them (the suite's time is shared)
+@pytest.mark.parametrize("name", ["single", "zero3"])
 def test_lora_on_a_checkpoint_trains_and_the_adapter_reloads_with_the_same_logits(
     tmp_path, checkpoint, chat_jsonl, name
 ):
-    """LoRA on 1 process (everything from the plan beside the YAML, chat JSONL through the chat template), DDP
-    (a `datasets` directory), ZeRO-2 and ZeRO-3: the loss falls, and the adapter saved with save_pretrained loads
-    back onto the checkpoint with the logits the trained model gave."""
+    """LoRA on 1 process (everything from the plan beside the YAML, chat JSONL through the chat template) and
+    under ZeRO-3 (a `datasets` directory): the loss falls, and the adapter saved with save_pretrained loads back
+    onto the checkpoint with the logits the trained model gave."""
     config, out = write_config(tmp_path, name), tmp_path / "out"
     args = ["--config", str(config), "--steps", "6", "--lr", "2e-2", "--output-dir", str(out)]
     if name == "single":
@@ -223,8 +225,7 @@ def test_lora_on_a_checkpoint_trains_and_the_adapter_reloads_with_the_same_logit
         args += ["--data", str(chat_jsonl)]
     else:
         args += ["--model", str(checkpoint), "--method", "lora", "--seq-len", "32"]
-        if name == "ddp":
-            args += ["--data", str(sonnets_dataset(tmp_path))]
+        args += ["--data", str(sonnets_dataset(tmp_path))]
         args += ["--", *LORA]
     run = accelwiz_run(*args, cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
