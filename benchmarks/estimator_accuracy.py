@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -49,6 +48,7 @@ MODEL_ARGUMENTS = {
     "llama-small": str(REPO / "benchmarks" / "configs" / "llama-small" / "config.json"),
     "gpt2-medium": "gpt2-medium",
     "llama-3.2-1b": "llama-3.2-1b",
+    "llama-3.1-8b": "llama-3.1-8b",
 }
 MODELS = {name: resolve_model(argument) for name, argument in MODEL_ARGUMENTS.items()}
 
@@ -61,10 +61,11 @@ class Setting:
     seq_len: int
     gradient_checkpointing: bool = False
     attention: str = "sdpa"
+    regime: str = "full"  # full | lora (LoRA r=16 on every linear layer, a bf16 base, autocast)
 
     @property
     def label(self) -> str:
-        return f"{self.model} {self.strategy} b{self.micro_batch} s{self.seq_len} {self.attention}" + (
+        return f"{self.model} {self.regime} {self.strategy} b{self.micro_batch} s{self.seq_len} {self.attention}" + (
             " gc" if self.gradient_checkpointing else ""
         )
 
@@ -88,6 +89,12 @@ def matrix() -> list[Setting]:
         replace(big, strategy="zero3"),
         replace(big, strategy="zero3_offload"),
         replace(big, strategy="zero3", micro_batch=4, seq_len=4096, gradient_checkpointing=True),
+        # LoRA, where published reserved rows were most under-estimated: a bf16 base built on the GPU, as
+        # from_pretrained(torch_dtype=bfloat16, device_map="cuda") leaves it, adapters in fp32 under autocast
+        replace(big, regime="lora", micro_batch=4),
+        replace(big, regime="lora", micro_batch=4, gradient_checkpointing=True),
+        Setting("llama-3.1-8b", "single", 1, 2048, regime="lora"),
+        Setting("llama-3.1-8b", "single", 2, 2048, gradient_checkpointing=True, regime="lora"),
     ]
 
 
@@ -99,10 +106,12 @@ def accelwiz_strategy(setting: Setting) -> Strategy:
 
 
 def accelwiz_workload(setting: Setting) -> Workload:
-    """As `estimate --model ... --micro-batch ... --seq-len ... [--gradient-checkpointing] --attention ...`."""
+    """As `estimate --model ... --micro-batch ... --seq-len ... [--gradient-checkpointing] --attention ...
+    [--lora --lora-dropout 0]`."""
+    lora = {"regime": "lora", "lora_dropout": 0.0} if setting.regime == "lora" else {}
     return workload_from_options(model=MODEL_ARGUMENTS[setting.model], micro_batch=setting.micro_batch,
                                  seq_len=setting.seq_len, gradient_checkpointing=setting.gradient_checkpointing,
-                                 attention=setting.attention)
+                                 attention=setting.attention, **lora)
 
 
 def accelwiz_estimate(setting: Setting) -> dict:
@@ -177,68 +186,27 @@ def accelerate_estimate(spec: ModelSpec) -> int:
     return max(estimate_training_usage(total_size, "float16").values())
 
 
-def run_worker(setting: Setting) -> dict:
-    """Train 3 steps of `setting` in this process and return the peak memory."""
-    import torch
+def run_worker(setting: Setting, history: str | None) -> dict:
+    """Train 3 steps of `setting` in this process and return what the GPU reported (benchmarks/gpu_step.py)."""
+    from benchmarks.gpu_step import measure
 
     spec = MODELS[setting.model]
-    torch.manual_seed(0)
-    model = hf_model(spec, setting.attention)
-    if setting.gradient_checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    tokens = torch.randint(0, spec.vocab_size, (setting.micro_batch, setting.seq_len), device="cuda")
-    torch.cuda.reset_peak_memory_stats()
-    if setting.strategy == "single":
-        model.cuda().train()
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
-        for _ in range(3):
-            with torch.autocast("cuda", dtype=torch.bfloat16):
-                loss = model(input_ids=tokens, labels=tokens).loss
-            loss.backward()
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-    else:
-        import deepspeed
-
-        for key, value in (
-            ("RANK", "0"),
-            ("LOCAL_RANK", "0"),
-            ("WORLD_SIZE", "1"),
-            ("MASTER_ADDR", "127.0.0.1"),
-            ("MASTER_PORT", "29511"),
-        ):
-            os.environ.setdefault(key, value)
-        stage = 3 if setting.strategy.startswith("zero3") else int(setting.strategy[-1])
-        zero: dict = {"stage": stage}
-        if setting.strategy == "zero3_offload":
-            zero["offload_optimizer"] = {"device": "cpu"}
-        config = {
-            "train_micro_batch_size_per_gpu": setting.micro_batch,
-            "gradient_accumulation_steps": 1,
-            "bf16": {"enabled": True},
-            "zero_optimization": zero,
-            "gradient_clipping": 0.0,
-            "optimizer": {"type": "AdamW", "params": {"lr": 1e-5}},
-        }
-        engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=config)
-        for _ in range(3):
-            loss = engine(input_ids=tokens, labels=tokens).loss
-            engine.backward(loss)
-            engine.step()
-    torch.cuda.synchronize()
-    return {
-        "max_allocated": torch.cuda.max_memory_allocated(),
-        "max_reserved": torch.cuda.max_memory_reserved(),
-    }
+    return measure(setting, lambda: hf_model(spec, setting.attention), spec.vocab_size,
+                   Path(history) if history else None)
 
 
-def run_setting(setting: Setting) -> dict:
+def run_setting(setting: Setting, history: Path | None) -> dict:
     """One fresh process per setting: peak statistics, allocator state and process groups start clean."""
     command = [sys.executable, __file__, "--worker", json.dumps(asdict(setting))]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    if history is not None:
+        command += ["--history", str(history)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    except subprocess.TimeoutExpired:
+        return {"error": ["timed out after 240 s"]}
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
-        return {"error": (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]}
+        return {"error": (done.stderr or done.stdout).strip().splitlines()[-3:] or ["no output"]}
     return json.loads(lines[-1])
 
 
@@ -246,122 +214,148 @@ def relative_error(estimate: float, measured: float) -> float:
     return (estimate - measured) / measured
 
 
-def write_results(rows: list[dict], gpu: str) -> None:
+def _median_worst(errors: list[float]) -> tuple[float | None, float | None]:
+    """Median |error| and the worst signed error (the furthest from zero)."""
+    if not errors:
+        return None, None
+    return statistics.median(abs(e) for e in errors), max(errors, key=abs)
+
+
+def summarise(rows: list[dict], gpu: str) -> dict:
     measured = [r for r in rows if "max_allocated" in r]
-    errors = [abs(r["error_allocated"]) for r in measured]
-    accel_errors = [abs(r["error_accelerate"]) for r in measured]
-    trace_errors = [abs(r["error_trace"]) for r in measured if "error_trace" in r]
-    summary = {
-        "gpu": gpu,
-        "settings": len(rows),
-        "measured": len(measured),
-        "median_abs_error_allocated": statistics.median(errors) if errors else None,
-        "worst_abs_error_allocated": max(errors) if errors else None,
-        "median_abs_error_accelerate": statistics.median(accel_errors) if accel_errors else None,
-        "worst_abs_error_accelerate": max(accel_errors) if accel_errors else None,
-        "median_abs_error_trace": statistics.median(trace_errors) if trace_errors else None,
-        "worst_abs_error_trace": max(trace_errors) if trace_errors else None,
-    }
+    summary: dict = {"gpu": gpu, "settings": len(rows), "measured": len(measured)}
+    for name in ("allocated", "reserved", "accelerate", "trace"):
+        median, worst = _median_worst([r[f"error_{name}"] for r in measured if f"error_{name}" in r])
+        summary[f"median_abs_error_{name}"], summary[f"worst_error_{name}"] = median, worst
+    return summary
+
+
+def _row_line(r: dict) -> str:
+    if "max_allocated" not in r:
+        return f"| {r['setting']} | failed: {r.get('error')} |" + " |" * 9
+    trace = f"{r['trace_allocated'] / GIB:.2f} | {r['error_trace']:+.1%}" if "trace_allocated" in r else "— | —"
+    runtime = f"{r['runtime'] / 2**20:.0f}" if r.get("runtime") is not None else "—"
+    return (f"| {r['setting']} | {r['max_allocated'] / GIB:.2f} | {r['accelwiz_allocated'] / GIB:.2f} | "
+            f"{r['error_allocated']:+.1%} | {trace} | {r['max_reserved'] / GIB:.2f} | "
+            f"{r['accelwiz_reserved'] / GIB:.2f} | {r['error_reserved']:+.1%} | {runtime} | "
+            f"{r['accelerate'] / GIB:.2f} ({r['error_accelerate']:+.0%}) |")
+
+
+def write_results(rows: list[dict], gpu: str, *, show: bool = True) -> None:
+    summary = summarise(rows, gpu)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "estimator_accuracy.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=2))
     lines = [
         f"# Estimator accuracy on {gpu}",
         "",
-        "| setting | measured alloc. GiB | measured reserved GiB | accelwiz alloc. GiB | error | "
-        "trace alloc. GiB | error | accelwiz reserved GiB | accelerate GiB | error |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| setting | measured alloc. GiB | accelwiz alloc. GiB | error | trace alloc. GiB | error | "
+        "measured reserved GiB | accelwiz reserved GiB | error | runtime MiB (NVML) | accelerate GiB (error) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        *(_row_line(r) for r in rows),
     ]
-    for r in rows:
-        if "max_allocated" not in r:
-            lines.append(f"| {r['setting']} | failed: {r.get('error')} | | | | | | | | |")
-            continue
-        trace = (f"{r['trace_allocated'] / GIB:.2f} | {r['error_trace']:+.0%}" if "trace_allocated" in r
-                 else f"failed: {r.get('trace_error')} |")
-        lines.append(
-            f"| {r['setting']} | {r['max_allocated'] / GIB:.2f} | {r['max_reserved'] / GIB:.2f} | "
-            f"{r['accelwiz_allocated'] / GIB:.2f} | {r['error_allocated']:+.0%} | {trace} | "
-            f"{r['accelwiz_reserved'] / GIB:.2f} | {r['accelerate'] / GIB:.2f} | "
-            f"{r['error_accelerate']:+.0%} |"
-        )
-    if errors:
-        lines += [
-            "",
-            f"accelwiz vs max_memory_allocated: median |error| {summary['median_abs_error_allocated']:.1%}, "
-            f"worst {summary['worst_abs_error_allocated']:.1%}; accelerate estimate-memory: median "
-            f"{summary['median_abs_error_accelerate']:.1%}, "
-            f"worst {summary['worst_abs_error_accelerate']:.1%}",
-        ]
+    for name, what in (("allocated", "accelwiz vs max_memory_allocated"), ("reserved", "accelwiz vs "
+                       "max_memory_reserved"), ("trace", "trace vs max_memory_allocated"),
+                       ("accelerate", "accelerate estimate-memory vs max_memory_allocated")):
+        if summary[f"median_abs_error_{name}"] is not None:
+            lines.append(f"\n{what}: median |error| {summary[f'median_abs_error_{name}']:.1%}, "
+                         f"worst {summary[f'worst_error_{name}']:+.1%}")
     (RESULTS / "estimator_accuracy.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    if show:
+        print("\n".join(lines))
+
+
+def add_errors(row: dict) -> dict:
+    if "max_allocated" in row:
+        row["error_allocated"] = relative_error(row["accelwiz_allocated"], row["max_allocated"])
+        row["error_reserved"] = relative_error(row["accelwiz_reserved"], row["max_reserved"])
+        row["error_accelerate"] = relative_error(row["accelerate"], row["max_allocated"])
+        if "trace_allocated" in row:
+            row["error_trace"] = relative_error(row["trace_allocated"], row["max_allocated"])
+    return row
+
+
+def add_traces() -> int:
+    """Trace, on this CPU, the settings a GPU run measured with --no-trace, and rewrite the results."""
+    saved = json.loads((RESULTS / "estimator_accuracy.json").read_text())
+    rows = saved["rows"]
+    for row in rows:
+        if "trace_allocated" not in row:
+            fields = {k: row[k] for k in Setting.__dataclass_fields__ if k in row}
+            row.update(trace_figures(Setting(**fields)))
+            add_errors(row)
+            print(f"{row['setting']}: trace {row['trace_allocated'] / GIB:.2f} GiB", file=sys.stderr)
+    write_results(rows, saved["summary"]["gpu"])
+    return 0
+
+
+def dry_run(settings: list[Setting], trace: bool) -> int:
+    for number, setting in enumerate(matrix()):
+        if setting not in settings:
+            continue
+        estimate = accelwiz_estimate(setting)
+        traced = ""
+        if trace:
+            figures = trace_figures(setting)
+            traced = f"  trace {figures['trace_allocated'] / GIB:6.2f} GiB ({figures['trace_phase']})"
+        print(f"{number:>2}  {setting.label:<50} accelwiz {estimate['allocated'] / GIB:6.2f} GiB allocated"
+              + traced)
+    return 0
+
+
+def measure_all(settings: list[Setting], *, trace: bool, history: Path | None) -> int:
+    """Each setting measured on the GPU (and traced on the CPU unless told not to); results saved after each."""
+    import torch
+
+    if not torch.cuda.is_available():
+        print("error: no CUDA device: this benchmark trains on a GPU (use --dry-run to list the matrix)",
+              file=sys.stderr)
+        return 2
+    gpu = torch.cuda.get_device_name(0)
+    accelerate_numbers = {name: accelerate_estimate(spec) for name, spec in MODELS.items()}
+    rows = []
+    for setting in settings:
+        number = matrix().index(setting)
+        estimate = accelwiz_estimate(setting)
+        row = {"setting": setting.label, **asdict(setting), "accelwiz_allocated": estimate["allocated"],
+               "accelwiz_reserved": estimate["reserved"], "accelwiz_breakdown": estimate["breakdown"],
+               "accelerate": accelerate_numbers[setting.model],
+               **run_setting(setting, history / f"{number:02d}.jsonl.gz" if history else None)}
+        if trace:
+            try:  # the same step traced on the CPU: measured vs trace vs analytic in one table
+                row.update(trace_figures(setting))
+            except Exception as exc:  # noqa: BLE001 - a failed trace must not lose the GPU measurement
+                row["trace_error"] = f"{type(exc).__name__}: {exc}"[:200]
+        rows.append(add_errors(row))
+        print(json.dumps({k: v for k, v in row.items() if not k.endswith("breakdown")}), flush=True)
+        write_results(rows, gpu, show=False)  # a run cut short keeps what it measured
+    write_results(rows, gpu)
+    return 0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--dry-run", action="store_true", help="list the settings and the estimates; no GPU needed"
-    )
+    parser.add_argument("--dry-run", action="store_true", help="list the settings and the estimates; no GPU needed")
     parser.add_argument("--only", help="comma-separated setting numbers")
-    parser.add_argument(
-        "--trace", action="store_true", help="with --dry-run: also trace each setting on the CPU (fake tensors)"
-    )
+    parser.add_argument("--trace", action="store_true",
+                        help="with --dry-run: also trace each setting on the CPU (fake tensors)")
+    parser.add_argument("--no-trace", action="store_true",
+                        help="measure on the GPU only; trace later on any CPU with --add-traces")
+    parser.add_argument("--add-traces", action="store_true",
+                        help="trace the settings of the saved results that have no trace yet (CPU)")
+    parser.add_argument("--history", help="directory for each setting's allocator event stream (jsonl.gz)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(run_worker(Setting(**json.loads(args.worker)))))
+        print(json.dumps(run_worker(Setting(**json.loads(args.worker)), args.history)))
         return 0
+    if args.add_traces:
+        return add_traces()
     settings = matrix()
     if args.only:
         settings = [settings[int(i)] for i in args.only.split(",")]
     if args.dry_run:
-        for number, setting in enumerate(matrix()):
-            if args.only and setting not in settings:
-                continue
-            estimate = accelwiz_estimate(setting)
-            traced = ""
-            if args.trace:
-                figures = trace_figures(setting)
-                traced = f"  trace {figures['trace_allocated'] / GIB:6.2f} GiB ({figures['trace_phase']})"
-            print(
-                f"{number:>2}  {setting.label:<45} accelwiz {estimate['allocated'] / GIB:6.2f} GiB allocated"
-                + traced
-            )
-        return 0
-    import torch
-
-    if not torch.cuda.is_available():
-        print(
-            "error: no CUDA device: this benchmark trains on a GPU (use --dry-run to list the matrix)",
-            file=sys.stderr,
-        )
-        return 2
-    gpu = torch.cuda.get_device_name(0)
-    rows = []
-    accelerate_numbers = {name: accelerate_estimate(spec) for name, spec in MODELS.items()}
-    for setting in settings:
-        estimate = accelwiz_estimate(setting)
-        row = {
-            "setting": setting.label,
-            **asdict(setting),
-            "accelwiz_allocated": estimate["allocated"],
-            "accelwiz_reserved": estimate["reserved"],
-            "accelwiz_breakdown": estimate["breakdown"],
-            "accelerate": accelerate_numbers[setting.model],
-            **run_setting(setting),
-        }
-        try:  # the same step traced on the CPU: measured vs trace vs analytic in one table
-            row.update(trace_figures(setting))
-        except Exception as exc:  # noqa: BLE001 - a failed trace must not lose the GPU measurement
-            row["trace_error"] = f"{type(exc).__name__}: {exc}"[:200]
-        if "max_allocated" in row:
-            row["error_allocated"] = relative_error(row["accelwiz_allocated"], row["max_allocated"])
-            if "trace_allocated" in row:
-                row["error_trace"] = relative_error(row["trace_allocated"], row["max_allocated"])
-            row["error_reserved"] = relative_error(row["accelwiz_reserved"], row["max_reserved"])
-            row["error_accelerate"] = relative_error(row["accelerate"], row["max_allocated"])
-        print(json.dumps({k: v for k, v in row.items() if not k.endswith("breakdown")}), flush=True)
-        rows.append(row)
-    write_results(rows, gpu)
-    return 0
+        return dry_run(settings, args.trace)
+    return measure_all(settings, trace=not args.no_trace, history=Path(args.history) if args.history else None)
 
 
 if __name__ == "__main__":
