@@ -13,8 +13,10 @@ showed the sum over-estimating where the peak is in the optimizer step and missi
 * before them, loading: the weights as they arrive and the loading path's transient (loading.py).
 
 Gradients exist only from backward to the step (`zero_grad(set_to_none=True)`, torch's default since 2.0),
-except under DeepSpeed, whose gradient partitions stay allocated. Communication buffers count in every
-phase. The allocated peak is what torch.cuda.max_memory_allocated shows; the caching allocator reserves more
+ZeRO-1/2's partition too (allocated at the first reduce, freed by the step), except under ZeRO-3, whose flat
+gradient partition is allocated once. Communication buffers count in every phase, but ZeRO-1/2's reduce
+bucket, which `backward` allocates and the step frees (both seen in the allocator's event stream on an H200).
+The allocated peak is what torch.cuda.max_memory_allocated shows; the caching allocator reserves more
 (reserve.py, from replays of traced allocation streams through allocator.py), and the process holds a CUDA
 context, cuBLAS workspaces and NCCL buffers beside it (runtime.py): `per_gpu_total` is reserved + runtime,
 what the verdict judges. Every figure carries the assumptions it rests on (`MemoryEstimate.assumptions`).
@@ -133,9 +135,10 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     peak = max(phases, key=lambda p: p.total)
     allocated = peak.total
     static = peak.parts["optimizer_states"] + (states.weights - states.autocast_copy)
-    if strategy.is_deepspeed or workload.legacy_trainer:  # gradients allocated once, kept between steps
+    if _gradients_kept(workload, strategy):  # gradients allocated once, kept between steps
         static += peak.parts["gradients"]
-    reserved, reserve_note = reserved_bytes(allocated, static, workload)
+    step_segments = optimizer_step_temporaries(workload, strategy)[0] if strategy.is_deepspeed else 0.0
+    reserved, reserve_note = reserved_bytes(allocated, static, workload, step_segments)
     extra = process_runtime(strategy, gpu)
     overhead = extra.total + (reserved - allocated)
     host, nvme, host_notes = _host(workload, strategy, states.host_offload)
@@ -154,7 +157,9 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
         *buffer_notes,
         f"peak over phases (allocated): {phase_text}; the largest is the {PHASE_LABEL[peak.name]}",
         step_note,
-        "gradients: DeepSpeed keeps its gradient partitions between steps"
+        "gradients: ZeRO-3 keeps its flat gradient partition between steps"
+        if strategy.kind == "zero3"
+        else "gradients: ZeRO's partition from backward's first reduce to the step, its reduce bucket with it"
         if strategy.is_deepspeed
         else "gradients zeroed in place: allocated through every phase"
         if workload.legacy_trainer
@@ -215,7 +220,8 @@ def _phases(
     holds, kept across the forward→backward turn (end of forward, start of backward) and at their most during
     backward (a checkpointed layer's recomputation included).
     """
-    grads_always = states.gradients if strategy.is_deepspeed or workload.legacy_trainer else 0.0
+    grads_always = states.gradients if _gradients_kept(workload, strategy) else 0.0
+    bucket = _backward_bucket(workload, strategy)  # ZeRO-1/2's reduce bucket: from backward's start to the step
 
     def parts(**live: float) -> dict[str, float]:
         base = {
@@ -235,7 +241,7 @@ def _phases(
         "logits": float(logits),
     }
     loss_forward, loss_backward = loss_transient_bytes(workload)
-    forward = _Phase("forward", parts(**forward_kept, temporaries=loss_forward, buffers=buffers + turn))
+    forward = _Phase("forward", parts(**forward_kept, temporaries=loss_forward, buffers=buffers - bucket + turn))
     backward_start = _Phase("backward", parts(**forward_kept, temporaries=loss_backward, buffers=buffers + turn))
     recompute = _Phase(
         "backward",
@@ -250,6 +256,19 @@ def _phases(
     step, _ = optimizer_step_temporaries(workload, strategy)
     optimizer = _Phase("optimizer", parts(gradients=states.gradients, temporaries=step))
     return forward, backward, optimizer
+
+
+def _gradients_kept(workload: Workload, strategy: Strategy) -> bool:
+    """Gradients allocated once and kept between steps: ZeRO-3's flat partition (stage3.py
+    `grad_partitions_flat_buffer`) and the legacy Trainer's (no set_to_none)."""
+    return strategy.kind == "zero3" or workload.legacy_trainer
+
+
+def _backward_bucket(workload: Workload, strategy: Strategy) -> float:
+    """ZeRO-1/2's reduce bucket (stage_1_and_2.py `backward` allocates `ipg_buffer`; the step drops it)."""
+    if strategy.kind not in ("zero1", "zero2"):
+        return 0.0
+    return (4 if workload.precision == "fp32" else 2) * min(REDUCE_BUCKET_ELEMENTS, workload.trainable_parameters)
 
 
 def _tied_embedding_gradients(workload: Workload, strategy: Strategy) -> float:

@@ -134,23 +134,49 @@ def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
 
     torch.optim.AdamW on CUDA takes the multi-tensor `foreach` path (its default for CUDA tensors), whose
     `torch._foreach_sqrt(exp_avg_sqs)` is one temporary the size of the (sharded) trainable parameters in the
-    state dtype; DeepSpeed wraps the same torch optimizer (accelerate passes the script's) and steps it on
-    the fp32 partition. bitsandbytes 8-bit Adam and the fused/for-loop paths allocate no parameter-sized
-    temporary; SGD and Adafactor are counted without one.
+    state dtype. bitsandbytes 8-bit Adam and the fused/for-loop paths allocate no parameter-sized temporary;
+    SGD and Adafactor are counted without one.
+
+    DeepSpeed wraps the same torch optimizer (accelerate passes the script's) and steps it on its flat fp32
+    master partition, one sub-group at a time under ZeRO-3 (`sub_group_size`, 1e9 elements); before each
+    step it flattens the 16-bit gradients into an fp32 copy of that partition (stage_1_and_2.py `step`:
+    `self.flatten(self.averaged_gradients[i]).to(fp32)`; stage3.py `_prepare_fp32_grad_for_sub_group`). Both
+    are flat buffers larger than any cached activation block: each takes a segment of its own
+    (reserve.py `deepspeed_step_segments`), seen in the allocator's own event stream on an H200.
     """
     if strategy.offload_optimizer != "none":
         return 0.0, "optimizer step on the CPU: no GPU temporaries"
+    if strategy.is_deepspeed:
+        return _deepspeed_step_temporaries(workload, strategy)
     if workload.optimizer != "adamw":
         return 0.0, f"{workload.optimizer} step: no parameter-sized temporaries counted"
     if workload.legacy_trainer:
         return 0.0, "AdamW per-tensor loop (transformers.AdamW): no parameter-sized temporary"
     width = 2 if workload.precision == "bf16" else 4
-    if strategy.is_deepspeed:  # the step runs on DeepSpeed's master partition, in its dtype
-        width = deepspeed_state_widths(workload, strategy)[1]
     shards = strategy.shard_degree if strategy.shards_optimizer else 1
     return (
         width * workload.trainable_parameters / shards,
         f"AdamW foreach step: one {width}-byte temporary per (sharded) trainable parameter",
+    )
+
+
+ZERO3_SUB_GROUP_ELEMENTS = 1e9  # zero_optimization.sub_group_size's default (DeepSpeed 0.19.8 config)
+
+
+def _deepspeed_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[float, str]:
+    """The fp32 gradient copy and AdamW's foreach temporary of the largest flat partition DeepSpeed steps."""
+    elements = workload.trainable_parameters / strategy.shard_degree
+    if strategy.kind == "zero3":
+        elements = min(elements, ZERO3_SUB_GROUP_ELEMENTS)
+    master, state = deepspeed_state_widths(workload, strategy)
+    gradient_copy = 4 if master == 4 and workload.precision != "fp32" else 0
+    foreach = state if workload.optimizer == "adamw" and not workload.legacy_trainer else 0
+    what = [name for name, width in (("an fp32 gradient copy", gradient_copy),
+                                     (f"AdamW's {foreach}-byte foreach temporary", foreach)) if width]
+    unit = "sub-group" if strategy.kind == "zero3" else "partition"
+    return elements * (gradient_copy + foreach), (
+        f"DeepSpeed step on its flat {unit} ({elements:,.0f} elements): " + " and ".join(what)
+        if what else "DeepSpeed step: no parameter-sized temporaries counted"
     )
 
 

@@ -397,21 +397,21 @@ def estimate_near_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
-    # accelwiz check --system 8xH100-80GB --model llama-3.1-8b --micro-batch 3 --seq-len 4096 --gradient-checkpointing
+    # accelwiz check --system 8xH100-80GB --model llama-3.1-8b --micro-batch 6 --seq-len 4096 --gradient-checkpointing
     distributed_type: DEEPSPEED
     num_processes: 8
     deepspeed_config:
       zero_stage: 1
     ```
-    (about 73 of 79.6 GiB per GPU, the allocator's reserve and the CUDA runtime included).
+    (about 77.6 of 79.6 GiB per GPU, the allocator's reserve and the CUDA runtime included).
 
-    Use instead: `zero_stage: 2` (59.8 GiB), or micro-batch 2.
+    Use instead: `zero_stage: 3` (68.4 GiB), or micro-batch 5.
     ```yaml
-    # accelwiz check --system 8xH100-80GB --model llama-3.1-8b --micro-batch 3 --seq-len 4096 --gradient-checkpointing
+    # accelwiz check --system 8xH100-80GB --model llama-3.1-8b --micro-batch 6 --seq-len 4096 --gradient-checkpointing
     distributed_type: DEEPSPEED
     num_processes: 8
     deepspeed_config:
-      zero_stage: 2
+      zero_stage: 3
     ```
     """
     judged = _judged_gpu(ctx)

@@ -59,7 +59,7 @@ def test_text_breakdown_verdict_and_recommendation(cli):
         "assumptions:",
     ):
         assert row in out
-    assert "fits: " in out and "recommendation: ZeRO-2: " in out and "largest micro-batch that fits" in out
+    assert "fits: " in out and "recommendation: ZeRO-1: " in out and "largest micro-batch that fits" in out
 
 
 def test_explicit_strategy_that_does_not_fit(cli):
