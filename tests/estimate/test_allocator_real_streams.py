@@ -144,6 +144,18 @@ def test_the_conversion_marks_one_empty_cache_per_run_of_releases() -> None:
     assert ("segment", 4096, 20 * MIB, 9) not in events_from_history(history, addresses=False)
 
 
+@pytest.mark.parametrize("addresses", [True, False])
+def test_a_real_dumped_snapshot_replays_to_its_peaks(addresses: bool) -> None:
+    """A `torch.cuda.memory._dump_snapshot` pickle from the H200 (benchmarks/allocator_snapshot_check.py: two
+    streams, empty_cache after each step) read as it is, no class in it, and replayed."""
+    history = read_history(FIXTURES / "snapshot_two_streams.pickle")
+    real = json.loads((FIXTURES / "snapshot_two_streams.json").read_text())
+    assert len({entry["stream"] for entry in history if entry["action"] == "alloc"}) == 2
+    assert sum(entry["action"] == "segment_free" for entry in history) > 0
+    result = replay(events_from_history(history, addresses=addresses))
+    assert (result.peak_reserved, result.peak_allocated) == (real["max_reserved"], real["max_allocated"])
+
+
 def test_a_dumped_snapshot_pickle_is_read(tmp_path: Path) -> None:
     """`torch.cuda.memory._dump_snapshot` pickles `_snapshot()`: plain dicts, device_traces per device."""
     trace = [{"action": "segment_alloc", "addr": 1 << 30, "size": 20 * MIB, "stream": 0, "time_us": 1},
