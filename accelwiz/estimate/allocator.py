@@ -3,8 +3,10 @@
 `torch.cuda.max_memory_allocated` counts the tensors; what runs out is what the caching allocator has taken
 from the driver (`reserved`), which is larger: requests are rounded, small ones are packed into 2 MiB
 segments, 1-10 MiB ones into 20 MiB segments, and a freed block stays cached for a later request of at most
-its size. Replaying the allocations and frees of a training step (recorded by the fake-tensor trace,
-trace.py) through this model gives the reserved peak the real allocator would reach on one stream.
+its size on the same stream. Replaying the allocations and frees of a training step (recorded by the
+fake-tensor trace, trace.py, or by the real allocator, allocator_stream.py) through this model gives the
+reserved peak the real allocator reaches. On 15 real runs (an H200, docs/performance.md "Checked against a
+real allocator") it gives every block the address the real allocator chose, and both peaks to the byte.
 
 Every rule below is read from c10/cuda/CUDACachingAllocator.cpp (pytorch/pytorch, the `Native` allocator):
 
@@ -13,21 +15,27 @@ Every rule below is read from c10/cuda/CUDACachingAllocator.cpp (pytorch/pytorch
 * `get_pool`: a rounded size <= kSmallSize = 1 MiB goes to the small pool, else to the large pool.
 * `get_allocation_size` (a new segment, `cudaMalloc`): kSmallBuffer = 2 MiB for the small pool; kLargeBuffer
   = 20 MiB for sizes below kMinLargeAlloc = 10 MiB; above, the size rounded up to kRoundLarge = 2 MiB.
-* `get_free_block`: best fit, the smallest cached block of at least the size (ties: the lowest address,
-  `BlockComparatorSize`); with `max_split_size` set, a request below it never takes a block of at least it,
-  and a request of at least it takes a block only within kLargeBuffer (20 MiB) of its size.
+* Streams: a block belongs to the stream that allocated it (`Block::stream`) and, cached, is offered only to
+  requests on that stream: `BlockComparatorSize` orders a pool by stream, then size, then address, and
+  `get_free_block` stops at the first block of another stream. Expandable segments are per pool and stream.
+* `get_free_block`: best fit, the smallest cached block of at least the size (ties: the lowest address);
+  with `max_split_size` set, a request below it never takes a block of at least it, and a request of at
+  least it takes a block only within kLargeBuffer (20 MiB) of its size.
 * `should_split`: a small-pool block (or any block with expandable segments) splits when at least 512 bytes
   remain; a large-pool block when the size is below `max_split_size` and more than kSmallSize (1 MiB)
   remains. An unsplit block counts whole in `allocated_bytes` (`alloc_found_block` adds `block->size`).
 * `free_block` / `try_merge_blocks`: a freed block merges with its free neighbours in the same segment.
+* `emptyCache` -> `release_cached_blocks` -> `release_blocks`: every cached block with no neighbour (a
+  segment never split, or whose blocks all merged back) is cudaFree'd, on every stream.
 * `alloc_block` failing at the capacity: `release_available_cached_blocks` (oversize blocks, only with
-  `max_split_size`), then `release_cached_blocks` (every cached block of an unsplit segment) and retry.
+  `max_split_size`), then `release_cached_blocks` and retry.
 * expandable segments (`expandable_segments:True`, Note [Expandable Segments]): one segment per pool and
   stream that grows by pages of 2 MiB (small pool) or 20 MiB (large pool) at its end; blocks split down to
   512 bytes.
 
-Not modelled: several streams (FSDP's and DeepSpeed's communication streams keep their own blocks; the
-trace runs one), `record_stream` delays, CUDA graphs' private pools, garbage_collection_threshold.
+Not modelled: `record_stream` delays (a recorded stream's `free_completed` already carries them), CUDA
+graphs' private pools, garbage_collection_threshold, and with expandable segments `empty_cache` unmapping the
+free pages of a segment still in use (only wholly free segments are released here).
 """
 
 from __future__ import annotations
@@ -69,10 +77,10 @@ def allocation_size(size: int) -> int:
 class Block:
     """A piece of a segment: `size` bytes at `ptr`, in use or cached; neighbours in the same segment."""
 
-    __slots__ = ("allocated", "next", "prev", "ptr", "size", "small")
+    __slots__ = ("allocated", "next", "prev", "ptr", "size", "small", "stream")
 
-    def __init__(self, size: int, ptr: int, small: bool) -> None:
-        self.size, self.ptr, self.small = size, ptr, small
+    def __init__(self, size: int, ptr: int, small: bool, stream: int = 0) -> None:
+        self.size, self.ptr, self.small, self.stream = size, ptr, small, stream
         self.allocated = False
         self.prev: Block | None = None
         self.next: Block | None = None
@@ -83,29 +91,32 @@ class Block:
 
 
 class _Pool:
-    """The cached (free) blocks of one pool, ordered by (size, address) as `BlockComparatorSize`."""
+    """The cached (free) blocks of one pool, ordered by (stream, size, address) as `BlockComparatorSize`."""
 
     def __init__(self) -> None:
-        self.keys: list[tuple[int, int]] = []
+        self.keys: list[tuple[int, int, int]] = []
         self.blocks: dict[int, Block] = {}
 
     def insert(self, block: Block) -> None:
-        bisect.insort(self.keys, (block.size, block.ptr))
+        bisect.insort(self.keys, (block.stream, block.size, block.ptr))
         self.blocks[block.ptr] = block
 
     def remove(self, block: Block) -> None:
-        index = bisect.bisect_left(self.keys, (block.size, block.ptr))
+        index = bisect.bisect_left(self.keys, (block.stream, block.size, block.ptr))
         del self.keys[index]
         del self.blocks[block.ptr]
 
-    def lower_bound(self, size: int) -> Block | None:
-        index = bisect.bisect_left(self.keys, (size, -1))
-        return self.blocks[self.keys[index][1]] if index < len(self.keys) else None
+    def lower_bound(self, stream: int, size: int) -> Block | None:
+        """`get_free_block`'s `pool.blocks.lower_bound(&search_key)`: a block of another stream is not offered."""
+        index = bisect.bisect_left(self.keys, (stream, size, -1))
+        if index == len(self.keys) or self.keys[index][0] != stream:
+            return None
+        return self.blocks[self.keys[index][2]]
 
 
 @dataclass
 class CachingAllocator:
-    """One device's caching allocator on one stream; sizes in bytes, `capacity` None for an unbounded GPU."""
+    """One device's caching allocator, all streams; sizes in bytes, `capacity` None for an unbounded GPU."""
 
     max_split_size: int = NO_LIMIT
     expandable_segments: bool = False
@@ -116,25 +127,32 @@ class CachingAllocator:
     peak_allocated: int = 0
     peak_reserved: int = 0
     segments: int = 0
+    # The address the driver gave the next segment, (ptr, size, stream), where a recorded stream says so;
+    # `_new_block` takes it if it makes that segment, else the next of `_next_ptr`.
+    hint: tuple[int, int, int] | None = None
     _small: _Pool = field(default_factory=_Pool)
     _large: _Pool = field(default_factory=_Pool)
-    _next_ptr: itertools.count = field(default_factory=lambda: itertools.count(1 << 40, 1 << 40))
-    _tail: dict[bool, Block] = field(default_factory=dict)  # expandable: the last block of each pool's segment
+    # Where no address is recorded, each new segment lies below the last: the addresses cudaMalloc returned
+    # on the H200 (tests/fixtures/allocator_streams) mostly decrease, and `BlockComparatorSize` breaks a tie
+    # between equal cached blocks by address, so the order decides which of them a request splits.
+    _next_ptr: itertools.count = field(default_factory=lambda: itertools.count(1 << 60, -(1 << 40)))
+    _hinted: dict[int, int] = field(default_factory=dict)  # segments placed at a hinted address: ptr -> size
+    _tail: dict[tuple[bool, int], Block] = field(default_factory=dict)  # expandable: (small, stream) -> last
 
-    def malloc(self, nbytes: int) -> Block:
-        """`DeviceCachingAllocator::malloc` for `nbytes`; the block to pass to `free`."""
+    def malloc(self, nbytes: int, stream: int = 0) -> Block:
+        """`DeviceCachingAllocator::malloc` for `nbytes` on `stream`; the block to pass to `free`."""
         size = round_size(nbytes)
         small = size <= K_SMALL_SIZE
         pool = self._small if small else self._large
-        block = self._free_block(pool, size) or self._new_block(pool, size, small)
+        block = self._free_block(pool, size, stream) or self._new_block(pool, size, small, stream)
         pool.remove(block)
         if self._should_split(block, size):
-            rest = Block(block.size - size, block.ptr + size, small)
+            rest = Block(block.size - size, block.ptr + size, small, stream)
             rest.prev, rest.next = block, block.next
             if block.next is not None:
                 block.next.prev = rest
-            elif self.expandable_segments and self._tail.get(small) is block:
-                self._tail[small] = rest
+            elif self.expandable_segments and self._tail.get((small, stream)) is block:
+                self._tail[small, stream] = rest
             block.next, block.size = rest, size
             pool.insert(rest)
         block.allocated = True
@@ -160,20 +178,22 @@ class CachingAllocator:
                     block.next = neighbour.next
                     if block.next is not None:
                         block.next.prev = block
-                    if self._tail.get(block.small) is neighbour:
-                        self._tail[block.small] = block
+                    if self._tail.get((block.small, block.stream)) is neighbour:
+                        self._tail[block.small, block.stream] = block
                 block.size += neighbour.size
         pool.insert(block)
 
     def empty_cache(self) -> None:
-        """`release_cached_blocks`: every cached block that is a whole segment goes back to the driver."""
+        """`emptyCache` -> `release_cached_blocks` -> `release_blocks`: every cached block with no neighbour (a
+        whole segment: never split, or all of its blocks merged back) goes back to the driver, on every stream."""
         for pool in (self._small, self._large):
             for block in [b for b in pool.blocks.values() if not b.is_split]:
                 pool.remove(block)
                 self.reserved -= block.size
                 self.segments -= 1
-                if self._tail.get(block.small) is block:
-                    del self._tail[block.small]
+                self._hinted.pop(block.ptr, None)
+                if self._tail.get((block.small, block.stream)) is block:
+                    del self._tail[block.small, block.stream]
 
     # -- the rules -----------------------------------------------------------------------------------------
 
@@ -183,8 +203,8 @@ class CachingAllocator:
             return remaining >= K_MIN_BLOCK_SIZE
         return size < self.max_split_size and remaining > K_SMALL_SIZE
 
-    def _free_block(self, pool: _Pool, size: int) -> Block | None:
-        block = pool.lower_bound(size)
+    def _free_block(self, pool: _Pool, size: int, stream: int) -> Block | None:
+        block = pool.lower_bound(stream, size)
         if block is None:
             return None
         if size < self.max_split_size <= block.size:
@@ -193,32 +213,41 @@ class CachingAllocator:
             return None
         return block
 
-    def _new_block(self, pool: _Pool, size: int, small: bool) -> Block:
+    def _new_block(self, pool: _Pool, size: int, small: bool, stream: int) -> Block:
         """`alloc_block`, releasing the cache and retrying once at the capacity, as `malloc` does."""
-        grow = self._expansion(size, small) if self.expandable_segments else allocation_size(size)
+        grow = self._expansion(size, small, stream) if self.expandable_segments else allocation_size(size)
         if self.capacity is not None and self.reserved + grow > self.capacity:
             self.empty_cache()
-            grow = self._expansion(size, small) if self.expandable_segments else allocation_size(size)
+            grow = self._expansion(size, small, stream) if self.expandable_segments else allocation_size(size)
             if self.reserved + grow > self.capacity:
                 raise OutOfMemory(f"{size} bytes requested with {self.reserved} reserved of {self.capacity}")
         self.reserved += grow
         self.peak_reserved = max(self.peak_reserved, self.reserved)
         if self.expandable_segments:
-            return self._expand(pool, grow, small)
+            return self._expand(pool, grow, small, stream)
         self.segments += 1
-        block = Block(grow, next(self._next_ptr), small)
+        block = Block(grow, self._address(grow, stream), small, stream)
         pool.insert(block)
         return block
 
-    def _expansion(self, size: int, small: bool) -> int:
+    def _address(self, size: int, stream: int) -> int:
+        """The hinted address if it is for this segment and no live hinted segment overlaps it."""
+        hint, self.hint = self.hint, None
+        if hint is not None and hint[1:] == (size, stream) and all(
+                hint[0] + size <= ptr or ptr + length <= hint[0] for ptr, length in self._hinted.items()):
+            self._hinted[hint[0]] = size
+            return hint[0]
+        return next(self._next_ptr)
+
+    def _expansion(self, size: int, small: bool, stream: int) -> int:
         """Expandable segments: the pages to map at the segment's end so that its last block holds `size`."""
         page = K_SMALL_BUFFER if small else K_LARGE_BUFFER
-        tail = self._tail.get(small)
+        tail = self._tail.get((small, stream))
         free_tail = tail.size if tail is not None and not tail.allocated else 0
         return page * -(-(size - free_tail) // page)
 
-    def _expand(self, pool: _Pool, grow: int, small: bool) -> Block:
-        tail = self._tail.get(small)
+    def _expand(self, pool: _Pool, grow: int, small: bool, stream: int) -> Block:
+        tail = self._tail.get((small, stream))
         if tail is not None and not tail.allocated:
             pool.remove(tail)
             tail.size += grow
@@ -226,10 +255,11 @@ class CachingAllocator:
             return tail
         if tail is None:
             self.segments += 1
-        block = Block(grow, next(self._next_ptr) if tail is None else tail.ptr + tail.size, small)
+        ptr = next(self._next_ptr) if tail is None else tail.ptr + tail.size
+        block = Block(grow, ptr, small, stream)
         if tail is not None:
             tail.next, block.prev = block, tail
-        self._tail[small] = block
+        self._tail[small, stream] = block
         pool.insert(block)
         return block
 
@@ -253,7 +283,9 @@ class Replay:
         return self.peak_reserved / self.peak_requested if self.peak_requested else 1.0
 
 
-# An event: ("alloc", key, nbytes), ("free", key) or ("phase", name).
+# An event: ("alloc", key, nbytes) or ("alloc", key, nbytes, stream) (stream 0 when left out), ("free", key),
+# ("empty_cache",), ("phase", name), or ("segment", ptr, size, stream): the address cudaMalloc gave the segment
+# that the next alloc makes (a recorded stream has it; it only orders equal cached blocks, see `_next_ptr`).
 Event = tuple
 
 
@@ -270,12 +302,17 @@ def replay(events: Iterable[Event], *, max_split_size: int = NO_LIMIT, expandabl
         kind = event[0]
         if kind == "alloc":
             if event[2] > 0:
-                live[event[1]] = (allocator.malloc(event[2]), event[2])
+                live[event[1]] = (allocator.malloc(event[2], event[3] if len(event) > 3 else 0), event[2])
                 peak_requested = max(peak_requested, allocator.requested)
+            allocator.hint = None
         elif kind == "free":
             found = live.pop(event[1], None)
             if found is not None:
                 allocator.free(*found)
+        elif kind == "segment":
+            allocator.hint = (event[1], event[2], event[3])
+        elif kind == "empty_cache":
+            allocator.empty_cache()
         elif kind == "phase":
             phases.append([event[1], allocator.allocated, allocator.reserved])
         if phases and kind == "alloc":
