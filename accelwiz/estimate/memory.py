@@ -192,7 +192,8 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
 
 def process_runtime(strategy: Strategy, gpu: str | None = None) -> Runtime:
     """The runtime beside the tensors of one process of `strategy` (runtime.py), on `gpu` if known."""
-    return runtime(strategy.world_size, strategy.nodes, gpu)
+    stage = int(strategy.kind[-1]) if strategy.is_deepspeed else None
+    return runtime(strategy.world_size, strategy.nodes, gpu, deepspeed_stage=stage)
 
 
 def _rounded_parts(parts: dict[str, float], total: float) -> tuple[tuple[str, int], ...]:

@@ -11,7 +11,10 @@ published measurement, named beside it:
   tensor). With CUDA >= 11.7 PyTorch sets CUDA_MODULE_LOADING=LAZY (pytorch/pytorch#86509, since 1.13): a
   bare context measured 287,047,680 bytes there (a 20 MiB allocator segment included) against 666,632,192
   eager, and "around 400MB if CUDA >= 11.7 is used and lazy module loading enabled" (ptrblck,
-  pytorch/pytorch#109888): 400 MB is taken, the kernels a training step loads included.
+  pytorch/pytorch#109888): 400 MB is taken before Hopper. On Hopper it is twice that: 800,653,312 bytes on an
+  H200 (torch 2.11.0+cu130, lazy loading) measured by benchmarks/gpu_step.py as NVML's used memory less the
+  allocator's reserve after three training steps, the same in each of 11 single-process settings from 0.1B to
+  8B parameters (benchmarks/results/estimator_accuracy.json); Hopper and later, or an unknown GPU, take it.
 * cuBLAS workspace: aten/src/ATen/cuda/CublasHandlePool.cpp `parseChosenWorkspaceSize`, one per handle and
   stream: `4096 * 8 * 1024` (32 MiB) on sm90 (Hopper), else `4096 * 1024 * 2 + 16 * 1024 * 8` (8 MiB +
   128 KiB). A training step uses two handles: forward on the main thread, backward on autograd's device
@@ -37,12 +40,14 @@ EAGER_CONTEXT = {
     "ampere": (1687 * MB, "RTX 3090, torch 1.8.2+cu111 (pytorch/pytorch#55277)"),
 }
 LAZY_CONTEXT = 400 * MB  # CUDA >= 11.7 with PyTorch's lazy loading (pytorch/pytorch#109888)
+LAZY_CONTEXT_HOPPER = 800_653_312  # H200, torch 2.11.0+cu130, after a training step (measured, see above)
 CUBLAS_WORKSPACE_HOPPER = 4096 * 8 * 1024  # sm90
 CUBLAS_WORKSPACE = 4096 * 1024 * 2 + 16 * 1024 * 8
 CUBLAS_HANDLES = 2  # forward thread + autograd's backward thread
 NCCL_TWO_RANKS = 544 * MB
 NCCL_MORE_RANKS = 688 * MB
 NCCL_NET_SHARED = 536_870_912
+NCCL_ONE_RANK_DEEPSPEED = {"zero3": 994_050_048, "other": 585_105_408}  # H200 measurements
 
 # GPU name fragments -> generation (the name as NVML or a --system profile writes it)
 _GENERATIONS = (
@@ -85,30 +90,40 @@ class Runtime:
 
 
 def runtime(world_size: int, nodes: int = 1, gpu: str | None = None, cuda_major: int = 12,
-            lazy_loading: bool | None = None) -> Runtime:
+            lazy_loading: bool | None = None, deepspeed_stage: int | None = None) -> Runtime:
     """The runtime beside the tensors of one training process (see the module docstring for each figure).
 
-    `gpu`: the GPU's name (None: unknown, Hopper's workspace assumed, the larger); `cuda_major`: the CUDA
-    PyTorch was built with; `lazy_loading`: CUDA_MODULE_LOADING=LAZY (PyTorch's default from CUDA 11.7; None:
-    lazy from CUDA 12, eager before, as the CUDA minor version is not known).
+    `gpu`: the GPU's name (None: unknown, Hopper's context and workspace assumed, the larger); `cuda_major`: the
+    CUDA PyTorch was built with; `lazy_loading`: CUDA_MODULE_LOADING=LAZY (PyTorch's default from CUDA 11.7;
+    None: lazy from CUDA 12, eager before, as the CUDA minor version is not known); `deepspeed_stage`: the ZeRO
+    stage of a DeepSpeed run (which opens NCCL on one rank too).
     """
     family = generation(gpu)
+    hopper = family in (None, "hopper", "blackwell")
     notes = []
     if lazy_loading if lazy_loading is not None else cuda_major >= 12:
-        context = LAZY_CONTEXT
-        notes.append(f"CUDA context {context / MB:.0f} MB (lazy module loading, CUDA >= 11.7)")
+        context = LAZY_CONTEXT_HOPPER if hopper else LAZY_CONTEXT
+        notes.append(f"CUDA context {context / MB:.0f} MB (lazy module loading, CUDA >= 11.7"
+                     + (": measured on an H200 after a training step)" if hopper else ")"))
     else:
         context, source = EAGER_CONTEXT.get(family or "ampere", EAGER_CONTEXT["ampere"])
         notes.append(f"CUDA context {context / MB:.0f} MB (eager module loading before CUDA 11.7: {source})")
-    hopper = family in (None, "hopper", "blackwell")
     cublas = CUBLAS_HANDLES * (CUBLAS_WORKSPACE_HOPPER if hopper else CUBLAS_WORKSPACE)
     notes.append(f"cuBLAS workspaces {CUBLAS_HANDLES} x {cublas / CUBLAS_HANDLES / MIB:.3g} MiB "
                  f"({'sm90' if hopper else 'before sm90'}: CublasHandlePool.cpp)")
-    nccl = 0
-    if world_size > 1:
-        nccl = NCCL_TWO_RANKS if world_size == 2 else NCCL_MORE_RANKS
-        if nodes > 1:
-            nccl += NCCL_NET_SHARED
-        notes.append(f"NCCL {nccl / MB:.0f} MB ({world_size} ranks{', across nodes' if nodes > 1 else ''}: "
-                     "NVIDIA/nccl#964" + (", #2363" if nodes > 1 else "") + ")")
+    nccl = _nccl(world_size, nodes, deepspeed_stage)
+    if nccl:
+        source = "NVIDIA/nccl#964" + (", #2363" if nodes > 1 else "") if world_size > 1 else \
+            "DeepSpeed on one rank, measured on an H200"
+        notes.append(f"NCCL {nccl / MB:.0f} MB ({world_size} rank{'s' if world_size > 1 else ''}"
+                     f"{', across nodes' if nodes > 1 else ''}: {source})")
     return Runtime(context, cublas, nccl, tuple(notes))
+
+
+def _nccl(world_size: int, nodes: int, deepspeed_stage: int | None) -> int:
+    if world_size == 1:
+        if deepspeed_stage is None:
+            return 0
+        return NCCL_ONE_RANK_DEEPSPEED["zero3" if deepspeed_stage == 3 else "other"]
+    nccl = NCCL_TWO_RANKS if world_size == 2 else NCCL_MORE_RANKS
+    return nccl + (NCCL_NET_SHARED if nodes > 1 else 0)

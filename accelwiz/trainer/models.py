@@ -201,12 +201,13 @@ def load_tokenizer(ref: ModelRef) -> Any:
                                hint="save it with tokenizer.save_pretrained(directory)") from None
 
 
-def load_pretrained(ref: ModelRef, *, quantization_config: Any = None) -> Any:
-    """The checkpoint's weights in fp32 (the Accelerator applies mixed precision), or 4-bit for QLoRA."""
+def load_pretrained(ref: ModelRef, *, quantization_config: Any = None, dtype: Any = None) -> Any:
+    """The checkpoint's weights in fp32 (the Accelerator applies mixed precision) or in `dtype` (LoRA's frozen
+    base, finetune.lora_base_dtype), or 4-bit for QLoRA."""
     import torch
     from transformers import AutoModelForCausalLM
 
-    kwargs: dict[str, Any] = {"dtype": torch.float32}
+    kwargs: dict[str, Any] = {"dtype": dtype or torch.float32}
     if quantization_config is not None:
         kwargs.update(quantization_config=quantization_config, device_map={"": _local_device()})
     try:

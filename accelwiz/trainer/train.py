@@ -30,7 +30,7 @@ from accelwiz.trainer.checkpoints import (
     write_state,
 )
 from accelwiz.trainer.data import DataError, training_sequences  # noqa: E402
-from accelwiz.trainer.finetune import MethodError, apply_method, parameter_counts  # noqa: E402
+from accelwiz.trainer.finetune import MethodError, apply_method, lora_base_dtype, parameter_counts  # noqa: E402
 from accelwiz.trainer.inputs import check_inputs  # noqa: E402
 from accelwiz.trainer.models import (  # noqa: E402
     ModelChoiceError,
@@ -139,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     apply_batch_settings(accelerator, opts)
     set_seed(opts.seed)
     try:
-        model, tokenizer, model_config = load_model(checked.model, settings)
+        model, tokenizer, model_config = load_model(checked.model, settings,
+                                                    lora_base_dtype(accelerator, settings.method.value))
         sequences = training_sequences(opts.data, tokenizer, opts.seq_len)
         check_vocabulary(sequences, model_config)
     except (DataError, ModelChoiceError, MethodError) as exc:
@@ -233,8 +234,9 @@ def apply_batch_settings(accelerator: Any, opts: TrainerOptions) -> None:
         config.setdefault("zero_optimization", {})["stage3_gather_16bit_weights_on_model_save"] = True
 
 
-def load_model(ref: ModelRef, settings: Run) -> tuple[Any, Any, Any]:
-    """(model ready to train, tokenizer or None for bytes, its transformers config)."""
+def load_model(ref: ModelRef, settings: Run, base_dtype: Any = None) -> tuple[Any, Any, Any]:
+    """(model ready to train, tokenizer or None for bytes, its transformers config); `base_dtype`: the frozen
+    base's dtype for LoRA (None: fp32)."""
     method = settings.method.value
     if ref.pretrained:
         tokenizer = load_tokenizer(ref)
@@ -243,13 +245,15 @@ def load_model(ref: ModelRef, settings: Run) -> tuple[Any, Any, Any]:
             from accelwiz.trainer.finetune import quantization_config
 
             quantization = quantization_config()
-        model = load_pretrained(ref, quantization_config=quantization)
+        model = load_pretrained(ref, quantization_config=quantization, dtype=base_dtype)
     else:
         if method == "qlora":
             raise MethodError(f"QLoRA quantizes pretrained weights, and {ref.name!r} is a random initialisation",
                               hint="pass a checkpoint directory or hub id with --model, or use --method lora")
         tokenizer = None
         model = build_model(build_config(str(ref.path or ref.name)))
+        if base_dtype is not None:
+            model = model.to(base_dtype)
     config = model.config
     model = apply_method(
         model,

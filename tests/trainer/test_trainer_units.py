@@ -133,3 +133,21 @@ def test_report_pieces_for_mfu_and_the_estimate_error():
     assert error_percent(110, 100) == 10.0 and error_percent(90, 100) == -10.0 and error_percent(5, None) is None
     state = {"w": torch.full((2, 3), 0.5), "b": torch.ones(4, dtype=torch.float64), "steps": torch.tensor([7])}
     assert parameter_checksum(state) == 7.0  # integer buffers are not parameters
+
+
+@pytest.mark.parametrize(("precision", "method", "expected"), [
+    ("bf16", "lora", "bfloat16"), ("fp16", "lora", "float16"), ("no", "lora", None),
+    ("bf16", "full", None), ("bf16", "qlora", None),
+])
+def test_lora_loads_its_frozen_base_in_the_compute_dtype_the_estimate_counts(precision, method, expected):
+    """A real Accelerator (CPU): the LoRA base in 16 bits under mixed precision, as the estimate's 2 B/param."""
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+
+    from accelwiz.trainer.finetune import lora_base_dtype
+
+    try:
+        dtype = lora_base_dtype(Accelerator(cpu=True, mixed_precision=precision), method)
+    finally:
+        AcceleratorState._reset_state(True)
+    assert (None if dtype is None else str(dtype).removeprefix("torch.")) == expected
