@@ -274,6 +274,19 @@ def add_errors(row: dict) -> dict:
     return row
 
 
+def re_estimate() -> int:
+    """The saved GPU measurements against this code's estimates (the measurements stay as the GPU gave them)."""
+    saved = json.loads((RESULTS / "estimator_accuracy.json").read_text())
+    for row in saved["rows"]:
+        fields = {k: row[k] for k in Setting.__dataclass_fields__ if k in row}
+        estimate = accelwiz_estimate(Setting(**fields))
+        row.update(accelwiz_allocated=estimate["allocated"], accelwiz_reserved=estimate["reserved"],
+                   accelwiz_breakdown=estimate["breakdown"])
+        add_errors(row)
+    write_results(saved["rows"], saved["summary"]["gpu"])
+    return 0
+
+
 def add_traces() -> int:
     """Trace, on this CPU, the settings a GPU run measured with --no-trace, and rewrite the results."""
     saved = json.loads((RESULTS / "estimator_accuracy.json").read_text())
@@ -342,6 +355,8 @@ def main() -> int:
                         help="measure on the GPU only; trace later on any CPU with --add-traces")
     parser.add_argument("--add-traces", action="store_true",
                         help="trace the settings of the saved results that have no trace yet (CPU)")
+    parser.add_argument("--re-estimate", action="store_true",
+                        help="recompute accelwiz's estimates for the saved measurements (CPU)")
     parser.add_argument("--history", help="directory for each setting's allocator event stream (jsonl.gz)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -350,6 +365,8 @@ def main() -> int:
         return 0
     if args.add_traces:
         return add_traces()
+    if args.re_estimate:
+        return re_estimate()
     settings = matrix()
     if args.only:
         settings = [settings[int(i)] for i in args.only.split(",")]

@@ -32,8 +32,9 @@ def test_the_hopper_context_is_what_the_h200_measured() -> None:
     from pathlib import Path
 
     rows = json.loads((Path(__file__).parents[2] / "benchmarks/results/estimator_accuracy.json").read_text())["rows"]
-    single = {row["runtime"] for row in rows if " single " in row["setting"]}
-    assert single == {runtime(1, gpu=rows[0].get("gpu", "NVIDIA H200")).total - 2 * 32 * MIB}
+    context = runtime(1, gpu="NVIDIA H200").total - 2 * 32 * MIB  # the workspaces are inside the allocator's reserve
+    single = [row["runtime"] for row in rows if " single " in row["setting"]]
+    assert max(single) == context and all(context - value <= 16 * MIB for value in single)  # eager: 16 MiB less
     for row in rows:  # DeepSpeed on one rank: NCCL beside the context (offload and gpt2-medium: up to 18 MiB more)
         if " zero" in row["setting"]:
             stage = 3 if " zero3" in row["setting"] else 2
