@@ -49,7 +49,9 @@ def reserved_bytes(allocated: float, static: float, workload: Workload,
     ratio = DYNAMIC_RATIO[group(workload)]
     dynamic = max(0.0, allocated - static)
     kind, checkpointing = group(workload)
-    if step_segments:  # the activations' fragmentation is cut from those segments too (ZeRO-3 with checkpointing)
+    # The larger of the two: with full fine-tuning the step's segments dominate; with LoRA they are small and the
+    # activations' fragmentation is what the ratio counts (the published ZeRO-3 LoRA rows of 70B on 8 and 2 GPUs)
+    if step_segments and allocated + step_segments > static + ratio * dynamic:
         return allocated + step_segments, (
             f"allocator reserve: DeepSpeed's step buffers ({step_segments / 2**30:.2f} GiB) take segments of "
             "their own, kept reserved, on top of the allocated peak (the allocator's event stream on an H200)"

@@ -1,8 +1,9 @@
 """The GPU memory a training process holds beside its tensors: CUDA context, cuBLAS workspaces, NCCL buffers.
 
-None of it is in `torch.cuda.max_memory_allocated`; the cuBLAS workspaces are in `max_memory_reserved` (they
-come from the caching allocator), the context and NCCL's buffers only in nvidia-smi. Each constant is a
-published measurement, named beside it:
+The context and NCCL's buffers are only in nvidia-smi. The cuBLAS workspaces come from the caching allocator:
+the H200's event streams show them as two 32 MiB blocks allocated at the first matmuls and never freed, so
+they are inside `max_memory_allocated` and `max_memory_reserved` too; accelwiz counts them here,
+once. Each constant is a published measurement, named beside it:
 
 * CUDA context. Before CUDA 11.7 every kernel of every loaded library was put into the context at start
   (eager module loading), and its size grew with the GPU: 721 MB on a GTX 1080 (torch 1.8.2+cu101) and 1687 MB
