@@ -138,6 +138,7 @@ def trace_figures(setting: Setting) -> dict:
                                                                              time_limit=1e9))
     return {
         "trace_allocated": comparison.traced["peak"],
+        "trace_reserved": comparison.traced["reserved"],  # as `estimate --trace` shows it: the replay, sharded
         "trace_phase": comparison.traced_phase,
         "trace_breakdown": comparison.traced,
         "trace_seconds": round(comparison.trace.seconds, 1),
@@ -224,7 +225,7 @@ def _median_worst(errors: list[float]) -> tuple[float | None, float | None]:
 def summarise(rows: list[dict], gpu: str) -> dict:
     measured = [r for r in rows if "max_allocated" in r]
     summary: dict = {"gpu": gpu, "settings": len(rows), "measured": len(measured)}
-    for name in ("allocated", "reserved", "accelerate", "trace"):
+    for name in ("allocated", "reserved", "accelerate", "trace", "trace_reserved"):
         median, worst = _median_worst([r[f"error_{name}"] for r in measured if f"error_{name}" in r])
         summary[f"median_abs_error_{name}"], summary[f"worst_error_{name}"] = median, worst
     return summary
@@ -232,12 +233,14 @@ def summarise(rows: list[dict], gpu: str) -> dict:
 
 def _row_line(r: dict) -> str:
     if "max_allocated" not in r:
-        return f"| {r['setting']} | failed: {r.get('error')} |" + " |" * 9
+        return f"| {r['setting']} | failed: {r.get('error')} |" + " |" * 11
     trace = f"{r['trace_allocated'] / GIB:.2f} | {r['error_trace']:+.1%}" if "trace_allocated" in r else "— | —"
+    replay = (f"{r['trace_reserved'] / GIB:.2f} | {r['error_trace_reserved']:+.1%}" if "trace_reserved" in r
+              else "— | —")
     runtime = f"{r['runtime'] / 2**20:.0f}" if r.get("runtime") is not None else "—"
     return (f"| {r['setting']} | {r['max_allocated'] / GIB:.2f} | {r['accelwiz_allocated'] / GIB:.2f} | "
             f"{r['error_allocated']:+.1%} | {trace} | {r['max_reserved'] / GIB:.2f} | "
-            f"{r['accelwiz_reserved'] / GIB:.2f} | {r['error_reserved']:+.1%} | {runtime} | "
+            f"{r['accelwiz_reserved'] / GIB:.2f} | {r['error_reserved']:+.1%} | {replay} | {runtime} | "
             f"{r['accelerate'] / GIB:.2f} ({r['error_accelerate']:+.0%}) |")
 
 
@@ -249,12 +252,14 @@ def write_results(rows: list[dict], gpu: str, *, show: bool = True) -> None:
         f"# Estimator accuracy on {gpu}",
         "",
         "| setting | measured alloc. GiB | accelwiz alloc. GiB | error | trace alloc. GiB | error | "
-        "measured reserved GiB | accelwiz reserved GiB | error | runtime MiB (NVML) | accelerate GiB (error) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "measured reserved GiB | accelwiz reserved GiB | error | trace replay reserved GiB | error | "
+        "runtime MiB (NVML) | accelerate GiB (error) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         *(_row_line(r) for r in rows),
     ]
     for name, what in (("allocated", "accelwiz vs max_memory_allocated"), ("reserved", "accelwiz vs "
                        "max_memory_reserved"), ("trace", "trace vs max_memory_allocated"),
+                       ("trace_reserved", "trace replayed through the allocator model vs max_memory_reserved"),
                        ("accelerate", "accelerate estimate-memory vs max_memory_allocated")):
         if summary[f"median_abs_error_{name}"] is not None:
             lines.append(f"\n{what}: median |error| {summary[f'median_abs_error_{name}']:.1%}, "
@@ -271,6 +276,8 @@ def add_errors(row: dict) -> dict:
         row["error_accelerate"] = relative_error(row["accelerate"], row["max_allocated"])
         if "trace_allocated" in row:
             row["error_trace"] = relative_error(row["trace_allocated"], row["max_allocated"])
+        if "trace_reserved" in row:
+            row["error_trace_reserved"] = relative_error(row["trace_reserved"], row["max_reserved"])
     return row
 
 

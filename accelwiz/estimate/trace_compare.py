@@ -116,6 +116,10 @@ def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
     traced_phase = max(phases, key=lambda phase: phases[phase])
     peak = phases[traced_phase]
     reserved = _traced_reserved(trace, peak, per_gpu)
+    if strategy.is_deepspeed:  # the trace runs no ZeRO optimizer: its step's own segments, as the analytic path
+        from accelwiz.estimate.states import optimizer_step_temporaries
+
+        reserved = max(reserved, round(peak + optimizer_step_temporaries(workload, strategy)[0]))
     weights = trace.forward_end.bytes["parameters"] * widen["parameters"] / divide["parameters"] + (
         trace.forward_end.bytes["autocast_copies"]
     )
