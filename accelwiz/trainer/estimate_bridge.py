@@ -52,7 +52,7 @@ def estimate_from_settings(settings: dict[str, Any]) -> dict[str, Any]:
             ran.setdefault(name, settings[name])
     ran["precision"] = "fp32" if (training_precision(effective) or "fp32") == "fp32" else "bf16"
     workload = resolve_workload(flags=ran).for_estimator(spec)
-    estimate = estimate_memory(workload, strategy)
+    estimate = estimate_memory(workload, strategy, _gpu_name(settings))
     return {
         "strategy": strategy.label,
         "workload": {"method": workload.regime, "lora_rank": workload.lora_rank if workload.regime != "full" else None,
@@ -68,3 +68,12 @@ def estimate_from_settings(settings: dict[str, Any]) -> dict[str, Any]:
         # On CPU it is the process's peak RSS, which also holds Python, torch and the libraries (~400 MB).
         "compare": "per_rank_allocated_bytes vs peak_memory_bytes (GPU); CPU peak RSS includes the runtime",
     }
+
+
+def _gpu_name(settings: dict[str, Any]) -> str | None:
+    """The GPU the run trained on (its runtime beside the tensors depends on the generation); None on CPU."""
+    if settings.get("device") != "cuda":
+        return None
+    import torch
+
+    return torch.cuda.get_device_name(0)
