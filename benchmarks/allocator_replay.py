@@ -4,7 +4,8 @@ For a matrix of settings (model, full/LoRA, mixed/bf16, gradient checkpointing, 
 step of the real transformers model is traced on the CPU (`accelwiz estimate --trace`, fake tensors) and its
 recorded allocations and frees are replayed through accelwiz/estimate/allocator.py (PyTorch's CUDA caching
 allocator as c10/cuda/CUDACachingAllocator.cpp defines it). The ratio of the replay's reserved peak to the
-trace's allocated peak is what `accelwiz/estimate/reserve.py` multiplies the analytic allocated figure by.
+trace's allocated peak, its median per group, is what `accelwiz/estimate/reserve.py` multiplies the analytic
+allocated figure's dynamic bytes by (the upper quartile is printed too).
 
     python benchmarks/allocator_replay.py            # the whole matrix (about 15 minutes on 2 cores)
     python benchmarks/allocator_replay.py --only 0,3
@@ -57,6 +58,11 @@ def matrix() -> list[Case]:
         Case("llama-3.1-8b", "lora", "mixed", False, 1, 2048, layers=2),
         Case("llama-2-70b", "lora", "bf16", True, 2, 2048, layers=2),
         Case("llama-2-70b", "lora", "bf16", True, 8, 2048, layers=2),
+        # the settings an H200 measured (benchmarks/estimator_accuracy.py), at full depth
+        Case("llama-3.2-1b", "full", "mixed", False, 2, 2048),
+        Case("llama-3.2-1b", "full", "mixed", True, 2, 2048),
+        Case("llama-3.2-1b", "lora", "mixed", False, 4, 2048),
+        Case("llama-3.2-1b", "lora", "mixed", True, 4, 2048),
     ]
     return cases
 
@@ -106,10 +112,13 @@ def main() -> int:
     for row in rows:
         key = f"{row['regime']} {'checkpointing' if row['gradient_checkpointing'] else 'no checkpointing'}"
         groups.setdefault(key, []).append(row["dynamic_ratio"])
-    summary = {key: {"median": statistics.median(v), "max": max(v), "n": len(v)} for key, v in groups.items()}
+    summary = {key: {"median": statistics.median(v), "max": max(v), "n": len(v),
+                     "upper_quartile": statistics.quantiles(v, n=4, method="inclusive")[2]}
+               for key, v in groups.items()}
     out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=2) + "\n")
     for key, value in summary.items():
-        print(f"{key}: median {value['median']:.3f}, max {value['max']:.3f} over {value['n']}")
+        print(f"{key}: median {value['median']:.3f} (reserve.py), upper quartile {value['upper_quartile']:.3f}, "
+              f"max {value['max']:.3f} over {value['n']}")
     return 0
 
 
