@@ -30,7 +30,8 @@ from accelwiz.plan_file import PlanFile, PlanFiles, PlanLauncher, PlanModel, Pla
 from tests.apt import ensure_programs
 from tests.ports import free_port
 
-pytestmark = pytest.mark.slow
+# one worker runs the whole module under pytest-xdist (`--dist loadgroup`), so one cluster serves both tests
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("slurm-cluster")]
 
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "sinfo", "scontrol", "srun")
 STEPS = 3
@@ -96,10 +97,17 @@ MpiDefault=none
 SchedulerType=sched/builtin
 SelectType=select/linear
 ReturnToService=2
+MinJobAge=16
 NodeName=node1 NodeAddr=127.0.0.1 NodeHostname={host} Port={node1_port} CPUs={cpus} State=UNKNOWN
 NodeName=node2 NodeAddr=127.0.0.1 NodeHostname={host} Port={node2_port} CPUs={cpus} State=UNKNOWN
 PartitionName=debug Nodes=node1,node2 Default=YES MaxTime=INFINITE State=UP
 """
+
+
+# MinJobAge=16 (default 300): `sbatch --wait` polls after 2 s, then every 8 s while 8 < MinJobAge / 2 fails (slurm's
+# src/sbatch/sbatch.c, _job_wait: the interval grows x4 only while it is under half of MinJobAge, so a finished job
+# is never purged before sbatch looks again); with the default it slept 2, 8, then 32 s, and a 15 s job waited 42.
+# A finished job's record stays at least 16 s for `scontrol show job`, read right after sbatch returns.
 
 
 @contextlib.contextmanager

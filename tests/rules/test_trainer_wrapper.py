@@ -83,45 +83,88 @@ def test_the_installed_trainer_still_refuses_these_pairs():
         assert condition in source, condition
 
 
+# One process imports transformers once (7 of its 8 seconds here) and builds each case's Trainer in a child forked
+# for that case alone: a fresh process's Accelerator state each time, as four separate runs would have.
 _TRAINER_PROBE = """
-import json, os, sys, tempfile
-os.environ.update({"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1",
-                   "MASTER_PORT": sys.argv[3]})
+import json, os, sys, tempfile, traceback
+os.environ.update({"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1"})
 from transformers import GPT2Config, GPT2LMHeadModel, HfArgumentParser, Trainer, TrainingArguments
-(args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses(
-    [*json.loads(sys.argv[2]), "--deepspeed", sys.argv[1], "--output_dir", tempfile.mkdtemp(), "--report_to", "none"])
-model = GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=64, n_positions=32))
-try:
-    Trainer(model=model, args=args)
-    print("ACCEPTED")
-except ValueError as error:
-    print("REFUSED", error)
+for case in json.loads(sys.argv[1]):
+    sys.stdout.flush()
+    child = os.fork()
+    if child:
+        os.waitpid(child, 0)
+        continue
+    try:
+        os.environ["MASTER_PORT"] = case["port"]
+        (args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses(
+            [*case["argv"], "--deepspeed", case["ds"], "--output_dir", tempfile.mkdtemp(), "--report_to", "none"])
+        model = GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=64, n_positions=32))
+        try:
+            Trainer(model=model, args=args)
+            print("VERDICT", case["name"], "ACCEPTED", flush=True)
+        except ValueError as error:
+            print("VERDICT", case["name"], "REFUSED", json.dumps(str(error)), flush=True)
+    except BaseException:
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
+    os._exit(0)
 """
 
-
-@pytest.mark.slow
-@pytest.mark.parametrize("stage,argv,code", [
+REAL_TRAINER_CASES = [
     (3, ["--auto_find_batch_size"], "AW712"),
     (2, ["--auto_find_batch_size"], "AW712"),
     (2, ["--save_only_model", "--load_best_model_at_end", "--eval_strategy", "steps"], "AW711"),
     (2, ["--save_only_model"], "AW711"),
-])
-def test_the_real_trainer_refuses_exactly_what_the_rule_reports(write, tmp_path, monkeypatch, stage, argv, code):
-    """The real Trainer of transformers 5 under DeepSpeed (one process on this machine's CPU), built from the same
-    command line and JSON the rule reads."""
+]
+
+
+def _deepspeed_json(stage: int) -> str:
+    return json.dumps({"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+                       "train_batch_size": "auto", "zero_optimization": {"stage": stage}})
+
+
+@pytest.fixture(scope="module")
+def real_trainer_verdicts(tmp_path_factory) -> dict[str, str]:
+    """What the real Trainer said to each case ("ACCEPTED" or "REFUSED <message>"), by the case's index."""
     pytest.importorskip("deepspeed")
     import subprocess
     import sys
 
     from tests.ports import free_port
 
+    directory = tmp_path_factory.mktemp("real-trainer")
+    cases = []
+    for index, (stage, argv, _) in enumerate(REAL_TRAINER_CASES):
+        ds = directory / f"ds{index}.json"
+        ds.write_text(_deepspeed_json(stage))
+        cases.append({"name": str(index), "ds": str(ds), "argv": argv, "port": str(free_port())})
+    probe = directory / "probe.py"
+    probe.write_text(_TRAINER_PROBE)
+    out = subprocess.run([sys.executable, str(probe), json.dumps(cases)], cwd=directory, capture_output=True,
+                         text=True, timeout=600)
+    verdicts = {}
+    for line in out.stdout.splitlines():
+        if line.startswith("VERDICT "):
+            _, name, verdict = line.split(" ", 2)
+            verdicts[name] = verdict
+    return verdicts | {"output": out.stdout + out.stderr[-3000:]}
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("real-trainer")  # the four cases share one probe process: one worker runs them all
+@pytest.mark.parametrize("case", range(len(REAL_TRAINER_CASES)),
+                         ids=[f"{stage}-{' '.join(argv)}-{code}" for stage, argv, code in REAL_TRAINER_CASES])
+def test_the_real_trainer_refuses_exactly_what_the_rule_reports(write, tmp_path, monkeypatch, real_trainer_verdicts,
+                                                                case):
+    """The real Trainer of transformers 5 under DeepSpeed (one process on this machine's CPU), built from the same
+    command line and JSON the rule reads."""
+    stage, argv, code = REAL_TRAINER_CASES[case]
     monkeypatch.chdir(tmp_path)
-    ds = write("ds.json", json.dumps({"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
-                                      "train_batch_size": "auto", "zero_optimization": {"stage": stage}}))
-    probe = write("probe.py", _TRAINER_PROBE)
-    out = subprocess.run([sys.executable, str(probe), str(ds), json.dumps(argv), str(free_port())],
-                         capture_output=True, text=True, timeout=600).stdout
-    refused = "REFUSED" in out
-    assert refused or "ACCEPTED" in out, out
+    ds = write("ds.json", _deepspeed_json(stage))
+    out = real_trainer_verdicts.get(str(case), real_trainer_verdicts["output"])
+    refused = out.startswith("REFUSED")
+    assert refused or out == "ACCEPTED", out
     args = parse_argv(["--deepspeed", "ds.json", *argv])
     assert (code in codes(write("accelerate.yaml", DDP), ds, select=("AW71",), training_args=args)) is refused
