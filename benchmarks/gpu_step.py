@@ -81,6 +81,44 @@ def _train_deepspeed(model: Any, tokens: Any, strategy: str, micro_batch: int) -
         engine.step()
 
 
+def _process_group(backend: str) -> None:
+    import torch.distributed as dist
+
+    for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1"),
+                       ("MASTER_PORT", "29512")):
+        os.environ.setdefault(key, value)
+    if not dist.is_initialized():
+        dist.init_process_group(backend)
+
+
+def _blocks(model: Any) -> list[Any]:
+    """The transformer blocks FSDP wraps one by one (accelerate's TRANSFORMER_BASED_WRAP of the layer class)."""
+    return [m for m in model.modules() if type(m).__name__.endswith(("DecoderLayer", "Block"))]
+
+
+def wrap_fsdp(model: Any, version: int, device: str) -> Any:
+    """Full shard with bf16 compute over fp32 parameters (accelerate's `mixed_precision: bf16`): FSDP2's
+    `fully_shard` per block and the root, or FSDP1's wrapper with `use_orig_params` (accelerate's default)."""
+    import torch
+
+    _process_group("nccl" if device == "cuda" else "gloo")
+    model = model.to(device)
+    if version == 2:
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+        policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        for block in _blocks(model):
+            fully_shard(block, mp_policy=policy)
+        return fully_shard(model, mp_policy=policy)
+    from torch.distributed.fsdp import FullyShardedDataParallel, MixedPrecision
+    from torch.distributed.fsdp.wrap import ModuleWrapPolicy
+
+    precision = MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.float32, buffer_dtype=torch.bfloat16)
+    return FullyShardedDataParallel(model, auto_wrap_policy=ModuleWrapPolicy({type(_blocks(model)[0])}),
+                                    mixed_precision=precision, use_orig_params=True,
+                                    device_id=torch.cuda.current_device() if device == "cuda" else None)
+
+
 def _lora_model(build: Any) -> Any:
     import torch
     from peft import LoraConfig, get_peft_model
@@ -107,6 +145,8 @@ def measure(setting: Any, build: Any, vocab_size: int, history: Path | None) -> 
     model.train()
     if setting.strategy == "single":
         _train_single(model.cuda(), tokens, autocast=True)
+    elif setting.strategy.startswith("fsdp"):
+        _train_single(wrap_fsdp(model, int(setting.strategy[-1]), "cuda"), tokens, autocast=False)
     else:
         _train_deepspeed(model, tokens, setting.strategy, setting.micro_batch)
     torch.cuda.synchronize()
