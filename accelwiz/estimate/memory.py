@@ -126,7 +126,8 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     turn, recomputing, turn_note = _zero3_kept_bytes(workload, strategy)
     if turn_note:
         buffer_notes.append(turn_note)
-    phases = _phases(workload, strategy, states, activations, logits, buffers, autocast, turn, recomputing)
+    step, step_note = optimizer_step_temporaries(workload, strategy)
+    phases = _phases(workload, strategy, states, activations, logits, buffers, autocast, step, turn, recomputing)
     loaded, loading_note = loading_bytes(workload, strategy, states)
     resident = states.weights - states.autocast_copy
     loading = _Phase("loading", {**dict.fromkeys(phases[0].parts, 0.0), "weights": resident,
@@ -137,12 +138,11 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     static = peak.parts["optimizer_states"] + (states.weights - states.autocast_copy)
     if _gradients_kept(workload, strategy):  # gradients allocated once, kept between steps
         static += peak.parts["gradients"]
-    step_segments = optimizer_step_temporaries(workload, strategy)[0] if strategy.is_deepspeed else 0.0
+    step_segments = step if strategy.is_deepspeed else 0.0  # flat buffers: segments of their own (reserve.py)
     reserved, reserve_note = reserved_bytes(allocated, static, workload, step_segments)
     extra = process_runtime(strategy, gpu)
     overhead = extra.total + (reserved - allocated)
     host, nvme, host_notes = _host(workload, strategy, states.host_offload)
-    _, step_note = optimizer_step_temporaries(workload, strategy)
     phase_text = ", ".join(f"{PHASE_LABEL[p.name]} {p.total / GIB:.2f} GiB" for p in phases)
     assumptions = (
         f"{strategy.label} over {strategy.world_size} GPU(s) ({strategy.nodes} node(s))",
@@ -212,10 +212,12 @@ def _phases(
     logits: int,
     buffers: float,
     autocast: bool,
+    step: float,
     turn: float = 0.0,
     recomputing: float = 0.0,
 ) -> tuple[_Phase, _Phase, _Phase]:
-    """Live bytes at the peak of forward, backward and the optimizer step (see the module docstring).
+    """Live bytes at the peak of forward, backward and the optimizer step (see the module docstring); `step`:
+    the optimizer step's temporaries (states.py `optimizer_step_temporaries`).
 
     `turn`, `recomputing`: ZeRO-3's parameters gathered beyond the largest module that `buffers` already
     holds, kept across the forward→backward turn (end of forward, start of backward) and at their most during
@@ -254,7 +256,6 @@ def _phases(
         parts(gradients=states.gradients, temporaries=_tied_embedding_gradients(workload, strategy)),
     )
     backward = max((backward_start, recompute, backward_end), key=lambda p: p.total)
-    step, _ = optimizer_step_temporaries(workload, strategy)
     optimizer = _Phase("optimizer", parts(gradients=states.gradients, temporaries=step))
     return forward, backward, optimizer
 
