@@ -63,6 +63,11 @@ class Setting:
     attention: str = "sdpa"
     regime: str = "full"  # full | lora (LoRA r=16 on every linear layer, a bf16 base, autocast)
 
+    @classmethod
+    def from_row(cls, row: dict) -> Setting:
+        """The setting a saved results row was measured with."""
+        return cls(**{name: row[name] for name in cls.__dataclass_fields__ if name in row})
+
     @property
     def label(self) -> str:
         return f"{self.model} {self.regime} {self.strategy} b{self.micro_batch} s{self.seq_len} {self.attention}" + (
@@ -293,8 +298,7 @@ def re_estimate() -> int:
     """The saved GPU measurements against this code's estimates (the measurements stay as the GPU gave them)."""
     saved = json.loads((RESULTS / "estimator_accuracy.json").read_text())
     for row in saved["rows"]:
-        fields = {k: row[k] for k in Setting.__dataclass_fields__ if k in row}
-        estimate = accelwiz_estimate(Setting(**fields))
+        estimate = accelwiz_estimate(Setting.from_row(row))
         row.update(accelwiz_allocated=estimate["allocated"], accelwiz_reserved=estimate["reserved"],
                    accelwiz_breakdown=estimate["breakdown"])
         add_errors(row)
@@ -308,8 +312,7 @@ def add_traces() -> int:
     rows = saved["rows"]
     for row in rows:
         if "trace_allocated" not in row:
-            fields = {k: row[k] for k in Setting.__dataclass_fields__ if k in row}
-            row.update(trace_figures(Setting(**fields)))
+            row.update(trace_figures(Setting.from_row(row)))
             add_errors(row)
             print(f"{row['setting']}: trace {row['trace_allocated'] / GIB:.2f} GiB", file=sys.stderr)
     write_results(rows, saved["summary"]["gpu"])

@@ -57,9 +57,7 @@ def _train_deepspeed(model: Any, tokens: Any, strategy: str, micro_batch: int) -
     import deepspeed
     import torch
 
-    for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1"),
-                       ("MASTER_PORT", "29511")):
-        os.environ.setdefault(key, value)
+    _one_rank_environment()
     stage = 3 if strategy.startswith("zero3") else int(strategy[-1])
     zero: dict = {"stage": stage}
     if strategy == "zero3_offload":
@@ -81,12 +79,17 @@ def _train_deepspeed(model: Any, tokens: Any, strategy: str, micro_batch: int) -
         engine.step()
 
 
+def _one_rank_environment() -> None:
+    """What a launcher sets for one process (DeepSpeed and torch.distributed read it); one setting per process."""
+    for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1"),
+                       ("MASTER_PORT", "29511")):
+        os.environ.setdefault(key, value)
+
+
 def _process_group(backend: str) -> None:
     import torch.distributed as dist
 
-    for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1"),
-                       ("MASTER_PORT", "29512")):
-        os.environ.setdefault(key, value)
+    _one_rank_environment()
     if not dist.is_initialized():
         dist.init_process_group(backend)
 

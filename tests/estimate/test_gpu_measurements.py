@@ -26,7 +26,7 @@ MEASURED = [row for row in ROWS if "max_reserved" in row]
 
 
 def _errors(row: dict) -> tuple[float, float]:
-    estimate = accelwiz_estimate(Setting(**{k: row[k] for k in Setting.__dataclass_fields__}))
+    estimate = accelwiz_estimate(Setting.from_row(row))
     return ((estimate["allocated"] - row["max_allocated"]) / row["max_allocated"],
             (estimate["reserved"] - row["max_reserved"]) / row["max_reserved"])
 
