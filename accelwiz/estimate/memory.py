@@ -33,12 +33,13 @@ from accelwiz.estimate.activations import (
     loss_transient_bytes,
     recompute_bytes,
 )
+from accelwiz.estimate.fsdp_reserve import fsdp_gathered_bytes, fsdp_reserve
 from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (HOST_PROCESS_BYTES: re-exported)
 from accelwiz.estimate.loading import loading_bytes
 from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.runtime import Runtime, runtime
 from accelwiz.estimate.spec import ModelSpec
-from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM, ModelStates, model_states, optimizer_step_temporaries
+from accelwiz.estimate.states import ModelStates, model_states, optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 from accelwiz.vocab import GIB
@@ -139,7 +140,12 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     if _gradients_kept(workload, strategy):  # gradients allocated once, kept between steps
         static += peak.parts["gradients"]
     step_segments = step if strategy.is_deepspeed else 0.0  # flat buffers: segments of their own (reserve.py)
-    reserved, reserve_note = reserved_bytes(allocated, static, workload, step_segments)
+    fsdp = None
+    if strategy.is_fsdp:  # FSDP's streams hold their blocks at their size; wrapping leaves a cache (fsdp_reserve.py)
+        gathered = fsdp_gathered_bytes(workload, strategy, fsdp_root_parameters(workload.model))
+        fsdp = fsdp_reserve(workload, strategy, gathered=gathered, gradients=peak.parts["gradients"],
+                            root_parameters=fsdp_root_parameters(workload.model))
+    reserved, reserve_note = reserved_bytes(allocated, static, workload, step_segments, fsdp)
     extra = process_runtime(strategy, gpu)
     overhead = extra.total + (reserved - allocated)
     host, nvme, host_notes = _host(workload, strategy, states.host_offload)
@@ -335,17 +341,8 @@ def _buffers(workload: Workload, strategy: Strategy) -> tuple[float, list[str]]:
             "5e8, persistent small parameters (≤1e5 elements) replicated"
         )
     elif strategy.is_fsdp:
-        # QLoRA: FSDP gathers the packed 4-bit storage (bnb's quant_storage, torchao's NF4 all-gather), not 16-bit
-        gathered_width = QLORA_BYTES_PER_PARAM if workload.regime == "qlora" else width
         root = fsdp_root_parameters(spec)
-        if strategy.kind != "fsdp_grad_op":
-            buffers += 2 * gathered_width * spec.layer_parameters  # current block + the prefetched next one
-            # The root unit (what no block holds: embeddings, final norm, LM head; never quantized) is not
-            # resharded after forward, "with the intention that they are immediately used for backward"
-            # (torch/distributed/fsdp/_runtime_utils.py `_post_forward_reshard`; FSDP2: `FSDPState._lazy_init`
-            # sets the root's post_forward_mesh_info to None): gathered, beside its shard, from the embedding's
-            # forward to the end of backward.
-            buffers += width * root
+        buffers += fsdp_gathered_bytes(workload, strategy, root)
         buffers += 4 * spec.layer_parameters if workload.regime == "full" else 0  # one unit's unsharded grads
         notes.append(
             "FSDP: one wrapped block gathered and one prefetched "

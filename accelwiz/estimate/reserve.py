@@ -22,7 +22,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from accelwiz.estimate.fsdp_reserve import FSDP_DYNAMIC_RATIO
+
 if TYPE_CHECKING:
+    from accelwiz.estimate.fsdp_reserve import FsdpReserve
     from accelwiz.estimate.workload import Workload
 
 # (full fine-tuning or adapters, gradient checkpointing) -> median replayed dynamic ratio
@@ -40,7 +43,7 @@ def group(workload: Workload) -> tuple[str, bool]:
 
 
 def reserved_bytes(allocated: float, static: float, workload: Workload,
-                   step_segments: float = 0.0) -> tuple[float, str]:
+                   step_segments: float = 0.0, fsdp: FsdpReserve | None = None) -> tuple[float, str]:
     """The reserved peak for an allocated peak of which `static` bytes are allocated once, and a note.
 
     `step_segments`: DeepSpeed's flat step buffers (states.py `_deepspeed_step_temporaries`). Each is larger
@@ -49,6 +52,8 @@ def reserved_bytes(allocated: float, static: float, workload: Workload,
     tests/fixtures/allocator_streams) shows the reserved peak at the allocated peak plus those segments
     (ZeRO-2, Llama-3.2-1B: 28.74 GiB allocated, 38.46 reserved, 2 x 4.60 GiB step buffers).
     """
+    if fsdp is not None:
+        return _fsdp_reserved(allocated, static, workload, fsdp)
     ratio = DYNAMIC_RATIO[group(workload)]
     dynamic = max(0.0, allocated - static)
     kind, checkpointing = group(workload)
@@ -64,4 +69,20 @@ def reserved_bytes(allocated: float, static: float, workload: Workload,
         f"reserved/allocated of the caching-allocator replays of traced steps ({kind}, "
         f"{'with' if checkpointing else 'without'} gradient checkpointing: benchmarks/allocator_replay.py); "
         "parameters and optimizer states are reserved at their size"
+    )
+
+
+def _fsdp_reserved(allocated: float, static: float, workload: Workload, fsdp: FsdpReserve) -> tuple[float, str]:
+    """FSDP (fsdp_reserve.py): its streams' pools at their size; the default stream's dynamic bytes at the FSDP
+    ratio where measured, never below the cache wrapping left there."""
+    ratio = FSDP_DYNAMIC_RATIO.get(group(workload), DYNAMIC_RATIO[group(workload)])
+    dynamic = max(0.0, allocated - static - fsdp.pools)
+    default = max(fsdp.init_cache, ratio * dynamic)
+    how = ("the cache FSDP's wrapping left" if default == fsdp.init_cache
+           else f"its dynamic bytes ({dynamic / 2**30:.2f} GiB) x {ratio:.2f}")
+    return static + fsdp.pools + default, (
+        f"allocator reserve: FSDP's gathered parameters and sharded gradients on streams of their own "
+        f"({fsdp.pools / 2**30:.2f} GiB, reserved at their size); the default stream beyond the static bytes "
+        f"{default / 2**30:.2f} GiB: {how} (the wrap leaves {fsdp.init_cache / 2**30:.2f} GiB cached; real FSDP1 "
+        "streams on an H200, fsdp_reserve.py)"
     )

@@ -173,17 +173,16 @@ def published_rows():
     return [(row, _compare(row)) for row in PUBLISHED_MEASUREMENTS]
 
 
-def test_published_median_within_ten_percent_and_every_modelled_row_within_30(published_rows):
-    """Median |error| <= 10% over the rows whose settings accelwiz models, and none beyond 30%. The target is
-    20%; Answer.AI's FSDP1 rows on 2 x 24 GB miss it where the allocator reserves far beyond the allocated peak
-    (7B QLoRA at 1 x 512 tokens, -27.2%: 4.98 GiB reserved for a small step) and in the LoRA CPU-offload row at
-    10 x 2048 tokens (-21.7%): see docs/performance.md, "Published measurements"."""
+def test_published_median_within_five_percent_and_every_modelled_row_within_20(published_rows):
+    """Median |error| <= 5% over the rows whose settings accelwiz models, and none beyond 20%. The worst are
+    Answer.AI's FSDP1 rows measured on 2024's stack (transformers then copied the fp32 logits for the shifted
+    loss: +1.5-2.4 GiB at 6-10 x 2048 tokens, which today's transformers no longer makes) and the 7B QLoRA row
+    at 1 x 512 tokens (-17.3%: rank 0 held 3.72 GiB after wrapping on that stack, 3.23 on an H200 today): see
+    docs/performance.md, "Published measurements" and "FSDP1 on a GPU"."""
     modelled = [result for row, result in published_rows if not row.known_miss]
     errors = sorted(abs(r["error_percent"]) for r in modelled)
-    assert errors[len(errors) // 2] <= 10, errors
-    assert all(abs(r["error_percent"]) <= 30 for r in modelled), [(r["key"], r["error_percent"]) for r in modelled]
-    beyond = {r["key"] for r in modelled if abs(r["error_percent"]) > 20}
-    assert beyond <= {"answerai-llama2-7b-qlora-b1-512", "answerai-llama2-7b-lora-offload-b10-2048"}, beyond
+    assert errors[len(errors) // 2] <= 5, errors
+    assert all(abs(r["error_percent"]) <= 20 for r in modelled), [(r["key"], r["error_percent"]) for r in modelled]
 
 
 def test_known_misses_say_why_and_still_miss(published_rows):
@@ -193,8 +192,8 @@ def test_known_misses_say_why_and_still_miss(published_rows):
     assert misses
     for row, result in misses:
         assert len(row.known_miss) > 40
-        # 15%: the fp32-base FSDP row is -19.7% since FSDP's gathered root unit is counted (-21.5% before)
-        assert abs(result["error_percent"]) > 15, (row.key, result["error_percent"])
+        # 10%: the fp32-base FSDP row is -11.0% since FSDP's streams and wrap cache are modelled (-15.3% before)
+        assert abs(result["error_percent"]) > 10, (row.key, result["error_percent"])
 
 
 HF_BERT_LARGE_KEYS = [

@@ -1,0 +1,81 @@
+"""What FSDP adds to the caching allocator's reserve: pools on streams of its own, and the cache wrapping leaves.
+
+Read from the real allocator's event streams of FSDP1 on an H200 (tests/fixtures/allocator_streams/fsdp1: Answer.AI's
+train.py as rank 0 of two, benchmarks/gpu_fsdp_answerai.py; replayed per stream by
+benchmarks/fsdp_streams.py, which writes benchmarks/results/fsdp_streams.json):
+
+* **Gathered parameters live on the unshard stream.** FSDP all-gathers a unit into a buffer allocated on its
+  unshard stream (`_unshard` runs under `stream(unshard_stream)`), and a cached block is only offered to the
+  stream that made it. The current and the prefetched block (`limit_all_gathers` keeps two in flight) and the
+  root unit (kept gathered from forward to backward) are cut from segments of exactly their size, reused
+  every step: that pool is reserved at its size (1.27 GiB reserved for 1.24 GiB gathered, Llama-2-7B LoRA),
+  and the default stream's activations never use it.
+* **Sharded gradients live on the post-backward stream** (the reduce-scatter's output): same sizes every step,
+  reserved at their size too.
+* **Wrapping leaves a cache behind on the default stream.** Each unit is moved to the GPU unsharded,
+  flattened into a new flat parameter and sharded by a copy; the unsharded tensors are freed into the cache,
+  the largest unit (the root: embeddings and LM head) last. After wrapping, the H200 held 1.71 GiB cached
+  beyond the allocated bytes for Llama-2-7B LoRA (2 x (500 + 386) MiB = 1.73 GiB) and 1.25 GiB for QLoRA
+  (2 x (500 + 96.5) MiB = 1.17 GiB). The step's
+  activations are cut from that cache before new segments are taken: it is a floor under the default
+  stream's dynamic reserve, not an addition to it (a batch of one at 512 tokens reserved 1.86 GiB beyond the
+  static bytes, 1.71 of it the wrap's).
+* **The default stream's fragmentation** is higher than a single GPU's for the same step: the replayed
+  ratio (reserved − static) / (allocated − static) over its own blocks is 1.36-1.52 (median
+  `FSDP_DYNAMIC_RATIO`) for LoRA and QLoRA with checkpointing, against 1.31 for the same Llama-2-7B LoRA step
+  on one GPU without FSDP (the init cache's odd-sized blocks are cut up by the activations).
+
+FSDP2 (`fully_shard`) also all-gathers on streams of its own and moves each module unsharded before it shards
+it; its init cache is taken as one copy of the root and of a block (no flat parameter is made): a reading of
+torch/distributed/fsdp/_fully_shard/_fsdp_param.py, not a measurement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.strategy import Strategy
+    from accelwiz.estimate.workload import Workload
+
+# (full fine-tuning or adapters, gradient checkpointing) -> the default stream's dynamic ratio under FSDP, where
+# measured (benchmarks/results/fsdp_streams.json, median over the streams whose ratio path is above the init
+# cache by half again: 10 streams); the other groups use reserve.DYNAMIC_RATIO
+FSDP_DYNAMIC_RATIO: dict[tuple[str, bool], float] = {("adapters", True): 1.40}
+
+
+@dataclass(frozen=True)
+class FsdpReserve:
+    """What FSDP's streams hold at their own size, and the cache wrapping left on the default stream."""
+
+    pools: float  # gathered units (unshard stream) + sharded gradients (post-backward stream)
+    init_cache: float  # cached on the default stream after wrapping: a floor under its dynamic reserve
+
+
+def fsdp_reserve(workload: Workload, strategy: Strategy, *, gathered: float, gradients: float,
+                 root_parameters: float) -> FsdpReserve:
+    """FSDP's pools for `gathered` bytes of all-gathered units and `gradients` bytes of sharded gradients
+    at the peak; the init cache from the root unit and one block, in the bytes they are moved in."""
+    width = 4 if workload.precision == "fp32" else 2
+    block = workload.model.layer_parameters * (QLORA_BYTES_PER_PARAM if workload.regime == "qlora" else width)
+    unsharded = width * root_parameters + block
+    # FSDP1: the moved tensors and the flat parameter made from them; FSDP2 shards each parameter in place
+    copies = 2 if strategy.fsdp_version == 1 else 1
+    return FsdpReserve(pools=gathered + gradients, init_cache=copies * unsharded)
+
+
+def fsdp_gathered_bytes(workload: Workload, strategy: Strategy, root_parameters: float) -> float:
+    """The all-gathered parameters at the peak: the current block and the prefetched next one, and the root unit
+    (what no block holds: embeddings, final norm, LM head; never quantized), which is not resharded after
+    forward "with the intention that they are immediately used for backward" (torch/distributed/fsdp/
+    _runtime_utils.py `_post_forward_reshard`; FSDP2: `FSDPState._lazy_init` sets the root's
+    post_forward_mesh_info to None): gathered, beside its shard, from the embedding's forward to the end of
+    backward. QLoRA: FSDP gathers the packed 4-bit storage (bnb's quant_storage, torchao's NF4 all-gather)."""
+    if strategy.kind == "fsdp_grad_op":
+        return 0.0
+    width = 4 if workload.precision == "fp32" else 2
+    gathered_width = QLORA_BYTES_PER_PARAM if workload.regime == "qlora" else width
+    return 2 * gathered_width * workload.model.layer_parameters + width * root_parameters

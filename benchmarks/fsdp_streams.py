@@ -1,0 +1,132 @@
+"""FSDP1's real allocator streams, taken apart per CUDA stream, and accelwiz's estimate beside each (no GPU needed).
+
+The streams were recorded on an H200 by benchmarks/gpu_fsdp_session.sh (Answer.AI's train.py as rank 0 of two,
+benchmarks/gpu_fsdp_answerai.py) and live in tests/fixtures/allocator_streams/fsdp1; the peaks the GPU reported
+are in benchmarks/results/gpu_fsdp_answerai.jsonl. For each stream this replays the events through the
+caching-allocator model (accelwiz/estimate/allocator.py) and reports:
+
+* what each CUDA stream reserved, and the default stream's allocated peak after wrapping;
+* the cache wrapping left (reserved − allocated after wrapping) and the default stream's dynamic ratio
+  (reserved − static) / (allocated peak − static), static being what was allocated after wrapping;
+* accelwiz's allocated and reserved estimate for the published row's settings against the GPU's peaks.
+
+`FSDP_DYNAMIC_RATIO` (accelwiz/estimate/fsdp_reserve.py) is the median ratio over the FSDP streams whose dynamic
+reserve is above the wrap's cache. Writes benchmarks/results/fsdp_streams.json and prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import statistics
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+RESULTS = REPO / "benchmarks" / "results"
+STREAMS = REPO / "tests" / "fixtures" / "allocator_streams" / "fsdp1"
+GIB = 2**30
+
+
+def measured_rows() -> list[dict]:
+    return [json.loads(line) for line in (RESULTS / "gpu_fsdp_answerai.jsonl").read_text().splitlines() if line]
+
+
+def per_stream(row: dict) -> dict:
+    """Each CUDA stream's reserved bytes, and the default stream's allocated peak once training started."""
+    from accelwiz.estimate.allocator import CachingAllocator
+    from accelwiz.estimate.allocator_stream import events_from_history, read_history
+
+    entries = read_history(STREAMS / f"{row['key']}.jsonl.gz")
+    allocator, live = CachingAllocator(), {}
+    allocated, peak = collections.Counter(), collections.Counter()
+    tokens, training = row["batch"] * row["seq"] * 8, False
+    for event in events_from_history(entries):
+        if event[0] == "alloc":
+            block = live[event[1]] = allocator.malloc(event[2], event[3])
+            allocator.hint = None
+            # the step's first tensor (the token ids) is allocated right after wrapping, as train.py does
+            training = training or (event[2] == tokens and allocator.reserved == row["reserved_after_wrap"])
+            allocated[event[3]] += block.size
+            if training:
+                peak[event[3]] = max(peak[event[3]], allocated[event[3]])
+        elif event[0] == "free":
+            block = live.pop(event[1])
+            allocated[block.stream] -= block.size
+            allocator.free(block)
+        elif event[0] == "segment":
+            allocator.hint = event[1:]
+        else:
+            allocator.empty_cache()
+    reserved = collections.Counter()
+    for action, _, size, stream in entries:
+        reserved[stream] += size if action == "segment_alloc" else -size if action == "segment_free" else 0
+    static = row["allocated_after_wrap"]
+    default_reserved, default_peak = reserved[0], peak[0]
+    return {
+        "default_reserved": default_reserved,
+        "default_allocated_peak": default_peak,
+        "other_streams_reserved": sum(v for s, v in reserved.items() if s),
+        "wrap_cache": row["reserved_after_wrap"] - static,
+        "default_ratio": round((default_reserved - static) / (default_peak - static), 3),
+        "dynamic": default_peak - static,
+    }
+
+
+def estimate(row: dict) -> dict | None:
+    """accelwiz's figures for the published row's settings (None for the variants no row publishes)."""
+    from accelwiz.estimate.memory import estimate_memory
+    from accelwiz.estimate.models import resolve_model
+    from accelwiz.estimate.published import PUBLISHED_MEASUREMENTS
+    from accelwiz.estimate.runtime import runtime
+    from accelwiz.estimate.strategy import Strategy
+    from accelwiz.estimate.workload import Workload
+
+    published = {r.key: r for r in PUBLISHED_MEASUREMENTS}.get(row["key"])
+    if published is None:
+        return None
+    strategy = Strategy(**published.strategy)
+    result = estimate_memory(Workload(resolve_model(published.model), **published.workload), strategy,
+                             gpu="NVIDIA H200")
+    cublas = runtime(strategy.world_size, strategy.nodes, "NVIDIA H200").cublas  # from the allocator too
+    return {"allocated": result.allocated, "reserved": result.reserved + cublas,
+            "allocated_error_percent": round(100 * (result.allocated / row["max_allocated"] - 1), 1),
+            "reserved_error_percent": round(100 * ((result.reserved + cublas) / row["max_reserved"] - 1), 1),
+            "published_gib": round(published.measured_bytes / GIB, 2), "strategy": strategy.short_label}
+
+
+def main() -> None:
+    rows = []
+    for row in measured_rows():
+        rows.append({**row, **per_stream(row), "accelwiz": estimate(row)})
+    fsdp = [r for r in rows if r.get("fsdp", True) and not r["ddp"]]
+    above = [r["default_ratio"] for r in fsdp if r["dynamic"] * r["default_ratio"] > r["wrap_cache"] * 1.5]
+    estimated = [r for r in rows if r["accelwiz"]]
+    summary = {
+        "fsdp_default_ratio_median": round(statistics.median(above), 2),
+        "fsdp_default_ratio_streams": len(above),
+        "reserved_median_abs_error_percent": statistics.median(abs(r["accelwiz"]["reserved_error_percent"])
+                                                               for r in estimated),
+        "reserved_worst_under_percent": min(r["accelwiz"]["reserved_error_percent"] for r in estimated),
+        "allocated_median_abs_error_percent": statistics.median(abs(r["accelwiz"]["allocated_error_percent"])
+                                                                for r in estimated),
+    }
+    (RESULTS / "fsdp_streams.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")
+    print("| setting (H200, rank 0 of 2) | wrap cache | FSDP streams | default ratio | max allocated | accelwiz "
+          "| max reserved | accelwiz | published |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        ours = r["accelwiz"]
+        mine = (f"{ours['allocated'] / GIB:.2f} ({ours['allocated_error_percent']:+.1f}%)",
+                f"{ours['reserved'] / GIB:.2f} ({ours['reserved_error_percent']:+.1f}%)",
+                f"{ours['published_gib']:.2f}") if ours else ("", "", "")
+        print(f"| {r['key']} | {r['wrap_cache'] / GIB:.2f} | {r['other_streams_reserved'] / GIB:.2f} "
+              f"| {r['default_ratio']:.2f} | {r['max_allocated'] / GIB:.2f} | {mine[0]} "
+              f"| {r['max_reserved'] / GIB:.2f} | {mine[1]} | {mine[2]} |")
+    print("\n" + json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
