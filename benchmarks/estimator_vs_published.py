@@ -39,16 +39,20 @@ def compare(row: PublishedMeasurement) -> dict:
     from accelwiz.estimate.runtime import runtime
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
+    from accelwiz.probe.gpus import match_gpu_name
 
     workload = Workload(resolve_model(row.model), **row.workload)
     strategy = Strategy(**row.strategy)
     estimate = estimate_memory(workload, strategy, gpu=row.gpu)
     # only what `accelwiz estimate` computes from the row's settings: no figure measured by the source is fed back
     beside = runtime(strategy.world_size, strategy.nodes, row.gpu, row.cuda_major)
+    # where the reserve would pass the GPU's memory, the allocator releases its cache and retries: held there
+    gpu = match_gpu_name(row.gpu) if row.gpu else None
+    held = estimate.need_on(gpu.memory_bytes if gpu else None) - estimate.per_gpu_total
     if row.metric == "nvidia-smi":  # the reserved peak and the runtime beside it, on the source's stack
-        ours = estimate.reserved + beside.total
+        ours = estimate.reserved + beside.total + held
     elif row.metric == "reserved":  # max_memory_reserved: the cuBLAS workspaces come from the allocator too
-        ours = estimate.reserved + beside.cublas
+        ours = estimate.reserved + beside.cublas + held
     else:
         ours = estimate.allocated
     return {
@@ -63,6 +67,7 @@ def compare(row: PublishedMeasurement) -> dict:
         "estimate_gib": round(ours / 2**30, 2),
         "error_percent": round(100 * (ours - row.measured_bytes) / row.measured_bytes, 1),
         "peak_phase": getattr(estimate, "peak_phase", ""),
+        "allocator_retries": held < 0,
         "settings": row.settings,
         "known_miss": row.known_miss,
     }

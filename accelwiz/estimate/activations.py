@@ -221,9 +221,19 @@ def loss_transient_bytes(workload: Workload) -> tuple[int, int]:
 
     Forward: the logits (16-bit, 2bsV; fp32 training 4bsV) and their fp32 copy (4bsV, none in fp32) exist
     while log_softmax runs. Backward: the gradients of the loss and of the log-softmax (4bsV each).
+
+    transformers before 4.49 (`Workload.copies_shifted_logits`) upcasts the logits in the model and copies
+    them shifted: in forward the fp32 logits and their shifted copy (4bsV each) where today's has the 16-bit
+    logits and one fp32 copy (+2bsV; +4bsV in fp32 training); in backward the shift's slice makes a full-size
+    fp32 gradient for the unshifted logits (+4bsV). A loop that keeps the model's output through backward (as
+    Answer.AI's train.py does; the HF Trainer does not) also keeps fp32 logits where today's are 16-bit: +2bsV
+    more, not counted. Answer.AI's rows measured on 2024's stack sit 4.0-4.5 bsV above the same settings run
+    today (an H200, benchmarks/results/fsdp_streams.json).
     """
     if workload.model.family == "bert":
         return 0, 0
     tokens = workload.micro_batch * workload.seq_len * workload.model.vocab_size
     forward = 4 * tokens if workload.precision == "fp32" else 6 * tokens
+    if workload.copies_shifted_logits:
+        return forward + (4 if workload.precision == "fp32" else 2) * tokens, 12 * tokens
     return forward, 8 * tokens

@@ -104,6 +104,18 @@ class MemoryEstimate:
         """What the process holds on its GPU at the peak: the reserved peak plus the runtime (as nvidia-smi)."""
         return self.allocated + self.overhead
 
+    def retries_on(self, gpu_bytes: int | None) -> bool:
+        """Whether a GPU of `gpu_bytes` holds the allocated peak and the runtime but not the whole reserve: the
+        caching allocator then fills the GPU, and a cudaMalloc that fails makes it release its cached blocks and
+        retry (c10 `release_cached_blocks`, counted in `num_alloc_retries`): slower, and tight, not out of
+        memory. Answer.AI's 7B QLoRA at 10 x 2048 tokens trained on a 24 GB RTX 3090 this way."""
+        return bool(gpu_bytes) and self.per_gpu_total > gpu_bytes >= self.allocated + self.runtime  # type: ignore[operator]
+
+    def need_on(self, gpu_bytes: int | None) -> int:
+        """What the process will hold at its peak on a GPU of `gpu_bytes` (unknown: None): `per_gpu_total`,
+        held at the GPU's memory where the allocator would release its cache and retry (`retries_on`)."""
+        return int(gpu_bytes) if gpu_bytes and self.retries_on(gpu_bytes) else self.per_gpu_total
+
 
 @dataclass(frozen=True)
 class _Phase:
@@ -160,6 +172,9 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
         f"vocab {workload.model.vocab_size:,}); logits and loss gradients are phase temporaries"
         if logits
         else "no LM head counted",
+        *((f"transformers {workload.transformers_version[0]}.{workload.transformers_version[1]} copies the fp32 "
+           "logits for the shifted loss (before 4.49): +2 x batch x seq x vocab bytes in forward, +4 in backward",)
+          if workload.copies_shifted_logits else ()),
         *buffer_notes,
         f"peak over phases (allocated): {phase_text}; the largest is the {PHASE_LABEL[peak.name]}",
         step_note,

@@ -169,6 +169,7 @@ _PEFT_SFT = "https://github.com/huggingface/peft/blob/main/docs/source/accelerat
 _PEFT_SFT_SETTINGS = (
     "meta-llama/Llama-2-70b-hf, PEFT examples/sft/train.py through SFTTrainer, max_seq_len 2048 with packing, "
     "--bf16, gradient checkpointing, flash attention 2, LoRA r=8 all-linear, --lora_dropout 0.1 (run_peft_*.sh); "
+    "transformers from git main as the guides were written (March 2024: 4.39.dev, examples/sft/requirements.txt), "
     "'memory consumed per GPU' with a "
     "screenshot of GPU memory usage (taken as the process's whole footprint, as nvidia-smi counts it: assumed, "
     "the page does not name the tool)"
@@ -197,7 +198,8 @@ _ANSWERAI_SETTINGS = (
     "quant_storage bf16 and its default double quantization on every block linear, sdpa attention, "
     "reentrant activation checkpointing of each decoder layer, torch AdamW, FSDP1 FULL_SHARD (use_orig_params "
     "false, limit_all_gathers, sync_module_states) on 2 GPUs, or NO_SHARD for the 'DDP' rows; 'Peak Memory' is "
-    "rank 0's peak reserved memory (the page: 'the reported peak reserved memory'), in GiB"
+    "rank 0's peak reserved memory (the page: 'the reported peak reserved memory'), in GiB; transformers 4.37 "
+    "(the README then: 'transformers!=4.38.*,!=4.39.*', the benchmarks February-March 2024, before 4.40)"
 )
 
 
@@ -214,7 +216,8 @@ def _answerai(key: str, model: str, regime: str, batch: int, seq: int, gib: floa
         model=model,
         workload={"micro_batch": batch, "seq_len": seq, "precision": "bf16", "attention": "sdpa",
                   "gradient_checkpointing": True, "regime": regime, "lora_rank": 64, "lora_dropout": 0.1,
-                  "lora_targets": ("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "down_proj")},
+                  "lora_targets": ("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "down_proj"),
+                  "transformers_version": (4, 37)},
         strategy=strategy,
         measured_bytes=gib * GIB_,
         printed=f"{gib:.2f}",
@@ -299,7 +302,7 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         model="llama-2-70b",
         workload={"micro_batch": 8, "seq_len": 2048, "precision": "mixed", "attention": "flash",
                   "gradient_checkpointing": True, "regime": "lora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1},
+                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1, "transformers_version": (4, 39)},
         strategy={"kind": "zero3", "gpus_per_node": 8},
         measured_bytes=64 * GB,
         printed="64 GB",
@@ -314,7 +317,7 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         model="llama-2-70b",
         workload={"micro_batch": 2, "seq_len": 2048, "precision": "mixed", "attention": "flash",
                   "gradient_checkpointing": True, "regime": "qlora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1},
+                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1, "transformers_version": (4, 39)},
         strategy={"kind": "zero3", "gpus_per_node": 2},
         measured_bytes=36.6 * GB,
         printed="36.6 GB",
@@ -329,18 +332,15 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         model="llama-2-70b",
         workload={"micro_batch": 8, "seq_len": 2048, "precision": "mixed", "attention": "flash",
                   "gradient_checkpointing": True, "regime": "lora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1},
+                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1, "transformers_version": (4, 39)},
         strategy={"kind": "fsdp_full", "gpus_per_node": 8, "fsdp_version": 1},
         measured_bytes=76 * GB,  # the middle of the quoted 72-80 GB
         printed="72-80 GB",
         metric="nvidia-smi",
         settings=_PEFT_SFT_SETTINGS + "; per_device_train_batch_size 8; FSDP1 FULL_SHARD, use_orig_params "
-        "false, mixed_precision bf16, on 8x H100 80GB; the figure is the middle of the quoted 72-80 GB",
-        known_miss=(
-            "train.py loads the model with dtype=quant_storage_dtype or torch.float32, so without quantization "
-            "the frozen base is sharded in fp32 (4 B/param: +16 GiB per GPU over the 16-bit base accelwiz "
-            "assumes); the rest of the gap is the allocator's reserve at 90-98% of the GPU"
-        ),
+        "false, mixed_precision bf16, on 8x H100 80GB; train.py loads the model with dtype=quant_storage_dtype "
+        "or torch.float32: the frozen base in fp32, as accelwiz counts LoRA under FSDP with mixed precision; "
+        "the figure is the middle of the quoted 72-80 GB (90-98% of the GPU)",
         gpu="NVIDIA H100 80GB HBM3",
     ),
     PublishedMeasurement(
@@ -350,7 +350,7 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         model="llama-2-70b",
         workload={"micro_batch": 2, "seq_len": 2048, "precision": "bf16", "attention": "flash",
                   "gradient_checkpointing": True, "regime": "qlora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1},
+                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1, "transformers_version": (4, 39)},
         strategy={"kind": "fsdp_full", "gpus_per_node": 2, "fsdp_version": 1},
         measured_bytes=35.6 * GB,
         printed="35.6 GB",
@@ -366,7 +366,7 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         model="llama-2-70b",
         workload={"micro_batch": 2, "seq_len": 2048, "precision": "bf16", "attention": "flash",
                   "gradient_checkpointing": True, "regime": "qlora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1},
+                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1, "transformers_version": (4, 39)},
         strategy={"kind": "fsdp_full", "gpus_per_node": 2, "fsdp_version": 1, "offload_optimizer": "cpu",
                   "offload_param": "cpu"},
         measured_bytes=19.6 * GB,

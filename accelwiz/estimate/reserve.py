@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from accelwiz.estimate.fsdp_reserve import FSDP_DYNAMIC_RATIO
+from accelwiz.estimate.fsdp_reserve import BEYOND_WRAP_CACHE, FSDP_DYNAMIC_RATIO
 
 if TYPE_CHECKING:
     from accelwiz.estimate.fsdp_reserve import FsdpReserve
@@ -73,12 +73,15 @@ def reserved_bytes(allocated: float, static: float, workload: Workload,
 
 
 def _fsdp_reserved(allocated: float, static: float, workload: Workload, fsdp: FsdpReserve) -> tuple[float, str]:
-    """FSDP (fsdp_reserve.py): its streams' pools at their size; the default stream's dynamic bytes at the FSDP
-    ratio where measured, never below the cache wrapping left there."""
+    """FSDP (fsdp_reserve.py): its streams' pools at their size; on the default stream, the dynamic bytes at the
+    FSDP ratio where measured, or, for a small step, the cache wrapping left there and the share of the step
+    that still took new segments beside it, whichever is larger."""
     ratio = FSDP_DYNAMIC_RATIO.get(group(workload), DYNAMIC_RATIO[group(workload)])
     dynamic = max(0.0, allocated - static - fsdp.pools)
-    default = max(fsdp.init_cache, ratio * dynamic)
-    how = ("the cache FSDP's wrapping left" if default == fsdp.init_cache
+    small = fsdp.init_cache + BEYOND_WRAP_CACHE * dynamic
+    default = max(small, ratio * dynamic)
+    how = (f"the cache FSDP's wrapping left, and {BEYOND_WRAP_CACHE:.2f} of its dynamic bytes "
+           f"({dynamic / 2**30:.2f} GiB) beside it" if default == small
            else f"its dynamic bytes ({dynamic / 2**30:.2f} GiB) x {ratio:.2f}")
     return static + fsdp.pools + default, (
         f"allocator reserve: FSDP's gathered parameters and sharded gradients on streams of their own "

@@ -196,7 +196,7 @@ def model_states(workload: Workload, strategy: Strategy) -> ModelStates:
     else:  # autocast: fp32 parameters are the model; 16-bit copies are made for the matmuls
         trainable_weights, grad_width, optimizer_master = 4.0 * trainable, 4, 0.0
         autocast = 2.0 * autocast_cast_parameters(workload) if strategy.kind in ("single", "ddp") else 0.0
-    frozen_bytes = _frozen_weight_bytes(workload, frozen, compute)
+    frozen_bytes = _frozen_weight_bytes(workload, strategy, frozen, compute)
     weights = trainable_weights + frozen_bytes + autocast
     gradients = float(grad_width * trainable)
     states_bytes = optimizer_state_bytes(workload, strategy)
@@ -254,8 +254,14 @@ def quant_state_bytes(workload: Workload) -> float:
     return (QLORA_BYTES_PER_PARAM - 0.5) * workload.quantized_parameters
 
 
-def _frozen_weight_bytes(workload: Workload, frozen: int, compute: int) -> float:
-    """Frozen base weights of LoRA (16-bit; fp32 in fp32 training) and QLoRA (NF4 block linears)."""
+def _frozen_weight_bytes(workload: Workload, strategy: Strategy, frozen: int, compute: int) -> float:
+    """Frozen base weights of LoRA (16-bit; fp32 in fp32 training) and QLoRA (NF4 block linears).
+
+    LoRA under FSDP with mixed precision keeps the base in fp32: a unit flattens parameters of one dtype and the
+    adapters are fp32, so the base is loaded in fp32 (accelwiz's trainer, `finetune.lora_base_dtype`; PEFT's
+    FSDP example, `torch_dtype = quant_storage_dtype or torch.float32`); MixedPrecision gathers it in 16-bit."""
+    if workload.regime == "lora" and workload.precision == "mixed" and strategy.is_fsdp:
+        return 4.0 * frozen
     if workload.regime != "qlora":
         return float(compute * frozen)
     quantized = workload.quantized_parameters

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from accelwiz.estimate.memory import MemoryEstimate
 
 Verdict = Literal["fits", "tight", "does not fit"]
+RETRIES = (" (the tensors fit: the caching allocator would reach the GPU's limit, release its cache and retry; "
+           "slower, and close to out of memory)")
 _ORDER: dict[str, int] = {"fits": 0, "tight": 1, "does not fit": 2}
 
 
@@ -47,6 +49,7 @@ class ResourceVerdict:
     need: int
     capacity: int
     headroom: float = HEADROOM
+    retries: bool = False  # the allocator would fill the GPU and release its cache (MemoryEstimate.retries_on)
 
     @property
     def verdict(self) -> Verdict:
@@ -60,7 +63,7 @@ class ResourceVerdict:
 
     def describe(self) -> str:
         """'GPU memory: tight, 73.6 GiB of 79.6 GiB per GPU (92%)'."""
-        return f"{self.resource}: {self.verdict}, {self.share}"
+        return f"{self.resource}: {self.verdict}, {self.share}{RETRIES if self.retries else ''}"
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,7 @@ class MemoryVerdict:
         for resource in known:
             where = f" on {gpu_name}" if gpu_name and resource.resource == "GPU memory" else ""
             word = "" if resource.verdict == overall else f" {resource.verdict},"
-            parts.append(f"{resource.resource}{word} {resource.share}{where}")
+            parts.append(f"{resource.resource}{word} {resource.share}{where}{RETRIES if resource.retries else ''}")
         text = f"{overall}: " + "; ".join(parts)
         if overall == "tight":
             text += f"; less than {1 - known[0].headroom:.0%} left for fragmentation spikes"
@@ -121,6 +124,7 @@ def memory_verdict(
     headroom: float = HEADROOM,
 ) -> MemoryVerdict:
     """Judge an estimate against one GPU's memory and one machine's RAM (either may be unknown: None)."""
-    gpu = ResourceVerdict("GPU memory", int(estimate.per_gpu_total), gpu_bytes, headroom) if gpu_bytes else None
+    gpu = ResourceVerdict("GPU memory", estimate.need_on(gpu_bytes), gpu_bytes, headroom,
+                          estimate.retries_on(gpu_bytes)) if gpu_bytes else None
     host = ResourceVerdict("host RAM", int(estimate.host_bytes), host_bytes, headroom) if host_bytes else None
     return MemoryVerdict(gpu, host)

@@ -61,6 +61,17 @@ class Workload:
     # (a per-tensor loop, no foreach temporary), zero_grad in place (gradients allocated through forward) and
     # reentrant checkpointing (autocast copies kept). False: today's torch/accelerate defaults.
     legacy_trainer: bool = False
+    # (major, minor) of the transformers that trains (resolution: the installed one); None: today's. The loss
+    # tail depends on it (`copies_shifted_logits`)
+    transformers_version: tuple[int, int] | None = None
+
+    @property
+    def copies_shifted_logits(self) -> bool:
+        """transformers before 4.49 shifts a causal LM's fp32 logits by copying them (`shift_logits =
+        logits[..., :-1, :].contiguous()`, removed by huggingface/transformers#35646); today's shifts the labels
+        (activations.loss_transient_bytes)."""
+        return (self.transformers_version is not None and self.transformers_version < (4, 49)
+                and self.model.family != "bert")
 
     @cached_property
     def trainable_parameters(self) -> int:

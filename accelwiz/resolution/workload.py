@@ -113,6 +113,7 @@ class ResolvedWorkload:
             gradient_checkpointing=bool(self.gradient_checkpointing.value),
             attention=self.attention.value,
             micro_batch_given=micro_batch_given,
+            transformers_version=installed_transformers_version(),
         )
         if workload.regime != "full" and workload.trainable_parameters == 0:
             from accelwiz.errors import UsageError
@@ -228,3 +229,16 @@ def trainer_layer(args: TrainerArguments | None) -> dict[str, Sourced]:
 def _given(values: dict[str, Any], source: str) -> dict[str, Sourced]:
     return {name: value if isinstance(value, Sourced) else Sourced(value, source)
             for name, value in values.items() if name in DEFAULTS and value is not None}
+
+
+def installed_transformers_version() -> tuple[int, int] | None:
+    """(major, minor) of the installed transformers, from its metadata (no import); None where it is absent
+    or its version cannot be read: the estimator then models today's transformers."""
+    from accelwiz.probe.packages import distribution_version
+
+    version = distribution_version("transformers")
+    try:
+        major, minor = (version or "").split(".")[:2]
+        return int(major), int(minor)
+    except ValueError:
+        return None

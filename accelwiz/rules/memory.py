@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
-from accelwiz.estimate.verdict import Verdict, judge
+from accelwiz.estimate.verdict import RETRIES, Verdict, judge
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.rule import Needs, rule
@@ -120,7 +120,7 @@ def _judged_gpu(ctx: CheckContext) -> _Judged | None:
     if target is None or plan is None:
         return None
     strategy, estimate = plan
-    return _Judged(strategy, estimate, target[0], judge(estimate.per_gpu_total, target[0], HEADROOM))
+    return _Judged(strategy, estimate, target[0], judge(estimate.need_on(target[0]), target[0], HEADROOM))
 
 
 def _judged_host(ctx: CheckContext) -> _Judged | None:
@@ -417,6 +417,10 @@ def estimate_near_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
     judged = _judged_gpu(ctx)
     if judged is None or judged.verdict != "tight":
         return
+    from accelwiz.rules.trl_memory import vllm_colocated
+
+    if vllm_colocated(ctx):
+        return  # the GPU is shared with vLLM: AW812's
     strategy, estimate, capacity, _ = judged
     gpu_name = ctx.system.gpus[0].name
     role, path = _anchor(ctx, strategy)
@@ -425,7 +429,8 @@ def estimate_near_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
         role,
         path,
         f"estimated {_gib(estimate.per_gpu_total)} per GPU with {strategy.label} ({w.model.name}, micro-batch "
-        f"{w.micro_batch} × {w.seq_len}) is tight: above {HEADROOM:.0%} of the {_gib(capacity)} of {gpu_name}",
+        f"{w.micro_batch} × {w.seq_len}) is tight: above {HEADROOM:.0%} of the {_gib(capacity)} of {gpu_name}"
+        + (RETRIES if estimate.retries_on(capacity) else ""),
     )
 
 

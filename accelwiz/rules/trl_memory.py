@@ -64,15 +64,26 @@ def posttraining_estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Find
     if found is None or ctx.system is None or not ctx.system.min_gpu_memory_bytes:
         return
     args = found[0]
-    if args.kind == "grpo" and args.trl["use_vllm"] and args.trl["vllm_mode"] == "colocate":
+    if vllm_colocated(ctx):
         return  # AW812
     estimate = posttraining_estimate(ctx, args)
     if estimate is None:
         return
-    gpu, total = ctx.system.min_gpu_memory_bytes, estimate.combined.per_gpu_total
+    gpu = ctx.system.min_gpu_memory_bytes
+    total = estimate.combined.need_on(gpu)
     if total <= gpu:
         return
     peak = estimate.combined.peak_phase
     yield Finding(None, (), f"the {args.kind.upper()} run needs {total / 2**30:.1f} GiB per GPU at its {peak} peak "
                             f"(reference {estimate.reference_bytes / 2**30:.1f} GiB) under "
                             f"{estimate.combined.strategy.label}, more than the {gpu / 2**30:.1f} GiB of a GPU")
+
+
+def vllm_colocated(ctx: CheckContext) -> bool:
+    """A GRPO run whose vLLM engine shares the training GPU (colocate mode): AW812 judges that GPU's split, not
+    the memory rules."""
+    found = trl_view(ctx)
+    if found is None:
+        return False
+    args = found[0]
+    return bool(args.kind == "grpo" and args.trl["use_vllm"] and args.trl["vllm_mode"] == "colocate")
