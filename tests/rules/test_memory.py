@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from accelwiz.resolution.options import workload_from_options
 from accelwiz.probe.model import MachineProfile
 from accelwiz.probe.profiles import load_system
+from accelwiz.resolution.options import workload_from_options
 from tests.profiles import machine
 from tests.rules.helpers import codes, diagnostics
 
