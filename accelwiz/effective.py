@@ -86,6 +86,7 @@ class EffectiveConfig:
     fsdp_version: EffectiveValue = UNSET
     fsdp_sharding: EffectiveValue = UNSET
     fsdp_offload_params: EffectiveValue = UNSET
+    fsdp_use_orig_params: EffectiveValue = UNSET
     fsdp_backward_prefetch: EffectiveValue = UNSET
     fsdp_state_dict_type: EffectiveValue = UNSET
     fsdp_auto_wrap_policy: EffectiveValue = UNSET
@@ -532,11 +533,15 @@ def _fsdp(yaml: _Reader, distributed_type: Any) -> dict[str, EffectiveValue]:
         False, "accelerate default")
     if version.value == 2:  # FullyShardedDataParallelPlugin sets backward_prefetch to None for FSDP2
         prefetch = EffectiveValue("NO_PREFETCH", "accelerate default", note="FSDP2 has no backward prefetch")
+        orig = EffectiveValue(True, "FSDP2", note="FSDP2 always keeps the original parameters")
     else:
         prefetch = entry("fsdp_backward_prefetch", backward_prefetch) or EffectiveValue(
             "NO_PREFETCH", "accelerate default", note="no FSDP_BACKWARD_PREFETCH: backward_prefetch None")
+        # `accelerate launch --fsdp_use_orig_params` defaults to "true" and exports FSDP_USE_ORIG_PARAMS
+        orig = entry("fsdp_use_orig_params", coerce.flag, coerce.exact_flag) or EffectiveValue(
+            True, "accelerate default", note="accelerate launch exports FSDP_USE_ORIG_PARAMS=true")
     return {"fsdp_version": version, "fsdp_sharding": sharding, "fsdp_offload_params": offload,
-            "fsdp_backward_prefetch": prefetch}
+            "fsdp_backward_prefetch": prefetch, "fsdp_use_orig_params": orig}
 
 
 BACKWARD_PREFETCH = ("BACKWARD_PRE", "BACKWARD_POST", "NO_PREFETCH")

@@ -33,7 +33,11 @@ GIB = 2**30
 
 
 def measured_rows() -> list[dict]:
-    return [json.loads(line) for line in (RESULTS / "gpu_fsdp_answerai.jsonl").read_text().splitlines() if line]
+    """Answer.AI's settings (and variants), then accelerate's path (benchmarks/gpu_fsdp_accelerate.py)."""
+    rows = []
+    for name in ("gpu_fsdp_answerai.jsonl", "gpu_fsdp_accelerate.jsonl"):
+        rows += [json.loads(line) for line in (RESULTS / name).read_text().splitlines() if line]
+    return [{"ddp": False, **row} for row in rows]
 
 
 def per_stream(row: dict) -> dict:
@@ -98,17 +102,23 @@ def estimate(row: dict) -> dict | None:
     from accelwiz.estimate.workload import Workload
 
     published = {r.key: r for r in PUBLISHED_MEASUREMENTS}.get(row["key"])
-    if published is None:
+    if row["key"].startswith("accel-"):  # accelerate's path: `mixed_precision: bf16`, checkpointing, PEFT r=16
+        strategy = Strategy("fsdp_full", gpus_per_node=2, fsdp_version=row["fsdp"])
+        workload = Workload(resolve_model(row["model"]), micro_batch=row["batch"], seq_len=row["seq"],
+                            regime=row["regime"], gradient_checkpointing=True, precision="mixed")
+        published_gib = None
+    elif published is None:
         return None
-    strategy = Strategy(**published.strategy)
-    # the H200 ran today's transformers (5.24), not the row's 2024 one
-    workload = Workload(resolve_model(published.model), **{**published.workload, "transformers_version": None})
+    else:  # the H200 ran today's transformers (5.24), not the row's 2024 one
+        strategy = Strategy(**published.strategy)
+        workload = Workload(resolve_model(published.model), **{**published.workload, "transformers_version": None})
+        published_gib = round(published.measured_bytes / GIB, 2)
     result = estimate_memory(workload, strategy, gpu="NVIDIA H200")
     cublas = runtime(strategy.world_size, strategy.nodes, "NVIDIA H200").cublas  # from the allocator too
     return {"allocated": result.allocated, "reserved": result.reserved + cublas,
             "allocated_error_percent": round(100 * (result.allocated / row["max_allocated"] - 1), 1),
             "reserved_error_percent": round(100 * ((result.reserved + cublas) / row["max_reserved"] - 1), 1),
-            "published_gib": round(published.measured_bytes / GIB, 2), "strategy": strategy.short_label}
+            "published_gib": published_gib, "strategy": strategy.short_label}
 
 
 def main() -> None:
@@ -117,7 +127,7 @@ def main() -> None:
         rows.append({**row, **per_stream(row), "accelwiz": estimate(row)})
     large, small = split_by_step(rows)
     above, beneath = [r["default_ratio"] for r in large], [r["beyond_wrap_cache"] for r in small]
-    estimated = [r for r in rows if r["accelwiz"]]
+    estimated = [r for r in rows if r["accelwiz"] and r["key"].startswith("answerai")]
     summary = {
         "fsdp_default_ratio_median": round(statistics.median(above), 2),
         "fsdp_default_ratio_streams": len(above),
@@ -137,7 +147,7 @@ def main() -> None:
         ours = r["accelwiz"]
         mine = (f"{ours['allocated'] / GIB:.2f} ({ours['allocated_error_percent']:+.1f}%)",
                 f"{ours['reserved'] / GIB:.2f} ({ours['reserved_error_percent']:+.1f}%)",
-                f"{ours['published_gib']:.2f}") if ours else ("", "", "")
+                f"{ours['published_gib']:.2f}" if ours["published_gib"] else "") if ours else ("", "", "")
         print(f"| {r['key']} | {r['wrap_cache'] / GIB:.2f} | {r['other_streams_reserved'] / GIB:.2f} "
               f"| {r['default_ratio']:.2f} | {r['max_allocated'] / GIB:.2f} | {mine[0]} "
               f"| {r['max_reserved'] / GIB:.2f} | {mine[1]} | {mine[2]} |")

@@ -10,6 +10,7 @@ WORK=/tmp/gpu-fsdp
 mkdir -p "$OUT" "$WORK/history"
 REPO=$PWD
 BUDGET=${BUDGET:-420}  # seconds for all settings; each also has its own limit
+SCRIPT=${SCRIPT:-benchmarks/gpu_fsdp_answerai.py}  # or benchmarks/gpu_fsdp_accelerate.py (its own SETTINGS)
 started=$(date +%s)
 
 if [ "${WHEELS:-1}" = 1 ]; then  # WHEELS=0: this machine's packages (checking the script without a GPU)
@@ -23,7 +24,7 @@ print(sys.version.split()[0], "torch", torch.__version__, torch.version.cuda, "t
       "peft", peft.__version__, "bitsandbytes", bitsandbytes.__version__, torch.cuda.get_device_name(0))' \
   > "$WORK/env.txt" 2>&1
 
-# key regime batch seq [flags]: the most informative first
+# key and the script's arguments (gpu_fsdp_answerai.py: regime batch seq [flags]): the most informative first
 SETTINGS=${SETTINGS:-"
 answerai-llama2-7b-qlora-b1-512 qlora 1 512
 answerai-llama2-7b-lora-b1-512 lora 1 512
@@ -38,13 +39,14 @@ answerai-llama2-7b-qlora-b10-2048 qlora 10 2048
 answerai-llama2-7b-lora-ddp-b4-2048 lora 4 2048 --ddp
 answerai-llama2-7b-qlora-offload-b12-2048 qlora 12 2048 --offload
 "}
-echo "$SETTINGS" | while read -r key regime batch seq flags; do
+echo "$SETTINGS" | while read -r key arguments; do
   [ -z "$key" ] && continue
   left=$(( BUDGET - ($(date +%s) - started) ))
   [ "$left" -lt 30 ] && { echo "{\"key\": \"$key\", \"skipped\": \"out of time\"}" >> "$OUT/fsdp.jsonl"; continue; }
   limit=$(( left < 90 ? left : 90 ))
   echo "== $key ($(date +%T), ${limit}s)"
-  timeout "$limit" python3 benchmarks/gpu_fsdp_answerai.py "$key" "$regime" "$batch" "$seq" $flags \
+  # shellcheck disable=SC2086 - the arguments split as the script takes them
+  timeout "$limit" python3 "$SCRIPT" "$key" $arguments \
       --history "$WORK/history/$key.jsonl.gz" > "$WORK/$key.log" 2>&1
   rc=$?
   line=$(grep '^{' "$WORK/$key.log" | tail -1)

@@ -1,8 +1,9 @@
 """What FSDP adds to the caching allocator's reserve: pools on streams of its own, and the cache wrapping leaves.
 
-Read from the real allocator's event streams of FSDP1 on an H200 (tests/fixtures/allocator_streams/fsdp1: Answer.AI's
-train.py as rank 0 of two, benchmarks/gpu_fsdp_answerai.py; replayed per stream by
-benchmarks/fsdp_streams.py, which writes benchmarks/results/fsdp_streams.json):
+Read from the real allocator's event streams on an H200, rank 0 of two under torch's fake process group
+(tests/fixtures/allocator_streams/fsdp1: Answer.AI's train.py, benchmarks/gpu_fsdp_answerai.py, and accelerate's
+FSDP1/FSDP2 path, benchmarks/gpu_fsdp_accelerate.py; replayed per stream by benchmarks/fsdp_streams.py, which
+writes benchmarks/results/fsdp_streams.json):
 
 * **Gathered parameters live on the unshard stream.** FSDP all-gathers a unit into a buffer allocated on its
   unshard stream (`_unshard` runs under `stream(unshard_stream)`), and a cached block is only offered to the
@@ -10,25 +11,29 @@ benchmarks/fsdp_streams.py, which writes benchmarks/results/fsdp_streams.json):
   root unit (kept gathered from forward to backward) are cut from segments of exactly their size, reused
   every step: that pool is reserved at its size (1.27 GiB reserved for 1.24 GiB gathered, Llama-2-7B LoRA),
   and the default stream's activations never use it.
-* **Sharded gradients live on the post-backward stream** (the reduce-scatter's output): same sizes every step,
-  reserved at their size too.
+* **Sharded gradients live on the post-backward stream** (the reduce-scatter's output), and with full
+  fine-tuning the unit being reduced, cast to the fp32 reduce dtype (`fsdp_reduce_bytes`): same sizes every
+  step, reserved at their size. Each stream keeps its own largest, whenever in the step it was reached: the
+  gradients' pool is full at backward's end, the default stream's at the loss, and both stay reserved.
 * **Wrapping leaves a cache behind on the default stream.** Each unit is moved to the GPU unsharded,
   flattened into a new flat parameter and sharded by a copy; the unsharded tensors are freed into the cache,
   the largest unit (the root: embeddings and LM head) last. After wrapping, the H200 held 1.71 GiB cached
-  beyond the allocated bytes for Llama-2-7B LoRA (2 x (500 + 386) MiB = 1.73 GiB) and 1.25 GiB for QLoRA
-  (2 x (500 + 96.5) MiB = 1.17 GiB). The step's
-  activations are cut from that cache before new segments are taken, but not all of them: a small step still
-  took 0.26-0.65 of its dynamic bytes in new segments beside it (median `BEYOND_WRAP_CACHE`; its blocks are
-  few and large, and requests up to 1 MiB go to the small pool, which the wrap left nothing in). A batch of one
-  at 512 tokens reserved 2.13 GiB beyond the static bytes, 1.71 of it the wrap's.
-* **The default stream's fragmentation** is higher than a single GPU's for the same step: the replayed
-  ratio (reserved − static) / (allocated − static) over its own blocks is 1.36-1.52 (median
-  `FSDP_DYNAMIC_RATIO`) for LoRA and QLoRA with checkpointing, against 1.31 for the same Llama-2-7B LoRA step
-  on one GPU without FSDP (the init cache's odd-sized blocks are cut up by the activations).
+  beyond the allocated bytes for Llama-2-7B LoRA in bf16 (2 x (500 + 386) MiB = 1.73 GiB) and 1.25 GiB for
+  QLoRA (2 x (500 + 96.5) MiB = 1.17 GiB); FSDP2, which shards each parameter in place, 1.74 GiB for the fp32
+  LoRA model (one copy: 1.73). The step's activations are cut from that cache before new segments are taken,
+  but not all of them: a small step still took 0.26-0.65 of its dynamic bytes in new segments beside it
+  (median `BEYOND_WRAP_CACHE`; its blocks are few and large, and requests up to 1 MiB go to the small pool,
+  which the wrap left nothing in). A batch of one at 512 tokens reserved 2.13 GiB beyond the static bytes,
+  1.71 of it the wrap's.
+* **The default stream's fragmentation** for adapters with checkpointing is higher than a single GPU's for
+  the same step: (reserved − static) / (allocated − static) over its own blocks is 1.36-1.52 (median
+  `FSDP_DYNAMIC_RATIO`), against 1.31 for the same Llama-2-7B LoRA step on one GPU without FSDP. Full
+  fine-tuning keeps the single-GPU ratio (reserve.DYNAMIC_RATIO): on Llama-3.2-1B it over-counts FSDP2's
+  default stream (+10.7% on the total) and offsets FSDP1's, whose mixed precision holds 3.6 GiB more on its side
+  streams than these pools count (-5.9%): two streams of one model are too few to set a ratio of their own.
 
-FSDP2 (`fully_shard`) also all-gathers on streams of its own and moves each module unsharded before it shards
-it; its init cache is taken as one copy of the root and of a block (no flat parameter is made): a reading of
-torch/distributed/fsdp/_fully_shard/_fsdp_param.py, not a measurement.
+Not measured: FSDP1 wrapping with fp32 full fine-tuning leaves more than the two copies (5.4 GiB for
+Llama-3.2-1B's tied 1 GiB embedding; counted 2.4); it matters for small steps only.
 """
 
 from __future__ import annotations
@@ -55,20 +60,25 @@ BEYOND_WRAP_CACHE = 0.53
 class FsdpReserve:
     """What FSDP's streams hold at their own size, and the cache wrapping left on the default stream."""
 
-    pools: float  # gathered units (unshard stream) + sharded gradients (post-backward stream)
+    pools: float  # gathered units (unshard stream) + sharded gradients (post-backward stream), each at its most
     init_cache: float  # cached on the default stream after wrapping: a floor under its dynamic reserve
+    dynamic: float  # the default stream's dynamic bytes at their most (activations, loss tail, temporaries)
 
 
 def fsdp_reserve(workload: Workload, strategy: Strategy, *, gathered: float, gradients: float,
-                 root_parameters: float) -> FsdpReserve:
+                 root_parameters: float, dynamic: float) -> FsdpReserve:
     """FSDP's pools for `gathered` bytes of all-gathered units and `gradients` bytes of sharded gradients
-    at the peak; the init cache from the root unit and one block, in the bytes they are moved in."""
-    width = 4 if workload.precision == "fp32" else 2
+    (each stream keeps its most, whenever in the step it was reached; `gathered` includes the reduce copy,
+    `fsdp_reduce_bytes`); the init cache from the root unit and one
+    block, in the bytes they are moved in; the default stream's `dynamic` bytes at their most."""
+    # the parameters are moved in their storage dtype: fp32 under mixed precision (FSDP casts to 16-bit only to
+    # gather), 16-bit for a bf16 model, the packed 4-bit storage for QLoRA's block linears
+    width = 2 if workload.precision == "bf16" else 4
     block = workload.model.layer_parameters * (QLORA_BYTES_PER_PARAM if workload.regime == "qlora" else width)
     unsharded = width * root_parameters + block
     # FSDP1: the moved tensors and the flat parameter made from them; FSDP2 shards each parameter in place
     copies = 2 if strategy.fsdp_version == 1 else 1
-    return FsdpReserve(pools=gathered + gradients, init_cache=copies * unsharded)
+    return FsdpReserve(pools=gathered + gradients, init_cache=copies * unsharded, dynamic=max(0.0, dynamic))
 
 
 def fsdp_gathered_bytes(workload: Workload, strategy: Strategy, root_parameters: float) -> float:
@@ -83,3 +93,12 @@ def fsdp_gathered_bytes(workload: Workload, strategy: Strategy, root_parameters:
     width = 4 if workload.precision == "fp32" else 2
     gathered_width = QLORA_BYTES_PER_PARAM if workload.regime == "qlora" else width
     return 2 * gathered_width * workload.model.layer_parameters + width * root_parameters
+
+
+def fsdp_reduce_bytes(workload: Workload, root_parameters: float) -> float:
+    """Full fine-tuning: the unit being reduced, its unsharded gradient cast to the fp32 reduce dtype on the
+    post-backward stream (the root unit is the largest where the vocabulary is large: 1004 MiB segments there
+    for Llama-3.2-1B, benchmarks/results/gpu_fsdp_accelerate.jsonl). Adapters: their gradients are small."""
+    if workload.regime != "full":
+        return 0.0
+    return 4.0 * max(workload.model.layer_parameters, root_parameters)

@@ -33,7 +33,7 @@ from accelwiz.estimate.activations import (
     loss_transient_bytes,
     recompute_bytes,
 )
-from accelwiz.estimate.fsdp_reserve import fsdp_gathered_bytes, fsdp_reserve
+from accelwiz.estimate.fsdp_reserve import fsdp_gathered_bytes, fsdp_reduce_bytes, fsdp_reserve
 from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (HOST_PROCESS_BYTES: re-exported)
 from accelwiz.estimate.loading import loading_bytes
 from accelwiz.estimate.reserve import reserved_bytes
@@ -154,9 +154,14 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     step_segments = step if strategy.is_deepspeed else 0.0  # flat buffers: segments of their own (reserve.py)
     fsdp = None
     if strategy.is_fsdp:  # FSDP's streams hold their blocks at their size; wrapping leaves a cache (fsdp_reserve.py)
-        gathered = fsdp_gathered_bytes(workload, strategy, fsdp_root_parameters(workload.model))
-        fsdp = fsdp_reserve(workload, strategy, gathered=gathered, gradients=peak.parts["gradients"],
-                            root_parameters=fsdp_root_parameters(workload.model))
+        root = fsdp_root_parameters(workload.model)
+        gathered = fsdp_gathered_bytes(workload, strategy, root)
+        # each stream's pool is reserved at its own largest, whichever phase that falls in: the default stream's
+        # dynamic bytes are the phases' totals less the static bytes, the gathered units and the gradients
+        streams = gathered + fsdp_reduce_bytes(workload, root)  # blocks of FSDP's own streams in every phase
+        dynamic = max(p.total - static - streams - p.parts["gradients"] for p in phases)
+        fsdp = fsdp_reserve(workload, strategy, gathered=streams, gradients=states.gradients,
+                            root_parameters=root, dynamic=dynamic)
     reserved, reserve_note = reserved_bytes(allocated, static, workload, step_segments, fsdp)
     extra = process_runtime(strategy, gpu)
     overhead = extra.total + (reserved - allocated)
@@ -358,12 +363,17 @@ def _buffers(workload: Workload, strategy: Strategy) -> tuple[float, list[str]]:
     elif strategy.is_fsdp:
         root = fsdp_root_parameters(spec)
         buffers += fsdp_gathered_bytes(workload, strategy, root)
-        buffers += 4 * spec.layer_parameters if workload.regime == "full" else 0  # one unit's unsharded grads
+        if workload.regime == "full":
+            # the unit being reduced, cast to the fp32 reduce dtype (fsdp_reserve.fsdp_reduce_bytes); and the
+            # root's own 16-bit gradient, which the LM head makes at backward's start and FSDP reduces only when
+            # the embedding's is added at its end
+            buffers += fsdp_reduce_bytes(workload, root) + (4 if workload.precision == "fp32" else 2) * root
         notes.append(
             "FSDP: one wrapped block gathered and one prefetched "
             + ("(packed 4-bit)" if workload.regime == "qlora" else "(16-bit)")
             + f", the root unit ({root / 1e6:,.0f}M parameters outside the blocks) gathered from forward to "
-            "the end of backward; one unit's gradients unsharded"
+            "the end of backward; one unit's gradients unsharded (full fine-tuning: the largest unit's in fp32 and the "
+            "root's 16-bit gradient through backward)"
         )
     if workload.regime == "qlora":
         largest_linear = max(t.numel for t in spec.block_linears())

@@ -172,6 +172,8 @@ def render_json(report: Report, trace: dict[str, Any] | None = None) -> str:
             "gradient_checkpointing": w.gradient_checkpointing,
             "attention": w.attention,
             "trainable_parameters": w.trainable_parameters,
+            # the loss tail follows it (Workload.copies_shifted_logits); null: today's transformers assumed
+            "transformers": ".".join(map(str, w.transformers_version)) if w.transformers_version else None,
         },
         "estimate": {**estimate_json(estimate), "peak": peak_json(estimate, target and target.gpu_bytes)},
         "target": None

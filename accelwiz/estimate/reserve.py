@@ -77,13 +77,13 @@ def _fsdp_reserved(allocated: float, static: float, workload: Workload, fsdp: Fs
     FSDP ratio where measured, or, for a small step, the cache wrapping left there and the share of the step
     that still took new segments beside it, whichever is larger."""
     ratio = FSDP_DYNAMIC_RATIO.get(group(workload), DYNAMIC_RATIO[group(workload)])
-    dynamic = max(0.0, allocated - static - fsdp.pools)
+    dynamic = fsdp.dynamic
     small = fsdp.init_cache + BEYOND_WRAP_CACHE * dynamic
     default = max(small, ratio * dynamic)
     how = (f"the cache FSDP's wrapping left, and {BEYOND_WRAP_CACHE:.2f} of its dynamic bytes "
            f"({dynamic / 2**30:.2f} GiB) beside it" if default == small
            else f"its dynamic bytes ({dynamic / 2**30:.2f} GiB) x {ratio:.2f}")
-    return static + fsdp.pools + default, (
+    return max(allocated, static + fsdp.pools + default), (
         f"allocator reserve: FSDP's gathered parameters and sharded gradients on streams of their own "
         f"({fsdp.pools / 2**30:.2f} GiB, reserved at their size); the default stream beyond the static bytes "
         f"{default / 2**30:.2f} GiB: {how} (the wrap leaves {fsdp.init_cache / 2**30:.2f} GiB cached; real FSDP1 "

@@ -199,6 +199,10 @@ def model_states(workload: Workload, strategy: Strategy) -> ModelStates:
     frozen_bytes = _frozen_weight_bytes(workload, strategy, frozen, compute)
     weights = trainable_weights + frozen_bytes + autocast
     gradients = float(grad_width * trainable)
+    if _frozen_in_flat_gradient(workload, strategy):
+        gradients += grad_width * frozen
+        notes.append("FSDP1 with use_orig_params: a unit's flat gradient covers its frozen base too (torch's "
+                     "FSDP docs: gradient memory 'equivalent to not freezing those parameters')")
     states_bytes = optimizer_state_bytes(workload, strategy)
     optimizer = optimizer_master + states_bytes
     notes.append(
@@ -266,3 +270,13 @@ def _frozen_weight_bytes(workload: Workload, strategy: Strategy, frozen: int, co
         return float(compute * frozen)
     quantized = workload.quantized_parameters
     return QLORA_BYTES_PER_PARAM * quantized + compute * (frozen - quantized)
+
+
+def _frozen_in_flat_gradient(workload: Workload, strategy: Strategy) -> bool:
+    """LoRA under FSDP1 with use_orig_params (accelerate's default): the adapters share a unit with the frozen
+    base, the unit's FlatParameter requires grad, and its gradient is allocated flat, frozen slots included
+    (measured on an H200 as rank 0 of two: 66 sharded fp32 blocks of 388 MiB at the peak for Llama-2-7B's 32 units,
+    benchmarks/results/gpu_fsdp_accelerate.jsonl). Without use_orig_params a unit cannot mix them: the adapters
+    are wrapped apart (PEFT's fsdp_auto_wrap_policy, Answer.AI's policy) and the base has no gradient."""
+    return (workload.regime == "lora" and strategy.is_fsdp and strategy.fsdp_version == 1
+            and strategy.fsdp_use_orig_params)

@@ -59,6 +59,9 @@ class Strategy:
     gpus_per_node: int = 1
     nodes: int = 1
     fsdp_version: int = 2
+    # FSDP1's use_orig_params (accelerate launch's default: true): a unit may then mix frozen and trainable
+    # parameters, and its flat gradient covers all of them (states.py)
+    fsdp_use_orig_params: bool = True
     # ZeRO-3 parameter coordinator settings a DeepSpeed JSON may set (None: DeepSpeed's defaults, memory.py)
     zero3_max_live_parameters: int | None = None
     zero3_max_reuse_distance: int | None = None
@@ -189,7 +192,8 @@ def strategy_from_effective(effective: EffectiveConfig) -> Strategy | None:
         offload: Any = "cpu" if effective.fsdp_offload_params.value else "none"
         version = 2 if effective.fsdp_version.value == 2 else 1
         return Strategy(sharded, offload_optimizer=offload, offload_param=offload, gpus_per_node=gpus_per_node,
-                        nodes=nodes, fsdp_version=version)
+                        nodes=nodes, fsdp_version=version,
+                        fsdp_use_orig_params=effective.fsdp_use_orig_params.value is not False)
     if kind == "NO":  # the simple launcher starts one process, whatever num_processes says (AW112)
         return Strategy("single")
     if kind == "MULTI_GPU":

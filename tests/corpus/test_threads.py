@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.corpus.render_threads import DOC, render
 from tests.conftest import corpus_dir
+from tests.corpus.render_threads import DOC, render
 from tests.corpus.threads_run import MANIFESTS, THREADS, load_cases, needs_corpus, reported_codes, run_case
 
 CASES = load_cases()

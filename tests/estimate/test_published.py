@@ -173,16 +173,17 @@ def published_rows():
     return [(row, _compare(row)) for row in PUBLISHED_MEASUREMENTS]
 
 
-def test_published_median_within_five_percent_and_every_modelled_row_within_20(published_rows):
-    """Median |error| <= 5% over the rows whose settings accelwiz models, and none beyond 20%. The worst are
-    Answer.AI's FSDP1 rows measured on 2024's stack (transformers then copied the fp32 logits for the shifted
-    loss: +1.5-2.4 GiB at 6-10 x 2048 tokens, which today's transformers no longer makes) and the 7B QLoRA row
-    at 1 x 512 tokens (-17.3%: rank 0 held 3.72 GiB after wrapping on that stack, 3.23 on an H200 today): see
-    docs/performance.md, "Published measurements" and "FSDP1 on a GPU"."""
+def test_published_median_within_five_percent_and_no_modelled_row_under_by_more_than_10(published_rows):
+    """The issue's goal over the rows whose settings accelwiz models: median |error| <= 5%, no under-estimate worse
+    than -10%, and no over-estimate beyond +20%. The worst under-estimate is Answer.AI's 7B QLoRA at 1 x 512 tokens
+    (-9.7%: rank 0 held 3.72 GiB after wrapping on 2024's stack, 3.23 on an H200 today); the worst over-estimates
+    are the T0_3B rows (+12.6%, +13.4%: an encoder-decoder on a borrowed decoder shape) and PEFT's fp32-base
+    LoRA FSDP row held at the H100's memory (+12.2% over the middle of the quoted 72-80 GB): see
+    docs/performance.md, "Published measurements" and "FSDP on a GPU"."""
     modelled = [result for row, result in published_rows if not row.known_miss]
     errors = sorted(abs(r["error_percent"]) for r in modelled)
     assert errors[len(errors) // 2] <= 5, errors
-    assert all(abs(r["error_percent"]) <= 20 for r in modelled), [(r["key"], r["error_percent"]) for r in modelled]
+    assert all(-10 <= r["error_percent"] <= 20 for r in modelled), [(r["key"], r["error_percent"]) for r in modelled]
 
 
 def test_known_misses_say_why_and_still_miss(published_rows):
