@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from accelwiz.rules import (
     dead_keys,
     fsdp,
+    fsdp_lora,
     fsdp_wrap,
     memory,
     multinode_hostfile,
@@ -141,6 +142,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW314": parallelism.fsdp_without_shard_dimension,
     "AW315": parallelism.megatron_degrees_do_not_divide_processes,
     "AW316": fsdp_wrap.fsdp_wrap_class_not_in_model,
+    "AW317": fsdp_lora.fsdp1_lora_frozen_base_gradients,
     # AW4xx: precision (DeepSpeed fp16/bf16, fp8) and compilation
     "AW401": deepspeed_precision.fp16_and_bf16_enabled,
     "AW402": deepspeed_precision.mixed_precision_disagrees_with_deepspeed,
