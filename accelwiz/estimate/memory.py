@@ -24,7 +24,6 @@ what the verdict judges. Every figure carries the assumptions it rests on (`Memo
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from accelwiz.estimate.activations import (
@@ -33,28 +32,20 @@ from accelwiz.estimate.activations import (
     loss_transient_bytes,
     recompute_bytes,
 )
+from accelwiz.estimate.buffers import buffer_bytes, fsdp_root_parameters
 from accelwiz.estimate.fsdp_reserve import fsdp_gathered_bytes, fsdp_reduce_bytes, fsdp_reserve
 from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (HOST_PROCESS_BYTES: re-exported)
 from accelwiz.estimate.loading import loading_bytes
 from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.runtime import Runtime, runtime
-from accelwiz.estimate.spec import ModelSpec
 from accelwiz.estimate.states import ModelStates, model_states, optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
+from accelwiz.estimate.zero3_gathered import REDUCE_BUCKET_ELEMENTS, zero3_kept_bytes
 from accelwiz.vocab import GIB
 
 # What a process holds beside its tensors (CUDA context, cuBLAS workspaces, NCCL) is runtime.py's; what the
 # caching allocator reserves beyond the allocated peak is reserve.py's (taught by allocator replays).
-# DeepSpeed defaults (runtime/zero/config.py, 0.19.8): buckets are element counts.
-REDUCE_BUCKET_ELEMENTS = 500_000_000
-PREFETCH_BUCKET_ELEMENTS = 50_000_000
-PARAM_PERSISTENCE_THRESHOLD = 100_000
-MAX_LIVE_PARAMETERS = 1_000_000_000  # stage3_max_live_parameters: bounds what prefetching may gather
-MAX_REUSE_DISTANCE = 1_000_000_000  # stage3_max_reuse_distance: keeps a parameter gathered until its reuse
-_LAYER_INDEX = re.compile(r"(?:^|\.)(?:layers|layer|h)\.(\d+)\.")
-
-
 PHASE_LABEL = {"loading": "loading", "forward": "forward", "backward": "backward", "optimizer": "optimizer step"}
 
 
@@ -135,8 +126,8 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     autocast = workload.precision == "mixed" and strategy.kind in ("single", "ddp")
     activations, activation_notes = activation_bytes(workload, autocast=autocast)
     logits = logits_bytes(workload)
-    buffers, buffer_notes = _buffers(workload, strategy)
-    turn, recomputing, turn_note = _zero3_kept_bytes(workload, strategy)
+    buffers, buffer_notes = buffer_bytes(workload, strategy)
+    turn, recomputing, turn_note = zero3_kept_bytes(workload, strategy)
     if turn_note:
         buffer_notes.append(turn_note)
     step, step_note = optimizer_step_temporaries(workload, strategy)
@@ -334,185 +325,6 @@ def _numerics(workload: Workload, strategy: Strategy) -> str:
         f"{regime[workload.regime]}; {workload.trainable_parameters:,} trainable of "
         f"{workload.model.num_parameters:,} parameters; {precision[workload.precision]}"
     )
-
-
-def _buffers(workload: Workload, strategy: Strategy) -> tuple[float, list[str]]:
-    """Communication buckets and gathered parameters that exist on top of the model states."""
-    spec, trainable = workload.model, workload.trainable_parameters
-    width = 4 if workload.precision == "fp32" else 2
-    buffers, notes = 0.0, []
-    if strategy.kind == "ddp":
-        buffers += 4 * trainable if workload.precision == "mixed" else width * trainable
-        notes.append("DDP gradient buckets: a second copy of the gradients (gradient_as_bucket_view=False)")
-    elif strategy.kind in ("zero1", "zero2"):
-        buffers += width * min(REDUCE_BUCKET_ELEMENTS, trainable)
-        notes.append(
-            "ZeRO reduce bucket: reduce_bucket_size 5e8 elements (or the trainable count if smaller)"
-        )
-    elif strategy.kind == "zero3":
-        persistent = sum(t.numel for t in spec.tensors() if t.numel <= PARAM_PERSISTENCE_THRESHOLD)
-        live = (
-            2 * width * spec.largest_layer_parameters
-        )  # gathered 16-bit params + grads of the largest module
-        prefetch = _zero3_prefetch_elements(workload, strategy)
-        buffers += live + width * (prefetch + min(REDUCE_BUCKET_ELEMENTS, trainable) + persistent)
-        notes.append(
-            f"ZeRO-3: largest module gathered with its gradient, prefetch bucket {prefetch:.3g}, reduce bucket "
-            "5e8, persistent small parameters (≤1e5 elements) replicated"
-        )
-    elif strategy.is_fsdp:
-        root = fsdp_root_parameters(spec)
-        buffers += fsdp_gathered_bytes(workload, strategy, root)
-        if workload.regime == "full":
-            # the unit being reduced, cast to the fp32 reduce dtype (fsdp_reserve.fsdp_reduce_bytes); and the
-            # root's own 16-bit gradient, which the LM head makes at backward's start and FSDP reduces only when
-            # the embedding's is added at its end
-            buffers += fsdp_reduce_bytes(workload, root) + (4 if workload.precision == "fp32" else 2) * root
-        notes.append(
-            "FSDP: one wrapped block gathered and one prefetched "
-            + ("(packed 4-bit)" if workload.regime == "qlora" else "(16-bit)")
-            + f", the root unit ({root / 1e6:,.0f}M parameters outside the blocks) gathered from forward to "
-            "the end of backward; one unit's gradients unsharded (full fine-tuning: the largest unit's in fp32 and the "
-            "root's 16-bit gradient through backward)"
-        )
-    if workload.regime == "qlora":
-        largest_linear = max(t.numel for t in spec.block_linears())
-        buffers += 2 * largest_linear
-        notes.append("QLoRA: one block linear dequantized to 16-bit at a time")
-    return buffers, notes
-
-
-def fsdp_root_parameters(spec: ModelSpec) -> float:
-    """Parameters FSDP's root unit holds: every tensor outside the transformer blocks (which auto-wrap wraps)."""
-    tensors = spec.tensors()
-    root = sum(t.numel for t in tensors if not t.module.startswith("layers."))
-    if spec.parameters_override is not None:
-        return root * spec.parameters_override / sum(t.numel for t in tensors)
-    return float(root)
-
-
-def _zero3_prefetch_elements(workload: Workload, strategy: Strategy) -> float:
-    """What one prefetch may gather: the bucket, bounded by `stage3_max_live_parameters`."""
-    bucket = strategy.zero3_prefetch_bucket_size
-    bucket = PREFETCH_BUCKET_ELEMENTS if bucket is None else bucket
-    limit = strategy.zero3_max_live_parameters
-    return float(min(bucket, MAX_LIVE_PARAMETERS if limit is None else limit))
-
-
-def _zero3_kept_bytes(workload: Workload, strategy: Strategy) -> tuple[float, float, str]:
-    """ZeRO-3's gathered parameter bytes beyond the largest module (which `_buffers` counts): at the
-    forward→backward turn, and at their most over the trace (for the backward's recomputation phase).
-
-    Parameters kept for reuse are never released to honour `stage3_max_live_parameters`: DeepSpeed checks that
-    limit only before prefetching (the prefetch is bounded by it, `_zero3_prefetch_elements`).
-    """
-    if strategy.kind != "zero3":
-        return 0.0, 0.0, ""
-    gathered = zero3_gathered_working_set(workload, strategy)
-    turn = max(0.0, gathered.turn - gathered.largest_module)
-    most = max(0.0, gathered.peak - gathered.largest_module)
-    if not (turn or most):
-        return 0.0, 0.0, ""
-    reuse = strategy.zero3_max_reuse_distance
-    return turn, most, (
-        f"ZeRO-3 reuse: {gathered.turn / GIB:.2f} GiB of parameters stay gathered from the end of forward into "
-        f"backward, {gathered.peak / GIB:.2f} GiB at most (stage3_max_reuse_distance "
-        f"{MAX_REUSE_DISTANCE if reuse is None else reuse:.3g} elements: the last modules of forward are the "
-        "first of backward)"
-    )
-
-
-@dataclass(frozen=True)
-class ZeroGathered:
-    """ZeRO-3's gathered parameter bytes (16-bit; fp32 in fp32 training), persistent small parameters aside."""
-
-    peak: float  # the most gathered at once over forward and backward (the module in use included)
-    largest_module: float  # the largest single module's parameters
-    turn: float  # kept gathered between the end of forward and the start of backward
-
-
-def zero3_gathered_working_set(workload: Workload, strategy: Strategy) -> ZeroGathered:
-    """ZeRO-3's gathered parameter bytes over forward and backward, from DeepSpeed's release rule
-    (partitioned_param_coordinator.py, 0.19.8).
-
-    After a module runs, `__params_to_release` keeps each of its parameters gathered when the same parameter
-    is used again within `stage3_max_reuse_distance` elements of the recorded module trace (the numel of the
-    modules in between, 1e9 by default). The trace is forward, then backward in reverse (with gradient
-    checkpointing each layer's forward again before its backward): at the forward→backward turn the last
-    modules of forward are reused within a short distance, so the trailing ~distance/2 elements (a tied LM
-    head at once) stay gathered across the turn. Small parameters (≤ stage3_param_persistence_threshold) are
-    persistent and counted apart. Prefetching adds at most `stage3_prefetch_bucket_size` elements while fewer
-    than `stage3_max_live_parameters` are gathered (counted by the caller).
-    """
-    spec = workload.model
-    reuse = strategy.zero3_max_reuse_distance if strategy.zero3_max_reuse_distance is not None else MAX_REUSE_DISTANCE
-    threshold = PARAM_PERSISTENCE_THRESHOLD
-    width = 4.0 if workload.precision == "fp32" else 2.0
-    scale = 1.0
-    if spec.parameters_override is not None:
-        scale = spec.parameters_override / sum(t.numel for t in spec.tensors())
-    # per module, in forward order: (numel DeepSpeed traverses, gathered bytes of its non-persistent params)
-    modules: dict[str, list[float]] = {}
-    for t in spec.tensors():
-        numel, size = t.numel * scale, t.numel * scale * width
-        if workload.regime == "qlora" and t.linear and _LAYER_INDEX.search(t.module):
-            from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM
-
-            size = t.numel * scale * QLORA_BYTES_PER_PARAM  # NF4 packed in 16-bit quant storage
-            numel = size / 2
-        entry = modules.setdefault(t.module, [0.0, 0.0])
-        entry[0] += numel
-        if t.numel > threshold:
-            entry[1] += size
-    forward = list(modules)
-    names = {t.module for t in spec.tensors()}
-    if spec.tie_word_embeddings and "lm_head" not in names:  # the tied LM head: the embedding's parameter again
-        embedding = next((t.module for t in spec.tensors() if t.shape and t.shape[0] == spec.vocab_size), None)
-        if embedding is not None:
-            forward.append(embedding)
-    layer_of = {name: found.group(1) for name in modules if (found := _LAYER_INDEX.search(name))}
-    groups: dict[str, list[str]] = {}
-    for name in forward:
-        if name in layer_of:
-            groups.setdefault(layer_of[name], []).append(name)
-    backward: list[str] = []
-    recomputed: set[str] = set()
-    for name in reversed(forward):
-        layer = layer_of.get(name)
-        if not (workload.gradient_checkpointing and layer is not None):
-            backward.append(name)
-        elif layer not in recomputed:
-            # a checkpointed layer, as DeepSpeed records it (0.19.8, HF non-reentrant checkpointing): the
-            # backward hook of its last module fires as the gradient arrives, then the whole layer runs
-            # forward again, then backward through the rest in reverse (the last module's norm weights are
-            # persistent and ordered apart in `tensors()`: the last module is the last with gathered bytes)
-            recomputed.add(layer)
-            group = groups[layer]
-            last = next((m for m in reversed(group) if modules[m][1]), group[-1])
-            backward += [last, *group, *(m for m in reversed(group) if m != last)]
-    trace = forward + backward
-    numel = [modules[name][0] for name in trace]
-    prefix = [0.0]
-    for value in numel:
-        prefix.append(prefix[-1] + value)
-    held = [0.0] * (len(trace) + 1)  # difference array of gathered bytes per step
-    last_use: dict[str, int] = {}
-    turn = 0.0  # kept from a use in forward to a use in backward: gathered between loss and backward
-    for step, name in enumerate(trace):
-        previous = last_use.get(name)
-        start = step
-        if previous is not None and prefix[step] - prefix[previous + 1] < reuse:
-            start = previous + 1  # kept gathered since its previous use
-            if previous < len(forward) <= step:
-                turn += modules[name][1]
-        held[start] += modules[name][1]
-        held[step + 1] -= modules[name][1]
-        last_use[name] = step
-    live, peak = 0.0, 0.0
-    for value in held[:-1]:
-        live += value
-        peak = max(peak, live)
-    return ZeroGathered(peak, max(size for _, size in modules.values()), turn)
 
 
 def _host(workload: Workload, strategy: Strategy, offloaded: float) -> tuple[float, float, list[str]]:

@@ -6,12 +6,11 @@ gathered buffers are checked against the hand computation for Llama-2-7B.
 
 from __future__ import annotations
 
-import os
 import socket
 
 import pytest
 
-from accelwiz.estimate.memory import _buffers, fsdp_root_parameters
+from accelwiz.estimate.buffers import buffer_bytes, fsdp_root_parameters
 from accelwiz.estimate.models import resolve_model
 from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM
 from accelwiz.estimate.strategy import Strategy
@@ -29,7 +28,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_fsdp2_keeps_the_root_unsharded_between_forward_and_backward():
+def test_fsdp2_keeps_the_root_unsharded_between_forward_and_backward(monkeypatch):
     """torch's rule (FSDPState._lazy_init: the root's post_forward_mesh_info is None), on a real model: after
     forward the root's parameters are still gathered while a block's are sharded again; backward reshards."""
     torch = pytest.importorskip("torch")
@@ -40,7 +39,8 @@ def test_fsdp2_keeps_the_root_unsharded_between_forward_and_backward():
     from torch.distributed.fsdp._fully_shard._fsdp_param import ShardedState
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(_free_port())
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")  # undone after: the worker's later subprocesses inherit it
+    monkeypatch.setenv("MASTER_PORT", str(_free_port()))
     dist.init_process_group("gloo", rank=0, world_size=1)
     try:
         config = LlamaConfig(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
@@ -76,7 +76,7 @@ def test_fsdp_buffers_are_two_blocks_and_the_root_by_hand(regime):
     root; QLoRA gathers its blocks packed (4.127 bits) but the root unquantized, and dequantizes its largest
     block linear (gate/up/down, 4,096 x 11,008) to 16-bit."""
     workload = Workload(resolve_model("llama-2-7b"), precision="bf16", regime=regime)
-    buffers, notes = _buffers(workload, Strategy("fsdp_full", gpus_per_node=2, fsdp_version=1))
+    buffers, notes = buffer_bytes(workload, Strategy("fsdp_full", gpus_per_node=2, fsdp_version=1))
     if regime == "lora":
         expected = 2 * 2 * BLOCK + 2 * ROOT
     else:
@@ -88,6 +88,6 @@ def test_fsdp_buffers_are_two_blocks_and_the_root_by_hand(regime):
 def test_shard_grad_op_keeps_everything_gathered_without_a_root_term():
     """SHARD_GRAD_OP never reshards after forward: its gathered parameters are in the weights already."""
     workload = Workload(resolve_model("llama-2-7b"), precision="bf16", regime="lora")
-    full, _ = _buffers(workload, Strategy("fsdp_full", gpus_per_node=2))
-    grad_op, _ = _buffers(workload, Strategy("fsdp_grad_op", gpus_per_node=2))
+    full, _ = buffer_bytes(workload, Strategy("fsdp_full", gpus_per_node=2))
+    grad_op, _ = buffer_bytes(workload, Strategy("fsdp_grad_op", gpus_per_node=2))
     assert full - grad_op == pytest.approx(2 * 2 * BLOCK + 2 * ROOT)

@@ -20,10 +20,22 @@ def test_the_fsdp_settings_are_estimated_as_full_shard_of_their_version():
     assert {accelwiz_strategy(s).kind for s in fsdp} == {"fsdp_full"}
 
 
-def test_fsdp2_wraps_each_block_and_the_root_and_trains_a_step():
+def test_fsdp2_wraps_each_block_and_the_root_and_trains_a_step(monkeypatch):
+    import socket
+
     import torch
     import torch.distributed as dist
     from transformers import LlamaConfig, LlamaForCausalLM
+
+    # the launcher's variables for one process, set here so they are undone after: left in this worker's
+    # environment, they made later subprocesses (TRL's configs) start a process group on the same fixed port
+    # as another worker's, and fail with EADDRINUSE
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1"),
+                       ("MASTER_PORT", str(port))):
+        monkeypatch.setenv(key, value)
 
     torch.manual_seed(0)
     model = LlamaForCausalLM(LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,

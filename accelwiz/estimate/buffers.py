@@ -1,0 +1,77 @@
+"""Communication buckets and gathered parameters: what a strategy holds on top of the model states.
+
+DDP's gradient buckets, ZeRO-1/2's reduce bucket, ZeRO-3's gathered module, prefetch and persistent parameters,
+FSDP's gathered units (fsdp_reserve.py) and full fine-tuning's reduce copies, QLoRA's dequantized linear: each
+with the library default it follows and a note saying so.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from accelwiz.estimate.fsdp_reserve import fsdp_gathered_bytes, fsdp_reduce_bytes
+from accelwiz.estimate.zero3_gathered import (
+    PARAM_PERSISTENCE_THRESHOLD,
+    REDUCE_BUCKET_ELEMENTS,
+    zero3_prefetch_elements,
+)
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.spec import ModelSpec
+    from accelwiz.estimate.strategy import Strategy
+    from accelwiz.estimate.workload import Workload
+
+
+def buffer_bytes(workload: Workload, strategy: Strategy) -> tuple[float, list[str]]:
+    """Communication buckets and gathered parameters that exist on top of the model states."""
+    spec, trainable = workload.model, workload.trainable_parameters
+    width = 4 if workload.precision == "fp32" else 2
+    buffers, notes = 0.0, []
+    if strategy.kind == "ddp":
+        buffers += 4 * trainable if workload.precision == "mixed" else width * trainable
+        notes.append("DDP gradient buckets: a second copy of the gradients (gradient_as_bucket_view=False)")
+    elif strategy.kind in ("zero1", "zero2"):
+        buffers += width * min(REDUCE_BUCKET_ELEMENTS, trainable)
+        notes.append(
+            "ZeRO reduce bucket: reduce_bucket_size 5e8 elements (or the trainable count if smaller)"
+        )
+    elif strategy.kind == "zero3":
+        persistent = sum(t.numel for t in spec.tensors() if t.numel <= PARAM_PERSISTENCE_THRESHOLD)
+        live = (
+            2 * width * spec.largest_layer_parameters
+        )  # gathered 16-bit params + grads of the largest module
+        prefetch = zero3_prefetch_elements(workload, strategy)
+        buffers += live + width * (prefetch + min(REDUCE_BUCKET_ELEMENTS, trainable) + persistent)
+        notes.append(
+            f"ZeRO-3: largest module gathered with its gradient, prefetch bucket {prefetch:.3g}, reduce bucket "
+            "5e8, persistent small parameters (≤1e5 elements) replicated"
+        )
+    elif strategy.is_fsdp:
+        root = fsdp_root_parameters(spec)
+        buffers += fsdp_gathered_bytes(workload, strategy, root)
+        if workload.regime == "full":
+            # the unit being reduced, cast to the fp32 reduce dtype (fsdp_reserve.fsdp_reduce_bytes); and the
+            # root's own 16-bit gradient, which the LM head makes at backward's start and FSDP reduces only when
+            # the embedding's is added at its end
+            buffers += fsdp_reduce_bytes(workload, root) + (4 if workload.precision == "fp32" else 2) * root
+        notes.append(
+            "FSDP: one wrapped block gathered and one prefetched "
+            + ("(packed 4-bit)" if workload.regime == "qlora" else "(16-bit)")
+            + f", the root unit ({root / 1e6:,.0f}M parameters outside the blocks) gathered from forward to "
+            "the end of backward; one unit's gradients unsharded (full fine-tuning: the largest unit's in fp32 and the "
+            "root's 16-bit gradient through backward)"
+        )
+    if workload.regime == "qlora":
+        largest_linear = max(t.numel for t in spec.block_linears())
+        buffers += 2 * largest_linear
+        notes.append("QLoRA: one block linear dequantized to 16-bit at a time")
+    return buffers, notes
+
+
+def fsdp_root_parameters(spec: ModelSpec) -> float:
+    """Parameters FSDP's root unit holds: every tensor outside the transformer blocks (which auto-wrap wraps)."""
+    tensors = spec.tensors()
+    root = sum(t.numel for t in tensors if not t.module.startswith("layers."))
+    if spec.parameters_override is not None:
+        return root * spec.parameters_override / sum(t.numel for t in tensors)
+    return float(root)
