@@ -60,16 +60,16 @@ BEYOND_WRAP_CACHE = 0.53
 class FsdpReserve:
     """What FSDP's streams hold at their own size, and the cache wrapping left on the default stream."""
 
-    pools: float  # gathered units (unshard stream) + sharded gradients (post-backward stream), each at its most
+    pools: float  # gathered units and reduce copies + sharded gradients (FSDP's streams), each at its most
     init_cache: float  # cached on the default stream after wrapping: a floor under its dynamic reserve
     dynamic: float  # the default stream's dynamic bytes at their most (activations, loss tail, temporaries)
 
 
-def fsdp_reserve(workload: Workload, strategy: Strategy, *, gathered: float, gradients: float,
+def fsdp_reserve(workload: Workload, strategy: Strategy, *, side_streams: float, gradients: float,
                  root_parameters: float, dynamic: float) -> FsdpReserve:
-    """FSDP's pools for `gathered` bytes of all-gathered units and `gradients` bytes of sharded gradients
-    (each stream keeps its most, whenever in the step it was reached; `gathered` includes the reduce copy,
-    `fsdp_reduce_bytes`); the init cache from the root unit and one
+    """FSDP's pools: `side_streams` bytes its streams hold in every phase (the gathered units,
+    `fsdp_gathered_bytes`, and the reduce copy, `fsdp_reduce_bytes`) and `gradients` bytes of sharded gradients
+    (each stream keeps its most, whenever in the step it was reached); the init cache from the root unit and one
     block, in the bytes they are moved in; the default stream's `dynamic` bytes at their most."""
     # the parameters are moved in their storage dtype: fp32 under mixed precision (FSDP casts to 16-bit only to
     # gather), 16-bit for a bf16 model, the packed 4-bit storage for QLoRA's block linears
@@ -78,7 +78,7 @@ def fsdp_reserve(workload: Workload, strategy: Strategy, *, gathered: float, gra
     unsharded = width * root_parameters + block
     # FSDP1: the moved tensors and the flat parameter made from them; FSDP2 shards each parameter in place
     copies = 2 if strategy.fsdp_version == 1 else 1
-    return FsdpReserve(pools=gathered + gradients, init_cache=copies * unsharded, dynamic=max(0.0, dynamic))
+    return FsdpReserve(pools=side_streams + gradients, init_cache=copies * unsharded, dynamic=max(0.0, dynamic))
 
 
 def fsdp_gathered_bytes(workload: Workload, strategy: Strategy, root_parameters: float) -> float:

@@ -151,7 +151,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
         # dynamic bytes are the phases' totals less the static bytes, the gathered units and the gradients
         streams = gathered + fsdp_reduce_bytes(workload, root)  # blocks of FSDP's own streams in every phase
         dynamic = max(p.total - static - streams - p.parts["gradients"] for p in phases)
-        fsdp = fsdp_reserve(workload, strategy, gathered=streams, gradients=states.gradients,
+        fsdp = fsdp_reserve(workload, strategy, side_streams=streams, gradients=states.gradients,
                             root_parameters=root, dynamic=dynamic)
     reserved, reserve_note = reserved_bytes(allocated, static, workload, step_segments, fsdp)
     extra = process_runtime(strategy, gpu)
