@@ -116,6 +116,10 @@ def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
     traced_phase = max(phases, key=lambda phase: phases[phase])
     peak = phases[traced_phase]
     reserved = _traced_reserved(trace, peak, per_gpu)
+    if strategy.is_fsdp:  # FSDP's streams and its wrap cache, which a one-stream replay does not see
+        reserved = _fsdp_traced_reserved(estimate, trace, peak, per_gpu)
+        notes.append("FSDP: its gathered units and reduce copies reserved at their size on its own streams, the "
+                     "cache wrapping leaves under the default stream (fsdp_reserve.py, as the analytic path)")
     if strategy.is_deepspeed:  # the trace runs no ZeRO optimizer: its step's own segments, as the analytic path
         from accelwiz.estimate.states import optimizer_step_temporaries
 
@@ -140,17 +144,48 @@ def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
     return TraceComparison(analytic, traced, estimate.peak_phase, traced_phase, trace, tuple(notes))
 
 
-def _traced_reserved(trace: TraceResult, peak: int, per_gpu: Any) -> int:
-    """The replay's reserve beyond the static bytes (parameters, buffers, optimizer states), applied to the
-    sharded peak: the static bytes are reserved at their (sharded) size."""
+def _replay_ratio(trace: TraceResult, per_gpu: Any) -> tuple[float, int]:
+    """The replay's reserve beyond the static bytes (parameters, buffers, optimizer states) per dynamic byte,
+    and those static bytes sharded as the strategy shards them (reserved at their size)."""
     snapshot = trace.phase_peaks[trace.peak_phase].bytes
     fixed = {key: snapshot.get(key, 0) for key in ("parameters", "buffers", "optimizer")}
     static = sum(fixed.values())
-    if not trace.reserved or trace.peak <= static:
-        return peak
-    ratio = (trace.reserved - static) / (trace.peak - static)
     static_here = per_gpu(fixed) - per_gpu({})  # per_gpu adds the buffers; take them out again
+    if not trace.reserved or trace.peak <= static:
+        return 1.0, static_here
+    return (trace.reserved - static) / (trace.peak - static), static_here
+
+
+def _traced_reserved(trace: TraceResult, peak: int, per_gpu: Any) -> int:
+    """The replay's ratio applied to the sharded peak beyond its static bytes."""
+    if not trace.reserved:
+        return peak
+    ratio, static_here = _replay_ratio(trace, per_gpu)
     return round(static_here + ratio * (peak - static_here))
+
+
+def _fsdp_traced_reserved(estimate: MemoryEstimate, trace: TraceResult, peak: int, per_gpu: Any) -> int:
+    """Under FSDP the traced step's dynamic bytes are the default stream's: the replay's ratio, or the ratio
+    measured on FSDP's default stream where higher, never below the wrap's cache (reserve.py); the gathered
+    units and reduce copies on FSDP's own streams at their size."""
+    from accelwiz.estimate.buffers import fsdp_root_parameters
+    from accelwiz.estimate.fsdp_reserve import (
+        FSDP_DYNAMIC_RATIO,
+        fsdp_gathered_bytes,
+        fsdp_reduce_bytes,
+        fsdp_reserve,
+    )
+    from accelwiz.estimate.reserve import BEYOND_WRAP_CACHE, group
+
+    workload, strategy = estimate.workload, estimate.strategy
+    root = fsdp_root_parameters(workload.model)
+    side = fsdp_gathered_bytes(workload, strategy, root) + fsdp_reduce_bytes(workload, root)
+    ratio, static_here = _replay_ratio(trace, per_gpu)
+    ratio = max(ratio, FSDP_DYNAMIC_RATIO.get(group(workload), ratio))
+    dynamic = max(0.0, peak - static_here - side)
+    wrap = fsdp_reserve(workload, strategy, side_streams=side, gradients=0.0, root_parameters=root,
+                        dynamic=dynamic).init_cache
+    return round(static_here + side + max(wrap + BEYOND_WRAP_CACHE * dynamic, ratio * dynamic))
 
 
 def render_comparison(comparison: TraceComparison) -> str:
