@@ -148,8 +148,8 @@ def candidate_strategies(gpus_per_node: int, nodes: int = 1) -> list[Strategy]:
     kw: dict[str, Any] = {"gpus_per_node": gpus_per_node, "nodes": nodes}
     plain: list[Strategy] = [Strategy("single" if world == 1 else "ddp", **kw)]
     plain += [Strategy(k, **kw) for k in ("zero1", "zero2", "fsdp_grad_op", "zero3", "fsdp_full")]
-    if nodes > 1:
-        plain.append(Strategy("fsdp_hybrid", **kw))
+    if nodes > 1:  # accelerate's FSDP2 reads no sharding strategy: HYBRID_SHARD is FSDP1's (as `init` writes it)
+        plain.append(Strategy("fsdp_hybrid", fsdp_version=1, **kw))
     plain += [
         Strategy("zero2", offload_optimizer="cpu", **kw),
         Strategy("zero3", offload_optimizer="cpu", **kw),
