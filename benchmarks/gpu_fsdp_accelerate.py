@@ -47,6 +47,10 @@ def build(model: str, regime: str):
     with torch.device("meta"):
         net = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     net = net.to_empty(device="cpu")
+    # to_empty replaces each module's parameters from the meta device, which unties a tied embedding and LM head
+    # (the Llama-3.2-1B rows recorded before this line trained an untied, 1.50B-parameter model: fsdp_streams.py
+    # estimates that one); tie them again
+    net.tie_weights()
     if regime == "lora":
         from peft import LoraConfig, get_peft_model
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from accelwiz.estimate.fsdp_reserve import fsdp_gathered_bytes, fsdp_reduce_bytes
+from accelwiz.estimate.fsdp_reserve import FSDP_UNIT_GRADIENT_BYTES, fsdp_gathered_bytes, fsdp_root_parameters
 from accelwiz.estimate.zero3_gathered import (
     PARAM_PERSISTENCE_THRESHOLD,
     REDUCE_BUCKET_ELEMENTS,
@@ -17,7 +17,6 @@ from accelwiz.estimate.zero3_gathered import (
 )
 
 if TYPE_CHECKING:
-    from accelwiz.estimate.spec import ModelSpec
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
 
@@ -49,17 +48,12 @@ def buffer_bytes(workload: Workload, strategy: Strategy) -> tuple[float, list[st
     elif strategy.is_fsdp:
         root = fsdp_root_parameters(spec)
         buffers += fsdp_gathered_bytes(workload, strategy, root)
-        if workload.regime == "full":
-            # the unit being reduced, cast to the fp32 reduce dtype (fsdp_reserve.fsdp_reduce_bytes); and the
-            # root's own 16-bit gradient, which the LM head makes at backward's start and FSDP reduces only when
-            # the embedding's is added at its end
-            buffers += fsdp_reduce_bytes(workload, root) + (4 if workload.precision == "fp32" else 2) * root
+        buffers += FSDP_UNIT_GRADIENT_BYTES * spec.layer_parameters if workload.regime == "full" else 0
         notes.append(
             "FSDP: one wrapped block gathered and one prefetched "
             + ("(packed 4-bit)" if workload.regime == "qlora" else "(16-bit)")
             + f", the root unit ({root / 1e6:,.0f}M parameters outside the blocks) gathered from forward to "
-            "the end of backward; one unit's gradients unsharded (full fine-tuning: the largest unit's in fp32 and the "
-            "root's 16-bit gradient through backward)"
+            "the end of backward; one unit's gradients unsharded (full fine-tuning, in the fp32 reduce dtype)"
         )
     if workload.regime == "qlora":
         largest_linear = max(t.numel for t in spec.block_linears())
@@ -67,11 +61,3 @@ def buffer_bytes(workload: Workload, strategy: Strategy) -> tuple[float, list[st
         notes.append("QLoRA: one block linear dequantized to 16-bit at a time")
     return buffers, notes
 
-
-def fsdp_root_parameters(spec: ModelSpec) -> float:
-    """Parameters FSDP's root unit holds: every tensor outside the transformer blocks (which auto-wrap wraps)."""
-    tensors = spec.tensors()
-    root = sum(t.numel for t in tensors if not t.module.startswith("layers."))
-    if spec.parameters_override is not None:
-        return root * spec.parameters_override / sum(t.numel for t in tensors)
-    return float(root)

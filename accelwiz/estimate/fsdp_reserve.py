@@ -28,12 +28,13 @@ writes benchmarks/results/fsdp_streams.json):
 * **The default stream's fragmentation** for adapters with checkpointing is higher than a single GPU's for
   the same step: (reserved − static) / (allocated − static) over its own blocks is 1.36-1.52 (median
   `FSDP_DYNAMIC_RATIO`), against 1.31 for the same Llama-2-7B LoRA step on one GPU without FSDP. Full
-  fine-tuning keeps the single-GPU ratio (reserve.DYNAMIC_RATIO): on Llama-3.2-1B it over-counts FSDP2's
-  default stream (+10.7% on the total) and offsets FSDP1's, whose mixed precision holds 3.6 GiB more on its side
-  streams than these pools count (-5.9%): two streams of one model are too few to set a ratio of their own.
+  fine-tuning's measured lower than one GPU's (1.245 under FSDP1, 1.061 under FSDP2, against the single-GPU
+  replays' 1.463: its large fp32 gradient blocks live on FSDP's streams), on one model only: not adopted yet.
+* **FSDP1 with MixedPrecision keeps more on its side streams** (`fsdp_stream_pools`): a second root and two
+  more blocks gathered, the 16-bit shard copies, and full fine-tuning's fp32 reduce copy of the largest unit.
 
-Not measured: FSDP1 wrapping with fp32 full fine-tuning leaves more than the two copies (5.4 GiB for
-Llama-3.2-1B's tied 1 GiB embedding; counted 2.4); it matters for small steps only.
+Not modelled: FSDP1 wrapping with fp32 full fine-tuning leaves more than the two copies (5.4 GiB for a 1.5B
+model whose two 1 GiB vocabulary matrices are the root, counted 2.4); it matters for small steps only.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from typing import TYPE_CHECKING
 from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM
 
 if TYPE_CHECKING:
+    from accelwiz.estimate.spec import ModelSpec
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
 
@@ -51,6 +53,10 @@ if TYPE_CHECKING:
 # measured (benchmarks/results/fsdp_streams.json: median over the 6 published FULL_SHARD settings whose dynamic
 # bytes pass 1.5 x the wrap's cache); the other groups use reserve.DYNAMIC_RATIO
 FSDP_DYNAMIC_RATIO: dict[tuple[str, bool], float] = {("adapters", True): 1.40}
+# Full fine-tuning keeps reserve.DYNAMIC_RATIO (1.463, single-GPU replays): accelerate's FSDP1 and FSDP2 streams of
+# one 1.5B model measured 1.245 and 1.061 (`full_fine_tuning_ratios`), lower, but two streams of one model are too
+# few to move every FSDP recommendation off ZeRO-3 (open-r1#506's 1.5B at 2 x 16384 tokens would have been told
+# FSDP shard-grad-op fits): the estimate stays on the safe side (+8% and +14% there) until more are recorded.
 # the share of a small step's dynamic bytes taken in new segments beside the wrap's cache (the same file: median
 # over the 4 published FULL_SHARD settings whose dynamic bytes are within 1.5 x that cache)
 BEYOND_WRAP_CACHE = 0.53
@@ -95,10 +101,61 @@ def fsdp_gathered_bytes(workload: Workload, strategy: Strategy, root_parameters:
     return 2 * gathered_width * workload.model.layer_parameters + width * root_parameters
 
 
+# full fine-tuning: one unit's unsharded gradient in fp32 (the reduce dtype), counted in the allocated peak
+# (buffers.py) for a block; the post-backward stream keeps a segment for the largest unit's (`fsdp_reduce_bytes`)
+FSDP_UNIT_GRADIENT_BYTES = 4
+
+
 def fsdp_reduce_bytes(workload: Workload, root_parameters: float) -> float:
-    """Full fine-tuning: the unit being reduced, its unsharded gradient cast to the fp32 reduce dtype on the
-    post-backward stream (the root unit is the largest where the vocabulary is large: 1004 MiB segments there
-    for Llama-3.2-1B, benchmarks/results/gpu_fsdp_accelerate.jsonl). Adapters: their gradients are small."""
+    """Full fine-tuning: the segment the post-backward stream keeps for the largest unit's unsharded gradient cast
+    to the fp32 reduce dtype (2004 MiB for the 525M-parameter root of an untied Llama-3.2-1B shape on the H200,
+    benchmarks/results/gpu_fsdp_accelerate.jsonl). It is made at the root's reduction, at backward's end when the
+    activations are gone: reserved, not in the allocated peak, where one block's is counted (buffers.py).
+    Adapters: their gradients are small."""
     if workload.regime != "full":
         return 0.0
-    return 4.0 * max(workload.model.layer_parameters, root_parameters)
+    return FSDP_UNIT_GRADIENT_BYTES * max(workload.model.layer_parameters, root_parameters)
+
+
+def fsdp_stream_pools(workload: Workload, strategy: Strategy, root_parameters: float) -> float:
+    """What FSDP's own streams keep reserved beyond the sharded gradients (the allocator's event streams on the
+    H200, benchmarks/results/fsdp_streams.json):
+
+    * FSDP2: the gathered units (`fsdp_gathered_bytes`): 1.2 GiB for Llama-2-7B LoRA (1.25 counted), 4.29 GiB
+      with the fp32 gradient shards for a 1.5B full fine-tuning (4.0);
+    * FSDP1: and, for full fine-tuning, the largest unit's fp32 reduce copy (`fsdp_reduce_bytes`); with
+      MixedPrecision (fp32 parameters, 16-bit compute), segments for a second root and two more blocks on the
+      unshard stream (the backward's regathers and prefetch) and the 16-bit copies of a root and a block shard on
+      the pre-unshard stream: 2 x 500 + 4 x 388 MiB and 250 + 194 MiB for Llama-2-7B LoRA, 2 x 1002 + 3 x 116 MiB
+      and 502 MiB for the 1.5B model."""
+    pools = fsdp_gathered_bytes(workload, strategy, root_parameters)
+    if strategy.fsdp_version != 1:
+        return pools
+    pools += fsdp_reduce_bytes(workload, root_parameters)
+    if workload.precision == "mixed" and strategy.kind != "fsdp_grad_op":
+        root, block = 2 * root_parameters, 2 * workload.model.layer_parameters  # 16-bit
+        pools += root + 2 * block + (root + block) / strategy.shard_degree
+    return pools
+
+
+def fsdp_step_reserve(workload: Workload, strategy: Strategy, *, static: float, gradients: float,
+                      phases: list[tuple[float, float]]) -> FsdpReserve:
+    """FSDP's reserve for a step whose phases allocate (total, gradients) bytes at their peaks beside `static`
+    bytes: each stream's pool at its own largest, whichever phase that falls in. The default stream's dynamic
+    bytes are a phase's total less the static bytes, the gathered units, one block's fp32 reduce copy (full
+    fine-tuning: buffers.py counts it in every phase) and the sharded gradients (the post-backward stream's)."""
+    root = fsdp_root_parameters(workload.model)
+    gathered = fsdp_gathered_bytes(workload, strategy, root)
+    unit_gradient = FSDP_UNIT_GRADIENT_BYTES * workload.model.layer_parameters if workload.regime == "full" else 0
+    dynamic = max(total - static - gathered - unit_gradient - grads for total, grads in phases)
+    return fsdp_reserve(workload, strategy, side_streams=fsdp_stream_pools(workload, strategy, root),
+                        gradients=gradients, root_parameters=root, dynamic=dynamic)
+
+
+def fsdp_root_parameters(spec: ModelSpec) -> float:
+    """Parameters FSDP's root unit holds: every tensor outside the transformer blocks (which auto-wrap wraps)."""
+    tensors = spec.tensors()
+    root = sum(t.numel for t in tensors if not t.module.startswith("layers."))
+    if spec.parameters_override is not None:
+        return root * spec.parameters_override / sum(t.numel for t in tensors)
+    return float(root)

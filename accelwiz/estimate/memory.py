@@ -32,8 +32,8 @@ from accelwiz.estimate.activations import (
     loss_transient_bytes,
     recompute_bytes,
 )
-from accelwiz.estimate.buffers import buffer_bytes, fsdp_root_parameters
-from accelwiz.estimate.fsdp_reserve import fsdp_gathered_bytes, fsdp_reduce_bytes, fsdp_reserve
+from accelwiz.estimate.buffers import buffer_bytes
+from accelwiz.estimate.fsdp_reserve import fsdp_step_reserve
 from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (HOST_PROCESS_BYTES: re-exported)
 from accelwiz.estimate.loading import loading_bytes
 from accelwiz.estimate.reserve import reserved_bytes
@@ -145,14 +145,8 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     step_segments = step if strategy.is_deepspeed else 0.0  # flat buffers: segments of their own (reserve.py)
     fsdp = None
     if strategy.is_fsdp:  # FSDP's streams hold their blocks at their size; wrapping leaves a cache (fsdp_reserve.py)
-        root = fsdp_root_parameters(workload.model)
-        gathered = fsdp_gathered_bytes(workload, strategy, root)
-        # each stream's pool is reserved at its own largest, whichever phase that falls in: the default stream's
-        # dynamic bytes are the phases' totals less the static bytes, the gathered units and the gradients
-        streams = gathered + fsdp_reduce_bytes(workload, root)  # blocks of FSDP's own streams in every phase
-        dynamic = max(p.total - static - streams - p.parts["gradients"] for p in phases)
-        fsdp = fsdp_reserve(workload, strategy, side_streams=streams, gradients=states.gradients,
-                            root_parameters=root, dynamic=dynamic)
+        fsdp = fsdp_step_reserve(workload, strategy, static=static, gradients=states.gradients,
+                                 phases=[(p.total, p.parts["gradients"]) for p in phases])
     reserved, reserve_note = reserved_bytes(allocated, static, workload, step_segments, fsdp)
     extra = process_runtime(strategy, gpu)
     overhead = extra.total + (reserved - allocated)

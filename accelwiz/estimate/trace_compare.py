@@ -168,12 +168,12 @@ def _fsdp_traced_reserved(estimate: MemoryEstimate, trace: TraceResult, peak: in
     """Under FSDP the traced step's dynamic bytes are the default stream's: the replay's ratio, or the ratio
     measured on FSDP's default stream where higher, never below the wrap's cache (reserve.py); the gathered
     units and reduce copies on FSDP's own streams at their size."""
-    from accelwiz.estimate.buffers import fsdp_root_parameters
     from accelwiz.estimate.fsdp_reserve import (
         FSDP_DYNAMIC_RATIO,
         fsdp_gathered_bytes,
         fsdp_reduce_bytes,
         fsdp_reserve,
+        fsdp_root_parameters,
     )
     from accelwiz.estimate.reserve import BEYOND_WRAP_CACHE, group
 

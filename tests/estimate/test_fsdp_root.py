@@ -10,7 +10,8 @@ import socket
 
 import pytest
 
-from accelwiz.estimate.buffers import buffer_bytes, fsdp_root_parameters
+from accelwiz.estimate.buffers import buffer_bytes
+from accelwiz.estimate.fsdp_reserve import fsdp_root_parameters
 from accelwiz.estimate.models import resolve_model
 from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM
 from accelwiz.estimate.strategy import Strategy

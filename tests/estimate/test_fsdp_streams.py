@@ -82,10 +82,23 @@ def test_a_small_step_is_held_up_by_the_cache_wrapping_left(fsdp_streams):
 
 @pytest.mark.parametrize("row", [r for r in ROWS if r["key"].startswith("accel-")], ids=lambda r: r["key"])
 def test_accelerates_fsdp_path_is_estimated_close_to_the_gpu(row, fsdp_streams):
-    """Full fine-tuning and LoRA, FSDP1 (use_orig_params, so LoRA's flat gradients cover the frozen base) and
-    FSDP2, fp32 parameters with bf16 compute: allocated within 3%; reserved from -7% (FSDP1 full: its mixed
-    precision keeps 3.6 GiB more on its side streams than the pools counted) to +12% (FSDP2 full: its default
-    stream fragments less than the single-GPU ratio for full fine-tuning says)."""
+    """Full fine-tuning and LoRA, FSDP1 (use_orig_params, so LoRA's flat gradients cover the frozen base; and
+    MixedPrecision's side streams) and FSDP2, fp32 parameters with bf16 compute: allocated within 3%; reserved
+    from -5% to +15% (full fine-tuning keeps the single-GPU ratio, over what these two streams measured: the
+    safe side, see the next test). The full fine-tuning rows are of the untied 1.5B model the recording built
+    (fsdp_streams._recorded_model)."""
     ours = fsdp_streams.estimate(row)
     assert abs(ours["allocated_error_percent"]) <= 3, ours
-    assert -7 <= ours["reserved_error_percent"] <= 12, ours
+    assert -5 <= ours["reserved_error_percent"] <= 15, ours
+
+
+def test_full_fine_tuning_under_fsdp_fragments_less_than_the_ratio_the_estimate_keeps(fsdp_streams):
+    """Both recorded full fine-tuning streams (FSDP1 1.245, FSDP2 1.061) are below the single-GPU replays' ratio
+    the estimate keeps for them: until more are recorded, the FSDP estimate of full fine-tuning errs high."""
+    from accelwiz.estimate.reserve import DYNAMIC_RATIO
+
+    rows = [{**row, **fsdp_streams.per_stream(row)} for row in ROWS]
+    rows = [{**row, "accelwiz": fsdp_streams.estimate(row)} for row in rows]
+    ratios = fsdp_streams.full_fine_tuning_ratios(rows)
+    assert len(ratios) == 2 and max(ratios) < DYNAMIC_RATIO[("full", True)]
+    assert ("full", True) not in FSDP_DYNAMIC_RATIO
