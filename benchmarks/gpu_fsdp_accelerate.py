@@ -124,13 +124,9 @@ def measure(model: str, regime: str, version: int, batch: int, seq: int, device:
     except torch.OutOfMemoryError as error:
         result["out_of_memory"] = str(error).splitlines()[0][:200]
     if cuda:
-        torch.cuda.synchronize()
-        result.update(max_allocated=torch.cuda.max_memory_allocated(), max_reserved=torch.cuda.max_memory_reserved(),
-                      alloc_retries=torch.cuda.memory_stats().get("num_alloc_retries", 0))
-        if history is not None:
-            from benchmarks.gpu_step import _save_history
+        from benchmarks.gpu_step import gpu_peaks
 
-            result["history_events"] = _save_history(history)
+        result.update(gpu_peaks(history))
     return result
 
 

@@ -179,13 +179,9 @@ def measure(regime: str, batch: int, seq: int, *, ddp: bool, offload: bool, devi
     except torch.OutOfMemoryError as error:  # the 24 GiB card would not have held it: a result too
         result["out_of_memory"] = str(error).splitlines()[0][:200]
     if cuda:
-        torch.cuda.synchronize()
-        result.update(max_allocated=torch.cuda.max_memory_allocated(), max_reserved=torch.cuda.max_memory_reserved(),
-                      alloc_retries=torch.cuda.memory_stats().get("num_alloc_retries", 0))
-        if history is not None:
-            from benchmarks.gpu_step import _save_history
+        from benchmarks.gpu_step import gpu_peaks
 
-            result["history_events"] = _save_history(history)
+        result.update(gpu_peaks(history))
     return result
 
 

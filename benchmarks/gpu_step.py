@@ -152,12 +152,21 @@ def measure(setting: Any, build: Any, vocab_size: int, history: Path | None) -> 
         _train_single(wrap_fsdp(model, int(setting.strategy[-1]), "cuda"), tokens, autocast=False)
     else:
         _train_deepspeed(model, tokens, setting.strategy, setting.micro_batch)
-    torch.cuda.synchronize()
-    result = {"max_allocated": torch.cuda.max_memory_allocated(), "max_reserved": torch.cuda.max_memory_reserved(),
-              "alloc_retries": torch.cuda.memory_stats().get("num_alloc_retries", 0)}
+    result = gpu_peaks(history)
     after = device_used_bytes()
     if before is not None and after is not None:
         result["runtime"] = after - before - torch.cuda.memory_reserved()
+    return result
+
+
+def gpu_peaks(history: Path | None) -> dict:
+    """What the GPU reported after the steps: max_memory_allocated / max_memory_reserved, the allocator's
+    retries, and with `history` the saved event stream's length (benchmarks/gpu_fsdp_*.py use it too)."""
+    import torch
+
+    torch.cuda.synchronize()
+    result = {"max_allocated": torch.cuda.max_memory_allocated(), "max_reserved": torch.cuda.max_memory_reserved(),
+              "alloc_retries": torch.cuda.memory_stats().get("num_alloc_retries", 0)}
     if history is not None:
         result["history_events"] = _save_history(history)
     return result
