@@ -53,11 +53,13 @@ if TYPE_CHECKING:
 # measured (benchmarks/results/fsdp_streams.json: median over the 6 published FULL_SHARD settings whose dynamic
 # bytes pass 1.5 x the wrap's cache); the other groups use reserve.DYNAMIC_RATIO
 FSDP_DYNAMIC_RATIO: dict[tuple[str, bool], float] = {("adapters", True): 1.40}
+
 # Full fine-tuning keeps reserve.DYNAMIC_RATIO (1.463, single-GPU replays): accelerate's FSDP1 and FSDP2 streams of
 # one 1.5B model measured 1.245 and 1.061 (`full_fine_tuning_ratios`), lower, but two streams of one model are too
 # few to move every FSDP recommendation off ZeRO-3 (open-r1#506's 1.5B at 2 x 16384 tokens would have been told
 # FSDP shard-grad-op fits): the estimate stays on the safe side (+8% and +14% there) until more are recorded.
-# the share of a small step's dynamic bytes taken in new segments beside the wrap's cache (the same file: median
+
+# The share of a small step's dynamic bytes taken in new segments beside the wrap's cache (the same file: median
 # over the 4 published FULL_SHARD settings whose dynamic bytes are within 1.5 x that cache)
 BEYOND_WRAP_CACHE = 0.53
 
@@ -69,6 +71,16 @@ class FsdpReserve:
     pools: float  # gathered units and reduce copies + sharded gradients (FSDP's streams), each at its most
     init_cache: float  # cached on the default stream after wrapping: a floor under its dynamic reserve
     dynamic: float  # the default stream's dynamic bytes at their most (activations, loss tail, temporaries)
+
+    @property
+    def small_step(self) -> float:
+        """The default stream's reserve beyond its static bytes when the wrap's cache holds most of the step."""
+        return self.init_cache + BEYOND_WRAP_CACHE * self.dynamic
+
+    def default_stream(self, ratio: float) -> float:
+        """The default stream's reserve beyond its static bytes: the dynamic bytes at `ratio`, or the small
+        step's, whichever is larger (reserve.py, and the trace's replay in trace_compare.py)."""
+        return max(self.small_step, ratio * self.dynamic)
 
 
 def fsdp_reserve(workload: Workload, strategy: Strategy, *, side_streams: float, gradients: float,

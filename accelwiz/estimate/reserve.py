@@ -72,17 +72,20 @@ def reserved_bytes(allocated: float, static: float, workload: Workload,
     )
 
 
+def fsdp_ratio(workload: Workload) -> float:
+    """The default stream's dynamic ratio under FSDP: measured where fsdp_reserve.py has it, else the replays'."""
+    return FSDP_DYNAMIC_RATIO.get(group(workload), DYNAMIC_RATIO[group(workload)])
+
+
 def _fsdp_reserved(allocated: float, static: float, workload: Workload, fsdp: FsdpReserve) -> tuple[float, str]:
     """FSDP (fsdp_reserve.py): its streams' pools at their size; on the default stream, the dynamic bytes at the
     FSDP ratio where measured, or, for a small step, the cache wrapping left there and the share of the step
     that still took new segments beside it, whichever is larger."""
-    ratio = FSDP_DYNAMIC_RATIO.get(group(workload), DYNAMIC_RATIO[group(workload)])
-    dynamic = fsdp.dynamic
-    small = fsdp.init_cache + BEYOND_WRAP_CACHE * dynamic
-    default = max(small, ratio * dynamic)
-    how = (f"the cache FSDP's wrapping left, and {BEYOND_WRAP_CACHE:.2f} of its dynamic bytes "
-           f"({dynamic / 2**30:.2f} GiB) beside it" if default == small
-           else f"its dynamic bytes ({dynamic / 2**30:.2f} GiB) x {ratio:.2f}")
+    ratio = fsdp_ratio(workload)
+    default = fsdp.default_stream(ratio)
+    dynamic = f"({fsdp.dynamic / 2**30:.2f} GiB)"
+    how = (f"the cache FSDP's wrapping left, and {BEYOND_WRAP_CACHE:.2f} of its dynamic bytes {dynamic} beside it"
+           if default == fsdp.small_step else f"its dynamic bytes {dynamic} x {ratio:.2f}")
     return max(allocated, static + fsdp.pools + default), (
         f"allocator reserve: FSDP's gathered parameters and sharded gradients on streams of their own "
         f"({fsdp.pools / 2**30:.2f} GiB, reserved at their size); the default stream beyond the static bytes "

@@ -142,7 +142,7 @@ def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
     step it flattens the 16-bit gradients into an fp32 copy of that partition (stage_1_and_2.py `step`:
     `self.flatten(self.averaged_gradients[i]).to(fp32)`; stage3.py `_prepare_fp32_grad_for_sub_group`). Both
     are flat buffers larger than any cached activation block: each takes a segment of its own
-    (reserve.py `deepspeed_step_segments`), seen in the allocator's own event stream on an H200.
+    (reserve.py `reserved_bytes`, its `step_segments`), seen in the allocator's own event stream on an H200.
     """
     if strategy.offload_optimizer != "none":
         return 0.0, "optimizer step on the CPU: no GPU temporaries"

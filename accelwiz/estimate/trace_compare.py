@@ -117,7 +117,7 @@ def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
     peak = phases[traced_phase]
     reserved = _traced_reserved(trace, peak, per_gpu)
     if strategy.is_fsdp:  # FSDP's streams and its wrap cache, which a one-stream replay does not see
-        reserved = _fsdp_traced_reserved(estimate, trace, peak, per_gpu)
+        reserved = _fsdp_traced_reserved(estimate, trace, traced_phase, peak, per_gpu)
         notes.append("FSDP: its gathered units and reduce copies reserved at their size on its own streams, the "
                      "cache wrapping leaves under the default stream (fsdp_reserve.py, as the analytic path)")
     if strategy.is_deepspeed:  # the trace runs no ZeRO optimizer: its step's own segments, as the analytic path
@@ -164,28 +164,18 @@ def _traced_reserved(trace: TraceResult, peak: int, per_gpu: Any) -> int:
     return round(static_here + ratio * (peak - static_here))
 
 
-def _fsdp_traced_reserved(estimate: MemoryEstimate, trace: TraceResult, peak: int, per_gpu: Any) -> int:
-    """Under FSDP the traced step's dynamic bytes are the default stream's: the replay's ratio, or the ratio
-    measured on FSDP's default stream where higher, never below the wrap's cache (reserve.py); the gathered
-    units and reduce copies on FSDP's own streams at their size."""
-    from accelwiz.estimate.fsdp_reserve import (
-        FSDP_DYNAMIC_RATIO,
-        fsdp_gathered_bytes,
-        fsdp_reduce_bytes,
-        fsdp_reserve,
-        fsdp_root_parameters,
-    )
-    from accelwiz.estimate.reserve import BEYOND_WRAP_CACHE, group
+def _fsdp_traced_reserved(estimate: MemoryEstimate, trace: TraceResult, traced_phase: str, peak: int,
+                          per_gpu: Any) -> int:
+    """Under FSDP the traced step's dynamic bytes are the default stream's: FSDP's reserve as the analytic path
+    builds it (fsdp_reserve.py), over the traced peak, at the replay's ratio or FSDP's where that is higher."""
+    from accelwiz.estimate.fsdp_reserve import fsdp_step_reserve
+    from accelwiz.estimate.reserve import fsdp_ratio
 
-    workload, strategy = estimate.workload, estimate.strategy
-    root = fsdp_root_parameters(workload.model)
-    side = fsdp_gathered_bytes(workload, strategy, root) + fsdp_reduce_bytes(workload, root)
     ratio, static_here = _replay_ratio(trace, per_gpu)
-    ratio = max(ratio, FSDP_DYNAMIC_RATIO.get(group(workload), ratio))
-    dynamic = max(0.0, peak - static_here - side)
-    wrap = fsdp_reserve(workload, strategy, side_streams=side, gradients=0.0, root_parameters=root,
-                        dynamic=dynamic).init_cache
-    return round(static_here + side + max(wrap + BEYOND_WRAP_CACHE * dynamic, ratio * dynamic))
+    traced_gradients = per_gpu({"gradients": trace.phase_peaks[traced_phase].bytes.get("gradients", 0)}) - per_gpu({})
+    fsdp = fsdp_step_reserve(estimate.workload, estimate.strategy, static=static_here, gradients=estimate.gradients,
+                             phases=[(peak, traced_gradients)])
+    return round(max(peak, static_here + fsdp.pools + fsdp.default_stream(max(ratio, fsdp_ratio(estimate.workload)))))
 
 
 def render_comparison(comparison: TraceComparison) -> str:

@@ -52,6 +52,10 @@ class ResourceVerdict:
     retries: bool = False  # the allocator would fill the GPU and release its cache (MemoryEstimate.retries_on)
 
     @property
+    def retry_note(self) -> str:
+        return RETRIES if self.retries else ""
+
+    @property
     def verdict(self) -> Verdict:
         return judge(self.need, self.capacity, self.headroom)
 
@@ -63,7 +67,7 @@ class ResourceVerdict:
 
     def describe(self) -> str:
         """'GPU memory: tight, 73.6 GiB of 79.6 GiB per GPU (92%)'."""
-        return f"{self.resource}: {self.verdict}, {self.share}{RETRIES if self.retries else ''}"
+        return f"{self.resource}: {self.verdict}, {self.share}{self.retry_note}"
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,7 @@ class MemoryVerdict:
         for resource in known:
             where = f" on {gpu_name}" if gpu_name and resource.resource == "GPU memory" else ""
             word = "" if resource.verdict == overall else f" {resource.verdict},"
-            parts.append(f"{resource.resource}{word} {resource.share}{where}{RETRIES if resource.retries else ''}")
+            parts.append(f"{resource.resource}{word} {resource.share}{where}{resource.retry_note}")
         text = f"{overall}: " + "; ".join(parts)
         if overall == "tight":
             text += f"; less than {1 - known[0].headroom:.0%} left for fragmentation spikes"

@@ -17,6 +17,7 @@ No torch, no pydantic: `check` and `estimate` start fast.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
@@ -231,6 +232,7 @@ def _given(values: dict[str, Any], source: str) -> dict[str, Sourced]:
             for name, value in values.items() if name in DEFAULTS and value is not None}
 
 
+@functools.cache  # package metadata is read once per process, not once per workload
 def installed_transformers_version() -> tuple[int, int] | None:
     """(major, minor) of the installed transformers, from its metadata (no import); None where it is absent
     or its version cannot be read: the estimator then models today's transformers."""
