@@ -83,20 +83,15 @@ class FsdpReserve:
         return max(self.small_step, ratio * self.dynamic)
 
 
-def fsdp_reserve(workload: Workload, strategy: Strategy, *, side_streams: float, gradients: float,
-                 root_parameters: float, dynamic: float) -> FsdpReserve:
-    """FSDP's pools: `side_streams` bytes its streams hold in every phase (the gathered units,
-    `fsdp_gathered_bytes`, and the reduce copy, `fsdp_reduce_bytes`) and `gradients` bytes of sharded gradients
-    (each stream keeps its most, whenever in the step it was reached); the init cache from the root unit and one
-    block, in the bytes they are moved in; the default stream's `dynamic` bytes at their most."""
-    # the parameters are moved in their storage dtype: fp32 under mixed precision (FSDP casts to 16-bit only to
-    # gather), 16-bit for a bf16 model, the packed 4-bit storage for QLoRA's block linears
+def fsdp_wrap_cache(workload: Workload, strategy: Strategy, root_parameters: float) -> float:
+    """What wrapping leaves cached on the default stream: the root unit and one block, in the bytes they are
+    moved in (fp32 under mixed precision, where FSDP casts to 16-bit only to gather; 16-bit for a bf16 model; the
+    packed 4-bit storage for QLoRA's block linears), twice under FSDP1 (the moved tensors and the flat parameter
+    made from them), once under FSDP2 (which shards each parameter in place)."""
     width = 2 if workload.precision == "bf16" else 4
     block = workload.model.layer_parameters * (QLORA_BYTES_PER_PARAM if workload.regime == "qlora" else width)
-    unsharded = width * root_parameters + block
-    # FSDP1: the moved tensors and the flat parameter made from them; FSDP2 shards each parameter in place
     copies = 2 if strategy.fsdp_version == 1 else 1
-    return FsdpReserve(pools=side_streams + gradients, init_cache=copies * unsharded, dynamic=max(0.0, dynamic))
+    return copies * (width * root_parameters + block)
 
 
 def fsdp_gathered_bytes(workload: Workload, strategy: Strategy, root_parameters: float) -> float:
@@ -160,8 +155,8 @@ def fsdp_step_reserve(workload: Workload, strategy: Strategy, *, static: float, 
     gathered = fsdp_gathered_bytes(workload, strategy, root)
     unit_gradient = FSDP_UNIT_GRADIENT_BYTES * workload.model.layer_parameters if workload.regime == "full" else 0
     dynamic = max(total - static - gathered - unit_gradient - grads for total, grads in phases)
-    return fsdp_reserve(workload, strategy, side_streams=fsdp_stream_pools(workload, strategy, root),
-                        gradients=gradients, root_parameters=root, dynamic=dynamic)
+    return FsdpReserve(pools=fsdp_stream_pools(workload, strategy, root) + gradients,
+                       init_cache=fsdp_wrap_cache(workload, strategy, root), dynamic=max(0.0, dynamic))
 
 
 def fsdp_root_parameters(spec: ModelSpec) -> float:
