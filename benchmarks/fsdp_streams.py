@@ -30,6 +30,9 @@ sys.path.insert(0, str(REPO))
 RESULTS = REPO / "benchmarks" / "results"
 STREAMS = REPO / "tests" / "fixtures" / "allocator_streams" / "fsdp1"
 GIB = 2**30
+# rows recorded at a published row's settings under another key: PEFT's settings (LoRA r=8 on every linear) run
+# through Answer.AI's train.py path, which is what PEFT's FSDP QLoRA guide does on rank 0 (bf16, no MixedPrecision)
+PUBLISHED_SETTINGS = {"peft-llama2-70b-qlora-r8-offload-b2-2048": "peft-llama2-70b-qlora-fsdp-2gpu-offload"}
 
 
 def measured_rows() -> list[dict]:
@@ -92,13 +95,17 @@ def split_by_step(rows: list[dict]) -> tuple[list[dict], list[dict]]:
     return large, [r for r in fsdp if r not in large]
 
 
-def _recorded_model(name: str):
-    """The model the recorded run trained: gpu_fsdp_accelerate.py built it with `to_empty`, which untied
-    Llama-3.2-1B's embedding and LM head (it ties them again since), so that run's root unit held both."""
+# recorded before gpu_fsdp_accelerate.py tied the weights again after `to_empty` (which unties Llama-3.2-1B's
+# embedding and LM head): these runs trained an untied, 1.50B-parameter model, their root unit holding both
+UNTIED_RECORDINGS = {"accel-llama32-1b-full-fsdp1-b4-2048", "accel-llama32-1b-full-fsdp2-b4-2048"}
+
+
+def _recorded_model(row: dict):
+    """The model the recorded run trained (see UNTIED_RECORDINGS)."""
     from accelwiz.estimate.models import resolve_model, spec_from_hf_config
 
-    if name != "llama-3.2-1b":
-        return resolve_model(name)
+    if row["key"] not in UNTIED_RECORDINGS:
+        return resolve_model(row["model"])
     from gpu_fsdp_accelerate import LLAMA32_1B
 
     return spec_from_hf_config({"model_type": "llama", **LLAMA32_1B, "tie_word_embeddings": False},
@@ -114,10 +121,10 @@ def estimate(row: dict) -> dict | None:
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
 
-    published = {r.key: r for r in PUBLISHED_MEASUREMENTS}.get(row["key"])
+    published = {r.key: r for r in PUBLISHED_MEASUREMENTS}.get(PUBLISHED_SETTINGS.get(row["key"], row["key"]))
     if row["key"].startswith("accel-"):  # accelerate's path: `mixed_precision: bf16`, checkpointing, PEFT r=16
         strategy = Strategy("fsdp_full", gpus_per_node=2, fsdp_version=row["fsdp"])
-        workload = Workload(_recorded_model(row["model"]), micro_batch=row["batch"], seq_len=row["seq"],
+        workload = Workload(_recorded_model(row), micro_batch=row["batch"], seq_len=row["seq"],
                             regime=row["regime"], gradient_checkpointing=True, precision="mixed")
         published_gib = None
     elif published is None:

@@ -29,12 +29,15 @@ STEPS = 3
 LLAMA32_1B = {"hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16, "num_attention_heads": 32,
               "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072,
               "tie_word_embeddings": True, "head_dim": 64}
+LLAMA32_3B = {"hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 28, "num_attention_heads": 24,
+              "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072,
+              "tie_word_embeddings": True, "head_dim": 128}
 LLAMA2_7B = {"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
              "num_key_value_heads": 32, "vocab_size": 32000, "max_position_embeddings": 4096,
              "tie_word_embeddings": False}
 TINY = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
         "num_key_value_heads": 4, "vocab_size": 256, "max_position_embeddings": 256, "tie_word_embeddings": False}
-MODELS = {"llama-3.2-1b": LLAMA32_1B, "llama-2-7b": LLAMA2_7B, "tiny": TINY}
+MODELS = {"llama-3.2-1b": LLAMA32_1B, "llama-3.2-3b": LLAMA32_3B, "llama-2-7b": LLAMA2_7B, "tiny": TINY}
 
 
 def build(model: str, regime: str):

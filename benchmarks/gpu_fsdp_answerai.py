@@ -21,7 +21,7 @@ What it does, as train.py (AnswerDotAI/fsdp_qlora 05ed9f2) does with `--low_memo
 
 The weights are uninitialised (memory does not depend on their values). Prints one JSON line per setting:
 reserved/allocated after wrapping, and the peaks; with --history, the allocator's event stream as
-benchmarks/gpu_step.py saves it. `--device cpu --tiny` checks the script on a CPU-only machine.
+benchmarks/gpu_step.py saves it. `--device cpu --model tiny` checks the script on a CPU-only machine.
 """
 
 from __future__ import annotations
@@ -36,14 +36,17 @@ STEPS = 3
 TARGETS = ["q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "down_proj"]
 LLAMA2_7B = {"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
              "num_key_value_heads": 32, "vocab_size": 32000, "max_position_embeddings": 4096}
+LLAMA2_70B = {"hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80, "num_attention_heads": 64,
+              "num_key_value_heads": 8, "vocab_size": 32000, "max_position_embeddings": 4096}
 TINY = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
         "num_key_value_heads": 4, "vocab_size": 256, "max_position_embeddings": 256}
+MODELS = {"llama-2-7b": LLAMA2_7B, "llama-2-70b": LLAMA2_70B, "tiny": TINY}
 
 
-def _config(tiny: bool):
+def _config(model: str):
     from transformers import LlamaConfig
 
-    config = LlamaConfig(**(TINY if tiny else LLAMA2_7B), use_cache=False, tie_word_embeddings=False)
+    config = LlamaConfig(**MODELS[model], use_cache=False, tie_word_embeddings=False)
     config._attn_implementation = "sdpa"
     return config
 
@@ -76,12 +79,12 @@ def _qlora_model(config, device: str):
     for name, param in list(model.named_parameters()):
         owner, _, key = name.rpartition(".")
         module = model.get_submodule(owner)
-        value = torch.empty(param.shape, dtype=torch.bfloat16)
-        if isinstance(param, bnb.nn.Params4bit):
-            quantized = type(param)(value.to(device).data, **param.__dict__).to(device)
+        if isinstance(param, bnb.nn.Params4bit):  # the 16-bit copy made where train.py moves it (70B: 137 GB)
+            value = torch.empty(param.shape, dtype=torch.bfloat16, device=device)
+            quantized = type(param)(value.data, **param.__dict__).to(device)
             new = type(param)(quantized.data.to("cpu"), **quantized.__dict__)
         else:
-            new = type(param)(value, requires_grad=param.requires_grad)
+            new = type(param)(torch.empty(param.shape, dtype=torch.bfloat16), requires_grad=param.requires_grad)
         setattr(module, key, new)
     for name, buffer in list(model.named_buffers()):
         owner, _, key = name.rpartition(".")
@@ -92,11 +95,12 @@ def _qlora_model(config, device: str):
     return model
 
 
-def _peft(model, regime: str):
+def _peft(model, rank: int, targets: list[str] | str):
     import torch
     from peft import LoraConfig, TaskType, get_peft_model
 
-    config = LoraConfig(task_type=TaskType.CAUSAL_LM, r=64, lora_alpha=16, lora_dropout=0.1, target_modules=TARGETS)
+    config = LoraConfig(task_type=TaskType.CAUSAL_LM, r=rank, lora_alpha=16, lora_dropout=0.1,
+                        target_modules=targets)
     model = get_peft_model(model, config)
     for param in model.parameters():  # adapters in the model's bf16 (train.py's precision 'bf16')
         if param.requires_grad:
@@ -144,8 +148,9 @@ def _checkpointing(model, reentrant: bool) -> None:
                                    check_fn=lambda m: isinstance(m, LlamaDecoderLayer))
 
 
-def measure(regime: str, batch: int, seq: int, *, ddp: bool, offload: bool, device: str, tiny: bool,
-            capacity_gib: float, history: Path | None, reentrant: bool = True, fsdp: bool = True) -> dict:
+def measure(regime: str, batch: int, seq: int, *, ddp: bool, offload: bool, device: str, model_name: str,
+            capacity_gib: float, history: Path | None, reentrant: bool = True, fsdp: bool = True,
+            rank: int = 64, targets: list[str] | str = TARGETS) -> dict:
     import torch
 
     cuda = device == "cuda"
@@ -155,9 +160,9 @@ def measure(regime: str, batch: int, seq: int, *, ddp: bool, offload: bool, devi
         if history is not None:
             torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python",
                                                      max_entries=5_000_000)
-    config = _config(tiny)
+    config = _config(model_name)
     model = (_qlora_model if regime == "qlora" else _lora_model)(config, device)
-    model = _peft(model, regime)
+    model = _peft(model, rank, targets)
     model.enable_input_require_grads()
     model = _wrap(model, device, ddp=ddp, offload=offload) if fsdp else model.to(device)
     result = {}
@@ -196,7 +201,11 @@ def main() -> None:
     parser.add_argument("--non-reentrant", action="store_true", help="non-reentrant activation checkpointing")
     parser.add_argument("--single", action="store_true", help="no FSDP: the model moved to the GPU whole")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
-    parser.add_argument("--tiny", action="store_true", help="a tiny Llama (checking the script on a CPU)")
+    parser.add_argument("--model", default="llama-2-7b", choices=sorted(MODELS), help="'tiny' checks the script "
+                        "on a CPU")
+    parser.add_argument("--rank", type=int, default=64, help="LoRA rank (train.py's 64; PEFT's guides use 8)")
+    parser.add_argument("--all-linear", action="store_true", help="LoRA on every linear of the layers, o_proj "
+                        "included (PEFT's 'all-linear'), not train.py's six")
     parser.add_argument("--capacity-gib", type=float, default=23.6, help="the allocator's cap: an RTX 3090's "
                         "24 GiB less its CUDA context")
     parser.add_argument("--history", type=Path, help="save the allocator's event stream here (.jsonl.gz)")
@@ -208,9 +217,11 @@ def main() -> None:
     dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=2)
     started = time.perf_counter()
     result = measure(args.regime, args.batch, args.seq, ddp=args.ddp, offload=args.offload, device=args.device,
-                     tiny=args.tiny, capacity_gib=args.capacity_gib, history=args.history,
-                     reentrant=not args.non_reentrant, fsdp=not args.single)
-    result.update(key=args.key, regime=args.regime, batch=args.batch, seq=args.seq, ddp=args.ddp,
+                     model_name=args.model, capacity_gib=args.capacity_gib, history=args.history,
+                     reentrant=not args.non_reentrant, fsdp=not args.single, rank=args.rank,
+                     targets="all-linear" if args.all_linear else TARGETS)
+    result.update(key=args.key, model=args.model, lora_rank=args.rank, all_linear=args.all_linear,
+                  regime=args.regime, batch=args.batch, seq=args.seq, ddp=args.ddp,
                   offload=args.offload, reentrant=not args.non_reentrant, fsdp=not args.single,
                   seconds=round(time.perf_counter() - started, 1))
     print(json.dumps(result), flush=True)

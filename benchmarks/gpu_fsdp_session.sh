@@ -9,9 +9,11 @@ OUT=${OUT:-/tmp/gpu-out}
 WORK=/tmp/gpu-fsdp
 mkdir -p "$OUT" "$WORK/history"
 REPO=$PWD
-BUDGET=${BUDGET:-420}  # seconds for all settings; each also has its own limit
+BUDGET=${BUDGET:-420}  # seconds for all settings; each also has its own limit, LIMIT
+LIMIT=${LIMIT:-90}  # a 70B setting needs about 4 minutes
 SCRIPT=${SCRIPT:-benchmarks/gpu_fsdp_answerai.py}  # or benchmarks/gpu_fsdp_accelerate.py (its own SETTINGS)
 started=$(date +%s)
+DEADLINE=${DEADLINE:-$(( started + BUDGET ))}  # one deadline shared by several invocations of this script
 
 if [ "${WHEELS:-1}" = 1 ]; then  # WHEELS=0: this machine's packages (checking the script without a GPU)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
@@ -41,9 +43,9 @@ answerai-llama2-7b-qlora-offload-b12-2048 qlora 12 2048 --offload
 "}
 echo "$SETTINGS" | while read -r key arguments; do
   [ -z "$key" ] && continue
-  left=$(( BUDGET - ($(date +%s) - started) ))
+  left=$(( DEADLINE - $(date +%s) ))
   [ "$left" -lt 30 ] && { echo "{\"key\": \"$key\", \"skipped\": \"out of time\"}" >> "$OUT/fsdp.jsonl"; continue; }
-  limit=$(( left < 90 ? left : 90 ))
+  limit=$(( left < LIMIT ? left : LIMIT ))
   echo "== $key ($(date +%T), ${limit}s)"
   # shellcheck disable=SC2086 - the arguments split as the script takes them
   timeout "$limit" python3 "$SCRIPT" "$key" $arguments \

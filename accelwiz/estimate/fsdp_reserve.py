@@ -26,10 +26,10 @@ writes benchmarks/results/fsdp_streams.json):
   which the wrap left nothing in). A batch of one at 512 tokens reserved 2.13 GiB beyond the static bytes,
   1.71 of it the wrap's.
 * **The default stream's fragmentation** for adapters with checkpointing is higher than a single GPU's for
-  the same step: (reserved − static) / (allocated − static) over its own blocks is 1.36-1.52 (median
+  the same step: (reserved − static) / (allocated − static) over its own blocks is 1.15-1.52 (median
   `FSDP_DYNAMIC_RATIO`), against 1.31 for the same Llama-2-7B LoRA step on one GPU without FSDP. Full
-  fine-tuning's measured lower than one GPU's (1.245 under FSDP1, 1.061 under FSDP2, against the single-GPU
-  replays' 1.463: its large fp32 gradient blocks live on FSDP's streams), on one model only: not adopted yet.
+  fine-tuning's is lower than one GPU's (1.05-1.27 over eight streams, against the single-GPU replays'
+  1.463: its large fp32 gradient blocks live on FSDP's streams); the estimate takes the largest.
 * **FSDP1 with MixedPrecision keeps more on its side streams** (`fsdp_stream_pools`): a second root and two
   more blocks gathered, the 16-bit shard copies, and full fine-tuning's fp32 reduce copy of the largest unit.
 
@@ -50,14 +50,13 @@ if TYPE_CHECKING:
     from accelwiz.estimate.workload import Workload
 
 # (full fine-tuning or adapters, gradient checkpointing) -> the default stream's dynamic ratio under FSDP, where
-# measured (benchmarks/results/fsdp_streams.json: median over the 6 published FULL_SHARD settings whose dynamic
-# bytes pass 1.5 x the wrap's cache); the other groups use reserve.DYNAMIC_RATIO
-FSDP_DYNAMIC_RATIO: dict[tuple[str, bool], float] = {("adapters", True): 1.40}
-
-# Full fine-tuning keeps reserve.DYNAMIC_RATIO (1.463, single-GPU replays): accelerate's FSDP1 and FSDP2 streams of
-# one 1.5B model measured 1.245 and 1.061 (`full_fine_tuning_ratios`), lower, but two streams of one model are too
-# few to move every FSDP recommendation off ZeRO-3 (open-r1#506's 1.5B at 2 x 16384 tokens would have been told
-# FSDP shard-grad-op fits): the estimate stays on the safe side (+8% and +14% there) until more are recorded.
+# measured (benchmarks/results/fsdp_streams.json); the other groups use reserve.DYNAMIC_RATIO.
+# Adapters: the median over the 7 published FULL_SHARD settings whose dynamic bytes pass 1.5 x the wrap's cache.
+# Full fine-tuning: the largest of 8 streams of accelerate's path (Llama-3.2-1B, 3B and Llama-2-7B; FSDP1 and
+# FSDP2; 2,048 to 2 x 16,384 tokens: 1.05-1.27, `full_fine_tuning_ratios`), rounded up. The largest, not the
+# median: the ratio decides when FSDP is recommended over ZeRO-3 (open-r1#506), and a recommendation that runs
+# out of memory is what this estimate exists to prevent.
+FSDP_DYNAMIC_RATIO: dict[tuple[str, bool], float] = {("adapters", True): 1.39, ("full", True): 1.28}
 
 # The share of a small step's dynamic bytes taken in new segments beside the wrap's cache (the same file: median
 # over the 4 published FULL_SHARD settings whose dynamic bytes are within 1.5 x that cache)

@@ -377,10 +377,11 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         settings=_PEFT_SFT_SETTINGS + "; per_device_train_batch_size 2; QLoRA, bf16 quant storage; FSDP1 "
         "FULL_SHARD on 2x 24GB GPUs with fsdp_offload_params true",
         known_miss=(
-            "FSDP1 parameter offload of a 4-bit model: the same page says 'GPU Memory saving when using CPU "
-            "Offloading is untested at present'; offloading saved 16 GB of the 35.6 GB where the sharded "
-            "4-bit base is 17 GiB per GPU, so about half of what accelwiz moves to the host stayed on the GPU "
-            "(gathered flat parameters kept by the caching allocator, by our reading; not measured here)"
+            "the page's figure is not the step's: this setting, run on an H200 as rank 0 of two (Answer.AI's "
+            "train.py path with PEFT's r=8 on every linear, benchmarks/gpu_fsdp_answerai.py), reserved 12.1 GiB "
+            "at most, 13.0 with the runtime beside it, 5.2 GiB under the quoted 19.6 GB (18.3 GiB); accelwiz's "
+            "15.1 GiB is above the step. The page says offload's savings are 'untested at present'; what it "
+            "read beyond the step (its 2024 stack, loading, the final full-state-dict save) is not measured here"
         ),
     ),
     # torchtune README "Memory and training speed" (Llama 3.1)

@@ -47,7 +47,7 @@ def test_the_fsdp_constants_are_the_medians_the_streams_show(fsdp_streams):
 
     rows = [{**row, **fsdp_streams.per_stream(row)} for row in ROWS]
     large, small = fsdp_streams.split_by_step(rows)
-    assert (len(large), len(small)) == (6, 4)
+    assert (len(large), len(small)) == (7, 4)
     assert FSDP_DYNAMIC_RATIO[("adapters", True)] == round(statistics.median(r["default_ratio"] for r in large), 2)
     assert round(statistics.median(r["beyond_wrap_cache"] for r in small), 2) == BEYOND_WRAP_CACHE
 
@@ -83,22 +83,39 @@ def test_a_small_step_is_held_up_by_the_cache_wrapping_left(fsdp_streams):
 @pytest.mark.parametrize("row", [r for r in ROWS if r["key"].startswith("accel-")], ids=lambda r: r["key"])
 def test_accelerates_fsdp_path_is_estimated_close_to_the_gpu(row, fsdp_streams):
     """Full fine-tuning and LoRA, FSDP1 (use_orig_params, so LoRA's flat gradients cover the frozen base; and
-    MixedPrecision's side streams) and FSDP2, fp32 parameters with bf16 compute: allocated within 3%; reserved
-    from -5% to +15% (full fine-tuning keeps the single-GPU ratio, over what these two streams measured: the
-    safe side, see the next test). The full fine-tuning rows are of the untied 1.5B model the recording built
-    (fsdp_streams._recorded_model)."""
+    MixedPrecision's side streams) and FSDP2, fp32 parameters with bf16 compute: allocated from -3% to +4%;
+    reserved from -5% to +15% (full fine-tuning takes the largest ratio of its streams: the long sequences,
+    whose few large blocks fragment least, stay high). The first Llama-3.2-1B rows are of the untied 1.5B model
+    that recording built (fsdp_streams._recorded_model)."""
     ours = fsdp_streams.estimate(row)
-    assert abs(ours["allocated_error_percent"]) <= 3, ours
+    assert -3 <= ours["allocated_error_percent"] <= 4, ours
     assert -5 <= ours["reserved_error_percent"] <= 15, ours
 
 
-def test_full_fine_tuning_under_fsdp_fragments_less_than_the_ratio_the_estimate_keeps(fsdp_streams):
-    """Both recorded full fine-tuning streams (FSDP1 1.245, FSDP2 1.061) are below the single-GPU replays' ratio
-    the estimate keeps for them: until more are recorded, the FSDP estimate of full fine-tuning errs high."""
+def test_full_fine_tuning_under_fsdp_takes_the_largest_ratio_its_streams_show(fsdp_streams):
+    """Eight full fine-tuning streams (Llama-3.2-1B, 3B, Llama-2-7B; FSDP1 and FSDP2; 2,048 to 2 x 16,384 tokens):
+    the estimate takes the largest default-stream ratio, rounded up, below the single-GPU replays' (ZeRO's)."""
+    import math
+
     from accelwiz.estimate.reserve import DYNAMIC_RATIO
 
     rows = [{**row, **fsdp_streams.per_stream(row)} for row in ROWS]
     rows = [{**row, "accelwiz": fsdp_streams.estimate(row)} for row in rows]
     ratios = fsdp_streams.full_fine_tuning_ratios(rows)
-    assert len(ratios) == 2 and max(ratios) < DYNAMIC_RATIO[("full", True)]
-    assert ("full", True) not in FSDP_DYNAMIC_RATIO
+    assert len(ratios) == 8
+    assert FSDP_DYNAMIC_RATIO[("full", True)] == math.ceil(100 * max(ratios)) / 100 < DYNAMIC_RATIO[("full", True)]
+
+
+def test_peft_s_offload_setting_reserves_less_on_a_gpu_than_its_page_says(fsdp_streams):
+    """PEFT's 70B QLoRA FSDP1 CPU-offload setting (r=8 on every linear, 2 x 2048 tokens), run as rank 0 of two:
+    the step reserved 12.1 GiB, which with the runtime beside it is more than 4 GiB under the page's 19.6 GB
+    (the known miss is in what the page measured beyond the step), and the estimate is above the GPU's."""
+    from accelwiz.estimate.published import PUBLISHED_MEASUREMENTS
+    from accelwiz.estimate.runtime import runtime
+
+    row = next(r for r in ROWS if r["key"] == "peft-llama2-70b-qlora-r8-offload-b2-2048")
+    published = next(r for r in PUBLISHED_MEASUREMENTS if r.key == fsdp_streams.PUBLISHED_SETTINGS[row["key"]])
+    beside = runtime(2, 1, published.gpu, published.cuda_major).total
+    assert published.measured_bytes - (row["max_reserved"] + beside) > 4 * 2**30
+    ours = fsdp_streams.estimate(row)
+    assert 0 <= ours["reserved_error_percent"] <= 15 and 0 <= ours["allocated_error_percent"] <= 6

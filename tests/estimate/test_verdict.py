@@ -74,7 +74,9 @@ def test_the_issue_case_is_tight_in_estimate_compare_and_recommend(cli):
     assert verdicts["ZeRO-1"] == "tight"
     # ZeRO-2 is as tight as ZeRO-1 here: the peak is in forward, where neither holds a gradient partition
     assert verdicts["ZeRO-2"] == "tight"
-    assert advice.best is not None and advice.best.strategy.label == "ZeRO-3"
+    # FSDP2 shard-grad-op fits under 90%: its default stream fragments less than ZeRO's (the full fine-tuning
+    # ratio measured over FSDP's streams, fsdp_reserve.py), and it shards the optimizer states at rest
+    assert advice.best is not None and advice.best.strategy.label == "FSDP2 shard-grad-op"
     assert Budget(capacity, system.host.memory_total_bytes).verdict(estimate).verdict == "tight"
 
 
