@@ -49,6 +49,10 @@ MODEL_ARGUMENTS = {
     "gpt2-medium": "gpt2-medium",
     "llama-3.2-1b": "llama-3.2-1b",
     "llama-3.1-8b": "llama-3.1-8b",
+    "qwen2.5-1.5b": "qwen2.5-1.5b",
+    "gemma-2-2b": "gemma-2-2b",
+    "mistral-7b": "mistral-7b",
+    "phi-3-mini": "phi-3-mini",
 }
 MODELS = {name: resolve_model(argument) for name, argument in MODEL_ARGUMENTS.items()}
 
@@ -106,6 +110,13 @@ def matrix() -> list[Setting]:
         replace(big, strategy="fsdp1"),
         replace(big, strategy="fsdp2", gradient_checkpointing=True),
         replace(big, strategy="fsdp1", gradient_checkpointing=True),
+        # families beyond Llama, built by their own transformers classes: attention bias and a 152K vocabulary
+        # (Qwen2.5), soft-capped logits and eager attention (Gemma-2), fused qkv and gate-up linears (Phi-3)
+        Setting("qwen2.5-1.5b", "single", 2, 2048),
+        Setting("qwen2.5-1.5b", "single", 4, 2048, gradient_checkpointing=True, regime="lora"),
+        Setting("gemma-2-2b", "single", 2, 2048, attention="eager", regime="lora"),
+        Setting("mistral-7b", "single", 2, 2048, gradient_checkpointing=True, regime="lora"),
+        Setting("phi-3-mini", "single", 2, 2048, gradient_checkpointing=True, regime="lora"),
     ]
 
 
@@ -171,6 +182,14 @@ def hf_model(spec: ModelSpec, attention: str, device: str | None = None):  # noq
             n_positions=spec.max_position_embeddings,
         )
         cls = GPT2LMHeadModel
+    elif spec.family != "llama":  # the family's own classes, from the config `estimate --trace` builds
+        from transformers import AutoModelForCausalLM
+
+        from accelwiz.estimate.trace import hf_config_for
+
+        config = hf_config_for(spec)
+        config._attn_implementation = attention
+        return AutoModelForCausalLM.from_config(config)
     else:
         config = LlamaConfig(
             vocab_size=spec.vocab_size,
@@ -194,8 +213,8 @@ def accelerate_estimate(spec: ModelSpec) -> int:
     from accelerate.commands.estimate import estimate_training_usage
     from accelerate.utils import calculate_maximum_sizes
 
-    with init_empty_weights():
-        model = hf_model(spec, "sdpa")
+    with init_empty_weights():  # eager: every family has it (Gemma-2 refuses sdpa), and sizes do not depend on it
+        model = hf_model(spec, "eager")
     total_size, _ = calculate_maximum_sizes(model)
     return max(estimate_training_usage(total_size, "float16").values())
 

@@ -1,4 +1,4 @@
-"""The caching-allocator model against the real allocator: 15 training settings whose CUDA caching allocator
+"""The caching-allocator model against the real allocator: 23 training settings whose CUDA caching allocator
 recorded its own event stream on an NVIDIA H200 (torch 2.11.0+cu130, benchmarks/gpu_step.py), with the real
 max_memory_allocated / max_memory_reserved (tests/fixtures/allocator_streams/index.json); and the stream and
 empty_cache rules by hand (c10/cuda/CUDACachingAllocator.cpp)."""
@@ -60,7 +60,7 @@ def test_every_block_lands_where_the_real_allocator_put_it(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(INDEX))
 def test_without_addresses_the_prediction_is_within_a_tenth_of_a_percent(name: str) -> None:
     """What a prediction has: no addresses, new segments placed below the last. The only freedom left is which
-    of two equal cached blocks is split; on these 15 runs it moves the reserved peak by at most 16 MiB (0.05%,
+    of two equal cached blocks is split; on these 23 runs it moves the reserved peak by at most 16 MiB (0.05%,
     07) and the allocated peak by at most 2.6 MiB (00), so 0.1% bounds both."""
     result = replay(events_from_history(entries(name), addresses=False))
     real = INDEX[name]
