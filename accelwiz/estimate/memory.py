@@ -38,6 +38,7 @@ from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (H
 from accelwiz.estimate.loading import loading_bytes
 from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.runtime import Runtime, runtime
+from accelwiz.estimate.small_pool import adapter_small_pool_bytes
 from accelwiz.estimate.states import ModelStates, model_states, optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
@@ -148,6 +149,8 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
         fsdp = fsdp_step_reserve(workload, strategy, static=static, gradients=states.gradients,
                                  phases=[(p.total, p.parts["gradients"]) for p in phases])
     reserved, reserve_note = reserved_bytes(allocated, static, workload, step_segments, fsdp)
+    small_pool, small_pool_note = adapter_small_pool_bytes(workload, strategy, peak.name)
+    reserved += small_pool
     extra = process_runtime(strategy, gpu)
     overhead = extra.total + (reserved - allocated)
     host, nvme, host_notes = _host(workload, strategy, states.host_offload)
@@ -176,6 +179,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
         if workload.legacy_trainer
         else "gradients exist from backward to the optimizer step (zero_grad(set_to_none=True))",
         reserve_note,
+        *((small_pool_note,) if small_pool_note else ()),
         "runtime beside the tensors: " + "; ".join(extra.notes),
         loading_note,
         *host_notes,

@@ -169,18 +169,29 @@ class ModelSpec:
         """The nn.Linear weights inside every transformer block (blocks may differ: dense and MoE layers)."""
         return [t for t in self.tensors() if t.linear and t.module.startswith("layers.")]
 
+    def lora_matrices(
+        self, rank: int, targets: set[str] | frozenset[str] | tuple[str, ...], *, all_linear: bool = False
+    ) -> tuple[int, ...]:
+        """The element count of each LoRA A and B matrix: r x in and out x r for every block linear whose name is
+        in `targets` (every block linear with `all_linear`, as PEFT's `target_modules="all-linear"`: MLA's
+        kv_a_proj_with_mqa, GPT-NeoX's query_key_value and other names outside the preset families included)."""
+        wanted = set(targets)
+        matrices: list[int] = []
+        for t in self.all_block_linears():
+            if all_linear or t.kind in wanted:
+                out_features, in_features = t.shape
+                matrices += [rank * in_features, out_features * rank]
+        # outside the blocks PEFT adapts the output layer (a Linear, tied or not) and the token embedding
+        # (lora_embedding_A r x vocab, lora_embedding_B hidden x r) when named; "all-linear" leaves lm_head out
+        for _ in wanted & OUTSIDE_BLOCK_TARGETS:
+            matrices += [rank * self.vocab_size, self.hidden_size * rank]
+        return tuple(matrices)
+
     def lora_parameters(
         self, rank: int, targets: set[str] | frozenset[str] | tuple[str, ...], *, all_linear: bool = False
     ) -> int:
-        """LoRA A and B matrices, r·(in + out) for every block linear whose name is in `targets` (every block
-        linear with `all_linear`, as PEFT's `target_modules="all-linear"`: MLA's kv_a_proj_with_mqa, GPT-NeoX's
-        query_key_value and other names outside the preset families included)."""
-        wanted = set(targets)
-        blocks = sum(rank * sum(t.shape) for t in self.all_block_linears() if all_linear or t.kind in wanted)
-        # outside the blocks PEFT adapts the output layer (a Linear, tied or not) and the token embedding
-        # (lora_embedding_A r x vocab, lora_embedding_B hidden x r) when named; "all-linear" leaves lm_head out
-        outside = sum(rank * (self.vocab_size + self.hidden_size) for name in wanted & OUTSIDE_BLOCK_TARGETS)
-        return blocks + outside
+        """LoRA A and B matrices together, r·(in + out) per adapted linear (`lora_matrices`)."""
+        return sum(self.lora_matrices(rank, targets, all_linear=all_linear))
 
 
 def _gated_tensors(spec: ModelSpec) -> list[Tensor]:

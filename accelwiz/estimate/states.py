@@ -180,6 +180,15 @@ def _deepspeed_step_temporaries(workload: Workload, strategy: Strategy) -> tuple
     )
 
 
+def trainable_width(workload: Workload, strategy: Strategy) -> int:
+    """Bytes per trainable parameter, as its gradient and torch AdamW's states have it: fp32 under autocast
+    (the parameters stay fp32 and torch.autocast casts them for the matmuls), else the compute width (DeepSpeed
+    casts the model itself and keeps its master copy in the optimizer)."""
+    if workload.precision == "mixed" and not strategy.is_deepspeed:
+        return 4
+    return 4 if workload.precision == "fp32" else 2
+
+
 def model_states(workload: Workload, strategy: Strategy) -> ModelStates:
     """Unsharded bytes for each state, then divided or moved as the strategy says."""
     total, trainable = workload.model.num_parameters, workload.trainable_parameters
@@ -190,11 +199,12 @@ def model_states(workload: Workload, strategy: Strategy) -> ModelStates:
     master = 4 if precision == "mixed" else 0  # fp32 master copy of trainable params (mixed only)
     if deepspeed:  # DeepSpeed keeps a master copy for any 16-bit model (fp32 unless the bf16 options say so)
         master = deepspeed_state_widths(workload, strategy)[0]
+    grad_width = trainable_width(workload, strategy)
     if deepspeed or precision != "mixed":
-        trainable_weights, grad_width, autocast = compute * trainable, compute, 0.0
+        trainable_weights, autocast = compute * trainable, 0.0
         optimizer_master = master * trainable
     else:  # autocast: fp32 parameters are the model; 16-bit copies are made for the matmuls
-        trainable_weights, grad_width, optimizer_master = 4.0 * trainable, 4, 0.0
+        trainable_weights, optimizer_master = 4.0 * trainable, 0.0
         autocast = 2.0 * autocast_cast_parameters(workload) if strategy.kind in ("single", "ddp") else 0.0
     frozen_bytes = _frozen_weight_bytes(workload, strategy, frozen, compute)
     weights = trainable_weights + frozen_bytes + autocast

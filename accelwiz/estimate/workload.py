@@ -78,8 +78,15 @@ class Workload:
         """All parameters for full training; the LoRA A and B matrices, r·(in + out) per adapted linear."""
         if self.regime == "full":
             return self.model.num_parameters
+        return sum(self.adapter_matrices)
+
+    @cached_property
+    def adapter_matrices(self) -> tuple[int, ...]:
+        """The element count of each LoRA A and B matrix (none for full training)."""
+        if self.regime == "full":
+            return ()
         # every block (they may differ); the default targets are PEFT's "all-linear": every linear, by any name
-        return self.model.lora_parameters(self.lora_rank, self.lora_targets, all_linear=self.lora_targets == ALL_LINEAR)
+        return self.model.lora_matrices(self.lora_rank, self.lora_targets, all_linear=self.lora_targets == ALL_LINEAR)
 
     @cached_property
     def quantized_parameters(self) -> int:
