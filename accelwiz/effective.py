@@ -27,6 +27,9 @@ Each value records what was written (`written`) and whether that has the type th
 the launcher and the estimator use `value`, the way the libraries read it.
 
 `resolve` never raises: a value the libraries cannot read resolves to None with source "unset".
+
+The DeepSpeed values are read in effective_deepspeed.py, the FSDP ones in effective_fsdp.py, the other
+settings in effective_settings.py; effective_reader.py is the typed reader they share.
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ from typing import TYPE_CHECKING, Any
 
 from accelwiz import coerce
 from accelwiz.config.base import AUTO
+from accelwiz.effective_deepspeed import from_inline, from_json, json_batch
+from accelwiz.effective_fsdp import fsdp_values
+from accelwiz.effective_reader import DocumentReader
 from accelwiz.effective_value import (  # re-exported: accelwiz.effective is where every command reads them
     NOT_WRITTEN,
     UNSET,
@@ -46,12 +52,11 @@ from accelwiz.effective_value import (  # re-exported: accelwiz.effective is whe
     section_entry,
 )
 
-__all__ = ["NOT_WRITTEN", "UNSET", "EffectiveConfig", "EffectiveValue", "Role", "Source", "backward_prefetch",
-           "deepspeed_batch", "fsdp_entry", "named_deepspeed_file", "resolve", "section_entry", "with_trainer",
-           "with_workload_flags"]
+__all__ = ["NOT_WRITTEN", "UNSET", "EffectiveConfig", "EffectiveValue", "Role", "Source", "fsdp_entry",
+           "named_deepspeed_file", "resolve", "section_entry", "with_trainer", "with_workload_flags"]
 
 if TYPE_CHECKING:
-    from accelwiz.document import Document, KeyPath
+    from accelwiz.document import Document
     from accelwiz.plan_file import PlanFile
 
 @dataclass(frozen=True)
@@ -180,52 +185,18 @@ class EffectiveConfig:
         return len([p for p in text.split(",") if p.strip()])
 
 
-def deepspeed_batch(train: Any, micro: Any, accumulation: Any, world: int) -> tuple[int, int, int] | str:
-    """DeepSpeed's `_set_batch_related_parameters` + `_batch_assertion`: (tbs, mbs, gas), or its message.
-
-    Values that are not integers count as absent (an "auto" filled by someone else, or a type error the schema
-    rules report). Returns the exact assertion text DeepSpeed raises when the values cannot work together.
-    """
-    tbs, mbs, gas = coerce.integer(train), coerce.integer(micro), coerce.integer(accumulation)
-    if world <= 0:
-        return f"world size {world} is not positive"
-    if tbs is not None and mbs is not None and gas is None:
-        gas = tbs // mbs // world if mbs > 0 else 0
-    elif tbs is not None and gas is not None and mbs is None:
-        mbs = tbs // world // gas if gas > 0 else 0
-    elif mbs is not None and gas is not None and tbs is None:
-        tbs = mbs * gas * world
-    elif tbs is not None and mbs is None and gas is None:
-        gas, mbs = 1, tbs // world
-    elif mbs is not None and tbs is None and gas is None:
-        tbs, gas = mbs * world, 1
-    elif tbs is None and mbs is None:
-        return "Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided"
-    assert tbs is not None and mbs is not None and gas is not None
-    if tbs <= 0:
-        return f"Train batch size: {tbs} has to be greater than 0"
-    if mbs <= 0:
-        return f"Micro batch size per gpu: {mbs} has to be greater than 0"
-    if gas <= 0:
-        return f"Gradient accumulation steps: {gas} has to be greater than 0"
-    if tbs != mbs * gas * world:
-        return ("Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
-                f"gradient_acc_step * world_size {tbs} != {mbs} * {gas} * {world}")
-    return tbs, mbs, gas
-
-
 def resolve(accelerate_doc: Document | None, deepspeed_doc: Document | None,
             plan: PlanFile | None = None) -> EffectiveConfig:
     """The effective values of a unit; never raises on malformed input."""
-    yaml = _Reader(accelerate_doc, "accelerate")
-    json = _Reader(deepspeed_doc, "deepspeed")
+    yaml = DocumentReader(accelerate_doc, "accelerate")
+    json = DocumentReader(deepspeed_doc, "deepspeed")
     distributed_type = _distributed_type(yaml)
     uses_deepspeed = deepspeed_doc is not None or distributed_type.value == "DEEPSPEED"
     topology = _topology(yaml)
     world = topology["num_processes"].value if accelerate_doc is not None else None
     if deepspeed_doc is not None:
-        deepspeed = _from_json(json, accelerate_doc is None)
-        batch = _batch(json, deepspeed["gradient_accumulation"], world)
+        deepspeed = from_json(json, accelerate_doc is None)
+        batch = json_batch(json, deepspeed["gradient_accumulation"], world)
     elif named_deepspeed_file(accelerate_doc) is not None:
         # The JSON owns these settings, and it could not be read: say so rather than show inline defaults.
         missing = EffectiveValue(None, "unset", note="set in the deepspeed_config_file, which was not found")
@@ -234,7 +205,7 @@ def resolve(accelerate_doc: Document | None, deepspeed_doc: Document | None,
         deepspeed = dict.fromkeys(owned, missing)
         batch = {}
     elif uses_deepspeed:
-        deepspeed = _from_inline(yaml)
+        deepspeed = from_inline(yaml)
         batch = {"micro_batch": EffectiveValue(None, "unset", note="the DataLoader's batch_size")}
     else:
         deepspeed, batch = {}, {}
@@ -242,7 +213,7 @@ def resolve(accelerate_doc: Document | None, deepspeed_doc: Document | None,
         "distributed_type": distributed_type, **topology, **_launcher(yaml), **deepspeed, **batch,
         "mixed_precision": _precision(yaml, json, accelerate_doc is None),
         "launcher_mixed_precision": _launcher_precision(yaml),
-        **_fsdp(yaml, distributed_type.value),
+        **fsdp_values(yaml, distributed_type.value),
     }
     from accelwiz.effective_settings import settings
 
@@ -254,35 +225,6 @@ def resolve(accelerate_doc: Document | None, deepspeed_doc: Document | None,
         json_alone=accelerate_doc is None and deepspeed_doc is not None,
         is_sagemaker=yaml.raw("compute_environment") == "AMAZON_SAGEMAKER", has_yaml=accelerate_doc is not None,
     )
-
-
-class _Reader:
-    """Typed, defensive reads from one document: a value the libraries cannot read is "unset"."""
-
-    def __init__(self, document: Document | None, role: Role) -> None:
-        self.document, self.role = document, role
-
-    def raw(self, *path: str) -> Any:
-        return self.document.get(*path) if self.document is not None else None
-
-    def has(self, *path: str) -> bool:
-        return self.document is not None and self.document.has(*path)
-
-    def value(self, *path: str, read: Any, exact: Any = None, default: EffectiveValue = UNSET) -> EffectiveValue:
-        """The value at `path` as `read` reads it; `exact` says whether the written value has the schema's type
-        (default: whether reading kept it unchanged)."""
-        if not self.has(*path):
-            return default
-        return self.at(tuple(path), self.raw(*path), read=read, exact=exact)
-
-    def at(self, path: KeyPath, raw: Any, *, read: Any, exact: Any = None) -> EffectiveValue:
-        converted = read(raw)
-        source: Source = "yaml" if self.role == "accelerate" else "json"
-        if converted is None:
-            return EffectiveValue(None, "unset", self.role, path, note=f"written as {raw!r}", written=raw,
-                                  invalid=True)
-        valid = exact(raw) if exact is not None else (type(converted) is type(raw) and converted == raw)
-        return EffectiveValue(converted, source, self.role, path, written=raw, invalid=not valid)
 
 
 def named_deepspeed_file(accelerate_doc: Document | None) -> str | None:
@@ -297,7 +239,7 @@ def named_deepspeed_file(accelerate_doc: Document | None) -> str | None:
     return written.strip()
 
 
-def _distributed_type(yaml: _Reader) -> EffectiveValue:
+def _distributed_type(yaml: DocumentReader) -> EffectiveValue:
     raw = yaml.raw("distributed_type")
     if yaml.has("distributed_type") and raw is False:
         # `DistributedType(value)` is only applied to strings: the boolean stays, and no launcher flag is set,
@@ -307,7 +249,7 @@ def _distributed_type(yaml: _Reader) -> EffectiveValue:
     return yaml.value("distributed_type", read=coerce.text, exact=lambda v: isinstance(v, str) and v == v.strip())
 
 
-def _topology(yaml: _Reader) -> dict[str, EffectiveValue]:
+def _topology(yaml: DocumentReader) -> dict[str, EffectiveValue]:
     if yaml.document is None:
         return {}
     # accelerate's ClusterConfig: 1 for the string "NO" (not the boolean an unquoted NO loads as), else -1,
@@ -329,7 +271,7 @@ def _topology(yaml: _Reader) -> dict[str, EffectiveValue]:
             "processes_per_machine": per_machine}
 
 
-def _launcher(yaml: _Reader) -> dict[str, EffectiveValue]:
+def _launcher(yaml: DocumentReader) -> dict[str, EffectiveValue]:
     """The other launcher keys: where the ranks meet, which devices, CPU or not."""
     if yaml.document is None:
         return {}
@@ -359,119 +301,10 @@ def _gpu_ids(value: Any) -> str | None:
     return coerce.text(value)
 
 
-def _from_json(json: _Reader, alone: bool) -> dict[str, EffectiveValue]:
-    """Stage, offload, GA and clipping when a DeepSpeed JSON is used: the JSON owns them."""
-    zero = ("zero_optimization",)
-    stage = json.value(*zero, "stage", read=_stage, exact=coerce.exact_integer)
-    if isinstance(json.raw(*zero), bool):  # the deprecated form: true is stage 1, false 0 (read_zero_config_deprecated)
-        flag = json.raw(*zero)
-        stage = EffectiveValue(1 if flag else 0, "derived", "deepspeed", zero, written=flag,
-                               note=f"`zero_optimization: {str(flag).lower()}` -> stage {int(flag)} (deprecated form)")
-    elif json.raw(*zero, "stage") == AUTO:
-        where = (*zero, "stage")
-        stage = (EffectiveValue(0, "deepspeed default", "deepspeed", where, written=AUTO,
-                                note='"auto": plain DeepSpeed drops it (accelerate would fill 2)') if alone
-                 else EffectiveValue(2, "derived", "deepspeed", where, written=AUTO,
-                                     note='"auto" -> 2 by accelerate'))
-    elif not json.has(*zero, "stage"):
-        stage = EffectiveValue(0, "deepspeed default", note="no zero_optimization.stage")
-    result = {"zero_stage": stage,
-              "offload_optimizer": _json_offload(json, "offload_optimizer", "cpu_offload"),
-              "offload_param": _json_offload(json, "offload_param", "cpu_offload_param")}
-    for name in ("max_live_parameters", "max_reuse_distance", "prefetch_bucket_size"):
-        result[f"zero3_{name}"] = json.value(*zero, f"stage3_{name}", read=coerce.integer,
-                                             exact=lambda v: coerce.integer(v) is not None)  # 1e9 reads as int
-    for name in ("bf16_master_weights_and_grads", "bf16_optimizer_states"):
-        result[name] = json.value("bf16", name, read=coerce.flag, exact=coerce.exact_flag)
-    gas = json.value("gradient_accumulation_steps", read=coerce.integer, exact=coerce.exact_integer)
-    if json.raw("gradient_accumulation_steps") == AUTO:
-        gas = (EffectiveValue(None, "unset", "deepspeed", ("gradient_accumulation_steps",), written=AUTO,
-                              note='"auto": filled by the Trainer or accelerate') if alone else
-               EffectiveValue(1, "derived", "deepspeed", ("gradient_accumulation_steps",), written=AUTO,
-                              note='"auto" -> Accelerator(gradient_accumulation_steps=...), 1 unless set'))
-    elif not json.has("gradient_accumulation_steps") and not alone:
-        gas = EffectiveValue(1, "accelerate default", note="accelerate adds gradient_accumulation_steps: 1")
-    result["gradient_accumulation"] = gas
-    clip = json.value("gradient_clipping", read=coerce.number, exact=lambda v: coerce.number(v) is not None)
-    if json.raw("gradient_clipping") == AUTO:
-        clip = EffectiveValue(1.0, "derived", "deepspeed", ("gradient_clipping",), written=AUTO,
-                              note='"auto" -> 1.0 (accelerate; the Trainer uses max_grad_norm, default 1.0)')
-    elif not json.has("gradient_clipping"):
-        clip = EffectiveValue(1.0, "deepspeed default", note="1.0 since DeepSpeed 0.19.3 (0.0 before)")
-    result["gradient_clipping"] = clip
-    return result
-
-
-def _json_offload(json: _Reader, block: str, legacy: str) -> EffectiveValue:
-    path = ("zero_optimization", block, "device")
-    raw = json.raw(*path)
-    if coerce.device(raw) is not None:
-        return EffectiveValue(raw, "json", "deepspeed", path, written=raw)
-    if raw == AUTO:
-        return EffectiveValue("none", "derived", "deepspeed", path, note='"auto" -> none', written=raw)
-    if coerce.flag(json.raw("zero_optimization", legacy)) is True:  # the deprecated spelling DeepSpeed still maps
-        written = json.raw("zero_optimization", legacy)
-        return EffectiveValue("cpu", "json", "deepspeed", ("zero_optimization", legacy), written=written,
-                              invalid=written is not True)
-    if json.has(*path):
-        return EffectiveValue(None, "unset", "deepspeed", path, note=f"written as {raw!r}", written=raw,
-                              invalid=True)
-    return EffectiveValue("none", "deepspeed default")
-
-
-def _from_inline(yaml: _Reader) -> dict[str, EffectiveValue]:
-    """The inline `deepspeed_config` of the YAML: accelerate builds the DeepSpeed config from it."""
-    ds = ("deepspeed_config",)
-    stage = yaml.value(*ds, "zero_stage", read=_stage, exact=coerce.exact_integer,
-                       default=EffectiveValue(2, "accelerate default"))
-    gas = yaml.value(*ds, "gradient_accumulation_steps", read=coerce.integer, exact=coerce.exact_integer,
-                     default=EffectiveValue(1, "accelerate default",
-                                            note="Accelerator(gradient_accumulation_steps=...), 1 unless set"))
-    clip = yaml.value(*ds, "gradient_clipping", read=coerce.number, exact=lambda v: coerce.number(v) is not None,
-                      default=EffectiveValue(1.0, "derived", note='absent -> "auto" -> 1.0 (accelerate#3807)'))
-    if yaml.raw(*ds, "gradient_clipping") == AUTO:
-        clip = EffectiveValue(1.0, "derived", "accelerate", ds + ("gradient_clipping",), note='"auto" -> 1.0',
-                              written=AUTO)
-    return {
-        "zero_stage": stage, "gradient_accumulation": gas, "gradient_clipping": clip,
-        "offload_optimizer": yaml.value(*ds, "offload_optimizer_device", read=coerce.launched_device, exact=_launched,
-                                        default=EffectiveValue("none", "accelerate default")),
-        "offload_param": yaml.value(*ds, "offload_param_device", read=coerce.launched_device, exact=_launched,
-                                    default=EffectiveValue("none", "accelerate default")),
-    }
-
-
-def _launched(raw: Any) -> bool:
-    """A YAML offload device in any case is valid: the launcher lower-cases it (utils/launch.py)."""
-    return coerce.launched_device(raw) is not None
-
-
-def _batch(json: _Reader, accumulation: EffectiveValue, world: int | None) -> dict[str, EffectiveValue]:
-    micro = json.value("train_micro_batch_size_per_gpu", read=coerce.integer, exact=coerce.exact_integer)
-    if json.raw("train_micro_batch_size_per_gpu") == AUTO:
-        micro = EffectiveValue(None, "unset", "deepspeed", ("train_micro_batch_size_per_gpu",), written=AUTO,
-                               note='"auto": the DataLoader\'s batch_size')
-    total = json.value("train_batch_size", read=coerce.integer, exact=coerce.exact_integer)
-    if json.raw("train_batch_size") == AUTO:
-        total = EffectiveValue(None, "unset", "deepspeed", ("train_batch_size",), written=AUTO,
-                               note='"auto": micro batch x gradient accumulation x processes')
-    if world is None:
-        return {"micro_batch": micro, "global_batch": total}
-    resolved = deepspeed_batch(total.value, micro.value, accumulation.value, world)
-    if isinstance(resolved, str):
-        return {"micro_batch": micro, "global_batch": total}
-    tbs, mbs, _ = resolved
-    if not micro.is_set and json.raw("train_micro_batch_size_per_gpu") != AUTO:
-        micro = EffectiveValue(mbs, "derived", note="train_batch_size // world size // gradient accumulation")
-    if not total.is_set:
-        total = EffectiveValue(tbs, "derived", note="micro batch x gradient accumulation x world size")
-    return {"micro_batch": micro, "global_batch": total}
-
-
 PRECISIONS = ("no", "fp16", "bf16", "fp8")
 
 
-def _precision(yaml: _Reader, json: _Reader, alone: bool) -> EffectiveValue:
+def _precision(yaml: DocumentReader, json: DocumentReader, alone: bool) -> EffectiveValue:
     from accelwiz.effective_settings import precision_blocks
 
     for name, block in precision_blocks(json).items():  # fp16 first: DeepSpeed's order
@@ -493,7 +326,7 @@ def _precision(yaml: _Reader, json: _Reader, alone: bool) -> EffectiveValue:
     return UNSET
 
 
-def _launcher_precision(yaml: _Reader) -> EffectiveValue:
+def _launcher_precision(yaml: DocumentReader) -> EffectiveValue:
     """The YAML's mixed_precision; the launcher lower-cases it (`PrecisionType(args.mixed_precision.lower())`)."""
     if yaml.document is None:
         return UNSET
@@ -502,72 +335,6 @@ def _launcher_precision(yaml: _Reader) -> EffectiveValue:
                               note="an unquoted no is YAML false")
     return yaml.value("mixed_precision", read=lambda v: coerce.choice(v, PRECISIONS, case="lower"),
                       default=EffectiveValue("no", "accelerate default"))
-
-
-def _fsdp(yaml: _Reader, distributed_type: Any) -> dict[str, EffectiveValue]:
-    """FSDP version, sharding and parameter offload, from either spelling of the `fsdp_config` keys."""
-    def entry(name: str, read: Any, exact: Any = None) -> EffectiveValue | None:
-        found = fsdp_entry(yaml.document, name)
-        return yaml.at(found[0], found[1], read=read, exact=exact) if found else None
-
-    version = entry("fsdp_version", _fsdp_version, coerce.exact_integer)
-    if distributed_type != "FSDP":
-        return {"fsdp_version": version} if version is not None else {}
-    version = version or EffectiveValue(1, "accelerate default")
-    if version.value == 2:
-        # FSDP2 reads only reshard_after_forward (str_to_bool); a sharding strategy is ignored (AW301).
-        reshard = entry("fsdp_reshard_after_forward", coerce.flag, coerce.exact_flag)
-        if reshard is None:
-            sharding = EffectiveValue("FULL_SHARD", "accelerate default", note="FSDP2 reshards after forward")
-        else:
-            name = {True: "FULL_SHARD", False: "SHARD_GRAD_OP"}.get(reshard.value)
-            sharding = EffectiveValue(name, reshard.source, reshard.role, reshard.path,
-                                      f"reshard_after_forward: {str(reshard.value).lower()}" if name else
-                                      reshard.note, reshard.written, reshard.invalid)
-    else:
-        # FSDP1: the launcher always exports FSDP_SHARDING_STRATEGY, so reshard_after_forward is ignored (AW305).
-        sharding = entry("fsdp_sharding_strategy", coerce.sharding_strategy,
-                         lambda v: coerce.sharding_strategy(v) is not None) or EffectiveValue(
-            "FULL_SHARD", "accelerate default", note="the launcher exports FSDP_SHARDING_STRATEGY=FULL_SHARD")
-    offload = entry("fsdp_offload_params", coerce.flag, coerce.exact_flag) or EffectiveValue(
-        False, "accelerate default")
-    if version.value == 2:  # FullyShardedDataParallelPlugin sets backward_prefetch to None for FSDP2
-        prefetch = EffectiveValue("NO_PREFETCH", "accelerate default", note="FSDP2 has no backward prefetch")
-        orig = EffectiveValue(True, "FSDP2", note="FSDP2 always keeps the original parameters")
-    else:
-        prefetch = entry("fsdp_backward_prefetch", backward_prefetch) or EffectiveValue(
-            "NO_PREFETCH", "accelerate default", note="no FSDP_BACKWARD_PREFETCH: backward_prefetch None")
-        # `accelerate launch --fsdp_use_orig_params` defaults to "true" and exports FSDP_USE_ORIG_PARAMS
-        orig = entry("fsdp_use_orig_params", coerce.flag, coerce.exact_flag) or EffectiveValue(
-            True, "accelerate default", note="accelerate launch exports FSDP_USE_ORIG_PARAMS=true")
-    return {"fsdp_version": version, "fsdp_sharding": sharding, "fsdp_offload_params": offload,
-            "fsdp_backward_prefetch": prefetch, "fsdp_use_orig_params": orig}
-
-
-BACKWARD_PREFETCH = ("BACKWARD_PRE", "BACKWARD_POST", "NO_PREFETCH")
-
-
-def backward_prefetch(value: Any) -> str | None:
-    """FSDP1's backward prefetch as `FullyShardedDataParallelPlugin.__post_init__` reads it (accelerate/utils/
-    dataclasses.py): a name in any case, or BackwardPrefetch's number (1 = BACKWARD_PRE, 2 = BACKWARD_POST)."""
-    if isinstance(value, str) and value.upper() in BACKWARD_PREFETCH:
-        return value.upper()
-    number = coerce.integer(value) if not isinstance(value, str) else (int(value) if value.isdigit() else None)
-    return {1: "BACKWARD_PRE", 2: "BACKWARD_POST"}.get(number) if number is not None else None
-
-
-def _fsdp_version(value: Any) -> int | None:
-    # FSDP_VERSION reaches the plugin as str(value) and is read back with int(): a quoted "2" works there,
-    # though the schema refuses it.
-    if isinstance(value, str) and value.strip() in ("1", "2"):
-        return int(value)
-    version = coerce.integer(value)
-    return version if version in (1, 2) else None
-
-
-def _stage(value: Any) -> int | None:
-    stage = coerce.integer(value)
-    return stage if stage in (0, 1, 2, 3) else None
 
 
 def _from_plan(plan: PlanFile, values: dict[str, EffectiveValue], world: int | None) -> dict[str, EffectiveValue]:

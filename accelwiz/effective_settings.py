@@ -32,7 +32,7 @@ from accelwiz.config.base import AUTO
 from accelwiz.effective_value import UNSET, EffectiveValue, fsdp_entry, section_entry
 
 if TYPE_CHECKING:
-    from accelwiz.effective import _Reader
+    from accelwiz.effective_reader import DocumentReader
 
 ZERO = "zero_optimization"
 FP8_BACKENDS = ("TE", "MSAMP", "AO", "NO")  # accelerate's FP8BackendType
@@ -52,7 +52,8 @@ NAMES = ("zero3_init_flag", "zero_reduce_bucket_size", "zero_compute_grad_norm",
 PARALLELISM_SIZES = ("dp_replicate", "dp_shard", "tp", "cp", "sp")
 
 
-def settings(yaml: _Reader, json: _Reader, *, uses_deepspeed: bool, fsdp: bool) -> dict[str, EffectiveValue]:
+def settings(yaml: DocumentReader, json: DocumentReader, *, uses_deepspeed: bool,
+             fsdp: bool) -> dict[str, EffectiveValue]:
     """The settings of the unit that its files write; a file that is absent contributes nothing."""
     found: dict[str, EffectiveValue] = {**_yaml_settings(yaml, uses_deepspeed)}
     if fsdp:
@@ -65,7 +66,7 @@ def settings(yaml: _Reader, json: _Reader, *, uses_deepspeed: bool, fsdp: bool) 
     return {name: value for name, value in found.items() if value is not UNSET}
 
 
-def precision_blocks(json: _Reader) -> dict[str, EffectiveValue]:
+def precision_blocks(json: DocumentReader) -> dict[str, EffectiveValue]:
     """The JSON's fp16 and bf16 `enabled` flags; DeepSpeed reads the `bfloat16` block only without a `bf16` one
     (runtime/config.py `get_bfloat16_config`)."""
     if json.document is None:
@@ -75,14 +76,14 @@ def precision_blocks(json: _Reader) -> dict[str, EffectiveValue]:
             "bf16_enabled": _flag_or_auto(json, bf16_block, "enabled")}
 
 
-def _flag_or_auto(json: _Reader, *path: str) -> EffectiveValue:
+def _flag_or_auto(json: DocumentReader, *path: str) -> EffectiveValue:
     if json.raw(*path) == AUTO:
         return EffectiveValue(None, "unset", "deepspeed", path, written=AUTO,
                               note='"auto": the launcher\'s or the Trainer\'s precision')
     return json.value(*path, read=coerce.flag, exact=coerce.exact_flag)
 
 
-def _yaml_settings(yaml: _Reader, uses_deepspeed: bool) -> dict[str, EffectiveValue]:
+def _yaml_settings(yaml: DocumentReader, uses_deepspeed: bool) -> dict[str, EffectiveValue]:
     if yaml.document is None:
         return {}
     found = {}
@@ -108,7 +109,7 @@ STATE_DICT_TYPES = ("FULL_STATE_DICT", "LOCAL_STATE_DICT", "SHARDED_STATE_DICT")
 WRAP_POLICIES = ("TRANSFORMER_BASED_WRAP", "SIZE_BASED_WRAP", "NO_WRAP")
 
 
-def _fsdp_settings(yaml: _Reader) -> dict[str, EffectiveValue]:
+def _fsdp_settings(yaml: DocumentReader) -> dict[str, EffectiveValue]:
     """fsdp_config keys as `FullyShardedDataParallelPlugin.__post_init__` reads them from the FSDP_* variables the
     launcher exports (utils/launch.py, utils/dataclasses.py): flags through `str(value).lower()` and `str_to_bool`,
     the wrap policy and state dict type upper-cased (a state dict type may be its number), the size threshold with
@@ -131,7 +132,7 @@ def _fsdp_settings(yaml: _Reader) -> dict[str, EffectiveValue]:
     }
 
 
-def _parallelism(yaml: _Reader) -> dict[str, EffectiveValue]:
+def _parallelism(yaml: DocumentReader) -> dict[str, EffectiveValue]:
     """`parallelism_config` sizes (when the section is written: the launcher turns --use_parallelism_config on for
     a non-empty one) and Megatron-LM degrees (when that section is written). The launcher exports each as
     str(value) and accelerate reads it back with int() (`ParallelismConfig._set_from_env`,
@@ -182,7 +183,7 @@ def _env_integer(value: Any) -> int | None:
     return coerce.integer(value)
 
 
-def _yaml_nvme_paths(yaml: _Reader) -> dict[str, EffectiveValue]:
+def _yaml_nvme_paths(yaml: DocumentReader) -> dict[str, EffectiveValue]:
     """The inline plugin's NVMe paths; "none" (any case) is the plugin's "no path"."""
     found = {}
     for kind in ("optimizer", "param"):
@@ -196,7 +197,7 @@ def _nvme_text(value: Any) -> str | None:
     return text if text is not None and text.lower() != "none" else None
 
 
-def _json_settings(json: _Reader) -> dict[str, EffectiveValue]:
+def _json_settings(json: DocumentReader) -> dict[str, EffectiveValue]:
     flag = {"read": coerce.flag, "exact": coerce.exact_flag}
     found = {
         "zero_reduce_bucket_size": json.value(ZERO, "reduce_bucket_size", read=coerce.integer,

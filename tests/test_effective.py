@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accelwiz.document import parse_text
-from accelwiz.effective import EffectiveValue, deepspeed_batch, resolve
+from accelwiz.effective import EffectiveValue, resolve
+from accelwiz.effective_deepspeed import deepspeed_batch
 from accelwiz.errors import InputError
 from accelwiz.rules.engine import CheckResult, build_units
 from accelwiz.rules.report import render_explanation

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from accelwiz.document import KeyPath
-from accelwiz.effective import backward_prefetch
+from accelwiz.effective_fsdp import backward_prefetch
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.rule import rule

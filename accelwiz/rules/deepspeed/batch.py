@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from accelwiz import coerce
-from accelwiz.effective import deepspeed_batch
+from accelwiz.effective_deepspeed import deepspeed_batch
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.deepspeed._shared import hf_launched, via_accelerate
 from accelwiz.rules.diagnostic import Finding, Severity
