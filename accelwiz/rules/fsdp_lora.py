@@ -19,7 +19,8 @@ def fsdp1_lora_frozen_base_gradients(ctx: CheckContext) -> Iterator[Finding]:
     """
     ## What it does
     Finds LoRA (`--lora`, or the plan's method) under FSDP1 with `fsdp_use_orig_params` true, which is what
-    `accelerate launch` uses when the config does not say, and reports the gradient memory the frozen base gets.
+    `accelerate launch` uses when the config does not say (and the Trainer's `--fsdp_config` when its `version`
+    is 1 and it does not say), and reports the gradient memory the frozen base gets.
 
     ## Why is this bad?
     FSDP1 flattens the parameters of a wrapped unit into one FlatParameter; with `use_orig_params` a unit may mix
@@ -68,8 +69,13 @@ def fsdp1_lora_frozen_base_gradients(ctx: CheckContext) -> Iterator[Finding]:
              - model_states(workload, replace(strategy, fsdp_use_orig_params=False)).gradients)
     written = _entry(ctx, "fsdp_use_orig_params") or _entry(ctx, "fsdp_version")
     path = written[0] if written else ("fsdp_config",)
-    how = "fsdp_use_orig_params: true" if _entry(ctx, "fsdp_use_orig_params") else \
-        "fsdp_use_orig_params unset (accelerate launch's default: true)"
+    orig = view.fsdp_use_orig_params
+    if orig.source == "trainer":  # the Trainer's --fsdp/--fsdp_config builds the plugin
+        how = f"use_orig_params true ({orig.note})"
+    elif _entry(ctx, "fsdp_use_orig_params"):
+        how = "fsdp_use_orig_params: true"
+    else:
+        how = "fsdp_use_orig_params unset (accelerate launch's default: true)"
     yield Finding(
         "accelerate",
         path,

@@ -106,6 +106,7 @@ def trainer_fsdp_values(ctx: CheckContext, base: Any) -> dict[str, tuple[Any, st
         values["fsdp_sharding"] = ("FULL_SHARD" if plugin["reshard_after_forward"] else "SHARD_GRAD_OP",
                                    f"{via}: reshard_after_forward {str(plugin['reshard_after_forward']).lower()}")
         values["fsdp_backward_prefetch"] = ("NO_PREFETCH", "FSDP2 has no backward prefetch")
+        values["fsdp_use_orig_params"] = (True, "FSDP2 always keeps the original parameters")
     else:
         values["fsdp_sharding"] = fsdp1_sharding(ctx if yaml_fsdp else None)
         prefetch = plugin["backward_prefetch"]
@@ -113,6 +114,9 @@ def trainer_fsdp_values(ctx: CheckContext, base: Any) -> dict[str, tuple[Any, st
                                             else "NO_PREFETCH", via)
         values["fsdp_sync_module_states"] = (plugin["sync_module_states"] or plugin["cpu_ram_efficient_loading"],
                                              via)
+        orig = "use_orig_params" in (ctx.training_args["fsdp_config"] or {})
+        values["fsdp_use_orig_params"] = (plugin["use_orig_params"],
+                                          via if orig else f"{via}: not written, the Trainer's default")
     return values
 
 
