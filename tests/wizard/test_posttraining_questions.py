@@ -156,7 +156,7 @@ def test_a_dpo_plan_that_does_not_fit_is_offered_a_shorter_completion():
     found = fallbacks(answers, system("1xRTX4090"), fixed=frozenset({"regime", "strategy"}))
     assert [f.changes for f in found] == [{"max_completion_length": 1024}]
     assert found[0].option.fits and found[0].reason.startswith("completion 1024 fits (single GPU) where 4096 does "
-                                                                "not: single GPU needs 27.9 GiB of GPU memory")
+                                                                "not: single GPU needs 28.0 GiB of GPU memory")
     free = fallbacks({**answers, "regime": Regime.full}, system("1xRTX4090"))
     # full fine-tuning does not fit: LoRA (with ZeRO-3 offload), then LoRA with a shorter completion; no QLoRA
     assert [(f.changes["regime"], f.changes.get("max_completion_length")) for f in free] == [
