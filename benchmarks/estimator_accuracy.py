@@ -185,7 +185,7 @@ def hf_model(spec: ModelSpec, attention: str, device: str | None = None):  # noq
     elif spec.family != "llama":  # the family's own classes, from the config `estimate --trace` builds
         from transformers import AutoModelForCausalLM
 
-        from accelwiz.estimate.trace import hf_config_for
+        from accelwiz.estimate.trace_model import hf_config_for
 
         config = hf_config_for(spec)
         config._attn_implementation = attention

@@ -60,7 +60,7 @@ def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerAct
     `autocast`: torch.autocast over fp32 weights (single GPU, DDP). In full fine-tuning the residual stream then
     stays fp32 (the fp32 embedding's output is not cast), so norms keep fp32 inputs and outputs; LoRA and QLoRA
     load the frozen base (the embedding included) in 16-bit, so their residual stream is 16-bit as without
-    autocast (the trace: `_materialise`). Either way autocast runs softmax in fp32.
+    autocast (the trace: `trace_model.materialise`). Either way autocast runs softmax in fp32.
     """
     spec = workload.model
     s, b, h, a = workload.seq_len, workload.micro_batch, spec.hidden_size, spec.num_heads

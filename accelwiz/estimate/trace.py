@@ -1,7 +1,7 @@
 """Ground truth without a GPU: one training step of the real transformers model code under fake tensors.
 
 `trace_training_step` builds the model from its config on the `meta` device, materialises fake `cpu`
-parameters (tied weights stay one tensor), and runs two training steps (the second has optimizer states)
+parameters (tied weights stay one tensor; both in trace_model.py), and runs two training steps (the second has optimizer states)
 under `torch._subclasses.fake_tensor.FakeTensorMode` while `torch.distributed._tools.mem_tracker.MemTracker`
 counts every storage by category. Nothing is allocated, so an 8B model at 4096 tokens traces on a laptop.
 
@@ -47,7 +47,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from accelwiz.errors import InputError, UsageError
+from accelwiz.errors import UsageError
+from accelwiz.estimate.trace_model import build_model, hf_config_for, layer_count_key, materialise, prepare_config
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -269,156 +270,6 @@ def check_trace_input(spec: ModelSpec, settings: TraceSettings, layers: int | No
     return spec.num_layers
 
 
-# -- building the model -----------------------------------------------------------------------------------------
-
-
-def hf_config_for(spec: ModelSpec) -> Any:
-    """The transformers config of `spec`: its own config.json when it came from one, else built from its fields."""
-    import json
-    import re
-    from pathlib import Path
-
-    raw = None
-    hub = re.search(r"\(config\.json from (.+)\)$", spec.source)  # models.py's source line of a hub id
-    path = Path(hub.group(1)) if hub else Path(spec.source)
-    if path.suffix == ".json" and path.is_file():
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"cannot read {path}: {exc}", hint="pass a HF config.json") from None
-    if not isinstance(raw, dict):
-        raw = _config_dict_from_spec(spec)
-    return config_from_dict(dict(raw), source=spec.source or spec.name)
-
-
-def config_from_dict(raw: dict[str, Any], *, source: str) -> Any:
-    """A transformers PretrainedConfig from a config.json dict; any failure is one InputError line."""
-    from transformers import AutoConfig
-
-    model_type = raw.pop("model_type", None)
-    if not isinstance(model_type, str):
-        raise InputError(f"{source}: no model_type", hint="pass a HF config.json with its model_type")
-    try:
-        return AutoConfig.for_model(model_type, **raw)
-    except Exception as exc:  # noqa: BLE001 - config classes validate with any exception type
-        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-        raise InputError(f"transformers cannot build `{model_type}` from {source}: {reason}",
-                         hint="pass a complete config.json of a model type this transformers knows") from None
-
-
-def _config_dict_from_spec(spec: ModelSpec) -> dict[str, Any]:
-    """A config.json for a preset (the presets are HF configs reduced to the fields the formulas need)."""
-    if spec.parameters_override is not None:
-        raise UsageError("--trace needs a model, not a parameter count", hint="pass --model NAME or a config.json")
-    if spec.family == "gpt2":
-        return {
-            "model_type": "gpt2", "vocab_size": spec.vocab_size, "n_embd": spec.hidden_size,
-            "n_layer": spec.num_layers, "n_head": spec.num_heads, "n_inner": spec.intermediate_size,
-            "n_positions": spec.max_position_embeddings,
-        }
-    if spec.family == "bert":
-        raise UsageError("--trace traces causal language models; BERT is an encoder",
-                         hint="estimate BERT without --trace")
-    raw: dict[str, Any] = {
-        "model_type": spec.family, "vocab_size": spec.vocab_size, "hidden_size": spec.hidden_size,
-        "intermediate_size": spec.intermediate_size, "num_hidden_layers": spec.num_layers,
-        "num_attention_heads": spec.num_heads, "num_key_value_heads": spec.num_kv_heads,
-        "head_dim": spec.head_dim, "tie_word_embeddings": spec.tie_word_embeddings,
-        "max_position_embeddings": spec.max_position_embeddings,
-    }
-    if spec.num_experts > 1:
-        raw.update(num_local_experts=spec.num_experts, num_experts_per_tok=spec.experts_per_token)
-    if spec.family == "llama" and spec.attention_bias:
-        raw["attention_bias"] = True
-    return raw
-
-
-def _layer_count_key(config: Any) -> str:
-    for key in ("num_hidden_layers", "n_layer", "num_layers"):
-        if isinstance(getattr(config, key, None), int):
-            return key
-    raise InputError(f"{config.model_type}: no layer count in its config", hint="pass a causal LM config.json")
-
-
-def _prepare_config(config: Any, settings: TraceSettings, layers: int) -> Any:
-    import copy
-
-    config = copy.deepcopy(config)
-    setattr(config, _layer_count_key(config), layers)
-    for key in ("layer_types", "mlp_layer_types"):  # per-layer lists (Gemma-3, Qwen3) follow the depth
-        value = getattr(config, key, None)
-        if isinstance(value, list) and len(value) > layers:
-            setattr(config, key, value[:layers])
-    if settings.attention != "eager":  # see the module docstring, 1: CUDA's kernels save no dropout mask
-        for key in ("attention_dropout", "attn_pdrop"):
-            if hasattr(config, key):
-                setattr(config, key, 0.0)
-        if getattr(config, "attn_logit_softcapping", None) is not None:  # Gemma-2: sdpa has no softcap
-            config.attn_logit_softcapping = None
-    config._attn_implementation = "eager" if settings.attention == "eager" else "sdpa"
-    config.use_cache = False
-    return config
-
-
-def _build_model(config: Any, settings: TraceSettings) -> Any:
-    import torch
-    from transformers import AutoModelForCausalLM
-
-    try:
-        with torch.device("meta"):
-            model = AutoModelForCausalLM.from_config(config, attn_implementation=config._attn_implementation)
-    except Exception as exc:  # noqa: BLE001 - transformers raises anything from a bad config (even asserts)
-        reason = str(exc).splitlines()[0].split(". ")[0][:200] if str(exc) else type(exc).__name__
-        hint = "pass the config.json of a decoder (causal) language model"
-        if "attention implementation" in reason:  # e.g. Gemma-2 has no sdpa path in transformers 5
-            hint = "trace with --attention eager"
-        raise InputError(f"transformers cannot build a causal LM from this config: {reason}", hint=hint) from None
-    if settings.gradient_checkpointing:
-        enable = getattr(model, "activation_checkpointing_enable", None)  # transformers 5's new name
-        if enable is not None:
-            enable()  # non-reentrant by default
-        else:
-            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    if settings.lora_rank is not None:
-        from peft import LoraConfig, get_peft_model
-
-        targets = list(settings.lora_targets) or "all-linear"
-        lora = LoraConfig(r=settings.lora_rank, lora_alpha=2 * settings.lora_rank,
-                          lora_dropout=settings.lora_dropout,
-                          target_modules=targets, task_type="CAUSAL_LM")
-        model = get_peft_model(model, lora, autocast_adapter_dtype=False)
-    model.train()
-    return model
-
-
-def _materialise(model: Any, fake_mode: Any, settings: TraceSettings) -> None:
-    """Replace meta parameters and buffers by fake cpu tensors; a tied parameter stays one tensor."""
-    import torch
-
-    compute = torch.bfloat16 if settings.autocast_dtype == "bf16" else torch.float16
-    if settings.precision == "fp32":
-        frozen = trainable = torch.float32
-    elif settings.precision == "bf16":
-        frozen = trainable = torch.bfloat16
-    else:  # mixed: fp32 trainable parameters under autocast; a LoRA base is loaded in 16-bit
-        frozen, trainable = (compute if settings.lora_rank is not None else torch.float32), torch.float32
-    done: dict[int, torch.nn.Parameter] = {}
-    with fake_mode:
-        for module in model.modules():
-            for name, param in list(module._parameters.items()):
-                if param is None:
-                    continue
-                if id(param) not in done:
-                    dtype = (trainable if param.requires_grad else frozen) if param.is_floating_point() else param.dtype
-                    done[id(param)] = torch.nn.Parameter(
-                        torch.empty(param.shape, dtype=dtype, device="cpu"), requires_grad=param.requires_grad
-                    )
-                module._parameters[name] = done[id(param)]
-            for name, buffer in list(module._buffers.items()):
-                if buffer is not None:
-                    module._buffers[name] = torch.zeros(buffer.shape, dtype=buffer.dtype, device="cpu")
-
-
 # -- CUDA behaviour on CPU ------------------------------------------------------------------------------------
 
 
@@ -561,9 +412,9 @@ def _trace_once(
     from accelwiz.estimate.trace_dropout import cuda_dropout_on_cpu
     from accelwiz.estimate.trace_replay import replayed
 
-    model = _build_model(config, settings)
+    model = build_model(config, settings)
     fake_mode = FakeTensorMode()
-    _materialise(model, fake_mode, settings)
+    materialise(model, fake_mode, settings)
     trainable = [p for p in model.parameters() if p.requires_grad]
     param_storages = WeakIdKeyDictionary()
     for param in model.parameters():
@@ -607,14 +458,14 @@ def _trace_once(
 def trace_training_step(config: Any, settings: TraceSettings, *, layers: int | None = None) -> TraceResult:
     """Trace two training steps of `config` (a transformers config) with `settings`; see the module docstring."""
     started = time.perf_counter()
-    depth = getattr(config, _layer_count_key(config))
+    depth = getattr(config, layer_count_key(config))
     traced = depth if layers is None else min(layers, depth)
-    full = _trace_once(_prepare_config(config, settings, traced), settings)
+    full = _trace_once(prepare_config(config, settings, traced), settings)
     notes = []
     if traced != depth:
         from accelwiz.estimate.trace_replay import scaled_replay
 
-        one = _trace_once(_prepare_config(config, settings, 1), settings)
+        one = _trace_once(prepare_config(config, settings, 1), settings)
         forward_end = full[0].scaled(one[0], traced, depth)
         phases = {p: full[1][p].scaled(one[1][p], traced, depth) for p in PHASES}
         per = (traced - 1)
@@ -656,7 +507,6 @@ __all__ = [
     "TraceSettings",
     "check_trace_input",
     "estimated_seconds",
-    "hf_config_for",
     "trace_training_step",
     "trace_workload",
 ]

@@ -8,7 +8,8 @@ import pytest
 from accelwiz.estimate.architecture import spec_from_config
 from accelwiz.estimate.memory import estimate_memory
 from accelwiz.estimate.strategy import Strategy
-from accelwiz.estimate.trace import TraceSettings, config_from_dict, trace_training_step
+from accelwiz.estimate.trace import TraceSettings, trace_training_step
+from accelwiz.estimate.trace_model import config_from_dict
 from accelwiz.estimate.workload import Workload
 
 TINY_GEMMA2 = {"model_type": "gemma2", "vocab_size": 32000, "hidden_size": 64, "intermediate_size": 128,

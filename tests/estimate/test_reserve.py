@@ -40,7 +40,8 @@ def test_reserved_is_at_least_allocated_and_the_total_adds_the_runtime() -> None
 def test_a_traced_step_replays_to_a_reserved_peak_per_phase() -> None:
     """The fake-tensor trace records every allocation and free; the replay's reserved peak is above the
     allocated one (rounding, cached blocks) and never falls from one phase to the next."""
-    from accelwiz.estimate.trace import TraceSettings, config_from_dict, trace_training_step
+    from accelwiz.estimate.trace import TraceSettings, trace_training_step
+    from accelwiz.estimate.trace_model import config_from_dict
 
     config = config_from_dict({"model_type": "gpt2", "vocab_size": 1000, "n_embd": 128, "n_layer": 2,
                                "n_head": 4, "n_positions": 256}, source="test")
