@@ -1,9 +1,10 @@
 """Ground truth without a GPU: one training step of the real transformers model code under fake tensors.
 
 `trace_training_step` builds the model from its config on the `meta` device, materialises fake `cpu`
-parameters (tied weights stay one tensor; both in trace_model.py), and runs two training steps (the second has optimizer states)
-under `torch._subclasses.fake_tensor.FakeTensorMode` while `torch.distributed._tools.mem_tracker.MemTracker`
-counts every storage by category. Nothing is allocated, so an 8B model at 4096 tokens traces on a laptop.
+parameters (tied weights stay one tensor; both in trace_model.py), and runs two training steps (the second
+has optimizer states) under `torch._subclasses.fake_tensor.FakeTensorMode` while
+`torch.distributed._tools.mem_tracker.MemTracker` counts every storage by category. Nothing is allocated, so an
+8B model at 4096 tokens traces on a laptop.
 
 The trace runs on fake *cpu* tensors because fake cuda tensors cannot run backward on a CPU-only torch. The
 CPU dispatch differs from CUDA's where it matters for memory; each difference is made to behave as CUDA or

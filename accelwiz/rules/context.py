@@ -90,7 +90,7 @@ class CheckContext:
         """The values the run will actually use, and where each comes from."""
         config = self.files_effective
         if self.training_args is not None:  # the HF Trainer's arguments fill "auto" and own the batch (AW7xx)
-            from accelwiz.rules.trainer_arguments import trainer_effective
+            from accelwiz.rules.trainer_effective import trainer_effective
 
             config = trainer_effective(self, config)
         if self.workload_flags:  # check's workload flags replace the plan's fields (--explain says so)

@@ -1,5 +1,6 @@
-"""AW7xx: the HF Trainer's arguments against the Accelerate YAML and the DeepSpeed JSON (needs --training-args or
-the training command line after `--`).
+"""AW701-AW705: the HF Trainer's arguments against the Accelerate YAML and the DeepSpeed JSON (needs
+--training-args or the training command line after `--`). The optimizer rules are in trainer_optimizer.py, the
+values the Trainer sets in the effective config in trainer_effective.py; `trainer_view` is what they share.
 
 The Trainer fills the JSON's "auto" values from its arguments and refuses the values that disagree with them
 (transformers' `HfTrainerDeepSpeedConfig`); accelwiz.config.trainer_deepspeed models those steps. Every rule here is
@@ -150,7 +151,7 @@ def _inline_path(dotted: str) -> tuple[str, ...]:
     return ("deepspeed_config", names.get(dotted, dotted))
 
 
-def _where(view: TrainerView, dotted: str) -> tuple[Role | None, tuple[str, ...]]:
+def config_location(view: TrainerView, dotted: str) -> tuple[Role | None, tuple[str, ...]]:
     if view.json_role == "deepspeed":
         return "deepspeed", _key_path(dotted)
     if view.json_role == "accelerate":
@@ -233,7 +234,7 @@ def trainer_deepspeed_mismatch(ctx: CheckContext) -> Iterator[Finding]:
     if view is None or view.resolution is None:
         return
     for mismatch in view.resolution.mismatches:
-        role, path = _where(view, mismatch.key)
+        role, path = config_location(view, mismatch.key)
         same_text = str(mismatch.ds_value) == str(mismatch.hf_value)
         why = (f" (the JSON's {mismatch.ds_value!r} is a {type(mismatch.ds_value).__name__}, the Trainer's a "
                f"{type(mismatch.hf_value).__name__})") if same_text else ""
@@ -257,7 +258,7 @@ def _batch_without_world(view: TrainerView) -> Iterator[Finding]:
     total = get_value(view.resolution.config, "train_batch_size")
     step = view.args["per_device_train_batch_size"] * view.args["gradient_accumulation_steps"]
     if type(total) is int and type(step) is int and step > 0 and total % step:
-        role, path = _where(view, "train_batch_size")
+        role, path = config_location(view, "train_batch_size")
         yield Finding(role, path, f"the Trainer refuses train_batch_size={total}: it fills world size x "
                                   f"per_device_train_batch_size x gradient_accumulation_steps = world size x "
                                   f"{step}, and no number of processes gives {total}",
@@ -407,235 +408,3 @@ def trainer_deepspeed_differs_from_yaml(ctx: CheckContext) -> Iterator[Finding]:
             yield Finding("accelerate", ("deepspeed_config",),
                           f"the Trainer's --deepspeed {view.json_name} is used; the YAML's inline deepspeed_config "
                           f"({', '.join(sorted(inline))}) is ignored")
-
-
-@rule("AW706", "trainer-optimizer-argument-ignored", Severity.WARNING,
-      fix="Drop --optim/--lr_scheduler_type, or remove the JSON's optimizer/scheduler block to use them")
-def trainer_optimizer_argument_ignored(ctx: CheckContext) -> Iterator[Finding]:
-    """
-    ## What it does
-    Finds `--optim` or `--lr_scheduler_type` given to the Trainer while the DeepSpeed config has its own
-    `optimizer` or `scheduler` block.
-
-    ## Why is this bad?
-    With an `optimizer` block the Trainer builds no optimizer of its own (`deepspeed_optim_sched` hands DeepSpeed
-    a `DummyOptim`): `--optim adamw_bnb_8bit` is silently ignored, and so is `--lr_scheduler_type` beside a
-    `scheduler` block. The run trains with another optimizer or schedule than the command line says.
-
-    ## Example
-    ```yaml
-    # accelwiz check accelerate.yaml -- --optim adafactor
-    distributed_type: DEEPSPEED
-    num_processes: 2
-    deepspeed_config:
-      deepspeed_config_file: ds_config.json
-    ```
-    ```json
-    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2},
-     "optimizer": {"type": "AdamW", "params": {"lr": "auto"}}}
-    ```
-    with `--optim adafactor` on the training command line.
-    Use instead: drop the `optimizer` block to let `--optim` choose.
-    ```json
-    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}
-    ```
-    """
-    view = trainer_view(ctx)
-    if view is None or view.resolution is None:
-        return
-    config = view.resolution.config
-    for argument, block in (("optim", "optimizer"), ("lr_scheduler_type", "scheduler")):
-        if view.args.is_given(argument) and isinstance(config.get(block), dict):
-            kind = config[block].get("type")
-            role, path = _where(view, block)
-            yield Finding(role, path if role == "deepspeed" else (),
-                          f"{view.args.where(argument)} is ignored: the DeepSpeed config's {block} block "
-                          f"({kind}) is used")
-
-
-# What accelerate's `prepare` turns the Trainer's own optimizer into under ZeRO optimizer offload
-# (accelerator.py `_prepare_deepspeed` -> utils/deepspeed.py `map_pytorch_optim_to_deepspeed`, while
-# zero_force_ds_cpu_optimizer is true, its default): torch AdamW and 32-bit bitsandbytes AdamW become
-# DeepSpeedCPUAdam in AdamW mode, torch Adagrad DeepSpeedCPUAdagrad, 32-bit bitsandbytes Lion DeepSpeedCPULion:
-# the same update. Every other optimizer becomes DeepSpeedCPUAdam with adamw_mode=False (Adam, L2 weight decay).
-_KEPT_UNDER_OFFLOAD = {"adamw_torch": "AdamW", "adamw_torch_fused": "AdamW", "paged_adamw_32bit": "AdamW",
-                       "adagrad": "Adagrad", "lion_32bit": "Lion", "paged_lion_32bit": "Lion"}
-
-
-@rule("AW707", "trainer-optimizer-replaced-under-offload", Severity.WARNING,
-      fix='Use --optim adamw_torch (or adagrad, lion_32bit), or add an "optimizer" block to the JSON')
-def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
-    """
-    ## What it does
-    Finds ZeRO optimizer offload (`offload_optimizer.device` cpu or nvme) in a DeepSpeed config without an
-    `optimizer` block, used by the HF Trainer with an `--optim` other than AdamW, Adagrad or 32-bit Lion.
-
-    ## Why is this bad?
-    Without the block the Trainer creates its own torch optimizer and hands it to accelerate's `prepare`, which
-    under offload swaps it for a DeepSpeed CPU optimizer (`map_pytorch_optim_to_deepspeed`, while
-    `zero_force_ds_cpu_optimizer` is true, its default). AdamW, Adagrad and 32-bit Lion keep their update; any
-    other optimizer (SGD, Adafactor, 8-bit AdamW, RMSprop, ...) silently becomes DeepSpeedCPUAdam in Adam mode
-    (L2 weight decay): the run trains, with an optimizer nobody chose.
-
-    ## Example
-    ```yaml
-    # accelwiz check accelerate.yaml -- --output_dir out --optim sgd
-    distributed_type: DEEPSPEED
-    num_processes: 2
-    deepspeed_config:
-      deepspeed_config_file: ds_config.json
-    ```
-    ```json
-    {"train_micro_batch_size_per_gpu": "auto",
-     "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}
-    ```
-    Use instead: the AdamW that the CPU optimizer implements, or a DeepSpeed `optimizer` block.
-    ```json
-    {"train_micro_batch_size_per_gpu": "auto",
-     "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}},
-     "optimizer": {"type": "AdamW", "params": {"lr": "auto", "weight_decay": "auto"}}}
-    ```
-    """
-    view = trainer_view(ctx)
-    if view is None or view.resolution is None:
-        return
-    from accelwiz.config.trainer_deepspeed import get_value
-
-    config = view.resolution.config
-    device = get_value(config, "zero_optimization.offload_optimizer.device")
-    stage = get_value(config, "zero_optimization.stage")
-    if device not in ("cpu", "nvme") or "optimizer" in config or stage in (0, None):
-        return
-    # accelerate tests `.get("zero_force_ds_cpu_optimizer", True)` for truth: only a false value skips the swap
-    forced = config.get("zero_force_ds_cpu_optimizer", True)
-    if forced is False or (type(forced) is int and forced == 0):
-        return
-    optim = str(view.args["optim"])
-    if optim in _KEPT_UNDER_OFFLOAD:
-        return
-    role, path = _where(view, "zero_optimization.offload_optimizer.device")
-    yield Finding(role, path, f"optimizer offload to {device} with no optimizer block: accelerate's prepare "
-                              f"replaces the Trainer's --optim {optim} with DeepSpeedCPUAdam in Adam mode "
-                              "(map_pytorch_optim_to_deepspeed); only AdamW, Adagrad and 32-bit Lion keep "
-                              "their update under offload")
-
-
-@rule("AW708", "deepspeed-activation-checkpointing-unused-by-trainer", Severity.WARNING,
-      fix="Pass --gradient_checkpointing to the Trainer; the JSON's activation_checkpointing block does not "
-          "apply to Transformers models")
-def deepspeed_activation_checkpointing_unused(ctx: CheckContext) -> Iterator[Finding]:
-    """
-    ## What it does
-    Finds a DeepSpeed `activation_checkpointing` block (`partition_activations`, `cpu_checkpointing`, ...) in a
-    config used by the HF Trainer, and a Trainer run with gradient checkpointing under ZeRO-3 whose JSON still
-    relies on that block.
-
-    ## Why is this bad?
-    The block configures `deepspeed.checkpointing.checkpoint`, which Transformers models never call: they
-    checkpoint with `torch.utils.checkpoint` when `--gradient_checkpointing` is given. Without the flag no
-    activation is recomputed and a ZeRO-3 run sized for checkpointing runs out of memory; with it, the block's
-    partitioning and CPU options have no effect.
-
-    ## Example
-    ```yaml
-    # accelwiz check accelerate.yaml -- --output_dir out
-    distributed_type: DEEPSPEED
-    num_processes: 2
-    deepspeed_config:
-      deepspeed_config_file: ds_config.json
-    ```
-    ```json
-    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3},
-     "activation_checkpointing": {"partition_activations": true}}
-    ```
-    Use instead: `--gradient_checkpointing true`, and drop the block.
-    ```json
-    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3}}
-    ```
-    """
-    view = trainer_view(ctx)
-    if view is None or view.resolution is None or view.json_role != "deepspeed":
-        return
-    block = view.resolution.config.get("activation_checkpointing")
-    if not isinstance(block, dict) or not any(v is True for v in block.values()):
-        return
-    from accelwiz.config.trainer_deepspeed import get_value
-
-    stage = get_value(view.resolution.config, "zero_optimization.stage")
-    if view.args.gradient_checkpointing:
-        message = ("activation_checkpointing options have no effect on a Transformers model: --gradient_checkpointing"
-                   " uses torch.utils.checkpoint" + (" under ZeRO-3" if stage == 3 else ""))
-    else:
-        message = ("activation_checkpointing does not turn checkpointing on for a Transformers model, and "
-                   "--gradient_checkpointing is not given: every activation is kept"
-                   + (" under ZeRO-3" if stage == 3 else ""))
-    yield Finding("deepspeed", ("activation_checkpointing",), message)
-
-
-# effective setting -> the DeepSpeed key the Trainer fills for it
-_FILLED_SETTINGS = {"micro_batch": "train_micro_batch_size_per_gpu",
-                    "gradient_accumulation": "gradient_accumulation_steps",
-                    "global_batch": "train_batch_size", "gradient_clipping": "gradient_clipping"}
-
-
-def trainer_effective(ctx: CheckContext, base: Any) -> Any:
-    """`base` (the files' EffectiveConfig) with the Trainer's values, for `--explain` and every rule: what the
-    Trainer fills in the DeepSpeed config's "auto", and without DeepSpeed the DataLoader batch, accumulation,
-    clipping and precision it owns."""
-    from accelwiz.effective import with_trainer
-
-    view = trainer_view(ctx)
-    if view is None:
-        return base
-    args, values = view.args, {}
-    if view.resolution is not None:
-        resolution = view.resolution
-        notes = {"micro_batch": args.where("per_device_train_batch_size"),
-                 "gradient_accumulation": args.where("gradient_accumulation_steps"),
-                 "global_batch": "world size x per_device_train_batch_size x gradient_accumulation_steps",
-                 "gradient_clipping": args.where("max_grad_norm")}
-        for setting, key in _FILLED_SETTINGS.items():
-            if resolution.filled_by.get(key) == "trainer":
-                values[setting] = (resolution.filled[key], f'"auto" <- {notes[setting]}')
-        for name in ("bf16", "fp16"):
-            filled_by = resolution.filled_by.get(f"{name}.enabled")
-            # accelerate's set_mixed_precision fills the "auto" block from TrainingArguments.mixed_precision,
-            # which is --fp16/--bf16 when given: the Trainer's value either way
-            if resolution.precision == name and (filled_by == "trainer" or (filled_by and args[name])):
-                via = "" if filled_by == "trainer" else " (through accelerate's mixed_precision)"
-                values["mixed_precision"] = (name, f'"auto" <- {args.where(name)}{via}')
-        if "mixed_precision" not in values and resolution.precision == "fp32" and any(
-                resolution.filled_by.get(f"{n}.enabled") == "trainer" for n in ("bf16", "fp16")):
-            values["mixed_precision"] = ("no", '"auto" <- neither --fp16 nor --bf16')
-    else:
-        micro, accumulation = args["per_device_train_batch_size"], args["gradient_accumulation_steps"]
-        values["micro_batch"] = (micro, f"DataLoader batch_size <- {args.where('per_device_train_batch_size')}")
-        values["gradient_accumulation"] = (accumulation, args.where("gradient_accumulation_steps"))
-        if view.world_size:
-            values["global_batch"] = (micro * accumulation * view.world_size,
-                                      f"{view.world_size} processes x micro-batch x accumulation")
-        values["gradient_clipping"] = (args["max_grad_norm"], args.where("max_grad_norm"))
-        if args["fp16"] or args["bf16"]:
-            chosen = args.mixed_precision(None)
-            values["mixed_precision"] = (chosen, f"{args.where(chosen)} overrides the launcher's")
-    # the Trainer checkpoints only when told to: a command line without the flag does not (its default is off),
-    # whatever the plan assumed (accelwiz.resolution.workload.trainer_layer judges memory the same way)
-    name = "activation_checkpointing" if args.is_given("activation_checkpointing") else "gradient_checkpointing"
-    values["gradient_checkpointing"] = (args.gradient_checkpointing, args.where(name))
-    # --fsdp/--fsdp_config: the plugin the Trainer hands the Accelerator (accelwiz.rules.trainer_fsdp)
-    from accelwiz.rules.trainer_fsdp import trainer_fsdp_values
-
-    values.update(trainer_fsdp_values(ctx, base))
-    # an argument transformers refuses (AW701) stops the run: its default is no value the run uses
-    invalid = {problem.name for problem in args.problems}
-    values = {setting: value for setting, value in values.items()
-              if not invalid & set(_SETTING_ARGUMENTS.get(setting, ()))}
-    return with_trainer(base, values)
-
-
-# the Trainer arguments each effective setting is made of
-_SETTING_ARGUMENTS = {"micro_batch": ("per_device_train_batch_size",),
-                      "gradient_accumulation": ("gradient_accumulation_steps",),
-                      "global_batch": ("per_device_train_batch_size", "gradient_accumulation_steps"),
-                      "gradient_clipping": ("max_grad_norm",), "mixed_precision": ("fp16", "bf16"),
-                      "gradient_checkpointing": ("gradient_checkpointing", "activation_checkpointing")}

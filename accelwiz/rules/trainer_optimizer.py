@@ -1,0 +1,181 @@
+"""AW706-AW708: the Trainer's optimizer and checkpointing arguments against the DeepSpeed config it runs with.
+
+With an `optimizer` block DeepSpeed's optimizer replaces the Trainer's; under ZeRO optimizer offload accelerate
+swaps the Trainer's own for a DeepSpeed CPU optimizer; DeepSpeed's activation_checkpointing block configures a
+checkpointing the Trainer never calls. Each is silent without Trainer arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from accelwiz.rules.diagnostic import Finding, Severity
+from accelwiz.rules.rule import rule
+from accelwiz.rules.trainer_arguments import config_location, trainer_view
+
+if TYPE_CHECKING:
+    from accelwiz.rules.context import CheckContext
+
+
+@rule("AW706", "trainer-optimizer-argument-ignored", Severity.WARNING,
+      fix="Drop --optim/--lr_scheduler_type, or remove the JSON's optimizer/scheduler block to use them")
+def trainer_optimizer_argument_ignored(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds `--optim` or `--lr_scheduler_type` given to the Trainer while the DeepSpeed config has its own
+    `optimizer` or `scheduler` block.
+
+    ## Why is this bad?
+    With an `optimizer` block the Trainer builds no optimizer of its own (`deepspeed_optim_sched` hands DeepSpeed
+    a `DummyOptim`): `--optim adamw_bnb_8bit` is silently ignored, and so is `--lr_scheduler_type` beside a
+    `scheduler` block. The run trains with another optimizer or schedule than the command line says.
+
+    ## Example
+    ```yaml
+    # accelwiz check accelerate.yaml -- --optim adafactor
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
+    ```
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2},
+     "optimizer": {"type": "AdamW", "params": {"lr": "auto"}}}
+    ```
+    with `--optim adafactor` on the training command line.
+    Use instead: drop the `optimizer` block to let `--optim` choose.
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}
+    ```
+    """
+    view = trainer_view(ctx)
+    if view is None or view.resolution is None:
+        return
+    config = view.resolution.config
+    for argument, block in (("optim", "optimizer"), ("lr_scheduler_type", "scheduler")):
+        if view.args.is_given(argument) and isinstance(config.get(block), dict):
+            kind = config[block].get("type")
+            role, path = config_location(view, block)
+            yield Finding(role, path if role == "deepspeed" else (),
+                          f"{view.args.where(argument)} is ignored: the DeepSpeed config's {block} block "
+                          f"({kind}) is used")
+
+
+# What accelerate's `prepare` turns the Trainer's own optimizer into under ZeRO optimizer offload
+# (accelerator.py `_prepare_deepspeed` -> utils/deepspeed.py `map_pytorch_optim_to_deepspeed`, while
+# zero_force_ds_cpu_optimizer is true, its default): torch AdamW and 32-bit bitsandbytes AdamW become
+# DeepSpeedCPUAdam in AdamW mode, torch Adagrad DeepSpeedCPUAdagrad, 32-bit bitsandbytes Lion DeepSpeedCPULion:
+# the same update. Every other optimizer becomes DeepSpeedCPUAdam with adamw_mode=False (Adam, L2 weight decay).
+_KEPT_UNDER_OFFLOAD = {"adamw_torch": "AdamW", "adamw_torch_fused": "AdamW", "paged_adamw_32bit": "AdamW",
+                       "adagrad": "Adagrad", "lion_32bit": "Lion", "paged_lion_32bit": "Lion"}
+
+
+@rule("AW707", "trainer-optimizer-replaced-under-offload", Severity.WARNING,
+      fix='Use --optim adamw_torch (or adagrad, lion_32bit), or add an "optimizer" block to the JSON')
+def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds ZeRO optimizer offload (`offload_optimizer.device` cpu or nvme) in a DeepSpeed config without an
+    `optimizer` block, used by the HF Trainer with an `--optim` other than AdamW, Adagrad or 32-bit Lion.
+
+    ## Why is this bad?
+    Without the block the Trainer creates its own torch optimizer and hands it to accelerate's `prepare`, which
+    under offload swaps it for a DeepSpeed CPU optimizer (`map_pytorch_optim_to_deepspeed`, while
+    `zero_force_ds_cpu_optimizer` is true, its default). AdamW, Adagrad and 32-bit Lion keep their update; any
+    other optimizer (SGD, Adafactor, 8-bit AdamW, RMSprop, ...) silently becomes DeepSpeedCPUAdam in Adam mode
+    (L2 weight decay): the run trains, with an optimizer nobody chose.
+
+    ## Example
+    ```yaml
+    # accelwiz check accelerate.yaml -- --output_dir out --optim sgd
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
+    ```
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto",
+     "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}
+    ```
+    Use instead: the AdamW that the CPU optimizer implements, or a DeepSpeed `optimizer` block.
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto",
+     "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}},
+     "optimizer": {"type": "AdamW", "params": {"lr": "auto", "weight_decay": "auto"}}}
+    ```
+    """
+    view = trainer_view(ctx)
+    if view is None or view.resolution is None:
+        return
+    from accelwiz.config.trainer_deepspeed import get_value
+
+    config = view.resolution.config
+    device = get_value(config, "zero_optimization.offload_optimizer.device")
+    stage = get_value(config, "zero_optimization.stage")
+    if device not in ("cpu", "nvme") or "optimizer" in config or stage in (0, None):
+        return
+    # accelerate tests `.get("zero_force_ds_cpu_optimizer", True)` for truth: only a false value skips the swap
+    forced = config.get("zero_force_ds_cpu_optimizer", True)
+    if forced is False or (type(forced) is int and forced == 0):
+        return
+    optim = str(view.args["optim"])
+    if optim in _KEPT_UNDER_OFFLOAD:
+        return
+    role, path = config_location(view, "zero_optimization.offload_optimizer.device")
+    yield Finding(role, path, f"optimizer offload to {device} with no optimizer block: accelerate's prepare "
+                              f"replaces the Trainer's --optim {optim} with DeepSpeedCPUAdam in Adam mode "
+                              "(map_pytorch_optim_to_deepspeed); only AdamW, Adagrad and 32-bit Lion keep "
+                              "their update under offload")
+
+
+@rule("AW708", "deepspeed-activation-checkpointing-unused-by-trainer", Severity.WARNING,
+      fix="Pass --gradient_checkpointing to the Trainer; the JSON's activation_checkpointing block does not "
+          "apply to Transformers models")
+def deepspeed_activation_checkpointing_unused(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a DeepSpeed `activation_checkpointing` block (`partition_activations`, `cpu_checkpointing`, ...) in a
+    config used by the HF Trainer, and a Trainer run with gradient checkpointing under ZeRO-3 whose JSON still
+    relies on that block.
+
+    ## Why is this bad?
+    The block configures `deepspeed.checkpointing.checkpoint`, which Transformers models never call: they
+    checkpoint with `torch.utils.checkpoint` when `--gradient_checkpointing` is given. Without the flag no
+    activation is recomputed and a ZeRO-3 run sized for checkpointing runs out of memory; with it, the block's
+    partitioning and CPU options have no effect.
+
+    ## Example
+    ```yaml
+    # accelwiz check accelerate.yaml -- --output_dir out
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
+    ```
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3},
+     "activation_checkpointing": {"partition_activations": true}}
+    ```
+    Use instead: `--gradient_checkpointing true`, and drop the block.
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3}}
+    ```
+    """
+    view = trainer_view(ctx)
+    if view is None or view.resolution is None or view.json_role != "deepspeed":
+        return
+    block = view.resolution.config.get("activation_checkpointing")
+    if not isinstance(block, dict) or not any(v is True for v in block.values()):
+        return
+    from accelwiz.config.trainer_deepspeed import get_value
+
+    stage = get_value(view.resolution.config, "zero_optimization.stage")
+    if view.args.gradient_checkpointing:
+        message = ("activation_checkpointing options have no effect on a Transformers model: --gradient_checkpointing"
+                   " uses torch.utils.checkpoint" + (" under ZeRO-3" if stage == 3 else ""))
+    else:
+        message = ("activation_checkpointing does not turn checkpointing on for a Transformers model, and "
+                   "--gradient_checkpointing is not given: every activation is kept"
+                   + (" under ZeRO-3" if stage == 3 else ""))
+    yield Finding("deepspeed", ("activation_checkpointing",), message)
