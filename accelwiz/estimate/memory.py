@@ -140,17 +140,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     phases = (loading, *phases)
     peak = max(phases, key=lambda p: p.total)
     allocated = peak.total
-    static = peak.parts["optimizer_states"] + (states.weights - states.autocast_copy)
-    if _gradients_kept(workload, strategy):  # gradients allocated once, kept between steps
-        static += peak.parts["gradients"]
-    step_segments = step if strategy.is_deepspeed else 0.0  # flat buffers: segments of their own (reserve.py)
-    fsdp = None
-    if strategy.is_fsdp:  # FSDP's streams hold their blocks at their size; wrapping leaves a cache (fsdp_reserve.py)
-        fsdp = fsdp_step_reserve(workload, strategy, static=static, gradients=states.gradients,
-                                 phases=[(p.total, p.parts["gradients"]) for p in phases])
-    reserved, reserve_note = reserved_bytes(allocated, static, workload, step_segments, fsdp)
-    small_pool, small_pool_note = adapter_small_pool_bytes(workload, strategy, peak.name)
-    reserved += small_pool
+    reserved, reserve_notes = _reserved(workload, strategy, states, phases, peak, step)
     extra = process_runtime(strategy, gpu)
     overhead = extra.total + (reserved - allocated)
     host, nvme, host_notes = _host(workload, strategy, states.host_offload)
@@ -161,25 +151,12 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
         *states.notes,
         *activation_notes,
         *((workload.model.activations_note,) if not workload.model.analytic_activations else ()),
-        f"loss tail: fp32 log-softmax kept for backward ({workload.micro_batch}×{workload.seq_len} tokens × "
-        f"vocab {workload.model.vocab_size:,}); logits and loss gradients are phase temporaries"
-        if logits
-        else "no LM head counted",
-        *((f"transformers {workload.transformers_version[0]}.{workload.transformers_version[1]} copies the fp32 "
-           "logits for the shifted loss (before 4.49): +2 x batch x seq x vocab bytes in forward, +4 in backward",)
-          if workload.copies_shifted_logits else ()),
+        *_loss_tail_notes(workload, logits),
         *buffer_notes,
         f"peak over phases (allocated): {phase_text}; the largest is the {PHASE_LABEL[peak.name]}",
         step_note,
-        "gradients: ZeRO-3 keeps its flat gradient partition between steps"
-        if strategy.kind == "zero3"
-        else "gradients: ZeRO's partition from backward's first reduce to the step, its reduce bucket with it"
-        if strategy.is_deepspeed
-        else "gradients zeroed in place: allocated through every phase"
-        if workload.legacy_trainer
-        else "gradients exist from backward to the optimizer step (zero_grad(set_to_none=True))",
-        reserve_note,
-        *((small_pool_note,) if small_pool_note else ()),
+        _gradients_note(workload, strategy),
+        *reserve_notes,
         "runtime beside the tensors: " + "; ".join(extra.notes),
         loading_note,
         *host_notes,
@@ -203,6 +180,45 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
         round(reserved),
         tuple(extra.parts().items()),
     )
+
+
+def _reserved(workload: Workload, strategy: Strategy, states: ModelStates, phases: tuple[_Phase, ...],
+              peak: _Phase, step: float) -> tuple[float, list[str]]:
+    """What the caching allocator reserves at the peak (reserve.py, fsdp_reserve.py, small_pool.py), and notes."""
+    static = peak.parts["optimizer_states"] + (states.weights - states.autocast_copy)
+    if _gradients_kept(workload, strategy):  # gradients allocated once, kept between steps
+        static += peak.parts["gradients"]
+    step_segments = step if strategy.is_deepspeed else 0.0  # flat buffers: segments of their own (reserve.py)
+    fsdp = None
+    if strategy.is_fsdp:  # FSDP's streams hold their blocks at their size; wrapping leaves a cache (fsdp_reserve.py)
+        fsdp = fsdp_step_reserve(workload, strategy, static=static, gradients=states.gradients,
+                                 phases=[(p.total, p.parts["gradients"]) for p in phases])
+    reserved, note = reserved_bytes(peak.total, static, workload, step_segments, fsdp)
+    small_pool, small_pool_note = adapter_small_pool_bytes(workload, strategy, peak.name)
+    return reserved + small_pool, [note, *((small_pool_note,) if small_pool_note else ())]
+
+
+def _loss_tail_notes(workload: Workload, logits: float) -> list[str]:
+    if not logits:
+        return ["no LM head counted"]
+    notes = [f"loss tail: fp32 log-softmax kept for backward ({workload.micro_batch}×{workload.seq_len} tokens × "
+             f"vocab {workload.model.vocab_size:,}); logits and loss gradients are phase temporaries"]
+    if workload.copies_shifted_logits:
+        major, minor = workload.transformers_version or (0, 0)
+        notes.append(f"transformers {major}.{minor} copies the fp32 logits for the shifted loss (before 4.49): "
+                     "+2 x batch x seq x vocab bytes in forward, +4 in backward")
+    return notes
+
+
+def _gradients_note(workload: Workload, strategy: Strategy) -> str:
+    """When the gradients exist, as the strategy and the training loop keep them."""
+    if strategy.kind == "zero3":
+        return "gradients: ZeRO-3 keeps its flat gradient partition between steps"
+    if strategy.is_deepspeed:
+        return "gradients: ZeRO's partition from backward's first reduce to the step, its reduce bucket with it"
+    if workload.legacy_trainer:
+        return "gradients zeroed in place: allocated through every phase"
+    return "gradients exist from backward to the optimizer step (zero_grad(set_to_none=True))"
 
 
 def process_runtime(strategy: Strategy, gpu: str | None = None) -> Runtime:
