@@ -1,4 +1,6 @@
-"""AW1xx: processes, machines, ranks, devices, and the keys `accelerate launch` reads but never applies.
+"""AW101-AW102, AW109-AW113: processes, machines, and the keys `accelerate launch` reads but never applies.
+How the machines meet (AW103-AW105) is in main_process.py, `gpu_ids` (AW106-AW108) in gpu_ids.py; what they
+all read, in topology_view.py.
 
 Everything here follows `accelerate launch` 1.15: `_validate_launch_command` merges the file into the
 argparse namespace only where the namespace still holds None, then `launch_command` picks a launcher from
@@ -8,59 +10,14 @@ launcher that starts one Python process, optionally under mpirun).
 
 from __future__ import annotations
 
-import ipaddress
-import re
 from collections.abc import Iterator
 
 from accelwiz import coerce
-from accelwiz.effective import NOT_WRITTEN, EffectiveConfig
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.rule import rule
-from accelwiz.vocab import MULTI_DEVICE_TYPES, PER_DEVICE_TYPES, SIMPLE_LAUNCHER_TYPES
-
-PLACEHOLDER_HOSTS = frozenset({"example", "hostname", "host", "ip", "your_ip", "main_ip", "master_ip",
-                               "none", "null", "changeme", "todo"})
-
-
-def _view(ctx: CheckContext) -> EffectiveConfig | None:
-    """The effective values of this unit, unless it has no Accelerate YAML or is a SageMaker config.
-
-    Rules read `.strict` values: a value of the wrong type is the schema rules' finding, not theirs.
-    """
-    if ctx.accelerate is None or ctx.effective.is_sagemaker:
-        return None
-    return ctx.effective
-
-
-def _machines(view: EffectiveConfig) -> int | None:
-    """num_machines (1 when absent); None when malformed."""
-    machines = view.num_machines.strict
-    return machines if machines is not None and machines >= 1 else None
-
-
-def _gpu_id_count(view: EffectiveConfig) -> int | None:
-    """How many devices `gpu_ids` lists; None for "all", absent or malformed."""
-    return None if view.gpu_ids.invalid else view.gpu_id_count
-
-
-def _processes_per_machine(view: EffectiveConfig) -> int | None:
-    processes, machines = view.num_processes.strict, _machines(view)
-    if processes is None or machines is None or processes < 1:
-        return None
-    return processes // machines
-
-
-def _written_processes(view: EffectiveConfig) -> int | None:
-    """num_processes as written (None when absent or malformed)."""
-    return view.num_processes.strict if view.num_processes.is_written else None
-
-
-def _too_few_gpu_ids_for_multi_gpu(view: EffectiveConfig) -> bool:
-    """accelerate's own check (launch.py): multi_gpu on one machine with fewer than two ids is refused."""
-    count = _gpu_id_count(view)
-    return (view.distributed_type.value in MULTI_DEVICE_TYPES and (_machines(view) or 1) <= 1
-            and count is not None and count < 2)
+from accelwiz.rules.topology_view import lacks_multi_gpu_ids, machine_count, topology_view, written_processes
+from accelwiz.vocab import MULTI_DEVICE_TYPES, SIMPLE_LAUNCHER_TYPES
 
 
 @rule("AW101", "multi-device-single-process", Severity.WARNING,
@@ -87,12 +44,12 @@ def multi_device_single_process(ctx: CheckContext) -> Iterator[Finding]:
     num_processes: 1
     ```
     """
-    view = _view(ctx)
+    view = topology_view(ctx)
     if view is None or view.distributed_type.value not in MULTI_DEVICE_TYPES:
         return
-    if _too_few_gpu_ids_for_multi_gpu(view):
+    if lacks_multi_gpu_ids(view):
         return  # AW106: accelerate refuses the file for that reason first
-    if _written_processes(view) == 1 and _machines(view) == 1:
+    if written_processes(view) == 1 and machine_count(view) == 1:
         yield Finding("accelerate", ("num_processes",),
                       f"`distributed_type: {view.distributed_type.value}` with one process on one machine")
 
@@ -126,241 +83,15 @@ def processes_not_divisible_by_machines(ctx: CheckContext) -> Iterator[Finding]:
     main_process_port: 29500
     ```
     """
-    view = _view(ctx)
+    view = topology_view(ctx)
     if view is None:
         return
-    processes, machines = _written_processes(view), _machines(view)
+    processes, machines = written_processes(view), machine_count(view)
     if processes is None or machines is None or machines < 2 or processes < 1 or processes % machines == 0:
         return
     yield Finding("accelerate", ("num_processes",),
                   f"num_processes ({processes}) is not a multiple of num_machines ({machines}): each "
                   f"machine starts {processes // machines}, {processes % machines} fewer in all")
-
-
-@rule("AW103", "machine-rank-out-of-range", Severity.ERROR,
-      fix="Set machine_rank to this machine's index, from 0 to num_machines - 1")
-def machine_rank_out_of_range(ctx: CheckContext) -> Iterator[Finding]:
-    """
-    ## What it does
-    Finds a `machine_rank` that is not below `num_machines`.
-
-    ## Why is this bad?
-    Machine ranks run from 0 to `num_machines - 1`. A rank outside that range makes torchrun wait for a node
-    that never joins (or fail the rendezvous), and accelerate does not check it.
-
-    ## Example
-    ```yaml
-    num_machines: 2
-    machine_rank: 2
-    ```
-    Use instead: `machine_rank: 1` on the second machine.
-    ```yaml
-    num_machines: 2
-    machine_rank: 1
-    ```
-    """
-    view = _view(ctx)
-    if view is None:
-        return
-    rank = view.machine_rank.strict if view.machine_rank.is_written else None
-    machines = _machines(view)
-    if rank is not None and machines is not None and rank >= machines:
-        yield Finding("accelerate", ("machine_rank",),
-                      f"machine_rank is {rank} but there are only {machines} machine(s) "
-                      f"(ranks 0..{machines - 1})")
-
-
-@rule("AW104", "multi-node-without-main-process", Severity.ERROR,
-      fix="Set main_process_ip (and main_process_port) to the address of the machine with rank 0")
-def multi_node_without_main_process(ctx: CheckContext) -> Iterator[Finding]:
-    """
-    ## What it does
-    Finds a multi-node config with no `main_process_ip`, or with no `main_process_port` where the launcher
-    needs one (`NO`/`MULTI_CPU`, which use the simple launcher). Silent when the plan file beside the config
-    says the job is started by per-node commands or SLURM, which pass both to each node at launch.
-
-    ## Why is this bad?
-    The simple launcher asserts both ("you need to specify the main process IP"); the torchrun and DeepSpeed
-    paths do not check and pass the string `None:29500` as the rendezvous endpoint, so every node hangs or
-    fails to connect.
-
-    ## Example
-    ```yaml
-    num_machines: 2
-    num_processes: 16
-    ```
-    Use instead: add `main_process_ip: 10.0.0.1` and `main_process_port: 29500`.
-    ```yaml
-    num_machines: 2
-    num_processes: 16
-    main_process_ip: 10.0.0.1
-    main_process_port: 29500
-    ```
-    """
-    if ctx.plan is not None and ctx.plan.launcher.supplies_rendezvous:
-        return  # the plan's launcher (SLURM, per-node commands) gives each node the rank and the address
-    view = _view(ctx)
-    if view is None or (_machines(view) or 1) < 2:
-        return
-    # per-node commands and SLURM scripts pass both on each node's command line
-    handled = ("each node's command passes --main_process_ip and --main_process_port"
-               if ctx.launch.supplies_rendezvous else None)
-    if view.main_process_ip.written in (NOT_WRITTEN, None):
-        yield Finding("accelerate", ("main_process_ip",),
-                      f"{_machines(view)} machines but no main_process_ip for them to meet at", handled=handled)
-    if view.main_process_port.written in (NOT_WRITTEN, None) and view.distributed_type.value in SIMPLE_LAUNCHER_TYPES:
-        yield Finding("accelerate", ("main_process_port",),
-                      f"{_machines(view)} machines with `distributed_type: {view.distributed_type.value}` need "
-                      "main_process_port", handled=handled)
-
-
-def _looks_like_placeholder(host: str) -> bool:
-    text = host.strip()
-    try:
-        ipaddress.ip_address(text)
-        return False
-    except ValueError:
-        pass
-    if text.lower() in PLACEHOLDER_HOSTS or text.isdigit() or re.fullmatch(r"x+(\.x+)*", text, re.I):
-        return True
-    return re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?", text) is None
-
-
-@rule("AW105", "placeholder-main-process-ip", Severity.WARNING,
-      fix="Replace it with the real IP address or host name of the rank-0 machine")
-def placeholder_main_process_ip(ctx: CheckContext) -> Iterator[Finding]:
-    """
-    ## What it does
-    Finds a multi-node `main_process_ip` that is neither an IP address nor a host name: a template
-    placeholder such as `example`, `xxxx` or the number `1234`.
-
-    ## Why is this bad?
-    Every node tries to reach the rank-0 machine at this address; a placeholder fails only after the
-    processes start, with a rendezvous timeout or a DNS error.
-
-    ## Example
-    ```yaml
-    num_machines: 2
-    main_process_ip: '1234'
-    ```
-    Use instead: `main_process_ip: 10.0.0.4`.
-    ```yaml
-    num_machines: 2
-    main_process_ip: 10.0.0.4
-    ```
-    """
-    from accelwiz.rules.placeholders import claimed_placeholder, plan_supplies_rendezvous
-
-    view = _view(ctx)
-    host = view.main_process_ip.strict if view else None
-    if view is None or host is None or (_machines(view) or 1) < 2:
-        return
-    if claimed_placeholder(ctx, "main_process_ip") or plan_supplies_rendezvous(ctx):
-        return  # a template placeholder is one finding (the placeholder rule's); the plan's launcher replaces it
-    if _looks_like_placeholder(host):
-        handled = {"handled": "each node's command passes --main_process_ip"} if ctx.launch.supplies_rendezvous \
-            else {}
-        yield Finding("accelerate", ("main_process_ip",),
-                      f"main_process_ip {host!r} is not an IP address or host name", **handled)
-
-
-@rule("AW106", "too-few-gpu-ids-for-multi-gpu", Severity.ERROR,
-      fix="List at least two devices in gpu_ids (or write `gpu_ids: all`), or use `distributed_type: 'NO'`")
-def too_few_gpu_ids_for_multi_gpu(ctx: CheckContext) -> Iterator[Finding]:
-    """
-    ## What it does
-    Finds a single-machine MULTI_GPU (or other MULTI_*) config whose `gpu_ids` lists fewer than two devices.
-
-    ## Why is this bad?
-    `accelerate launch` refuses it: "Less than two GPU ids were configured and tried to run on multiple
-    GPUs" (accelerate#1316).
-
-    ## Example
-    ```yaml
-    distributed_type: MULTI_GPU
-    gpu_ids: '0'
-    ```
-    Use instead: `gpu_ids: 0,1` with `num_processes: 2`, or `distributed_type: 'NO'` for one GPU.
-    ```yaml
-    distributed_type: MULTI_GPU
-    gpu_ids: 0,1
-    ```
-    """
-    view = _view(ctx)
-    if view is not None and _too_few_gpu_ids_for_multi_gpu(view):
-        yield Finding("accelerate", ("gpu_ids",),
-                      f"gpu_ids {view.gpu_ids.value!r} lists fewer than two devices for "
-                      f"`distributed_type: {view.distributed_type.value}` on one machine")
-
-
-@rule("AW107", "fewer-gpu-ids-than-processes", Severity.ERROR,
-      fix="List one device per process in gpu_ids, or lower num_processes")
-def fewer_gpu_ids_than_processes(ctx: CheckContext) -> Iterator[Finding]:
-    """
-    ## What it does
-    Finds `gpu_ids` listing fewer devices than the processes each machine starts (`num_processes //
-    num_machines`).
-
-    ## Why is this bad?
-    Each process picks device `local_rank % device_count`, so two ranks silently share one GPU (halving its
-    memory and speed) instead of failing (N10, accelerate#3894).
-
-    ## Example
-    ```yaml
-    distributed_type: MULTI_GPU
-    gpu_ids: 0,1
-    num_processes: 4
-    ```
-    Use instead:
-    ```yaml
-    distributed_type: MULTI_GPU
-    gpu_ids: 0,1,2,3
-    num_processes: 4
-    ```
-    or `num_processes: 2`.
-    """
-    view = _view(ctx)
-    if view is None or view.distributed_type.value not in PER_DEVICE_TYPES or _too_few_gpu_ids_for_multi_gpu(view):
-        return
-    listed, per_machine = _gpu_id_count(view), _processes_per_machine(view)
-    if listed is not None and per_machine is not None and listed < per_machine:
-        yield Finding("accelerate", ("gpu_ids",),
-                      f"gpu_ids lists {listed} device(s) but each machine starts {per_machine} processes")
-
-
-@rule("AW108", "more-gpu-ids-than-processes", Severity.WARNING,
-      fix="Raise num_processes to use every listed device, or list only the devices you mean to use")
-def more_gpu_ids_than_processes(ctx: CheckContext) -> Iterator[Finding]:
-    """
-    ## What it does
-    Finds `gpu_ids` listing more devices than the processes each machine starts.
-
-    ## Why is this bad?
-    One process runs per device, so the extra devices stay idle; usually `num_processes` was left at 1 or
-    was written per machine instead of in total.
-
-    ## Example
-    ```yaml
-    distributed_type: MULTI_GPU
-    gpu_ids: 0,1,2,3
-    num_processes: 2
-    ```
-    Use instead:
-    ```yaml
-    distributed_type: MULTI_GPU
-    gpu_ids: 0,1
-    num_processes: 2
-    ```
-    or `num_processes: 4`.
-    """
-    view = _view(ctx)
-    if view is None or view.distributed_type.value not in PER_DEVICE_TYPES:
-        return
-    listed, per_machine = _gpu_id_count(view), _processes_per_machine(view)
-    if listed is not None and per_machine is not None and listed > per_machine:
-        yield Finding("accelerate", ("gpu_ids",),
-                      f"gpu_ids lists {listed} devices but each machine starts only {per_machine} "
-                      "process(es)")
 
 
 @rule("AW109", "multi-cpu-without-hostfile", Severity.ERROR,
@@ -386,10 +117,10 @@ def multi_cpu_without_hostfile(ctx: CheckContext) -> Iterator[Finding]:
     mpirun_config: {mpirun_hostfile: /path/to/hostfile}
     ```
     """
-    view = _view(ctx)
+    view = topology_view(ctx)
     if view is None or view.distributed_type.value != "MULTI_CPU":
         return
-    processes = _written_processes(view)
+    processes = written_processes(view)
     if processes is not None and processes > 1 and not ctx.accelerate.get("mpirun_config", "mpirun_hostfile"):
         yield Finding("accelerate", ("distributed_type",),
                       f"MULTI_CPU with num_processes {processes} but no mpirun_config.mpirun_hostfile: "
@@ -438,7 +169,7 @@ def launcher_ignored_key(ctx: CheckContext) -> Iterator[Finding]:
     ```
     Use instead: `accelerate launch --rdzv_backend c10d ...`.
     """
-    view = _view(ctx)
+    view = topology_view(ctx)
     if view is None:
         return
     for name, (used, flag, readers) in LAUNCHER_IGNORED_KEYS.items():
@@ -477,7 +208,7 @@ def num_processes_unset(ctx: CheckContext) -> Iterator[Finding]:
     num_processes: 8
     ```
     """
-    view = _view(ctx)
+    view = topology_view(ctx)
     if view is not None and view.distributed_type.value is not None and view.launch_needs_num_processes:
         yield Finding("accelerate", ("num_processes",),
                       "num_processes is not set: `accelerate launch` needs --num_processes with this file")
@@ -505,8 +236,8 @@ def single_process_type_with_many_processes(ctx: CheckContext) -> Iterator[Findi
     num_processes: 1
     ```
     """
-    view = _view(ctx)
-    processes = _written_processes(view) if view else None
+    view = topology_view(ctx)
+    processes = written_processes(view) if view else None
     if view is not None and view.distributed_type.value == "NO" and processes is not None and processes > 1:
         yield Finding("accelerate", ("num_processes",),
                       f"`distributed_type: 'NO'` starts one process, not num_processes ({processes})")
@@ -545,7 +276,7 @@ def section_for_another_distributed_type(ctx: CheckContext) -> Iterator[Finding]
     distributed_type: MULTI_GPU
     ```
     """
-    view = _view(ctx)
+    view = topology_view(ctx)
     if view is None or view.distributed_type.value is None:
         return
     for section, readers in SECTION_READERS.items():
