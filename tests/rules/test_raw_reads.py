@@ -46,7 +46,7 @@ DOCUMENT_TEXT = {
     ("hardware/deepspeed_features.py", "deepspeed_key_newer_than_installed"):
         "keys an older DeepSpeed refuses by name, whatever their value (extra fields not permitted)",
     ("fsdp.py", "_entry"): "fsdp_config keys the FSDP version in use ignores (AW301, AW302, AW304, AW305)",
-    ("memory.py", "_anchor"): "where a memory finding points (file:line:col)",
+    ("memory_view.py", "anchor"): "where a memory finding points (file:line:col)",
     ("placeholders.py", "claimed_placeholder"): "template placeholders left in the text",
     ("placeholders.py", "placeholder_launch_value"): "template placeholders left in the text",
     ("precision_settings.py", "_view"): "fp8_config / dynamo_config key names the launcher ignores or renames",

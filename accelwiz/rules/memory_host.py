@@ -1,0 +1,126 @@
+"""AW502, AW506: will the host hold what offload puts there? Run when `--model` is given (the workload)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from accelwiz.rules.context import CheckContext
+from accelwiz.rules.diagnostic import Finding, Severity
+from accelwiz.rules.memory_view import (
+    anchor,
+    gib,
+    judged_host,
+)
+from accelwiz.rules.rule import Needs, rule
+from accelwiz.vocab import HEADROOM
+
+if TYPE_CHECKING:
+    pass
+
+
+@rule(
+    "AW502",
+    "offload-exceeds-host-memory",
+    Severity.ERROR,
+    needs=Needs.WORKLOAD,
+    fix="Offload less (optimizer only, or none), use NVMe offload, or add nodes",
+)
+def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
+    """## What it does
+    Estimates host RAM per node (offloaded optimizer states and parameters, or model loading, whichever is
+    larger) and reports when it exceeds the RAM of the `--system` profile.
+
+    The offloaded states are counted as DeepSpeed allocates them (checked on a real DeepSpeedCPUAdam engine):
+    ZeRO-3 with optimizer offload holds 18 bytes per parameter in bf16 (fp32 master, Adam m and v, fp32
+    gradients, and a 16-bit gradient partition), 20 with parameter offload, divided among the nodes, plus
+    2 GiB per process for Python, torch and CUDA. DeepSpeed's own estimator
+    (`estimate_zero3_model_states_mem_needs`) counts 16 (18) and multiplies by a 1.5 margin, so it prints more:
+    788.5 GiB where accelwiz says 607.4 GiB for a 70B model on 2 nodes x 8 GPUs (docs/performance.md, "Host RAM").
+
+    ## Why is this bad?
+    The kernel's OOM killer ends a process (often reported only as `exit code -9` by the launcher), or the
+    node swaps until the step time collapses.
+
+    ## Example
+    ```yaml
+    # accelwiz check --system 4xA100-40GB --model llama-3.1-70b
+    distributed_type: DEEPSPEED
+    num_processes: 4
+    deepspeed_config:
+      zero_stage: 3
+      offload_optimizer_device: cpu
+      offload_param_device: cpu
+    ```
+    on a node with 340 GiB of RAM (70B × 20 bytes of offloaded states = 1.4 TB).
+
+    Use instead: more nodes, or `offload_optimizer_device: nvme`.
+    """
+    judged = judged_host(ctx)
+    if judged is None or judged.verdict != "does not fit":  # tight is AW506's
+        return
+    strategy, estimate, ram, _ = judged
+    role, path = anchor(ctx, strategy)
+    what = (
+        "offloaded states"
+        if "cpu" in (strategy.offload_optimizer, strategy.offload_param)
+        else "model loading"
+    )
+    yield Finding(
+        role,
+        path,
+        f"estimated {gib(estimate.host_bytes)} of host RAM per node for {what} "
+        f"({strategy.label}, {ctx.workload.model.name}) exceeds the node's {gib(ram)}",
+    )
+
+
+@rule(
+    "AW506",
+    "host-memory-tight",
+    Severity.WARNING,
+    needs=Needs.WORKLOAD,
+    fix="Offload less, or use machines with more RAM, to keep 10% of the host RAM free",
+)
+def host_memory_tight(ctx: CheckContext) -> Iterator[Finding]:
+    """## What it does
+    Reports a host RAM estimate per machine (offloaded states, or model loading) that fits the RAM of the
+    `--system` profile (or the plan's) but leaves less than 10% of it free: the verdict "tight".
+
+    ## Why is this bad?
+    The data loader workers, the page cache of the checkpoint being read and the launcher itself share that
+    RAM; the kernel's OOM killer ends a rank (`exit code -9`) or the machine swaps.
+
+    ## Example
+    ```yaml
+    # accelwiz check --system 1xRTX4090 --model 3.2B
+    distributed_type: DEEPSPEED
+    num_processes: 1
+    deepspeed_config:
+      zero_stage: 3
+      offload_optimizer_device: cpu
+      offload_param_device: cpu
+    ```
+    a 3.2B-parameter model whose offloaded states take about 95% of the workstation's 64 GiB of RAM.
+
+    Use instead: `offload_param_device: none`, or more machines.
+    ```yaml
+    # accelwiz check --system 1xRTX4090 --model 3.2B
+    distributed_type: DEEPSPEED
+    num_processes: 1
+    deepspeed_config:
+      zero_stage: 3
+      offload_optimizer_device: cpu
+      offload_param_device: none
+    ```
+    """
+    judged = judged_host(ctx)
+    if judged is None or judged.verdict != "tight":
+        return
+    strategy, estimate, ram, _ = judged
+    role, path = anchor(ctx, strategy)
+    yield Finding(
+        role,
+        path,
+        f"estimated {gib(estimate.host_bytes)} of host RAM per machine ({strategy.label}, "
+        f"{ctx.workload.model.name}) is tight: above {HEADROOM:.0%} of the machine's {gib(ram)}",
+    )
