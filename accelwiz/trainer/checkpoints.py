@@ -2,15 +2,21 @@
 
 `output_dir/checkpoints/step-000010/` holds what `Accelerator.save_state` writes (model, optimizer, RNG; for
 DeepSpeed its own sharded layout) plus `trainer_state.json`, written last by the main process: a directory
-without it is an interrupted save and is never resumed from.
+without it is an interrupted save and is never resumed from. `restore` resumes from the newest complete one;
+`save_final` writes the trained model (or adapter) beside them, through a temporary directory.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from accelwiz.trainer.options import TrainerOptions
 
 STATE_FILE = "trainer_state.json"
 
@@ -66,3 +72,42 @@ def prune(output_dir: Path, keep: int) -> list[Path]:
     for directory in removed:
         shutil.rmtree(directory, ignore_errors=True)
     return removed
+
+
+def save_final(
+    accelerator: Any, model: Any, tokenizer: Any, output_dir: Path, method: str, facts: dict[str, Any]
+) -> tuple[str, float | None]:
+    """save_pretrained the trained model (full) or adapter (LoRA/QLoRA), with the tokenizer; returns (where,
+    parameter checksum). Written to a temporary directory and renamed, so a directory is never half-written."""
+    from accelwiz.trainer.report import parameter_checksum
+
+    # Sharded weights (ZeRO-3, FSDP) are gathered by a collective call on every rank; the others are whole.
+    sharded = facts.get("zero_stage") == 3 or facts.get("distributed_type") == "FSDP"
+    state_dict = accelerator.get_state_dict(model) if sharded else None
+    unwrapped = accelerator.unwrap_model(model)
+    target = output_dir / ("model" if method == "full" else "adapter")
+    checksum = None
+    if accelerator.is_main_process:
+        checksum = parameter_checksum(state_dict if state_dict is not None else unwrapped.state_dict())
+        partial = output_dir / (target.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        unwrapped.save_pretrained(str(partial), state_dict=state_dict, safe_serialization=True)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(str(partial))
+        shutil.rmtree(target, ignore_errors=True)
+        partial.rename(target)
+    accelerator.wait_for_everyone()
+    return str(target), checksum
+
+
+def restore(accelerator: Any, opts: TrainerOptions) -> tuple[TrainerState, Path | None]:
+    """With --resume, load the newest complete checkpoint; returns where training starts."""
+    found = latest_checkpoint(opts.output_dir) if opts.resume else None
+    if found is None:
+        if opts.resume:
+            accelerator.print(f"no checkpoint in {opts.output_dir}; starting from step 0", file=sys.stderr)
+        return TrainerState.start(), None
+    path, state = found
+    accelerator.load_state(str(path))
+    accelerator.print(f"resuming from {path} at step {state.step}", file=sys.stderr)
+    return state, path

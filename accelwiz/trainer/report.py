@@ -12,7 +12,11 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from accelwiz.trainer.checkpoints import TrainerState
+    from accelwiz.trainer.options import TrainerOptions
 
 REPORT_FILE = "run_report.json"
 
@@ -134,3 +138,80 @@ def rank_report(accelerator: Any, model: Any, final_loss: float | None) -> list[
         "parameter_checksum": checksum,
     }
     return sorted(gather_object([mine]), key=lambda r: r["rank"])
+
+
+def report_run(
+    accelerator: Any,
+    opts: TrainerOptions,
+    run: dict[str, Any],
+    model_config: Any,
+    result: dict[str, Any],
+    state: TrainerState,
+    resumed_from: Path | None,
+    extra: dict[str, Any],
+) -> None:
+    """Gather every rank's peak memory; the main process writes run_report.json beside the estimate."""
+    import torch
+
+    peak, measured = peak_memory_bytes(accelerator.device.type)
+    on_gpu = accelerator.device.type == "cuda"
+    mine = [peak, *(cuda_peaks().values() if on_gpu else (0, 0))]
+    gathered = accelerator.gather(torch.tensor([mine], device=accelerator.device)).tolist()
+    if not accelerator.is_main_process:
+        return
+    peaks = [row[0] for row in gathered]
+    estimate = estimate_for_run({**run, "model_config": model_config.to_dict()})
+    report = {
+        **run,
+        **result,
+        "final_loss": result["loss_last"],
+        **extra,
+        "checkpoints": [c for c in result["checkpoints"] if Path(c).is_dir()],  # after pruning
+        "start_step": state.step,
+        "resumed_from": str(resumed_from) if resumed_from else None,
+        "lr": opts.lr,
+        "peak_memory_bytes": peaks,
+        "peak_memory_measure": measured,
+        "estimate": estimate,
+    }
+    if on_gpu:
+        report["gpu"] = gpu_report(accelerator, run, model_config, result, gathered, estimate)
+    path = write_report(opts.output_dir, report)
+    if result["losses"]:
+        trained = (f"loss {result['loss_first']:.3f} -> {result['loss_last']:.3f}, "
+                   f"{result['tokens_per_second']:,.0f} tokens/s, ")
+    else:
+        trained = "nothing left to train, "
+    accelerator.print(
+        f"done: step {result['steps']}/{opts.steps}, {trained}peak {max(peaks) / 2**20:,.0f} MiB ({measured}); "
+        f"saved {extra['saved']}; report: {path}",
+        file=sys.stderr,
+    )
+
+
+def gpu_report(accelerator: Any, run: dict[str, Any], model_config: Any, result: dict[str, Any],
+               gathered: list[list[int]], estimate: dict[str, Any]) -> dict[str, Any]:
+    """Every rank's CUDA peaks beside the estimate for these settings, and MFU against the GPU table's peak."""
+    import torch
+
+    estimated = estimate.get("per_rank_allocated_bytes") if estimate.get("available") else None
+    name = torch.cuda.get_device_name(accelerator.device)
+    peak_flops, key = gpu_peak_flops(name)
+    per_token = model_flops_per_token(
+        run["parameters"], run["trainable_parameters"], getattr(model_config, "num_hidden_layers", 0),
+        getattr(model_config, "hidden_size", 0), run["seq_len"])
+    seconds = result["train_seconds"]
+    mfu = None
+    if peak_flops and seconds > 0 and result["tokens"]:
+        mfu = round(per_token * result["tokens"] / (seconds * peak_flops * accelerator.num_processes), 4)
+    return {
+        "device_name": name,
+        "gpu_table_key": key,
+        "max_memory_allocated_bytes": [row[1] for row in gathered],
+        "max_memory_reserved_bytes": [row[2] for row in gathered],
+        "estimated_allocated_bytes": estimated,
+        "estimate_error_percent": [error_percent(row[1], estimated) for row in gathered],
+        "model_flops_per_token": per_token,
+        "peak_flops_per_gpu": peak_flops,
+        "mfu": mfu,
+    }

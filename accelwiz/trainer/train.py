@@ -22,11 +22,12 @@ if __package__ in (None, ""):  # launched by path: make `accelwiz` importable fr
 
 from accelwiz.errors import AccelwizError  # noqa: E402
 from accelwiz.resolution.run import Run  # noqa: E402
-from accelwiz.trainer.checkpoints import (
+from accelwiz.trainer.checkpoints import (  # noqa: E402
     TrainerState,
     checkpoint_dir,
-    latest_checkpoint,
-    prune,  # noqa: E402
+    prune,
+    restore,
+    save_final,
     write_state,
 )
 from accelwiz.trainer.data import DataError, training_sequences  # noqa: E402
@@ -41,17 +42,7 @@ from accelwiz.trainer.models import (  # noqa: E402
     load_tokenizer,
 )
 from accelwiz.trainer.options import TrainerOptions, parse_args  # noqa: E402
-from accelwiz.trainer.report import (  # noqa: E402
-    cuda_peaks,
-    error_percent,
-    estimate_for_run,
-    gpu_peak_flops,
-    model_flops_per_token,
-    parameter_checksum,
-    peak_memory_bytes,
-    rank_report,
-    write_report,
-)
+from accelwiz.trainer.report import rank_report, report_run  # noqa: E402
 
 EXIT_BAD_INPUT = 2
 
@@ -289,122 +280,6 @@ def logits_probe(accelerator: Any, model: Any, input_ids: Any) -> dict[str, Any]
         "input_ids": input_ids.tolist(),
         "last_position_head": logits[0, -1, :8].tolist(),
         "mean_abs": logits.abs().mean().item(),
-    }
-
-
-def save_final(
-    accelerator: Any, model: Any, tokenizer: Any, output_dir: Path, method: str, facts: dict[str, Any]
-) -> tuple[str, float | None]:
-    """save_pretrained the trained model (full) or adapter (LoRA/QLoRA), with the tokenizer; returns (where,
-    parameter checksum). Written to a temporary directory and renamed, so a directory is never half-written."""
-    import shutil
-
-    # Sharded weights (ZeRO-3, FSDP) are gathered by a collective call on every rank; the others are whole.
-    sharded = facts.get("zero_stage") == 3 or facts.get("distributed_type") == "FSDP"
-    state_dict = accelerator.get_state_dict(model) if sharded else None
-    unwrapped = accelerator.unwrap_model(model)
-    target = output_dir / ("model" if method == "full" else "adapter")
-    checksum = None
-    if accelerator.is_main_process:
-        checksum = parameter_checksum(state_dict if state_dict is not None else unwrapped.state_dict())
-        partial = output_dir / (target.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        unwrapped.save_pretrained(str(partial), state_dict=state_dict, safe_serialization=True)
-        if tokenizer is not None:
-            tokenizer.save_pretrained(str(partial))
-        shutil.rmtree(target, ignore_errors=True)
-        partial.rename(target)
-    accelerator.wait_for_everyone()
-    return str(target), checksum
-
-
-def restore(accelerator: Any, opts: TrainerOptions) -> tuple[TrainerState, Path | None]:
-    """With --resume, load the newest complete checkpoint; returns where training starts."""
-    found = latest_checkpoint(opts.output_dir) if opts.resume else None
-    if found is None:
-        if opts.resume:
-            accelerator.print(f"no checkpoint in {opts.output_dir}; starting from step 0", file=sys.stderr)
-        return TrainerState.start(), None
-    path, state = found
-    accelerator.load_state(str(path))
-    accelerator.print(f"resuming from {path} at step {state.step}", file=sys.stderr)
-    return state, path
-
-
-def report_run(
-    accelerator: Any,
-    opts: TrainerOptions,
-    run: dict[str, Any],
-    model_config: Any,
-    result: dict[str, Any],
-    state: TrainerState,
-    resumed_from: Path | None,
-    extra: dict[str, Any],
-) -> None:
-    """Gather every rank's peak memory; the main process writes run_report.json beside the estimate."""
-    import torch
-
-    peak, measured = peak_memory_bytes(accelerator.device.type)
-    on_gpu = accelerator.device.type == "cuda"
-    mine = [peak, *(cuda_peaks().values() if on_gpu else (0, 0))]
-    gathered = accelerator.gather(torch.tensor([mine], device=accelerator.device)).tolist()
-    if not accelerator.is_main_process:
-        return
-    peaks = [row[0] for row in gathered]
-    estimate = estimate_for_run({**run, "model_config": model_config.to_dict()})
-    report = {
-        **run,
-        **result,
-        "final_loss": result["loss_last"],
-        **extra,
-        "checkpoints": [c for c in result["checkpoints"] if Path(c).is_dir()],  # after pruning
-        "start_step": state.step,
-        "resumed_from": str(resumed_from) if resumed_from else None,
-        "lr": opts.lr,
-        "peak_memory_bytes": peaks,
-        "peak_memory_measure": measured,
-        "estimate": estimate,
-    }
-    if on_gpu:
-        report["gpu"] = gpu_report(accelerator, run, model_config, result, gathered, estimate)
-    path = write_report(opts.output_dir, report)
-    if result["losses"]:
-        trained = (f"loss {result['loss_first']:.3f} -> {result['loss_last']:.3f}, "
-                   f"{result['tokens_per_second']:,.0f} tokens/s, ")
-    else:
-        trained = "nothing left to train, "
-    accelerator.print(
-        f"done: step {result['steps']}/{opts.steps}, {trained}peak {max(peaks) / 2**20:,.0f} MiB ({measured}); "
-        f"saved {extra['saved']}; report: {path}",
-        file=sys.stderr,
-    )
-
-
-def gpu_report(accelerator: Any, run: dict[str, Any], model_config: Any, result: dict[str, Any],
-               gathered: list[list[int]], estimate: dict[str, Any]) -> dict[str, Any]:
-    """Every rank's CUDA peaks beside the estimate for these settings, and MFU against the GPU table's peak."""
-    import torch
-
-    estimated = estimate.get("per_rank_allocated_bytes") if estimate.get("available") else None
-    name = torch.cuda.get_device_name(accelerator.device)
-    peak_flops, key = gpu_peak_flops(name)
-    per_token = model_flops_per_token(
-        run["parameters"], run["trainable_parameters"], getattr(model_config, "num_hidden_layers", 0),
-        getattr(model_config, "hidden_size", 0), run["seq_len"])
-    seconds = result["train_seconds"]
-    mfu = None
-    if peak_flops and seconds > 0 and result["tokens"]:
-        mfu = round(per_token * result["tokens"] / (seconds * peak_flops * accelerator.num_processes), 4)
-    return {
-        "device_name": name,
-        "gpu_table_key": key,
-        "max_memory_allocated_bytes": [row[1] for row in gathered],
-        "max_memory_reserved_bytes": [row[2] for row in gathered],
-        "estimated_allocated_bytes": estimated,
-        "estimate_error_percent": [error_percent(row[1], estimated) for row in gathered],
-        "model_flops_per_token": per_token,
-        "peak_flops_per_gpu": peak_flops,
-        "mfu": mfu,
     }
 
 
