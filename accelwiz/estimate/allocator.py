@@ -126,6 +126,9 @@ class CachingAllocator:
     requested: int = 0  # `requested_bytes`: what the callers asked for
     peak_allocated: int = 0
     peak_reserved: int = 0
+    # `reserved_bytes.small_pool`: the 2 MiB segments of requests up to 1 MiB, which large requests never use
+    small_reserved: int = 0
+    peak_small_reserved: int = 0
     segments: int = 0
     # The address the driver gave the next segment, (ptr, size, stream), where a recorded stream says so;
     # `_new_block` takes it if it makes that segment, else the next of `_next_ptr`.
@@ -190,6 +193,7 @@ class CachingAllocator:
             for block in [b for b in pool.blocks.values() if not b.is_split]:
                 pool.remove(block)
                 self.reserved -= block.size
+                self.small_reserved -= block.size if block.small else 0
                 self.segments -= 1
                 self._hinted.pop(block.ptr, None)
                 if self._tail.get((block.small, block.stream)) is block:
@@ -223,6 +227,9 @@ class CachingAllocator:
                 raise OutOfMemory(f"{size} bytes requested with {self.reserved} reserved of {self.capacity}")
         self.reserved += grow
         self.peak_reserved = max(self.peak_reserved, self.reserved)
+        if small:
+            self.small_reserved += grow
+            self.peak_small_reserved = max(self.peak_small_reserved, self.small_reserved)
         if self.expandable_segments:
             return self._expand(pool, grow, small, stream)
         self.segments += 1
@@ -276,6 +283,7 @@ class Replay:
     peak_requested: int
     phases: tuple[tuple[str, int, int], ...]  # (phase, peak allocated, reserved at its end), in stream order
     timeline: tuple[tuple[str, int, int], ...] = ()  # (phase, allocated, reserved) after each event, if asked
+    peak_small_reserved: int = 0  # the small pool's segments at their most (`reserved_bytes.small_pool.peak`)
 
     @property
     def ratio(self) -> float:
@@ -322,4 +330,5 @@ def replay(events: Iterable[Event], *, max_split_size: int = NO_LIMIT, expandabl
         if timeline and kind in ("alloc", "free"):
             points.append((phases[-1][0] if phases else "", allocator.allocated, allocator.reserved))
     return Replay(allocator.peak_allocated, allocator.peak_reserved, peak_requested,
-                  tuple((name, high, reserved) for name, high, reserved in phases), tuple(points))
+                  tuple((name, high, reserved) for name, high, reserved in phases), tuple(points),
+                  allocator.peak_small_reserved)

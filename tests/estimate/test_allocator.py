@@ -35,6 +35,19 @@ def test_small_requests_share_a_2mib_segment() -> None:
     assert (allocator.reserved, allocator.segments) == (4 * MIB, 2)
 
 
+def test_the_small_pool_counts_its_own_segments() -> None:
+    """`reserved_bytes.small_pool`: only the 2 MiB segments of requests up to 1 MiB; released by empty_cache."""
+    allocator = CachingAllocator()
+    small = allocator.malloc(100 * 1024)
+    large = allocator.malloc(5 * MIB)
+    assert (allocator.small_reserved, allocator.reserved) == (2 * MIB, 22 * MIB)
+    allocator.free(small)
+    allocator.free(large)
+    allocator.empty_cache()
+    assert (allocator.small_reserved, allocator.peak_small_reserved, allocator.reserved) == (0, 2 * MIB, 0)
+    assert replay([("alloc", 1, 512 * 1024, 0), ("alloc", 2, 600 * 1024, 0)]).peak_small_reserved == 2 * MIB
+
+
 def test_mid_sized_requests_are_packed_into_20mib_segments() -> None:
     allocator = CachingAllocator()
     for _ in range(4):

@@ -1,7 +1,7 @@
 """LoRA's small tensors in the allocator's small pool (estimate/small_pool.py), against the H200's own streams.
 
 Each LoRA stream of tests/fixtures/allocator_streams (r=16 on every linear, fp32 adapters under autocast) is
-replayed through the allocator model, counting the segments taken for requests of 1 MiB or less: they hold the
+replayed through the allocator model, reading its small pool's segments at their most: they hold the
 adapters' AdamW states (static, counted at their size), the gradients and the step's foreach temporary (what
 small_pool.py adds to the reserve) and a few small activations.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from accelwiz.estimate.allocator import K_SMALL_SIZE, CachingAllocator
+from accelwiz.estimate.allocator import K_SMALL_SIZE, replay
 from accelwiz.estimate.allocator_stream import events_from_history, read_history
 from accelwiz.estimate.small_pool import adapter_small_pool_bytes
 from accelwiz.estimate.strategy import Strategy
@@ -32,22 +32,8 @@ LORA_STREAMS = {name: entry["setting"] for name, entry in json.loads((FIXTURES /
 
 
 def small_pool_segments(name: str) -> int:
-    """The bytes of the segments the real allocator took for small requests over the whole run."""
-    allocator, live, taken = CachingAllocator(), {}, 0
-    for event in events_from_history(read_history(FIXTURES / name)):
-        if event[0] == "alloc":
-            before = allocator.reserved
-            live[event[1]] = allocator.malloc(event[2], event[3])
-            allocator.hint = None
-            if event[2] <= K_SMALL_SIZE:
-                taken += allocator.reserved - before
-        elif event[0] == "free":
-            allocator.free(live.pop(event[1]))
-        elif event[0] == "segment":
-            allocator.hint = event[1:]
-        else:
-            allocator.empty_cache()
-    return taken
+    """The most the real allocator held in small-pool segments over the whole run (none is released)."""
+    return replay(events_from_history(read_history(FIXTURES / name))).peak_small_reserved
 
 
 def test_the_lora_streams_are_there() -> None:
