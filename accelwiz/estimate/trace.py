@@ -19,7 +19,7 @@ corrected here:
 2. **Autocast op lists.** CPU autocast keeps softmax, log_softmax, layer_norm, pow, rsqrt, exp, log (and the
    rest of CUDA's fp32 list) in bf16, where CUDA autocast runs them in fp32. While a trace runs, those ops get
    an `AutocastCPU` kernel that does what CUDA's `AutocastCUDA` kernel does: cast 16-bit floating inputs to
-   fp32 and run the op (`_cuda_autocast_on_cpu`); the registrations are removed when the trace ends. The
+   fp32 and run the op (`trace_autocast.cuda_autocast_on_cpu`); the registrations are removed when the trace ends. The
    MoE experts' `_grouped_mm`, which CUDA autocast casts to 16-bit and CPU autocast does not, gets the
    16-bit cast the same way.
 3. **Optimizer implementation.** `torch.optim.AdamW` picks the per-tensor loop for CPU tensors and the
@@ -49,10 +49,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from accelwiz.errors import UsageError
+from accelwiz.estimate.trace_autocast import cuda_autocast_on_cpu
 from accelwiz.estimate.trace_model import build_model, hf_config_for, layer_count_key, materialise, prepare_config
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
 
     from accelwiz.estimate.spec import ModelSpec
     from accelwiz.estimate.strategy import Strategy
@@ -67,38 +67,6 @@ SECONDS_PER_LAYER_STEP = 0.12
 SECONDS_FIXED = 6.0
 DEFAULT_TIME_LIMIT = 120.0
 MAX_TRACE_TOKENS = 1 << 22  # micro-batch × sequence: beyond 4M tokens per step the input itself is absurd
-
-# CUDA autocast's fp32 policy (aten/src/ATen/autocast_mode.cpp, AT_FORALL_FP32 and the fp32_set_opt_dtype
-# ops) for the operators transformers' language models call; CPU autocast leaves these in 16-bit.
-CUDA_FP32_OPS = (
-    "exp",
-    "expm1",
-    "log",
-    "log1p",
-    "log2",
-    "log10",
-    "reciprocal",
-    "rsqrt",
-    "pow.Tensor_Scalar",
-    "pow.Tensor_Tensor",
-    "softplus",
-    "layer_norm",
-    "group_norm",
-    "nll_loss",
-    "mse_loss",
-    "binary_cross_entropy_with_logits",
-    "logsumexp",
-    "softmax.int",
-    "log_softmax.int",
-    "cumsum",
-    "cumprod",
-)
-
-
-# CUDA autocast's lower-precision ops that CPU autocast lacks: transformers' MoE experts (grouped_mm) take
-# 16-bit inputs only, and CUDA autocast casts the fp32 expert weights for them.
-CUDA_LOWER_PRECISION_OPS = ("_grouped_mm",)
-
 
 @dataclass(frozen=True)
 class TraceSettings:
@@ -271,56 +239,6 @@ def check_trace_input(spec: ModelSpec, settings: TraceSettings, layers: int | No
     return spec.num_layers
 
 
-# -- CUDA behaviour on CPU ------------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _cuda_autocast_on_cpu() -> Iterator[None]:
-    """AutocastCPU kernels for CUDA's fp32-policy ops (module docstring, 2); removed on exit."""
-    import warnings
-
-    import torch
-    from torch.utils._pytree import tree_map_only
-
-    lower = (torch.float16, torch.bfloat16)
-    exclude = torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastCPU)
-    library = torch.library.Library("aten", "IMPL")
-
-    def fp32_kernel(op: Any) -> Any:
-        def kernel(*args: Any, **kwargs: Any) -> Any:
-            with torch._C._ExcludeDispatchKeyGuard(exclude):
-                args, kwargs = tree_map_only(
-                    torch.Tensor, lambda t: t.float() if t.dtype in lower else t, (args, kwargs)
-                )
-                return op(*args, **kwargs)
-
-        return kernel
-
-    def lower_kernel(op: Any) -> Any:
-        def kernel(*args: Any, **kwargs: Any) -> Any:
-            dtype = torch.get_autocast_dtype("cpu")
-            with torch._C._ExcludeDispatchKeyGuard(exclude):
-                args, kwargs = tree_map_only(
-                    torch.Tensor, lambda t: t.to(dtype) if t.dtype == torch.float32 else t, (args, kwargs)
-                )
-                return op(*args, **kwargs)
-
-        return kernel
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "overriding a previously registered kernel": that is the point
-        for name in CUDA_FP32_OPS:
-            packet, _, overload = name.partition(".")
-            op = getattr(getattr(torch.ops.aten, packet), overload or "default")
-            library.impl(name, fp32_kernel(op), "AutocastCPU")
-        for name in CUDA_LOWER_PRECISION_OPS:
-            library.impl(name, lower_kernel(getattr(torch.ops.aten, name).default), "AutocastCPU")
-    try:
-        yield
-    finally:
-        library._destroy()
-
-
 def _phase_tracker(param_storages: Any) -> Any:
     """A MemTracker that keeps the peak of each phase and files autocast's parameter copies apart."""
     import torch
@@ -429,7 +347,7 @@ def _trace_once(
     tracker = _phase_tracker(param_storages)
     forward_end: dict[str, int] = {}
     gradients = 0
-    with fake_mode, _cuda_autocast_on_cpu(), cuda_dropout_on_cpu(), tracker:
+    with fake_mode, cuda_autocast_on_cpu(), cuda_dropout_on_cpu(), tracker:
         for _ in range(2):  # the second step has optimizer states
             tracker.peaks.clear()
             tracker.phase = "forward"
