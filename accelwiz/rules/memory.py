@@ -6,23 +6,13 @@ sharding_advice.py (AW503, AW504); what they share, in memory_view.py.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from accelwiz.estimate.verdict import RETRIES
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
-from accelwiz.rules.memory_view import (
-    anchor,
-    fastest_fitting,
-    gib,
-    judged_gpu,
-    posttraining_for,
-)
+from accelwiz.rules.memory_view import anchor, fastest_fitting, gib, judged_gpu, posttraining_for
 from accelwiz.rules.rule import Needs, rule
 from accelwiz.vocab import HEADROOM
-
-if TYPE_CHECKING:
-    pass
 
 
 @rule(

@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
-from accelwiz.rules.memory_view import (
-    anchor,
-    gib,
-    judged_host,
-)
+from accelwiz.rules.memory_view import anchor, gib, judged_host
 from accelwiz.rules.rule import Needs, rule
 from accelwiz.vocab import HEADROOM
-
-if TYPE_CHECKING:
-    pass
 
 
 @rule(

@@ -4,22 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
-from accelwiz.rules.memory_view import (
-    SMALL_MODEL_BYTES,
-    anchor,
-    fastest_fitting,
-    gib,
-    gpu_bytes,
-    planned_estimate,
-)
+from accelwiz.rules.memory_view import SMALL_MODEL_BYTES, anchor, fastest_fitting, gib, gpu_bytes, planned_estimate
 from accelwiz.rules.rule import Needs, rule
-
-if TYPE_CHECKING:
-    pass
 
 
 @rule(
