@@ -11,7 +11,17 @@ import pytest
 
 from tests.conftest import corpus_dir
 from tests.corpus.render_threads import DOC, render
-from tests.corpus.threads_run import MANIFESTS, THREADS, load_cases, needs_corpus, reported_codes, run_case
+from tests.corpus.threads_run import (
+    MANIFESTS,
+    SETS,
+    THREADS,
+    TRACKERS,
+    load_cases,
+    load_trackers,
+    needs_corpus,
+    reported_codes,
+    run_case,
+)
 
 CASES = load_cases()
 
@@ -44,9 +54,20 @@ def test_every_case_is_complete_and_every_file_used():
         used.update([case.training_args_file] if case.training_args_file else [])
         if case.model and (THREADS / case.model).exists():
             used.update(str(p.relative_to(THREADS)) for p in (THREADS / case.model).rglob("*") if p.is_file())
-    on_disk = {str(p.relative_to(THREADS)) for p in THREADS.rglob("*") if p.is_file() and not p.match(MANIFESTS)}
+    manifests = [p for p in THREADS.rglob("*") if p.match(MANIFESTS) or p == TRACKERS]
+    on_disk = {str(p.relative_to(THREADS)) for p in THREADS.rglob("*") if p.is_file() and p not in manifests}
     assert on_disk == used
     assert len({case.id for case in CASES}) == len(CASES)
+
+
+def test_every_source_is_in_one_set():
+    """A case's set is its tracker's, kept in trackers.yaml alone: a whole source is design or frozen."""
+    table = load_trackers()["trackers"]
+    assert set(table.values()) <= set(SETS)
+    assert len({name.lower() for name in table}) == len(table), "a tracker listed twice"
+    for case in CASES:
+        assert case.set in SETS, case.id  # a KeyError names a tracker missing from trackers.yaml
+        assert case.out_of_reach is None or case.verdict == "broken", case.id
 
 
 def test_docs_threads_md_is_current():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,9 @@ import yaml
 THREADS = Path(__file__).resolve().parent / "threads"
 # the cases, in manifests by source (cases.yaml, then cases-<source>.yaml), read in name order
 MANIFESTS = "cases*.yaml"
+# the table of trackers -> set (design or frozen), the one place a source's set is kept
+TRACKERS = THREADS / "trackers.yaml"
+SETS = ("design", "frozen")
 ENVIRONMENT = ("CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS")
 
 
@@ -39,12 +43,35 @@ class Case:
     training_args_file: str | None = None  # a recipe YAML the script reads (check --training-args FILE)
     num_processes: int | None = None
     env: dict[str, str] = field(default_factory=dict)
+    out_of_reach: str | None = None  # broken: why no static check of the files can see the problem
+    dissent: str | None = None  # a later reader's disagreement with the label, and why (the label stands)
+
+    @property
+    def tracker(self) -> str:
+        """The source: the GitHub repository of the case's thread or commit."""
+        owner, name = self.url.removeprefix("https://github.com/").split("/")[:2]
+        return f"{owner}/{name}"
+
+    @property
+    def set(self) -> str:
+        return tracker_sets()[self.tracker.lower()]
 
     @property
     def outcome(self) -> str:
         if self.verdict == "broken":
             return "missed" if self.missed else "caught"
         return "false alarm" if self.false_alarm else "clean"
+
+
+@cache
+def load_trackers() -> dict:
+    return yaml.safe_load(TRACKERS.read_text())
+
+
+@cache
+def tracker_sets() -> dict[str, str]:
+    """owner/name (lower case) -> design or frozen."""
+    return {name.lower(): which for name, which in load_trackers()["trackers"].items()}
 
 
 def load_cases() -> list[Case]:
