@@ -107,7 +107,7 @@ class QuestionaryPrompter:
         self.stream.write(f"\n  {question.help} (< goes back)\n" + (f"  {note}\n" if note else ""))
         self.stream.flush()
         prompt = _build(questionary, question, default, choices, check)
-        _bind_back(prompt)
+        _bind_keys(prompt, typed=question.kind in ("int", "float", "text", "path"))
         # unsafe_ask: Ctrl-C raises KeyboardInterrupt (ask() would swallow it and return None); EOF comes
         # through prompt_toolkit as EOFError, which is the same "cancelled" to the caller.
         try:
@@ -122,8 +122,10 @@ class QuestionaryPrompter:
         self.stream.write(f"error: {error.message}\n" + (f"  hint: {error.hint}\n" if error.hint else ""))
 
 
-def _bind_back(prompt: Any) -> None:
-    """`<` at any prompt leaves it with GoBack (a specific key beats the prompts' catch-all bindings)."""
+def _bind_keys(prompt: Any, *, typed: bool) -> None:
+    """`<` at any prompt leaves it with GoBack (a specific key beats the prompts' catch-all bindings). On a typed
+    answer, Enter on a refused one clears it and keeps the reason on screen: left in place, the next keystrokes
+    would extend it (`abc` then `2` sends `abc2`), and only Ctrl-U would get out."""
     from prompt_toolkit.key_binding import KeyBindings, merge_key_bindings
 
     bindings = KeyBindings()
@@ -131,6 +133,17 @@ def _bind_back(prompt: Any) -> None:
     @bindings.add(BACK_KEY)
     def _back(event: Any) -> None:
         event.app.exit(exception=GoBack())
+
+    if typed:
+        @bindings.add("enter")
+        def _accept(event: Any) -> None:
+            buffer = event.current_buffer
+            if buffer.validate(set_cursor=True):
+                buffer.validate_and_handle()
+                return
+            reason, state = buffer.validation_error, buffer.validation_state
+            buffer.reset()  # empties the input (and the error with it) ...
+            buffer.validation_error, buffer.validation_state = reason, state  # ... so the toolbar shows the reason
 
     application = prompt.application
     application.key_bindings = merge_key_bindings([application.key_bindings or KeyBindings(), bindings])

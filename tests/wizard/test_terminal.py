@@ -117,8 +117,8 @@ def test_a_typo_at_the_machine_question_is_asked_again(tmp_path):
     child = spawn("--model '' -o out.yaml", tmp_path)
     answer(child, "Which machine will train", "1xRTX409O")
     child.send(ENTER)
-    child.expect("unknown GPU")  # shown under the prompt, which stays open
-    child.send("\x7f" * len("1xRTX409O") + "1xRTX4090" + ENTER)
+    child.expect("unknown GPU")  # shown under the prompt, which stays open, its input cleared
+    child.send("1xRTX4090" + ENTER)  # typed afresh: nothing of the refused answer is left to delete
     for prompt in ("Who runs", "Micro-batch", "How many machines", "GPUs per machine", "distributed", "Mixed",
                    "target global batch", "accumulation", "Clip", "torch.compile"):
         answer(child, prompt, ENTER)
@@ -128,6 +128,23 @@ def test_a_typo_at_the_machine_question_is_asked_again(tmp_path):
     child.close()
     assert child.exitstatus == 0
     assert yaml.safe_load((tmp_path / "out.plan.yaml").read_text())["system"]["name"] == "1xRTX4090"
+
+
+def test_a_refused_number_is_cleared_so_the_next_one_stands_alone(tmp_path):
+    # `abc` then `2` used to send `abc2`: the refused text stayed in the input and only Ctrl-U got out
+    child = spawn("--system 1xT4 --model '' --gpus 1 --strategy single --precision fp16", tmp_path)
+    answer(child, "Who runs", ENTER)
+    answer(child, "Micro-batch", "abc" + ENTER)
+    child.expect("'abc' is not a whole number")
+    child.send("2" + ENTER)
+    for prompt in ("How many machines", "target global batch", "accumulation", "Clip", "torch.compile"):
+        answer(child, prompt, ENTER)
+    answer(child, "Write these files", ENTER)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "abc2" not in child.before
+    assert yaml.safe_load((tmp_path / "accelerate.plan.yaml").read_text())["training"]["micro_batch"] == 2
 
 
 def test_back_goes_one_step_and_keeps_the_answer(tmp_path):
