@@ -26,6 +26,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain click help: it wraps at the terminal's width and never cuts an option's name (rich's panels cut
+    # `--print-node-commands` to `--print-node-comman…` at 80 columns), and it needs no rich import.
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
