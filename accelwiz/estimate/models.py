@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from accelwiz.errors import InputError, UsageError
-from accelwiz.estimate.presets import PRESETS, SAME_ARCHITECTURE_REPOS, TOY_MODELS
+from accelwiz.estimate.presets import AMBIGUOUS_ALIASES, PRESETS, SAME_ARCHITECTURE_REPOS, TOY_MODELS
 from accelwiz.estimate.spec import ModelSpec
 
 __all__ = ["MODEL_PRESETS", "ModelSpec", "list_models", "parse_count", "resolve_model", "spec_from_hf_config"]
@@ -58,9 +58,20 @@ def named_model(name: str) -> ModelSpec | None:
     return _BY_ANY_NAME.get(name.strip().lower())
 
 
+def _refuse_ambiguous(name: str) -> None:
+    """A short name several released models answer to (presets.AMBIGUOUS_ALIASES) is refused with them all: read as
+    one of them, `qwen-7b` would silently size Qwen2.5-7B for a user training Qwen-7B (another vocabulary, another
+    MLP)."""
+    candidates = AMBIGUOUS_ALIASES.get(name.lower())
+    if candidates:
+        raise UsageError(f"model `{name}` names more than one model: {', '.join(candidates)}",
+                         hint=f"pass one of them, e.g. --model {candidates[0]}")
+
+
 def resolve_model(spec: str) -> ModelSpec:
     """A preset name or alias, a HF org/name of a preset, a config.json path (or its folder), a count, a hub id."""
     key = spec.strip()
+    _refuse_ambiguous(key)
     named = named_model(key)
     if named is not None:
         return named

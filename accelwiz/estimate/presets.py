@@ -82,7 +82,8 @@ def _qwen(size: str, *, vocab: int, h: int, f: int, layers: int, heads: int, kv:
         tie=tie,
         family="qwen2",
         bias=True,
-        aliases=(f"qwen-{size.lower()}", f"qwen2.5-{size.lower()}-instruct"),
+        # "qwen-7b" is no alias: Qwen, Qwen1.5, Qwen2 and Qwen2.5 all have a 7B (AMBIGUOUS_ALIASES); only Qwen2.5 has a 3B
+        aliases=(f"qwen2.5-{size.lower()}-instruct", *(("qwen-3b",) if size == "3B" else ())),
     )
 
 
@@ -149,7 +150,7 @@ PRESETS: tuple[ModelSpec, ...] = (
         heads=64,
         kv=8,
         max_pos=131072,
-        aliases=("llama-70b", "llama-3-70b", "llama3-70b", "llama3.1-70b"),
+        aliases=("llama-3-70b", "llama3-70b", "llama3.1-70b"),
     ),
     _llama(
         "llama-3.1-405b",
@@ -354,4 +355,17 @@ SAME_ARCHITECTURE_REPOS: dict[str, tuple[str, ...]] = {
         f"qwen2.5-{size.lower()}": (f"Qwen/Qwen2.5-{size}-Instruct",)
         for size in ("0.5B", "1.5B", "3B", "7B", "14B", "32B", "72B")
     },
+}
+
+
+# Short names that more than one released model answers to: refused with the candidates (models.resolve_model),
+# never read as one of them. Each candidate is a preset name or a hub id `--model` accepts.
+AMBIGUOUS_ALIASES: dict[str, tuple[str, ...]] = {
+    "qwen-0.5b": ("qwen2.5-0.5b", "Qwen/Qwen2-0.5B", "Qwen/Qwen1.5-0.5B"),
+    "qwen-1.5b": ("qwen2.5-1.5b", "Qwen/Qwen2-1.5B"),
+    "qwen-7b": ("qwen2.5-7b", "Qwen/Qwen2-7B", "Qwen/Qwen1.5-7B", "Qwen/Qwen-7B"),
+    "qwen-14b": ("qwen2.5-14b", "Qwen/Qwen3-14B", "Qwen/Qwen1.5-14B", "Qwen/Qwen-14B"),
+    "qwen-32b": ("qwen2.5-32b", "Qwen/Qwen3-32B", "Qwen/Qwen1.5-32B"),
+    "qwen-72b": ("qwen2.5-72b", "Qwen/Qwen2-72B", "Qwen/Qwen1.5-72B", "Qwen/Qwen-72B"),
+    "llama-70b": ("llama-3.1-70b", "llama-2-70b", "meta-llama/Llama-3.3-70B-Instruct"),
 }
