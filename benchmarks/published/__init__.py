@@ -1,0 +1,17 @@
+"""Published, measured peak GPU memory, each row as the command a user types (benchmarks/estimator_vs_published.py).
+
+`ROWS`: the design set's rows (design.py) and the frozen set's (frozen.py), each with its source's set from
+sources.py. A row is scored only through `accelwiz estimate` with its argv (and its `config`, an Accelerate YAML
+passed with `--config`), never through objects the command line cannot produce; a row the command line cannot
+say carries `not_expressible` instead of an argv.
+"""
+
+from __future__ import annotations
+
+from benchmarks.published.design import ROWS as _DESIGN
+from benchmarks.published.frozen import ROWS as _FROZEN
+from benchmarks.published.sources import SOURCES
+
+ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN)]
+
+__all__ = ["ROWS", "SOURCES"]
