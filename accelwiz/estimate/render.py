@@ -67,6 +67,8 @@ def render_text(report: Report) -> str:
         f"{w.attention} attention" + (", gradient checkpointing" if w.gradient_checkpointing else ""),
         f"{estimate.strategy.label} on {estimate.strategy.gpus_per_node} GPU(s) × {estimate.strategy.nodes} "
         f"node(s)",
+        *([f"not as asked: {', '.join(recommendation.changes)} (the recommendation's cheapest change that fits)"]
+          if recommendation is not None and recommendation.best is estimate and recommendation.changes else []),
         "",
         f"per GPU{'size':>25}{'at peak':>12}",
     ]
@@ -190,12 +192,22 @@ def render_json(report: Report, trace: dict[str, Any] | None = None) -> str:
             "gpu_memory": report.judged.gpu.verdict if report.judged and report.judged.gpu else None,
             "host_ram": report.judged.host.verdict if report.judged and report.judged.host else None,
         },
+        # what the GPU verdict judged: reserved + runtime, or allocated + runtime where the allocator retries
+        "gpu_need_bytes": report.judged.gpu.need if report.judged and report.judged.gpu else None,
+        "allocator_retries": report.judged.gpu.retries if report.judged and report.judged.gpu else None,
     }
     if recommendation is not None:
         data["recommendation"] = {
             "strategy": None if recommendation.best is None else recommendation.best.strategy.label,
             "max_micro_batch": recommendation.max_micro_batch,
             "reason": recommendation.reason,
+            # how the recommended workload differs from the one asked; another method that would fit (not applied)
+            "changes": list(recommendation.changes),
+            "suggestions": list(recommendation.suggestions),
+            "gradient_checkpointing": None if recommendation.best is None
+            else recommendation.best.workload.gradient_checkpointing,
+            "micro_batch": None if recommendation.best is None else recommendation.best.workload.micro_batch,
+            "accumulation_factor": recommendation.accumulation_factor,
         }
     if compare is not None:
         data["compare"] = [

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from accelwiz.estimate.memory import MemoryEstimate, estimate_memory
 from accelwiz.estimate.recommend import Recommendation, recommend
 from accelwiz.estimate.strategy import Strategy, candidate_strategies
-from accelwiz.estimate.verdict import MemoryVerdict, memory_verdict
+from accelwiz.estimate.verdict import MemoryVerdict, gpu_need, memory_verdict
 from accelwiz.estimate.workload import Workload
 from accelwiz.vocab import HEADROOM
 
@@ -43,8 +43,10 @@ def build_report(
     nodes: int,
     *,
     compare: bool,
+    fixed: frozenset[str] = frozenset(),
 ) -> Report:
-    """Show the given strategy, else the recommended one, else (no target) the fastest; judge it."""
+    """Show the given strategy, else the recommended plan (its changes to the workload named in its reason),
+    else (no target) the fastest; judge it. `fixed`: workload fields the recommendation may not change."""
     advice = None
     if target is not None:
         advice = recommend(
@@ -55,12 +57,14 @@ def build_report(
             host_memory_bytes=target.host_bytes,
             headroom=HEADROOM,
             gpu=target.gpu_name,
+            fixed=fixed,
         )
     gpu = None if target is None else target.gpu_name
     if strategy is not None:
         shown = estimate_memory(workload, strategy, gpu)
     elif advice is not None:  # nothing fits: show the most frugal candidate
-        shown = advice.best or min((e for e, _ in advice.candidates), key=lambda e: e.per_gpu_total)
+        shown = advice.best or min((e for e, _ in advice.candidates),
+                                   key=lambda e: gpu_need(e, target.gpu_bytes)[0])  # type: ignore[union-attr]
     else:
         shown = estimate_memory(workload, candidate_strategies(gpus_per_node, nodes)[0], gpu)
     rows: list[tuple[MemoryEstimate, MemoryVerdict | None]] | None = None

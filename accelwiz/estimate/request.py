@@ -85,9 +85,18 @@ def estimate_for(request: EstimateRequest, say: Callable[[str], None] = lambda _
     from accelwiz.estimate.report import build_report
 
     report = build_report(workload, choice.target, strategy, choice.gpus_per_node, choice.nodes,
-                          compare=request.compare)
+                          compare=request.compare, fixed=_fixed(request))
     traced = _trace(report, request.layers, say) if request.trace else None
     return Estimated(report, traced=traced, **told)
+
+
+def _fixed(request: EstimateRequest) -> frozenset[str]:
+    """What the recommendation may not change: checkpointing the flags set either way; with `--config`, the
+    files' checkpointing and micro-batch (the run trains those)."""
+    given = {name for name in ("gradient_checkpointing",) if request.workload_flags.get(name) is not None}
+    if request.config is not None:
+        given |= {"gradient_checkpointing", "micro_batch"}
+    return frozenset(given)
 
 
 def _check_options(request: EstimateRequest) -> None:

@@ -8,6 +8,13 @@ separately, each against its own capacity with the same headroom, and every mess
   fragmentation spikes, kernels' workspaces and the dataloader's pinned memory);
 - tight: above that, but within the capacity: it may run, or fail at the longest batch;
 - does not fit: above the capacity.
+
+So `fits` (what `estimate` exits 0 on and `--format json` prints) holds exactly when the need is within the
+capacity, and "tight" is only ever said of a need below it. On a GPU the need is the reserved peak plus the
+runtime (`MemoryEstimate.per_gpu_total`), except where the caching allocator would retry
+(`MemoryEstimate.retries_on`: the tensors and the runtime fit, the cache beyond them does not): there the need is
+the allocated peak plus the runtime, the verdict at least "tight", and the message names the reserve that would
+not fit, so no line reads "tight: 79.6 of 79.6 GiB (100%)" or "84.2 GiB per GPU, tight" on an 80 GiB GPU.
 """
 
 from __future__ import annotations
@@ -22,18 +29,28 @@ if TYPE_CHECKING:
     from accelwiz.estimate.memory import MemoryEstimate
 
 Verdict = Literal["fits", "tight", "does not fit"]
-RETRIES = (" (the tensors fit: the caching allocator would reach the GPU's limit, release its cache and retry; "
-           "slower, and close to out of memory)")
+RETRIES = ("the caching allocator would reach the GPU's limit, release its cache and retry: slower, and close "
+           "to out of memory")
 _ORDER: dict[str, int] = {"fits": 0, "tight": 1, "does not fit": 2}
 
 
-def judge(need: float, capacity: float, headroom: float = HEADROOM) -> Verdict:
-    """One resource: 'does not fit' above the capacity, 'tight' above `headroom` of it, else 'fits'."""
+def judge(need: float, capacity: float, headroom: float = HEADROOM, *, retries: bool = False) -> Verdict:
+    """One resource: 'does not fit' above the capacity, 'tight' above `headroom` of it (or where the allocator
+    would retry), else 'fits'."""
     if need > capacity:
         return "does not fit"
-    if need > headroom * capacity:
+    if retries or need > headroom * capacity:
         return "tight"
     return "fits"
+
+
+def gpu_need(estimate: MemoryEstimate, gpu_bytes: int | None) -> tuple[int, bool]:
+    """What a GPU of `gpu_bytes` is judged on, and whether the allocator would retry there: the reserved peak
+    plus the runtime, or, where only the tensors and the runtime fit (`retries_on`), the allocated peak plus the
+    runtime (the cache beyond them is released, not needed)."""
+    if estimate.retries_on(gpu_bytes):
+        return int(estimate.allocated + estimate.runtime), True
+    return int(estimate.per_gpu_total), False
 
 
 def worst(*verdicts: Verdict | None) -> Verdict | None:
@@ -50,14 +67,29 @@ class ResourceVerdict:
     capacity: int
     headroom: float = HEADROOM
     retries: bool = False  # the allocator would fill the GPU and release its cache (MemoryEstimate.retries_on)
+    reserved: int | None = None  # with `retries`: the reserved peak + runtime that would not fit
 
     @property
     def retry_note(self) -> str:
-        return RETRIES if self.retries else ""
+        """' (allocated + runtime; with its cache 81.4 GiB: the caching allocator would ...)' or ''."""
+        if not self.retries:
+            return ""
+        return f" (allocated + runtime; with its cache {gib(self.reserved or 0)}: {RETRIES})"
 
     @property
     def verdict(self) -> Verdict:
-        return judge(self.need, self.capacity, self.headroom)
+        return judge(self.need, self.capacity, self.headroom, retries=self.retries)
+
+    @property
+    def fits(self) -> bool:
+        """Within the capacity: 'fits' or 'tight'."""
+        return self.verdict != "does not fit"
+
+    def cell(self) -> str:
+        """A menu's words: '30.8 GiB per GPU, fits', '73.3 GiB per GPU (allocator retries), tight'."""
+        per = "per GPU" if self.resource == "GPU memory" else "per machine"
+        retry = " (allocator retries)" if self.retries else ""
+        return f"{gib(self.need)} {per}{retry}, {self.verdict}"
 
     @property
     def share(self) -> str:
@@ -128,7 +160,13 @@ def memory_verdict(
     headroom: float = HEADROOM,
 ) -> MemoryVerdict:
     """Judge an estimate against one GPU's memory and one machine's RAM (either may be unknown: None)."""
-    gpu = ResourceVerdict("GPU memory", estimate.need_on(gpu_bytes), gpu_bytes, headroom,
-                          estimate.retries_on(gpu_bytes)) if gpu_bytes else None
+    gpu = gpu_verdict(estimate, gpu_bytes, headroom) if gpu_bytes else None
     host = ResourceVerdict("host RAM", int(estimate.host_bytes), host_bytes, headroom) if host_bytes else None
     return MemoryVerdict(gpu, host)
+
+
+def gpu_verdict(estimate: MemoryEstimate, gpu_bytes: int, headroom: float = HEADROOM) -> ResourceVerdict:
+    """The verdict on one GPU's memory (`gpu_need`): what every command's GPU verdict is."""
+    need, retries = gpu_need(estimate, gpu_bytes)
+    return ResourceVerdict("GPU memory", need, gpu_bytes, headroom, retries,
+                           int(estimate.per_gpu_total) if retries else None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelwiz.estimate.verdict import RETRIES
+from accelwiz.estimate.verdict import gpu_verdict
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.memory_view import anchor, fastest_fitting, gib, judged_gpu, posttraining_for
@@ -122,10 +122,12 @@ def estimate_near_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
     gpu_name = ctx.system.gpus[0].name
     role, path = anchor(ctx, strategy)
     w = estimate.workload
+    gpu = gpu_verdict(estimate, capacity, HEADROOM)  # the words `estimate` prints for the same inputs
+    where = (f"above {HEADROOM:.0%} of the {gib(capacity)} of {gpu_name}" if not gpu.retries
+             else f"within the {gib(capacity)} of {gpu_name}{gpu.retry_note}")
     yield Finding(
         role,
         path,
-        f"estimated {gib(estimate.per_gpu_total)} per GPU with {strategy.label} ({w.model.name}, micro-batch "
-        f"{w.micro_batch} × {w.seq_len}) is tight: above {HEADROOM:.0%} of the {gib(capacity)} of {gpu_name}"
-        + (RETRIES if estimate.retries_on(capacity) else ""),
+        f"estimated {gib(gpu.need)} per GPU with {strategy.label} ({w.model.name}, micro-batch "
+        f"{w.micro_batch} × {w.seq_len}) is tight: {where}",
     )

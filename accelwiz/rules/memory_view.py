@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
-from accelwiz.estimate.verdict import Verdict, judge
+from accelwiz.estimate.verdict import Verdict, gpu_verdict, judge
 from accelwiz.rules.context import CheckContext
 from accelwiz.vocab import HEADROOM
 
@@ -118,7 +118,7 @@ def judged_gpu(ctx: CheckContext) -> Judged | None:
     if target is None or plan is None:
         return None
     strategy, estimate = plan
-    return Judged(strategy, estimate, target[0], judge(estimate.need_on(target[0]), target[0], HEADROOM))
+    return Judged(strategy, estimate, target[0], gpu_verdict(estimate, target[0], HEADROOM).verdict)
 
 
 def judged_host(ctx: CheckContext) -> Judged | None:
