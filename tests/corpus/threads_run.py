@@ -164,5 +164,9 @@ def run_case(case: Case) -> Any:
         return check_paths([THREADS / _path(f) for f in case.files], select_rules(), **context)
 
 
+INPUT_ERROR = "input error"  # check refused to read a file (exit 2): as blocking as an error
+
+
 def reported_codes(result: Any) -> tuple[str, ...]:
-    return tuple(sorted({d.code for d in result.diagnostics if d.severity.value in ("error", "warning")}))
+    codes = {d.code for d in result.diagnostics if d.severity.value in ("error", "warning")}
+    return tuple(sorted(codes | ({INPUT_ERROR} if result.input_errors else set())))
