@@ -1,8 +1,11 @@
 """JSON loading that keeps the position of every key.
 
-DeepSpeed reads its config with hjson, so `//`, `#` and `/* */` comments and trailing commas are accepted here
-too; anything else must be strict JSON. Numbers keep JSON's meaning (`5e8` is a float, unlike YAML 1.1 where it
-is a string). Duplicate keys are recorded, because DeepSpeed refuses them.
+This reader places values; it is not any consumer's verdict. It accepts what at least one consumer reads so the
+rules can still judge the values: `//`, `#` and `/* */` comments, trailing commas and a byte-order mark (DeepSpeed's
+hjson reads them; accelerate's and the Trainer's json.load refuse them), and NaN, Infinity and -Infinity
+(json.load reads them as floats). Which consumer accepts the file is said by accelwiz.document.consumers, which
+runs the consumers' own readers. Numbers keep JSON's meaning (`5e8` is a float, unlike YAML 1.1 where it is a
+string). Duplicate keys are recorded: json.load keeps the last, DeepSpeed's reader refuses them.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ MAX_DEPTH = 64
 MAX_INT_DIGITS = 4300
 MAX_INT = 2**63 - 1
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
-_LITERALS = {"true": True, "false": False, "null": None}
+# json.load's literals (json.scanner: NaN, Infinity and -Infinity are its extensions, accepted by default)
+_LITERALS = {"true": True, "false": False, "null": None, "NaN": float("nan"), "Infinity": float("inf"),
+             "-Infinity": float("-inf")}
 
 
 class JsonReader:

@@ -41,10 +41,10 @@ def parse_text(text: str, path: Path, kind: DocumentKind | None = None) -> Docum
     with hjson), YAML otherwise; but accelerate reads an Accelerate config not named `*.json` with
     yaml.safe_load whatever it looks like (`load_config_from_file`, accelerate/commands/config/config_args.py),
     so JSON-looking text there is read as YAML: a tab after a colon is refused and `1e8` is a string, as there."""
-    data, syntax, spans = _parse_as(text, "json" if text.lstrip("\ufeff \t\r\n").startswith("{") else "yaml")
+    data, syntax, spans = _parse_as(text, "json" if text.lstrip("\ufeff \t\r\n").startswith("{") else "yaml", kind)
     resolved = kind or (detect_kind(data, path) if isinstance(data, dict) else None)
     if syntax == "json" and resolved == "accelerate" and path.suffix.lower() != ".json":
-        data, syntax, spans = _parse_as(text, "yaml")
+        data, syntax, spans = _parse_as(text, "yaml", kind)
     if data is None:
         raise InputError(f"{path}: the file is empty", hint="write at least `distributed_type: 'NO'`")
     if not isinstance(data, dict):
@@ -52,15 +52,36 @@ def parse_text(text: str, path: Path, kind: DocumentKind | None = None) -> Docum
                          hint="a config file is a set of `key: value` lines")
     key_spans, value_spans, plain, duplicates = spans
     return Document(path=path, kind=kind or detect_kind(data, path), syntax=syntax, data=data,
-                    key_spans=key_spans, value_spans=value_spans, plain_scalars=plain, duplicate_keys=duplicates)
+                    key_spans=key_spans, value_spans=value_spans, plain_scalars=plain, duplicate_keys=duplicates,
+                    text=text)
 
 
-def _parse_as(text: str, syntax: str) -> tuple[Any, str, tuple]:
+def _parse_as(text: str, syntax: str, kind: DocumentKind | None) -> tuple[Any, str, tuple]:
     if syntax == "json":
-        data, reader = read_json(text)
+        try:
+            data, reader = read_json(text)
+        except InputError as exc:
+            raise _refused_json(text, exc, kind) from None
         return data, "json", (reader.key_spans, reader.value_spans, {}, reader.duplicate_keys)
     data, tree = read_yaml(text)
     return data, "yaml", (tree.key_spans, tree.value_spans, tree.plain_scalars, tree.duplicate_keys)
+
+
+def _refused_json(text: str, exc: InputError, kind: DocumentKind | None) -> InputError:
+    """accelwiz's reader refused a JSON: say what each library that may consume it makes of it, in its own words
+    (a file hjson reads but accelwiz cannot place is still one accelerate and the Trainer refuse)."""
+    if kind not in (None, "deepspeed"):
+        return exc
+    from accelwiz.document.consumers import read_as_consumers
+
+    verdicts = read_as_consumers(text)
+    strict, lenient = verdicts["json.load"], verdicts["hjson"]
+    said = [f"accelerate and the HF Trainer read it with json.load: "
+            + ("accepted" if strict.accepted else strict.describe()),
+            "DeepSpeed's own reader (hjson): " + ("accepted" if lenient.accepted else lenient.describe())]
+    if strict.accepted or lenient.accepted:
+        said.append("accelwiz cannot check it as written")
+    return InputError(f"{exc.message}; {'; '.join(said)}", hint=exc.hint)
 
 
 def load_document(path: Path, kind: DocumentKind | None = None) -> Document:

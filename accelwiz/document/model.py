@@ -36,6 +36,7 @@ class Document:
     value_spans: dict[KeyPath, Span] = field(default_factory=dict)
     plain_scalars: dict[KeyPath, str] = field(default_factory=dict)
     duplicate_keys: list[tuple[KeyPath, Span]] = field(default_factory=list)
+    text: str | None = field(default=None, repr=False, compare=False)  # as read: consumers.verdicts reads it
 
     @property
     def name(self) -> str:

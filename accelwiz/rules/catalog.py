@@ -51,7 +51,7 @@ from accelwiz.rules import (
     trl_vllm,
     workload,
 )
-from accelwiz.rules.deepspeed import auto, batch, offload, optimizer, reference, zero, zero3_save, zero_flag
+from accelwiz.rules.deepspeed import auto, batch, offload, optimizer, readers, reference, zero, zero3_save, zero_flag
 from accelwiz.rules.deepspeed import precision as deepspeed_precision
 from accelwiz.rules.hardware import deepspeed_features, deepspeed_fp16, devices, gpu_precision, nvme, versions, visible
 
@@ -74,6 +74,8 @@ CATALOG: dict[str, CheckFunction] = {
     "AW012": schema_rules.duplicate_yaml_key,
     "AW013": schema_rules.duplicate_json_key,
     "AW014": dead_keys.dead_key_without_effect,
+    "AW015": readers.consumer_refuses_json,
+    "AW016": readers.json_readers_disagree,
     # AW1xx: processes, machines, ranks, launcher keys, the plan file
     "AW101": topology.multi_device_single_process,
     "AW102": topology.processes_not_divisible_by_machines,

@@ -53,7 +53,7 @@ def auto_paths(data: Any, path: KeyPath = ()) -> Iterator[KeyPath]:
                 yield from auto_paths(value, (*path, key))
 
 
-def _hf_style(document: Document) -> bool:
+def hf_style(document: Document) -> bool:
     """Whether the JSON was written for the HF integrations: "auto" on a key they fill, outside ZeRO.
 
     "auto" inside `zero_optimization` is no evidence: plain DeepSpeed silently drops it there, and JSONs for
@@ -70,4 +70,4 @@ def via_accelerate(ctx: CheckContext) -> bool:
 
 def hf_launched(ctx: CheckContext) -> bool:
     """Launched through accelerate (and maybe the HF Trainer): with a YAML, or a JSON written in HF style."""
-    return via_accelerate(ctx) or (ctx.deepspeed is not None and _hf_style(ctx.deepspeed))
+    return via_accelerate(ctx) or (ctx.deepspeed is not None and hf_style(ctx.deepspeed))
