@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from accelwiz.cli.common import exit_on_error, get_console
-
-if TYPE_CHECKING:
-    from accelwiz.launch.run_plan import RunPlan
 
 EPILOG = """\
 Examples:
@@ -45,6 +42,11 @@ def run(
         ),
     ] = None,
     force: Annotated[bool, typer.Option(help="Launch even when the check finds errors.")] = False,
+    explain: Annotated[
+        bool,
+        typer.Option(help="Print the table of effective values and their sources first, even before a refusal "
+                     "(without it, the table follows a preflight that passed)."),
+    ] = False,
     dry_run: Annotated[
         bool, typer.Option(help="Print the environment changes and the exact command; start nothing.")
     ] = False,
@@ -71,6 +73,11 @@ def run(
             "folders, a test all-reduce); the plan's launcher.preflight: false turns it off too.",
         ),
     ] = True,
+    threads_per_process: Annotated[
+        int | None,
+        typer.Option(metavar="N", help="CPU threads of each training process (default: this machine's cores / "
+                     "processes per machine; on other machines, theirs). Used where the processes train on CPUs."),
+    ] = None,
     steps: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Optimizer steps.")] = None,
     micro_batch: Annotated[
         int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Sequences per process (default: the plan's).")
@@ -139,9 +146,9 @@ def run(
             force=force,
             here=plan_here(slurm, print_node_commands),
             mode="slurm" if slurm is not None else "nodes" if print_node_commands else "here",
+            explain=explain,
+            threads_per_process=threads_per_process,
         )
-        if plan.builtin_trainer and not plan_here(slurm, print_node_commands):
-            resolve_trainer_run(plan)  # each node would refuse a run that names no model: refuse it here, once
         if slurm is not None:
             plan.write_sbatch(console, slurm, preflight=preflight)
             return
@@ -149,8 +156,6 @@ def run(
             for line in plan.node_commands(console, preflight=preflight):
                 console.data(line)
             return
-        if plan.builtin_trainer:
-            check_trainer_inputs(plan)
         if dry_run:
             console.data(plan.as_shell())
             return
@@ -160,19 +165,3 @@ def run(
 
 def plan_here(slurm: Path | None, print_node_commands: bool) -> bool:
     return slurm is None and not print_node_commands
-
-
-def resolve_trainer_run(plan: RunPlan) -> None:
-    """The built-in trainer's run as the nodes will resolve it (model and workload; the weights are each node's)."""
-    from accelwiz.trainer.options import parse_args
-    from accelwiz.trainer.settings import resolve_settings
-
-    resolve_settings(parse_args(plan.target[1:]))
-
-
-def check_trainer_inputs(plan: RunPlan) -> None:
-    """Refuse a bad --model, --data or QLoRA request with one line before anything is launched or written."""
-    from accelwiz.trainer.inputs import check_inputs
-    from accelwiz.trainer.options import parse_args
-
-    check_inputs(parse_args(plan.target[1:]), uses_deepspeed=plan.checked.spec.uses_deepspeed)

@@ -6,10 +6,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from accelwiz.launch import shell
 from accelwiz.launch.environment import EnvChange, portable_changes
 from accelwiz.launch.spec import LaunchSpec
+
+if TYPE_CHECKING:
+    from accelwiz.launch.threads import Threads
 
 # Multi-node without a YAML value: c10d, as in accelerate's own SLURM example; `static` needs every node to agree
 # on ranks up front and hangs silently when one is late (accelerate#1489).
@@ -68,13 +72,16 @@ def build_argv(
     *,
     spec: LaunchSpec | None = None,
     prefix: Sequence[str] | None = None,
+    launcher_flags: Sequence[str] = (),
 ) -> list[str]:
-    """The command `accelwiz run` executes; a list, never a shell string."""
+    """The command `accelwiz run` executes; a list, never a shell string. `launcher_flags` are more of
+    accelerate launch's own (`--num_cpu_threads_per_process N`)."""
     return [
         *(prefix if prefix is not None else launcher_prefix()),
         "--config_file",
         str(config_path),
         *(yaml_ignored_flags(spec) if spec is not None else []),
+        *launcher_flags,
         str(script),
         *script_args,
     ]
@@ -91,6 +98,7 @@ def node_argv(
     main_process_port: int | None = None,
     rdzv_backend: str | None = None,
     is_host: str | None = None,
+    launcher_flags: Sequence[str] = (),
 ) -> list[str]:
     """One node's `accelerate launch` for a multi-node run, every topology value explicit. `machine_rank`,
     `main_process_ip` and `is_host` may be `shell.Raw` expansions (the sbatch script's per-task values);
@@ -121,7 +129,7 @@ def node_argv(
         # one launch per node started by us (srun, ssh): DeepSpeed's default pdsh launcher would try to ssh into
         # every node itself and ignores main_process_ip/port (accelerate#1837, #953)
         argv += ["--deepspeed_multinode_launcher", "standard"]
-    return [*argv, str(script), *script_args]
+    return [*argv, *launcher_flags, str(script), *script_args]
 
 
 def node_commands(
@@ -134,6 +142,8 @@ def node_commands(
     rdzv_backend: str | None = None,
     cpu_nodes: bool | None = None,
     preflight: bool = True,
+    threads: Threads | None = None,
+    output_dir: Path | str | None = None,
 ) -> list[str]:
     """The shell line to run on each node (rank 0 first), for clusters without a scheduler: runnable as printed
     by bash, from the directory the config's relative paths start in, with the environment the nodes need in
@@ -143,7 +153,8 @@ def node_commands(
 
     `env` and `rdzv_backend` default to what the plan beside the config says (CPU machines get the CPU
     fallback for MULTI_GPU), then the YAML's rdzv_backend, then c10d. `cpu_nodes` overrides the plan's (a
-    caller without a plan says what it knows of the machines).
+    caller without a plan says what it knows of the machines). `threads` (CPU nodes) sets each process's threads
+    (launch/threads.py); `output_dir` is the folder the preflight checks (the trainer's, not the working one).
     """
     planned = planned_launch(config_path)
     if cpu_nodes is None:
@@ -151,13 +162,17 @@ def node_commands(
     if env is None:
         env = portable_changes(spec, cpu_nodes=cpu_nodes)
     ip = spec.main_process_ip or MAIN_IP_FROM_ENV
+    if threads is not None:
+        env = [*env, EnvChange("OMP_NUM_THREADS", threads.word(), threads.reason)]
     prefix = [shell.Raw(f"{c.name}={shell.quote(c.value)}") for c in env]
     lines = []
     for rank in range(spec.num_machines):
         launch = [*prefix, *node_argv(spec, config_path, script, script_args, machine_rank=str(rank),
-                                      main_process_ip=ip, rdzv_backend=rdzv_backend or planned.rdzv_backend)]
+                                      main_process_ip=ip, rdzv_backend=rdzv_backend or planned.rdzv_backend,
+                                      launcher_flags=threads.launcher_flags() if threads is not None else ())]
         if planned.preflight and preflight:
-            launch = with_preflight(spec, config_path, launch, main_process_ip=ip, node_rank=str(rank))
+            launch = with_preflight(spec, config_path, launch, main_process_ip=ip, node_rank=str(rank),
+                                    output_dir=output_dir)
         lines.append(shell.join(launch))
     return lines
 
@@ -222,16 +237,19 @@ DEFAULT_MAIN_PORT = 29500  # accelerate launch's --main_process_port when the YA
 
 
 def with_preflight(spec: LaunchSpec, config: Path | str, launch: Sequence[str | shell.Raw], *,
-                   main_process_ip: str | shell.Raw, node_rank: str | None) -> list[str | shell.Raw]:
+                   main_process_ip: str | shell.Raw, node_rank: str | None,
+                   output_dir: Path | str | None = None) -> list[str | shell.Raw]:
     """`accelwiz doctor ... && <launch>`: every node checks the allocation together (versions, GPUs, interfaces,
     the main port, shared folders, a test all-reduce) and only then trains; a mismatch ends every node within
     seconds with one table and a distinct exit code (docs/doctor.md), instead of a rendezvous that hangs.
-    `node_rank` None: each srun task reads SLURM_PROCID."""
+    `node_rank` None: each srun task reads SLURM_PROCID. `output_dir`: the folder the trainer writes, which must
+    be writable and shared (without it the doctor checks each node's working directory, which two nodes started
+    from two folders never share)."""
     from accelwiz.doctor.command import preflight_line
 
     # machine 0's address from the job's environment where the launch line takes it from there
     address = "$MAIN_PROCESS_IP" if isinstance(main_process_ip, shell.Raw) else main_process_ip
     doctor = preflight_line(nodes=spec.num_machines, main_address=address,
                             main_port=spec.main_process_port or DEFAULT_MAIN_PORT, node_rank=node_rank,
-                            config=str(config))
+                            config=str(config), output_dir=output_dir)
     return [shell.Raw(doctor), shell.Raw("&&"), *launch]

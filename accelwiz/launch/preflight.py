@@ -14,7 +14,9 @@ from accelwiz.launch.environment import EnvChange, environment_changes, torch_bu
 from accelwiz.launch.spec import LaunchSpec
 
 if TYPE_CHECKING:
+    from accelwiz.launch.threads import Threads
     from accelwiz.probe.model import MachineProfile
+    from accelwiz.resolution.run import Run
     from accelwiz.rules.context import CheckContext
     from accelwiz.rules.diagnostic import Diagnostic
 
@@ -27,6 +29,7 @@ class Preflight:
     spec: LaunchSpec
     env: list[EnvChange]
     handled: list[Diagnostic]  # findings the launch makes moot; each `.handled` says why
+    run: Run | None = None  # the built-in trainer's run, resolved once (launch/run_workload.py)
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -43,17 +46,16 @@ def preflight(
     here: bool = True,
     environ: Mapping[str, str] | None = None,
     training_args: Any = None,
+    run: Run | None = None,
 ) -> Preflight:
     """Check the config as `accelwiz check` would (every rule), with the facts of this launch; raises on a missing
     or unreadable config.
 
     `here` is False for plans run on other machines (per-node commands, SLURM), which supply each node's rank and
-    the rendezvous address and get no CPU fallback.
+    the rendezvous address and get no CPU fallback. `run` (the built-in trainer's, resolved once) is the workload
+    the memory rules judge and the summary shows: the one the trainer trains.
     """
-    if not config_path.is_file():
-        raise InputError(
-            f"config file `{config_path}` not found", hint="run `accelwiz init` to write one, or pass --config FILE"
-        )
+    require_config(config_path)
     from accelwiz.rules.context import LaunchFacts
     from accelwiz.rules.engine import CheckResult, build_units, check_unit
 
@@ -79,6 +81,7 @@ def preflight(
     found = find_plan(config_path)
     plan = load_plan(found) if found is not None else None
     model = plan_model(plan)[0] if plan is not None else None
+    workload, flags = _run_workload(run)
     if plan is not None and not here and system is None:
         system = plan_system(plan)
     launched_env = env if here else portable_changes(spec, env, cpu_nodes=plan is not None
@@ -90,11 +93,35 @@ def preflight(
     )
     checked = check_unit(unit.documents, system=system, launch=launch, deepspeed_reference=unit.deepspeed_reference,
                          training_args=training_args,  # a Trainer script's arguments: the AW7xx rules
-                         plan=plan, model=model)
-    return Preflight(config_path, checked.context, checked.diagnostics, spec, env, checked.handled)
+                         plan=plan, model=None if run is not None else model, workload=workload,
+                         workload_flags=flags)
+    return Preflight(config_path, checked.context, checked.diagnostics, spec, env, checked.handled, run)
 
 
-def render_summary(checked: Preflight) -> str:
+# the run's flags, by the names `check_unit`'s workload flags use (messages then name the flag)
+_CHECK_FLAG_NAMES = {"micro_batch": "micro_batch", "seq_len": "seq_len", "gradient_checkpointing":
+                     "gradient_checkpointing", "attention": "attention", "method": "regime"}
+
+
+def _run_workload(run: Run | None) -> tuple[Any, dict[str, Any]]:
+    """The memory rules' workload and the flags that set it, from the run the trainer will resolve."""
+    if run is None:
+        return None, {}
+    from accelwiz.launch.run_workload import estimator_workload, run_model_spec
+
+    flags = {check: getattr(run.workload, name).value for name, check in _CHECK_FLAG_NAMES.items()
+             if getattr(run.workload, name).source == "flag"}
+    return estimator_workload(run, run_model_spec(run)), flags
+
+
+def require_config(config_path: Path) -> None:
+    if not config_path.is_file():
+        raise InputError(
+            f"config file `{config_path}` not found", hint="run `accelwiz init` to write one, or pass --config FILE"
+        )
+
+
+def render_summary(checked: Preflight, threads: Threads | None = None) -> str:
     """One screen: the launch topology in a line, then the effective values and where each comes from."""
     spec = checked.spec
     parts = [spec.distributed_type]
@@ -105,10 +132,20 @@ def render_summary(checked: Preflight) -> str:
     # The precision the run will use: with a DeepSpeed JSON that is the JSON's fp16/bf16, not the YAML's key.
     precision = checked.unit.effective.mixed_precision.value or spec.mixed_precision
     parts.append(f"mixed_precision {precision}")
+    if threads is not None:  # CPU training: each process's share of the cores (launch/threads.py)
+        parts.append(threads.shown())
     lines = [f"run: {checked.config_path}: " + ", ".join(parts)]
     from accelwiz.rules.report import render_explanation
 
-    explanation = render_explanation(checked.unit)
+    unit = checked.unit
+    if checked.run is not None:  # the workload rows are the run's: a flag shows as "flag", not the plan's value
+        import copy
+
+        from accelwiz.launch.run_workload import shown_effective
+
+        unit = copy.copy(unit)
+        unit.__dict__["effective"] = shown_effective(checked.unit.effective, checked.run)
+    explanation = render_explanation(unit)
     if explanation:
         lines.append(explanation)
     return "\n".join(lines)

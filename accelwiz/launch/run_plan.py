@@ -14,13 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from accelwiz.errors import InputError, LaunchError, UsageError
 from accelwiz.launch import shell
-from accelwiz.launch.command import build_argv, node_commands, refuse_deepspeed_file_beside_yaml_only
+from accelwiz.launch.command import build_argv, node_commands, planned_launch, refuse_deepspeed_file_beside_yaml_only
 from accelwiz.launch.environment import EnvChange, apply
 from accelwiz.launch.preflight import Preflight, preflight, render_summary
+from accelwiz.launch.run_workload import trainer_output_dir, trainer_run
+from accelwiz.launch.threads import launch_threads
 from accelwiz.rules.diagnostic import Severity
 
 if TYPE_CHECKING:
     from accelwiz.console import Console
+    from accelwiz.launch.threads import Threads
 
 TRAINER_SCRIPT = Path(__file__).resolve().parent.parent / "trainer" / "train.py"
 TRAINER_MODULE = "accelwiz.trainer.train"
@@ -59,10 +62,18 @@ class RunPlan:
     target: list[str]  # what follows the launcher's own flags: the script (or -m module) and its args
     env: list[EnvChange]
     builtin_trainer: bool
+    threads: Threads | None = None  # each process's CPU threads, for a launch here that trains on CPUs
+    node_threads: Threads | None = None  # the same, computed on each node, for CPU nodes
+    output_dir: Path | None = None  # the folder the built-in trainer writes (the preflight checks it)
+
+    @property
+    def launcher_flags(self) -> list[str]:
+        return self.threads.launcher_flags() if self.threads is not None else []
 
     @property
     def argv(self) -> list[str]:
-        return build_argv(self.checked.config_path, self.target[0], self.target[1:], spec=self.checked.spec)
+        return build_argv(self.checked.config_path, self.target[0], self.target[1:], spec=self.checked.spec,
+                          launcher_flags=self.launcher_flags)
 
     @property
     def records_exit_status(self) -> bool:
@@ -70,9 +81,14 @@ class RunPlan:
         return self.builtin_trainer or self.target[:2] == ["-m", CHILD_MODULE]
 
     def as_shell(self) -> str:
-        """`--dry-run`: the environment changes and the exact command, as lines a shell can run."""
-        exports = [f"export {c.name}={shell.quote(c.value)}" for c in self.env]
-        return "\n".join([*exports, shell.join(self.argv)])
+        """`--dry-run` (and the `$ ...` line before a launch): the `accelerate launch` line a user can copy and
+        run as is, its environment in front. `run` itself starts accelerate's launcher in-process
+        (LAUNCHER_MODULE) with exactly these arguments, to keep the failing rank's exit status."""
+        env = [shell.Raw(f"{c.name}={shell.quote(c.value)}") for c in self.env]
+        target = self.portable_target()
+        argv = build_argv(self.checked.config_path, target[0], target[1:], spec=self.checked.spec,
+                          prefix=["accelerate", "launch"], launcher_flags=self.launcher_flags)
+        return shell.join([*env, *argv])
 
     def portable_target(self) -> list[str]:
         """The target for other machines: the built-in trainer by module name, not by this machine's path."""
@@ -97,7 +113,8 @@ class RunPlan:
                              "DDP on gloo (ACCELERATE_USE_CPU=true); a plan for GPU machines (`accelwiz init "
                              "--system ...`) says otherwise")
         return node_commands(self.checked.spec, self.checked.config_path, target[0], target[1:],
-                             cpu_nodes=cpu_nodes, preflight=preflight)
+                             cpu_nodes=cpu_nodes, preflight=preflight, output_dir=self.output_dir,
+                             threads=self.node_threads if cpu_nodes or self.checked.spec.use_cpu else None)
 
     def write_sbatch(self, console: Console, path: Path, *, preflight: bool = True) -> None:
         from accelwiz.launch.slurm import render_sbatch
@@ -108,6 +125,9 @@ class RunPlan:
             self.portable_target(),
             env=self.env,
             preflight=preflight,
+            threads=self.node_threads if planned_launch(self.checked.config_path).cpu_nodes or
+            self.checked.spec.use_cpu else None,
+            output_dir=self.output_dir,
         )
         from accelwiz.atomic import atomic_write
 
@@ -117,7 +137,7 @@ class RunPlan:
                              f"exist", hint=f"create it first (mkdir -p {shell.quote(str(path.parent))}) or pick "
                                             "another path")
         try:
-            atomic_write(path, text, create_parents=False)
+            atomic_write(path, text, create_parents=False, new_output=True)  # a planted link: refused
         except OSError as exc:
             raise InputError(f"cannot write {shown}: {exc.strerror or exc}",
                              hint="pick a path you can write to") from None
@@ -131,7 +151,7 @@ class RunPlan:
         for change in self.env:
             console.info(f"setting {change}: {change.reason}")
         argv = self.argv
-        console.info("$ " + shell.join(argv))
+        console.info("$ " + self.as_shell())
         from accelwiz.launch.execute import execute
 
         received: list[int] = []
@@ -177,12 +197,15 @@ def plan_run(
     force: bool,
     here: bool = True,
     mode: str | None = None,
+    explain: bool = False,
+    threads_per_process: int | None = None,
 ) -> RunPlan:
     """Check the config (refusing on errors unless forced), print the summary, and build the plan.
 
     `here` is False for plans run on other machines (`--slurm`, `--print-node-commands`): a login node's
     hardware says nothing about the cluster's, so the check runs without a machine profile. `mode` ("here",
-    "slurm", "nodes") names the launch in the one-line refusals.
+    "slurm", "nodes") names the launch in the one-line refusals. A refusal is one line with a hint; the table of
+    effective values follows a preflight that passed, or comes first with `explain`.
     """
     from accelwiz.defaults import DEFAULT_CONFIG
     from accelwiz.launch.values import check_file_names, check_launch_values
@@ -204,39 +227,46 @@ def plan_run(
 
     system = load_system("local") if here else None  # a launch here is checked against this machine
     builtin = script is None
+    config_path = config or DEFAULT_CONFIG
+    run = trainer_run(config_path, trainer_argv) if builtin else None
     from accelwiz.config.training_args import trainer_arguments_for_script
 
     # a Trainer script's own arguments (`run train.py -- --bf16 ...`) are checked against the YAML and JSON too
     trainer_args = trainer_arguments_for_script(script, script_args) if script is not None else \
-        _built_in_trl_arguments(config or DEFAULT_CONFIG, trainer_argv)
-    checked = preflight(config or DEFAULT_CONFIG, system=system, builtin_trainer=builtin, here=here,
-                        training_args=trainer_args)
+        _built_in_trl_arguments(run)
+    checked = preflight(config_path, system=system, builtin_trainer=builtin, here=here,
+                        training_args=trainer_args, run=run)
     # before anything is shown: a value no launcher takes, or a DeepSpeed JSON the workers cannot open from
     # where they start, is one line and exit 2, --force or not
     check_launch_values(checked.spec, checked.config_path)
     refuse_deepspeed_file_beside_yaml_only(checked.config_path, OPENED_FROM[mode or ("here" if here else "nodes")])
+    threads, node_threads = launch_threads(console, checked, here=here, given=threads_per_process)
+    if explain:  # the table first, so that it stands before a refusal too
+        console.info(_for_terminal(render_summary(checked, threads)))
     _report_findings(console, checked, force=force)
-    console.info(_for_terminal(render_summary(checked)))
+    if builtin and here:  # the weights, --data, QLoRA: refused in one line before the table (issue 30.6)
+        from accelwiz.trainer.inputs import check_inputs
+        from accelwiz.trainer.options import parse_args
+
+        check_inputs(parse_args(["--config", str(checked.config_path), *trainer_argv]),
+                     uses_deepspeed=checked.spec.uses_deepspeed)
+    if not explain:
+        console.info(_for_terminal(render_summary(checked, threads if here else node_threads)))
     # The built-in trainer reads the plan and DeepSpeed JSON of the YAML it is launched with (trainer/settings.py).
     trainer_target = [str(TRAINER_SCRIPT), "--config", str(checked.config_path), *trainer_argv]
     target = trainer_target if builtin else ["-m", CHILD_MODULE, str(script), *script_args]
-    return RunPlan(checked, target, checked.env, builtin_trainer=builtin)
+    env = [*checked.env, *([EnvChange("OMP_NUM_THREADS", threads.word(), threads.reason)] if threads else [])]
+    output_dir = trainer_output_dir(trainer_argv) if builtin else None
+    return RunPlan(checked, target, env, builtin_trainer=builtin, threads=threads, node_threads=node_threads,
+                   output_dir=output_dir)
 
 
-def _built_in_trl_arguments(config: Path, trainer_argv: list[str]) -> Any:
+def _built_in_trl_arguments(run: Any) -> Any:
     """A DPO/GRPO run of the built-in trainer (its flags or the plan's kind): the TRL arguments it will hand
-    TRL's config, so the preflight judges the config that will be built. None for SFT, or when the run does not
-    resolve (the trainer's own check says why, in one line, before the launch)."""
+    TRL's config, so the preflight judges the config that will be built. None for SFT."""
     from accelwiz.config.trl_arguments import built_in_trl_arguments
-    from accelwiz.errors import AccelwizError
-    from accelwiz.trainer.options import parse_args
-    from accelwiz.trainer.settings import resolve_settings
 
-    try:
-        run = resolve_settings(parse_args(["--config", str(config), *trainer_argv]))
-    except AccelwizError:
-        return None
-    return built_in_trl_arguments(run.workload, run.post)
+    return built_in_trl_arguments(run.workload, run.post) if run is not None else None
 
 
 def _for_terminal(text: str) -> str:

@@ -22,12 +22,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from accelwiz.errors import UsageError
 from accelwiz.launch import shell
 from accelwiz.launch.command import MULTI_NODE_RDZV_BACKEND, node_argv, planned_launch, with_preflight
 from accelwiz.launch.environment import EnvChange, portable_changes
 from accelwiz.launch.spec import LaunchSpec
+
+if TYPE_CHECKING:
+    from accelwiz.launch.threads import Threads
 
 # Expanded by each srun task on its own node, so placed in the inner command as shell code, by position.
 _RANK = shell.Raw('"$SLURM_NODEID"')
@@ -52,13 +56,16 @@ def render_sbatch(
     rdzv_backend: str | None = None,
     time_limit: str | None = None,
     preflight: bool = True,
+    threads: Threads | None = None,
+    output_dir: Path | str | None = None,
 ) -> str:
     """The script text; `target` is the script and its args (or `-m module ...`) as accelerate launch takes them.
 
     `cpu_nodes` (the plan's machines have no GPU) requests no GPUs and, for MULTI_GPU, sets ACCELERATE_USE_CPU
     so the processes train together as CPU DDP on gloo; None reads it from the plan beside the config.
     `rdzv_backend` overrides the plan's and the YAML's, `time_limit` the plan's. `env` is what `run` would set on
-    this machine: only the values that mean the same on every machine are carried over.
+    this machine: only the values that mean the same on every machine are carried over. `threads` (CPU nodes)
+    sets each process's threads, `output_dir` is the folder the preflight checks (the trainer's).
     """
     planned = planned_launch(config_path)
     cpu_nodes = bool(planned.cpu_nodes) if cpu_nodes is None else cpu_nodes
@@ -68,11 +75,14 @@ def render_sbatch(
     config = _submit_relative(config_path)
     script = target[0] if target[0] == "-m" else _submit_relative(target[0])
     argv = node_argv(spec, config, script, target[1:], machine_rank=_RANK, main_process_ip=_IP,
-                     rdzv_backend=backend, is_host=_IS_HOST)
+                     rdzv_backend=backend, is_host=_IS_HOST,
+                     launcher_flags=threads.launcher_flags() if threads is not None else ())
     if planned.preflight and preflight:  # every node checked together first; each task's rank is SLURM_PROCID
-        argv = with_preflight(spec, config, argv, main_process_ip=_IP, node_rank=None)
+        argv = with_preflight(spec, config, argv, main_process_ip=_IP, node_rank=None, output_dir=output_dir)
     gpus = [] if spec.use_cpu or cpu_nodes else [f"#SBATCH --gpus-per-node={per_node}"]
     exports = [f"export {c.name}={shell.quote(c.value)}" for c in portable_changes(spec, env, cpu_nodes=cpu_nodes)]
+    if threads is not None:  # each node's share of its own cores, as the launch line's flag says
+        exports.append(f"export OMP_NUM_THREADS={shell.quote(threads.word())}")
     rendezvous = (
         ["# c10d rendezvous at the head node, one per job: torchrun reads its --rdzv-id from PET_RDZV_ID.",
          'export PET_RDZV_ID="accelwiz-$SLURM_JOB_ID"']
@@ -103,6 +113,7 @@ def render_sbatch(
         "MAIN_PROCESS_IP=$(scontrol show node \"$HEAD_NODE\" -o | tr ' ' '\\n' | sed -n 's/^NodeAddr=//p' || true)",
         'MAIN_PROCESS_IP=${MAIN_PROCESS_IP:-$HEAD_NODE}',
         "export MAIN_PROCESS_IP",
+        *(_DOCTOR_SECRET if planned.preflight and preflight else []),
         *rendezvous,
         *exports,
         "",
@@ -117,6 +128,13 @@ def render_sbatch(
         "",
     ]
     return "\n".join(lines)
+
+
+# One random secret per job, exported to every srun task: node 0's preflight store takes only records sealed with
+# it (accelwiz/doctor/wire.py), so no other process that reaches the port can pose as a node.
+_DOCTOR_SECRET = ["# The preflight's secret for this job (accelwiz doctor refuses records not sealed with it).",
+                  "ACCELWIZ_DOCTOR_SECRET=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \\n')",
+                  "export ACCELWIZ_DOCTOR_SECRET"]
 
 
 def _time_limit_lines(limit: str | None) -> list[str]:

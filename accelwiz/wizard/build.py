@@ -254,13 +254,18 @@ def _fp16(enabled: bool) -> dict[str, Any]:
     }
 
 
-def launch_commands(answers: Answers, config_path: Path | str) -> list[str]:
+def launch_commands(answers: Answers, config_path: Path | str, accelerate: dict[str, Any] | None = None,
+                    system: MachineProfile | None = None) -> list[str]:
     """The commands that start this configuration. Multi-node launch lines (machine rank, main address, the
-    rendezvous backend accelerate ignores in the file) are owned by `accelwiz run`, so we point there."""
+    rendezvous backend accelerate ignores in the file) are owned by `accelwiz run`, so we point there. The plain
+    `accelerate launch` line is the one a user can copy as is: on CPUs with its environment in front (the CPU
+    fallback that makes the processes one DDP job, each process's threads), as `accelwiz run` launches it."""
     run = f"accelwiz run --config {config_path}"
     if answers.num_machines == 1:
-        return [f"{run}                 # the built-in trainer", f"{run} your_script.py   # your own script",
-                f"accelerate launch --config_file {config_path} your_script.py"]
+        from accelwiz.launch.copyable import plain_launch_line
+
+        plain = plain_launch_line(accelerate or {}, config_path, "your_script.py", system=system)
+        return [f"{run}                 # the built-in trainer", f"{run} your_script.py   # your own script", plain]
     if answers.launcher is Launcher.slurm:
         return [f"{run} --slurm job.sbatch your_script.py && sbatch job.sbatch"]
     return [f"{run} --print-node-commands your_script.py   # one accelerate launch line per machine"]

@@ -57,7 +57,7 @@ def generate(answers: Answers, system: MachineProfile, *, output: Path, command:
     plan = plan_for(answers.model_dump(), system) if answers.model else None
     option = plan.chosen(answers.model_dump()) if plan is not None else None
     estimate = estimate_line(answers, system, option)
-    launch = launch_commands(answers, output)
+    launch = launch_commands(answers, output, pair.accelerate, system)
     from accelwiz.wizard.post_plan import post_lines, precision_flags, todos, trl_arguments
 
     flags = trainer_arguments(answers) + precision_flags(answers) if answers.owner is Owner.trainer else []

@@ -48,11 +48,16 @@ def explain_kind(answers: Mapping[str, Any], system: MachineProfile) -> str:
 
 
 def _best(answers: Mapping[str, Any], system: MachineProfile) -> str:
-    plan = memory.plan_for(answers, system)
+    """Costed with the method asked, else the one the method question will default to (full, else LoRA, else
+    QLoRA: the first that fits), named: a 7B on one 24 GiB GPU is 'LoRA, single GPU, ...', not 'does not fit'."""
+    named = answers.get("regime") is not None
+    regime = answers.get("regime") if named else memory.default_regime(answers, system)
+    plan = memory.plan_for({**answers, "regime": regime}, system)
     if plan is None:
         return ""
     best = plan.best_option(nvme=False)
-    return f": {best.label}, {best.per_gpu_bytes / GIB:.1f} GiB per GPU" if best else ": does not fit"
+    method = "" if named else f"{memory.REGIME_NAME[Regime(getattr(regime, 'value', regime))]}, "
+    return f": {method}{best.label}, {best.per_gpu_bytes / GIB:.1f} GiB per GPU" if best else ": does not fit"
 
 
 def refuse_regime(raw: Any, answers: Mapping[str, Any], system: MachineProfile) -> None:
@@ -347,3 +352,30 @@ def verify_reward(value: str, answers: Mapping[str, Any], system: MachineProfile
 def reward_todo(plan_path: Path) -> str:
     return (f"TODO: GRPO needs a reward: set `training.reward: FILE.py:FUNCTION` in {plan_path} (or pass --reward); "
             "`accelwiz run` refuses the plan until then")
+
+
+def lengths_from_seq_len(preset: dict[str, Any]) -> None:
+    """A `seq_len` answer for DPO or GRPO (whose question is asked only for SFT) is the sequence prompt +
+    completion, so it is applied as those two (half and half where neither is given), or refused in one line
+    where the lengths given say another sequence: never dropped (issue 30.6). Edits `preset` in place."""
+    kind = str(getattr(preset.get("kind"), "value", preset.get("kind") or "sft")).strip().lower()
+    if kind not in ("dpo", "grpo") or preset.get("seq_len") is None:
+        return
+    try:
+        sequence = int(preset["seq_len"])
+        prompt, completion = (None if preset.get(k) is None else int(preset[k])
+                              for k in ("max_prompt_length", "max_completion_length"))
+    except (TypeError, ValueError):
+        return  # the questions' own parsing reports a value that is not a number
+    if prompt is None and completion is None:
+        prompt = sequence // 2
+    prompt = sequence - completion if prompt is None and completion is not None else prompt
+    completion = sequence - prompt if completion is None and prompt is not None else completion
+    if prompt is None or completion is None or prompt < 1 or completion < 1 or prompt + completion != sequence:
+        raise UsageError(
+            f"answer `seq_len: {sequence}` is a {kind.upper()} run's prompt + completion, and the answers say "
+            f"max_prompt_length {preset.get('max_prompt_length')} + max_completion_length "
+            f"{preset.get('max_completion_length')}",
+            hint="give seq_len or the two lengths, not both (or make them add up)")
+    preset.pop("seq_len")
+    preset["max_prompt_length"], preset["max_completion_length"] = prompt, completion

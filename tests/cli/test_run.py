@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from accelwiz.launch.threads import available_cores
 from tests.profiles import machine
 
 NO_YAML = (
@@ -43,12 +44,18 @@ def test_builtin_trainer_with_its_flags(cli, write, launched, monkeypatch, tmp_p
     assert result.exit_code == 0, result.stderr
     argv, _ = launched[0]
     assert argv[:5] == [sys.executable, "-m", "accelwiz.launch.launcher", "--config_file", "accelerate.yaml"]
-    assert argv[5].endswith("accelwiz/trainer/train.py") and Path(argv[5]).is_file()
-    assert argv[6:] == ["--config", "accelerate.yaml", "--steps", "7", "--lr", "0.01", "--resume", "--model", "tiny"]
+    # use_cpu: each process gets this machine's cores / processes threads (launch/threads.py)
+    assert argv[5:7] == ["--num_cpu_threads_per_process", str(available_cores())]
+    assert argv[7].endswith("accelwiz/trainer/train.py") and Path(argv[7]).is_file()
+    assert argv[8:] == ["--config", "accelerate.yaml", "--steps", "7", "--lr", "0.01", "--resume", "--model", "tiny"]
     # the trainer records its exit status there, so a refusal inside it is not reported as accelerate's 1
     assert "ACCELWIZ_EXIT_DIR" in launched[0][1]
     assert "run: accelerate.yaml: NO, 1 process on 1 machine" in result.stderr
-    assert "$ " + shlex.join(argv) in result.stderr
+    # the `$` line is the copyable `accelerate launch` form of the same arguments (the trainer by module name)
+    shown = next(line for line in result.stderr.splitlines() if line.startswith("$ "))
+    words = shlex.split(shown[2:])
+    assert words[words.index("accelerate"):words.index("-m")] == ["accelerate", "launch", *argv[3:7]]
+    assert words[words.index("accelwiz.trainer.train") + 1:] == argv[8:]
     assert result.stdout == ""  # talk goes to stderr
 
 
@@ -56,7 +63,7 @@ def test_user_script_and_its_args_after_double_dash(cli, write, launched, tmp_pa
     config, script = write("c.yaml", NO_YAML), write("train.py", "print('hi')\n")
     result = cli("run", "--config", str(config), str(script), "--", "--lr", "3e-4", "--steps", "2")
     assert result.exit_code == 0, result.stderr
-    assert launched[0][0][5:] == ["-m", "accelwiz.launch.child", str(script), "--lr", "3e-4", "--steps", "2"]
+    assert launched[0][0][7:] == ["-m", "accelwiz.launch.child", str(script), "--lr", "3e-4", "--steps", "2"]
 
 
 def test_dry_run_prints_env_and_command_and_starts_nothing(cli, write, launched, pin_local):
@@ -65,9 +72,9 @@ def test_dry_run_prints_env_and_command_and_starts_nothing(cli, write, launched,
     result = cli("run", "--model", "tiny", "--config", str(config), "--dry-run")
     assert result.exit_code == 0, result.stderr
     assert launched == []
-    lines = result.stdout.splitlines()
-    assert lines[0] == "export ACCELERATE_USE_CPU=true"  # this machine has no GPU
-    assert shlex.split(lines[1])[3:7] == ["--config_file", str(config), "--rdzv_backend", "c10d"]
+    words = shlex.split(result.stdout)  # one line a user can copy: the environment, then accelerate launch
+    assert words[0] == "ACCELERATE_USE_CPU=true"  # this machine has no GPU
+    assert words[2:8] == ["accelerate", "launch", "--config_file", str(config), "--rdzv_backend", "c10d"]
     assert "AW601 (gpu-distribution-without-gpu) handled" in result.stderr
 
 
@@ -188,8 +195,8 @@ def test_builtin_trainer_takes_its_other_flags_after_double_dash(cli, write, lau
     config = write("c.yaml", NO_YAML)
     result = cli("run", "--model", "tiny", "--config", str(config), "--steps", "6", "--", "--save-every", "3")
     assert result.exit_code == 0, result.stderr
-    assert launched[0][0][5].endswith("train.py")
-    assert launched[0][0][6:] == ["--config", str(config), "--steps", "6", "--model", "tiny", "--save-every", "3"]
+    assert launched[0][0][7].endswith("train.py")
+    assert launched[0][0][8:] == ["--config", str(config), "--steps", "6", "--model", "tiny", "--save-every", "3"]
     bad = cli("run", "--model", "tiny", "--config", str(config), "--", "--save-every", "three")
     assert bad.exit_code == 2 and "argument --save-every: invalid int value: 'three'" in bad.stderr
 
