@@ -53,6 +53,9 @@ def preset_answers(answers_file: Path | None, options: Mapping[str, Any]) -> dic
             preset.setdefault("kind", "sft")
         if str(preset.get("kind", "sft")).strip().lower() == "sft":
             preset.setdefault("owner", "accelerate")
+    from accelwiz.wizard.posttraining import lengths_from_seq_len
+
+    lengths_from_seq_len(preset)  # DPO/GRPO: seq_len is prompt + completion, applied or refused, never dropped
     if "target_global_batch" in preset:
         preset.setdefault("use_global_batch", True)
     elif "gradient_accumulation" in preset:
