@@ -143,8 +143,9 @@ CATALOG: tuple[Question, ...] = (
         "Use gradient checkpointing?",
         kind="confirm",
         when=p.has_model,
-        default=True,
-        help="Recomputes activations in the backward pass: about 30% slower, far less memory.",
+        default=s.default_checkpointing,
+        help="Recomputes activations in the backward pass: about 30% slower, far less memory. Default: on only "
+             "where the run needs it to fit without sharding or offload (as `accelwiz estimate` recommends).",
     ),
     Question(
         "num_machines",

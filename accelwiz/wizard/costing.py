@@ -52,6 +52,12 @@ class Option:
         return self.verdict.fits
 
     @property
+    def gpu_need(self) -> int:
+        """What the GPU verdict judged (estimate/verdict.py gpu_need): below `per_gpu_bytes` where the
+        allocator would release its cache and retry."""
+        return self.verdict.gpu.need if self.verdict.gpu is not None else self.per_gpu_bytes
+
+    @property
     def nvme(self) -> bool:
         return self.offload_device == "nvme"
 
@@ -125,7 +131,8 @@ def _short_of(option: Option) -> str:
     """What a non-fitting option lacks, naming GPU memory or host RAM (never both in one phrase)."""
     verdict = option.verdict
     if verdict.gpu is not None and verdict.gpu.verdict != "fits":
-        return f"{option.per_gpu_bytes / GIB:.1f} GiB of GPU memory per GPU"
+        retry = ", allocator retries" if verdict.gpu.retries else ""
+        return f"{option.gpu_need / GIB:.1f} GiB of GPU memory per GPU ({verdict.gpu.verdict}{retry})"
     return f"{option.host_bytes / GIB:.1f} GiB of host RAM per machine"
 
 
@@ -142,7 +149,8 @@ def default_precision(system: MachineProfile) -> Precision:
 
 def workload_for(answers: Mapping[str, Any], system: MachineProfile) -> Any:
     """The estimator's Workload for the answers so far, through the one resolution (accelwiz.resolution): unasked
-    questions at its defaults, except checkpointing, which init suggests on, and the hardware's precision."""
+    questions at its defaults, checkpointing as the recommendation has it (`recommended_checkpointing`, as
+    `estimate`), and the hardware's precision."""
     from accelwiz.estimate.models import resolve_model
     from accelwiz.resolution.workload import resolve_workload
     from accelwiz.wizard.post_settings import post_settings
@@ -155,13 +163,45 @@ def workload_for(answers: Mapping[str, Any], system: MachineProfile) -> Any:
     given = {"micro_batch": answers.get("micro_batch"), "seq_len": post.sequence if post else answers.get("seq_len"),
              "method": _value(answers.get("regime")), "lora_rank": answers.get("lora_rank"),
              "precision": "fp32" if precision is Precision.no else precision.value,
-             "gradient_checkpointing": True if checkpointing is None else bool(checkpointing)}
+             "gradient_checkpointing": recommended_checkpointing(answers, system) if checkpointing is None
+             else bool(checkpointing)}
     resolved = resolve_workload(answers={k: int(v) if k in _COUNTS and v else v for k, v in given.items()},
                                 max_positions=spec.max_position_embeddings)
     return resolved.for_estimator(spec)
 
 
 _COUNTS = ("micro_batch", "seq_len", "lora_rank")
+
+
+def recommended_checkpointing(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    """Checkpointing's default, `estimate`'s: off unless the one recommendation (estimate/recommend.py, over the
+    strategies init writes) needs it, which it tries before sharding and offload. On where nothing fits (the
+    fallbacks start from the frugal side) and for DPO/GRPO (TRL's default; their phases are costed apart)."""
+    from accelwiz.wizard.post_settings import training_kind
+
+    if not answers.get("model") or not system.gpus:
+        return False
+    if training_kind(answers).post:
+        return True
+    from accelwiz.estimate.recommend import recommend
+
+    try:
+        workload = workload_for({**answers, "gradient_checkpointing": False}, system)
+    except (ValueError, TypeError):
+        return True  # an answer given ahead of its question: verified there (plan_for)
+    gpus, nodes = int(answers.get("gpus") or system.gpu_count), int(answers.get("num_machines") or system.num_machines)
+    advice = recommend(workload, gpus_per_node=gpus, nodes=nodes, gpu_memory_bytes=system.min_gpu_memory_bytes or 0,
+                       host_memory_bytes=system.host.memory_total_bytes or None, gpu=system.gpus[0].name,
+                       fixed=frozenset({"micro_batch"}), strategies=offered_strategies(gpus, nodes))
+    return advice.best is None or advice.best.workload.gradient_checkpointing
+
+
+def offered_strategies(gpus: int, nodes: int) -> list[Any]:
+    """The estimator's candidates that init writes, fastest first (one GPU: single, ZeRO-2/3 for offload)."""
+    from accelwiz.estimate.strategy import candidate_strategies
+
+    return [s for s in candidate_strategies(gpus, nodes)
+            if _offered(s) and (gpus * nodes > 1 or s.kind in ("single", "zero2", "zero3"))]
 
 
 # The answers the estimate depends on; the plan is cached on them, so asking for defaults, choices and the
@@ -198,7 +238,6 @@ _PLANS: dict[tuple[int, tuple[tuple[str, Any], ...]], tuple[MachineProfile, Plan
 def _estimate_plan(answers: dict[str, Any], system: MachineProfile) -> Plan:
     from accelwiz.estimate.memory import estimate_memory
     from accelwiz.estimate.recommend import Budget
-    from accelwiz.estimate.strategy import candidate_strategies
     from accelwiz.wizard.post_settings import post_settings
 
     gpu_memory = system.min_gpu_memory_bytes or 0
@@ -209,9 +248,7 @@ def _estimate_plan(answers: dict[str, Any], system: MachineProfile) -> Plan:
     nodes = int(answers.get("num_machines") or system.num_machines)
     post = post_settings(answers, workload.model.max_position_embeddings)
     options = []
-    for strategy in candidate_strategies(gpus, nodes):
-        if not _offered(strategy) or (gpus * nodes == 1 and strategy.kind not in ("single", "zero2", "zero3")):
-            continue
+    for strategy in offered_strategies(gpus, nodes):
         gpu = system.gpus[0].name  # the GPU's runtime, as estimate counts it
         estimate = estimate_memory(workload, strategy, gpu) if post is None else _post_estimate(
             workload, strategy, post, gpu_memory, gpu)

@@ -254,8 +254,8 @@ def review(result: Any, generated: Generated, fallbacks: list[Any], console: Con
     lines += [f"  {key:<{width}}  {spelled(value) if value != '' else 'none'}" for key, value in result.answers.items()]
     lines.append(f"  {'estimate':<{width}}  {generated.estimate}")
     console.info("\n".join(lines))
-    if generated.diagnostics:
-        console.info(render_text(generated.diagnostics).rstrip("\n"))
+    if worth_showing(generated.diagnostics):
+        console.info(render_text(worth_showing(generated.diagnostics)).rstrip("\n"))
     errors = errors_of(generated.diagnostics)
     choices: list[tuple[str, Any]] = []
     if runs and not errors:
@@ -303,14 +303,22 @@ def _print_or_write(
     return [f.path for f in files]
 
 
+def worth_showing(diagnostics: list[Any]) -> list[Any]:
+    """What `check` says of the files init has just written, less its infos: they are suggestions about
+    choices init made on purpose (a DeepSpeed JSON that fixes accumulation and precision so the YAML and the JSON
+    agree: AW215, AW403), which `accelwiz check` still shows on request."""
+    from accelwiz.rules.diagnostic import Severity
+
+    return [d for d in diagnostics if d.severity is not Severity.INFO]
+
+
 def report_diagnostics(diagnostics: list[Any], console: Console) -> None:
     """Show what `check` says about the rendered files; errors stop the write."""
     from accelwiz.rules.report import render_text
     from accelwiz.wizard.write import errors_of
 
-    if not diagnostics:
-        return
-    console.info(render_text(diagnostics).rstrip("\n"))
+    if worth_showing(diagnostics):
+        console.info(render_text(worth_showing(diagnostics)).rstrip("\n"))
     errors = errors_of(diagnostics)
     if errors:
         raise ChecksFailed(

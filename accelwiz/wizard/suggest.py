@@ -198,6 +198,10 @@ def explain_regime(answers: Mapping[str, Any], system: MachineProfile) -> str | 
     return memory.explain_regime(answers, system)
 
 
+def default_checkpointing(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    return memory.recommended_checkpointing(answers, system)
+
+
 def owner_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
     return [
         Choice("Accelerate (accelwiz run, or your own loop): the files fix batch and precision", Owner.accelerate),
@@ -223,11 +227,21 @@ def strategy_choices(answers: Mapping[str, Any], system: MachineProfile) -> list
         option = plan.option(strategy) if plan else None
         if option is not None:
             offload = f" with {'NVMe' if option.nvme else 'CPU'} offload" if option.offload_device != "none" else ""
-            label += f": {option.per_gpu_bytes / GIB:.1f} GiB per GPU{offload}, {_verdict_words(option)}"
+            label += f": {_need_words(option, offload)}"
         if strategy.zero_stage is not None and missing_deepspeed:
             label += " [DeepSpeed is not installed]"
         choices.append(Choice(label, strategy))
     return choices
+
+
+def _need_words(option: memory.Option, offload: str = "") -> str:
+    """The menu cell, in the verdict's own numbers (estimate/verdict.py): '30.8 GiB per GPU, fits', '73.3 GiB per
+    GPU (allocator retries), tight', never a need above the GPU called tight."""
+    gpu = option.verdict.gpu
+    if gpu is None:
+        return f"{option.per_gpu_bytes / GIB:.1f} GiB per GPU{offload}, {_verdict_words(option)}"
+    retry = " (allocator retries)" if gpu.retries else ""
+    return f"{gpu.need / GIB:.1f} GiB per GPU{offload}{retry}, {_verdict_words(option)}"
 
 
 def _verdict_words(option: memory.Option) -> str:
