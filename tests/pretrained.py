@@ -1,7 +1,6 @@
 """The session's one small pretrained checkpoint (the `checkpoint` fixture, a plugin of tests/conftest.py, shared by
-tests/trainer and tests/posttraining), made the way a downloaded one is laid out: a Llama-shaped model saved with
-save_pretrained, and a byte-level BPE tokenizer trained with the `tokenizers` library on the bundled corpus,
-saved beside it with a chat template. Loading it is exactly the `from_pretrained` path of a real checkpoint."""
+tests/trainer and tests/posttraining): the one `accelwiz example` makes (accelwiz/samples.py), laid out as a
+downloaded one is, so loading it is exactly the `from_pretrained` path of a real checkpoint."""
 
 from __future__ import annotations
 
@@ -12,33 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from accelwiz.trainer.data import BUNDLED_CORPUS_DIR
-
-CHAT_TEMPLATE = "{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }}\n{% endfor %}"
-
-
-def build_checkpoint(directory: Path, *, vocab_size: int = 384, layers: int = 2, hidden: int = 64) -> Path:
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<|bos|>", "<|eos|>", "<|pad|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    tokenizer.train([str(p) for p in sorted(BUNDLED_CORPUS_DIR.glob("*.txt"))], trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token="<|bos|>", eos_token="<|eos|>",
-                                   pad_token="<|pad|>")
-    fast.chat_template = CHAT_TEMPLATE
-    fast.save_pretrained(directory)
-    config = LlamaConfig(vocab_size=len(fast), hidden_size=hidden, intermediate_size=2 * hidden,
-                         num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-                         max_position_embeddings=256, bos_token_id=fast.bos_token_id, eos_token_id=fast.eos_token_id,
-                         pad_token_id=fast.pad_token_id, tie_word_embeddings=False)
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(directory)
-    return directory
+from accelwiz.samples import build_checkpoint
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from accelwiz import __version__
-from accelwiz.cli import check, convert, doctor, env, estimate, init, migrate, probe, rule, run, schema
+from accelwiz.cli import check, convert, doctor, env, estimate, example, init, migrate, probe, rule, run, schema
 from accelwiz.cli.common import get_console, set_verbosity
 from accelwiz.cli.trainer_args import SplitAtDoubleDash
 from accelwiz.errors import EXIT_FINDINGS
@@ -44,6 +44,7 @@ app.command(epilog=run.EPILOG, context_settings={"allow_extra_args": True, "igno
     run.run)
 app.command()(schema.schema)
 app.command(epilog=doctor.EPILOG)(doctor.doctor)
+app.command(epilog=example.EPILOG)(example.example)
 
 
 def _version(value: bool) -> None:
