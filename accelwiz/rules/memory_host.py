@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
@@ -58,12 +59,31 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
         if "cpu" in (strategy.offload_optimizer, strategy.offload_param)
         else "model loading"
     )
+    elsewhere = planned_elsewhere(ctx, strategy)
     yield Finding(
         role,
         path,
         f"estimated {gib(estimate.host_bytes)} of host RAM per node for {what} "
-        f"({strategy.label}, {ctx.workload.model.name}) exceeds the node's {gib(ram)}",
+        f"({strategy.label}, {ctx.workload.model.name}) exceeds the node's {gib(ram)}"
+        + (elsewhere[0] if elsewhere else ""),
+        elsewhere[1] if elsewhere else None,
     )
+
+
+def planned_elsewhere(ctx: CheckContext, strategy: Any) -> tuple[str, str] | None:
+    """A GPU strategy judged on a machine without GPUs (`check --system local`, `run` on a CPU machine): the
+    plan was made for another machine, whose RAM is what matters; (message tail, fix), never "offload less"."""
+    if ctx.system is None or ctx.system.gpus or strategy.world_size == 1 and strategy.kind == "single":
+        return None  # judged where it runs (a single process plans the same on a CPU)
+    planned = ctx.plan.system if ctx.plan is not None else None
+    if planned is None or not planned.gpus_per_machine:
+        where, fix = f"a machine with {strategy.world_size} GPU(s)", "`accelwiz check --system PRESET|profile.json`"
+    else:
+        where = f"{planned.name} ({planned.machines} x {planned.gpus_per_machine} GPU(s))"
+        fix = f"`accelwiz check --system {planned.name}`"
+    return (f"; the plan is for {where} and this machine has no GPU: it was planned for another machine",
+            f"Judge and run it on the machine it was planned for ({fix}), or plan for this one with "
+            f"`accelwiz init --system local`")
 
 
 @rule(
@@ -110,9 +130,12 @@ def host_memory_tight(ctx: CheckContext) -> Iterator[Finding]:
         return
     strategy, estimate, ram, _ = judged
     role, path = anchor(ctx, strategy)
+    elsewhere = planned_elsewhere(ctx, strategy)
     yield Finding(
         role,
         path,
         f"estimated {gib(estimate.host_bytes)} of host RAM per machine ({strategy.label}, "
-        f"{ctx.workload.model.name}) is tight: above {HEADROOM:.0%} of the machine's {gib(ram)}",
+        f"{ctx.workload.model.name}) is tight: above {HEADROOM:.0%} of the machine's {gib(ram)}"
+        + (elsewhere[0] if elsewhere else ""),
+        elsewhere[1] if elsewhere else None,
     )
