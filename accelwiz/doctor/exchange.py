@@ -8,6 +8,8 @@ node 0 binds it (is it free?) and the others connect to it (is it reachable?), a
 from __future__ import annotations
 
 import contextlib
+import errno
+import ipaddress
 import os
 import socket
 import threading
@@ -34,7 +36,7 @@ class Shared:
     """What a phase collected: each node's post (by rank), the ranks that never posted, and whether node 0's
     store stopped answering before the deadline."""
 
-    posts: dict[int, str]
+    posts: dict[int, bytes]
     missing: list[int]
     lost: str | None = None
 
@@ -48,9 +50,11 @@ def import_torch_distributed() -> Any:
 
 
 def open_store(address: str, port: int, *, host: bool, nodes: int, deadline: float) -> Any:
-    """Host the store (node 0) or connect to it, until `deadline` (time.monotonic)."""
+    """Host the store (node 0) or connect to it, until `deadline` (time.monotonic). Node 0's store listens on
+    the address it was given only (`listen_on`), not on every interface."""
     TCPStore = import_torch_distributed().TCPStore  # noqa: N806 - the class
 
+    listener = listen_on(address, port) if host else None
     if not host:
         # Wait for node 0's listener ourselves: c10d's client retries with a back-off that overshoots its own
         # timeout (29 s for 11.5 s measured here), and the deadline is a promise.
@@ -58,10 +62,11 @@ def open_store(address: str, port: int, *, host: bool, nodes: int, deadline: flo
     timeout = timedelta(seconds=max(1.0, deadline - time.monotonic()))
     built: list[Any] = []
     failed: list[BaseException] = []
+    given = {} if listener is None else {"master_listen_fd": listener.fileno()}
 
     def build() -> None:
         try:
-            built.append(TCPStore(address, port, nodes, host, timeout=timeout, wait_for_workers=False))
+            built.append(TCPStore(address, port, nodes, host, timeout=timeout, wait_for_workers=False, **given))
         except (RuntimeError, OSError) as exc:  # DistNetworkError and DistStoreError are RuntimeErrors
             failed.append(exc)
 
@@ -71,11 +76,55 @@ def open_store(address: str, port: int, *, host: bool, nodes: int, deadline: flo
     thread.start()
     thread.join(max(1.0, deadline - time.monotonic()))
     if built:
+        if listener is not None:
+            listener.detach()  # the store serves on this descriptor now; the process's exit closes it
         return built[0]
+    if listener is not None:
+        listener.close()
     if failed:
         raise StoreUnreachable(first_line(failed[0]))
     raise StoreUnreachable(f"port {port} accepts connections but does not answer as the preflight's store",
                            held=True)
+
+
+def listen_on(address: str, port: int) -> socket.socket:
+    """A listening socket on `address`:`port` for node 0's store (torch's own would listen on every interface,
+    letting any host that reaches the port post as a node). A host name that resolves to loopback on node 0
+    alone (Debian's 127.0.1.1 for the machine's own name) while the others resolve it to the network address
+    is served on every interface, as torch does: the records' seal (wire.py) still keeps strangers out."""
+    try:
+        infos = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        raise StoreUnreachable(f"{address} does not resolve: {exc.strerror or exc}") from None
+    loopback_name = address == "localhost" or _is_loopback(address)
+    targets = [info for info in infos if loopback_name or not _is_loopback(info[4][0])]
+    if not targets:  # a name that resolves to loopback here only
+        family = socket.AF_INET6 if socket.has_dualstack_ipv6() else socket.AF_INET
+        targets = [(family, socket.SOCK_STREAM, 0, "", ("::" if family == socket.AF_INET6 else "", port))]
+    error: OSError | None = None
+    for family, kind, proto, _, where in targets:
+        server = socket.socket(family, kind, proto)
+        try:
+            server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as torch's store sets it
+            if family == socket.AF_INET6 and where[0] == "::":
+                server.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            server.bind(where)
+            server.listen(128)
+            return server
+        except OSError as exc:
+            server.close()
+            error = exc
+    assert error is not None
+    code = errno.errorcode.get(error.errno or 0, "")
+    raise StoreUnreachable(f"cannot listen on {address}:{port}: {error.strerror or error}{f' ({code})' if code else ''}"
+                           f"{' (is it an address of this node?)' if error.errno == errno.EADDRNOTAVAIL else ''}")
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address.split("%")[0]).is_loopback
+    except ValueError:
+        return False
 
 
 def _await_listener(address: str, port: int, deadline: float) -> None:
@@ -90,22 +139,28 @@ def _await_listener(address: str, port: int, deadline: float) -> None:
         time.sleep(0.1)
 
 
-def share(store: Any, phase: str, rank: int, payload: str, nodes: int, deadline: float) -> Shared:
-    """Post `payload` under `phase` and collect every node's post, until all are there or the deadline.
+def share(store: Any, phase: str, rank: int, payload: bytes, nodes: int, deadline: float) -> Shared:
+    """Post `payload` under `phase` and collect every node's post (raw bytes: wire.open_record judges them),
+    until all are there or the deadline.
 
     Each node counts itself in with one atomic add, and waiting polls that one counter: one request per poll
-    whatever the node count, instead of one per node per poll on node 0's store.
+    whatever the node count, instead of one per node per poll on node 0's store. A count that a stranger
+    inflated ends the wait early, never makes it longer: a key is read only once `check` says it is there,
+    and every request is bounded by what is left of the deadline.
     """
-    posts: dict[int, str] = {}
+    posts: dict[int, bytes] = {}
     try:
+        store.set_timeout(timedelta(seconds=max(1.0, deadline - time.monotonic())))
         store.set(f"{phase}/{rank}", payload)
         count = store.add(f"{phase}/count", 1)
         while count < nodes and time.monotonic() < deadline:
             time.sleep(POLL_SECONDS)
             count = store.add(f"{phase}/count", 0)
         for other in range(nodes):
-            if other == rank or count >= nodes or store.check([f"{phase}/{other}"]):
-                posts[other] = store.get(f"{phase}/{other}").decode()
+            if other == rank:
+                posts[other] = payload
+            elif store.check([f"{phase}/{other}"]):
+                posts[other] = store.get(f"{phase}/{other}")
     except (RuntimeError, OSError) as exc:
         return Shared(posts, [r for r in range(nodes) if r not in posts], lost=first_line(exc))
     return Shared(posts, [r for r in range(nodes) if r not in posts])

@@ -7,8 +7,10 @@ No torch import: GPUs come from NVML through accelwiz.probe, versions from packa
 from __future__ import annotations
 
 import contextlib
+import os
 import platform
 import socket
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -117,11 +119,28 @@ def write_token(role: str, path: Path, rank: int, nonce: str) -> FolderCheck:
     return FolderCheck(role=role, path=str(folder), writable=True, token=token, nonce=nonce)
 
 
-def sees_token(folder: str, token: str, nonce: str) -> bool:
+def sees_token(folder: str, role: str, rank: int, nonce: str | None) -> bool:
+    """Whether this node's own `folder` holds node `rank`'s token with its nonce. The name is derived here from
+    the nonce (12 hex digits, checked): a peer never names a path node 0 opens, so no peer can ask whether some
+    file of this node holds a guess (a content oracle), nor hold it on a FIFO or /dev/zero. Opened without
+    following a link or blocking, read only if a regular file, and at most a few bytes."""
+    from accelwiz.doctor.wire import valid_nonce
+
+    if not valid_nonce(nonce):
+        return False
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC
     try:
-        return (Path(folder) / token).read_text() == nonce
+        descriptor = os.open(Path(folder) / token_name(str(nonce), role, rank), flags)
     except OSError:
         return False
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return False
+        return os.read(descriptor, len(str(nonce)) + 1) == str(nonce).encode()
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)
 
 
 def remove_token(check: FolderCheck) -> None:

@@ -20,6 +20,7 @@ class _Frozen(BaseModel):
 class Problem(str, Enum):
     """A kind of problem, in the order rows are shown; `exit_code` is what every node exits with."""
 
+    UNTRUSTED = "untrusted peer"
     UNREACHABLE = "unreachable"
     PORT = "main port"
     INTERFACE = "interface"
@@ -39,6 +40,9 @@ EXIT_CODES: dict[Problem, int] = {
     Problem.INTERFACE: 6,  # NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME names no usable interface on a node
     Problem.STORAGE: 7,  # the output or cache folder is not writable, or the output folder is not shared
     Problem.ALLREDUCE: 8,  # the test all-reduce failed, gave a wrong sum, or did not finish in time
+    # a record on node 0's store is not a sealed record of this job (another secret, a forgery, bad JSON,
+    # not UTF-8, too large, not the schema): first, since nothing else that peer says can be believed
+    Problem.UNTRUSTED: 9,
 }
 
 
@@ -65,8 +69,10 @@ class FolderCheck(_Frozen):
     path: str = Field(description="The folder as this node resolved it.")
     writable: bool
     error: str | None = None
-    token: str | None = Field(None, description="The file this node wrote there, for the others to look for.")
-    nonce: str | None = None
+    token: str | None = Field(None, max_length=200,
+                              description="The file this node wrote there; the others look for the name they "
+                                          "derive from the nonce, never for this string (wire.py).")
+    nonce: str | None = Field(None, pattern=r"^[0-9a-f]{12}$")
 
 
 class NodeFacts(_Frozen):
@@ -100,6 +106,13 @@ class AllReduceResult(_Frozen):
     bus_bandwidth_gbps: float | None = Field(None, description="nccl-tests' bus bandwidth: 2(n-1)/n x bytes / s, "
                                                                "in GB/s (10^9).")
     error: str | None = None
+
+
+class RankedResult(_Frozen):
+    """A node's all-reduce result as posted, with its rank (the wire checks it is the rank it was posted as)."""
+
+    rank: int
+    result: AllReduceResult
 
 
 class Finding(_Frozen):

@@ -26,10 +26,20 @@ from accelwiz.doctor.exchange import (
     open_store,
     reach_main_port,
     resolve,
+    Shared,
     share,
 )
 from accelwiz.doctor.gather import gather, remove_token, sees_token
-from accelwiz.doctor.model import AllReduceResult, Finding, NodeFacts, Problem, Report, Sighting, sorted_findings
+from accelwiz.doctor.model import (
+    Finding,
+    NodeFacts,
+    Problem,
+    RankedResult,
+    Report,
+    Sighting,
+    sorted_findings,
+)
+from accelwiz.doctor.wire import SECRET_ENV, BadRecord, Model, job_key, open_record, seal
 
 if TYPE_CHECKING:
     from accelwiz.plan_file import PlanSystem
@@ -57,6 +67,8 @@ class _Run:
     options: Options
     say: Callable[[str], None]
     start: float
+    key: bytes = b""  # the records' MAC key (wire.job_key)
+    authenticated: bool = False  # the key is the job's secret, not one derived from the flags
     joined: tuple[int, ...] = ()  # the nodes that posted their facts: node 0 waits for these before leaving
 
     @property
@@ -78,7 +90,8 @@ def run_preflight(alloc: Allocation, options: Options, *, environ: Mapping[str, 
         # torch takes seconds to import, more on a loaded node: the clock starts once this node is ready to meet
         # the others, so that the timeout measures how late they are, not how slow this import was.
         import_torch_distributed()
-    run = _Run(alloc, options, say, time.monotonic())
+    key, authenticated = job_key(environ, nodes=alloc.nodes, main=alloc.main, store_port=alloc.store_port)
+    run = _Run(alloc, options, say, time.monotonic(), key, authenticated)
     hold = main_port_held(alloc.main_port) if alloc.rank == 0 else contextlib.nullcontext(None)
     with hold as port_error:
         facts = gather(alloc.rank, folders={"output": options.output_dir, "cache": options.cache_dir},
@@ -136,27 +149,56 @@ def _store_failure(run: _Run, exc: StoreUnreachable) -> Finding:
 
 def _exchange(run: _Run, store: Any, facts: NodeFacts) -> Report:
     alloc = run.alloc
-    joined = share(store, "facts", alloc.rank, facts.model_dump_json(), alloc.nodes, run.deadline)
+    joined, posts, untrusted = _collect(run, store, "facts", facts, run.deadline)
     run.joined = tuple(sorted(joined.posts))
-    nodes = [NodeFacts.model_validate_json(joined.posts[r]) for r in sorted(joined.posts)]
-    findings = [f for node in nodes for f in local_findings(node)]
-    if joined.missing or joined.lost:
-        return run.report(nodes, [*findings, *_absent(run, joined.missing, joined.lost)])
+    nodes = [posts[r] for r in sorted(posts)]
+    findings = [*untrusted, *(f for node in nodes for f in local_findings(node))]
+    if untrusted or joined.missing or joined.lost:
+        return run.report(nodes, [*findings, *_absent(run, joined.missing, joined.lost)], notes=_trust(run))
     sighting = Sighting(rank=alloc.rank, seen={
         folder.role: [n.rank for n in nodes for theirs in n.folders if theirs.role == folder.role
-                      and theirs.token and sees_token(folder.path, theirs.token, theirs.nonce or "")]
+                      and sees_token(folder.path, theirs.role, n.rank, theirs.nonce)]
         for folder in facts.folders if folder.writable})
-    seen = share(store, "seen", alloc.rank, sighting.model_dump_json(), alloc.nodes, _grace())
-    sightings = [Sighting.model_validate_json(seen.posts[r]) for r in sorted(seen.posts)]
-    findings += [*sharing_findings(nodes, sightings), *differences(nodes), *_planned(run, nodes)]
+    seen, sightings_by_rank, untrusted = _collect(run, store, "seen", sighting, _grace())
+    sightings = [sightings_by_rank[r] for r in sorted(sightings_by_rank)]
+    findings += [*untrusted, *sharing_findings(nodes, sightings), *differences(nodes), *_planned(run, nodes)]
     if seen.missing or seen.lost:
-        return run.report(nodes, [*findings, *_absent(run, seen.missing, seen.lost)])
-    notes = _notes(nodes, sightings)
+        return run.report(nodes, [*findings, *_absent(run, seen.missing, seen.lost)], notes=_trust(run))
+    notes = [*_notes(nodes, sightings), *_trust(run)]
     if findings or not run.options.allreduce:
         notes.append("the all-reduce was skipped: fix the rows above first" if findings
                      else "the all-reduce was skipped (--no-allreduce)")
         return run.report(nodes, findings, notes=notes)
     return _allreduce(run, store, nodes, notes)
+
+
+def _collect(run: _Run, store: Any, phase: str, mine: Model, deadline: float
+             ) -> tuple[Shared, dict[int, Model], list[Finding]]:
+    """Post this node's record under `phase`, sealed, and open every node's: the records that pass, and one
+    UNTRUSTED row per rank whose record does not (wire.open_record: size, seal, UTF-8, JSON, schema, rank)."""
+    alloc = run.alloc
+    shared = share(store, phase, alloc.rank, seal(run.key, phase, alloc.rank, mine.model_dump_json()), alloc.nodes,
+                   deadline)
+    records: dict[int, Model] = {}
+    untrusted = []
+    for rank, raw in sorted(shared.posts.items()):
+        try:
+            records[rank] = open_record(run.key, phase, rank, raw, type(mine))
+        except BadRecord as exc:
+            untrusted.append(Finding(
+                problem=Problem.UNTRUSTED, node=rank, host=alloc.host_of(rank), check=f"{phase} record",
+                detail=f"the {phase} record posted as node {rank} at {alloc.main_address}:{alloc.store_port} was "
+                       f"refused, unread: {exc.reason}",
+                hint=f"run every node with the same {SECRET_ENV} (accelwiz run sets it); if they do, another "
+                     "process reached the preflight's port: find it, or pass another --store-port"))
+    return shared, records, untrusted
+
+
+def _trust(run: _Run) -> list[str]:
+    if run.authenticated or run.alloc.nodes == 1:
+        return []
+    return [f"peers were not authenticated: {SECRET_ENV} is not set (accelwiz run's job scripts set it; set one "
+            "random value on every node to keep other processes out of the preflight)"]
 
 
 def _allreduce(run: _Run, store: Any, nodes: list[NodeFacts], notes: list[str]) -> Report:
@@ -166,14 +208,14 @@ def _allreduce(run: _Run, store: Any, nodes: list[NodeFacts], notes: list[str]) 
     nccl = all(n.gpus.count > 0 and n.gpus.torch_cuda for n in nodes)
     run.say(f"preflight: all-reduce over {'NCCL' if nccl else 'gloo'} between {alloc.nodes} nodes")
     mine = run_allreduce(store, alloc.rank, alloc.nodes, nccl=nccl, timeout=ALLREDUCE_SECONDS)
-    results = share(store, "allreduce", alloc.rank, mine.model_dump_json(), alloc.nodes, _grace())
-    outcome = {r: AllReduceResult.model_validate_json(v) for r, v in sorted(results.posts.items())}
-    findings = [Finding(problem=Problem.ALLREDUCE, node=r, host=nodes[r].hostname, check=f"all-reduce ({o.backend})",
-                        detail=o.error, hint="rerun with NCCL_DEBUG=INFO (GPUs) or check GLOO_SOCKET_IFNAME; "
-                                             "a firewall between the nodes also stops it")
-                for r, o in outcome.items() if o.error]
+    results, outcome, untrusted = _collect(run, store, "allreduce", RankedResult(rank=alloc.rank, result=mine), _grace())
+    findings = [*untrusted, *(
+        Finding(problem=Problem.ALLREDUCE, node=r, host=nodes[r].hostname, check=f"all-reduce ({o.result.backend})",
+                detail=o.result.error, hint="rerun with NCCL_DEBUG=INFO (GPUs) or check GLOO_SOCKET_IFNAME; "
+                                            "a firewall between the nodes also stops it")
+        for r, o in outcome.items() if o.result.error)]
     findings += _absent(run, results.missing, results.lost)
-    return run.report(nodes, findings, allreduce=outcome, notes=notes)
+    return run.report(nodes, findings, allreduce={r: o.result for r, o in outcome.items()}, notes=notes)
 
 
 def _absent(run: _Run, missing: list[int], lost: str | None) -> list[Finding]:

@@ -29,19 +29,28 @@ def render_text(report: Report, rich_console: Any) -> None:
             table.add_column(column, overflow="fold")
         for f in report.findings:
             node = "all" if f.node is None else f"{f.node}{f' ({f.host})' if f.host else ''}"
-            table.add_row(node, f.problem.value, f.check, f.detail, f.hint)
+            table.add_row(*map(_cell, (node, f.problem.value, f.check, f.detail, f.hint)))
     else:
         for column in ("node", "host", "GPUs", "Python", *SHOWN_PACKAGES):
             table.add_column(column, overflow="fold")
         for n in report.facts:
             gpus = f"{n.gpus.count} x {', '.join(n.gpus.models)}" if n.gpus.count else "none"
-            table.add_row(str(n.rank), n.hostname, gpus, n.python,
-                          *(n.packages.get(p) or "-" for p in SHOWN_PACKAGES))
+            table.add_row(*map(_cell, (str(n.rank), n.hostname, gpus, n.python,
+                                       *(n.packages.get(p) or "-" for p in SHOWN_PACKAGES))))
     if not rich_console.is_terminal:
         rich_console.width = max(WIDTH, rich_console.width)
     rich_console.print(table)
     for line in _footer(report):
-        rich_console.print(line)
+        rich_console.print(_cell(line))
+
+
+def _cell(text: str) -> str:
+    """A value for rich: peers' hostnames, versions and variables are data, never markup or a control sequence."""
+    from rich.markup import escape
+
+    from accelwiz.console import printable
+
+    return escape(printable(text))
 
 
 def _footer(report: Report) -> list[str]:

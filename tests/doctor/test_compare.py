@@ -13,7 +13,7 @@ from accelwiz.plan_file import PlanSystem
 
 @pytest.fixture()
 def node0(tmp_path):
-    return gather(0, folders={"output": tmp_path / "out", "cache": tmp_path / "cache"}, nonce="n0", environ={})
+    return gather(0, folders={"output": tmp_path / "out", "cache": tmp_path / "cache"}, nonce="00000000000a", environ={})
 
 
 def with_packages(node, rank, **packages):
@@ -61,7 +61,7 @@ def test_this_machines_interfaces_are_read_for_real():
 def test_an_absent_interface_and_an_unwritable_folder_are_the_nodes_own_rows(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    node = gather(1, folders={"output": blocker, "cache": tmp_path / "cache"}, nonce="n1",
+    node = gather(1, folders={"output": blocker, "cache": tmp_path / "cache"}, nonce="00000000000b",
                   environ={"GLOO_SOCKET_IFNAME": "nosuch0"})
     rows = local_findings(node)
     assert [(r.problem, r.node, r.check) for r in rows] == [
@@ -71,10 +71,12 @@ def test_an_absent_interface_and_an_unwritable_folder_are_the_nodes_own_rows(tmp
 
 
 def test_a_token_seen_by_the_other_node_means_a_shared_folder(node0, tmp_path):
-    node1 = gather(1, folders={"output": tmp_path / "out", "cache": tmp_path / "elsewhere"}, nonce="n1",
+    node1 = gather(1, folders={"output": tmp_path / "out", "cache": tmp_path / "elsewhere"}, nonce="00000000000b",
                    environ={})
     out0, out1 = node0.folders[0], node1.folders[0]
-    assert sees_token(out1.path, out0.token, out0.nonce) and not sees_token(out1.path, out0.token, "stale")
+    assert sees_token(out1.path, "output", 0, out0.nonce)
+    assert not sees_token(out1.path, "output", 0, "00000000000c")  # another run's nonce
+    assert not sees_token(out1.path, "output", 1, out0.nonce)  # another node's name
     shared = [Sighting(rank=0, seen={"output": [0, 1]}), Sighting(rank=1, seen={"output": [0, 1]})]
     assert sharing_findings([node0, node1], shared) == []
     [row] = sharing_findings([node0, node1], [shared[0], Sighting(rank=1, seen={"output": [1]})])
