@@ -24,6 +24,7 @@ from accelwiz.rules import (
     fsdp_lora,
     fsdp_wrap,
     gpu_ids,
+    launch_copies,
     main_process,
     memory,
     memory_host,
@@ -93,6 +94,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW114": plan_agreement.plan_disagrees_with_config,
     "AW115": plan_agreement.plan_names_missing_file,
     "AW116": multinode_hostfile.deepspeed_multinode_without_hostfile,
+    "AW117": launch_copies.cpu_run_launched_as_copies,
     # AW150: template placeholders in launch values (addresses, ports, ranks, counts)
     "AW150": placeholders.placeholder_launch_value,
     # AW2xx: DeepSpeed (the JSON, the YAML's deepspeed_config, their agreement, "auto")

@@ -40,7 +40,11 @@ def check_rendered(
     documents = [parse_text(accelerate.text, accelerate.path)]
     if deepspeed is not None:
         documents.append(parse_text(deepspeed.text, deepspeed.path, kind="deepspeed"))
-    launch = LaunchFacts(supplies_rendezvous=multi_node)
+    from accelwiz.launch.copyable import plain_launch_line
+
+    # judged as launched: on CPUs the line init prints puts ACCELERATE_USE_CPU=true in front (AW117 is then handled)
+    printed = plain_launch_line(documents[0].data or {}, accelerate.path, "SCRIPT", system=system)
+    launch = LaunchFacts(supplies_rendezvous=multi_node, cpu_fallback="ACCELERATE_USE_CPU=true" in printed)
     training_args = None
     if trainer_flags:
         from accelwiz.config.training_args import parse_argv
