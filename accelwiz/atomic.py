@@ -7,8 +7,12 @@ What it guarantees, and why:
   the temporary file is removed on every way out;
 - the new file keeps the owner, group and mode of the one it replaces (root fixing another user's file leaves it
   theirs);
-- a symlinked config is edited where the link points, the link is kept; a `.bak` (`follow_symlinks=False`)
-  replaces whatever sits at its name and never writes through it;
+- one rule for links, the kernel's fs.protected_symlinks in every folder: a link is followed only when this
+  user or the folder's owner owns it (`resolve_target`); a symlinked config of the user's is edited where the
+  link points, the link kept; a file accelwiz creates (`-o`, `--slurm`, init's files: `new_output`) is never
+  written through a link: refused, or with --force the link itself replaced; a `.bak` (`follow_symlinks=False`)
+  replaces whatever sits at its name;
+- several new files are written all or none, Ctrl-C, SIGTERM and SIGKILL included (atomic_stage.py);
 - `update` refuses, in one line, a file that changed since it was read (content, inode): under an advisory lock
   (fcntl.flock) shared by every accelwiz process, so two commands on one file cannot both report success while
   one edit is lost; an editor that ignores the lock is still caught by the content check;
@@ -69,7 +73,7 @@ def read_for_update(path: Path) -> Snapshot:
     """Read `path` (bounded, a regular file, UTF-8: `document.read`) to edit it and `update` it later."""
     from accelwiz.document.read import read_bytes
 
-    target = resolve_target(Path(path))
+    target = resolve_target(Path(path), strict=True)
     raw = read_bytes(target)
     info = os.stat(target)
     return Snapshot(Path(path), target, raw, (info.st_dev, info.st_ino))
@@ -91,11 +95,20 @@ def update_all(edits: Sequence[tuple[Snapshot, str]]) -> None:
             _replace(snapshot.target, data, shown=snapshot.path)
 
 
-def atomic_write(path: Path, text: str | bytes, *, create_parents: bool = True, follow_symlinks: bool = True) -> None:
-    """Write `text` to `path` whole (a new file, or one replaced without reading it). `follow_symlinks=False`
-    replaces a link at `path` itself (for `.bak` names); otherwise the file a link names is written."""
+def atomic_write(path: Path, text: str | bytes, *, create_parents: bool = True, follow_symlinks: bool = True,
+                 new_output: bool = False, force: bool = False) -> None:
+    """Write `text` to `path` whole (a new file, or one replaced without reading it).
+
+    Links at `path`: `follow_symlinks=False` replaces the link itself (for `.bak` names); `new_output=True` (a
+    file the command creates: `-o`, `--slurm`, init's files) refuses a link unless `force`, and then replaces the
+    link, never writing its target; otherwise the file a link names is written, if the link passes the
+    ownership rule (`resolve_target`)."""
     path = Path(path)
-    target = resolve_target(path) if follow_symlinks else path
+    if new_output and _is_symlink(path):
+        if not force:
+            raise link_refused(path)
+        follow_symlinks = False
+    target = resolve_target(path, strict=True) if follow_symlinks else path
     directory = target.parent if str(target.parent) else Path(".")
     if create_parents:
         try:
@@ -110,38 +123,73 @@ def atomic_write(path: Path, text: str | bytes, *, create_parents: bool = True, 
         _replace(target, data, shown=path)
 
 
-def write_all(files: Sequence[tuple[Path, str | bytes]], *, create_parents: bool = True) -> None:
-    """`atomic_write` each (path, text) in order, all or none: when one fails, what the earlier ones replaced is
-    put back (a file they created is removed) and the failure is raised. A YAML that names a JSON which could
-    not be written would be worse than no output."""
-    from accelwiz.document.read import exists, read_bytes
+def write_all(files: Sequence[tuple[Path, str | bytes]], *, create_parents: bool = True,
+              force: bool = False) -> None:
+    """`atomic_write` each (path, text) in order, as new outputs (a link at a name is refused unless `force`,
+    then replaced), all or none: when one fails, what the earlier ones replaced is put back (a file they
+    created is removed) and the failure is raised. A YAML that names a JSON which could not be written would
+    be worse than no output."""
+    from accelwiz.atomic_stage import write_staged
 
-    done: list[tuple[Path, bytes | None]] = []
+    write_staged(files, create_parents=create_parents, force=force)
+
+
+def resolve_target(path: Path, *, strict: bool = False) -> Path:
+    """The file `path` names: a symlink (or a chain) resolved, so the link stays and its file is edited.
+
+    One rule for links, the kernel's fs.protected_symlinks applied in every folder: a link is followed only if
+    this user or the owner of the folder holding it owns it. A link someone else planted (in a shared, sticky
+    folder: /tmp, a group project space) is a WriteError with `strict` (the writers), else the path itself is
+    returned and the reader judges it."""
+    path = Path(path)
+    current = path
     try:
-        for path, text in files:
-            target = resolve_target(Path(path))
-            if is_dir(target):
-                raise WriteError(f"cannot write {path}: it is a directory; nothing was written",
-                                 hint="pass a file name")
-            before = read_bytes(target, what="the file to replace") if exists(target) else None
-            atomic_write(path, text, create_parents=create_parents)
-            done.append((target, before))
-    except AccelwizError:
-        for target, before in reversed(done):
-            with contextlib.suppress(OSError, AccelwizError):
-                if before is None:
-                    target.unlink()
-                else:
-                    atomic_write(target, before)
-        raise
-
-
-def resolve_target(path: Path) -> Path:
-    """The file `path` names: a symlink (or a chain) resolved, so the link stays and its file is edited."""
-    try:
-        return Path(os.path.realpath(path)) if path.is_symlink() else path
+        for _ in range(40):  # the kernel's own limit on a chain of links (MAXSYMLINKS)
+            if not current.is_symlink():
+                return current
+            _check_link_owner(current)
+            current = current.parent / os.readlink(current)
     except (OSError, ValueError):  # a name too long, a NUL byte: the reader or the writer says so in one line
         return path
+    except WriteError:
+        if strict:
+            raise
+        return path
+    return path
+
+
+def _check_link_owner(link: Path) -> None:
+    info = os.lstat(link)
+    folder = os.stat(link.parent if str(link.parent) else Path("."))
+    if info.st_uid in (os.geteuid(), folder.st_uid):
+        return
+    raise WriteError(f"cannot write {link}: it is a link owned by uid {info.st_uid} in a folder owned by uid "
+                     f"{folder.st_uid}; accelwiz follows only links owned by you (uid {os.geteuid()}) or by the "
+                     "folder's owner (the kernel's protected_symlinks rule); nothing was written",
+                     hint="check who planted the link; remove it, or write the file it names directly")
+
+
+def link_refused(path: Path) -> WriteError:
+    return WriteError(f"cannot write {path}: it is a symbolic link (to {_link_text(path)}); accelwiz does not write "
+                      "a new file through a link; nothing was written",
+                      hint="remove the link or pick another name (init, convert and migrate -o: --force replaces "
+                           "the link itself, never what it points to)")
+
+
+def _is_symlink(path: Path) -> bool:
+    try:
+        return path.is_symlink()
+    except (OSError, ValueError):
+        return False
+
+
+def _link_text(path: Path) -> str:
+    from accelwiz.console import printable
+
+    try:
+        return printable(os.readlink(path))
+    except OSError:
+        return "?"
 
 
 @contextlib.contextmanager
@@ -200,6 +248,21 @@ def _verify_unchanged(snapshot: Snapshot) -> None:
 def _replace(target: Path, data: bytes, *, shown: Path) -> None:
     """Temporary file (O_EXCL) in the target's folder, same owner and mode, fsync, os.replace; cleaned up on
     every way out."""
+    temporary = prepare(target, data, shown=shown)
+    try:
+        os.replace(temporary, target)
+        temporary = None
+    except OSError as exc:
+        raise _write_error(shown, exc) from None
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
+def prepare(target: Path, data: bytes, *, shown: Path) -> Path:
+    """`data` in a temporary file beside `target` (O_EXCL, the owner and mode of the file it will replace,
+    fsynced), ready to be renamed over it; removed again if anything fails."""
     directory = target.parent if str(target.parent) else Path(".")
     try:
         before = os.stat(target, follow_symlinks=False)
@@ -219,8 +282,8 @@ def _replace(target: Path, data: bytes, *, shown: Path) -> None:
             stream.flush()
             os.fsync(stream.fileno())
             _keep_owner_and_mode(stream.fileno(), before)
-        os.replace(temporary, target)
-        temporary = None
+        ready, temporary = Path(temporary), None
+        return ready
     except OSError as exc:
         raise _write_error(shown, exc) from None
     finally:
@@ -240,7 +303,8 @@ def _sweep_orphans(directory: Path, name: str) -> None:
     never a link, never one of a live process."""
     prefix = f".{name}.accelwiz-"
     try:
-        entries = [e for e in os.scandir(directory) if e.name.startswith(prefix) and e.name.endswith(".tmp")]
+        entries = [e for e in os.scandir(directory)
+                   if e.name.startswith(prefix) and e.name.endswith((".tmp", ".orig"))]
     except OSError:
         return
     for entry in entries:

@@ -108,7 +108,7 @@ def convert(
 
         # the JSON and the plan first, and all or none: never a YAML naming a JSON that could not be written
         write_all([(p, t) for p, t in ((json_path, json_text), (plan_path, plan_text), (out, yaml_text))
-                   if p is not None and t is not None])
+                   if p is not None and t is not None], force=force)
         console.info(f"wrote {out}" + (f" and {json_path}" if json_path else "")
                      + (f" and {plan_path} (the plan, from {source_plan.path})" if plan_path and source_plan else ""))
         for line in conversion.carried:

@@ -35,6 +35,9 @@ def migrate(
              "PR #1150]; ipex_config removed [1.13.0, PR #3883]; a note, no edit, where an unset DeepSpeed "
              "gradient_clipping now clips at 1.0 [0.30.0, PR #2649]). A key whose new form VERSION cannot read "
              "yet is kept. See docs/migrate.md.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="With -o: replace a symbolic link at OUT (the link itself; "
+                                                        "what it names stays untouched). Without it a link there "
+                                                        "is refused.")] = False,
 ) -> None:
     """Migrate a config: FSDP1 -> FSDP2 (what `accelerate to-fsdp2` does, without leaking FSDP1 keys), and legacy or
     removed keys that have a successor (a DeepSpeed JSON too); or, with --to-accelerate VERSION, the Accelerate keys
@@ -100,7 +103,8 @@ def migrate(
                 atomic_write(file.with_name(file.name + ".bak"), snapshot.raw, follow_symlinks=False)
                 update(snapshot, migrated)
             else:
-                atomic_write(target, restore_layout(snapshot, migrated), create_parents=False)
+                atomic_write(target, restore_layout(snapshot, migrated), create_parents=False, new_output=True,
+                             force=force)
         console.info(f"wrote {target}" + ("" if output else f" (the original is {file.name}.bak)"))
         from accelwiz.rules.engine import check_paths
         from accelwiz.rules.registry import select_rules

@@ -8,7 +8,7 @@ from pathlib import Path
 from accelwiz.errors import InputError
 
 
-def write_all(files: list[tuple[Path, str]]) -> None:
+def write_all(files: list[tuple[Path, str]], *, force: bool = False) -> None:
     """Write each (path, text) atomically, in order; if one fails, put back what the earlier ones replaced (or
     remove them) and raise the WriteError naming the path that could not be written (accelwiz.atomic.write_all)."""
     from accelwiz.atomic import write_all
@@ -20,4 +20,4 @@ def write_all(files: list[tuple[Path, str]]) -> None:
         if not folder.is_dir():
             raise InputError(f"cannot write {path}: the folder {folder} does not exist; nothing was written",
                              hint=f"create it first (mkdir -p {folder}), or pass -o in an existing folder")
-    write_all(files, create_parents=False)
+    write_all(files, create_parents=False, force=force)  # a link at a name: refused unless force, then replaced

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accelwiz.atomic import atomic_write, resolve_target, write_all
+from accelwiz.atomic import atomic_write, write_all
 from accelwiz.document.read import exists, read_bytes
 from accelwiz.errors import UsageError
 
@@ -77,10 +77,13 @@ def write_files(
             )
     backups = []
     for path in existing:
+        if path.is_symlink():
+            continue  # with --force the link itself is replaced and what it names stays: nothing to back up
         # the .bak name is replaced, never written through (a link planted there keeps what it points to)
         backup = path.with_name(path.name + ".bak")
-        atomic_write(backup, read_bytes(resolve_target(path), what="the file to replace"), follow_symlinks=False)
+        atomic_write(backup, read_bytes(path, what="the file to replace"), follow_symlinks=False)
         backups.append(backup)
-    # all files or none; a symlinked config: the file it names is written, the link kept
-    write_all([(file.path, file.text) for file in files])
+    # all files or none, even under Ctrl-C, SIGTERM or SIGKILL (atomic_stage.py); a link at a name is refused
+    # unless --force, and then replaced, never written through
+    write_all([(file.path, file.text) for file in files], force=force)
     return backups
