@@ -208,7 +208,8 @@ def _allreduce(run: _Run, store: Any, nodes: list[NodeFacts], notes: list[str]) 
     nccl = all(n.gpus.count > 0 and n.gpus.torch_cuda for n in nodes)
     run.say(f"preflight: all-reduce over {'NCCL' if nccl else 'gloo'} between {alloc.nodes} nodes")
     mine = run_allreduce(store, alloc.rank, alloc.nodes, nccl=nccl, timeout=ALLREDUCE_SECONDS)
-    results, outcome, untrusted = _collect(run, store, "allreduce", RankedResult(rank=alloc.rank, result=mine), _grace())
+    posted = RankedResult(rank=alloc.rank, result=mine)
+    results, outcome, untrusted = _collect(run, store, "allreduce", posted, _grace())
     findings = [*untrusted, *(
         Finding(problem=Problem.ALLREDUCE, node=r, host=nodes[r].hostname, check=f"all-reduce ({o.result.backend})",
                 detail=o.result.error, hint="rerun with NCCL_DEBUG=INFO (GPUs) or check GLOO_SOCKET_IFNAME; "

@@ -55,8 +55,8 @@ def _attack(tmp_path, post) -> tuple:  # noqa: ANN001 - post(store, cluster) doe
 
 
 def _facts_json(tmp_path, **folder_changes: str) -> str:
-    facts = gather(1, folders={"output": tmp_path / "peer-output", "cache": tmp_path / "peer-cache"}, nonce="0123456789ab",
-                   environ={})
+    facts = gather(1, folders={"output": tmp_path / "peer-output", "cache": tmp_path / "peer-cache"},
+                   nonce="0123456789ab", environ={})
     if folder_changes:
         folders = [f.model_copy(update=folder_changes) for f in facts.folders]
         facts = facts.model_copy(update={"folders": folders})
