@@ -20,7 +20,7 @@ from accelwiz.effective import named_deepspeed_file
 from accelwiz.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, InputError
 from accelwiz.rules.context import CheckContext, DeepSpeedReference, LaunchFacts
 from accelwiz.rules.diagnostic import Diagnostic, Severity
-from accelwiz.rules.rule import Needs, Rule
+from accelwiz.rules.rule import Rule, inputs_of
 
 if TYPE_CHECKING:
     from accelwiz.estimate.spec import ModelSpec
@@ -232,10 +232,9 @@ def _same(a: Path, b: Path) -> bool:
 def run_rules(unit: CheckContext, rules: Iterable[Rule]) -> list[Diagnostic]:
     """Every finding of `rules` on the unit, handled ones included: the inner loop of `check_unit`."""
     diagnostics = []
+    available = inputs_of(unit)  # a rule whose module needs more is skipped before its module is imported
     for rule in rules:
-        if rule.needs is Needs.SYSTEM and unit.system is None:
-            continue
-        if rule.needs is Needs.WORKLOAD and unit.workload is None:
+        if not rule.runs_on(available):
             continue
         for finding in rule.check(unit):
             document = unit.document(finding.role) or (unit.documents[0] if unit.documents else None)
