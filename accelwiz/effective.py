@@ -34,6 +34,7 @@ settings in effective_settings.py; effective_reader.py is the typed reader they 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -186,14 +187,17 @@ class EffectiveConfig:
 
 
 def resolve(accelerate_doc: Document | None, deepspeed_doc: Document | None,
-            plan: PlanFile | None = None) -> EffectiveConfig:
-    """The effective values of a unit; never raises on malformed input."""
+            plan: PlanFile | None = None, launch_flags: Mapping[str, int | None] | None = None) -> EffectiveConfig:
+    """The effective values of a unit; never raises on malformed input. `launch_flags` (check's --num-processes,
+    --num-machines) win over the YAML's counts, as `accelerate launch`'s own flags do (effective_flags.py)."""
+    from accelwiz.effective_flags import with_launch_flags
+
     yaml = DocumentReader(accelerate_doc, "accelerate")
     json = DocumentReader(deepspeed_doc, "deepspeed")
     distributed_type = _distributed_type(yaml)
     uses_deepspeed = deepspeed_doc is not None or distributed_type.value == "DEEPSPEED"
-    topology = _topology(yaml)
-    world = topology["num_processes"].value if accelerate_doc is not None else None
+    topology = with_launch_flags(_topology(yaml), launch_flags or {})
+    world = topology["num_processes"].value if "num_processes" in topology else None
     if deepspeed_doc is not None:
         deepspeed = from_json(json, accelerate_doc is None)
         batch = json_batch(json, deepspeed["gradient_accumulation"], world)

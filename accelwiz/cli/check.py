@@ -28,6 +28,7 @@ Examples:
   $ accelwiz check accelerate.yaml ds_config.json --explain
   $ accelwiz check accelerate.yaml --system 8xH100-80GB --model llama-8b --micro-batch 4 --seq-len 4096
   $ accelwiz check accelerate.yaml ds.json -- --bf16 --per_device_train_batch_size 4   # the Trainer's arguments
+  $ accelwiz check ds_config.json --num-processes 8 --system 4xA100-40GB   # a JSON for the deepspeed launcher
   $ accelwiz check accelerate.yaml --kind grpo -- --num_generations 8 --use_vllm --vllm_mode colocate
 """
 
@@ -65,6 +66,10 @@ def check(
     training_args: TrainingArgsOption = None,
     trl: TrlOption = False,
     num_processes: NumProcessesOption = None,
+    num_machines: Annotated[int | None, typer.Option(
+        "--num-machines", min=1, metavar="N", show_default=False, rich_help_panel="Launch",
+        help="The machines the run spans (accelerate launch --num_machines, torchrun --nnodes): wins over the "
+             "YAML's num_machines.")] = None,
     kind: Annotated[str | None, typer.Option(metavar="sft|dpo|grpo", rich_help_panel="HF Trainer", show_default=False,
                                              help="dpo or grpo: the arguments are TRL's DPOConfig/GRPOConfig "
                                                   "(num_generations, use_vllm, beta ...): turns on the AW8xx rules "
@@ -135,8 +140,10 @@ def check(
                              workload_flags=flags, training_args=trainer)
             if code is not None:
                 raise typer.Exit(code)
+        # the launch's counts join the files' before any rule runs (accelwiz/effective_flags.py)
+        launch_flags = {"num_processes": num_processes, "num_machines": num_machines}
         result = check_with_plans(files, rules, system=machine, model=spec, plan=plan, training_args=trainer,
-                                  workload_flags=flags)
+                                  workload_flags=flags, launch_flags=launch_flags)
         for error in result.input_errors:
             console.error(error.message, hint=error.hint)
         for note in result.skipped:
@@ -155,7 +162,9 @@ def check(
             if result.diagnostics:
                 console.data(render_text(result.diagnostics, color=console.color))
             console.info(summary(result.diagnostics, unreadable=len(result.input_errors)))
-            hardware_rules = any(r.needs is Needs.SYSTEM for r in rules)
+            # the modules' declared inputs (the catalog), not each rule's `needs`: reading those would import
+            # every rule module, the start-up cost the declaration saves
+            hardware_rules = any(Needs.SYSTEM in r.inputs for r in rules)
             if result.units and all(u.system is None for u in result.units) and hardware_rules:
                 console.info("note: hardware rules skipped; pass --system local|PRESET|FILE to check against a machine")
     raise typer.Exit(result.exit_code(strict=strict))

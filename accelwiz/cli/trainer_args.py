@@ -35,9 +35,10 @@ TrlOption = Annotated[
 
 NumProcessesOption = Annotated[
     int | None,
-    typer.Option("--num-processes", min=1, metavar="N", show_default=False, rich_help_panel="HF Trainer",
-                 help="The processes the Trainer runs in (torchrun --nproc_per_node x --nnodes, or the launcher's "
-                      "--num_processes): the world size of train_batch_size when no Accelerate YAML gives it."),
+    typer.Option("--num-processes", min=1, metavar="N", show_default=False, rich_help_panel="Launch",
+                 help="The processes the run starts (accelerate launch --num_processes, torchrun --nproc_per_node x "
+                      "--nnodes, deepspeed --num_gpus x nodes): wins over the YAML's num_processes, as the "
+                      "launcher's flag does; the world size of a lone DeepSpeed JSON's train_batch_size."),
 ]
 
 
@@ -64,12 +65,9 @@ def trainer_inputs(file: Path | None, argv: list[str], files: list[Path], consol
     JSON was given and the YAMLs name none (so the DeepSpeed rules check the file the Trainer reads).
     `num_processes` (check's --num-processes) is the world the Trainer runs in."""
     if file is None and not argv and not trl:
-        if num_processes is not None:
-            from accelwiz.errors import UsageError
-
-            raise UsageError("--num-processes is the Trainer's world size: it needs the Trainer's arguments",
-                             hint="add the training command line after `--` (or --training-args FILE)")
-        return None, files  # no Trainer arguments: `check` need not import their parser
+        # no Trainer arguments: `check` need not import their parser; --num-processes alone is the launch's count,
+        # which check joins with the files (accelwiz/effective_flags.py)
+        return None, files
     from accelwiz.config.training_args import load_training_arguments, parse_argv, with_trl_defaults
 
     arguments = load_training_arguments(file, argv)

@@ -214,6 +214,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW715": trainer_fsdp.trainer_fsdp_refused,
     "AW716": trainer_fsdp.trainer_fsdp_setting_overridden,
     "AW717": trainer_fsdp.trainer_fsdp_config_without_fsdp,
+    "AW718": trainer_optimizer.trainer_clipping_not_applied,
     # AW8xx: TRL post-training (check --kind dpo|grpo with TRL's arguments)
     "AW801": trl_batch.grpo_generation_batch_not_divisible,
     "AW802": trl_batch.grpo_eval_batch_not_divisible,

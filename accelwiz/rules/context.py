@@ -61,6 +61,8 @@ class CheckContext:
     plan: PlanFile | None = None  # the plan file init wrote beside the YAML, when there is one
     notes: list[str] = field(default_factory=list)
     workload_flags: dict[str, Any] = field(default_factory=dict)  # check's --seq-len ... (Workload field -> value)
+    # check's --num-processes / --num-machines: the launch's counts, which win over the YAML's (effective_flags.py)
+    launch_flags: dict[str, int] = field(default_factory=dict)
 
     @property
     def documents(self) -> list[Document]:
@@ -83,7 +85,8 @@ class CheckContext:
         own view of the unit starts from (it cannot read `effective`, which is built from that view)."""
         from accelwiz.effective import resolve
 
-        return resolve(self.accelerate, self.deepspeed, self.plan)  # the plan: what only it knows
+        # the plan: what only it knows; the launch flags: the counts the launcher is given
+        return resolve(self.accelerate, self.deepspeed, self.plan, self.launch_flags)
 
     @cached_property
     def effective(self) -> EffectiveConfig:

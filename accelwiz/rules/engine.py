@@ -69,6 +69,7 @@ def check_unit(
     training_args: Any = None,
     workload_flags: dict[str, Any] | None = None,
     model: ModelSpec | None = None,
+    launch_flags: dict[str, int] | None = None,
 ) -> UnitResult:
     """Run the rules (all of them unless `rules` is given) on one unit.
 
@@ -77,11 +78,13 @@ def check_unit(
     file grouping does). `workload` (accelwiz.estimate.workload.Workload) turns on the memory rules, `system`
     the hardware rules; `launch` says what the launcher changes; `plan` is the plan file init wrote. `model` (with
     no `workload`) resolves the unit's workload once, from the plan, the files, the Trainer's arguments and
-    `workload_flags` (accelwiz.resolution.workload): what the memory rules judge is what will run.
+    `workload_flags` (accelwiz.resolution.workload): what the memory rules judge is what will run. `launch_flags`
+    (check's --num-processes / --num-machines) join the YAML's counts before any rule runs, and win over them.
     """
     context = CheckContext(system=system, workload=workload, launch=launch or LaunchFacts(), plan=plan,
                            training_args=training_args,  # TrainerArguments: the AW7xx rules
-                           workload_flags=dict(workload_flags or {}))  # what --seq-len ... replaced (--explain)
+                           workload_flags=dict(workload_flags or {}),  # what --seq-len ... replaced (--explain)
+                           launch_flags={k: v for k, v in (launch_flags or {}).items() if v is not None})
     for document in documents:
         role = "accelerate" if document.kind == "accelerate" else "deepspeed"
         if getattr(context, role) is not None:
@@ -260,7 +263,8 @@ def check_paths(paths: Sequence[Path], rules: Sequence[Rule] | None = None, **fa
 
 def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None, *,
                      system: MachineProfile | None = None, model: ModelSpec | None = None, plan: Path | None = None,
-                     training_args: Any = None, workload_flags: dict[str, Any] | None = None) -> CheckResult:
+                     training_args: Any = None, workload_flags: dict[str, Any] | None = None,
+                     launch_flags: dict[str, int] | None = None) -> CheckResult:
     """`accelwiz check` with plans: each YAML with the plan beside it (or `plan`, given with --plan), and the
     memory and hardware rules run with the plan's system and workload.
 
@@ -287,7 +291,7 @@ def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None,
 
     for unit in build_units(files, result):
         facts: dict[str, Any] = {"system": system, "model": model, "training_args": training_args,
-                                 "workload_flags": flags}
+                                 "workload_flags": flags, "launch_flags": launch_flags}
         plan_path = plan if plan is not None else find_plan(unit.accelerate.path) if unit.accelerate else None
         if plan_path is None and model is None and flags:
             from accelwiz.errors import UsageError

@@ -179,3 +179,47 @@ def deepspeed_activation_checkpointing_unused(ctx: CheckContext) -> Iterator[Fin
                    "--gradient_checkpointing is not given: every activation is kept"
                    + (" under ZeRO-3" if stage == 3 else ""))
     yield Finding("deepspeed", ("activation_checkpointing",), message)
+
+
+@rule("AW718", "trainer-clipping-not-applied", Severity.WARNING,
+      fix='Add `"gradient_clipping": "auto"` to the DeepSpeed JSON (the Trainer then fills it with --max_grad_norm)')
+def trainer_clipping_not_applied(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds `--max_grad_norm` given to the Trainer (any value but DeepSpeed's default 1.0) while the DeepSpeed
+    config the Trainer runs with has no `gradient_clipping` key, whichever way the JSON reaches it: `--deepspeed`,
+    the YAML's `deepspeed_config_file`, or a JSON checked alone.
+
+    ## Why is this bad?
+    Under DeepSpeed the Trainer never clips itself; it hands `max_grad_norm` to DeepSpeed only by filling a
+    `"gradient_clipping": "auto"` (`HfTrainerDeepSpeedConfig.fill_match` returns when the key is absent). The engine
+    then clips at its own default, 1.0 (DeepSpeed >= 0.19.3; 0.0, no clipping, before): `--max_grad_norm 0.3` is
+    silently not applied, and nothing fails.
+
+    ## Example
+    ```yaml
+    # accelwiz check accelerate.yaml -- --max_grad_norm 0.3
+    distributed_type: DEEPSPEED
+    num_processes: 2
+    deepspeed_config:
+      deepspeed_config_file: ds_config.json
+    ```
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", "zero_optimization": {"stage": 2}}
+    ```
+    Use instead:
+    ```json
+    {"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", "zero_optimization": {"stage": 2},
+     "gradient_clipping": "auto"}
+    ```
+    """
+    view = trainer_view(ctx)
+    if view is None or view.resolution is None or "gradient_clipping" in view.resolution.config:
+        return
+    args = view.args
+    if not args.is_given("max_grad_norm") or args["max_grad_norm"] == 1.0:
+        return
+    role, _ = config_location(view, "gradient_clipping")
+    yield Finding(role, (), f"{args.where('max_grad_norm')} is not applied: {view.json_name} has no "
+                            "`gradient_clipping`, which the Trainer fills only where it is \"auto\"; under DeepSpeed "
+                            "the Trainer does not clip itself, so DeepSpeed clips at its default, 1.0")

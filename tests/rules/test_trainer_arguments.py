@@ -266,9 +266,16 @@ def test_num_processes_gives_a_lone_json_its_world_size(cli, write, world, refus
         assert "calculated) is 20" in found[0]["message"]
 
 
-def test_num_processes_without_trainer_arguments_is_a_usage_error(cli, write):
-    result = cli("check", str(write("ds.json", json.dumps(LONE))), "--num-processes", "4")
-    assert result.exit_code == 2 and "needs the Trainer's arguments" in result.stderr
+@pytest.mark.parametrize("world,refused", [(7, True), (8, False)])
+def test_num_processes_alone_checks_a_lone_json_s_batch_triple(cli, write, world, refused):
+    # a JSON for the deepspeed launcher (no Trainer): DeepSpeed infers the micro-batch 256 // world and asserts
+    # 256 == micro x 1 x world, which 7 processes fail (36 x 7 = 252); was refused as a usage error
+    lone = write("ds.json", json.dumps({"train_batch_size": 256, "zero_optimization": {"stage": 2}}))
+    result = cli("check", str(lone), "--num-processes", str(world), "--format", "json")
+    found = [d for d in json.loads(result.stdout) if d["code"] == "AW212"]
+    assert bool(found) is refused and result.exit_code == (1 if refused else 0)
+    if refused:
+        assert "256 != 36 * 1 * 7" in found[0]["message"] and "--num-processes 7" in found[0]["message"]
 
 
 @pytest.mark.parametrize("argv,replacement", [

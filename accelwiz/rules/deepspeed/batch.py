@@ -49,7 +49,8 @@ def batch_size_mismatch(ctx: CheckContext) -> Iterator[Finding]:
         return
     tbs, mbs, gas = (json.get(k) for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
                                            "gradient_accumulation_steps"))
-    world = ctx.effective.num_processes.value if via_accelerate(ctx) else None
+    processes = ctx.effective.num_processes  # the YAML's, or check's --num-processes (a lone JSON's launch)
+    world = processes.value if via_accelerate(ctx) or processes.source == "command line" else None
     sequence_parallel = ctx.effective.sequence_parallel_size.value
     if world is not None and sequence_parallel and sequence_parallel > 1:
         world //= sequence_parallel  # DeepSpeed counts data-parallel ranks only
@@ -60,8 +61,8 @@ def batch_size_mismatch(ctx: CheckContext) -> Iterator[Finding]:
             return  # "auto" values are filled consistently by accelerate
         result = deepspeed_batch(tbs, mbs, gas, world)
         if isinstance(result, str) and not result.startswith("Either"):
-            yield Finding("deepspeed", ("train_batch_size",), f"{result} (world size is num_processes = "
-                                                              f"{world})")
+            named = "--num-processes" if processes.source == "command line" else "num_processes ="
+            yield Finding("deepspeed", ("train_batch_size",), f"{result} (world size is {named} {world})")
         return
     # A missing factor is inferred by floor division, so train_batch_size must still be a multiple of the
     # factors that are given (world size 1 then works; no world size works otherwise).

@@ -90,8 +90,9 @@ def processes_exceed_gpus(ctx: CheckContext) -> Iterator[Finding]:
     ```
     """
     system = ctx.system
-    processes = written(ctx.effective.num_processes)
-    machines = written(ctx.effective.num_machines) or 1
+    # the count the launch uses: the YAML's, or check's --num-processes / --num-machines, which win over it
+    count, spread = ctx.effective.num_processes, ctx.effective.num_machines
+    processes, machines = written(count), written(spread) or 1
     if system is None or not system.gpus or processes is None or machines < 1 or not gpu_hint(ctx):
         return
     selected = gpu_ids(ctx)
@@ -99,10 +100,14 @@ def processes_exceed_gpus(ctx: CheckContext) -> Iterator[Finding]:
     per_machine = processes // machines
     if per_machine > visible:
         source = "`gpu_ids` selects" if selected is not None else f"{system.name or 'the machine'} has"
-        yield Finding("accelerate", ("num_processes",),
-                      f"{per_machine} processes per machine (num_processes {processes} / num_machines "
-                      f"{machines}) but {source} {visible} GPU(s): ranks will share GPUs",
-                      fix=f"Set `num_processes: {visible * machines}`")
+        named = {name: f"--{name.replace('_', '-')}" if value.source == "command line" else name
+                 for name, value in (("num_processes", count), ("num_machines", spread))}
+        flagged = count.source == "command line"
+        yield Finding("accelerate", () if flagged else ("num_processes",),
+                      f"{per_machine} processes per machine ({named['num_processes']} {processes} / "
+                      f"{named['num_machines']} {machines}) but {source} {visible} GPU(s): ranks will share GPUs",
+                      fix=f"Pass `--num-processes {visible * machines}`" if flagged else
+                      f"Set `num_processes: {visible * machines}`")
 
 
 
