@@ -70,9 +70,15 @@ def main(argv: list[str] | None = None) -> int:
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, stop)  # torchrun replaces these with its own (which raise SignalException)
+    from accelwiz.launch import watchdog
+
+    guard = watchdog.start(os.environ)  # a rank stopped for minutes ends the job with EXIT_STALLED
     try:
-        return _launch(sys.argv[1:] if argv is None else argv)
+        code = _launch(sys.argv[1:] if argv is None else argv)
+        return watchdog.EXIT_STALLED if guard is not None and guard.found else code
     finally:
+        if guard is not None:
+            guard.stop()
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(signum, signal.SIG_IGN)  # a second signal must not cut the sweep short
         sweep_children()
