@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from accelwiz.console import Console
-from accelwiz.errors import EXIT_INTERRUPTED, AccelwizError
+from accelwiz.errors import EXIT_INTERRUPTED, EXIT_USAGE, AccelwizError, UsageError
 
 _verbosity: int | None = None  # set once by the root callback from -v/-q
 
@@ -33,15 +33,46 @@ def get_console() -> Console:
 
 @contextlib.contextmanager
 def exit_on_error(console: Console) -> Iterator[None]:
-    """The one place where expected exceptions become a message, a hint and an exit code."""
+    """The one place where expected exceptions become a message, a hint and an exit code; and where every
+    command's integer flags are bounded (`refuse_huge_numbers`), before the command computes with them."""
     try:
+        refuse_huge_numbers()
         yield
     except AccelwizError as exc:
         console.error(exc.message, hint=exc.hint)
         raise typer.Exit(exc.exit_code) from None
+    except OverflowError as exc:  # a product of bounded flags still beyond a float: a usage error, not a bug
+        console.error(f"a number is too large to compute with ({exc})",
+                      hint="pass counts and sizes a machine can have")
+        raise typer.Exit(EXIT_USAGE) from None
     except KeyboardInterrupt:
         console.error("interrupted; nothing was written")
         raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+MAX_FLAG_INTEGER = 2**63 - 1  # any count or size a machine has; `--micro-batch 10**400` overflowed a float
+
+
+def refuse_huge_numbers() -> None:
+    """Every integer flag of the command being run (click parses them as Python ints of any size) at most
+    MAX_FLAG_INTEGER in magnitude: one UsageError naming the flag, instead of an OverflowError deep in the
+    estimate. Read from the running command's context: one check for every command and flag."""
+    try:
+        from typer._click.globals import get_current_context
+    except ImportError:  # another typer: the OverflowError boundary in exit_on_error still holds
+        return
+    context = get_current_context(silent=True)
+    if context is None:
+        return
+    flags = {p.name: p.opts for p in context.command.params}
+    for name, value in context.params.items():
+        values = value if isinstance(value, (list, tuple)) else [value]
+        for number in values:
+            if isinstance(number, int) and not isinstance(number, bool) and abs(number) > MAX_FLAG_INTEGER:
+                flag = (flags.get(name) or [f"--{name}"])[0]
+                digits = int(number.bit_length() * 0.30103) + 1
+                raise UsageError(f"{flag}: a number of {digits} digits is too large (at most {MAX_FLAG_INTEGER:,})",
+                                 hint=f"pass {flag} as a count or size a machine can have")
 
 
 def split_codes(values: list[str] | None) -> list[str]:

@@ -462,9 +462,12 @@ def trainer_arguments_for_script(script: Path, argv: list[str]) -> TrainerArgume
     """The Trainer arguments of `run SCRIPT -- ARGS`, when SCRIPT is a Trainer script; None otherwise.
 
     A TRL-style `--config recipe.yaml` (TrlParser) is read as the arguments file, the rest of the line over it."""
-    try:
-        source = script.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    from accelwiz.document.read import read_bytes
+    from accelwiz.errors import InputError
+
+    try:  # bounded, a regular file: a FIFO never blocks, a 7 GiB script is not read whole (issue 32)
+        source = read_bytes(script, what="a training script", max_bytes=16 * 1024 * 1024).decode("utf-8", "replace")
+    except InputError:
         return None
     if not any(marker in source for marker in _TRAINER_MARKERS):
         return None

@@ -13,6 +13,7 @@ import codecs
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from accelwiz.errors import InputError
 
@@ -49,6 +50,25 @@ def read_bytes(path: Path, *, what: str = "a config file", max_bytes: int = MAX_
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
     finally:
         os.close(descriptor)
+
+
+def open_regular(path: Path, *, what: str) -> BinaryIO:
+    """`path` opened for reading, after the same checks as `read_bytes` (a regular file, judged again on the open
+    descriptor; never a FIFO's blocking open), for a reader that streams a file too large to hold whole (training
+    data): it reads what it needs, and a caller that only samples stops where it likes."""
+    try:
+        _require_regular(path, os.stat(path).st_mode, what)
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file", hint="check the path") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        _require_regular(path, os.fstat(descriptor).st_mode, what)
+    except InputError:
+        os.close(descriptor)
+        raise
+    return os.fdopen(descriptor, "rb")
 
 
 def decode_text(raw: bytes, path: Path) -> str:

@@ -25,11 +25,16 @@ def status_of(exc: SystemExit) -> int:
 
 def recorded_status(directory: Path) -> int | None:
     """The first non-zero status in rank order, 0 if every rank recorded 0, None if none recorded anything."""
+    from accelwiz.document.read import read_bytes
+    from accelwiz.errors import InputError
+
     statuses = []
-    for path in sorted(directory.glob("rank-*"), key=lambda p: int(p.name.split("-", 1)[1] or 0)):
+    # only rank-<digits>, read bounded: a script writes what it likes into $ACCELWIZ_EXIT_DIR (rank-x crashed run)
+    ranked = [p for p in directory.glob("rank-*") if p.name[5:].isdigit() and len(p.name) < 16]
+    for path in sorted(ranked, key=lambda p: int(p.name[5:])):
         try:
-            statuses.append(int(path.read_text().strip()))
-        except (OSError, ValueError):
+            statuses.append(int(read_bytes(path, what="a rank's exit status", max_bytes=64).strip()))
+        except (InputError, ValueError):
             continue
     if not statuses:
         return None

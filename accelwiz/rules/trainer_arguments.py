@@ -128,11 +128,16 @@ def _read_json(file: Path | None) -> tuple[Any, str | None]:
         return None, None
     import json
 
-    try:
-        return json.loads(file.read_text(encoding="utf-8")), None
-    except FileNotFoundError:
+    from accelwiz.document.read import exists, read_text
+    from accelwiz.errors import InputError
+
+    if not exists(file) and not file.is_symlink():
         return None, f"--deepspeed names `{file}`, which does not exist"
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    try:  # the bounded reader: a FIFO or /dev/zero is named, never read (it blocked, or ran out of memory)
+        return json.loads(read_text(file, what="the DeepSpeed JSON file")), None
+    except InputError as exc:
+        return None, f"--deepspeed names `{file}`, which cannot be read: {exc.message.removeprefix(f'{file}: ')}"
+    except (ValueError, RecursionError) as exc:
         return None, f"--deepspeed names `{file}`, which cannot be read as JSON: {str(exc).splitlines()[0]}"
 
 

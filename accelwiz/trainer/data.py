@@ -10,9 +10,9 @@ torch: `accelwiz run` refuses a malformed line, by file and line number, before 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 BUNDLED_CORPUS_DIR = Path(__file__).parent / "data"
 JSONL_SUFFIXES = (".jsonl", ".json")
@@ -38,13 +38,14 @@ def data_kind(path: Path | None) -> str:
     return "jsonl" if path.suffix.lower() in JSONL_SUFFIXES else "text"
 
 
+SAMPLE_BYTES = 1 << 20  # what the preflight reads of --data: enough records to judge the file, never all of it
+
+
 def load_text(path: Path | None) -> bytes:
     """The bytes of `path`, or of every bundled `data/*.txt` (sorted, so runs are reproducible)."""
     if path is not None:
-        try:
-            return path.read_bytes()
-        except OSError as exc:
-            raise DataError(f"cannot read --data {path}: {exc.strerror or exc}") from None
+        with _open_data(path) as stream:
+            return stream.read()
     files = sorted(BUNDLED_CORPUS_DIR.glob("*.txt"))
     if not files:
         raise DataError(f"the bundled corpus is missing: no *.txt in {BUNDLED_CORPUS_DIR}")
@@ -62,22 +63,36 @@ def load_records(path: Path | None) -> list[Record]:
     return read_dataset(path)
 
 
+def sample_records(path: Path | None) -> list[Record]:
+    """What the preflight reads of `--data` before the launch: a regular file (never a FIFO, /dev/zero or
+    another device: refused before a byte is read) and the records of its first SAMPLE_BYTES (a 7 GiB file is
+    judged by its first MiB, the workers read it all). A text file is one record of its first MiB; a dataset
+    directory is read by `datasets` (memory-mapped)."""
+    kind = data_kind(path)
+    if kind == "bundled":
+        return []
+    assert path is not None
+    if kind == "text":
+        with _open_data(path) as stream:
+            return [{"text": stream.read(SAMPLE_BYTES).decode("utf-8", errors="replace")}]
+    if kind == "jsonl":
+        return jsonl_records(path, check_record, example='{"text": "..."}', max_bytes=SAMPLE_BYTES)
+    return read_dataset(path)
+
+
 def read_jsonl(path: Path) -> list[Record]:
     """One record per non-blank line; a line that is not a JSON object with `text` or `messages` is named."""
     return jsonl_records(path, check_record, example='{"text": "..."}')
 
 
-def jsonl_records(path: Path, check: Callable[[Any, str], Any], *, example: str) -> list[Any]:
+def jsonl_records(path: Path, check: Callable[[Any, str], Any], *, example: str,
+                  max_bytes: int | None = None) -> list[Any]:
     """Every non-blank line of a JSONL file through `check(item, "path:line")`; a DataError names the first line
-    that is not JSON (or that `check` refuses), a file that cannot be read, or one with no record at all."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise DataError(f"cannot read --data {path}: {exc.strerror or exc}", hint="check the path") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text (byte {exc.start})", hint="save the file as UTF-8") from None
+    that is not JSON (or that `check` refuses), a file that cannot be read, or one with no record at all.
+    `max_bytes`: a sample, the lines that start within the first max_bytes (each read whole, up to
+    MAX_LINE_BYTES)."""
     records = []
-    for number, line in enumerate(lines, start=1):
+    for number, line in _lines(path, max_bytes):
         if not line.strip():
             continue
         try:
@@ -85,10 +100,46 @@ def jsonl_records(path: Path, check: Callable[[Any, str], Any], *, example: str)
         except json.JSONDecodeError as exc:
             raise DataError(f"{path}:{number}: not JSON ({exc.msg} at column {exc.colno})",
                             hint="write one JSON object per line") from None
+        except (ValueError, RecursionError) as exc:  # a 5,000-digit number, nesting deeper than json's stack
+            raise DataError(f"{path}:{number}: not readable JSON ({type(exc).__name__})",
+                            hint="write one JSON object per line") from None
         records.append(check(item, f"{path}:{number}"))
     if not records:
         raise DataError(f"{path}: no records (every line is blank)", hint=f"write one object per line, e.g. {example}")
     return records
+
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+def _lines(path: Path, max_bytes: int | None) -> Iterator[tuple[int, str]]:
+    """(number, text) of each line, decoded as UTF-8, streamed: the file is never held whole, a line is at most
+    MAX_LINE_BYTES, and with `max_bytes` reading stops after the line that reaches it."""
+    read = 0
+    with _open_data(path) as stream:
+        for number, raw in enumerate(iter(lambda: stream.readline(MAX_LINE_BYTES + 1), b""), start=1):
+            read += len(raw)
+            if len(raw) > MAX_LINE_BYTES:
+                raise DataError(f"{path}:{number}: a line longer than {MAX_LINE_BYTES // 2**20} MiB",
+                                hint="write one JSON object per line")
+            try:
+                yield number, raw.decode("utf-8").removeprefix("\ufeff" if number == 1 else "")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"{path}:{number}: not UTF-8 text (byte {exc.start} of the line)",
+                                hint="save the file as UTF-8") from None
+            if max_bytes is not None and read >= max_bytes:
+                return
+
+
+def _open_data(path: Path) -> BinaryIO:
+    """--data opened by the bounded reader's rules: a regular file, or one line naming what it is instead."""
+    from accelwiz.document.read import open_regular
+    from accelwiz.errors import InputError
+
+    try:
+        return open_regular(path, what="a text or JSONL file of training records")
+    except InputError as exc:
+        raise DataError(f"--data {exc.message}", hint=exc.hint or "check the path") from None
 
 
 def check_record(item: Any, where: str) -> Record:

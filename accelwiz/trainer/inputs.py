@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from accelwiz.errors import InputError, UsageError
 from accelwiz.resolution.run import Run
-from accelwiz.trainer.data import DataError, data_kind, load_records
+from accelwiz.trainer.data import DataError, data_kind, sample_records
 from accelwiz.trainer.models import ModelChoiceError, ModelRef, locate_model
 from accelwiz.trainer.options import TrainerOptions
 from accelwiz.trainer.settings import resolve_settings
@@ -55,9 +55,9 @@ def check_inputs(opts: TrainerOptions, *, uses_deepspeed: bool) -> CheckedInputs
 
         check_trl_inputs(opts.data, settings.post, model)
         return CheckedInputs(settings, model)
-    if data_kind(opts.data) in ("jsonl", "dataset"):
-        try:
-            records = load_records(opts.data)
+    if data_kind(opts.data) in ("text", "jsonl", "dataset"):
+        try:  # a sample, bounded: a FIFO or /dev/zero refused unread, a 7 GiB file judged by its first MiB
+            records = sample_records(opts.data)
         except DataError as exc:
             raise InputError(str(exc), hint=exc.hint or None) from None
         if not model.pretrained and any("messages" in r for r in records):

@@ -95,7 +95,7 @@ def check_trl_inputs(data: Path | None, post: ResolvedPostTraining, model: Any) 
                          f"--model {model.name!r} is a random initialisation",
                          hint="pass a checkpoint directory or hub id with --model")
     trl_records(data, kind)
-    reward_of(post)
+    reward_of(post, load=False)  # parsed, never imported before the launch (trainer/rewards.py)
 
 
 def trl_records(data: Path | None, kind: str) -> list[dict[str, Any]]:
@@ -106,14 +106,15 @@ def trl_records(data: Path | None, kind: str) -> list[dict[str, Any]]:
         raise InputError(str(exc), hint=exc.hint or None) from None
 
 
-def reward_of(post: ResolvedPostTraining) -> Any:
-    """GRPO's reward function (--reward, or the plan's training.reward); None for DPO."""
+def reward_of(post: ResolvedPostTraining, *, load: bool = True) -> Any:
+    """GRPO's reward function (--reward, or the plan's training.reward); None for DPO. `load=False` checks the
+    spec without importing the file (the preflight, before the launch)."""
     if post.kind.value != "grpo":
         return None
-    from accelwiz.trainer.rewards import load_reward
+    from accelwiz.trainer.rewards import find_reward, load_reward
 
     if not post.reward.value:
         raise UsageError("--kind grpo needs --reward FILE.py:FUNCTION (or training.reward in the plan)",
                          hint="a function def NAME(completions, **kwargs) -> list[float]")
-    return load_reward(post.reward.value)
+    return load_reward(post.reward.value) if load else find_reward(post.reward.value)
 

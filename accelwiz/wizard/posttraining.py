@@ -8,7 +8,6 @@ estimate_posttraining (every phase: the TRL step with the reference model, the l
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -325,28 +324,12 @@ def verify_grpo_batch(key: str):  # noqa: ANN201 - a verifier factory
 
 
 def verify_reward(value: str, answers: Mapping[str, Any], system: MachineProfile) -> None:
-    """FILE.py:FUNCTION: the file exists and defines the function at its top level, taking `completions` and
-    `**kwargs` (TRL's call, trainer/rewards.py). Read with `ast`, never imported: init runs no code of yours."""
-    file, sep, name = value.rpartition(":")
-    hint = "give FILE.py:FUNCTION, FUNCTION a def NAME(completions, **kwargs) -> list[float]; none: decide later"
-    if not sep or not file or not name:
-        raise UsageError(f"reward {value!r}: expected FILE.py:FUNCTION", hint=hint)
-    path = Path(file).expanduser()
-    if not path.is_file():
-        raise UsageError(f"reward {value}: no file {file}", hint=hint)
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except (SyntaxError, UnicodeDecodeError, OSError) as exc:
-        raise UsageError(f"reward {value}: {file} does not parse as Python: {exc}", hint=hint) from None
-    functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    if name not in functions:
-        raise UsageError(f"reward {value}: {file} defines no function {name}",
-                         hint=f"functions there: {', '.join(functions) or 'none'}")
-    arguments = functions[name].args
-    names = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
-    if arguments.kwarg is None or "completions" not in names:
-        raise UsageError(f"reward {value}: TRL calls it with keyword arguments (prompts, completions, the dataset's "
-                         "other columns): it must accept `completions` and `**kwargs`", hint=hint)
+    """FILE.py:FUNCTION, through the one reader of reward specs that `run` uses too (trainer/rewards.py
+    `find_reward`): read as bounded data and parsed, never imported: init runs no code of yours."""
+    from accelwiz.trainer.rewards import find_reward
+
+    find_reward(value, hint="give FILE.py:FUNCTION, FUNCTION a def NAME(completions, **kwargs) -> list[float]; "
+                            "none: decide later")
 
 
 def reward_todo(plan_path: Path) -> str:

@@ -151,7 +151,7 @@ def test_a_bad_dataset_is_one_line_and_exit_2_before_the_launch(tmp_path: Path, 
 
 @pytest.mark.parametrize(("reward", "expected"), [
     ("rewards.py", "expected FILE.py:FUNCTION"),
-    ("rewards.py:missing", "has no function missing"),
+    ("rewards.py:missing", "defines no function missing"),
     ("rewards.py:positional", "must accept `completions` and `**kwargs`"),
 ])
 def test_a_bad_reward_is_one_line_and_exit_2(tmp_path: Path, checkpoint: Path, reward: str, expected: str) -> None:
