@@ -50,6 +50,11 @@ TRL_FIELDS: dict[str, tuple[str, Any, Any]] = {
     "vllm_importance_sampling_mode": ("str", _ABSENT, "sequence_mask"),
     "vllm_importance_sampling_clip_min": ("optional_float", _ABSENT, None),
     "vllm_importance_sampling_clip_max": ("optional_float", _ABSENT, 3.0),
+    # the dtype the model is loaded in (resolution.workload.trainer_load_dtype): the configs' model_init_kwargs
+    # (a dict, or its JSON on the command line) and the TRL scripts' ModelConfig --dtype (--torch_dtype before it)
+    "model_init_kwargs": ("str", None, None),
+    "dtype": ("str", None, None),
+    "torch_dtype": ("str", None, None),
 }
 # DPOConfig.loss_type is `list[str]` (HfArgumentParser: nargs="+", `--loss_type sigmoid sft`); GRPOConfig's a str
 _LIST_IN_DPO = {"loss_type": "str_list"}

@@ -39,7 +39,7 @@ from accelwiz.estimate.loading import loading_bytes
 from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.runtime import Runtime, runtime
 from accelwiz.estimate.small_pool import adapter_small_pool_bytes
-from accelwiz.estimate.states import ModelStates, model_states, optimizer_step_temporaries
+from accelwiz.estimate.states import ModelStates, as_the_engine_trains, model_states, optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 from accelwiz.estimate.zero3_gathered import REDUCE_BUCKET_ELEMENTS, zero3_kept_bytes
@@ -122,6 +122,7 @@ class _Phase:
 def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = None) -> MemoryEstimate:
     """Peak training memory per GPU (bytes) and per node host RAM for `workload` under `strategy` (on `gpu`,
     a GPU name, when known: the runtime beside the tensors depends on its generation)."""
+    workload, engine_note = as_the_engine_trains(workload, strategy)
     states = model_states(workload, strategy)
     # torch.autocast over fp32 weights only where the model itself stays fp32 (DeepSpeed and FSDP cast it)
     autocast = workload.precision == "mixed" and strategy.kind in ("single", "ddp")
@@ -148,6 +149,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     assumptions = (
         f"{strategy.label} over {strategy.world_size} GPU(s) ({strategy.nodes} node(s))",
         _numerics(workload, strategy),
+        *((engine_note,) if engine_note else ()),
         *states.notes,
         *activation_notes,
         *((workload.model.activations_note,) if not workload.model.analytic_activations else ()),

@@ -150,6 +150,10 @@ def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
         return _deepspeed_step_temporaries(workload, strategy)
     if workload.optimizer != "adamw":
         return 0.0, f"{workload.optimizer} step: no parameter-sized temporaries counted"
+    if strategy.device == "cpu":  # torch's AdamW on CPU tensors: the single-tensor loop (estimate/cpu.py)
+        from accelwiz.estimate.cpu import cpu_step_temporaries
+
+        return cpu_step_temporaries(workload)
     if workload.legacy_trainer:
         return 0.0, "AdamW per-tensor loop (transformers.AdamW): no parameter-sized temporary"
     width = 2 if workload.precision == "bf16" else 4
@@ -178,6 +182,21 @@ def _deepspeed_step_temporaries(workload: Workload, strategy: Strategy) -> tuple
         f"DeepSpeed step on its flat {unit} ({elements:,.0f} elements): " + " and ".join(what)
         if what else "DeepSpeed step: no parameter-sized temporaries counted"
     )
+
+
+def as_the_engine_trains(workload: Workload, strategy: Strategy) -> tuple[Workload, str | None]:
+    """The workload's precision as the engine trains it, and why where it differs. accelerate's FSDP with mixed
+    precision upcasts a model loaded in 16 bits to fp32 before wrapping it (1.16: FSDP1 in
+    `Accelerator.prepare_model`, "we follow DeepSpeed's strategy to hold the parameters in full precision";
+    FSDP2 in utils/fsdp_utils.py `fsdp2_prepare_model`, trainable parameters only, not with 4-bit ones), so
+    full fine-tuning of a bf16 model under FSDP keeps fp32 parameters, gradients and Adam states: mixed."""
+    if workload.precision == "bf16" and strategy.is_fsdp and workload.regime == "full":
+        from dataclasses import replace
+
+        return replace(workload, precision="mixed"), (
+            "bf16 weights under FSDP: accelerate upcasts them to fp32 before wrapping (mixed_precision != 'no'), "
+            "so the shards, gradients and Adam states are fp32 and FSDP gathers them in bf16")
+    return workload, None
 
 
 def trainable_width(workload: Workload, strategy: Strategy) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from accelwiz.errors import UsageError
-from accelwiz.resolution.workload import beyond_positions, resolve_workload
+from accelwiz.resolution.workload import FLAG, Sourced, beyond_positions, resolve_workload
 
 if TYPE_CHECKING:
     from accelwiz.estimate.workload import Workload
@@ -54,9 +54,17 @@ def flags_from_options(*, micro_batch: int | None, seq_len: int | None, **more: 
     if dropout is not None and not 0.0 <= dropout < 1.0:
         raise UsageError(f"LoRA dropout must be at least 0 and below 1 (got {dropout})", hint="pass --lora-dropout 0.1")
     flags = {"micro_batch": micro_batch, "seq_len": seq_len, "method": more.pop("regime", None), **more}
-    if flags.get("precision") == "mixed":  # the estimator's word for bf16/fp16 compute with fp32 master weights
-        flags["precision"] = "bf16"
+    given = flags.get("precision")
+    if given is not None:  # the estimator's words, as compute and load dtypes: each reaches it unchanged
+        compute, weights = PRECISION_FLAG[given]
+        flags["precision"] = Sourced(compute, FLAG, f"--precision {given}")
+        flags["weights_dtype"] = Sourced(weights, FLAG, f"--precision {given}")
     return flags
+
+
+# --precision: (compute dtype, the weights' loaded dtype). mixed = 16-bit compute under autocast over fp32
+# weights (an fp32 master); bf16 = weights loaded in bf16, gradients and torch AdamW's states in bf16
+PRECISION_FLAG = {"fp32": ("fp32", "fp32"), "mixed": ("bf16", "fp32"), "bf16": ("bf16", "bf16")}
 
 
 def _legacy(workload: Workload) -> Workload:

@@ -41,6 +41,10 @@ DEFAULTS: dict[str, Any] = {
     "lora_targets": ("all-linear",),
     "lora_dropout": 0.0,  # PEFT's LoraConfig default (an nn.Identity); recipes often use 0.05 or 0.1
     "precision": "bf16",  # what a mixed-precision run computes in; a config that says otherwise wins
+    # the dtype the weights are loaded in (None: derived after the layers, `_load_dtype`); with `precision`
+    # it says how the run trains: fp32 weights under 16-bit compute are autocast over an fp32 master
+    # (the estimator's "mixed"), 16-bit weights train in 16 bits (its "bf16", torch AdamW's states in bf16)
+    "weights_dtype": None,
     "optimizer": "adamw",
     "gradient_checkpointing": False,
     "attention": "sdpa",
@@ -76,6 +80,7 @@ class ResolvedWorkload:
     lora_targets: Sourced
     lora_dropout: Sourced
     precision: Sourced
+    weights_dtype: Sourced
     optimizer: Sourced
     gradient_checkpointing: Sourced
     attention: Sourced
@@ -109,7 +114,7 @@ class ResolvedWorkload:
             lora_rank=self.lora_rank.value,
             lora_targets=self.lora_target_names,
             lora_dropout=float(self.lora_dropout.value),
-            precision="fp32" if self.precision.value == "fp32" else "mixed",
+            precision=estimator_precision(self.precision.value, self.weights_dtype.value),
             optimizer=self.optimizer.value,
             gradient_checkpointing=bool(self.gradient_checkpointing.value),
             attention=self.attention.value,
@@ -135,6 +140,8 @@ def resolve_workload(*, plan: PlanFile | None = None, answers: dict[str, Any] | 
     for layer in (plan_layer(plan), _given(answers or {}, "answer"), file_layer(effective),
                   trainer_layer(trainer_args), _given(flags or {}, FLAG)):
         chosen.update(layer)
+    if chosen["weights_dtype"].value is None:
+        chosen["weights_dtype"] = _load_dtype(chosen["precision"])
     if chosen["lora_alpha"].value is None:
         rank = chosen["lora_rank"]
         chosen["lora_alpha"] = Sourced(2 * rank.value, "derived", "2 x lora_rank")
@@ -224,7 +231,60 @@ def trainer_layer(args: TrainerArguments | None) -> dict[str, Sourced]:
     for flag in ("bf16", "fp16"):  # without either, the launcher's mixed_precision decides (the file layer)
         if args[flag] is True:
             layer["precision"] = owned(flag, flag)
+    layer["weights_dtype"] = trainer_load_dtype(args)
     return layer
+
+
+def estimator_precision(compute: str, weights: str) -> str:
+    """The estimator's precision (estimate/workload.py) for a compute dtype and the weights' loaded dtype: fp32
+    weights are "fp32" without 16-bit compute and "mixed" (autocast over fp32 weights) with it; 16-bit weights are
+    "bf16" (weights, gradients and torch AdamW's states in 16 bits). Where the engine keeps another master copy
+    (DeepSpeed's ZeRO optimizer, accelerate's FSDP upcast) the estimator applies it (states.py, memory.py)."""
+    if weights in ("bf16", "fp16"):
+        return "bf16"
+    return "fp32" if compute == "fp32" else "mixed"
+
+
+def _load_dtype(precision: Sourced) -> Sourced:
+    """The built-in trainer's load dtype (trainer/models.py `load_pretrained`): fp32, with the Accelerator's
+    autocast for 16-bit compute (a LoRA base is loaded in 16 bits, its fp32 adapters trained under autocast)."""
+    return Sourced("fp32", DEFAULT, "the built-in trainer loads fp32 weights"
+                   + ("" if precision.value == "fp32" else f"; the Accelerator computes in {precision.value}"))
+
+
+# torch dtype names, as from_pretrained's `dtype` and TRL's --dtype take them, in the plan's vocabulary
+_DTYPES = {"float32": "fp32", "fp32": "fp32", "bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16",
+           "torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16": "fp16"}
+
+
+def trainer_load_dtype(args: TrainerArguments) -> Sourced:
+    """The dtype a Trainer or TRL run loads its weights in. TRL (1.16, trainer/utils.py `create_model_from_path`)
+    loads a model named by string with `model_init_kwargs`' dtype, default float32 (its ModelConfig's --dtype
+    default too); a script's own from_pretrained on transformers 5 defaults to dtype="auto", the checkpoint's
+    dtype (config.json; bf16 for most released models). "auto" is taken as bf16."""
+    trl = getattr(args, "trl", None)
+    if trl is None and args.trl_config is None:
+        return Sourced("bf16", TRAINER, "from_pretrained's dtype=\"auto\" (transformers 5): the checkpoint's "
+                                        "dtype, bf16 for most models; a script that passes dtype=torch.float32 "
+                                        "trains mixed precision")
+    trl = trl or {}
+    kwargs = trl.get("model_init_kwargs")
+    if isinstance(kwargs, str) and kwargs.strip().startswith("{"):
+        import json
+
+        try:
+            kwargs = json.loads(kwargs)
+        except ValueError:
+            kwargs = None
+    for where, value in ((f"model_init_kwargs.{key}", kwargs.get(key)) for key in ("dtype", "torch_dtype")
+                         if isinstance(kwargs, dict)):
+        if value is not None:
+            return Sourced(_DTYPES.get(str(value), "bf16"), TRAINER, f"{where}: {value}")
+    for key in ("dtype", "torch_dtype"):
+        if trl.get(key) is not None:
+            return Sourced(_DTYPES.get(str(trl[key]), "bf16"), TRAINER, f"--{key} {trl[key]}")
+    return Sourced("fp32", TRAINER, "TRL loads a named model in float32 unless model_init_kwargs or --dtype say "
+                                    "otherwise (trl 1.16 create_model_from_path)")
 
 
 def _given(values: dict[str, Any], source: str) -> dict[str, Sourced]:
