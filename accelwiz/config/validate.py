@@ -39,6 +39,7 @@ class SchemaIssue:
     path: KeyPath
     message: str
     hint: str | None = None
+    resembles: str | None = None  # an unknown key that is a near miss of this known one (a typo, an alias)
 
 
 def schema_issues(document: Document, model: type[StrictModel]) -> list[SchemaIssue]:
@@ -138,14 +139,14 @@ def _extra_key(model: type[StrictModel], path: KeyPath) -> SchemaIssue:
         known = known_keys(section)
         if key in known:  # pydantic reports the field name as extra when its alias is given too
             return SchemaIssue("unknown-key", path, f"`{dotted}` is given under two names (a key and its alias)",
-                               "keep one spelling")
+                               "keep one spelling", resembles=key)
         suggestion = difflib.get_close_matches(key.strip(), known, n=1, cutoff=0.75)
         if suggestion and suggestion[0] == key.strip():
             return SchemaIssue("unknown-key", path, f"unknown key `{dotted}` (it has stray whitespace)",
-                               f"remove the whitespace: `{suggestion[0]}`")
+                               f"remove the whitespace: `{suggestion[0]}`", resembles=suggestion[0])
         if suggestion:
             return SchemaIssue("unknown-key", path, f"unknown key `{dotted}`; did you mean `{suggestion[0]}`?",
-                               f"rename it to `{suggestion[0]}`")
+                               f"rename it to `{suggestion[0]}`", resembles=suggestion[0])
     return SchemaIssue("unknown-key", path, f"unknown key `{dotted}`", "remove it, or check the spelling")
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from accelwiz.fix.edits import EditError
+from accelwiz.fix.premises import doubted_premise
 from accelwiz.fix.table import FIXES
 
 if TYPE_CHECKING:
@@ -164,6 +165,11 @@ def _try_one(unit: _Unit, context: CheckContext, diagnostics: list[Diagnostic], 
         if fix.applicability == "unsafe" and not unsafe:
             refused.add(key)
             report.not_applied.append(_with_reason(note, "unsafe: pass --unsafe-fixes"))
+            continue
+        doubted = doubted_premise(context, diagnostics, diagnostic, fix)
+        if doubted is not None:
+            refused.add(key)
+            report.not_applied.append(_with_reason(note, doubted))
             continue
         edits = fix.function(context, diagnostic)
         if not edits:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from accelwiz.fix.edits import AddKey, DeleteKey, Edit, RenameKey, SetValue
 
 if TYPE_CHECKING:
+    from accelwiz.document import KeyPath
     from accelwiz.rules.context import CheckContext
     from accelwiz.rules.diagnostic import Diagnostic
 
@@ -33,6 +34,16 @@ class Fix:
     function: FixFunction
     applicability: Applicability
     summary: str  # what the fix does, for `accelwiz rule CODE` and docs/rules.md
+    # The settings the fix takes as read (the ZeRO stage for "delete what only ZeRO-3 reads"): while another
+    # finding on the same file calls one of them wrong (a misspelled `zero_stgae`), the fix is not applied.
+    premises: tuple[KeyPath, ...] = ()
+
+
+# where each setting a fix may rely on is written (the YAML's inline deepspeed_config, the JSON)
+_STAGE = (("deepspeed_config", "zero_stage"), ("zero_optimization", "stage"))
+_CLIPPING = (("deepspeed_config", "gradient_clipping"), ("gradient_clipping",))
+_DISTRIBUTED_TYPE = (("distributed_type",),)
+_FSDP_VERSION = (("fsdp_config", "fsdp_version"),)
 
 
 def _role(ctx: CheckContext, diagnostic: Diagnostic) -> str | None:
@@ -174,19 +185,22 @@ def delete_dropped_auto(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits 
 
 
 def explicit_gradient_clipping(ctx: CheckContext, diagnostic: Diagnostic) -> RoleEdits | None:
-    """AW228: write the clipping the run already uses (1.0) in place of "auto" or an absent key."""
+    """AW228: write the clipping the run already uses in place of "auto" (1.0) or an absent key (DeepSpeed's
+    default for the installed version: 1.0 from 0.19.3, 0.0 before)."""
+    from accelwiz.rules.deepspeed.auto import deepspeed_default_clipping
+
     role = _role(ctx, diagnostic) or ("deepspeed" if ctx.deepspeed is not None else "accelerate")
-    path = tuple(diagnostic.path)
+    path, default = tuple(diagnostic.path), deepspeed_default_clipping(ctx)
     if role == "deepspeed":
         if _value(ctx, role, ("gradient_clipping",)) == "auto":
             return [(role, SetValue(("gradient_clipping",), 1.0))]
         if not _has(ctx, role, ("gradient_clipping",)):
-            return [(role, AddKey((), "gradient_clipping", 1.0))]
+            return [(role, AddKey((), "gradient_clipping", default))]
         return None
     if _value(ctx, role, ("deepspeed_config", "gradient_clipping")) == "auto":
         return [(role, SetValue(("deepspeed_config", "gradient_clipping"), 1.0))]
     if isinstance(_value(ctx, role, ("deepspeed_config",)), dict) and path[:1] == ("deepspeed_config",):
-        return [(role, AddKey(("deepspeed_config",), "gradient_clipping", 1.0))]
+        return [(role, AddKey(("deepspeed_config",), "gradient_clipping", default))]
     return None
 
 
@@ -284,23 +298,31 @@ FIXES: dict[str, Fix] = {
     "AW009": Fix(legacy_key, "safe", "replace the legacy key with its current form"),
     "AW010": Fix(removed_key, "unsafe", "rename the removed key to its successor, or delete it"),
     "AW013": Fix(duplicate_json_key, "unsafe", "keep the last occurrence of the key, delete the others"),
+    "AW017": Fix(delete_key, "safe", "delete the top-level key DeepSpeed ignores"),
     "AW110": Fix(delete_key, "safe", "delete the key the launcher never applies"),
-    "AW113": Fix(delete_key, "safe", "delete the section the distributed type does not read"),
+    "AW113": Fix(delete_key, "safe", "delete the section the distributed type does not read",
+                 premises=_DISTRIBUTED_TYPE),
     "AW201": Fix(delete_key, "unsafe", "delete the inline DeepSpeed key the JSON owns"),
-    "AW206": Fix(delete_param_offload, "safe", "delete the parameter offload DeepSpeed ignores below ZeRO-3"),
+    "AW206": Fix(delete_param_offload, "safe", "delete the parameter offload DeepSpeed ignores below ZeRO-3",
+                 premises=_STAGE),
     "AW212": Fix(batch_identity, "unsafe", "write train_batch_size as micro-batch x accumulation x processes"),
     "AW214": Fix(json_gradient_accumulation, "unsafe", "delete the YAML's gradient accumulation; the JSON owns it"),
     "AW215": Fix(gradient_accumulation_auto, "unsafe", 'write gradient_accumulation_steps "auto" in the JSON '
                  "(or drop it from the YAML): the script's value applies"),
-    "AW216": Fix(delete_key, "safe", "delete zero3_init_flag, which only ZeRO-3 reads"),
+    "AW216": Fix(delete_key, "safe", "delete zero3_init_flag, which only ZeRO-3 reads",
+                 premises=_STAGE),
     "AW217": Fix(stage3_init_flag, "unsafe", "set zero3_init_flag: true"),
     "AW218": Fix(delete_key, "unsafe", "delete reduce_bucket_size 0 (DeepSpeed's default applies)"),
     "AW221": Fix(optimizer_max_grad_norm, "unsafe", "move optimizer.params.max_grad_norm to gradient_clipping"),
     "AW226": Fix(delete_dropped_auto, "safe", 'delete the "auto" plain DeepSpeed drops (its default applies, as now)'),
-    "AW232": Fix(unused_zero3_auto, "safe", 'delete the ZeRO-3 bucket key left "auto" below stage 3 (unused there)'),
-    "AW228": Fix(explicit_gradient_clipping, "safe", "write the clipping the run uses, 1.0"),
+    "AW232": Fix(unused_zero3_auto, "safe", 'delete the ZeRO-3 bucket key left "auto" below stage 3 (unused there)',
+                 premises=_STAGE),
+    "AW228": Fix(explicit_gradient_clipping, "safe",
+                 "write the clipping the run uses (1.0; unset before DeepSpeed 0.19.3, 0.0)",
+                 premises=_CLIPPING),
     "AW230": Fix(delete_key, "unsafe", "delete legacy_stage1"),
-    "AW302": Fix(delete_key, "safe", "delete the FSDP1 option FSDP2 ignores"),
+    "AW302": Fix(delete_key, "safe", "delete the FSDP1 option FSDP2 ignores",
+                 premises=_FSDP_VERSION),
     "AW402": Fix(precision_declared_once, "unsafe", "delete the mixed_precision that disagrees with the JSON's"),
     "AW702": Fix(trainer_auto, "unsafe", 'set the DeepSpeed value the Trainer refuses to "auto"'),
 }

@@ -77,6 +77,7 @@ CATALOG: dict[str, CheckFunction] = {
     "AW014": dead_keys.dead_key_without_effect,
     "AW015": readers.consumer_refuses_json,
     "AW016": readers.json_readers_disagree,
+    "AW017": dead_keys.ignored_unknown_key,
     # AW1xx: processes, machines, ranks, launcher keys, the plan file
     "AW101": topology.multi_device_single_process,
     "AW102": topology.processes_not_divisible_by_machines,

@@ -1,4 +1,5 @@
 """AW014: a renamed key nothing reads, whose value is what the run uses anyway: dead, but harmless.
+AW017: an unknown top-level key of a DeepSpeed JSON, which DeepSpeed ignores.
 
 AW002 reports a key nothing reads as an error because its value never takes effect. When the value it asks for
 is exactly what runs without it (`fsdp_backward_prefetch_policy: NO_PREFETCH`, transformers#35234), ignoring it
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from accelwiz.config.validate import SchemaIssue
 from accelwiz.document import KeyPath
 from accelwiz.effective_fsdp import backward_prefetch
 from accelwiz.rules.context import CheckContext
@@ -64,3 +66,42 @@ def dead_key_without_effect(ctx: CheckContext) -> Iterator[Finding]:
             new_name = RENAMED[path][0]
             yield Finding("accelerate", path, f"`{'.'.join(map(str, path))}` is never read (renamed to "
                                               f"{new_name}); the run uses {value} anyway")
+
+
+def ignored_by_deepspeed(role: str, issue: SchemaIssue) -> bool:
+    """An unknown key DeepSpeed reads past: at the top of its JSON, and not a near miss of a key it knows.
+
+    `DeepSpeedConfig._initialize_params` (deepspeed/runtime/config.py) reads the known top-level keys with
+    `get_scalar_param` & co. and refuses only `_REMOVED_TOP_LEVEL_CONFIG_KEYS` (AW010); accelerate's and the
+    Trainer's `HfDeepSpeedConfig` read single keys with `.get`. The nested sections built as pydantic models with
+    `extra="forbid"` (zero_optimization, fp16, bf16, ...) refuse an unknown key: those stay AW001's errors, and
+    so does a near miss (`zero_optimisation`), whose intended setting silently falls back to its default."""
+    return role == "deepspeed" and issue.kind == "unknown-key" and len(issue.path) == 1 and issue.resembles is None
+
+
+@rule("AW017", "ignored-unknown-key", Severity.WARNING, fix="Remove the key: DeepSpeed does not read it")
+def ignored_unknown_key(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a top-level key of the DeepSpeed JSON that DeepSpeed does not know and that is no misspelling of a
+    key it knows, such as `cuda_visible_devices`.
+
+    ## Why is this bad?
+    DeepSpeed ignores unknown top-level keys, so the run starts, but the key does nothing: GPUs are chosen by
+    `CUDA_VISIBLE_DEVICES` or the launcher's `--include`, never by the JSON. A misspelled known key
+    (`zero_optimisation`) is AW001's error instead: the setting it meant falls back to its default.
+
+    ## Example
+    ```json
+    {"train_micro_batch_size_per_gpu": 4, "cuda_visible_devices": "0,1"}
+    ```
+    Use instead: set `CUDA_VISIBLE_DEVICES=0,1` in the environment and remove the key.
+    ```json
+    {"train_micro_batch_size_per_gpu": 4}
+    ```
+    """
+    for role, issues in ctx.schema.items():
+        for issue in issues:
+            if ignored_by_deepspeed(role, issue):
+                yield Finding("deepspeed", issue.path, f"unknown key `{issue.path[0]}`: DeepSpeed ignores unknown "
+                              "top-level keys, so it has no effect")

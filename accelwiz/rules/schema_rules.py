@@ -14,11 +14,12 @@ from accelwiz.rules.rule import rule
 
 
 def _issues(ctx: CheckContext, kind: str) -> Iterator[Finding]:
+    from accelwiz.rules.dead_keys import ignored_by_deepspeed
     from accelwiz.rules.placeholders import claimed_placeholder
 
     for role, issues in ctx.schema.items():
         for issue in issues:
-            if issue.kind != kind:
+            if issue.kind != kind or ignored_by_deepspeed(role, issue):  # AW017's warning
                 continue
             if role == "accelerate" and len(issue.path) == 1 and claimed_placeholder(ctx, str(issue.path[0])):
                 continue  # a template placeholder: one finding, the placeholder rule's
@@ -34,7 +35,8 @@ def unknown_key(ctx: CheckContext) -> Iterator[Finding]:
     ## Why is this bad?
     Accelerate only checks top-level keys. Inside `deepspeed_config`, `fsdp_config` and the other sections a typo
     such as `zero_stgae: 3` is accepted and ignored, so the run silently uses the default (ZeRO-2). DeepSpeed
-    ignores unknown top-level keys in its JSON the same way.
+    ignores unknown top-level keys in its JSON the same way: a misspelled one is reported here, any other is
+    AW017's warning (it changes nothing).
 
     ## Example
     ```yaml

@@ -73,8 +73,8 @@ JSON_CASES = [
     ("AW231", ds(prescale_gradients=True), ds(prescale_gradients=True, zero_optimization=zero(stage=1))),
     ("AW231", ds(gradient_predivide_factor=2.0, zero_optimization=zero(stage=3)),
      ds(gradient_predivide_factor=1.0, zero_optimization=zero(stage=3))),
-    ("AW232", ds(zero_optimization=zero(reduce_bucket_size="auto")),
-     ds(zero_optimization=zero(stage=3, reduce_bucket_size="auto"))),
+    ("AW232", ds(zero_optimization=zero(stage3_prefetch_bucket_size="auto")),
+     ds(zero_optimization=zero(stage=3, stage3_prefetch_bucket_size="auto"))),
 ]
 
 
@@ -265,6 +265,20 @@ BROKEN_CASES = {
 }
 
 
+# The library versions a case broke under, where the finding is about that version (issue 29: findings true for
+# the installed stack): the 8 x V100 profile (a real `probe --save`) with the reporter's versions.
+REPORTERS_STACK = {"huggingface-transformers__16495": {"transformers": "4.17.0"}}
+
+
+def _reporters_stack(case: str) -> dict:
+    if case not in REPORTERS_STACK:
+        return {}
+    from accelwiz.probe.profiles import load_system
+
+    profile = load_system(str(Path(__file__).resolve().parent.parent / "fixtures" / "systems" / "8xV100-32GB.json"))
+    return {"system": profile.model_copy(update={"packages": {**profile.packages, **REPORTERS_STACK[case]}})}
+
+
 def _ours(found: set[str]) -> set[str]:
     return {c for c in found if c.startswith(("AW0", "AW2", "AW40", "AW41"))}
 
@@ -273,7 +287,7 @@ def _ours(found: set[str]) -> set[str]:
 def test_broken_case_is_caught(corpus, case):
     suffixes, expected, paths = BROKEN_CASES[case]
     files = [corpus / "broken" / f"{case}.{s}" for s in suffixes]
-    found = diagnostics(*files)
+    found = diagnostics(*files, **_reporters_stack(case))
     assert _ours({d.code for d in found}) == expected
     assert paths <= {d.dotted_path for d in found}
 

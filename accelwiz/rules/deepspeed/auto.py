@@ -19,7 +19,9 @@ from accelwiz.rules.deepspeed._shared import (
     via_accelerate,
     zero_stage,
 )
+from accelwiz.probe.versions import version_at_least
 from accelwiz.rules.diagnostic import Finding, Severity
+from accelwiz.rules.installed import stack_at_least, stack_version
 from accelwiz.rules.rule import rule
 
 HIDDEN_SIZE_KEYS = (f"{ZERO}.reduce_bucket_size", f"{ZERO}.stage3_prefetch_bucket_size",
@@ -225,7 +227,16 @@ def implicit_gradient_clipping(ctx: CheckContext) -> Iterator[Finding]:
         else:
             in_json = ctx.deepspeed is not None
             role, path = ("deepspeed", ()) if in_json else ("accelerate", ("deepspeed_config",))
-        yield Finding(role, path, f"gradient_clipping {where}: the run clips gradients at norm 1.0")
+        norm = deepspeed_default_clipping(ctx) if clipping.source == "deepspeed default" else 1.0
+        effect = (f"the run clips gradients at norm {norm}" if norm else
+                  f"DeepSpeed {stack_version(ctx, 'deepspeed')} does not clip (its default is 0.0 before 0.19.3)")
+        yield Finding(role, path, f"gradient_clipping {where}: {effect}")
+
+
+def deepspeed_default_clipping(ctx: CheckContext) -> float:
+    """The clipping DeepSpeed applies when no file sets it: 1.0 from 0.19.3 (`gradient_clipping` in
+    deepspeed/runtime/constants.py), 0.0 before; 1.0 when the version is not known."""
+    return 0.0 if stack_at_least(ctx, "deepspeed", "0.19.3") is False else 1.0
 
 
 @rule("AW232", "hidden-size-auto-below-zero3", Severity.INFO,
@@ -233,31 +244,37 @@ def implicit_gradient_clipping(ctx: CheckContext) -> Iterator[Finding]:
 def hidden_size_auto_below_zero3(ctx: CheckContext) -> Iterator[Finding]:
     """
     ## What it does
-    Finds the bucket sizes that are filled from the model's hidden size (`reduce_bucket_size`,
-    `stage3_prefetch_bucket_size`, `stage3_param_persistence_threshold`) written as `"auto"` with a ZeRO stage
-    below 3.
+    Finds the bucket sizes that are filled from the model's hidden size written as `"auto"` with a ZeRO stage
+    below 3: the two ZeRO-3 ones (`stage3_prefetch_bucket_size`, `stage3_param_persistence_threshold`) always,
+    `reduce_bucket_size` only where the installed transformers is 4.17 or older.
 
     ## Why is this bad?
-    transformers up to 4.17 filled them only for ZeRO-3 and DeepSpeed then failed on the string
-    (transformers#16495); accelerate and current transformers fill all three at any stage, from
-    `model.config.hidden_size`, and fail for a model without it. The two `stage3_` keys do nothing below stage
-    3.
+    The two `stage3_` keys do nothing below stage 3: accelerate and transformers fill them from
+    `model.config.hidden_size` anyway, and fail for a model without it. transformers up to 4.17 filled the
+    bucket sizes only for ZeRO-3, so DeepSpeed then failed on the string "auto" (transformers#16495); with
+    4.18 and later (and with accelerate) `reduce_bucket_size: "auto"` is filled at any stage, and is no finding.
 
     ## Example
     ```json
-    {"zero_optimization": {"stage": 2, "reduce_bucket_size": "auto"}}
+    {"zero_optimization": {"stage": 2, "stage3_prefetch_bucket_size": "auto"}}
     ```
-    Use instead: `"reduce_bucket_size": 5e8`.
+    Use instead: leave the ZeRO-3 key out below stage 3.
     ```json
-    {"zero_optimization": {"stage": 2, "reduce_bucket_size": 5e8}}
+    {"zero_optimization": {"stage": 2}}
     ```
     """
     stage = zero_stage(ctx)
     if ctx.deepspeed is None or stage is None or stage >= 3:
         return
+    transformers = stack_version(ctx, "transformers")
+    leaves_it_unfilled = transformers is not None and version_at_least(transformers, "4.18") is False
     for key in HIDDEN_SIZE_KEYS:
         path = tuple(key.split("."))
         if ctx.deepspeed.get(*path) == AUTO:
-            effect = (f"a ZeRO-3 setting, unused at stage {stage}" if path[-1] != "reduce_bucket_size"
-                      else "older transformers (<= 4.17) leave it unfilled below ZeRO-3")
+            if path[-1] != "reduce_bucket_size":
+                effect = f"a ZeRO-3 setting, unused at stage {stage}"
+            elif leaves_it_unfilled:
+                effect = f"transformers {transformers} (<= 4.17) leaves it unfilled below ZeRO-3"
+            else:
+                continue  # accelerate and transformers >= 4.18 fill it at any stage
             yield Finding("deepspeed", path, f'`{key}` is "auto" at ZeRO stage {stage}: {effect}')

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelwiz.probe.versions import version_at_least
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.deepspeed._shared import ZERO, zero_stage
 from accelwiz.rules.diagnostic import Finding, Severity
+from accelwiz.rules.installed import stack_version
 from accelwiz.rules.rule import rule
 
 
@@ -102,9 +104,12 @@ def reduce_bucket_size_zero(ctx: CheckContext) -> Iterator[Finding]:
     ```
     """
     if ctx.effective.zero_reduce_bucket_size.value == 0:
-        yield Finding("deepspeed", (ZERO, "reduce_bucket_size"),
-                      "`reduce_bucket_size` is 0: DeepSpeed divides by it (ZeroDivisionError) or, from "
-                      "0.19.8, refuses it")
+        version = stack_version(ctx, "deepspeed")
+        refuses = None if version is None else version_at_least(version, "0.19.8")
+        effect = ("DeepSpeed divides by it (ZeroDivisionError) or, from 0.19.8, refuses it" if refuses is None
+                  else f"DeepSpeed {version} refuses it at startup" if refuses
+                  else f"DeepSpeed {version} divides by it in the backward pass (ZeroDivisionError)")
+        yield Finding("deepspeed", (ZERO, "reduce_bucket_size"), f"`reduce_bucket_size` is 0: {effect}")
 
 
 @rule("AW219", "gradient-allreduce-sum-with-zero3", Severity.ERROR,
