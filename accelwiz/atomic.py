@@ -123,17 +123,6 @@ def atomic_write(path: Path, text: str | bytes, *, create_parents: bool = True, 
         _replace(target, data, shown=path)
 
 
-def write_all(files: Sequence[tuple[Path, str | bytes]], *, create_parents: bool = True,
-              force: bool = False) -> None:
-    """`atomic_write` each (path, text) in order, as new outputs (a link at a name is refused unless `force`,
-    then replaced), all or none: when one fails, what the earlier ones replaced is put back (a file they
-    created is removed) and the failure is raised. A YAML that names a JSON which could not be written would
-    be worse than no output."""
-    from accelwiz.atomic_stage import write_staged
-
-    write_staged(files, create_parents=create_parents, force=force)
-
-
 def resolve_target(path: Path, *, strict: bool = False) -> Path:
     """The file `path` names: a symlink (or a chain) resolved, so the link stays and its file is edited.
 

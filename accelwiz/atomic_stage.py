@@ -33,10 +33,10 @@ class Interrupted(KeyboardInterrupt):
     """SIGTERM while files were being staged: handled as Ctrl-C is (rolled back, exit 130)."""
 
 
-def write_staged(files: Sequence[tuple[Path, str | bytes]], *, create_parents: bool = True,
-                 force: bool = False) -> None:
+def write_all(files: Sequence[tuple[Path, str | bytes]], *, create_parents: bool = True,
+              force: bool = False) -> None:
     """Write every (path, text) as a new output (a link at a name refused unless `force`, then replaced, never
-    followed), all or none."""
+    followed), all or none. A YAML that names a JSON which could not be written would be worse than no output."""
     targets = [Path(path) for path, _ in files]
     for folder in {_folder(t) for t in targets}:
         recover(folder)

@@ -10,8 +10,8 @@ from accelwiz.errors import InputError
 
 def write_all(files: list[tuple[Path, str]], *, force: bool = False) -> None:
     """Write each (path, text) atomically, in order; if one fails, put back what the earlier ones replaced (or
-    remove them) and raise the WriteError naming the path that could not be written (accelwiz.atomic.write_all)."""
-    from accelwiz.atomic import write_all
+    remove them) and raise the WriteError naming the path that could not be written (accelwiz.atomic_stage.write_all)."""
+    from accelwiz.atomic_stage import write_all
 
     # A missing folder is refused before anything is written, as `run --slurm` and `migrate -o` refuse it: a
     # mistyped -o should not leave a new directory tree behind.

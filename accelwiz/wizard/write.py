@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from accelwiz.atomic import atomic_write, write_all
+from accelwiz.atomic import atomic_write
+from accelwiz.atomic_stage import write_all
 from accelwiz.document.read import exists, read_bytes
 from accelwiz.errors import UsageError
 

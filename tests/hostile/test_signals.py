@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from accelwiz.atomic import write_all
-from accelwiz.atomic_stage import recover
+from accelwiz.atomic_stage import recover, write_all
 
 REPO = Path(__file__).resolve().parents[2]
 NAMES = ("a.yaml", "a.ds.json", "a.plan.yaml")
@@ -72,7 +71,7 @@ def test_init_force_interrupted_is_one_line_exit_130_and_the_old_files(cli, tmp_
 KILLED = """
 import os, signal, sys
 from pathlib import Path
-from accelwiz.atomic import write_all
+from accelwiz.atomic_stage import write_all
 real = os.replace
 def replace(src, dst):
     real(src, dst)
