@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from accelwiz.errors import InputError, UsageError
+from accelwiz.errors import UsageError
 from accelwiz.launch.environment import EnvChange, environment_changes, torch_build
-from accelwiz.launch.spec import LaunchSpec
+from accelwiz.launch.spec import LaunchSpec, require_config
 
 if TYPE_CHECKING:
     from accelwiz.launch.threads import Threads
@@ -112,13 +112,6 @@ def _run_workload(run: Run | None) -> tuple[Any, dict[str, Any]]:
     flags = {check: getattr(run.workload, name).value for name, check in _CHECK_FLAG_NAMES.items()
              if getattr(run.workload, name).source == "flag"}
     return estimator_workload(run, run_model_spec(run)), flags
-
-
-def require_config(config_path: Path) -> None:
-    if not config_path.is_file():
-        raise InputError(
-            f"config file `{config_path}` not found", hint="run `accelwiz init` to write one, or pass --config FILE"
-        )
 
 
 def render_summary(checked: Preflight, threads: Threads | None = None) -> str:

@@ -43,7 +43,7 @@ def resolve_trainer_run(config: Path, trainer_argv: list[str]) -> Run:
 def trainer_run(config: Path, trainer_argv: list[str]) -> Run:
     """The built-in trainer's run, resolved as each worker will resolve it; a value the launcher keeps from the
     files that a flag contradicts is refused. A missing config is the preflight's one line, not "no model"."""
-    from accelwiz.launch.preflight import require_config
+    from accelwiz.launch.spec import require_config
 
     require_config(config)
     run = resolve_trainer_run(config, trainer_argv)

@@ -9,7 +9,17 @@ from typing import TYPE_CHECKING
 from accelwiz.errors import InputError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from accelwiz.effective import EffectiveConfig
+
+
+def require_config(config_path: Path) -> None:
+    """The config every way of launching starts from: absent, one line (before anything else is resolved)."""
+    if not config_path.is_file():
+        raise InputError(
+            f"config file `{config_path}` not found", hint="run `accelwiz init` to write one, or pass --config FILE"
+        )
 
 
 @dataclass(frozen=True)
