@@ -1,65 +1,87 @@
 """The rule table (ruff's codes.rs): every rule, by code, listed explicitly.
 
 A rule exists because it is listed here. `@rule` (accelwiz/rules/rule.py) only attaches metadata to the check
-function; importing a module registers nothing.
+function; importing a module registers nothing, and listing a rule imports nothing: each module is declared below
+as a `RuleModule` with the inputs every one of its rules needs (a machine profile, a workload, the Trainer's or
+TRL's arguments, a plan, an Accelerate YAML), and the engine imports it only for a unit that has them.
 
 Adding a rule is a two-line change:
 1. in the module of its block, the check function, decorated with `@rule(code, name, severity, fix=...)`
    (`from accelwiz.rules.rule import rule`; `needs=Needs.SYSTEM` / `Needs.WORKLOAD` when it needs a machine
    profile or a workload) and documented with `## What it does`, `## Why is this bad?` and `## Example`;
-2. one line here: `"AWnnn": module.function,`.
-Then regenerate docs/rules.md (`accelwiz rule --all --format markdown > docs/rules.md`). tests/rules/
-test_registry.py fails when a decorated function is missing from this table or listed under another code, and
-tests/rules/test_rule_examples.py runs the rule's `## Example` through the engine and expects the rule to fire.
-Codes are never reused.
+2. one line here: `"AWnnn": module.function,` (`module` is the module's `RuleModule` below).
+A rule in a new module also needs the module's declaration: `module = RuleModule("module", NEEDS...)`, naming
+only inputs without which none of its rules can find anything (none: it runs on every unit); never import the
+module here. Then regenerate docs/rules.md (`accelwiz rule --all --format markdown > docs/rules.md`).
+tests/rules/test_registry.py fails when a decorated function is missing from this table or listed under another
+code, tests/rules/test_rule_examples.py runs the rule's `## Example` through the engine and expects the rule to
+fire, and tests/rules/test_rule_selection.py fails when an entry is not a `RuleRef` or a module finds something on
+a unit without the inputs it declares. Codes are never reused.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from accelwiz.rules.rule import Needs, RuleModule, RuleRef
 
-from accelwiz.rules import (
-    dead_keys,
-    fsdp,
-    fsdp_lora,
-    fsdp_wrap,
-    gpu_ids,
-    launch_copies,
-    main_process,
-    memory,
-    memory_host,
-    multinode_hostfile,
-    parallelism,
-    placeholders,
-    plan_agreement,
-    precision_settings,
-    schema_rules,
-    sharding_advice,
-    topology,
-    trainer_arguments,
-    trainer_fsdp,
-    trainer_fsdp_checkpointing,
-    trainer_hardware,
-    trainer_optimizer,
-    trainer_schedule,
-    trainer_wrapper,
-    trl_batch,
-    trl_devices,
-    trl_generation,
-    trl_losses,
-    trl_memory,
-    trl_removed,
-    trl_vllm,
-    workload,
-)
-from accelwiz.rules.deepspeed import auto, batch, offload, optimizer, readers, reference, zero, zero3_save, zero_flag
-from accelwiz.rules.deepspeed import precision as deepspeed_precision
-from accelwiz.rules.hardware import deepspeed_features, deepspeed_fp16, devices, gpu_precision, nvme, versions, visible
+ACCELERATE, PLAN, SYSTEM, TRAINER, TRL, WORKLOAD = (
+    Needs.ACCELERATE, Needs.PLAN, Needs.SYSTEM, Needs.TRAINER, Needs.TRL, Needs.WORKLOAD)
 
-if TYPE_CHECKING:
-    from accelwiz.rules.rule import CheckFunction
+# Each rule module, and the inputs every rule in it needs (accelwiz.rules.rule.Needs): the engine imports a
+# module only for a unit that has them all, so a YAML-only check never loads the Trainer, TRL, memory or
+# hardware rules. No inputs: any unit. Declared, never inferred: tests/rules/test_rule_selection.py checks
+# on the corpus that no module finds anything on a unit without the inputs it declares.
+dead_keys = RuleModule("dead_keys")
+fsdp = RuleModule("fsdp", ACCELERATE)
+fsdp_lora = RuleModule("fsdp_lora", ACCELERATE, WORKLOAD)
+fsdp_wrap = RuleModule("fsdp_wrap", ACCELERATE, WORKLOAD)
+gpu_ids = RuleModule("gpu_ids", ACCELERATE)
+launch_copies = RuleModule("launch_copies", ACCELERATE)
+main_process = RuleModule("main_process", ACCELERATE)
+memory = RuleModule("memory", WORKLOAD)
+memory_host = RuleModule("memory_host", WORKLOAD)
+multinode_hostfile = RuleModule("multinode_hostfile", ACCELERATE)
+parallelism = RuleModule("parallelism")
+placeholders = RuleModule("placeholders", ACCELERATE)
+plan_agreement = RuleModule("plan_agreement", PLAN)
+precision_settings = RuleModule("precision_settings")
+schema_rules = RuleModule("schema_rules")
+sharding_advice = RuleModule("sharding_advice", WORKLOAD)
+topology = RuleModule("topology", ACCELERATE)
+trainer_arguments = RuleModule("trainer_arguments", TRAINER)
+trainer_fsdp = RuleModule("trainer_fsdp", TRAINER)
+trainer_fsdp_checkpointing = RuleModule("trainer_fsdp_checkpointing", TRAINER)
+trainer_hardware = RuleModule("trainer_hardware", TRAINER, SYSTEM)
+trainer_optimizer = RuleModule("trainer_optimizer", TRAINER)
+trainer_schedule = RuleModule("trainer_schedule", TRAINER)
+trainer_wrapper = RuleModule("trainer_wrapper", TRAINER)
+trl_batch = RuleModule("trl_batch", TRL)
+trl_devices = RuleModule("trl_devices", TRL, SYSTEM)
+trl_generation = RuleModule("trl_generation", TRL)
+trl_losses = RuleModule("trl_losses", TRL)
+trl_memory = RuleModule("trl_memory", TRL, SYSTEM, WORKLOAD)
+trl_removed = RuleModule("trl_removed", TRAINER)
+trl_vllm = RuleModule("trl_vllm", TRL)
+workload = RuleModule("workload", WORKLOAD)
+auto = RuleModule("deepspeed.auto")
+batch = RuleModule("deepspeed.batch")
+offload = RuleModule("deepspeed.offload")
+optimizer = RuleModule("deepspeed.optimizer")
+readers = RuleModule("deepspeed.readers")
+reference = RuleModule("deepspeed.reference")
+zero = RuleModule("deepspeed.zero")
+zero3_save = RuleModule("deepspeed.zero3_save")
+zero_flag = RuleModule("deepspeed.zero_flag")
+deepspeed_precision = RuleModule("deepspeed.precision")
+deepspeed_features = RuleModule("hardware.deepspeed_features", SYSTEM)
+deepspeed_fp16 = RuleModule("hardware.deepspeed_fp16", SYSTEM)
+devices = RuleModule("hardware.devices", SYSTEM)
+gpu_precision = RuleModule("hardware.gpu_precision", SYSTEM)
+nvme = RuleModule("hardware.nvme", SYSTEM)
+versions = RuleModule("hardware.versions", SYSTEM)
+visible = RuleModule("hardware.visible")
 
-CATALOG: dict[str, CheckFunction] = {
+
+CATALOG: dict[str, RuleRef] = {
     # AW0xx: schema (keys, types, values)
     "AW001": schema_rules.unknown_key,
     "AW002": schema_rules.misplaced_key,
