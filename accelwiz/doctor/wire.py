@@ -63,8 +63,8 @@ def open_record(key: bytes, phase: str, rank: int, raw: bytes, model: type[Model
     head, body = raw[:len(_MAGIC) + _MAC_HEX + 1], raw[len(_MAGIC) + _MAC_HEX + 1:]
     if not head.startswith(_MAGIC) or len(head) != len(_MAGIC) + _MAC_HEX + 1 or not head.endswith(b" "):
         raise BadRecord("not a sealed preflight record (another program, or an accelwiz without the job secret)")
-    mac = head[len(_MAGIC):-1].decode("ascii", "replace")
-    if not hmac.compare_digest(mac, _mac(key, phase, rank, body)):
+    # bytes against bytes: compare_digest refuses a str with non-ASCII characters (a flipped byte did it)
+    if not hmac.compare_digest(head[len(_MAGIC):-1], _mac(key, phase, rank, body).encode("ascii")):
         raise BadRecord(f"its seal does not match the job secret ({SECRET_ENV} differs, or the record was forged)")
     try:
         text = body.decode("utf-8")
