@@ -195,7 +195,8 @@ def _reserved(workload: Workload, strategy: Strategy, states: ModelStates, phase
     if strategy.is_fsdp:  # FSDP's streams hold their blocks at their size; wrapping leaves a cache (fsdp_reserve.py)
         fsdp = fsdp_step_reserve(workload, strategy, static=static, gradients=states.gradients,
                                  phases=[(p.total, p.parts["gradients"]) for p in phases])
-    reserved, note = reserved_bytes(peak.total, static, workload, step_segments, fsdp)
+    before_step = max(p.total for p in phases if p.name != "optimizer")
+    reserved, note = reserved_bytes(peak.total, static, workload, step_segments, fsdp, before_step)
     small_pool, small_pool_note = adapter_small_pool_bytes(workload, strategy, peak.name)
     return reserved + small_pool, [note, *((small_pool_note,) if small_pool_note else ())]
 

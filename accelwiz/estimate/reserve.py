@@ -45,29 +45,36 @@ def group(workload: Workload) -> tuple[str, bool]:
     return ("full" if workload.regime == "full" else "adapters", workload.gradient_checkpointing)
 
 
-def reserved_bytes(allocated: float, static: float, workload: Workload,
-                   step_segments: float = 0.0, fsdp: FsdpReserve | None = None) -> tuple[float, str]:
+def reserved_bytes(allocated: float, static: float, workload: Workload, step_segments: float = 0.0,
+                   fsdp: FsdpReserve | None = None, before_step: float | None = None) -> tuple[float, str]:
     """The reserved peak for an allocated peak of which `static` bytes are allocated once, and a note.
 
-    `step_segments`: DeepSpeed's flat step buffers (states.py `_deepspeed_step_temporaries`). Each is larger
-    than any block the forward cached, so the first step takes new segments for them; they stay reserved and
-    the next steps' activations are cut from them. The allocator's own event stream on an H200 (ZeRO-1/2/3,
-    tests/fixtures/allocator_streams) shows the reserved peak at the allocated peak plus those segments
-    (ZeRO-2, Llama-3.2-1B: 28.74 GiB allocated, 38.46 reserved, 2 x 4.60 GiB step buffers).
+    `step_segments`: DeepSpeed's flat step buffers (states.py `_deepspeed_step_temporaries`), `before_step` the
+    allocated peak of loading, forward and backward. Each buffer is larger than any block forward and backward
+    cached, so the first step takes new segments for them beside what those phases reserved; they stay reserved
+    and the next steps' activations are cut from them. The reserve is counted once: what forward and backward
+    reserved plus the step's segments, never the step's allocated peak (which holds them already) plus them again. The allocator's own event stream on an H200 (ZeRO-2,
+    Llama-3.2-1B, one rank, tests/fixtures/allocator_streams/10): 20.04 GiB reserved when the first step starts,
+    then four 4.61 GiB segments (the fp32 gradient copy, Adam's m and v, the foreach temporary), 38.46 GiB.
     """
     if fsdp is not None:
         return _fsdp_reserved(allocated, static, workload, fsdp)
     ratio = DYNAMIC_RATIO[group(workload)]
-    dynamic = max(0.0, allocated - static)
     kind, checkpointing = group(workload)
-    # The larger of the two: with full fine-tuning the step's segments dominate; with LoRA they are small and the
-    # activations' fragmentation is what the ratio counts (the published ZeRO-3 LoRA rows of 70B on 8 and 2 GPUs)
-    if step_segments and allocated + step_segments > static + ratio * dynamic:
-        return allocated + step_segments, (
-            f"allocator reserve: DeepSpeed's step buffers ({step_segments / 2**30:.2f} GiB) take segments of "
-            "their own, kept reserved, on top of the allocated peak (the allocator's event stream on an H200)"
+    # what forward and backward reserved: their allocated peak (the H200's ZeRO streams reserve it within 3%: 20.04
+    # GiB for a 19.50 GiB peak when stream 10's first step starts); the step's flat buffers are never scaled
+    earlier = allocated if before_step is None or not step_segments else before_step
+    dynamic = max(0.0, earlier - static)
+    replayed = static + ratio * dynamic
+    # the larger of the two: with LoRA the step's segments are small and the activations' fragmentation, which the
+    # ratio counts, is what decides (the published ZeRO-3 LoRA rows of 70B on 8 and 2 GPUs)
+    if step_segments and earlier + step_segments > replayed:
+        return earlier + step_segments, (
+            f"allocator reserve: the peak of forward and backward ({earlier / 2**30:.2f} GiB), then DeepSpeed's "
+            f"step buffers ({step_segments / 2**30:.2f} GiB) in segments of their own, kept reserved (the "
+            "allocator's event stream on an H200)"
         )
-    return static + ratio * dynamic, (
+    return replayed, (
         f"allocator reserve: the step's dynamic bytes ({dynamic / 2**30:.2f} GiB) x {ratio:.3f}, the median "
         f"reserved/allocated of the caching-allocator replays of traced steps ({kind}, "
         f"{'with' if checkpointing else 'without'} gradient checkpointing: benchmarks/allocator_replay.py); "

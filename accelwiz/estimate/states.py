@@ -156,6 +156,8 @@ def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
         return cpu_step_temporaries(workload)
     if workload.legacy_trainer:
         return 0.0, "AdamW per-tensor loop (transformers.AdamW): no parameter-sized temporary"
+    if workload.optimizer_kernel == "fused":
+        return 0.0, "fused AdamW (torch's _fused_adamw_): the step updates in place, no parameter-sized temporary"
     width = 2 if workload.precision == "bf16" else 4
     shards = strategy.shard_degree if strategy.shards_optimizer else 1
     return (
@@ -174,7 +176,9 @@ def _deepspeed_step_temporaries(workload: Workload, strategy: Strategy) -> tuple
         elements = min(elements, ZERO3_SUB_GROUP_ELEMENTS)
     master, state = deepspeed_state_widths(workload, strategy)
     gradient_copy = 4 if master == 4 and workload.precision != "fp32" else 0
-    foreach = state if workload.optimizer == "adamw" and not workload.legacy_trainer else 0
+    # DeepSpeed's FusedAdam (a JSON optimizer section) and torch's fused AdamW update in place: no temporary
+    foreach = state if (workload.optimizer == "adamw" and not workload.legacy_trainer
+                        and workload.optimizer_kernel == "foreach") else 0
     what = [name for name, width in (("an fp32 gradient copy", gradient_copy),
                                      (f"AdamW's {foreach}-byte foreach temporary", foreach)) if width]
     unit = "sub-group" if strategy.kind == "zero3" else "partition"

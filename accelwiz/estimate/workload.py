@@ -52,6 +52,10 @@ class Workload:
     lora_dropout: float = 0.0
     precision: Precision = "mixed"  # mixed = fp16/bf16 compute with fp32 master weights
     optimizer: Optimizer = "adamw"
+    # how AdamW's step runs on the GPU: torch's multi-tensor "foreach" (torch.optim.AdamW's CUDA default: one
+    # parameter-sized temporary) or a fused kernel updating in place (torch's fused=True, the HF Trainer's default
+    # adamw_torch_fused; DeepSpeed's FusedAdam from a JSON optimizer section): no temporary
+    optimizer_kernel: Literal["foreach", "fused"] = "foreach"
     gradient_checkpointing: bool = False
     attention: Attention = "sdpa"
     # False when no micro-batch was given and 1 is assumed: `check` then takes the DeepSpeed JSON's

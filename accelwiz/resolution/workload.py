@@ -46,6 +46,8 @@ DEFAULTS: dict[str, Any] = {
     # (the estimator's "mixed"), 16-bit weights train in 16 bits (its "bf16", torch AdamW's states in bf16)
     "weights_dtype": None,
     "optimizer": "adamw",
+    # the built-in trainer's torch.optim.AdamW: foreach on CUDA (estimate/workload.py `optimizer_kernel`)
+    "optimizer_kernel": "foreach",
     "gradient_checkpointing": False,
     "attention": "sdpa",
 }
@@ -82,6 +84,7 @@ class ResolvedWorkload:
     precision: Sourced
     weights_dtype: Sourced
     optimizer: Sourced
+    optimizer_kernel: Sourced
     gradient_checkpointing: Sourced
     attention: Sourced
 
@@ -116,6 +119,7 @@ class ResolvedWorkload:
             lora_dropout=float(self.lora_dropout.value),
             precision=estimator_precision(self.precision.value, self.weights_dtype.value),
             optimizer=self.optimizer.value,
+            optimizer_kernel=self.optimizer_kernel.value,
             gradient_checkpointing=bool(self.gradient_checkpointing.value),
             attention=self.attention.value,
             micro_batch_given=micro_batch_given,
@@ -137,9 +141,12 @@ def resolve_workload(*, plan: PlanFile | None = None, answers: dict[str, Any] | 
     chosen: dict[str, Sourced] = {name: Sourced(value, DEFAULT) for name, value in DEFAULTS.items()}
     if max_positions is not None and max_positions < DEFAULT_SEQ_LEN:
         chosen["seq_len"] = Sourced(max_positions, DEFAULT, f"the model's {max_positions} positions")
-    for layer in (plan_layer(plan), _given(answers or {}, "answer"), file_layer(effective),
-                  trainer_layer(trainer_args), _given(flags or {}, FLAG)):
+    files = file_layer(effective)
+    for layer in (plan_layer(plan), _given(answers or {}, "answer"), files, trainer_layer(trainer_args),
+                  _given(flags or {}, FLAG)):
         chosen.update(layer)
+    if "optimizer_kernel" in files and "optimizer_kernel" not in (flags or {}):  # DeepSpeed's, not the Trainer's
+        chosen["optimizer_kernel"] = files["optimizer_kernel"]
     if chosen["weights_dtype"].value is None:
         chosen["weights_dtype"] = _load_dtype(chosen["precision"])
     if chosen["lora_alpha"].value is None:
@@ -205,6 +212,10 @@ def file_layer(effective: EffectiveConfig | None) -> dict[str, Sourced]:
                         ("gradient_accumulation", effective.gradient_accumulation)):
         if value.source in ("yaml", "json") and isinstance(value.strict, int) and value.strict > 0:
             layer[name] = Sourced(value.strict, _FILE_SOURCES[value.source], value.note)
+    optimizer = effective.optimizer_type
+    if effective.uses_deepspeed and optimizer.source == "json" and optimizer.value:
+        layer["optimizer_kernel"] = Sourced("fused", "deepspeed json", f"optimizer.type {optimizer.value}: DeepSpeed "
+                                            "builds FusedAdam (CPUAdam under offload), not the script's optimizer")
     precision = effective.mixed_precision
     # accelerate's default "no" leaves the precision to the script (which may autocast): not a written choice
     if precision.source in ("yaml", "json", "deepspeed default") and precision.value in _PRECISION:
@@ -232,6 +243,9 @@ def trainer_layer(args: TrainerArguments | None) -> dict[str, Sourced]:
         if args[flag] is True:
             layer["precision"] = owned(flag, flag)
     layer["weights_dtype"] = trainer_load_dtype(args)
+    kernel = {"adamw_torch_fused": "fused", "adamw_torch": "foreach"}.get(str(args["optim"]))
+    if kernel is not None:
+        layer["optimizer_kernel"] = owned(kernel, "optim")
     return layer
 
 

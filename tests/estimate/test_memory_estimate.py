@@ -84,7 +84,9 @@ def test_pure_bf16_step_has_a_parameter_sized_bf16_temporary():
 def test_more_sharding_means_less_gpu_memory():
     w = Workload(LLAMA, micro_batch=1, seq_len=2048)
     totals = [total(w, kind) for kind in SHARDING_ORDER]
-    assert totals == sorted(totals, reverse=True) and len(set(totals)) == 4
+    # ZeRO-1's full gradients fit in the blocks forward's activations left, as ZeRO-2's partition does: the two
+    # reserve alike where the activations are larger (the H200 measured both at 41.30 GB, allocator_streams 09/10)
+    assert totals == sorted(totals, reverse=True) and len(set(totals)) >= 3
     assert total(w, "fsdp_full") < total(w, "fsdp_grad_op") < total(w, "ddp")
     assert total(w, "zero3", offload_optimizer="cpu") < total(w, "zero3")
     assert total(w, "zero3", offload_optimizer="cpu", offload_param="cpu") < total(
