@@ -4,6 +4,7 @@ docs/hostile-input.md.
 
     PYTHONPATH=. python benchmarks/fuzz_hostile.py                 # 10,000 mutants, one command each
     PYTHONPATH=. python benchmarks/fuzz_hostile.py --count 500 --every-command
+    PYTHONPATH=. python benchmarks/fuzz_hostile.py --round-two 20000   # issue 32: doctor wire, file flags
 
 Each mutant goes through the command its seed picks (seed modulo the commands that read its kind of file), so
 10,000 mutants cover every (case, command) pair; --every-command runs each mutant through all of them. A mutant
@@ -99,6 +100,42 @@ NAMED = [
      "test_inputs.py::test_a_file_name_too_long_for_the_file_system"),
     ("hostile mutants through every reading command (200, fixed seed; the suite's fuzz)",
      "test_fuzz.py::test_hostile_mutants_never_crash_hang_or_reach_the_terminal_raw"),
+    # issue 32
+    ("doctor: a stranger, another secret, bad JSON, non-UTF-8, 256 KiB + 1 posted as node 1 (real node 0)",
+     "test_doctor_peer.py::test_a_bad_peer_is_a_named_problem_not_a_pass_or_an_internal_error"),
+    ("doctor: a peer naming a FIFO or a secret file as its token",
+     "test_doctor_peer.py::test_a_peer_naming_a_fifo_or_a_secret_file_as_its_token_is_never_opened"),
+    ("doctor: a nonce that is a path", "test_doctor_peer.py::test_a_nonce_that_is_a_path_is_refused_by_the_schema"),
+    ("doctor: the store listens on --main-address only",
+     "test_doctor_peer.py::test_the_store_listens_on_the_address_it_was_given_only"),
+    ("doctor: no secret is said in the report",
+     "test_doctor_peer.py::test_without_a_secret_the_report_says_peers_were_not_authenticated"),
+    ("a link planted by nobody in a sticky folder: migrate -o, convert -o, init -o, run --slurm",
+     "test_links.py::test_a_link_planted_by_nobody_in_a_sticky_folder_is_never_written_through"),
+    ("--force replaces the planted link, never its target",
+     "test_links.py::test_force_replaces_the_link_itself_never_its_target"),
+    ("a link owned by neither the user nor the folder's owner (check --fix, migrate)",
+     "test_links.py::test_a_link_owned_by_neither_the_user_nor_the_folders_owner_is_not_followed"),
+    ("SIGINT / SIGTERM between two renames of a staged write",
+     "test_signals.py::test_a_signal_between_two_renames_puts_every_file_back"),
+    ("`init --force` interrupted",
+     "test_signals.py::test_init_force_interrupted_is_one_line_exit_130_and_the_old_files"),
+    ("SIGKILL between two renames, then the next write",
+     "test_signals.py::test_what_a_sigkill_left_is_rolled_back_by_the_next_write"),
+    ("`check -- --deepspeed` FIFO or /dev/zero", "test_round_two.py::test_the_trainers_deepspeed_file_is_read_bounded"),
+    ("`run --dry-run --data` FIFO or /dev/zero",
+     "test_round_two.py::test_run_dry_run_data_is_sampled_from_a_regular_file_only"),
+    ("`--reward` forms agreed by init and run (.txt, ~/, if True:, class)",
+     "test_round_two.py::test_init_and_run_agree_on_every_reward_form"),
+    ("`run --dry-run --kind grpo --reward evil.py:f` imports nothing",
+     "test_round_two.py::test_a_dry_run_never_imports_the_reward_file"),
+    ("a reward file of 200,000 unary minus signs", "test_round_two.py::test_200000_unary_minus_signs_are_one_line"),
+    ("`estimate --micro-batch/--gpus 10**400`",
+     "test_round_two.py::test_a_400_digit_count_is_one_line_not_an_overflow"),
+    ("`rank-x` in $ACCELWIZ_EXIT_DIR",
+     "test_round_two.py::test_a_script_writing_rank_x_into_the_exit_dir_does_not_crash_run"),
+    ("doctor wire mutants (450) and every file flag x every hostile file",
+     "test_fuzz_round_two.py::test_every_wire_mutant_is_accepted_or_refused_never_a_crash"),
 ]
 
 
@@ -203,6 +240,41 @@ def rewrite_named(named: dict) -> None:
     DOC.write_text(text[:start] + "\n".join(named_section(named)) + "\n" + text[end:])
 
 
+def round_two(count: int) -> None:
+    """Issue 32's surfaces (tests/hostile/round_two.py): `count` doctor wire mutants, then every file-taking flag
+    with every hostile file; written as the "Round two" section of docs/hostile-input.md."""
+    from tests.hostile.round_two import HOSTILE_FILES, WIRE_MUTATIONS, fuzz_flags, fuzz_wire
+
+    start = time.perf_counter()
+    wire, crashes = fuzz_wire(count)
+    wire_seconds = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as folder:
+        results, failures = fuzz_flags(Path(folder))
+    seconds = time.perf_counter() - start - wire_seconds
+    lines = ["## Round two (issue 32)", "",
+             f"Doctor wire format: {count:,} mutants of a sealed record through `wire.open_record` in "
+             f"{wire_seconds:.1f} s on {_machine()}: **{sum(c['crash'] for c in wire.values())} crashes**.", "",
+             "| Mutation | Runs | Accepted | Refused | Crash |", "|---|---|---|---|---|",
+             *(f"| {m} | {sum(wire[m].values())} | {wire[m]['accepted']} | {wire[m]['refused']} | {wire[m]['crash']} |"
+               for m in WIRE_MUTATIONS if m in wire), "",
+             f"Every file-taking flag x every hostile file: {len(results)} command runs in {seconds:.0f} s; "
+             f"**{len(failures)} failures** (crash, hang, raw control character, exit outside 0-2, a write "
+             "through a link). Exit codes:", "",
+             "| Flag | " + " | ".join(HOSTILE_FILES) + " |", "|---|" + "---|" * len(HOSTILE_FILES)]
+    for flag in dict.fromkeys(f for f, _ in results):
+        lines.append(f"| `{flag}` | " + " | ".join(_cell(results[(flag, k)]) for k in HOSTILE_FILES) + " |")
+    lines += ["", *(f"- {f}" for f in [*crashes, *failures])]
+    text = DOC.read_text()
+    if "## Round two" in text:
+        text = text[:text.index("## Round two")]
+    fuzz = text.index("## Fuzz")  # before the long 10,000-mutant table
+    DOC.write_text(text[:fuzz] + "\n".join(lines).rstrip() + "\n\n" + text[fuzz:])
+
+
+def _cell(outcome) -> str:
+    return "crash" if outcome.crash else "hang" if outcome.hung else str(outcome.exit_code)
+
+
 def _machine() -> str:
     import os
     import platform
@@ -216,7 +288,12 @@ def main() -> None:
     parser.add_argument("--every-command", action="store_true")
     parser.add_argument("--named-only", action="store_true", help="rerun tests/hostile and rewrite only the "
                                                                    "named-cases table of docs/hostile-input.md")
+    parser.add_argument("--round-two", type=int, metavar="N", help="only issue 32's fuzz: N doctor wire mutants "
+                                                                    "and every file flag; its section of the doc")
     args = parser.parse_args()
+    if args.round_two is not None:
+        round_two(args.round_two)
+        return
     named = named_results()
     if args.named_only:
         rewrite_named(named)

@@ -23,7 +23,9 @@ Examples (one process per node, inside the allocation):
 Exit codes: 0 the nodes can train together; 2 bad usage; 3 nodes differ (versions, GPUs, Python) or differ from
 the plan; 4 a node did not join or could not reach node 0; 5 the main port is in use or blocked; 6 an interface
 named in NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME is absent; 7 the output or cache folder is not writable, or the
-output folder is not shared; 8 the test all-reduce failed. Every node prints the same table and exit code.
+output folder is not shared; 8 the test all-reduce failed; 9 a record on the store is not a sealed record of
+this job (set the same ACCELWIZ_DOCTOR_SECRET on every node; `accelwiz run`'s job scripts do). Every node prints
+the same table and exit code.
 """
 
 
