@@ -40,8 +40,18 @@ def parse_text(text: str, path: Path, kind: DocumentKind | None = None) -> Docum
     """Parse config text as the tool that reads it does. JSON when it starts with '{' (DeepSpeed reads any name
     with hjson), YAML otherwise; but accelerate reads an Accelerate config not named `*.json` with
     yaml.safe_load whatever it looks like (`load_config_from_file`, accelerate/commands/config/config_args.py),
-    so JSON-looking text there is read as YAML: a tab after a colon is refused and `1e8` is a string, as there."""
-    data, syntax, spans = _parse_as(text, "json" if text.lstrip("\ufeff \t\r\n").startswith("{") else "yaml", kind)
+    so JSON-looking text there is read as YAML: a tab after a colon is refused and `1e8` is a string, as there;
+    and a YAML flow mapping (`{distributed_type: MULTI_GPU}`) no JSON reader takes is YAML for accelerate."""
+    looks_json = text.lstrip("\ufeff \t\r\n").startswith("{")
+    try:
+        data, syntax, spans = _parse_as(text, "json" if looks_json else "yaml", kind)
+    except InputError:
+        if not looks_json or not _may_be_yaml(path, kind):
+            raise
+        try:
+            data, syntax, spans = _parse_as(text, "yaml", kind)
+        except InputError:
+            raise _parse_as_error(text, kind) from None
     resolved = kind or (detect_kind(data, path) if isinstance(data, dict) else None)
     if syntax == "json" and resolved == "accelerate" and path.suffix.lower() != ".json":
         data, syntax, spans = _parse_as(text, "yaml", kind)
@@ -54,6 +64,20 @@ def parse_text(text: str, path: Path, kind: DocumentKind | None = None) -> Docum
     return Document(path=path, kind=kind or detect_kind(data, path), syntax=syntax, data=data,
                     key_spans=key_spans, value_spans=value_spans, plain_scalars=plain, duplicate_keys=duplicates,
                     text=text)
+
+
+def _may_be_yaml(path: Path, kind: DocumentKind | None) -> bool:
+    """accelerate reads a config not named `*.json` with yaml.safe_load; a DeepSpeed JSON is never YAML."""
+    return kind == "accelerate" or (kind is None and path.suffix.lower() not in (".json", ".conf", ".hjson"))
+
+
+def _parse_as_error(text: str, kind: DocumentKind | None) -> InputError:
+    """The JSON reader's error (with each consumer's verdict) when the YAML reading fails too."""
+    try:
+        _parse_as(text, "json", kind)
+    except InputError as exc:
+        return exc
+    return InputError("unreadable as JSON and as YAML")
 
 
 def _parse_as(text: str, syntax: str, kind: DocumentKind | None) -> tuple[Any, str, tuple]:

@@ -167,3 +167,21 @@ def test_duplicates_read_by_accelerate_keep_the_last_value_as_a_warning(tmp_path
     codes = {d.code: d for d in result.diagnostics}
     assert "AW013" not in codes
     assert codes["AW012"].message.endswith("json.load keeps the last value, 8")
+
+
+ACCELERATE_JSON = {
+    "strict": '{"distributed_type": "MULTI_GPU", "num_processes": 2}',
+    "trailing-comma": '{"distributed_type": "MULTI_GPU", "num_processes": 2,}',
+    "comment": '{\n  // two GPUs\n  "distributed_type": "MULTI_GPU", "num_processes": 2}',
+    "duplicate": '{"distributed_type": "MULTI_GPU", "num_processes": 2, "num_processes": 4}',
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACCELERATE_JSON))
+def test_an_accelerate_config_named_json_is_refused_exactly_when_accelerates_loader_refuses_it(tmp_path, name):
+    from accelerate.commands.config.config_args import load_config_from_file
+
+    path = tmp_path / "accelerate.json"
+    path.write_text(ACCELERATE_JSON[name])
+    result = check_paths([path])
+    assert _refused_in_check(result) == (not _accepts(load_config_from_file, path))

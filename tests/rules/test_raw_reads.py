@@ -27,6 +27,7 @@ DOCUMENT_TEXT = {
     ("deepspeed/auto.py", "_unfilled_autos"): "the keys written as \"auto\"",
     ("deepspeed/auto.py", "auto_needs_trainer"): "the keys written as \"auto\"",
     ("deepspeed/auto.py", "hidden_size_auto_below_zero3"): "the keys written as \"auto\"",
+    ("deepspeed/readers.py", "_accelerate_config_refused"): "an Accelerate config's text, read as accelerate does",
     ("deepspeed/readers.py", "_judged"): "the JSON's text, read by each consumer's own reader",
     ("deepspeed/readers.py", "known_consumers"): "whether the JSON is written for the HF integrations (its \"auto\")",
     ("deepspeed/batch.py", "batch_size_missing"): "which batch keys are written (DeepSpeed asks for one)",

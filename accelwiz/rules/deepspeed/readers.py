@@ -99,6 +99,7 @@ def consumer_refuses_json(ctx: CheckContext) -> Iterator[Finding]:
     {"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}}
     ```
     """
+    yield from _accelerate_config_refused(ctx)
     judged = _judged(ctx)
     if judged is None:
         return
@@ -117,6 +118,17 @@ def consumer_refuses_json(ctx: CheckContext) -> Iterator[Finding]:
     if not strict.accepted and not lenient.accepted:
         yield Finding("deepspeed", _nearest_key(document, strict),
                       f"no library reads it: {_said(ctx, _HF, strict)}; {_said(ctx, _DEEPSPEED, lenient)}")
+
+
+def _accelerate_config_refused(ctx: CheckContext) -> Iterator[Finding]:
+    """An Accelerate config named `*.json`: `load_config_from_file` (accelerate/commands/config/config_args.py)
+    reads it with `json.load` too (`ClusterConfig.from_json_file`)."""
+    document = ctx.accelerate
+    strict = verdicts(document).get("json.load") if document is not None else None
+    if strict is not None and not strict.accepted:
+        yield Finding("accelerate", _nearest_key(document, strict),
+                      f"accelerate's config loader reads it with json.load: {strict.describe()}; the launch stops "
+                      "there")
 
 
 @rule("AW016", "json-readers-disagree", Severity.WARNING, fix=_STRICT_FIX)
