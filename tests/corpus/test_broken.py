@@ -6,6 +6,8 @@ case cannot be caught from the files alone. docs/corpus.md renders this table fo
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from accelwiz.rules.engine import check_paths
@@ -65,6 +67,10 @@ TRAINER_ARGUMENTS: dict[str, list[str]] = {
     "dolly#11": ["--bf16", "--deepspeed", "databrickslabs-dolly__11.json", "--per_device_train_batch_size", "8"],
 }
 
+# case -> the library versions it broke under, where the finding is about that version (issue 29: findings
+# are true for the installed stack): checked against the 8 x V100 profile with those versions
+REPORTERS_STACK: dict[str, dict[str, str]] = {"transformers#16495": {"transformers": "4.17.0"}}
+
 NOT_DETECTABLE = {
     "trl#3208": ("huggingface-trl__3208.yaml", "the pasted YAML is not YAML at all (`key:value` without a space): "
                  "accelwiz refuses it as unreadable (exit 2); the original num_processes: 1 is not in the issue"),
@@ -79,6 +85,11 @@ def test_broken_case_is_caught(corpus, case):
         from accelwiz.probe.profiles import load_system
 
         context["system"] = load_system(system)
+    if case in REPORTERS_STACK:
+        from accelwiz.probe.profiles import load_system
+
+        profile = load_system(str(Path(__file__).resolve().parents[1] / "fixtures" / "systems" / "8xV100-32GB.json"))
+        context["system"] = profile.model_copy(update={"packages": {**profile.packages, **REPORTERS_STACK[case]}})
     if case in TRAINER_ARGUMENTS:
         from accelwiz.config.training_args import parse_argv
 

@@ -30,18 +30,18 @@ VERDICTS: dict[str, Verdict] = {
     "huggingface__accelerate__examples__alst_ulysses_sequence_parallelism__sp-alst.ds-config.json":
         _v("AW215", "AW234", "AW403", why=_Z3_SAVE_WHY),
     "huggingface__accelerate__examples__deepspeed_config_templates__zero_stage1_config.json":
-        _v("AW215", "AW232", "AW403"),
+        _v("AW215", "AW403"),
     "huggingface__accelerate__examples__deepspeed_config_templates__zero_stage2_config.json":
-        _v("AW215", "AW232", "AW403"),
+        _v("AW215", "AW403"),
     "huggingface__accelerate__examples__deepspeed_config_templates__zero_stage2_offload_config.json":
-        _v("AW215", "AW232", "AW403"),
+        _v("AW215", "AW403"),
     "huggingface__accelerate__examples__deepspeed_config_templates__zero_stage3_config.json":
         _v("AW215", "AW234", "AW403", why=_Z3_SAVE_WHY),
     "huggingface__accelerate__examples__deepspeed_config_templates__zero_stage3_offload_config.json":
         _v("AW215", "AW234", "AW403", why=_Z3_SAVE_WHY),
-    "huggingface__accelerate__tests__deepspeed__ds_config_zero2.json": _v("AW215", "AW232"),
+    "huggingface__accelerate__tests__deepspeed__ds_config_zero2.json": _v("AW215"),
     "huggingface__accelerate__tests__deepspeed__ds_config_zero3.json": _v("AW215", "AW234", why=_Z3_SAVE_WHY),
-    "huggingface__accelerate__tests__deepspeed__ds_config_zero2_model_only.json": _v("AW215", "AW232"),
+    "huggingface__accelerate__tests__deepspeed__ds_config_zero2_model_only.json": _v("AW215"),
     "huggingface__accelerate__tests__deepspeed__ds_config_zero3_model_only.json": _v(),
     "hiyouga__LLaMA-Factory__examples__deepspeed__ds_z0_config.json": _v(),
     "hiyouga__LLaMA-Factory__examples__deepspeed__ds_z2_config.json": _v(),
@@ -90,10 +90,7 @@ VERDICTS: dict[str, Verdict] = {
         _v(),
     "deepspeedai__DeepSpeedExamples__training__DeepSpeed-ZenFlow__finetuning__zf_config.json": _v("AW403"),
     "deepspeedai__DeepSpeedExamples__training__imagenet__config__ds_fp16_z1_config.json":
-        _v("AW001", "AW403", why=(
-            "DeepSpeed ignores the unknown top-level `cuda_visible_devices`, so the run works; accelwiz "
-            "reports every unknown key as an error (AW001) because a key that nothing reads is a setting that"
-            " silently does not apply")),
+        _v("AW017", "AW403"),  # DeepSpeed ignores the unknown top-level `cuda_visible_devices`: a warning
     "deepspeedai__DeepSpeedExamples__training__gan__gan_deepspeed_config.json": _v("AW205"),
     "deepspeedai__DeepSpeedExamples__benchmarks__autosp__configs__autosp_config.json":
         _v("AW215", "AW403", "AW405"),
@@ -115,7 +112,7 @@ VERDICTS: dict[str, Verdict] = {
             "train_batch_size or train_micro_batch_size_per_gpu needs to be provided' (the label says "
             "partial)")),
     "deepspeedai__DeepSpeed__examples__sdma_allgather__ds_config_zero3.json": _v("AW403"),
-    "haotian-liu__LLaVA__scripts__zero2.json": _v("AW232"),
+    "haotian-liu__LLaVA__scripts__zero2.json": _v(),
     "haotian-liu__LLaVA__scripts__zero3.json": _v(),
     "haotian-liu__LLaVA__scripts__zero3_offload.json":
         _v(why=(
@@ -128,7 +125,7 @@ VERDICTS: dict[str, Verdict] = {
         _v("AW010", "AW206", "AW403"),
     "allenai__open-instruct__configs__ds_configs__stage3_offloading_accelerate.conf": _v(),
     "allenai__open-instruct__configs__ds_configs__stage3_no_offloading.conf": _v(),
-    "allenai__open-instruct__configs__ds_configs__stage2_no_offloading_accelerate.conf": _v("AW232"),
+    "allenai__open-instruct__configs__ds_configs__stage2_no_offloading_accelerate.conf": _v(),
     "huggingface__accelerate__docs__source__usage_guides__deepspeed.md__block_scenario3_all_auto_ds_config.json":
         _v(),
     "huggingface__accelerate__docs__source__usage_guides__deepspeed.md__block_zeropp.json":

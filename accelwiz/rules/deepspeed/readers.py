@@ -83,7 +83,8 @@ def consumer_refuses_json(ctx: CheckContext) -> Iterator[Finding]:
     Reads the DeepSpeed JSON with the reader of each library that consumes it on this run: `json.load` for
     accelerate (a YAML's `deepspeed_config_file`) and the HF Trainer (`--deepspeed`, TRL's recipes), hjson for
     DeepSpeed's own reader (the `deepspeed` launcher, `deepspeed.initialize(config=path)`), and reports a
-    refusal in the reader's own words. A JSON checked alone is judged by every reader that may consume it.
+    refusal in the reader's own words. A JSON checked alone is judged by every reader that may consume it; an
+    Accelerate config named `*.json` by accelerate's loader, which reads it with `json.load` too.
 
     ## Why is this bad?
     DeepSpeed's own reader accepts `//` comments, trailing commas and a byte-order mark, so such a file looks
