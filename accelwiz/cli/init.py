@@ -33,7 +33,7 @@ Answer keys (--answers FILE, one `key: value` a line; `_` and `-` are the same i
   owner: accelerate|trainer (--for)                  micro_batch: N >= 1
   gradient_checkpointing: true|false   num_machines: N >= 1 (--machines)   gpus: 1..GPUs per machine
   processes: N >= 1, CPU processes per machine where there is no GPU (--processes)
-  strategy: single|ddp|fsdp|fsdp-hybrid|zero1|zero2|zero3
+  strategy: single|ddp|fsdp|fsdp-grad-op|fsdp-hybrid|zero1|zero2|zero3
   offload_optimizer: true|false   offload_params: true|false   offload_device: cpu|nvme   nvme_path: PATH
   precision: no|fp16|bf16|fp8     use_global_batch: true|false
   target_global_batch: N, a multiple of micro_batch x processes (sets the accumulation)
@@ -63,10 +63,13 @@ def init(
     ] = None,
     system: SystemOption = None,
     model: Annotated[
-        str | None, typer.Option(help="Model preset, config.json or parameter count (7B).")
+        str | None, typer.Option(help="A preset (llama-8b; `accelwiz estimate --list-models`), a hub id "
+                                 "(Qwen/Qwen2.5-7B), a local checkpoint folder or config.json, or a parameter "
+                                 "count (7B).")
     ] = None,
     strategy: Annotated[
-        str | None, typer.Option(help="single, ddp, fsdp, fsdp-hybrid, zero1, zero2 or zero3.")
+        str | None, typer.Option(help="single, ddp, fsdp, fsdp-grad-op, fsdp-hybrid (several machines), zero1, "
+                                 "zero2 or zero3.")
     ] = None,
     precision: Annotated[str | None, typer.Option(help="bf16, fp16, fp8 or no.")] = None,
     gpus: Annotated[int | None, typer.Option(min=0, help="GPUs per machine.")] = None,

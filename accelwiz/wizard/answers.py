@@ -15,6 +15,7 @@ class StrategyChoice(str, Enum):
     single = "single"
     ddp = "ddp"
     fsdp = "fsdp"
+    fsdp_grad_op = "fsdp-grad-op"
     fsdp_hybrid = "fsdp-hybrid"
     zero1 = "zero1"
     zero2 = "zero2"
@@ -30,13 +31,14 @@ class StrategyChoice(str, Enum):
 
     @property
     def is_fsdp(self) -> bool:
-        return self in (StrategyChoice.fsdp, StrategyChoice.fsdp_hybrid)
+        return self in (StrategyChoice.fsdp, StrategyChoice.fsdp_grad_op, StrategyChoice.fsdp_hybrid)
 
 
 STRATEGY_LABELS = {
     StrategyChoice.single: "Single process (no distribution)",
     StrategyChoice.ddp: "DDP (replicate the model on every GPU)",
     StrategyChoice.fsdp: "FSDP2 (shard parameters, gradients and optimizer state)",
+    StrategyChoice.fsdp_grad_op: "FSDP2 shard-grad-op (shard gradients and optimizer state; keep parameters)",
     StrategyChoice.fsdp_hybrid: "FSDP HYBRID_SHARD (shard within each machine, replicate across machines)",
     StrategyChoice.zero1: "DeepSpeed ZeRO-1 (shard optimizer state)",
     StrategyChoice.zero2: "DeepSpeed ZeRO-2 (shard optimizer state and gradients)",
@@ -211,7 +213,8 @@ class Answers(BaseModel):
                 f"strategy `single` runs one process, but {self.world_size} processes were given; "
                 "choose ddp, fsdp or zero1/2/3"
             )
-        if self.strategy in (StrategyChoice.ddp, StrategyChoice.fsdp, StrategyChoice.zero1) and self.world_size == 1:
+        if self.strategy in (StrategyChoice.ddp, StrategyChoice.fsdp, StrategyChoice.fsdp_grad_op,
+                             StrategyChoice.zero1) and self.world_size == 1:
             raise ValueError(
                 f"strategy `{self.strategy.value}` needs more than one GPU; choose single (or "
                 "zero2/zero3 to offload to the CPU)"
@@ -222,7 +225,7 @@ class Answers(BaseModel):
         if self.gpus == 0 and self.precision is not Precision.no:
             raise ValueError(f"mixed precision `{self.precision.value}` needs a GPU; use `no` on the CPU")
         if self.offload_params and self.strategy not in (StrategyChoice.zero3, StrategyChoice.fsdp):
-            raise ValueError("parameter offload needs ZeRO-3 or FSDP")
+            raise ValueError(f"parameter offload needs zero3 or fsdp (full shard), not `{self.strategy.value}`")
         if self.offload_optimizer and not self.uses_deepspeed:
             raise ValueError("optimizer offload is a DeepSpeed feature; choose zero1/2/3")
         if self.precision is Precision.fp8 and self.uses_deepspeed:

@@ -30,6 +30,7 @@ DISTRIBUTED_TYPE = {
     StrategyChoice.single: "NO",
     StrategyChoice.ddp: "MULTI_GPU",
     StrategyChoice.fsdp: "FSDP",
+    StrategyChoice.fsdp_grad_op: "FSDP",
     StrategyChoice.fsdp_hybrid: "FSDP",
     StrategyChoice.zero1: "DEEPSPEED",
     StrategyChoice.zero2: "DEEPSPEED",
@@ -77,7 +78,7 @@ def build(
         config["fp8_config"] = {"backend": fp8_backend(system)}
     if answers.torch_compile and answers.owner is Owner.accelerate:  # the Trainer compiles on --torch_compile
         config["dynamo_config"] = {"dynamo_backend": "INDUCTOR"}
-    if answers.strategy is StrategyChoice.fsdp:
+    if answers.strategy in (StrategyChoice.fsdp, StrategyChoice.fsdp_grad_op):
         config["fsdp_config"] = _fsdp(answers)
     if answers.strategy is StrategyChoice.fsdp_hybrid:
         config["fsdp_config"] = _fsdp_hybrid(answers)
@@ -104,9 +105,11 @@ def _multi_node(answers: Answers) -> dict[str, Any]:
 
 
 def _fsdp(answers: Answers) -> dict[str, Any]:
+    """FSDP2: full shard reshards the parameters after forward (gathered again in backward); shard-grad-op keeps
+    them gathered until backward (accelerate maps reshard_after_forward false to SHARD_GRAD_OP)."""
     return {
         "fsdp_version": 2,
-        "fsdp_reshard_after_forward": True,
+        "fsdp_reshard_after_forward": answers.strategy is StrategyChoice.fsdp,
         "fsdp_offload_params": answers.offload_params,
         "fsdp_auto_wrap_policy": "TRANSFORMER_BASED_WRAP",
         "fsdp_state_dict_type": "SHARDED_STATE_DICT",

@@ -19,6 +19,7 @@ KIND_TO_CHOICE = {
     "single": StrategyChoice.single,
     "ddp": StrategyChoice.ddp,
     "fsdp_full": StrategyChoice.fsdp,
+    "fsdp_grad_op": StrategyChoice.fsdp_grad_op,
     "fsdp_hybrid": StrategyChoice.fsdp_hybrid,
     "zero1": StrategyChoice.zero1,
     "zero2": StrategyChoice.zero2,
@@ -265,8 +266,9 @@ def _post_estimate(workload: Any, strategy: Any, post: Any, gpu_memory: int, gpu
 
 
 def _offered(strategy: Any) -> bool:
-    """The wizard writes DDP, FSDP full shard (and hybrid across machines), ZeRO 1-3 with CPU offload, and
-    ZeRO-3 with NVMe offload; FSDP with CPU offload is written only as parameter+optimizer offload."""
+    """The wizard writes DDP, FSDP2 full shard and shard-grad-op (and FSDP1 hybrid across machines), ZeRO 1-3
+    with CPU offload, and ZeRO-3 with NVMe offload: every strategy AW503 can recommend. FSDP with CPU offload is
+    written only as full shard with parameter+optimizer offload."""
     return strategy.kind in KIND_TO_CHOICE and not (strategy.kind == "fsdp_hybrid" and strategy.offload_param != "none")
 
 

@@ -215,10 +215,10 @@ def strategy_choices(answers: Mapping[str, Any], system: MachineProfile) -> list
     if world_size(answers, system) == 1:
         offered = [StrategyChoice.single, StrategyChoice.zero2, StrategyChoice.zero3]
     else:
-        offered = [StrategyChoice.ddp, StrategyChoice.fsdp, StrategyChoice.zero1, StrategyChoice.zero2,
-                   StrategyChoice.zero3]
+        offered = [StrategyChoice.ddp, StrategyChoice.fsdp, StrategyChoice.fsdp_grad_op, StrategyChoice.zero1,
+                   StrategyChoice.zero2, StrategyChoice.zero3]
         if int(answers.get("num_machines") or 1) > 1:
-            offered.insert(2, StrategyChoice.fsdp_hybrid)
+            offered.insert(3, StrategyChoice.fsdp_hybrid)
     plan = memory.plan_for(answers, system)
     missing_deepspeed = system.package_missing("deepspeed")
     choices = []

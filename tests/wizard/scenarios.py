@@ -171,6 +171,23 @@ SCENARIOS = (
         },
     ),
     Scenario(
+        # ZeRO-2 does not fit, FSDP2 shard-grad-op does: AW503 recommends it, so init offers and writes it
+        "l40s-fsdp-grad-op",
+        "8xL40S",
+        {
+            "model": "llama-8b",
+            "kind": "sft",
+            "regime": "full",
+            "seq_len": 2048,
+            "gradient_checkpointing": True,
+            "num_machines": 1,
+            "gpus": 8,
+            "strategy": "fsdp-grad-op",
+            "precision": "bf16",
+            **COMMON,
+        },
+    ),
+    Scenario(
         "v100-single-fp16",
         "2xV100-16GB",
         {"model": "", "num_machines": 1, "gpus": 1, "strategy": "single", "precision": "fp16", **COMMON},
