@@ -87,8 +87,18 @@ def _parse_as(text: str, syntax: str, kind: DocumentKind | None) -> tuple[Any, s
         except InputError as exc:
             raise _refused_json(text, exc, kind) from None
         return data, "json", (reader.key_spans, reader.value_spans, {}, reader.duplicate_keys)
-    data, tree = read_yaml(text)
+    try:
+        data, tree = read_yaml(text)
+    except InputError as exc:
+        if kind not in (None, "accelerate") or not exc.message.startswith(_INVALID_YAML):
+            raise
+        # PyYAML's composer gave the message, so it is the one accelerate's yaml.safe_load gives
+        raise InputError(_INVALID_YAML + "accelerate reads it with yaml.safe_load: " +
+                         exc.message.removeprefix(_INVALID_YAML), hint=exc.hint) from None
     return data, "yaml", (tree.key_spans, tree.value_spans, tree.plain_scalars, tree.duplicate_keys)
+
+
+_INVALID_YAML = "invalid YAML: "
 
 
 def _refused_json(text: str, exc: InputError, kind: DocumentKind | None) -> InputError:
