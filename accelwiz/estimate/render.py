@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from accelwiz.estimate.cpu import CpuMemoryEstimate
 from accelwiz.estimate.memory import MemoryEstimate
 from accelwiz.estimate.report import Report
 from accelwiz.estimate.sizes import gib
@@ -53,6 +54,8 @@ def peak_json(estimate: MemoryEstimate, device_total: int | None) -> dict[str, A
 
 def render_text(report: Report) -> str:
     estimate, recommendation = report.shown, report.advice
+    if isinstance(estimate, CpuMemoryEstimate):
+        return render_cpu_text(report, estimate)
     w = estimate.workload
     spec = w.model
     lines = [
@@ -148,6 +151,14 @@ def estimate_json(estimate: MemoryEstimate) -> dict[str, Any]:
         "host_bytes_per_node": estimate.host_bytes,
         "nvme_bytes_per_node": estimate.nvme_bytes,
         "assumptions": list(estimate.assumptions),
+        # a CPU run (no GPU): the per-GPU fields are each process's tensors in host RAM
+        "cpu": None if not isinstance(estimate, CpuMemoryEstimate) else {
+            "processes_per_machine": estimate.processes,
+            "tensors_bytes_per_process": estimate.allocated,
+            "baseline_bytes_per_process": estimate.baseline_bytes,
+            "per_process_bytes": estimate.per_process,
+            "launcher_bytes_per_machine": estimate.launcher_bytes,
+        },
     }
 
 
@@ -218,3 +229,43 @@ def render_json(report: Report, trace: dict[str, Any] | None = None) -> str:
     if trace is not None:
         data["trace"] = trace
     return json.dumps(data, indent=2)
+
+
+def _mib_or_gib(value: float) -> str:
+    return f"{value / 2**20:.0f} MiB" if value < 2**30 else gib(value)
+
+
+def render_cpu_text(report: Report, estimate: CpuMemoryEstimate) -> str:
+    """A CPU run: each process's tensors and baseline in host RAM, the machine's total, the verdict on its RAM."""
+    w, strategy = estimate.workload, estimate.strategy
+    lines = [
+        f"{w.model.name}: {w.model.num_parameters:,} parameters; {w.trainable_parameters:,} trainable",
+        f"{w.regime}, micro-batch {w.micro_batch} × seq {w.seq_len}, {w.precision}, {w.optimizer}, "
+        f"{w.attention} attention" + (", gradient checkpointing" if w.gradient_checkpointing else ""),
+        f"{strategy.label} on {estimate.processes} CPU process(es) × {strategy.nodes} machine(s): no GPU, every "
+        "tensor in host RAM",
+        "",
+        f"per process (host RAM){'size':>10}{'at peak':>12}",
+    ]
+    live = at_peak(estimate)
+    tensors = [row for row in ROWS if row not in _ON_TOP]
+    lines += [f"  {_ROW_LABEL.get(row, row):<20}{_mib_or_gib(getattr(estimate, row)):>12}"
+              f"{_mib_or_gib(live[row]):>12}" for row in tensors]
+    phase = _PHASE_LABEL.get(estimate.peak_phase, estimate.peak_phase)
+    lines += [
+        f"  {'Python/torch/libs':<20}{_mib_or_gib(estimate.baseline_bytes):>12}"
+        f"{_mib_or_gib(estimate.baseline_bytes):>12}   measured (estimate/cpu.py)",
+        f"  {'peak per process':<20}{'':>12}{_mib_or_gib(estimate.per_process):>12}   peak RSS, tensors' peak in "
+        f"the {phase}",
+        "  phases (tensors): "
+        + ", ".join(f"{_PHASE_LABEL.get(name, name)} {_mib_or_gib(value)}" for name, value in estimate.phases),
+        f"per machine host RAM  {gib(estimate.host_bytes):>12}   {estimate.processes} x "
+        f"{_mib_or_gib(estimate.per_process)} + {_mib_or_gib(estimate.launcher_bytes)} (accelerate launch, accelwiz "
+        "run)",
+        "",
+        report.verdict,
+    ]
+    if report.advice is not None:
+        lines.append(f"recommendation: {report.advice.reason}")
+    lines += ["", "assumptions:", *(f"  - {a}" for a in estimate.assumptions)]
+    return "\n".join(lines)

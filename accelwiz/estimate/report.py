@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from accelwiz.estimate.memory import MemoryEstimate, estimate_memory
 from accelwiz.estimate.recommend import Recommendation, recommend
@@ -20,6 +21,11 @@ class Target:
     description: str
     host_bytes: int | None = None
     gpu_name: str | None = None  # the GPU's name when a profile gives it (the runtime depends on its generation)
+    device: Literal["gpu", "cpu"] = "gpu"  # "cpu": a machine without GPUs, judged on host RAM (gpu_bytes 0)
+
+    @property
+    def on_cpu(self) -> bool:
+        return self.device == "cpu"
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,8 @@ def build_report(
 ) -> Report:
     """Show the given strategy, else the recommended plan (its changes to the workload named in its reason),
     else (no target) the fastest; judge it. `fixed`: workload fields the recommendation may not change."""
+    if target is not None and target.on_cpu:
+        return _cpu_report(workload, target, strategy, gpus_per_node, nodes, compare=compare)
     advice = None
     if target is not None:
         advice = recommend(
@@ -79,10 +87,27 @@ def build_report(
     return Report(shown, target, verdict(shown, target, HEADROOM), fits, advice, rows, judged)
 
 
+def _cpu_report(workload: Workload, target: Target, strategy: Strategy | None, processes: int, nodes: int, *,
+                compare: bool) -> Report:
+    """A machine without GPUs: the run's processes train on its CPU, judged on its RAM (estimate/cpu.py)."""
+    from accelwiz.errors import UsageError
+    from accelwiz.estimate.cpu import cpu_estimate, cpu_advice, processes_strategy
+
+    if compare:
+        raise UsageError(f"--compare and --plot set GPU strategies side by side; {target.description} has no GPU",
+                         hint="drop --compare/--plot, or pass --system PRESET|profile.json for a GPU machine")
+    shown = cpu_estimate(workload, strategy or processes_strategy(processes, nodes))
+    judged = memory_verdict(shown, None, target.host_bytes, HEADROOM)
+    return Report(shown, target, verdict(shown, target, HEADROOM), judged.runs if judged.verdict else None,
+                  cpu_advice(shown, target.host_bytes), None, judged)
+
+
 def verdict(estimate: MemoryEstimate, target: Target | None, headroom: float) -> str:
     """The one verdict (estimate/verdict.py) as `estimate` prints it: fits, tight or does not fit."""
     if target is None:
         return (
-            "no verdict: no GPU found and no target given (pass --gpu-memory 80GiB or --system PRESET|FILE)"
+            "no verdict: no GPU found and no target given (pass --gpu-memory 80GiB or --system PRESET|FILE; "
+            "--system local judges a CPU run on this machine's RAM)"
         )
-    return memory_verdict(estimate, target.gpu_bytes, target.host_bytes, headroom).describe(target.description)
+    gpu_bytes = None if target.on_cpu else target.gpu_bytes
+    return memory_verdict(estimate, gpu_bytes, target.host_bytes, headroom).describe(target.description)

@@ -69,6 +69,8 @@ class Strategy:
     # DeepSpeed's bf16 section (0.19.8): the ZeRO optimizer's master copy and its Adam states in bf16, not fp32
     bf16_master_weights_and_grads: bool = False
     bf16_optimizer_states: bool = False
+    # where the processes train: "cpu" holds every tensor in host RAM (estimate/cpu.py judges it there)
+    device: Literal["gpu", "cpu"] = "gpu"
 
     @property
     def world_size(self) -> int:

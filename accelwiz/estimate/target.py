@@ -1,7 +1,9 @@
 """What `accelwiz estimate` judges against: the GPU memory, the GPU and node counts, and the host's RAM.
 
 --gpu-memory, else --system (a preset or a profile file), else this machine's GPUs (probed only when an NVIDIA
-driver is present: estimating for another machine is normal, and the probe imports NVML).
+driver is present: estimating for another machine is normal, and the probe imports NVML). A machine without GPUs
+(`--system local` on a CPU box, a plan made for one) is a CPU target: its processes (`--gpus`, else the plan's)
+train on the CPU and are judged on its RAM.
 """
 
 from __future__ import annotations
@@ -51,7 +53,12 @@ def select_target(
         name = profile.gpus[0].name
         target = Target(profile.min_gpu_memory_bytes, f"{name} ({gib(profile.min_gpu_memory_bytes)})", host, name)
         return TargetChoice(target, gpus_per_node, node_count, debug=tuple(debug))
-    warnings = (f"the system `{system}` has no GPU; no verdict is possible",) if system is not None else ()
+    if profile is not None and host:  # no GPU: its processes train on the CPU, judged on its RAM (estimate/cpu.py)
+        name = "this machine" if system == "local" else (profile.name or system or "the plan's machine")
+        target = Target(0, f"{name} (no GPU; {gib(host)} RAM)", host, device="cpu")
+        return TargetChoice(target, gpus or 1, node_count, debug=tuple(debug))
+    warnings = (f"the system `{system}` has no GPU and records no RAM; no verdict is possible",) \
+        if system is not None else ()
     return TargetChoice(None, gpus_per_node, node_count, warnings, tuple(debug))
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.memory_view import anchor, gib, judged_host
 from accelwiz.rules.rule import Needs, rule
 from accelwiz.vocab import HEADROOM
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.cpu import CpuMemoryEstimate
 
 
 @rule(
@@ -54,6 +57,9 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
         return
     strategy, estimate, ram, _ = judged
     role, path = anchor(ctx, strategy)
+    if _cpu_run(estimate):
+        yield Finding(role, path, f"estimated {cpu_need(estimate)} exceeds the machine's {gib(ram)}", CPU_FIX)
+        return
     what = (
         "offloaded states"
         if "cpu" in (strategy.offload_optimizer, strategy.offload_param)
@@ -68,6 +74,24 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
         + (elsewhere[0] if elsewhere else ""),
         elsewhere[1] if elsewhere else None,
     )
+
+
+CPU_FIX = ("Use fewer processes, a smaller micro-batch, gradient checkpointing or LoRA (`accelwiz estimate --config "
+           "FILE` names the first that fits), or train on a GPU machine")
+
+
+def _cpu_run(estimate: Any) -> bool:
+    from accelwiz.estimate.cpu import CpuMemoryEstimate  # lazily: check's start-up imports no estimator
+
+    return isinstance(estimate, CpuMemoryEstimate)
+
+
+def cpu_need(estimate: CpuMemoryEstimate) -> str:
+    """'2.2 GiB of host RAM per machine for CPU training (2 process(es) x 1.0 GiB: 0.5 GiB of tensors + ...)'."""
+    return (f"{gib(estimate.host_bytes)} of host RAM per machine for CPU training ({estimate.strategy.label}, "
+            f"{estimate.workload.model.name}: {estimate.processes} process(es) x {gib(estimate.per_process)}, "
+            f"{gib(estimate.allocated)} of tensors and {gib(estimate.baseline_bytes)} of Python, torch and the "
+            f"libraries each, + {gib(estimate.launcher_bytes)} for the launcher)")
 
 
 def planned_elsewhere(ctx: CheckContext, strategy: Any) -> tuple[str, str] | None:
@@ -130,6 +154,10 @@ def host_memory_tight(ctx: CheckContext) -> Iterator[Finding]:
         return
     strategy, estimate, ram, _ = judged
     role, path = anchor(ctx, strategy)
+    if _cpu_run(estimate):
+        yield Finding(role, path, f"estimated {cpu_need(estimate)} is tight: above {HEADROOM:.0%} of the machine's "
+                                  f"{gib(ram)}", CPU_FIX)
+        return
     elsewhere = planned_elsewhere(ctx, strategy)
     yield Finding(
         role,

@@ -32,6 +32,10 @@ def planned_estimate(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | Non
     from accelwiz.estimate.strategy import strategy_from_effective
 
     strategy = strategy_from_effective(ctx.effective)
+    if strategy is None and ctx.effective.distributed_type.value == "MULTI_CPU":
+        from accelwiz.estimate.cpu import processes_strategy
+
+        strategy = processes_strategy(max(1, ctx.effective.num_processes.value or 1))
     if strategy is None or ctx.workload is None:
         return None
     if ctx.effective.json_alone:
@@ -45,12 +49,29 @@ def planned_estimate(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | Non
 def estimate_for(ctx: CheckContext, strategy: Strategy) -> MemoryEstimate:
     """The run's estimate under `strategy`: for DPO/GRPO the TRL run's every phase (reference model, generation),
     as AW813 judges it; else the training step's."""
+    if on_cpu(ctx, strategy):  # every tensor in host RAM, judged there (estimate/cpu.py)
+        from accelwiz.estimate.cpu import as_cpu_run, cpu_estimate, cpu_strategy
+
+        post = posttraining_for(ctx, cpu_strategy(strategy))
+        return as_cpu_run(post.combined) if post is not None else cpu_estimate(ctx.workload, strategy)
     post = posttraining_for(ctx, strategy)
     if post is not None:
         return post.combined
     from accelwiz.estimate.memory import estimate_memory
 
     return estimate_memory(ctx.workload, strategy, _gpu_name(ctx))
+
+
+def on_cpu(ctx: CheckContext, strategy: Strategy) -> bool:
+    """The run trains on the CPU (estimate/cpu.py `runs_on_cpu`): its YAML, its plan's machine, or one process on
+    a machine without GPUs."""
+    from accelwiz.estimate.cpu import runs_on_cpu
+
+    planned = ctx.plan.system.gpus_per_machine if ctx.plan is not None else None
+    return runs_on_cpu(use_cpu=ctx.effective.use_cpu.value is True,
+                       distributed_type=ctx.effective.distributed_type.value, planned_gpus=planned,
+                       machine_gpus=None if ctx.system is None else len(ctx.system.gpus),
+                       world_size=strategy.world_size)
 
 
 def posttraining_for(ctx: CheckContext, strategy: Strategy | None = None) -> PostTrainingEstimate | None:
