@@ -151,7 +151,7 @@ def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
     if workload.optimizer != "adamw":
         return 0.0, f"{workload.optimizer} step: no parameter-sized temporaries counted"
     if strategy.device == "cpu":  # torch's AdamW on CPU tensors: the single-tensor loop (estimate/cpu.py)
-        from accelwiz.estimate.cpu import cpu_step_temporaries
+        from accelwiz.estimate.cpu_step import cpu_step_temporaries
 
         return cpu_step_temporaries(workload)
     if workload.legacy_trainer:
