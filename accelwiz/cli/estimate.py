@@ -158,8 +158,8 @@ def estimate(
     plot: Annotated[
         str | None,
         typer.Option(
-            help="With --trace: write GPU memory over the traced step (allocated, reserved, the GPU's capacity) "
-            "to this .svg or .html file.",
+            help="Write a chart to this .svg or .html file: memory per GPU per strategy, stacked by component, "
+            "against the GPU's memory (the numbers of --compare); with --trace, GPU memory over the traced step.",
             rich_help_panel=_TRACE,
         ),
     ] = None,
@@ -198,12 +198,13 @@ def estimate(
             offload_optimizer=offload_optimizer, offload_param=offload_param, compare=compare, trace=trace,
             layers=layers, plot=plot)
         estimated = estimate_for(request, say=console.info)
-        _show(console, estimated, plot, output_format)
+        _show(console, estimated, plot, output_format, compare)
     # as `check`: exit 1 when it does not fit, so `accelwiz estimate ... && accelwiz run` works
     raise typer.Exit(EXIT_FINDINGS if estimated.fits is False else 0)
 
 
-def _show(console: Console, estimated: Estimated, plot: str | None, output_format: OutputFormat) -> None:
+def _show(console: Console, estimated: Estimated, plot: str | None, output_format: OutputFormat,
+          compare: bool = False) -> None:
     """The report (with --compare's table, the trace beside it, the post-training phases) as text or JSON, and
     the plot file."""
     from accelwiz.estimate.posttraining_report import post_json, render_post_text
@@ -218,6 +219,8 @@ def _show(console: Console, estimated: Estimated, plot: str | None, output_forma
     report, traced = estimated.report, estimated.traced
     if plot is not None and traced is not None:
         _plot(console, report, traced, plot)
+    elif plot is not None:
+        _plot_compare(console, report, plot)
     if output_format is OutputFormat.json:
         data = render_json(report, trace=None if traced is None else traced.as_dict())
         console.data(data if estimated.post is None else post_json(render_json(report), estimated.post))
@@ -226,7 +229,7 @@ def _show(console: Console, estimated: Estimated, plot: str | None, output_forma
     if estimated.post is not None:
         console.data("")
         console.data(render_post_text(estimated.post))
-    if report.rows is not None:
+    if report.rows is not None and compare:
         console.data("")
         console.data(render_compare(report.rows))
     if traced is not None:
@@ -245,6 +248,20 @@ def _plot(console: Console, report: Report, traced: TraceComparison, path: str) 
              f"one traced step (one process, unsharded)")
     capacity = None if report.target is None else report.target.gpu_bytes
     write_plot(path, render_svg(trace.timeline, title, capacity, shown.runtime))
+    console.info(f"wrote {path}")
+
+
+def _plot_compare(console: Console, report: Report, path: str) -> None:
+    """--plot without --trace: memory per GPU per strategy, stacked by component, against the GPU's memory."""
+    from accelwiz.estimate.plot import write_plot
+    from accelwiz.estimate.plot_compare import compare_table_html, render_compare_svg
+
+    w = report.shown.workload
+    title = (f"{w.model.name}, {w.regime}, micro-batch {w.micro_batch} x seq {w.seq_len}: memory per GPU by "
+             f"strategy on {report.shown.strategy.world_size} GPU(s), as asked")
+    capacity = None if report.target is None else report.target.gpu_bytes
+    write_plot(path, render_compare_svg(report.rows or [], title, capacity), title="GPU memory by strategy",
+               after=compare_table_html(report.rows or []))
     console.info(f"wrote {path}")
 
 

@@ -1,4 +1,5 @@
-"""`estimate --trace --plot mem.svg|mem.html`: GPU memory over one traced step, allocated and reserved.
+"""`estimate --trace --plot mem.svg|mem.html`: GPU memory over one traced step, allocated and reserved (without
+--trace, `--plot` draws the strategy comparison: plot_compare.py).
 
 The timeline is the caching-allocator replay of the trace's allocation stream (allocator.py), after every
 allocation and free of the second step (the one with optimizer states): the allocated line (the tensors)
@@ -90,12 +91,13 @@ def render_svg(timeline: tuple[tuple[str, int, int], ...], title: str, capacity:
     return "\n".join(parts)
 
 
-def write_plot(path: str, svg: str) -> None:
-    """Write the SVG (or an HTML page around it) atomically: a temporary file beside it, then renamed."""
+def write_plot(path: str, svg: str, title: str = "GPU memory over one step", after: str = "") -> None:
+    """Write the SVG (or an HTML page around it, `after` below the chart) atomically: a temporary file beside
+    it, then renamed."""
     kind = plot_format(path)
     text = svg if kind == "svg" else (
-        '<!doctype html>\n<html><head><meta charset="utf-8"><title>GPU memory over one step</title></head>\n'
-        f"<body>\n{svg}\n</body></html>\n"
+        f'<!doctype html>\n<html><head><meta charset="utf-8"><title>{escape(title)}</title></head>\n'
+        f"<body>\n{svg}\n{after}</body></html>\n"
     )
     target = Path(path)
     partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")

@@ -84,8 +84,9 @@ def estimate_for(request: EstimateRequest, say: Callable[[str], None] = lambda _
         return _posttraining(workload, post, choice, strategy, told)
     from accelwiz.estimate.report import build_report
 
+    compares = request.compare or (request.plot is not None and not request.trace)  # --plot draws the comparison
     report = build_report(workload, choice.target, strategy, choice.gpus_per_node, choice.nodes,
-                          compare=request.compare, fixed=_fixed(request))
+                          compare=compares, fixed=_fixed(request))
     traced = _trace(report, request.layers, say) if request.trace else None
     return Estimated(report, traced=traced, **told)
 
@@ -108,13 +109,11 @@ def _check_options(request: EstimateRequest) -> None:
     if request.plot is not None:
         from accelwiz.estimate.plot import plot_format
 
-        if not request.trace:
-            raise UsageError("--plot draws the traced step", hint="add --trace, or drop --plot")
-        plot_format(request.plot)
+        plot_format(request.plot)  # with --trace the step's timeline, else the strategy comparison
     kind = request.post_flags.get("kind")
-    if kind not in (None, "sft") and (request.trace or request.compare):
-        raise UsageError(f"--trace and --compare show the SFT step; --kind {kind} has phases of its own",
-                         hint="drop --trace/--compare, or pass --kind sft")
+    if kind not in (None, "sft") and (request.trace or request.compare or request.plot):
+        raise UsageError(f"--trace, --compare and --plot show the SFT step; --kind {kind} has phases of its own",
+                         hint="drop --trace/--compare/--plot, or pass --kind sft")
     if request.config is not None and request.params is not None:
         raise UsageError("--params sizes a model without files; --config names the run's own",
                          hint="drop --params (pass --model to replace the plan's model)")
