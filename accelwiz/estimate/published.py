@@ -93,11 +93,11 @@ def deepspeed_zero3_model_states(
     return int(cpu), int(gpu), int(largest_layer_memory)
 
 
-# -- published measurements -------------------------------------------------------------------------------------
-# Peak GPU memory that training frameworks and papers MEASURED (not calculated) and printed in their own docs, with
-# the settings they name. benchmarks/estimator_vs_published.py puts accelwiz's estimate beside each figure;
-# tests/estimate/test_published.py keeps the deterministic parts. Every `quote` is the sentence or table cell
-# the figure was read from; nothing here is recalled or derived.
+# -- measured rows the H200 replays check ------------------------------------------------------------------------
+# The published rows themselves are the argv a user types, in benchmarks/published/ (benchmarks/
+# estimator_vs_published.py). Kept here as Workload/Strategy settings: only the rows benchmarks/fsdp_streams.py and
+# tests/estimate/test_fsdp_streams.py replay on an H200 (Answer.AI's fsdp_qlora settings, and PEFT's FSDP QLoRA
+# offload row measured at Answer.AI-like settings). Every `quote` is the table cell the figure was read from.
 
 MIB, GIB_, GB = 2**20, 2**30, 10**9
 
@@ -124,47 +124,6 @@ class PublishedMeasurement:
     cuda_major: int = 12  # the CUDA of the source's stack (before 12: eager module loading, a larger context)
 
 
-_HF_ONE_GPU = "https://huggingface.co/docs/transformers/v4.27.2/en/perf_train_gpu_one"
-_HF_ONE_GPU_SETTINGS = (
-    "bert-large-uncased (sequence classification), seq 512, V100 16 GB, HF Trainer, eager attention; pynvml "
-    "'GPU memory occupied' (as nvidia-smi) includes the 1343 MiB CUDA context the page measured on the same "
-    "stack; read in the transformers repository's zh/ko translations of the page, whose code and printed "
-    "outputs are the English page's"
-)
-
-
-def _bert(
-    batch: int, precision: str, optimizer: str, checkpointing: bool, mib: int, quote: str
-) -> PublishedMeasurement:
-    return PublishedMeasurement(
-        key=f"hf-bert-large-b{batch}-{precision}-{optimizer}{'-gc' if checkpointing else ''}",
-        url=_HF_ONE_GPU,
-        quote=quote,
-        model="bert-large",
-        workload={"micro_batch": batch, "seq_len": 512, "attention": "eager", "precision": precision,
-                  "optimizer": optimizer, "gradient_checkpointing": checkpointing,
-                  # the 2022 Trainer on torch 1.x: transformers.AdamW, zero_grad in place, reentrant checkpointing
-                  "legacy_trainer": True},
-        strategy={"kind": "single"},
-        measured_bytes=mib * MIB,
-        printed=f"{mib} MB",
-        metric="nvidia-smi",
-        settings=_HF_ONE_GPU_SETTINGS,
-        gpu="Tesla V100-SXM2-16GB",
-        cuda_major=11,
-    )
-
-
-_PEFT_README = "https://github.com/huggingface/peft/blob/main/README.md"
-_PEFT_README_SETTINGS = (
-    "bigscience/T0_3B (2,783M parameters, the count transformers' DeepSpeed docs give; accelwiz borrows a "
-    "Llama-like shape for its activations), ought/raft twitter_complaints, single A100 80GB, fp32 (the "
-    "example's accelerate config: mixed_precision 'no'), batch 8, LoRA r=8 on T5's default q and v, AdamW; "
-    "peak from the example's TorchTracemalloc (torch.cuda.max_memory_allocated, printed in MiB and written "
-    "'GB' = 1000 MiB in the table); the LoRA examples' LoraConfig(r=8, lora_alpha=32, lora_dropout=0.1) "
-    "(examples/conditional_generation/peft_lora_seq2seq_accelerate_ds_zero3_offload.py); tweets padded to the "
-    "longest in the batch: seq 64 assumed (activations are a small share at this length)"
-)
 _PEFT_SFT = "https://github.com/huggingface/peft/blob/main/docs/source/accelerate/{}.md"
 _PEFT_SFT_SETTINGS = (
     "meta-llama/Llama-2-70b-hf, PEFT examples/sft/train.py through SFTTrainer, max_seq_len 2048 with packing, "
@@ -173,18 +132,6 @@ _PEFT_SFT_SETTINGS = (
     "'memory consumed per GPU' with a "
     "screenshot of GPU memory usage (taken as the process's whole footprint, as nvidia-smi counts it: assumed, "
     "the page does not name the tool)"
-)
-_TORCHTUNE = "https://github.com/pytorch/torchtune/blob/0031bfb080bd35ec533c412df883cf2bf7bf7fe4/README.md"
-_TORCHTUNE_SETTINGS = (
-    "torchtune README 'Memory and training speed': batch size 2, no gradient accumulation, packed to sequence "
-    "length 2048, torch.compile; recipe defaults (bf16, activation checkpointing, CEWithChunkedOutputLoss); "
-    "lora_dropout 0.0 (recipes/configs/llama3_1/8B_lora.yaml at that commit); "
-    "'Peak Memory per GPU' from torchtune's memory stats (torch allocator, no CUDA context; which of "
-    "active/allocated/reserved is not said: compared with allocated)"
-)
-_CHUNKED_LOSS = (
-    "torchtune's CEWithChunkedOutputLoss upcasts and frees the logits chunk by chunk; accelwiz models the HF "
-    "loss (full-vocabulary fp32 upcast, log-softmax and its gradient at once: {} GiB here)"
 )
 ALL_LINEAR_LLAMA = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -218,7 +165,9 @@ def _answerai(key: str, model: str, regime: str, batch: int, seq: int, gib: floa
         workload={"micro_batch": batch, "seq_len": seq, "precision": "bf16", "attention": "sdpa",
                   "gradient_checkpointing": True, "regime": regime, "lora_rank": 64, "lora_dropout": 0.1,
                   "lora_targets": ("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "down_proj"),
-                  "transformers_version": (4, 37)},
+                  "transformers_version": (4, 37),
+                  # train.py loads everything in bf16 and never calls prepare_model_for_kbit_training
+                  "kbit_prepared": False},
         strategy=strategy,
         measured_bytes=gib * GIB_,
         printed=f"{gib:.2f}",
@@ -227,138 +176,9 @@ def _answerai(key: str, model: str, regime: str, batch: int, seq: int, gib: floa
         gpu=gpu,
     )
 
+
 PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
-    # HF "Efficient training on a single GPU" (the rows this benchmark started with), nvidia-smi MiB
-    _bert(4, "fp32", "adamw", False, 14949,
-          "TrainingArguments(per_device_train_batch_size=4) ... GPU memory occupied: 14949 MB."),
-    _bert(1, "fp32", "adamw", False, 8681,
-          "per_device_train_batch_size=1, gradient_accumulation_steps=4 ... GPU memory occupied: 8681 MB."),
-    _bert(1, "fp32", "adamw", True, 6775,
-          "per_device_train_batch_size=1, gradient_accumulation_steps=4, gradient_checkpointing=True ... "
-          "GPU memory occupied: 6775 MB."),
-    _bert(4, "mixed", "adamw", False, 13939,
-          "TrainingArguments(per_device_train_batch_size=4, fp16=True) ... GPU memory occupied: 13939 MB."),
-    _bert(1, "mixed", "adamw", True, 7275,
-          "batch 1, accumulation 4, gradient_checkpointing=True, fp16=True ... GPU memory occupied: 7275 MB."),
-    _bert(4, "fp32", "adafactor", False, 12295,
-          'TrainingArguments(per_device_train_batch_size=4, optim="adafactor") ... GPU memory occupied: 12295 MB.'),
-    _bert(1, "mixed", "adafactor", True, 4847,
-          'batch 1, accumulation 4, gradient_checkpointing=True, fp16=True, optim="adafactor" ... '
-          "GPU memory occupied: 4847 MB."),
-    _bert(4, "fp32", "adamw8bit", False, 13085,
-          "per_device_train_batch_size=4, optimizers=(adam_bnb_optim, None) ... GPU memory occupied: 13085 MB."),
-    _bert(1, "mixed", "adamw8bit", True, 5363,
-          "batch 1, accumulation 4, gradient_checkpointing=True, fp16=True, bnb.optim.Adam8bit ... "
-          "GPU memory occupied: 5363 MB."),
-    # PEFT README "High performance on consumer hardware" table
-    PublishedMeasurement(
-        key="peft-t0-3b-full-fp32",
-        url=_PEFT_README,
-        quote="| bigscience/T0_3B (3B params) | 47.14GB GPU / 2.96GB CPU | (Full Finetuning column)",
-        model="2783e6",
-        workload={"micro_batch": 8, "seq_len": 64, "precision": "fp32", "attention": "eager"},
-        strategy={"kind": "single"},
-        measured_bytes=47140 * MIB,
-        printed="47.14GB",
-        metric="allocated",
-        settings=_PEFT_README_SETTINGS,
-        gpu="NVIDIA A100-SXM4-80GB",
-    ),
-    PublishedMeasurement(
-        key="peft-t0-3b-lora-fp32",
-        url=_PEFT_README,
-        quote="| bigscience/T0_3B (3B params) | ... | 14.4GB GPU / 2.96GB CPU | (PEFT-LoRA PyTorch column)",
-        model="2783e6",
-        workload={"micro_batch": 8, "seq_len": 64, "precision": "fp32", "attention": "eager", "regime": "lora",
-                  "lora_rank": 8, "lora_targets": ("q_proj", "v_proj"),
-                  "lora_dropout": 0.1},
-        strategy={"kind": "single"},
-        measured_bytes=14400 * MIB,
-        printed="14.4GB",
-        metric="allocated",
-        settings=_PEFT_README_SETTINGS,
-        gpu="NVIDIA A100-SXM4-80GB",
-    ),
-    PublishedMeasurement(
-        key="peft-t0-3b-lora-zero3-offload",
-        url=_PEFT_README,
-        quote="| bigscience/T0_3B (3B params) | ... | 9.8GB GPU / 17.8GB CPU | (PEFT-LoRA DeepSpeed with CPU "
-        "Offloading column)",
-        model="2783e6",
-        workload={"micro_batch": 8, "seq_len": 64, "precision": "fp32", "attention": "eager", "regime": "lora",
-                  "lora_rank": 8, "lora_targets": ("q_proj", "v_proj"),
-                  "lora_dropout": 0.1},
-        strategy={"kind": "zero3", "offload_optimizer": "cpu", "offload_param": "cpu"},
-        measured_bytes=9800 * MIB,
-        printed="9.8GB",
-        metric="allocated",
-        settings=_PEFT_README_SETTINGS + "; ZeRO-3 with optimizer and parameter offload to CPU, 1 GPU",
-        gpu="NVIDIA A100-SXM4-80GB",
-    ),
-    # PEFT docs "DeepSpeed" and "Fully Sharded Data Parallel" guides: Llama-2-70B SFT
-    PublishedMeasurement(
-        key="peft-llama2-70b-lora-zero3-8gpu",
-        url=_PEFT_SFT.format("deepspeed"),
-        quote="In the above example, the memory consumed per GPU is 64 GB (80%) as seen in the screenshot below",
-        model="llama-2-70b",
-        workload={"micro_batch": 8, "seq_len": 2048, "precision": "mixed", "attention": "flash",
-                  "gradient_checkpointing": True, "regime": "lora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1, "transformers_version": (4, 39)},
-        strategy={"kind": "zero3", "gpus_per_node": 8},
-        measured_bytes=64 * GB,
-        printed="64 GB",
-        metric="nvidia-smi",
-        settings=_PEFT_SFT_SETTINGS + "; per_device_train_batch_size 8; ZeRO-3 (zero3_init) on 8x H100 80GB",
-        gpu="NVIDIA H100 80GB HBM3",
-    ),
-    PublishedMeasurement(
-        key="peft-llama2-70b-qlora-zero3-2gpu",
-        url=_PEFT_SFT.format("deepspeed"),
-        quote="In the above example, the memory consumed per GPU is **36.6 GB**.",
-        model="llama-2-70b",
-        workload={"micro_batch": 2, "seq_len": 2048, "precision": "mixed", "attention": "flash",
-                  "gradient_checkpointing": True, "regime": "qlora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1, "transformers_version": (4, 39)},
-        strategy={"kind": "zero3", "gpus_per_node": 2},
-        measured_bytes=36.6 * GB,
-        printed="36.6 GB",
-        metric="nvidia-smi",
-        settings=_PEFT_SFT_SETTINGS + "; per_device_train_batch_size 2; QLoRA (NF4, nested quant, bf16 quant "
-        "storage); ZeRO-3 (zero3_init) on 2 GPUs",
-    ),
-    PublishedMeasurement(
-        key="peft-llama2-70b-lora-fsdp-8gpu",
-        url=_PEFT_SFT.format("fsdp"),
-        quote="In the above example, the memory consumed per GPU is  72-80 GB (90-98%) as seen in the screenshot",
-        model="llama-2-70b",
-        workload={"micro_batch": 8, "seq_len": 2048, "precision": "mixed", "attention": "flash",
-                  "gradient_checkpointing": True, "regime": "lora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1, "transformers_version": (4, 39)},
-        strategy={"kind": "fsdp_full", "gpus_per_node": 8, "fsdp_version": 1, "fsdp_use_orig_params": False},
-        measured_bytes=76 * GB,  # the middle of the quoted 72-80 GB
-        printed="72-80 GB",
-        metric="nvidia-smi",
-        settings=_PEFT_SFT_SETTINGS + "; per_device_train_batch_size 8; FSDP1 FULL_SHARD, use_orig_params "
-        "false, mixed_precision bf16, on 8x H100 80GB; train.py loads the model with dtype=quant_storage_dtype "
-        "or torch.float32: the frozen base in fp32, as accelwiz counts LoRA under FSDP with mixed precision; "
-        "the figure is the middle of the quoted 72-80 GB (90-98% of the GPU)",
-        gpu="NVIDIA H100 80GB HBM3",
-    ),
-    PublishedMeasurement(
-        key="peft-llama2-70b-qlora-fsdp-2gpu",
-        url=_PEFT_SFT.format("fsdp"),
-        quote="When disabling CPU offloading, the GPU memory usage is  **35.6 GB/ GPU**.",
-        model="llama-2-70b",
-        workload={"micro_batch": 2, "seq_len": 2048, "precision": "bf16", "attention": "flash",
-                  "gradient_checkpointing": True, "regime": "qlora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1, "transformers_version": (4, 39)},
-        strategy={"kind": "fsdp_full", "gpus_per_node": 2, "fsdp_version": 1, "fsdp_use_orig_params": False},
-        measured_bytes=35.6 * GB,
-        printed="35.6 GB",
-        metric="nvidia-smi",
-        settings=_PEFT_SFT_SETTINGS + "; per_device_train_batch_size 2; QLoRA with bf16 quant storage and a "
-        "bf16 model (pure bf16); FSDP1 FULL_SHARD on 2 GPUs, fsdp_offload_params false",
-    ),
+    # PEFT docs "Fully Sharded Data Parallel" guide: Llama-2-70B QLoRA with CPU offload
     PublishedMeasurement(
         key="peft-llama2-70b-qlora-fsdp-2gpu-offload",
         url=_PEFT_SFT.format("fsdp"),
@@ -367,7 +187,8 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         model="llama-2-70b",
         workload={"micro_batch": 2, "seq_len": 2048, "precision": "bf16", "attention": "flash",
                   "gradient_checkpointing": True, "regime": "qlora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1, "transformers_version": (4, 39)},
+                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1, "transformers_version": (4, 39),
+                  "kbit_prepared": False},  # sharded QLoRA: TRL skipped prepare_model_for_kbit_training
         strategy={"kind": "fsdp_full", "gpus_per_node": 2, "fsdp_version": 1, "fsdp_use_orig_params": False,
                   "offload_optimizer": "cpu",
                   "offload_param": "cpu"},
@@ -383,81 +204,6 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
             "15.1 GiB is above the step. The page says offload's savings are 'untested at present'; what it "
             "read beyond the step (its 2024 stack, loading, the final full-state-dict save) is not measured here"
         ),
-    ),
-    # torchtune README "Memory and training speed" (Llama 3.1)
-    PublishedMeasurement(
-        key="torchtune-llama3.1-70b-lora-8gpu",
-        url=_TORCHTUNE,
-        quote="| Llama 3.1 70B | LoRA | 8x A100 | 27.6 GiB  | 3497  |",
-        model="llama-3.1-70b",
-        workload={"micro_batch": 2, "seq_len": 2048, "precision": "bf16", "attention": "flash",
-                  "gradient_checkpointing": True, "regime": "lora", "lora_rank": 16,
-                  "lora_targets": ("q_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")},
-        strategy={"kind": "fsdp_full", "gpus_per_node": 8},
-        measured_bytes=27.6 * GIB_,
-        printed="27.6 GiB",
-        metric="allocated",
-        settings=_TORCHTUNE_SETTINGS + "; recipes/configs/llama3_1/70B_lora.yaml: LoRA r=16 on q, v, output "
-        "projections and the MLP, fused AdamW, FSDP2 on 8 GPUs",
-        known_miss=_CHUNKED_LOSS.format("about 6") + " (counted on every GPU); FSDP2 keeps the root unit "
-        "(embeddings, LM head: 2.1B parameters) gathered from forward to backward, which accelwiz now counts: the "
-        "+14.5% this row had was that 4 GiB missing against the 6 GiB loss tail counted in excess",
-        gpu="NVIDIA A100-SXM4-80GB",
-    ),
-    PublishedMeasurement(
-        key="torchtune-llama3.1-8b-qlora-1gpu",
-        url=_TORCHTUNE,
-        quote="| Llama 3.1 8B | QLoRA | 1x 4090 | 7.4 GiB | 2413  |",
-        model="llama-3.1-8b",
-        workload={"micro_batch": 2, "seq_len": 2048, "precision": "bf16", "attention": "flash",
-                  "gradient_checkpointing": True, "regime": "qlora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA},
-        strategy={"kind": "single"},
-        measured_bytes=7.4 * GIB_,
-        printed="7.4 GiB",
-        metric="allocated",
-        settings=_TORCHTUNE_SETTINGS + "; recipes/configs/llama3_1/8B_qlora_single_device.yaml: torchao NF4 "
-        "base, LoRA r=8 on q, k, v, output projections and the MLP, fused AdamW, one RTX 4090",
-        known_miss=_CHUNKED_LOSS.format("about 6") + "; torch.compile also fuses the RMSNorm upcasts",
-        gpu="NVIDIA GeForce RTX 4090",
-    ),
-    PublishedMeasurement(
-        key="torchtune-llama3.1-8b-lora-1gpu",
-        url=_TORCHTUNE,
-        quote="| Llama 3.1 8B | LoRA | 1x 4090 |  16.2 GiB | 3083 |",
-        model="llama-3.1-8b",
-        workload={"micro_batch": 2, "seq_len": 2048, "precision": "bf16", "attention": "flash",
-                  "gradient_checkpointing": True, "regime": "lora", "lora_rank": 8,
-                  "lora_targets": ("q_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")},
-        strategy={"kind": "single"},
-        measured_bytes=16.2 * GIB_,
-        printed="16.2 GiB",
-        metric="allocated",
-        settings=_TORCHTUNE_SETTINGS + "; recipes/configs/llama3_1/8B_lora_single_device.yaml: LoRA r=8 on q, v, "
-        "output projections and the MLP, fused AdamW, one RTX 4090",
-        known_miss=_CHUNKED_LOSS.format("about 6") + "; torch.compile also fuses the RMSNorm upcasts",
-        gpu="NVIDIA GeForce RTX 4090",
-    ),
-    PublishedMeasurement(
-        key="torchtune-llama3.1-405b-qlora-8gpu",
-        url=_TORCHTUNE,
-        quote="| Llama 3.1 405B | QLoRA | 8x A100 | 44.8 GB  | 653  |",
-        model="llama-3.1-405b",
-        workload={"micro_batch": 2, "seq_len": 2048, "precision": "bf16", "attention": "flash",
-                  "gradient_checkpointing": True, "regime": "qlora", "lora_rank": 16,
-                  "lora_targets": ("q_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")},
-        strategy={"kind": "fsdp_full", "gpus_per_node": 8},
-        measured_bytes=44.8 * GIB_,
-        printed="44.8 GB",
-        metric="allocated",
-        settings=_TORCHTUNE_SETTINGS + "; recipes/configs/llama3_1/405B_qlora.yaml: torchao NF4 base, LoRA r=16 "
-        "on q, v, output projections and the MLP, fused AdamW, FSDP2 without CPU offload on 8 A100s; the "
-        "table prints 'GB' in this row and 'GiB' in the others, torchtune's memory stats are in GiB: read as GiB",
-        known_miss=_CHUNKED_LOSS.format("about 6") + " (counted on every GPU); with FSDP2's root unit (embeddings, "
-        "LM head, 4.2B parameters in 16-bit) now counted gathered, the loss tail is what the estimate has in excess; "
-        "and torchao's NF4Tensor shards its scalers with the packed weight (its FSDP2 all-gather extension), where "
-        "accelwiz counts bitsandbytes' quantization state whole on every rank (+5.2 GiB here)",
-        gpu="NVIDIA A100-SXM4-80GB",
     ),
     # Answer.AI "Benchmarking QLoRA+FSDP" (fsdp_qlora, 2x RTX 3090 and 2x RTX 4090, 24 GB each)
     _answerai("answerai-llama2-7b-qlora-b1-512", "llama-2-7b", "qlora", 1, 512, 4.98,

@@ -103,7 +103,7 @@ def autocast_cast_parameters(workload: Workload) -> float:
     spec = workload.model
     if workload.regime != "full":  # the adapters are all linear; all sit inside the checkpointed layers
         if workload.gradient_checkpointing and not workload.legacy_trainer:
-            return 0.0
+            return frozen_cast_parameters(workload)
         # the first layer's q/k/v read the frozen embedding's output, which needs no gradient: autograd does
         # not keep the copies of their lora_A (r × hidden) that only the input's gradient would need
         unsaved = sum(
@@ -111,7 +111,7 @@ def autocast_cast_parameters(workload: Workload) -> float:
             for t in spec.block_linears()
             if t.kind in workload.lora_targets and t.kind in _ATTENTION_INPUTS and spec.family in GATED_FAMILIES
         )
-        return float(workload.trainable_parameters - unsaved)
+        return float(workload.trainable_parameters - unsaved) + frozen_cast_parameters(workload)
     count = 0
     for t in spec.tensors():
         kind = t.kind.lower()
@@ -126,6 +126,33 @@ def autocast_cast_parameters(workload: Workload) -> float:
         count += t.numel
     if spec.parameters_override is not None:  # a bare count has no shape: the published 2 B/param for all
         return float(spec.parameters_override)
+    return float(count)
+
+
+def frozen_cast_parameters(workload: Workload) -> float:
+    """LoRA/QLoRA over a base loaded in fp32 (TRL's default float32, PEFT's k-bit fp32 upcast) under autocast:
+    the frozen matrices a matmul reads whose 16-bit copy autograd keeps for the input's gradient. torch's
+    autocast caches only casts of leaf tensors that require grad, so each frozen weight is cast anew and its
+    copy is saved by the matmul until backward: every non-quantized block linear (a checkpointed layer's
+    are made again in its recompute, not kept) and the LM head (the embedding when tied)."""
+    if workload.regime == "full" or workload.precision != "mixed" or workload.frozen_base_width != 4:
+        return 0.0
+    spec, count = workload.model, 0
+    checkpointed = workload.gradient_checkpointing and not workload.legacy_trainer
+    for t in spec.tensors():
+        kind = t.kind.lower()
+        if "norm" in kind or kind.startswith("ln") or t.name == "bias":
+            continue
+        if "embed" in kind or kind in ("wte", "wpe"):
+            if spec.tie_word_embeddings and kind in ("embed_tokens", "wte") and spec.family != "bert":
+                count += t.numel
+            continue
+        if _IN_LAYER.search(t.module) and (workload.regime == "qlora" or checkpointed):
+            continue  # bitsandbytes' 4-bit matmul keeps the packed weight, not a 16-bit copy
+        if (spec.family in GATED_FAMILIES and t.module.startswith("layers.0.") and t.kind in _ATTENTION_INPUTS
+                and not checkpointed):
+            continue  # they read the frozen embedding's output, which needs no gradient: nothing to keep
+        count += t.numel
     return float(count)
 
 
@@ -292,17 +319,33 @@ def quant_state_bytes(workload: Workload) -> float:
 
 
 def _frozen_weight_bytes(workload: Workload, strategy: Strategy, frozen: int, compute: int) -> float:
-    """Frozen base weights of LoRA (16-bit; fp32 in fp32 training) and QLoRA (NF4 block linears).
-
-    LoRA under FSDP with mixed precision keeps the base in fp32: a unit flattens parameters of one dtype and the
-    adapters are fp32, so the base is loaded in fp32 (accelwiz's trainer, `finetune.lora_base_dtype`; PEFT's
-    FSDP example, `torch_dtype = quant_storage_dtype or torch.float32`); MixedPrecision gathers it in 16-bit."""
-    if workload.regime == "lora" and workload.precision == "mixed" and strategy.is_fsdp:
-        return 4.0 * frozen
+    """Frozen base weights of LoRA and QLoRA (the NF4 block linears, the rest at `frozen_base_width`)."""
+    width = frozen_base_width(workload, strategy, compute)
     if workload.regime != "qlora":
-        return float(compute * frozen)
+        return float(width * frozen)
     quantized = workload.quantized_parameters
-    return QLORA_BYTES_PER_PARAM * quantized + compute * (frozen - quantized)
+    return QLORA_BYTES_PER_PARAM * quantized + width * (frozen - quantized)
+
+
+def frozen_base_width(workload: Workload, strategy: Strategy, compute: int | None = None) -> int:
+    """Bytes per frozen, non-quantized base parameter on the GPU.
+
+    DeepSpeed with 16-bit compute casts every floating parameter of the module it is given to that dtype
+    (0.19.8 engine.py `_configure_distributed_model` -> `_cast_module_mixed_precision`), whatever it was loaded
+    in. Otherwise the dtype as loaded (`Workload.frozen_base_width`: a Trainer/TRL load, or PEFT's
+    prepare_model_for_kbit_training's fp32 for QLoRA); for the built-in trainer's LoRA under FSDP with mixed
+    precision the base is fp32 (a unit flattens parameters of one dtype and the adapters are fp32:
+    `finetune.lora_base_dtype`; PEFT's FSDP example, `torch_dtype = quant_storage_dtype or torch.float32`),
+    MixedPrecision gathering it in 16-bit; else the compute width."""
+    compute = compute if compute is not None else (4 if workload.precision == "fp32" else 2)
+    if strategy.is_deepspeed and workload.precision != "fp32":
+        return 2
+    loaded = workload.frozen_base_width
+    if loaded is not None:
+        return loaded
+    if workload.regime == "lora" and workload.precision == "mixed" and strategy.is_fsdp:
+        return 4
+    return compute
 
 
 def _frozen_in_flat_gradient(workload: Workload, strategy: Strategy) -> bool:

@@ -65,6 +65,16 @@ class Workload:
     # (a per-tensor loop, no foreach temporary), zero_grad in place (gradients allocated through forward) and
     # reentrant checkpointing (autocast copies kept). False: today's torch/accelerate defaults.
     legacy_trainer: bool = False
+    # The frozen base's dtype as the run's loader leaves it, where a Trainer or TRL load says it (a script's
+    # from_pretrained dtype="auto": the checkpoint's bf16; TRL's model_init_kwargs/--dtype, default float32:
+    # resolution/workload.py `trainer_load_dtype`). None: the built-in trainer's (trainer/finetune.py
+    # `lora_base_dtype`: LoRA's base in the compute dtype under mixed precision, fp32 under FSDP or fp32 training).
+    base_dtype: Literal["fp32", "bf16", "fp16"] | None = None
+    # QLoRA: PEFT's prepare_model_for_kbit_training ran, casting every non-quantized parameter (embeddings, norms,
+    # lm_head) to fp32 (peft 0.21 utils/other.py: every fp16/bf16 parameter that is no Params4bit). The built-in
+    # trainer calls it (finetune.apply_method) after loading those parameters in fp32 anyway; TRL's SFTTrainer
+    # (1.16) does not, and a Trainer script is not read for it: False leaves them in `base_dtype`.
+    kbit_prepared: bool = True
     # (major, minor) of the transformers that trains (resolution: the installed one); None: today's. The loss
     # tail depends on it (`copies_shifted_logits`)
     transformers_version: tuple[int, int] | None = None
@@ -98,6 +108,14 @@ class Workload:
         if self.regime != "qlora":
             return 0
         return sum(t.numel for t in self.model.all_block_linears())
+
+    @property
+    def frozen_base_width(self) -> int | None:
+        """Bytes per frozen (non-quantized) base parameter as loaded; None: the built-in trainer's choice, which
+        depends on the strategy (states.py `_frozen_weight_bytes`)."""
+        if self.regime == "qlora" and self.kbit_prepared:
+            return 4
+        return None if self.base_dtype is None else (4 if self.base_dtype == "fp32" else 2)
 
     def with_micro_batch(self, micro_batch: int) -> Workload:
         return replace(self, micro_batch=micro_batch)

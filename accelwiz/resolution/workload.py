@@ -105,6 +105,14 @@ class ResolvedWorkload:
         return tuple(dict.fromkeys(name for t in self.lora_targets.value
                                    for name in (ALL_LINEAR if t == "all-linear" else (t,))))
 
+    def _base_as_loaded(self) -> dict[str, Any]:
+        """The frozen base's dtype where a Trainer or TRL run loads it (`trainer_load_dtype`); neither calls
+        PEFT's prepare_model_for_kbit_training on its own (TRL 1.16's SFTTrainer does not; a Trainer script may,
+        unread). The built-in trainer's own choice otherwise (the estimator's defaults)."""
+        if self.weights_dtype.source != TRAINER or self.method.value == "full":
+            return {}
+        return {"base_dtype": self.weights_dtype.value, "kbit_prepared": False}
+
     def for_estimator(self, spec: ModelSpec, *, micro_batch_given: bool = True) -> Workload:
         """The estimator's Workload for this resolution and model; UsageError for LoRA targets matching nothing."""
         from accelwiz.estimate.workload import Workload
@@ -124,6 +132,7 @@ class ResolvedWorkload:
             attention=self.attention.value,
             micro_batch_given=micro_batch_given,
             transformers_version=installed_transformers_version(),
+            **self._base_as_loaded(),
         )
         if workload.regime != "full" and workload.trainable_parameters == 0:
             from accelwiz.errors import UsageError
