@@ -1,0 +1,32 @@
+"""No frozen published row's verdict contradicts its measured run (issue 28's goal, out of sample): a run measured
+to fit is never "does not fit", one measured out of memory is never "fits". Each row runs as the user types it
+(`accelwiz estimate ARGV --format json`, benchmarks/estimator_vs_published.py); nothing is tuned on these rows."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.estimator_vs_published import compare  # noqa: E402
+from benchmarks.published import ROWS  # noqa: E402
+
+FROZEN = [row for row in ROWS if row["set"] == "frozen" and row.get("argv")]
+
+
+def test_the_frozen_set_has_rows_of_both_outcomes():
+    assert any(row.get("ran", True) for row in FROZEN) and any(not row.get("ran", True) for row in FROZEN)
+
+
+@pytest.mark.parametrize("row", FROZEN, ids=[row["key"] for row in FROZEN])
+def test_no_frozen_verdict_contradicts_the_measured_run(row):
+    result = compare(row)
+    ran = row.get("ran", True)
+    forbidden = "does not fit" if ran else "fits"
+    assert result["verdict"] is not None and result["verdict"] != forbidden, (
+        f"{row['key']}: measured {'to run' if ran else 'out of memory'}, accelwiz says {result['verdict']!r} "
+        f"at {result['estimate_gib']} GiB")
