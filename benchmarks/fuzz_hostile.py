@@ -207,6 +207,7 @@ def write_doc(table: dict, failures: list[str], seconds: float, count: int, ever
         "in tests/hostile, the fuzz is `tests/hostile/mutants.py`.",
         "",
         *named_section(named),
+        *_kept_round_two(),
         "## Fuzz",
         "",
         f"{count:,} mutants{f' (of {planned:,} planned; the run was stopped here)' if planned else ''} "
@@ -236,7 +237,8 @@ def named_section(named: dict) -> list[str]:
 def rewrite_named(named: dict) -> None:
     """Only the named-cases section of the existing document (the fuzz section is kept)."""
     text = DOC.read_text()
-    start, end = text.index("## Named cases"), text.index("## Fuzz")
+    start = text.index("## Named cases")
+    end = text.index("## Round two") if "## Round two" in text else text.index("## Fuzz")
     DOC.write_text(text[:start] + "\n".join(named_section(named)) + "\n" + text[end:])
 
 
@@ -269,6 +271,14 @@ def round_two(count: int) -> None:
         text = text[:text.index("## Round two")]
     fuzz = text.index("## Fuzz")  # before the long 10,000-mutant table
     DOC.write_text(text[:fuzz] + "\n".join(lines).rstrip() + "\n\n" + text[fuzz:])
+
+
+def _kept_round_two() -> list[str]:
+    """The "Round two" section as --round-two last wrote it (a full fuzz run keeps it)."""
+    text = DOC.read_text() if DOC.is_file() else ""
+    if "## Round two" not in text:
+        return []
+    return text[text.index("## Round two"):text.index("## Fuzz")].rstrip().splitlines() + [""]
 
 
 def _cell(outcome) -> str:
