@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 PLAN_SCHEMA_VERSION = 1
 
 LauncherKind = Literal["local", "node-commands", "slurm"]
-ModelSource = Literal["preset", "config", "checkpoint", "hub", "parameters"]
+# "none": init was given no model (`accelwiz init --defaults`); older plans wrote that as `name: none` from
+# "parameters" with no count, which `PlanModel.missing` reads the same way
+ModelSource = Literal["preset", "config", "checkpoint", "hub", "parameters", "none"]
 Method = Literal["full", "lora", "qlora"]
 Attention = Literal["eager", "sdpa", "flash"]
 Precision = Literal["fp32", "fp16", "bf16", "fp8"]
@@ -85,6 +87,12 @@ class PlanModel(_Strict):
     source: ModelSource = "preset"
     parameters: int | None = Field(None, ge=0, description="Total parameters, as estimated.")
     trainable_parameters: int | None = Field(None, ge=0)
+
+    @property
+    def missing(self) -> bool:
+        """True for a plan written without a model: nothing to size or train."""
+        return self.source == "none" or (self.source == "parameters" and self.parameters is None
+                                          and self.name.strip().lower() == "none")
 
 
 class PlanFineTuning(_Strict):
@@ -256,6 +264,8 @@ def plan_model(plan: PlanFile) -> tuple[ModelSpec | None, str | None]:
     from accelwiz.estimate.models import model_with_count, resolve_model
 
     model = plan.model
+    if model.missing:
+        return None, "the plan names no model (init was run without --model)"
     names = [model.name]
     if model.source in ("config", "checkpoint"):
         names.insert(0, str(plan.resolve(model.name)))

@@ -25,21 +25,22 @@ from accelwiz.errors import EXIT_FINDINGS
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-# name -> (module under accelwiz.cli, function, extra typer.command keywords); the order is `--help`'s.
-# Every module has an EPILOG unless `epilog` is False. A `cls` given as a string is "module:class".
+# name -> (module under accelwiz.cli, function, extra typer.command keywords); the order is `--help`'s: the
+# workflow first (probe, init, check, estimate, run), then the rest. Every module has an EPILOG (its examples).
+# A `cls` given as a string is "module:class".
 COMMANDS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "probe": ("probe", "probe", {}),
-    "env": ("env", "env", {}),
-    "check": ("check", "check", {"cls": "trainer_args:SplitAtDoubleDash"}),  # `check FILES -- TRAINER ARGS`
-    "rule": ("rule", "rule", {"epilog": False}),
-    "migrate": ("migrate", "migrate", {}),
-    "convert": ("convert", "convert", {}),
-    "estimate": ("estimate", "estimate", {}),
     "init": ("init", "init", {}),
+    "check": ("check", "check", {"cls": "trainer_args:SplitAtDoubleDash"}),  # `check FILES -- TRAINER ARGS`
+    "estimate": ("estimate", "estimate", {}),
     "run": ("run", "run", {"context_settings": {"allow_extra_args": True, "ignore_unknown_options": True}}),
-    "schema": ("schema", "schema", {"epilog": False}),
     "doctor": ("doctor", "doctor", {}),
     "example": ("example", "example", {}),
+    "env": ("env", "env", {}),
+    "migrate": ("migrate", "migrate", {}),
+    "convert": ("convert", "convert", {}),
+    "rule": ("rule", "rule", {}),
+    "schema": ("schema", "schema", {}),
 }
 
 # The root's own options: all flags (none takes a value), so the first other word is the command's name.
@@ -67,12 +68,17 @@ def _register(app: typer.Typer, name: str) -> None:
     module_name, function, options = COMMANDS[name]
     module = importlib.import_module(f"accelwiz.cli.{module_name}")
     options = dict(options)
-    if options.pop("epilog", True):
-        options["epilog"] = module.EPILOG
+    options["epilog"] = _verbatim(module.EPILOG)
     if isinstance(options.get("cls"), str):
         where, cls = options["cls"].split(":")
         options["cls"] = getattr(importlib.import_module(f"accelwiz.cli.{where}"), cls)
     app.command(name=name, **options)(getattr(module, function))
+
+
+def _verbatim(epilog: str) -> str:
+    """Each paragraph of an epilog as written: click rewraps paragraphs (one `$ accelwiz ...` example ran into
+    the next) unless a paragraph starts with a `\\b` line."""
+    return "\n\n".join(f"\b\n{paragraph}" for paragraph in epilog.strip("\n").split("\n\n"))
 
 
 def build_app(names: Sequence[str] | None = None) -> typer.Typer:
@@ -80,8 +86,11 @@ def build_app(names: Sequence[str] | None = None) -> typer.Typer:
     app = typer.Typer(
         name="accelwiz",
         help="Probe the machine, plan memory, write and check Accelerate/DeepSpeed configs, then launch.\n\n"
+             "Workflow: probe -> init -> check -> estimate -> run (`accelwiz init --model tiny --defaults && "
+             "accelwiz run` trains a tiny model here).\n\n"
              "Exit codes: 0 ok (warnings allowed), 1 errors found, launch failed or internal error, 2 bad usage or "
-             "unreadable input, 130 interrupted. `run` passes the training process's exit code through.",
+             "unreadable input, 124 a stopped rank ended the run (ACCELWIZ_STALL_TIMEOUT), 130 interrupted. `run` "
+             "passes the training process's exit code through.",
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,

@@ -12,6 +12,16 @@ from accelwiz.cli.common import exit_on_error, get_console
 from accelwiz.errors import UsageError
 
 
+EPILOG = """\
+Examples:
+
+  $ accelwiz rule AW201                     # what it checks, why, an example and its fix
+  $ accelwiz rule param-offload-below-zero3 # by name
+  $ accelwiz rule --all                     # every rule: code, severity, fixable, name
+  $ accelwiz rule --all --format markdown > docs/rules.md
+"""
+
+
 class RuleFormat(str, Enum):
     text = "text"
     json = "json"

@@ -9,15 +9,33 @@ import typer
 
 from accelwiz.cli.common import exit_on_error, get_console
 
+from accelwiz.trainer.options import more_flags
+
+# The built-in trainer's flags that `run` declares itself; its others are listed in the epilog (more_flags).
+_DECLARED = {"--steps", "--micro-batch", "--seq-len", "--gradient-accumulation", "--method", "--lr", "--output-dir",
+             "--resume", "--data", "--model"}
+
 EPILOG = """\
 Examples:
 
-  $ accelwiz init --model tiny --defaults && accelwiz run   # the built-in toy model on accelerate.yaml
+  $ accelwiz init --model tiny --defaults && accelwiz run   # a toy model here
+  $ accelwiz run --explain --dry-run        # every value and its source; the
+                                            # exact command; start nothing
   $ accelwiz run --config ds_zero2.yaml --steps 200 --model Qwen/Qwen2.5-0.5B
-  $ accelwiz run train.py -- --lr 3e-4                # your script; its flags after --
-  $ accelwiz run --dry-run train.py                   # print the exact command and environment
-  $ accelwiz run --config 2x8.yaml --slurm job.sbatch train.py && sbatch job.sbatch
-"""
+  $ accelwiz run --save-every 50 --keep-checkpoints 3   # more trainer flags
+  $ accelwiz run train.py -- --lr 3e-4      # your script; its flags after --
+  $ accelwiz run --threads-per-process 4    # CPU threads per process
+  $ accelwiz run --config 2x8.yaml --slurm job.sbatch train.py
+  $ sbatch job.sbatch
+
+A rank that stays stopped (SIGSTOP, a debugger) ends the job after
+ACCELWIZ_STALL_TIMEOUT seconds (default 300, 0 = off) with exit 124, instead
+of hanging until NCCL's timeout. Otherwise the first failing rank's exit code
+is run's; Ctrl-C ends with 130.
+
+The built-in trainer's other flags (given to run as they are, or after `--`;
+`accelwiz run -- --help` prints the trainer's own help):
+""" + more_flags(_DECLARED)
 
 _TRAINER = "Built-in trainer (when no SCRIPT is given)"
 _MULTI = "Multi-node"

@@ -11,6 +11,19 @@ from accelwiz.cli.common import exit_on_error, get_console
 from accelwiz.errors import EXIT_FINDINGS
 
 
+EPILOG = """\
+Examples:
+
+  $ accelwiz schema --which accelerate > accelerate-config.schema.json
+  $ accelwiz schema --which plan > accelwiz-plan.schema.json
+  $ accelwiz schema --write schemas/        # all three files
+  $ accelwiz schema --check schemas/        # exit 1 when they are stale
+
+Then name the schema in the file's first line for your editor:
+  # yaml-language-server: $schema=accelerate-config.schema.json
+"""
+
+
 def schema(
     write: Annotated[Path | None, typer.Option(help="Write the schema files into this folder.")] = None,
     check_dir: Annotated[Path | None, typer.Option("--check", help="Exit 1 if the files in this folder are stale.")]

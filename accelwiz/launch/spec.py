@@ -16,10 +16,28 @@ if TYPE_CHECKING:
 
 def require_config(config_path: Path) -> None:
     """The config every way of launching starts from: absent, one line (before anything else is resolved)."""
+    if config_path.is_dir():
+        raise _a_folder(config_path)
     if not config_path.is_file():
         raise InputError(
             f"config file `{config_path}` not found", hint="run `accelwiz init` to write one, or pass --config FILE"
         )
+
+
+def _a_folder(folder: Path) -> InputError:
+    """`--config somedir`: say it is a folder and name the Accelerate YAMLs inside (not the plans beside them)."""
+    import itertools
+    import shlex
+
+    names = sorted(entry.name for entry in itertools.islice(folder.iterdir(), 1000)  # a huge folder: its first
+                   if entry.suffix in (".yaml", ".yml") and not entry.name.endswith(".plan.yaml") and entry.is_file())
+    if not names:
+        return InputError(f"config `{folder}` is a folder with no YAML in it, not an Accelerate config",
+                          hint="pass a file: --config FILE, or write one there: "
+                               f"accelwiz init -o {shlex.quote(str(folder / 'accelerate.yaml'))}")
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    return InputError(f"config `{folder}` is a folder, not an Accelerate config; it holds {', '.join(names[:5])}{more}",
+                      hint=f"pass one of them: --config {shlex.quote(str(folder / names[0]))}")
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,10 @@ def model_to_train(flag: str | None, plan: PlanFile | None) -> ModelChoice:
         if model.source == "config" and path.is_dir():  # init's plan for a directory holding only a config.json
             path = path / "config.json"
         return ModelChoice(str(path), "plan")
+    if model.missing:
+        raise UsageError(f"the plan {plan.path} names no model to train: `accelwiz init` wrote it without --model",
+                         hint=f"pass --model NAME ({_TOY_HINT}), or write the plan again with "
+                              "`accelwiz init --model NAME --force`")
     if model.source == "parameters":
         raise UsageError(f"the plan {plan.path} names no model to train: `{model.name}` is a parameter count, "
                          "which has no weights",

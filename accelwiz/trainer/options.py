@@ -69,6 +69,38 @@ _DEFAULTS = {name: getattr(TrainerOptions(), name) for name in TrainerOptions.__
 
 def parse_args(argv: list[str] | None = None) -> TrainerOptions:
     """Parse the trainer's own command line (what `accelerate launch` hands to `train.py`)."""
+    args = build_parser().parse_args(argv)
+    return TrainerOptions(**{name: getattr(args, name) for name in _DEFAULTS})
+
+
+def more_flags(shown: set[str], width: int = 76) -> str:
+    """The trainer's flags that `accelwiz run` does not declare (it passes them on: `run --save-every 5`), one
+    line each with its help, for run's `--help`: so that every flag the built-in trainer takes is listed there."""
+    import textwrap
+
+    lines = []
+    for action in build_parser()._actions:  # argparse keeps its actions here; there is no public accessor
+        flag = next((o for o in action.option_strings if o.startswith("--")), None)
+        if flag is None or flag in shown or action.help == argparse.SUPPRESS or flag in ("--help", "--config"):
+            continue
+        name = flag if action.nargs == 0 else f"{flag} {_metavar(action)}"
+        if isinstance(action, argparse.BooleanOptionalAction):
+            name = f"{flag} / --no-{flag[2:]}"
+        text = textwrap.fill(f"{name}: {action.help or ''}".rstrip(": "), width, subsequent_indent="    ",
+                             break_on_hyphens=False)
+        lines.append(f"  {text}")
+    return "\n".join(lines)
+
+
+def _metavar(action: argparse.Action) -> str:
+    if action.metavar:
+        return str(action.metavar)
+    if action.choices:
+        return "|".join(action.choices)
+    return {float: "X", int: "N", _positive: "N", _probability: "P", Path: "PATH"}.get(action.type, "TEXT")
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="accelwiz-trainer", description="accelwiz's built-in causal-LM trainer.")
     defaults = TrainerOptions()
     planned = " (default: the plan, else the DeepSpeed JSON, else %s)"
@@ -91,6 +123,7 @@ def parse_args(argv: list[str] | None = None) -> TrainerOptions:
                         help="PEFT's lora_dropout, 0 <= p < 1 (default: the plan, else 0.0, PEFT's).")
     parser.add_argument(
         "--lora-targets",
+        metavar="NAMES",
         help="Comma-separated module names LoRA adapts, or all-linear (PEFT's every linear layer but the output "
         "head) (default: the plan, else the attention projections).",
     )
@@ -136,13 +169,12 @@ def parse_args(argv: list[str] | None = None) -> TrainerOptions:
         help="A checkpoint directory, a hub id, a model preset (its hub weights), a config.json (a random "
         "initialisation) or a toy model (tiny, small, medium) (default: the plan's model; none: refused).",
     )
-    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--seed", type=int, default=defaults.seed, help=f"Random seed (default {defaults.seed}).")
     parser.add_argument(
         "--config", type=Path, default=None, help="The Accelerate YAML launched (`accelwiz run` passes it)."
     )
     _post_training_flags(parser, defaults)
-    args = parser.parse_args(argv)
-    return TrainerOptions(**{name: getattr(args, name) for name in _DEFAULTS})
+    return parser
 
 
 def _post_training_flags(parser: argparse.ArgumentParser, defaults: TrainerOptions) -> None:
@@ -150,11 +182,14 @@ def _post_training_flags(parser: argparse.ArgumentParser, defaults: TrainerOptio
     group.add_argument("--kind", choices=KINDS, default=defaults.kind,
                        help="sft: the built-in loop; dpo: --data has prompt, chosen, rejected; grpo: --data has "
                             "prompt, and --reward scores the completions (default: the plan's, else sft).")
-    group.add_argument("--reward", help="GRPO: FILE.py:FUNCTION, TRL's reward signature (completions, **kwargs).")
+    group.add_argument("--reward", metavar="FILE.py:FUNCTION",
+                       help="GRPO: the reward function, with TRL's signature (completions, **kwargs).")
     group.add_argument("--num-generations", type=_positive, default=defaults.num_generations,
                        help="GRPO: completions per prompt.")
-    group.add_argument("--max-prompt-length", type=_positive, default=defaults.max_prompt_length)
-    group.add_argument("--max-completion-length", type=_positive, default=defaults.max_completion_length)
+    group.add_argument("--max-prompt-length", type=_positive, default=defaults.max_prompt_length,
+                       help="Prompt tokens (default: the plan's, else 512).")
+    group.add_argument("--max-completion-length", type=_positive, default=defaults.max_completion_length,
+                       help="Completion tokens (default: the plan's, else 512).")
     group.add_argument("--beta", type=float, default=None, help="KL coefficient (default: TRL's, DPO 0.1, GRPO 0).")
 
 

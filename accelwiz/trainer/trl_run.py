@@ -26,6 +26,12 @@ def run_trl(opts: TrainerOptions, checked: CheckedInputs) -> Any:
     returns the Accelerator for train.finish."""
     from accelwiz.trainer.trl_data import reward_of, trl_records
 
+    import warnings
+
+    # TRL 1.16 itself reads `model.is_gradient_checkpointing` (trl/models/utils.py, disable_gradient_checkpointing),
+    # which transformers 5.24+ warns is deprecated, once per process: a line no user can act on (accelwiz passes
+    # today's `activation_checkpointing`, _common). Only that message is silenced.
+    warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated", category=FutureWarning)
     settings = checked.settings
     records, reward = trl_records(opts.data, settings.post.kind.value), reward_of(settings.post)
     trainer = _build(opts, settings, checked.model, records, reward)
@@ -60,9 +66,20 @@ def _common(opts: TrainerOptions, settings: Any) -> dict[str, Any]:
         "use_cpu": not on_gpu,
         "bf16": precision == "bf16",
         "fp16": precision == "fp16",
-        "gradient_checkpointing": bool(settings.gradient_checkpointing.value),
+        _checkpointing_name(): bool(settings.gradient_checkpointing.value),
         "disable_tqdm": True,
     }
+
+
+def _checkpointing_name() -> str:
+    """TrainingArguments' checkpointing field as the installed transformers spells it: `activation_checkpointing`
+    since 5.24, where the old `gradient_checkpointing` warns in every process that it goes in v6."""
+    import dataclasses
+
+    from transformers import TrainingArguments
+
+    names = {field.name for field in dataclasses.fields(TrainingArguments)}
+    return "activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing"
 
 
 def _build(opts: TrainerOptions, settings: Any, model: Any, records: list[dict[str, Any]], reward: Any) -> Any:

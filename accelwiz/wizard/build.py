@@ -229,15 +229,33 @@ TRAINER_OFFLOAD_OPTIMIZER: dict[str, Any] = {
 }
 
 
-def trainer_arguments(answers: Answers, deepspeed_file: Path | str | None = None) -> list[str]:
-    """The TrainingArguments flags that agree with the plan (the Trainer owns these values in trainer mode)."""
+# transformers 5.24 renamed TrainingArguments.gradient_checkpointing to activation_checkpointing; the old name
+# still works and warns (FutureWarning) that it goes in v6 (training_args.py __post_init__).
+ACTIVATION_CHECKPOINTING_SINCE = "5.24"
+
+
+def checkpointing_flag(system: MachineProfile | None = None) -> str:
+    """TrainingArguments' checkpointing flag as the transformers that will run spells it: the target profile's
+    version when it records one, else this environment's (package metadata, no import), else today's name."""
+    from accelwiz.probe.packages import distribution_version
+    from accelwiz.probe.versions import version_at_least
+
+    known = system is not None and system.package_known("transformers")
+    version = (system.packages["transformers"] if known else None) or distribution_version("transformers")
+    old = version is not None and version_at_least(version, ACTIVATION_CHECKPOINTING_SINCE) is False
+    return "--gradient_checkpointing" if old else "--activation_checkpointing"
+
+
+def trainer_arguments(answers: Answers, system: MachineProfile | None = None) -> list[str]:
+    """The TrainingArguments flags that agree with the plan (the Trainer owns these values in trainer mode), in
+    the spelling of the transformers that will run (`system`'s, else this environment's)."""
     flags = ["--per_device_train_batch_size", str(answers.micro_batch),
              "--gradient_accumulation_steps", str(answers.gradient_accumulation)]
     if answers.precision in (Precision.bf16, Precision.fp16):
         flags.append(f"--{answers.precision.value}")
     flags += ["--max_grad_norm", f"{answers.gradient_clipping:g}"]
     if answers.gradient_checkpointing:
-        flags.append("--gradient_checkpointing")
+        flags.append(checkpointing_flag(system))
     if answers.torch_compile:
         flags.append("--torch_compile")
     return flags

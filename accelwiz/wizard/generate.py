@@ -60,7 +60,7 @@ def generate(answers: Answers, system: MachineProfile, *, output: Path, command:
     launch = launch_commands(answers, output, pair.accelerate, system)
     from accelwiz.wizard.post_plan import post_lines, precision_flags, todos, trl_arguments
 
-    flags = trainer_arguments(answers) + precision_flags(answers) if answers.owner is Owner.trainer else []
+    flags = trainer_arguments(answers, system) + precision_flags(answers) if answers.owner is Owner.trainer else []
     trl = trl_arguments(answers)  # DPOConfig/GRPOConfig's own: the plan records them, the header says them
     extra = _training_settings(answers)
     plan_path = plan_path_for(output)
@@ -145,7 +145,7 @@ def build_plan_file(answers: Answers, system: MachineProfile, system_spec: str, 
 
 def _model_source(model: str | None) -> str:
     if not model:
-        return "parameters"
+        return "none"
     path = Path(model).expanduser()
     if path.is_dir():
         return "checkpoint" if any(path.glob("*.safetensors")) or any(path.glob("*.bin")) else "config"

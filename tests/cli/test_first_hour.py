@@ -118,3 +118,122 @@ def test_identical_files_are_kept_and_only_the_missing_one_is_written(cli, in_tm
     assert refused.exit_code == 2
     assert "cpu.yaml already exists and differs" in " ".join(refused.stderr.split())
     assert "`accelwiz run --config cpu.yaml`" in " ".join(refused.stderr.split())
+
+
+# --- 3. small frictions --------------------------------------------------------------------------------------
+
+
+def test_run_config_naming_a_folder_says_so_and_names_the_yamls_inside(cli, tmp_path):
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    for name in ("zero2.yaml", "ddp.yaml", "ddp.plan.yaml", "notes.txt"):
+        (folder / name).write_text("distributed_type: 'NO'\n")
+    result = cli("run", "--config", str(folder), "--dry-run")
+    assert result.exit_code == 2
+    message = " ".join(result.stderr.split())
+    assert f"config `{folder}` is a folder, not an Accelerate config; it holds ddp.yaml, zero2.yaml" in message
+    assert f"--config {folder / 'ddp.yaml'}" in message and "not found" not in message
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    nothing = cli("run", "--config", str(empty), "--dry-run")
+    assert nothing.exit_code == 2 and "is a folder with no YAML in it" in nothing.stderr
+
+
+def test_run_help_lists_every_flag_of_the_built_in_trainer():
+    """`--save-every` was missing from `run --help`: run passes the trainer's flags it does not declare on to the
+    trainer (`run --save-every 5` works), so the help never showed them. Now the epilog lists each one."""
+    from accelwiz.trainer.options import build_parser
+
+    help_text = accelwiz("run", "--help", cwd=Path.cwd()).stdout
+    flags = [o for a in build_parser()._actions for o in a.option_strings if o.startswith("--")]
+    assert "--save-every" in flags
+    assert [flag for flag in flags if flag not in ("--help", "--config") and flag not in help_text] == []
+    assert "--save-every N: Save a checkpoint every N steps" in help_text
+
+
+def test_trainer_flags_given_to_run_directly_reach_the_trainer(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli("init", "--model", "tiny", "--defaults").exit_code == 0
+    result = cli("run", "--save-every", "5", "--keep-checkpoints", "3", "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert "--save-every 5 --keep-checkpoints 3" in result.stdout
+
+
+def test_init_model_help_names_hub_ids_and_local_folders():
+    text = " ".join(accelwiz("init", "--help", cwd=Path.cwd()).stdout.split())
+    assert "a hub id (Qwen/Qwen2.5-7B), a local checkpoint folder or config.json" in text
+
+
+def test_a_plan_without_a_model_is_refused_as_one(cli, in_tmp):
+    """init without --model records no model; run said "`none` is a parameter count, which has no weights"."""
+    assert cli("init", "--defaults").exit_code == 0
+    plan = yaml.safe_load((in_tmp / "accelerate.plan.yaml").read_text())
+    assert plan["model"]["source"] == "none"
+    refused = cli("run", "--dry-run")
+    message = " ".join(refused.stderr.split())
+    assert refused.exit_code == 2 and "parameter count" not in message
+    assert "accelerate.plan.yaml names no model to train: `accelwiz init` wrote it without --model" in message
+    assert "pass --model NAME (`--model tiny`" in message
+    # a plan an older init wrote (`name: none`, source parameters, no count) reads the same
+    old = (in_tmp / "accelerate.plan.yaml").read_text().replace("source: none", "source: parameters")
+    (in_tmp / "accelerate.plan.yaml").write_text(old)
+    assert "wrote it without --model" in cli("run", "--dry-run").stderr
+    assert cli("run", "--model", "tiny", "--seq-len", "256", "--dry-run").exit_code == 0
+
+
+def test_init_writes_and_passes_todays_checkpointing_name():
+    """transformers 5.24 renamed TrainingArguments' gradient_checkpointing (the old name warns FutureWarning in
+    every process): the flags init prints and the DPO/GRPO config run builds use the installed name, and
+    transformers parses them without a deprecation warning."""
+    import dataclasses
+    import warnings
+
+    from transformers import HfArgumentParser, TrainingArguments
+
+    from accelwiz.trainer.trl_run import _checkpointing_name
+    from accelwiz.wizard.build import checkpointing_flag
+
+    fields = {f.name for f in dataclasses.fields(TrainingArguments)}
+    assert _checkpointing_name() in fields and checkpointing_flag() == f"--{_checkpointing_name()}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        (args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses(
+            ["--output_dir", "out", "--use_cpu", checkpointing_flag()])
+        from trl import DPOConfig
+
+        config = DPOConfig(output_dir="out", use_cpu=True, report_to="none", **{_checkpointing_name(): True})
+    assert args.gradient_checkpointing is True and config.gradient_checkpointing is True
+
+
+def test_an_older_transformers_on_the_target_gets_the_old_flag():
+    from accelwiz.probe.profiles import load_system
+    from accelwiz.wizard.build import checkpointing_flag
+
+    old = load_system("8xH100-80GB").model_copy(update={"packages": {"transformers": "4.57.1"}})
+    new = load_system("8xH100-80GB").model_copy(update={"packages": {"transformers": "5.24.0"}})
+    assert (checkpointing_flag(old), checkpointing_flag(new)) == ("--gradient_checkpointing",
+                                                                  "--activation_checkpointing")
+
+
+# --- help: workflow order, examples in every command, examples kept one a line ----------------------------
+
+
+def test_root_help_lists_the_workflow_first_and_every_command_has_examples():
+    from accelwiz.cli import COMMANDS
+
+    root = accelwiz("--help", cwd=Path.cwd()).stdout
+    listed = [line.split()[0] for line in root.split("Commands:")[1].splitlines() if line.startswith("  ")]
+    assert listed[:5] == ["probe", "init", "check", "estimate", "run"] and sorted(listed) == sorted(COMMANDS)
+    assert "124 a stopped rank" in " ".join(root.split())
+    for name in COMMANDS:
+        text = accelwiz(name, "--help", cwd=Path.cwd()).stdout
+        assert "Example" in text and f"accelwiz {name} " in text.partition("Example")[2], name
+
+
+def test_help_examples_stay_one_a_line_at_80_columns():
+    """Plain click help rewrapped the epilog: `$ accelwiz init --list-templates` ran on after the previous
+    example's comment."""
+    text = accelwiz("init", "--help", cwd=Path.cwd()).stdout
+    assert "\n    $ accelwiz init --list-templates\n" in text
+    run = accelwiz("run", "--help", cwd=Path.cwd()).stdout
+    assert "\n    $ accelwiz run train.py -- --lr 3e-4      # your script; its flags after --\n" in run

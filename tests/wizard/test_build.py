@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from accelwiz.wizard.answers import Precision, StrategyChoice
-from accelwiz.wizard.build import build
+from accelwiz.wizard.build import build, checkpointing_flag
 from accelwiz.wizard.catalog import CATALOG, question
 from accelwiz.wizard.flow import validate, walk
 from accelwiz.wizard.prompters import DefaultsPrompter
@@ -88,7 +88,7 @@ def test_for_the_trainer_the_json_says_auto_and_the_flags_agree_with_the_plan():
     assert generated.trainer_arguments == [
         "--per_device_train_batch_size", str(script["micro_batch"]),
         "--gradient_accumulation_steps", str(script["gradient_accumulation"]),
-        "--bf16", "--max_grad_norm", "1", "--gradient_checkpointing",
+        "--bf16", "--max_grad_norm", "1", checkpointing_flag(),
     ]
     plan = yaml.safe_load(generated.plan.text)
     assert plan["training"]["owner"] == "trainer"

@@ -189,7 +189,7 @@ def test_the_reward_is_written_relative_to_the_plan_as_every_path_in_it(tmp_path
 
 def test_under_fsdp_the_trainer_owns_checkpointing_when_it_owns_the_batch():
     """transformers refuses FSDP's activation checkpointing beside the Trainer's (AW710), which TRL turns on by
-    default: a trainer-owned FSDP plan leaves it to the Trainer's --gradient_checkpointing."""
+    default: a trainer-owned FSDP plan leaves it to the Trainer's --activation_checkpointing."""
     from accelwiz.wizard.answers import Owner
     from accelwiz.wizard.build import build, trainer_arguments
 
@@ -199,4 +199,4 @@ def test_under_fsdp_the_trainer_owns_checkpointing_when_it_owns_the_batch():
         answers = validate({**script, "owner": owner.value}, system("4xA100-40GB"))
         config = build(answers, system("4xA100-40GB")).accelerate
         assert config["fsdp_config"]["fsdp_activation_checkpointing"] is fsdp
-    assert "--gradient_checkpointing" in trainer_arguments(answers)  # what a trainer-owned plan passes instead
+    assert "--activation_checkpointing" in trainer_arguments(answers)  # what a trainer-owned plan passes instead
