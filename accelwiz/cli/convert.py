@@ -14,9 +14,10 @@ from accelwiz.cli.common import SystemOption, exit_on_error, get_console
 EPILOG = """\
 Examples:
 
-  $ accelwiz convert ds_zero3.yaml --to fsdp            # writes ds_zero3.fsdp.yaml
-  $ accelwiz convert fsdp.yaml --to deepspeed -o ds.yaml  # writes ds.yaml and ds.ds.json
-  $ accelwiz convert ds_zero3.yaml --to fsdp --model llama-8b --system 8xH100-80GB  # memory side by side
+  $ accelwiz convert ds_zero3.yaml --to fsdp       # writes ds_zero3.fsdp.yaml
+  $ accelwiz convert fsdp.yaml --to deepspeed -o ds.yaml   # + ds.ds.json
+  $ accelwiz convert ds_zero3.yaml --to fsdp --model llama-8b \\
+      --system 8xH100-80GB                         # memory side by side
 """
 
 

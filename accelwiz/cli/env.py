@@ -12,8 +12,8 @@ from accelwiz.cli.common import exit_on_error, get_console
 EPILOG = """\
 Examples:
 
-  $ accelwiz env                               # versions, packages, every GPU, topology, host
-  $ accelwiz env accelerate.yaml ds_config.json  # plus each config's settings and check result here
+  $ accelwiz env                      # versions, packages, GPUs, topology
+  $ accelwiz env accelerate.yaml ds_config.json  # + each config, checked
   $ accelwiz env accelerate.yaml | xclip -selection clipboard
 """
 

@@ -15,36 +15,51 @@ from accelwiz.defaults import DEFAULT_CONFIG
 EPILOG = """\
 Examples:
 
-  $ accelwiz init                                   # ask, with defaults from this machine
-  $ accelwiz init --defaults -o accelerate.yaml     # no questions: a config that works here
+  $ accelwiz init                          # ask; defaults from this machine
+  $ accelwiz init --defaults               # no questions: a config for here
+  $ accelwiz init --model tiny --defaults && accelwiz run   # train, here
   $ accelwiz init --system 8xH100-80GB --model llama-3-8b --defaults --dry-run
-  $ accelwiz init --system 2x8xA100-80GB --model llama-3.1-70b --for trainer --defaults -o zero3.yaml
-  $ accelwiz init --answers answers.yaml            # keys = question keys (see --help of each)
+  $ accelwiz init --system 2x8xA100-80GB --model llama-3.1-70b \\
+      --for trainer --defaults -o zero3.yaml
+  $ accelwiz init --answers answers.yaml   # `key: value` lines, keys below
   $ accelwiz init --list-templates
   $ accelwiz init --template zero3-offload -o accelerate.yaml
 
-Answer keys (--answers FILE, one `key: value` a line; `_` and `-` are the same in values):
-  system: local | a preset | NxGPU / MxNxGPU (1xA100-80GB, 2x8xH100-80GB) | profile.json
-  model: a preset, config.json, checkpoint folder, hub id or count (7B); empty: no estimate
-  kind: sft|dpo|grpo (--kind)         with dpo|grpo: max_prompt_length: N   max_completion_length: N
-  beta: X >= 0 (DPO 0.1, GRPO 0.0)     on GPUs: generation: hf|vllm-colocate|vllm-server   vllm_anyway: true|false
-  num_generations: N >= 2 dividing micro_batch x processes x accumulation   reward: FILE.py:FUNCTION (--reward)
-  regime: full|lora|qlora (--method)   lora_rank: N >= 1   seq_len: 1..the model's positions (sft)
-  owner: accelerate|trainer (--for)                  micro_batch: N >= 1
-  gradient_checkpointing: true|false   num_machines: N >= 1 (--machines)   gpus: 1..GPUs per machine
-  processes: N >= 1, CPU processes per machine where there is no GPU (--processes)
+Answer keys (--answers FILE; `_` and `-` are the same in values):
+  system: local | a preset | NxGPU / MxNxGPU (2x8xH100-80GB) | profile.json
+  model: a preset, config.json, checkpoint folder, hub id or count (7B);
+    empty: no estimate
+  kind: sft|dpo|grpo (--kind)   with dpo|grpo: max_prompt_length: N
+    max_completion_length: N   beta: X >= 0 (DPO 0.1, GRPO 0.0)
+  on GPUs: generation: hf|vllm-colocate|vllm-server   vllm_anyway: true|false
+  num_generations: N >= 2 dividing micro_batch x processes x accumulation
+  reward: FILE.py:FUNCTION (--reward)
+  regime: full|lora|qlora (--method)   lora_rank: N >= 1
+  seq_len: 1..the model's positions (sft)   micro_batch: N >= 1
+  owner: accelerate|trainer (--for)   gradient_checkpointing: true|false
+  num_machines: N >= 1 (--machines)   gpus: 1..GPUs per machine
+  processes: N >= 1, CPU processes per machine without GPUs (--processes)
   strategy: single|ddp|fsdp|fsdp-grad-op|fsdp-hybrid|zero1|zero2|zero3
-  offload_optimizer: true|false   offload_params: true|false   offload_device: cpu|nvme   nvme_path: PATH
-  precision: no|fp16|bf16|fp8     use_global_batch: true|false
-  target_global_batch: N, a multiple of micro_batch x processes (sets the accumulation)
-  gradient_accumulation: N >= 1   gradient_clipping: X >= 0 (0 = off)   torch_compile: true|false
-  zero3_init: true|false          launcher: per-node|slurm   machine_rank: 0..num_machines-1
-  main_process_ip: TEXT           main_process_port: 1..65535   rdzv_backend: c10d|static
-init writes the YAML, the DeepSpeed JSON (NAME.ds.json beside NAME.yaml, or --ds-output) and the plan
-(NAME.plan.yaml), only if they pass `accelwiz check`. When the fine-tuning does not fit, it picks the fastest
-that does (CPU offload, NVMe offload, LoRA, QLoRA, a shorter sequence) and says why. On a terminal: `<` goes back
-one question, and a review screen comes before writing. An existing file is replaced only with --force (or a
-yes), keeping a .bak. Ctrl-C at any question exits 130 with nothing written.
+  offload_optimizer: true|false   offload_params: true|false
+  offload_device: cpu|nvme   nvme_path: PATH
+  precision: no|fp16|bf16|fp8   use_global_batch: true|false
+  target_global_batch: N, a multiple of micro_batch x processes (sets the
+    accumulation)
+  gradient_accumulation: N >= 1   gradient_clipping: X >= 0 (0 = off)
+  torch_compile: true|false   zero3_init: true|false
+  launcher: per-node|slurm   machine_rank: 0..num_machines-1
+  main_process_ip: TEXT   main_process_port: 1..65535
+  rdzv_backend: c10d|static
+
+init writes the YAML, the DeepSpeed JSON (NAME.ds.json beside NAME.yaml, or
+--ds-output) and the plan (NAME.plan.yaml), only if they pass `accelwiz
+check`. When the fine-tuning does not fit, it picks the fastest that does (CPU
+offload, NVMe offload, LoRA, QLoRA, a shorter sequence) and says why. On a
+terminal: `<` goes back one question, and a review screen comes before
+writing. Files already there that are byte for byte what init would write are
+kept (the quickstart pasted twice goes on); different ones are replaced only
+with --force (or a yes), keeping .bak copies. Ctrl-C at any question exits 130
+with nothing written.
 """
 
 

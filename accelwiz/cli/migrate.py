@@ -13,10 +13,10 @@ from accelwiz.cli.common import exit_on_error, get_console
 EPILOG = """\
 Examples:
 
-  $ accelwiz migrate fsdp.yaml              # in place, the original kept as fsdp.yaml.bak
+  $ accelwiz migrate fsdp.yaml              # in place, keeping fsdp.yaml.bak
   $ accelwiz migrate fsdp.yaml -o fsdp2.yaml
   $ accelwiz migrate fsdp.yaml --diff       # show the change; write nothing
-  $ accelwiz migrate old.yaml --to-accelerate 1.15   # fp16, dynamo_backend, ipex_config: the current forms
+  $ accelwiz migrate old.yaml --to-accelerate 1.15   # keys in today's forms
 """
 
 

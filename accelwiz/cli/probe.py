@@ -12,15 +12,16 @@ from accelwiz.cli.common import SystemOption, exit_on_error, get_console
 EPILOG = """\
 Examples:
 
-  $ accelwiz probe                        # GPUs, topology, host, disk, packages
+  $ accelwiz probe                        # GPUs, links, host, disk, packages
   $ accelwiz probe --json > node.json     # the profile as JSON on stdout
   $ accelwiz probe --save node.json --disk /local_nvme
   $ accelwiz probe --list-presets
   $ accelwiz probe --list-gpus            # every GPU --system 8xKEY accepts
   $ accelwiz probe --system 8xH100-80GB   # show a preset instead of probing
 
-No torch import, no CUDA context: GPUs are read through NVML (nvidia-ml-py) and honour CUDA_VISIBLE_DEVICES.
-A machine without a GPU or driver is a normal result, reported in the notes.
+No torch import, no CUDA context: GPUs are read through NVML (nvidia-ml-py)
+and honour CUDA_VISIBLE_DEVICES. A machine without a GPU or driver is a
+normal result, reported in the notes.
 """
 
 

@@ -15,9 +15,9 @@ from accelwiz.errors import UsageError
 EPILOG = """\
 Examples:
 
-  $ accelwiz rule AW201                     # what it checks, why, an example and its fix
-  $ accelwiz rule param-offload-below-zero3 # by name
-  $ accelwiz rule --all                     # every rule: code, severity, fixable, name
+  $ accelwiz rule AW201               # what it checks, why, example, fix
+  $ accelwiz rule param-offload-below-zero3   # by name
+  $ accelwiz rule --all               # every rule: code, severity, fix, name
   $ accelwiz rule --all --format markdown > docs/rules.md
 """
 

@@ -237,3 +237,10 @@ def test_help_examples_stay_one_a_line_at_80_columns():
     assert "\n    $ accelwiz init --list-templates\n" in text
     run = accelwiz("run", "--help", cwd=Path.cwd()).stdout
     assert "\n    $ accelwiz run train.py -- --lr 3e-4      # your script; its flags after --\n" in run
+
+
+@pytest.mark.parametrize("name", ["probe", "init", "run", "env", "migrate", "convert", "rule", "schema"])
+def test_help_fits_80_columns(name):
+    """Each line of the help at 80 columns (examples and answer keys are kept as written, so they must fit)."""
+    text = accelwiz(name, "--help", cwd=Path.cwd()).stdout
+    assert [line for line in text.splitlines() if len(line) > 80] == []
