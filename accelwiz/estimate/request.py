@@ -79,6 +79,10 @@ def estimate_for(request: EstimateRequest, say: Callable[[str], None] = lambda _
     if strategy is None and from_config is not None:
         strategy = from_config
         choice = replace(choice, gpus_per_node=strategy.gpus_per_node, nodes=strategy.nodes)
+    if strategy is not None:  # what the stack refuses or replaces, refused with its reason (estimate/refusals.py)
+        from accelwiz.estimate.refusals import refuse_unrunnable
+
+        refuse_unrunnable(workload, strategy)
     told = {"warnings": choice.warnings, "debug": choice.debug}
     if post is not None:
         return _posttraining(workload, post, choice, strategy, told)

@@ -289,10 +289,13 @@ def strategy_from_options(
     if resolved.startswith("fsdp"):
         if "nvme" in (offload_optimizer, offload_param):
             raise UsageError("FSDP cannot offload to NVMe", hint="use --strategy zero3 for NVMe offload")
-        if (
-            offload_optimizer != offload_param
-        ):  # fsdp_offload_params moves parameters, gradients and optimizer
-            offload_optimizer = offload_param = "cpu"
+        if offload_param == "none" and offload_optimizer != "none":  # was silently made a parameter offload
+            raise UsageError(
+                "FSDP has no optimizer-only offload: accelerate's fsdp_offload_params (torch's CPUOffload"
+                "(offload_params=True)) moves parameters, gradients and the optimizer step together",
+                hint="pass --offload-param cpu as well, or --strategy zero2 for optimizer-only offload",
+            )
+        offload_optimizer = offload_param  # fsdp_offload_params moves parameters, gradients and optimizer
     elif resolved in ("zero1", "zero2") and offload_optimizer == "nvme":
         raise UsageError(
             "NVMe optimizer offload needs ZeRO-3 (DeepSpeed treats it as CPU at stage 1/2)",

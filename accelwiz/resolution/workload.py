@@ -154,8 +154,9 @@ def resolve_workload(*, plan: PlanFile | None = None, answers: dict[str, Any] | 
     for layer in (plan_layer(plan), _given(answers or {}, "answer"), files, trainer_layer(trainer_args),
                   _given(flags or {}, FLAG)):
         chosen.update(layer)
-    if "optimizer_kernel" in files and "optimizer_kernel" not in (flags or {}):  # DeepSpeed's, not the Trainer's
-        chosen["optimizer_kernel"] = files["optimizer_kernel"]
+    for name in ("optimizer_kernel", "optimizer"):  # DeepSpeed's JSON optimizer runs, not the Trainer's
+        if name in files and name not in (flags or {}):
+            chosen[name] = files[name]
     if chosen["weights_dtype"].value is None:
         chosen["weights_dtype"] = _load_dtype(chosen["precision"])
     if chosen["lora_alpha"].value is None:
@@ -225,6 +226,8 @@ def file_layer(effective: EffectiveConfig | None) -> dict[str, Sourced]:
     if effective.uses_deepspeed and optimizer.source == "json" and optimizer.value:
         layer["optimizer_kernel"] = Sourced("fused", "deepspeed json", f"optimizer.type {optimizer.value}: DeepSpeed "
                                             "builds FusedAdam (CPUAdam under offload), not the script's optimizer")
+        if str(optimizer.value).lower() in ("adam", "adamw"):
+            layer["optimizer"] = Sourced("adamw", "deepspeed json", f"optimizer.type {optimizer.value}")
     precision = effective.mixed_precision
     # accelerate's default "no" leaves the precision to the script (which may autocast): not a written choice
     if precision.source in ("yaml", "json", "deepspeed default") and precision.value in _PRECISION:
