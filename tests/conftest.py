@@ -40,6 +40,19 @@ def corpus_accelerate_yamls(corpus: Path | None, folders: tuple[str, ...] = ("re
     return found
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A DeepSpeed op build killed mid-way (a test run interrupted in its first minutes) leaves torch's build lock,
+    and every later DeepSpeed test then waits for it without end; remove such leftovers before anything builds
+    (the same clean-up `accelwiz run` does before a launch: accelwiz/launch/build_locks.py)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # the controller did it, before any worker started
+    from accelwiz.launch.build_locks import clear_stale_build_locks, extensions_folder
+    from accelwiz.launch.environment import torch_build, torch_extensions_cache
+
+    for folder in (extensions_folder(os.environ), torch_extensions_cache(os.environ, torch_build())):
+        clear_stale_build_locks(folder)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (CI runs `-n 2`), the tests marked slow (real launches, 5-45 s each) are handed out
     first and the many sub-second ones after them: they fill the end of the run evenly on both workers instead of

@@ -150,19 +150,26 @@ class RunPlan:
             raise LaunchError("accelerate is not installed", hint="pip install 'accelwiz[train]'")
         for change in self.env:
             console.info(f"setting {change}: {change.reason}")
+        environ = apply(self.env, os.environ)
+        if self.checked.spec.uses_deepspeed:
+            from accelwiz.launch.build_locks import clear_stale_build_locks, extensions_folder
+
+            for lock in clear_stale_build_locks(extensions_folder(environ)):
+                console.warn(f"removed {lock}: an interrupted DeepSpeed op build left it, and the launch would "
+                             "have waited for it forever")
         argv = self.argv
         console.info("$ " + self.as_shell())
         from accelwiz.launch.execute import execute
 
         received: list[int] = []
         if not self.records_exit_status:
-            return interrupted(console, execute(argv, apply(self.env, os.environ), received=received), received)
+            return interrupted(console, execute(argv, environ, received=received), received)
         import tempfile
 
         from accelwiz.launch.child import EXIT_DIR_ENV, recorded_status
 
         with tempfile.TemporaryDirectory(prefix="accelwiz-exit-") as exit_dir:
-            code = execute(argv, {**apply(self.env, os.environ), EXIT_DIR_ENV: exit_dir}, received=received)
+            code = execute(argv, {**environ, EXIT_DIR_ENV: exit_dir}, received=received)
             script_status = recorded_status(Path(exit_dir))
         # The launcher (launch/launcher.py) returns the first failing rank's status; the ranks' own records
         # (launch/child.py, the trainer's `entry`) are the fallback where a layer still reported a bare 1.
