@@ -118,6 +118,7 @@ CATALOG: dict[str, RuleRef] = {
     "AW115": plan_agreement.plan_names_missing_file,
     "AW116": multinode_hostfile.deepspeed_multinode_without_hostfile,
     "AW117": launch_copies.cpu_run_launched_as_copies,
+    "AW118": launch_copies.cpu_run_on_gpu_only_backend,
     # AW150: template placeholders in launch values (addresses, ports, ranks, counts)
     "AW150": placeholders.placeholder_launch_value,
     # AW2xx: DeepSpeed (the JSON, the YAML's deepspeed_config, their agreement, "auto")

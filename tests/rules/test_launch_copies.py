@@ -1,4 +1,4 @@
-"""AW117: a torchrun type with `use_cpu: true` runs as independent copies under plain `accelerate launch`.
+"""AW117/AW118: a torchrun type with `use_cpu: true` runs as independent copies under plain `accelerate launch`.
 
 The claim is proven by launching the YAML for real (tests/accelerate_launch.py): as printed, each process is rank 0
 of 1; with the environment the rule's fix names, the two processes form one group of 2.
@@ -58,5 +58,16 @@ def test_shapes_that_do_not_run_as_copies_stay_silent(write):
 
 def test_fsdp_names_fsdp_s_own_failure(write):
     text = CPU_TWO_PROCESS_YAML.replace("MULTI_GPU", "FSDP")
-    found = [d for d in diagnostics(write("f.yaml", text)) if d.code == "AW117"]
-    assert len(found) == 1 and "sync_module_states" in found[0].message and "MULTI_GPU" in found[0].fix
+    found = [d for d in diagnostics(write("f.yaml", text)) if d.code in ("AW117", "AW118")]
+    assert [d.code for d in found] == ["AW118"] and found[0].severity.value == "error"
+    assert "sync_module_states" in found[0].message and "MULTI_GPU" in found[0].fix
+
+
+def test_the_copies_are_a_warning_the_gpu_only_backends_an_error(write):
+    # the MULTI_GPU file is right for CPU DDP when the launch sets the variable (accelwiz run, init's lines): it
+    # warns; DeepSpeed with use_cpu hangs however it is launched: an error, and no launch variable handles it
+    copies = [d for d in diagnostics(write("m.yaml", CPU_TWO_PROCESS_YAML)) if d.code == "AW117"]
+    assert copies[0].severity.value == "warning"
+    deepspeed = CPU_TWO_PROCESS_YAML.replace("MULTI_GPU", "DEEPSPEED")
+    unit = check_unit([load_document(write("d.yaml", deepspeed))], launch=LaunchFacts(cpu_fallback=True))
+    assert [d.code for d in unit.diagnostics if d.code in ("AW117", "AW118")] == ["AW118"]
