@@ -54,7 +54,6 @@ EXCUSED: dict[tuple[str, str], str] = {
     ("accelwiz.resolution.options", "accelwiz.estimate.models"): "model registry",
     ("accelwiz.resolution.posttraining", "accelwiz.estimate.posttraining"): "PostTraining",
     ("accelwiz.resolution.run", "accelwiz.estimate.models"): "model registry",
-    ("accelwiz.resolution.run", "accelwiz.rules.engine"): "DeepSpeed JSON",
     ("accelwiz.resolution.workload", "accelwiz.estimate.strategy"): "training_precision",
     ("accelwiz.resolution.workload", "accelwiz.estimate.workload"): "Workload",
 }

@@ -103,7 +103,7 @@ class _Unit:
         resolved as `check` resolves it, so an edit that names a missing file is judged by AW202."""
         from accelwiz.effective import named_deepspeed_file
         from accelwiz.errors import InputError
-        from accelwiz.rules.engine import load_named_deepspeed, resolve_deepspeed_file
+        from accelwiz.deepspeed_file import load_named_deepspeed, resolve_deepspeed_file
 
         accelerate = next((d for d in documents if d.kind == "accelerate"), None)
         written = named_deepspeed_file(accelerate)  # the one answer to "does the YAML name a JSON", as check's

@@ -188,7 +188,7 @@ def refuse_deepspeed_file_beside_yaml_only(config_path: Path | str, who: str) ->
         return  # nothing to read (a script rendered for a config that is not on this machine)
     from accelwiz.document import load_document
     from accelwiz.errors import InputError, UsageError
-    from accelwiz.rules.engine import resolve_deepspeed_file
+    from accelwiz.deepspeed_file import resolve_deepspeed_file
 
     try:
         document = load_document(path)

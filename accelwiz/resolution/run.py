@@ -152,7 +152,7 @@ def _deepspeed_json(accelerate_doc: Document | None, environ: Mapping[str, str])
     written = named_deepspeed_file(accelerate_doc)
     if accelerate_doc is None or written is None:
         return None
-    from accelwiz.rules.engine import resolve_deepspeed_file
+    from accelwiz.deepspeed_file import resolve_deepspeed_file
 
     return resolve_deepspeed_file(written, accelerate_doc.path).resolved
 

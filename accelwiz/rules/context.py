@@ -9,6 +9,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from accelwiz.deepspeed_file import DeepSpeedReference
 from accelwiz.document import Document
 
 if TYPE_CHECKING:
@@ -16,19 +17,6 @@ if TYPE_CHECKING:
     from accelwiz.effective import EffectiveConfig
     from accelwiz.plan_file import PlanFile
     from accelwiz.probe.model import MachineProfile
-
-
-@dataclass(frozen=True)
-class DeepSpeedReference:
-    """How `deepspeed_config.deepspeed_config_file` was written and what it resolved to.
-
-    accelerate hands the string to the worker processes, which open it relative to the directory
-    `accelerate launch` runs in; accelwiz resolves it the same way and, failing that, next to the YAML.
-    """
-
-    written: str
-    resolved: Path | None
-    relative_to_yaml_only: bool = False
 
 
 @dataclass(frozen=True)
