@@ -28,7 +28,7 @@ def env(
     """Print a copy-paste Markdown report of this machine and your configs, for bug reports."""
     console = get_console()
     with exit_on_error(console):
-        from accelwiz.probe.env_report import env_report
+        from accelwiz.cli.env_report import env_report
         from accelwiz.probe.local import probe_local
 
         console.data(env_report(probe_local(disk), configs or []))

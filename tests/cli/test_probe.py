@@ -82,7 +82,7 @@ def test_env_without_configs_and_with_an_unreadable_one(cli, tmp_path):
 
 
 def test_env_report_lists_every_gpu_with_its_uuid_and_the_p2p_matrix():
-    from accelwiz.probe.env_report import env_report
+    from accelwiz.cli.env_report import env_report
     from accelwiz.probe.profiles import load_system
 
     text = env_report(load_system(str(SYSTEMS / "8xV100-32GB.json")))

@@ -1,4 +1,5 @@
-"""The `accelwiz env` report: everything a bug report about a distributed run needs, as Markdown.
+"""The `accelwiz env` report: everything a bug report about a distributed run needs, as Markdown. It is the
+command's use case, so it sits with the command, above the rule engine it runs and the probe it renders.
 
 Unlike `accelerate env`, it lists every GPU (not only GPU 0), the P2P topology, the disk, and for each config
 given the settings that decide the run plus the `accelwiz check` verdict on this machine.
