@@ -112,7 +112,13 @@ def training_workload(workload: Workload, post: PostTraining) -> Workload:
     if post.kind == "sft":
         return workload
     batch = workload.micro_batch * (2 if post.kind == "dpo" else 1)
-    return replace(workload, micro_batch=batch, seq_len=post.sequence)
+    loaded = {}
+    if workload.regime == "lora" and workload.precision == "mixed" and workload.base_dtype is None:
+        # accelwiz's DPO/GRPO run hands TRL the checkpoint's path (trainer/trl_run.py), and TRL 1.16 loads a
+        # model named by string in float32 (create_model_from_path): the frozen base is fp32, not the built-in
+        # trainer's 16-bit one (estimate/states.py `frozen_base_width`)
+        loaded = {"base_dtype": "fp32", "kbit_prepared": False}
+    return replace(workload, micro_batch=batch, seq_len=post.sequence, **loaded)
 
 
 def reference_bytes(workload: Workload, strategy: Strategy, post: PostTraining) -> tuple[int, str]:

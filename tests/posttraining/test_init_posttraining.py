@@ -73,7 +73,7 @@ def test_the_plan_records_the_estimate_that_estimate_kind_gives(cli, tmp_path):
                            "--method", "lora", "--strategy", "ddp")
     estimated = cli("estimate", "--model", "llama-3.2-1b", "--kind", "dpo", "--lora", "--lora-rank", "16",
                     "--micro-batch", "1", "--max-prompt-length", "512", "--max-completion-length", "512",
-                    "--system", "8xH100-80GB", "--strategy", "ddp", "--gradient-checkpointing", "--precision", "bf16",
+                    "--system", "8xH100-80GB", "--strategy", "ddp", "--gradient-checkpointing", "--precision", "mixed",
                     "--format", "json")
     assert estimated.exit_code == 0, estimated.output
     report = json.loads(estimated.stdout)
