@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from accelwiz.rules.docs import render_rules_markdown
+from accelwiz.cli.rule_docs import render_rules_markdown
 from accelwiz.rules.registry import load_all_rules
 
 REPO = Path(__file__).resolve().parent.parent

@@ -56,7 +56,6 @@ EXCUSED: dict[tuple[str, str], str] = {
 }
 EXCUSED_PAIRS: dict[tuple[str, str], str] = {
     # pairs inside one layer (an upward pair is excused by its upward imports above)
-    ("accelwiz.fix", "accelwiz.rules"): "rules.docs lists the fixes",
     ("accelwiz.launch", "accelwiz.trainer"): "the trainer records its status with launch.child",
 }
 

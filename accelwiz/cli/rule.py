@@ -37,7 +37,7 @@ def rule(
     """Explain a rule: what it checks, why it matters, and how to fix it."""
     console = get_console()
     with exit_on_error(console):
-        from accelwiz.rules.docs import render_rule, render_rules_json, render_rules_markdown, render_rules_table
+        from accelwiz.cli.rule_docs import render_rule, render_rules_json, render_rules_markdown, render_rules_table
         from accelwiz.rules.registry import load_all_rules
 
         rules = load_all_rules()

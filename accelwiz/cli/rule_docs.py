@@ -1,4 +1,7 @@
-"""Rule documentation in three shapes: one rule as text, all rules as a table, JSON or Markdown."""
+"""Rule documentation in three shapes: one rule as text, all rules as a table, JSON or Markdown.
+
+It joins the rule table with the fix table (`check --fix`, which runs the rules), so it sits with the `rule`
+command above both: the rules never import the fixes."""
 
 from __future__ import annotations
 
