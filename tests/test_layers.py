@@ -24,7 +24,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # what is read from disk and from the machine, as written: files with positions, their shapes (pydantic),
     # the plan, the machine's profile, and the one atomic writer
     "documents": ("accelwiz.document", "accelwiz.config", "accelwiz.defaults", "accelwiz.atomic",
-                  "accelwiz.atomic_stage", "accelwiz.plan_file", "accelwiz.probe"),
+                  "accelwiz.atomic_stage", "accelwiz.plan_file", "accelwiz.probe", "accelwiz.rank_status"),
     # what the files say a run will use, each value with its source
     "effective": ("accelwiz.effective", "accelwiz.effective_value", "accelwiz.effective_reader",
                   "accelwiz.effective_settings", "accelwiz.effective_deepspeed", "accelwiz.effective_fsdp",
@@ -56,7 +56,6 @@ EXCUSED: dict[tuple[str, str], str] = {
 }
 EXCUSED_PAIRS: dict[tuple[str, str], str] = {
     # pairs inside one layer (an upward pair is excused by its upward imports above)
-    ("accelwiz.launch", "accelwiz.trainer"): "the trainer records its status with launch.child",
 }
 
 

@@ -166,7 +166,7 @@ class RunPlan:
             return interrupted(console, execute(argv, environ, received=received), received)
         import tempfile
 
-        from accelwiz.launch.child import EXIT_DIR_ENV, recorded_status
+        from accelwiz.rank_status import EXIT_DIR_ENV, recorded_status
 
         with tempfile.TemporaryDirectory(prefix="accelwiz-exit-") as exit_dir:
             code = execute(argv, {**environ, EXIT_DIR_ENV: exit_dir}, received=received)

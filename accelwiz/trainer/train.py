@@ -185,9 +185,9 @@ def bad_input(message: str, hint: str | None, code: int = EXIT_BAD_INPUT) -> int
 
 def entry(argv: list[str] | None = None) -> int:
     """The process's entry point: any AccelwizError ends as its one line, hint and exit code (no traceback), and
-    the status is recorded in $ACCELWIZ_EXIT_DIR like a user script's (launch/child.py), so `accelwiz run` returns
-    it even where `accelerate launch` reports every failing worker as 1."""
-    from accelwiz.launch.child import record_status, status_of
+    the status is recorded in $ACCELWIZ_EXIT_DIR (accelwiz/rank_status.py) like a user script's, so `accelwiz run`
+    returns it even where `accelerate launch` reports every failing worker as 1."""
+    from accelwiz.rank_status import record_status, status_of
 
     status = 1
     try:
