@@ -13,7 +13,7 @@ the plan are relative to the plan file's directory.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
@@ -23,7 +23,6 @@ from accelwiz.estimate.verdict import Verdict  # the one verdict: fits, tight, d
 
 if TYPE_CHECKING:
     from accelwiz.estimate.spec import ModelSpec
-    from accelwiz.estimate.workload import Workload
     from accelwiz.probe.gpus import GpuModel
     from accelwiz.probe.model import MachineProfile
 
@@ -214,48 +213,7 @@ def dump_plan(plan: PlanFile) -> str:
     return header + body
 
 
-# What the memory and hardware rules read from a plan.
-
-def plan_workload(plan: PlanFile, flags: dict[str, Any] | None = None,
-                  model: ModelSpec | None = None) -> tuple[Workload | None, str | None]:
-    """The estimator's Workload for what the plan assumed (with `flags`, check's --seq-len ..., replacing its
-    fields), or (None, why not) when its model cannot be sized here: the plan and flags layers of
-    `accelwiz.resolution.workload.resolve_workload`, for callers without the files (convert's memory table)."""
-    from accelwiz.errors import AccelwizError
-    from accelwiz.resolution.workload import resolve_workload
-
-    spec, why = (model, None) if model is not None else plan_model(plan)
-    if spec is None:
-        return None, why
-    renamed = {"method" if name == "regime" else name: value for name, value in (flags or {}).items()}
-    try:
-        resolved = resolve_workload(plan=plan, flags=renamed, max_positions=spec.max_position_embeddings)
-        return resolved.for_estimator(spec, micro_batch_given="micro_batch" in renamed), None
-    except AccelwizError as exc:
-        return None, f"the plan's workload cannot be estimated: {exc.message}"
-
-
-# check's workload flags, as the plan names the field each replaces
-WORKLOAD_FLAG_FIELDS = {"micro_batch": ("--micro-batch", "training.micro_batch"),
-                        "seq_len": ("--seq-len", "training.sequence_length"),
-                        "gradient_checkpointing": ("--gradient-checkpointing", "training.gradient_checkpointing"),
-                        "regime": ("--lora/--qlora", "fine_tuning.method"),
-                        "lora_dropout": ("--lora-dropout", "fine_tuning.lora_dropout"),
-                        "attention": ("--attention", "training.attention")}
-
-
-def describe_overrides(plan: PlanFile, flags: dict[str, Any], model: str | None) -> str:
-    """Which workload fields came from the command line and which from the plan, in one line."""
-    given = [f"{WORKLOAD_FLAG_FIELDS[name][0]} {_shown(value)} replaces {WORKLOAD_FLAG_FIELDS[name][1]}"
-             for name, value in flags.items() if name in WORKLOAD_FLAG_FIELDS]
-    if model is not None:
-        given.insert(0, f"--model {model} replaces model.name ({plan.model.name})")
-    return "workload from the plan, " + ("; ".join(given) if given else "as recorded") + "; the rest from the plan"
-
-
-def _shown(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
+# What the memory and hardware rules read from a plan (its workload: accelwiz/resolution/plan.py).
 
 def plan_model(plan: PlanFile) -> tuple[ModelSpec | None, str | None]:
     """The estimator's ModelSpec for the plan's model: by name (a preset, or a config.json or checkpoint

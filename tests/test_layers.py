@@ -46,7 +46,6 @@ EXCUSED: dict[tuple[str, str], str] = {
     ("accelwiz.config.trl_arguments", "accelwiz.resolution.workload"): "TRL config check",
     ("accelwiz.plan_file", "accelwiz.estimate.models"): "plan's model",
     ("accelwiz.plan_file", "accelwiz.estimate.verdict"): "plan's verdict",
-    ("accelwiz.plan_file", "accelwiz.resolution.workload"): "plan's workload",
     ("accelwiz.resolution.model", "accelwiz.estimate.models"): "model registry",
     ("accelwiz.resolution.options", "accelwiz.estimate.models"): "model registry",
     ("accelwiz.resolution.posttraining", "accelwiz.estimate.posttraining"): "PostTraining",

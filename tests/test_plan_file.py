@@ -22,9 +22,9 @@ from accelwiz.plan_file import (
     load_plan,
     plan_path_for,
     plan_system,
-    plan_workload,
 )
 from accelwiz.probe.presets import find_preset, preset_profile
+from accelwiz.resolution.plan import plan_workload
 
 GIB = 2**30
 

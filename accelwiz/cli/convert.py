@@ -128,7 +128,8 @@ def convert(
         if source_plan is not None:
             # the plan's workload and machine where the options do not say (the table judged "?" without them):
             # the plan is the base, --model, --micro-batch and --seq-len replace one field each, as in `check`
-            from accelwiz.plan_file import plan_system, plan_workload
+            from accelwiz.plan_file import plan_system
+            from accelwiz.resolution.plan import plan_workload
 
             flags = {k: v for k, v in (("micro_batch", micro_batch), ("seq_len", seq_len)) if v is not None}
             planned, _why = plan_workload(source_plan, flags, model=workload.model if workload else None)
