@@ -128,6 +128,23 @@ REMOVED_IN_5: dict[str, str] = {
     "push_to_hub_token": "write --hub_token",
 }
 
+# `--optim` values: transformers 5.25's OptimizerNames (training_args.py). The field is typed `OptimizerNames | str`,
+# so HfArgumentParser takes any string and `TrainingArguments.__post_init__` refuses the rest with ValueError
+# ("'adamw_hf' is not a valid OptimizerNames"); tests/config/test_training_args_values.py compares the installed enum.
+OPTIMIZERS: frozenset[str] = frozenset("""
+adamw_torch adamw_torch_fused adamw_torch_xla adamw_torch_npu_fused adafactor adamw_anyprecision adamw_torch_4bit
+adamw_torch_8bit ademamix sgd adagrad adamw_bnb_8bit adamw_8bit ademamix_8bit lion_8bit lion_32bit paged_adamw_32bit
+paged_adamw_8bit paged_ademamix_32bit paged_ademamix_8bit paged_lion_32bit paged_lion_8bit rmsprop rmsprop_bnb
+rmsprop_bnb_8bit rmsprop_bnb_32bit galore_adamw galore_adamw_8bit galore_adafactor galore_adamw_layerwise
+galore_adamw_8bit_layerwise galore_adafactor_layerwise lomo adalomo grokadamw schedule_free_radam schedule_free_adamw
+schedule_free_sgd apollo_adamw apollo_adamw_layerwise stable_adamw
+""".split())
+# OptimizerNames values of transformers 4.x that 5 removed, and what to write instead
+REMOVED_OPTIMIZERS_IN_5: dict[str, str] = {
+    "adamw_hf": "write adamw_torch (transformers' own AdamW is gone; torch's computes the same update)",
+    "adamw_apex_fused": "write adamw_torch_fused (apex is no longer supported)",
+}
+
 # Bool fields whose default is true: HfArgumentParser adds a `--no_<name>` complement for them.
 _TRUE_BY_DEFAULT = frozenset({"dataloader_pin_memory", "eval_do_concat_batches", "logging_nan_inf_filter",
                               "remove_unused_columns", "skip_memory_metrics", "use_cache",
@@ -217,6 +234,10 @@ def _convert(name: str, text: str) -> tuple[Any, str | None]:
             return float(text), None
         except ValueError:
             return None, "invalid float value"
+    if name == "optim" and text not in OPTIMIZERS:
+        removed = REMOVED_OPTIMIZERS_IN_5.get(text)
+        return None, (f"removed from OptimizerNames in transformers 5; {removed}" if removed else
+                      "not an OptimizerNames value of transformers 5 (TrainingArguments refuses it)")
     if kind in _MAPPING_KINDS and text.startswith("{"):
         # TrainingArguments.__post_init__ json.loads a dict field given as a string starting with "{".
         try:

@@ -154,3 +154,28 @@ def _approximate_hjson(text: str) -> ReaderVerdict:
 def duplicate_refusal(verdict: ReaderVerdict) -> bool:
     """The refusal is DeepSpeed's duplicate-key check (AW013 reports those by key)."""
     return not verdict.accepted and verdict.message.startswith("Duplicate keys in DeepSpeed config")
+
+
+def hjson_only_data(text: str) -> dict[str, Any] | None:
+    """The mapping DeepSpeed's own reader makes of a text accelwiz's reader refuses (a member ended by a newline
+    with no comma, unquoted keys: hjson reads them, json.load does not), so a file whose consumer may be
+    DeepSpeed alone is checked as DeepSpeed reads it (AW016 says the json.load consumers refuse it); None when
+    hjson is not installed, refuses the text too, or reads no mapping."""
+    try:
+        import hjson
+    except ImportError:
+        return None
+    try:
+        data = hjson.loads(text, object_pairs_hook=raise_on_duplicate_keys)
+    except (hjson.HjsonDecodeError, ValueError, RecursionError):
+        return None
+    return _plain(data) if isinstance(data, dict) else None
+
+
+def _plain(value: Any) -> Any:
+    """hjson's numbers and containers as json.load gives them (Decimal-free; dict and list)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value

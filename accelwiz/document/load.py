@@ -85,7 +85,14 @@ def _parse_as(text: str, syntax: str, kind: DocumentKind | None) -> tuple[Any, s
         try:
             data, reader = read_json(text)
         except InputError as exc:
-            raise _refused_json(text, exc, kind) from None
+            # hjson reads what accelwiz's reader cannot place (a member ended by a newline): a DeepSpeed JSON
+            # checked as DeepSpeed's own reader sees it, without key positions; AW015/AW016 say who refuses it
+            from accelwiz.document.consumers import hjson_only_data
+
+            lenient = hjson_only_data(text) if kind in (None, "deepspeed") else None
+            if lenient is None:
+                raise _refused_json(text, exc, kind) from None
+            return lenient, "json", ({}, {}, {}, [])
         return data, "json", (reader.key_spans, reader.value_spans, {}, reader.duplicate_keys)
     try:
         data, tree = read_yaml(text)

@@ -52,6 +52,7 @@ trainer_fsdp = RuleModule("trainer_fsdp", TRAINER)
 trainer_fsdp_checkpointing = RuleModule("trainer_fsdp_checkpointing", TRAINER)
 trainer_hardware = RuleModule("trainer_hardware", TRAINER, SYSTEM)
 trainer_optimizer = RuleModule("trainer_optimizer", TRAINER)
+trainer_accumulation = RuleModule("trainer_accumulation", TRAINER)
 trainer_schedule = RuleModule("trainer_schedule", TRAINER)
 trainer_wrapper = RuleModule("trainer_wrapper", TRAINER)
 trl_batch = RuleModule("trl_batch", TRL)
@@ -220,6 +221,7 @@ CATALOG: dict[str, RuleRef] = {
     "AW617": visible.gpu_ids_not_visible_here,  # the environment check runs in; no --system needed
     "AW618": deepspeed_fp16.deepspeed_fp16_before_volta,
     "AW619": deepspeed_features.deepspeed_key_newer_than_installed,
+    "AW620": visible.processes_exceed_visible_gpus,  # the environment check runs in, joined with the launch's count
     # AW7xx: the HF Trainer's arguments against the YAML and JSON
     "AW701": trainer_arguments.trainer_argument_invalid,
     "AW702": trainer_arguments.trainer_deepspeed_mismatch,
@@ -239,6 +241,8 @@ CATALOG: dict[str, RuleRef] = {
     "AW716": trainer_fsdp.trainer_fsdp_setting_overridden,
     "AW717": trainer_fsdp.trainer_fsdp_config_without_fsdp,
     "AW718": trainer_optimizer.trainer_clipping_not_applied,
+    "AW719": trainer_accumulation.trainer_accumulation_not_applied,
+    "AW720": trainer_accumulation.trainer_accumulation_batch_assertion,
     # AW8xx: TRL post-training (check --kind dpo|grpo with TRL's arguments)
     "AW801": trl_batch.grpo_generation_batch_not_divisible,
     "AW802": trl_batch.grpo_eval_batch_not_divisible,

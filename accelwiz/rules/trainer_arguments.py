@@ -36,6 +36,7 @@ class TrainerView:
     resolution: TrainerResolution | None
     world_size: int | None
     problem: str | None = None  # the --deepspeed file cannot be read
+    written: dict[str, Any] | None = None  # the DeepSpeed config as written, before the Trainer and accelerate fill it
 
 
 def _written_precision(ctx: CheckContext) -> str | None:
@@ -103,6 +104,7 @@ def trainer_view(ctx: CheckContext) -> TrainerView | None:
             config, json_role = ctx.deepspeed.data, "deepspeed"
         elif ctx.accelerate is None and ctx.deepspeed is not None:
             config, json_role = ctx.deepspeed.data, "deepspeed"  # the JSON given is the one the Trainer reads
+            problem = _missing(file)  # ... and yet the name the Trainer opens must exist where the script runs
         else:
             config, problem = _read_json(file)
     elif ctx.deepspeed is not None and (ctx.accelerate is None or _distributed_type(ctx) == "DEEPSPEED"):
@@ -118,9 +120,24 @@ def trainer_view(ctx: CheckContext) -> TrainerView | None:
     if isinstance(config, dict):
         resolution = resolve_for_trainer(config, args, world_size=world, path=path or "trainer",
                                          launcher_precision=launcher_precision)
-    view = TrainerView(args, path, json_role, json_name, resolution, world, problem)
+    view = TrainerView(args, path, json_role, json_name, resolution, world, problem,
+                       config if isinstance(config, dict) else None)
     ctx.__dict__[_CACHE_KEY] = view
     return view
+
+
+def _missing(file: Path | None) -> str | None:
+    """A --deepspeed name that is no file: TrainingArguments hands it to accelerate's HfDeepSpeedConfig, which
+    refuses it ("Expected a string path to an existing deepspeed config, or a dictionary, or a base64 encoded
+    string. Received: ..."; a relative name is opened from the directory the script runs in)."""
+    from accelwiz.document.read import exists
+
+    if file is None or exists(file) or file.is_symlink():
+        return None
+    where = "" if file.is_absolute() else f" (relative to {Path.cwd()}, where check runs)"
+    return (f"--deepspeed names `{file}`, which does not exist{where}: the Trainer stops with \"Expected a string "
+            f"path to an existing deepspeed config ... Received: {file}\"; the JSON checked beside it is not the "
+            "file it opens")
 
 
 def _read_json(file: Path | None) -> tuple[Any, str | None]:
@@ -171,8 +188,9 @@ def trainer_argument_invalid(ctx: CheckContext) -> Iterator[Finding]:
     ## What it does
     Finds a Trainer argument that transformers refuses before training starts: a value `HfArgumentParser` cannot
     convert (`--per_device_train_batch_size 4.5`, `--bf16 maybe`), an option missing its value, `--fp16` together
-    with `--bf16`, a `--deepspeed` file that does not exist or is not JSON, or a transformers 4 argument that
-    transformers 5 no longer has (`--warmup_ratio`: write `--warmup_steps 0.1`; `--no_cuda`, `--per_gpu_*`, ...).
+    with `--bf16`, a `--deepspeed` file that does not exist (where the script runs) or is not JSON, a transformers
+    4 argument that transformers 5 no longer has (`--warmup_ratio`: write `--warmup_steps 0.1`; `--no_cuda`,
+    `--per_gpu_*`, ...), or a value it no longer takes (`--optim adamw_hf`: write `adamw_torch`).
 
     ## Why is this bad?
     The script exits in argument parsing or in `TrainingArguments.__post_init__` ("At most one of fp16 and bf16

@@ -8,7 +8,7 @@ checkpointing the Trainer never calls. Each is silent without Trainer arguments.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.rule import rule
@@ -56,10 +56,49 @@ def trainer_optimizer_argument_ignored(ctx: CheckContext) -> Iterator[Finding]:
     for argument, block in (("optim", "optimizer"), ("lr_scheduler_type", "scheduler")):
         if view.args.is_given(argument) and isinstance(config.get(block), dict):
             kind = config[block].get("type")
+            message = f"{view.args.where(argument)} is ignored: the DeepSpeed config's {block} block ({kind}) is used"
+            if block == "scheduler":
+                difference = _schedule_difference(view.args, config[block])
+                if difference is None:
+                    continue  # the block runs the schedule the command line asks for
+                message = f"{view.args.where(argument)} is replaced by the DeepSpeed config's {difference}"
             role, path = config_location(view, block)
-            yield Finding(role, path if role == "deepspeed" else (),
-                          f"{view.args.where(argument)} is ignored: the DeepSpeed config's {block} block "
-                          f"({kind}) is used")
+            yield Finding(role, path if role == "deepspeed" else (), message)
+
+
+# DeepSpeed's schedulers (runtime/lr_schedules.py) and the Trainer schedule each one runs when its warm-up is
+# linear, starts at 0 and the Trainer fills its peak and step counts: WarmupDecayLR decays linearly to 0 at
+# total_num_steps, as transformers' `linear` does after its warm-up; WarmupLR holds the peak, as
+# `constant_with_warmup` does.
+_SHAPES = {"WarmupLR": "warm-up, then the peak held", "WarmupDecayLR": "warm-up, then a linear decay to 0",
+           "WarmupCosineLR": "warm-up, then a cosine decay", "OneCycle": "a cyclic schedule",
+           "LRRangeTest": "a growing range-test schedule"}
+_SAME_AFTER_WARMUP = {"WarmupDecayLR": "linear", "WarmupLR": "constant_with_warmup"}
+
+
+def _schedule_difference(args: Any, block: dict) -> str | None:
+    """What the JSON's scheduler does otherwise than --lr_scheduler_type; None when it runs the same schedule."""
+    kind, asked = block.get("type"), args["lr_scheduler_type"]
+    params = block.get("params") if isinstance(block.get("params"), dict) else {}
+    shape = f"scheduler block ({kind}: {_SHAPES.get(kind, 'its own schedule')})"
+    if _SAME_AFTER_WARMUP.get(kind) != asked:
+        return shape
+    # the warm-up: the Trainer fills an "auto" warmup_num_steps with max(1, its warm-up steps); a fraction < 1
+    # of the total steps is more than one step on any real run
+    steps = params.get("warmup_num_steps", 1000)  # WarmupLR's own default
+    steps = args["warmup_steps"] if steps == "auto" else steps
+    differences = []
+    warmup_type = params.get("warmup_type", "log")
+    if isinstance(steps, (int, float)) and (steps > 1 or 0 < steps < 1) and warmup_type != "linear":
+        over = f"{steps:g} of the steps" if steps < 1 else f"{steps:g} steps"
+        differences.append(f"its warm-up over {over} rises logarithmically (warmup_type {warmup_type}"
+                           f"{', DeepSpeed default' if 'warmup_type' not in params else ''}), not linearly")
+    start = params.get("warmup_min_lr", 0)
+    if isinstance(start, (int, float)) and start != 0:
+        differences.append(f"it starts at warmup_min_lr {start:g}, not 0")
+    if not differences:
+        return None
+    return f"{shape}: the same {asked} shape, but " + " and ".join(differences)
 
 
 # What accelerate's `prepare` turns the Trainer's own optimizer into under ZeRO optimizer offload

@@ -1,5 +1,5 @@
-"""AW617: `gpu_ids` against the GPUs visible where check runs (a SLURM job, a container, CUDA_VISIBLE_DEVICES),
-without --system: the environment says what this job may use."""
+"""AW617, AW620: `gpu_ids` and the process count against the GPUs visible where check runs (a SLURM job, a container,
+CUDA_VISIBLE_DEVICES): the environment says what this job may use."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
-from accelwiz.rules.hardware._shared import gpu_ids, gpu_list
+from accelwiz.rules.hardware._shared import gpu_hint, gpu_ids, gpu_list, written
 from accelwiz.rules.rule import rule
 
 
@@ -80,3 +80,57 @@ def gpu_ids_not_visible_here(ctx: CheckContext) -> Iterator[Finding]:
     elif len(ids) > here.count:
         yield Finding("accelerate", ("gpu_ids",),
                       f"`gpu_ids` lists {len(ids)} GPUs, but this job was given {here.count} ({here.source})")
+
+
+@rule("AW620", "processes-exceed-visible-gpus", Severity.ERROR,
+      fix="Start one process per visible GPU (`--num-processes`, torchrun's --nproc_per_node), or list as many GPUs "
+          "in CUDA_VISIBLE_DEVICES")
+def processes_exceed_visible_gpus(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Compares the processes each machine starts (the YAML's `num_processes`, or check's `--num-processes`, the
+    launch's own count) with the GPUs the environment `accelwiz check` runs in leaves visible:
+    `CUDA_VISIBLE_DEVICES`, else `SLURM_STEP_GPUS` / `SLURM_JOB_GPUS`. Without `gpu_ids` (which `accelerate
+    launch` puts in place of the variable: AW617), with or without `--system`.
+
+    ## Why is this bad?
+    torchrun and `accelerate launch` start the processes asked for whatever the variable says, and every one sees
+    only the listed GPUs: with `CUDA_VISIBLE_DEVICES=0,1` and 8 processes, ranks 2 to 7 have no GPU of their
+    own. They fail with "invalid device ordinal" or are put on a GPU another rank already holds (accelerate's
+    `local_process_index % device_count()`), which NCCL refuses ("Duplicate GPU detected"). The `deepspeed`
+    launcher given `--num_gpus` drops the variable instead, and runs on GPUs it was meant to keep out.
+
+    ## Example
+    ```yaml
+    # CUDA_VISIBLE_DEVICES=0,1 accelwiz check accelerate.yaml
+    distributed_type: MULTI_GPU
+    num_processes: 8
+    ```
+    Use instead: as many processes as visible GPUs.
+    ```yaml
+    # CUDA_VISIBLE_DEVICES=0,1 accelwiz check accelerate.yaml
+    distributed_type: MULTI_GPU
+    num_processes: 2
+    ```
+    """
+    here = visible_here()
+    if here is None or gpu_ids(ctx) is not None or not gpu_hint(ctx) or ctx.effective.use_cpu.strict is True:
+        return
+    count, spread = ctx.effective.num_processes, ctx.effective.num_machines
+    processes, machines = written(count), written(spread) or 1
+    if processes is None or machines < 1:
+        return
+    per_machine = processes // machines
+    system = ctx.system
+    if per_machine <= here.count or (system is not None and system.gpus and per_machine > system.gpu_count):
+        return  # enough GPUs, or more processes than the machine has GPUs at all: AW602 says so
+    flagged = count.source == "command line"
+    name = "--num-processes" if flagged else "num_processes"
+    per = f" / {machines} machines" if machines > 1 else ""
+    yield Finding("accelerate" if not flagged and ctx.accelerate is not None else None,
+                  ("num_processes",) if not flagged and ctx.accelerate is not None else (),
+                  f"{per_machine} processes per machine ({name} {processes}{per}) but {here.source} leaves "
+                  f"{here.count} GPU(s) visible: ranks {here.count} to {per_machine - 1} have no GPU of their own "
+                  "(\"invalid device ordinal\", or two ranks on one GPU, which NCCL refuses)",
+                  fix=f"Pass `--num-processes {here.count * machines}`" if flagged else
+                  f"Set `num_processes: {here.count * machines}`")
