@@ -160,6 +160,8 @@ def run_case(case: Case) -> Any:
         context["workload"] = Workload(resolve_model(model), **fields)
     if case.trainer_args is not None or case.training_args_file is not None:
         context["training_args"] = _training_args(case)
+    if case.num_processes:  # check --num-processes: the Trainer's world and the launch's count (cli/check.py)
+        context["launch_flags"] = {"num_processes": case.num_processes}
     with _environment(case.env):
         return check_paths([THREADS / _path(f) for f in case.files], select_rules(), **context)
 
