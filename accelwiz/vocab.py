@@ -28,3 +28,24 @@ HEADROOM = 0.9
 
 SHARDING_STRATEGIES = ("FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD", "HYBRID_SHARD_ZERO2")
 """FSDP1 sharding strategies in accelerate's order (`FSDP_SHARDING_STRATEGY`): strategy N is the N-th name."""
+
+# The domain's words, defined once (issue 30, item 4). Each name below replaces a table that was written in
+# several modules; tests/test_vocab.py keeps the copies that remain in other packages equal to these.
+
+TRAINING_KINDS = ("sft", "dpo", "grpo")
+"""What a run trains: sft (the built-in loop), dpo (preference pairs) or grpo (generations scored by rewards), as
+the plan's `post_training.kind`, the trainer's --kind and the resolution spell it."""
+
+TRL_KINDS = TRAINING_KINDS[1:]
+"""The kinds TRL's trainers run (trainer/trl_run.py); sft is accelwiz's own loop."""
+
+PLAN_PRECISION_OF_MIXED = {"no": "fp32", "fp16": "fp16", "bf16": "bf16", "fp8": "fp8"}
+"""accelerate's `mixed_precision` (the YAML's and --mixed_precision's spelling) -> the plan's `training.precision`.
+Only "no" is spelled differently: the plan says what the weights compute in (fp32), accelerate what it adds."""
+
+MIXED_PRECISION_OF_PLAN = {plan: mixed for mixed, plan in PLAN_PRECISION_OF_MIXED.items()}
+"""The plan's `training.precision` -> accelerate's `mixed_precision`: the inverse of PLAN_PRECISION_OF_MIXED."""
+
+RENAMED_WORKLOAD_FIELDS = {"regime": "method"}
+"""The estimator's old word -> the resolution's (and the plan's `fine_tuning.method`): check's --lora/--qlora still
+reach the engine as "regime"; every reader renames with this one table."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from accelwiz.errors import AccelwizError
 from accelwiz.plan_file import plan_model
 from accelwiz.resolution.workload import resolve_workload
+from accelwiz.vocab import RENAMED_WORKLOAD_FIELDS
 
 if TYPE_CHECKING:
     from accelwiz.estimate.spec import ModelSpec
@@ -27,7 +28,7 @@ def plan_workload(plan: PlanFile, flags: dict[str, Any] | None = None,
     spec, why = (model, None) if model is not None else plan_model(plan)
     if spec is None:
         return None, why
-    renamed = {"method" if name == "regime" else name: value for name, value in (flags or {}).items()}
+    renamed = {RENAMED_WORKLOAD_FIELDS.get(name, name): value for name, value in (flags or {}).items()}
     try:
         resolved = resolve_workload(plan=plan, flags=renamed, max_positions=spec.max_position_embeddings)
         return resolved.for_estimator(spec, micro_batch_given="micro_batch" in renamed), None

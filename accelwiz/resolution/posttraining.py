@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from accelwiz.errors import UsageError
 from accelwiz.resolution.workload import DEFAULT, FLAG, PLAN, Sourced
+from accelwiz.vocab import TRAINING_KINDS
 
 if TYPE_CHECKING:
     from accelwiz.config.trl_arguments import TrlArguments
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from accelwiz.plan_file import PlanFile
     from accelwiz.resolution.workload import ResolvedWorkload
 
-KINDS = ("sft", "dpo", "grpo")
+KINDS = TRAINING_KINDS  # the one list: accelwiz/vocab.py
 GENERATIONS = ("hf", "vllm-colocate", "vllm-server")
 TRL = "trl arguments"
 

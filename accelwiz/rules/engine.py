@@ -21,6 +21,7 @@ from accelwiz.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, InputError
 from accelwiz.rules.context import CheckContext, DeepSpeedReference, LaunchFacts
 from accelwiz.rules.diagnostic import Diagnostic, Severity
 from accelwiz.rules.rule import Rule, inputs_of
+from accelwiz.vocab import RENAMED_WORKLOAD_FIELDS
 
 if TYPE_CHECKING:
     from accelwiz.estimate.spec import ModelSpec
@@ -111,8 +112,8 @@ def check_unit(
     return result
 
 
-# check's workload flags, by the estimator's field names, as the resolution names them
-_FLAG_NAMES = {"regime": "method"}
+# check's workload flags, by the estimator's field names, as the resolution names them (accelwiz/vocab.py)
+_FLAG_NAMES = RENAMED_WORKLOAD_FIELDS
 
 
 def unit_workload(context: CheckContext, model: ModelSpec) -> Any:

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.rule import rule
+from accelwiz.vocab import MIXED_PRECISION_OF_PLAN
 
 if TYPE_CHECKING:
     from accelwiz.effective import EffectiveValue
     from accelwiz.plan_file import PlanFile
 
-# The plan's precision as accelerate's mixed_precision spells it.
-_MIXED_PRECISION = {"fp32": "no", "fp16": "fp16", "bf16": "bf16", "fp8": "fp8"}
+# The plan's precision as accelerate's mixed_precision spells it (the one table: accelwiz/vocab.py).
+_MIXED_PRECISION = MIXED_PRECISION_OF_PLAN
 _FROM_FILES = ("yaml", "json")  # effective values the config files wrote (not defaults, not the plan's own)
 
 

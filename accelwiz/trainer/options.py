@@ -13,9 +13,11 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
+from accelwiz.vocab import TRAINING_KINDS
+
 DEFAULT_OUTPUT_DIR = Path("accelwiz-run")
 METHODS = ("full", "lora", "qlora")
-KINDS = ("sft", "dpo", "grpo")  # sft: the built-in loop; dpo, grpo: TRL's trainers (trl_run.py)
+KINDS = TRAINING_KINDS  # sft: the built-in loop; dpo, grpo: TRL's trainers (trl_run.py); the list: accelwiz/vocab.py
 
 
 @dataclass(frozen=True)
