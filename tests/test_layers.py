@@ -40,18 +40,24 @@ LAYERS: dict[str, tuple[str, ...]] = {
 ORDER = list(LAYERS)
 
 EXCUSED: dict[tuple[str, str], str] = {
-    ("accelwiz.config.trl_arguments", "accelwiz.resolution.model"): "TRL config check resolves the model",
-    ("accelwiz.config.trl_arguments", "accelwiz.resolution.posttraining"): "TRL config check",
-    ("accelwiz.config.trl_arguments", "accelwiz.resolution.run"): "TRL config check",
-    ("accelwiz.config.trl_arguments", "accelwiz.resolution.workload"): "TRL config check",
-    ("accelwiz.plan_file", "accelwiz.estimate.models"): "plan's model",
-    ("accelwiz.plan_file", "accelwiz.estimate.verdict"): "plan's verdict",
-    ("accelwiz.resolution.model", "accelwiz.estimate.models"): "model registry",
-    ("accelwiz.resolution.options", "accelwiz.estimate.models"): "model registry",
-    ("accelwiz.resolution.posttraining", "accelwiz.estimate.posttraining"): "PostTraining",
-    ("accelwiz.resolution.run", "accelwiz.estimate.models"): "model registry",
-    ("accelwiz.resolution.workload", "accelwiz.estimate.strategy"): "training_precision",
-    ("accelwiz.resolution.workload", "accelwiz.estimate.workload"): "Workload",
+    # config.trl_arguments' TRL check resolves the model and the post-training settings of a TRL config: a use
+    # case above the shapes; it belongs in resolution/ (or the check command), not in config/
+    **{("accelwiz.config.trl_arguments", f"accelwiz.resolution.{name}"): "TRL config check resolves the run"
+       for name in ("model", "posttraining", "run", "workload")},
+    # the plan stores the one verdict, a Literal defined in estimate/verdict.py: it moves to vocab.py
+    ("accelwiz.plan_file", "accelwiz.estimate.verdict"): "Verdict belongs in vocab.py",
+    # plan_model sizes the plan's model with the estimator's registry; estimate.planned imports it from
+    # plan_file: it moves to resolution/model.py once estimate.planned imports it from there
+    ("accelwiz.plan_file", "accelwiz.estimate.models"): "plan_model belongs in resolution/model.py",
+    # the resolution speaks the estimator's model registry and Workload: these (estimate.models, .workload,
+    # .posttraining's PostTraining, .strategy's training_precision) are domain shapes below the estimator's
+    # formulas and move to a lower package of their own; estimate.request/.planned then import resolution one way
+    ("accelwiz.resolution.model", "accelwiz.estimate.models"): "model registry belongs below resolution",
+    ("accelwiz.resolution.options", "accelwiz.estimate.models"): "model registry belongs below resolution",
+    ("accelwiz.resolution.run", "accelwiz.estimate.models"): "model registry belongs below resolution",
+    ("accelwiz.resolution.posttraining", "accelwiz.estimate.posttraining"): "PostTraining belongs below resolution",
+    ("accelwiz.resolution.workload", "accelwiz.estimate.strategy"): "training_precision belongs below resolution",
+    ("accelwiz.resolution.workload", "accelwiz.estimate.workload"): "Workload belongs below resolution",
 }
 EXCUSED_PAIRS: dict[tuple[str, str], str] = {
     # pairs inside one layer (an upward pair is excused by its upward imports above)
