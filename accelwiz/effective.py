@@ -54,7 +54,7 @@ from accelwiz.effective_value import (  # re-exported: accelwiz.effective is whe
 )
 
 __all__ = ["NOT_WRITTEN", "UNSET", "EffectiveConfig", "EffectiveValue", "Role", "Source", "fsdp_entry",
-           "named_deepspeed_file", "resolve", "section_entry", "with_trainer", "with_workload_flags"]
+           "named_deepspeed_file", "resolve", "section_entry", "with_trainer"]
 
 if TYPE_CHECKING:
     from accelwiz.document import Document
@@ -388,28 +388,3 @@ def with_trainer(config: EffectiveConfig, values: dict[str, tuple[Any, str]]) ->
     known = {f.name for f in fields(config)}
     return replace(config, **{name: EffectiveValue(value, "trainer", note=note)
                               for name, (value, note) in values.items() if name in known})
-
-
-# check's workload flags -> (the effective value they set, the flag)
-_WORKLOAD_FLAGS = {"seq_len": ("sequence_length", "--seq-len"),
-                   "gradient_checkpointing": ("gradient_checkpointing", "--gradient-checkpointing"),
-                   "attention": ("attention", "--attention"), "regime": ("fine_tuning_method", "--lora/--qlora")}
-
-
-def with_workload_flags(config: EffectiveConfig, flags: dict[str, Any]) -> EffectiveConfig:
-    """`config` with what `check`'s workload flags replace (source "command line"): the memory rules' workload is
-    the plan's with these fields replaced, so --explain shows the values the estimate used."""
-    from dataclasses import replace
-
-    changed = {}
-    for flag, value in flags.items():
-        if flag in _WORKLOAD_FLAGS:
-            name, option = _WORKLOAD_FLAGS[flag]
-            before = getattr(config, name)
-            note = f"{option}; the plan says {_shown_plain(before.value)}" if before.source == "plan" else option
-            changed[name] = EffectiveValue(value, "command line", note=note)
-    return replace(config, **changed)
-
-
-def _shown_plain(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)

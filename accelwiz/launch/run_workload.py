@@ -10,27 +10,14 @@ No torch here.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from accelwiz.errors import UsageError
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from accelwiz.effective import EffectiveConfig
     from accelwiz.estimate.spec import ModelSpec
     from accelwiz.estimate.workload import Workload
     from accelwiz.resolution.run import Run
-
-# the run's workload fields -> the effective values the summary table shows them as
-SHOWN_AS = {"micro_batch": "micro_batch", "gradient_accumulation": "gradient_accumulation",
-            "seq_len": "sequence_length", "gradient_checkpointing": "gradient_checkpointing",
-            "method": "fine_tuning_method", "attention": "attention"}
-# the flag that sets each, as `accelwiz run --help` spells it
-FLAG_NAMES = {"micro_batch": "--micro-batch", "gradient_accumulation": "--gradient-accumulation",
-              "seq_len": "--seq-len", "gradient_checkpointing": "--gradient-checkpointing", "method": "--method",
-              "attention": "--attention"}
-
 
 def resolve_trainer_run(config: Path, trainer_argv: list[str]) -> Run:
     """The run each worker of the built-in trainer resolves from `--config config` and the same argv."""
@@ -46,9 +33,7 @@ def trainer_run(config: Path, trainer_argv: list[str]) -> Run:
     from accelwiz.launch.spec import require_config
 
     require_config(config)
-    run = resolve_trainer_run(config, trainer_argv)
-    refuse_flags_against_files(run)
-    return run
+    return resolve_trainer_run(config, trainer_argv)  # resolve_run refuses a flag against a file's batch
 
 
 def trainer_output_dir(trainer_argv: list[str]) -> Path:
@@ -56,22 +41,6 @@ def trainer_output_dir(trainer_argv: list[str]) -> Path:
     from accelwiz.trainer.options import parse_args
 
     return parse_args(trainer_argv).output_dir
-
-
-def refuse_flags_against_files(run: Run) -> None:
-    """A `--micro-batch`/`--gradient-accumulation` that contradicts a number the YAML or the DeepSpeed JSON
-    writes: DeepSpeed keeps the file's (its batch assertion, its accumulation boundary) while the trainer's
-    DataLoader would take the flag, a run half one and half the other. Refused in one line."""
-    from accelwiz.resolution.workload import FLAG, file_layer
-
-    written = file_layer(run.effective)
-    for name in ("micro_batch", "gradient_accumulation"):
-        given, file_value = getattr(run.workload, name), written.get(name)
-        if given.source == FLAG and file_value is not None and file_value.value != given.value:
-            raise UsageError(
-                f"{FLAG_NAMES[name]} {given.value} contradicts the {file_value.source}'s {name} {file_value.value}, "
-                "which the launcher keeps",
-                hint=f"drop {FLAG_NAMES[name]}, or write {given.value} in the file (then run again)")
 
 
 def run_model_spec(run: Run) -> ModelSpec | None:
@@ -108,27 +77,8 @@ def estimator_workload(run: Run, spec: ModelSpec | None) -> Workload | None:
 
 
 def shown_effective(effective: EffectiveConfig, run: Run) -> EffectiveConfig:
-    """The files' effective values with the run's workload in place of the plan's: what the summary table shows.
-    A flag is named as "flag" with the value it replaced; the global batch is derived again from what trains."""
-    from accelwiz.effective_value import EffectiveValue
+    """The files' effective values with the run's workload in place of the plan's: what the summary table shows
+    (accelwiz/resolution/given.py, as `check --explain` shows it)."""
+    from accelwiz.resolution.given import with_flags_shown
 
-    changed: dict[str, Any] = {}
-    for name, row in SHOWN_AS.items():
-        item, before = getattr(run.workload, name), getattr(effective, row)
-        if item.source != "flag":
-            continue
-        was = f"; the {before.source} says {_plain(before.value)}" if before.is_set and before.value != item.value \
-            else ""
-        # the rules' view already took check's flags (effective.with_workload_flags): its note names the plan's
-        note = before.note if before.source == "command line" and before.note else f"{FLAG_NAMES[name]}{was}"
-        changed[row] = EffectiveValue(item.value, "flag", note=note)  # type: ignore[arg-type]
-    if {"micro_batch", "gradient_accumulation"} & set(changed):
-        world = run.world_size
-        total = run.workload.value("micro_batch") * run.workload.value("gradient_accumulation") * world
-        changed["global_batch"] = EffectiveValue(total, "derived", note="micro batch x gradient accumulation x "
-                                                                         "world size")
-    return replace(effective, **changed)
-
-
-def _plain(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
+    return with_flags_shown(effective, run.workload)

@@ -83,7 +83,7 @@ def resolve_run(config: Path | None, *, model: str | None = None, flags: dict[st
     """The run `accelerate launch --config_file config` trains: the YAML, the DeepSpeed JSON the workers open, the
     plan beside the YAML, then `model` and the workload and post-training `flags` (None: not given). Raises
     InputError for a file that cannot be read, UsageError when nothing names a model or a value is beyond the
-    model's limits."""
+    model's limits or a flag contradicts a number a file writes."""
     environ = os.environ if environ is None else environ
     accelerate_doc, deepspeed_doc, plan, plan_path = _inputs(config, environ)
     choice = model_to_train(model, plan)
@@ -92,6 +92,9 @@ def resolve_run(config: Path | None, *, model: str | None = None, flags: dict[st
     workload = resolve_workload(plan=plan, effective=effective, flags=flags, max_positions=positions)
     post = resolve_posttraining(plan=plan, flags=flags, max_positions=positions)
     check_limits(workload, post, positions, choice.name)
+    from accelwiz.resolution.given import refuse_flags_against_files
+
+    refuse_flags_against_files(workload, effective)  # a flag against a file's batch: refused by every command
     return Run(model=Sourced(choice.name, choice.source, choice.note), workload=workload, post=post, plan=plan,
                plan_path=plan_path, deepspeed_json=deepspeed_doc.path if deepspeed_doc is not None else None,
                effective=effective)

@@ -84,8 +84,8 @@ class CheckContext:
             from accelwiz.rules.trainer_effective import trainer_effective
 
             config = trainer_effective(self, config)
-        if self.workload_flags:  # check's workload flags replace the plan's fields (--explain says so)
-            from accelwiz.effective import with_workload_flags
+        if self.workload_flags:  # check's workload flags, resolved as every command resolves them
+            from accelwiz.resolution.given import given_flags
 
-            config = with_workload_flags(config, self.workload_flags)
+            config = given_flags(config, self.workload_flags)
         return config

@@ -36,10 +36,15 @@ def test_workload_flags_without_model_override_the_plans_fields(cli, tmp_path, m
     """--seq-len/--micro-batch without --model were silently ignored under a plan: now they replace its fields."""
     yaml = planned(tmp_path, monkeypatch)
     assert "AW501" not in codes(cli("check", str(yaml), "--format", "json"))
-    result = cli("check", str(yaml), "--seq-len", "65536", "--micro-batch", "64", "--format", "json")
+    result = cli("check", str(yaml), "--seq-len", "65536", "--format", "json")
     assert result.exit_code == 1
-    assert "micro-batch 64 × 65536" in codes(result)["AW501"]["message"]
+    assert "micro-batch 1 × 65536" in codes(result)["AW501"]["message"]
     assert "--seq-len 65536 replaces training.sequence_length" in result.stderr
+    # the JSON writes micro-batch 1, which DeepSpeed keeps: a --micro-batch 64 is refused in one line, as `run`
+    # refuses it (it was judged at 64 by the memory rules while the run would train 1)
+    refused = cli("check", str(yaml), "--seq-len", "65536", "--micro-batch", "64", "--format", "json")
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert "--micro-batch 64 contradicts the deepspeed json's micro_batch 1" in refused.stderr
 
 
 def test_model_with_a_plan_keeps_the_plans_other_fields(cli, tmp_path, monkeypatch):
@@ -50,7 +55,7 @@ def test_model_with_a_plan_keeps_the_plans_other_fields(cli, tmp_path, monkeypat
     findings = json.loads(result.stdout[result.stdout.index("\n["):])
     assert "AW501" not in {d["code"] for d in findings}
     rows = {line.split()[0]: line for line in result.stdout.splitlines() if line.startswith("  ")}
-    assert "8192" in rows["sequence_length"] and "command line" in rows["sequence_length"]
+    assert "8192" in rows["sequence_length"] and "flag" in rows["sequence_length"]
     assert "true" in rows["gradient_checkpointing"] and "plan" in rows["gradient_checkpointing"]
     # without checkpointing (the flag replaces the plan's) the same run does not fit
     result = cli("check", str(yaml), "--model", "llama-3.1-8b", "--seq-len", "8192", "--no-gradient-checkpointing",
