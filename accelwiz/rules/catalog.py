@@ -159,6 +159,7 @@ CATALOG: dict[str, RuleRef] = {
     "AW234": zero3_save.zero3_save_without_16bit_gather,
     "AW235": zero_flag.zero_optimization_boolean,
     "AW236": zero_flag.zero_optimization_boolean_with_hf,
+    "AW237": optimizer.offload_without_optimizer_block,
     # AW3xx: FSDP1/FSDP2 settings, N-D parallelism, Megatron-LM
     "AW301": fsdp.fsdp2_ignored_sharding_strategy,
     "AW302": fsdp.fsdp2_obsolete_option,

@@ -69,11 +69,15 @@ def trainer_optimizer_argument_ignored(ctx: CheckContext) -> Iterator[Finding]:
 # DeepSpeed's schedulers (runtime/lr_schedules.py) and the Trainer schedule each one runs when its warm-up is
 # linear, starts at 0 and the Trainer fills its peak and step counts: WarmupDecayLR decays linearly to 0 at
 # total_num_steps, as transformers' `linear` does after its warm-up; WarmupLR holds the peak, as
-# `constant_with_warmup` does.
+# `constant_with_warmup` does; WarmupCosineLR decays along a half cosine to cos_min_ratio x the peak (default
+# 1e-4: 2e-9 for a 2e-5 peak, where `cosine` ends at 0); its warm-up ramp runs one step behind transformers',
+# then the two agree within 1e-3 of the peak (tests/rules/test_scheduler_cosine.py steps both).
 _SHAPES = {"WarmupLR": "warm-up, then the peak held", "WarmupDecayLR": "warm-up, then a linear decay to 0",
            "WarmupCosineLR": "warm-up, then a cosine decay", "OneCycle": "a cyclic schedule",
            "LRRangeTest": "a growing range-test schedule"}
-_SAME_AFTER_WARMUP = {"WarmupDecayLR": "linear", "WarmupLR": "constant_with_warmup"}
+_SAME_AFTER_WARMUP = {"WarmupDecayLR": "linear", "WarmupLR": "constant_with_warmup",
+                      "WarmupCosineLR": "cosine"}
+_COS_MIN_RATIO = 0.0001  # WarmupCosineLR's default end of the decay, as a fraction of the peak
 
 
 def _schedule_difference(args: Any, block: dict) -> str | None:
@@ -93,9 +97,13 @@ def _schedule_difference(args: Any, block: dict) -> str | None:
         over = f"{steps:g} of the steps" if steps < 1 else f"{steps:g} steps"
         differences.append(f"its warm-up over {over} rises logarithmically (warmup_type {warmup_type}"
                            f"{', DeepSpeed default' if 'warmup_type' not in params else ''}), not linearly")
-    start = params.get("warmup_min_lr", 0)
+    start_key = "warmup_min_ratio" if kind == "WarmupCosineLR" else "warmup_min_lr"  # a fraction of the peak there
+    start = params.get(start_key, 0)
     if isinstance(start, (int, float)) and start != 0:
-        differences.append(f"it starts at warmup_min_lr {start:g}, not 0")
+        differences.append(f"it starts at {start_key} {start:g}, not 0")
+    end = params.get("cos_min_ratio", _COS_MIN_RATIO) if kind == "WarmupCosineLR" else 0
+    if isinstance(end, (int, float)) and end > _COS_MIN_RATIO:
+        differences.append(f"it decays to cos_min_ratio {end:g} of the peak, not 0")
     if not differences:
         return None
     return f"{shape}: the same {asked} shape, but " + " and ".join(differences)

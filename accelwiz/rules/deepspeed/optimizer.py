@@ -1,10 +1,11 @@
-"""AW221-AW223, AW233: the optimizer, LR scheduler and autotuner blocks of the DeepSpeed JSON."""
+"""AW221-AW223, AW233, AW237: the optimizer, LR scheduler and autotuner blocks of the DeepSpeed JSON."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from accelwiz.rules.context import CheckContext
+from accelwiz.rules.deepspeed._shared import ZERO
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.rule import rule
 
@@ -132,3 +133,49 @@ def autotuning_arg_mapping_unknown_key(ctx: CheckContext) -> Iterator[Finding]:
             shown = f"`{key}` (with stray whitespace)" if key.strip() in known else f"`{key}`"
             yield Finding("deepspeed", ("autotuning", "arg_mappings", key),
                           f"autotuning.arg_mappings maps {shown}, which is not a DeepSpeed config key")
+
+
+@rule("AW237", "offload-without-optimizer-block", Severity.WARNING,
+      fix='Add an "optimizer" block (DeepSpeed then builds DeepSpeedCPUAdam), or pass '
+          'deepspeed.ops.adam.DeepSpeedCPUAdam to deepspeed.initialize')
+def offload_without_optimizer_block(ctx: CheckContext) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds optimizer offload to `cpu` or `nvme` in a DeepSpeed JSON that has no `optimizer` block and keeps
+    `zero_force_ds_cpu_optimizer` at its default (true), where DeepSpeed's own reader may read the JSON: checked
+    alone, with no Accelerate YAML, no Trainer arguments and no "auto" only they fill.
+
+    ## Why is this bad?
+    With no `optimizer` block the script's own optimizer is the one trained. `deepspeed.initialize(optimizer=...)`
+    refuses anything but DeepSpeedCPUAdam/DeepSpeedCPULion under ZeRO-Offload: "ZeRORuntimeException: You are
+    using ZeRO-Offload with a client provided optimizer (<class 'torch.optim.adamw.AdamW'>) ..."
+    (runtime/engine.py `_configure_optimizer`), after the model is built, on every rank. Through accelerate or
+    the HF Trainer the same file runs: accelerate swaps the torch optimizer for DeepSpeedCPUAdam
+    (`map_pytorch_optim_to_deepspeed`; AW707 says when that changes the update), so this rule stays silent there.
+
+    ## Example
+    ```json
+    {"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}
+    ```
+    Use instead: an `optimizer` block, so that DeepSpeed builds its CPU Adam.
+    ```json
+    {"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}},
+     "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}}
+    ```
+    """
+    from accelwiz.rules.deepspeed.readers import known_consumers
+
+    device, config = ctx.effective.offload_optimizer, ctx.deepspeed
+    if (config is None or device.role != "deepspeed" or device.value not in ("cpu", "nvme")
+            or config.has("optimizer") or known_consumers(ctx)):
+        return
+    # DeepSpeed reads the flag as written (get_scalar_param, default true) and tests it for Python truth, so
+    # only a falsy value (false, 0) lets a client optimizer through; the string "false" does not
+    if not config.get("zero_force_ds_cpu_optimizer", default=True):
+        return
+    yield Finding("deepspeed", device.path,
+                  f"`{ZERO}.offload_optimizer.device` is `{device.value}` and there is no `optimizer` block: "
+                  "deepspeed.initialize with the script's own torch optimizer raises ZeRORuntimeException "
+                  "('You are using ZeRO-Offload with a client provided optimizer'), since "
+                  "zero_force_ds_cpu_optimizer is true (its default); accelerate and the HF Trainer swap the "
+                  "optimizer for DeepSpeedCPUAdam instead")
