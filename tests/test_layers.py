@@ -56,7 +56,6 @@ EXCUSED: dict[tuple[str, str], str] = {
     ("accelwiz.resolution.options", "accelwiz.estimate.models"): "model registry belongs below resolution",
     ("accelwiz.resolution.run", "accelwiz.estimate.models"): "model registry belongs below resolution",
     ("accelwiz.resolution.posttraining", "accelwiz.estimate.posttraining"): "PostTraining belongs below resolution",
-    ("accelwiz.resolution.workload", "accelwiz.estimate.strategy"): "training_precision belongs below resolution",
     ("accelwiz.resolution.workload", "accelwiz.estimate.workload"): "Workload belongs below resolution",
 }
 EXCUSED_PAIRS: dict[tuple[str, str], str] = {

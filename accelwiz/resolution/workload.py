@@ -171,20 +171,6 @@ def resolve_workload(*, plan: PlanFile | None = None, answers: dict[str, Any] | 
     return ResolvedWorkload(**chosen)
 
 
-def with_files(workload: Workload, effective: EffectiveConfig) -> Workload:
-    """A workload resolved before the files were read (init's answers, the files it is about to write), completed
-    with what the files decide, as layer 3 does for every other caller: fp32 when they turn mixed precision off,
-    and their micro-batch when none was given."""
-    from accelwiz.estimate.strategy import training_precision
-
-    if workload.precision == "mixed" and training_precision(effective) == "fp32":
-        workload = replace(workload, precision="fp32")
-    micro_batch = effective.micro_batch.value
-    if not workload.micro_batch_given and isinstance(micro_batch, int) and micro_batch > 0:
-        workload = replace(workload, micro_batch=micro_batch)
-    return workload
-
-
 def beyond_positions(seq_len: int, positions: int | None, model: str) -> str | None:
     """Why a sequence cannot train on this model, or None: longer than its positions, a model with a learned
     position table indexes past its end (an IndexError in every worker), and a rotary one trains on positions it
@@ -229,9 +215,11 @@ def file_layer(effective: EffectiveConfig | None) -> dict[str, Sourced]:
         if str(optimizer.value).lower() in ("adam", "adamw"):
             layer["optimizer"] = Sourced("adamw", "deepspeed json", f"optimizer.type {optimizer.value}")
     precision = effective.mixed_precision
-    # accelerate's default "no" leaves the precision to the script (which may autocast): not a written choice
-    if precision.source in ("yaml", "json", "deepspeed default") and precision.value in _PRECISION:
-        layer["precision"] = Sourced(_PRECISION[precision.value], _FILE_SOURCES[precision.source], precision.note)
+    # accelerate's default "no" leaves the precision to the script (which may autocast): not a written choice;
+    # the Trainer's fill of a DeepSpeed "auto" (no --bf16/--fp16: "no") is what DeepSpeed then runs
+    if precision.source in ("yaml", "json", "deepspeed default", "trainer") and precision.value in _PRECISION:
+        layer["precision"] = Sourced(_PRECISION[precision.value], _FILE_SOURCES.get(precision.source, TRAINER),
+                                     precision.note)
     return layer
 
 

@@ -96,10 +96,8 @@ def check_unit(
         if written is not None:
             deepspeed_reference = DeepSpeedReference(written, context.deepspeed.path)
     context.deepspeed_reference = deepspeed_reference
-    if workload is not None:
-        from accelwiz.resolution.workload import with_files
-
-        context.workload = with_files(workload, context.effective)
+    if workload is not None:  # resolved by the caller from the same files (init's write check, run's preflight)
+        context.workload = workload
     elif model is not None:
         context.workload = unit_workload(context, model)
     if rules is None:

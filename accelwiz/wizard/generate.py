@@ -79,9 +79,10 @@ def generate(answers: Answers, system: MachineProfile, *, output: Path, command:
     from accelwiz.plan_file import dump_plan
 
     plan_output = OutputFile(plan_path, dump_plan(plan_file))
-    workload = workload_for(answers.model_dump(), system) if answers.model else None
-    diagnostics = check_rendered(yaml_file, json_file, system, workload, multi_node=answers.num_machines > 1,
-                                 trainer_flags=flags)
+    # the memory rules resolve the plan about to be written with the files, as `accelwiz check` of them will
+    spec = workload_for(answers.model_dump(), system).model if answers.model else None
+    diagnostics = check_rendered(yaml_file, json_file, system, plan=plan_file, model=spec,
+                                 multi_node=answers.num_machines > 1, trainer_flags=flags)
     return Generated(yaml_file, json_file, plan_output, diagnostics, estimate, launch, option,
                      flags + trl if flags else [], todo)
 

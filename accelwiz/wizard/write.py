@@ -23,16 +23,17 @@ def check_rendered(
     accelerate: OutputFile,
     deepspeed: OutputFile | None,
     system: Any = None,
-    workload: Any = None,
     *,
+    plan: Any = None,
+    model: Any = None,
     multi_node: bool = False,
     trainer_flags: Sequence[str] = (),
 ) -> list[Any]:
     """Every diagnostic the `check` rules report for the files, as if they were already on disk: through the
-    engine's one entry (`check_unit`), with the machine for the hardware rules, the workload for the memory rules
-    (what the plan file records) and, for several machines, the launch supplying each node's rank and the main
-    address (per-node commands or SLURM pass them, as the plan's launcher says). The plan itself is not passed:
-    its files are not on disk yet; `accelwiz check` of the written files reads it. In trainer mode the
+    engine's one entry (`check_unit`), with the machine for the hardware rules, the plan about to be written and
+    its `model` (the memory rules resolve the workload from the plan, the files and the Trainer's arguments, as
+    `accelwiz check` of the written files does) and, for several machines, the launch supplying each node's rank
+    and the main address (per-node commands or SLURM pass them, as the plan's launcher says). In trainer mode the
     TrainingArguments flags the header prints are checked with the files, as `accelwiz check FILE -- FLAGS`."""
     from accelwiz.document import parse_text
     from accelwiz.rules.context import LaunchFacts
@@ -51,8 +52,23 @@ def check_rendered(
         from accelwiz.config.training_args import parse_argv
 
         training_args = parse_argv(list(trainer_flags))
-    return check_unit(documents, system=system, workload=workload, launch=launch,
-                      training_args=training_args).diagnostics
+    return check_unit(documents, system=system, workload=_planned_workload(documents, plan, model, training_args),
+                      launch=launch, training_args=training_args).diagnostics
+
+
+def _planned_workload(documents: list[Any], plan: Any, model: Any, training_args: Any) -> Any:
+    """The memory rules' workload: the plan about to be written, resolved with the files and the Trainer's
+    arguments as `accelwiz check` resolves it (the plan is not handed to the rules: its files are not on disk yet,
+    and the plan rules would look for them)."""
+    if plan is None or model is None:
+        return None
+    from accelwiz.effective import resolve
+    from accelwiz.resolution.workload import resolve_workload
+
+    by_kind = {doc.kind: doc for doc in documents}
+    effective = resolve(by_kind.get("accelerate"), by_kind.get("deepspeed"), plan)
+    return resolve_workload(plan=plan, effective=effective, trainer_args=training_args,
+                            max_positions=model.max_position_embeddings).for_estimator(model)
 
 
 def errors_of(diagnostics: Sequence[Any]) -> list[Any]:
