@@ -143,7 +143,7 @@ def _workload(request: EstimateRequest) -> Workload:
     problem = beyond_positions(resolved.seq_len.value, spec.max_position_embeddings, spec.name)
     if problem is not None:
         raise UsageError(problem, hint=f"pass --seq-len {spec.max_position_embeddings} or less")
-    workload = resolved.for_estimator(spec, micro_batch_given=flags.get("micro_batch") is not None)
+    workload = resolved.for_estimator(spec)
     return _with_attention(workload, flags.get("attention"))
 
 

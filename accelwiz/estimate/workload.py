@@ -58,9 +58,6 @@ class Workload:
     optimizer_kernel: Literal["foreach", "fused"] = "foreach"
     gradient_checkpointing: bool = False
     attention: Attention = "sdpa"
-    # False when no micro-batch was given and 1 is assumed: `check` then takes the DeepSpeed JSON's
-    # train_micro_batch_size_per_gpu instead
-    micro_batch_given: bool = True
     # The training loop of HF's 2022 Trainer on torch 1.x (estimate/memory.py's phases): transformers.AdamW
     # (a per-tensor loop, no foreach temporary), zero_grad in place (gradients allocated through forward) and
     # reentrant checkpointing (autocast copies kept). False: today's torch/accelerate defaults.

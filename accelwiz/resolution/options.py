@@ -34,7 +34,7 @@ def workload_from_options(*, model: str, micro_batch: int | None, seq_len: int |
         else None
     if problem is not None:
         raise UsageError(problem, hint=f"pass --seq-len {spec.max_position_embeddings} or less")
-    workload = resolved.for_estimator(spec, micro_batch_given=micro_batch is not None)
+    workload = resolved.for_estimator(spec)
     return workload if not legacy else _legacy(workload)
 
 

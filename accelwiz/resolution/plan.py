@@ -31,7 +31,7 @@ def plan_workload(plan: PlanFile, flags: dict[str, Any] | None = None,
     renamed = {RENAMED_WORKLOAD_FIELDS.get(name, name): value for name, value in (flags or {}).items()}
     try:
         resolved = resolve_workload(plan=plan, flags=renamed, max_positions=spec.max_position_embeddings)
-        return resolved.for_estimator(spec, micro_batch_given="micro_batch" in renamed), None
+        return resolved.for_estimator(spec), None
     except AccelwizError as exc:
         return None, f"the plan's workload cannot be estimated: {exc.message}"
 

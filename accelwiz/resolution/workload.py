@@ -113,7 +113,7 @@ class ResolvedWorkload:
             return {}
         return {"base_dtype": self.weights_dtype.value, "kbit_prepared": False}
 
-    def for_estimator(self, spec: ModelSpec, *, micro_batch_given: bool = True) -> Workload:
+    def for_estimator(self, spec: ModelSpec) -> Workload:
         """The estimator's Workload for this resolution and model; UsageError for LoRA targets matching nothing."""
         from accelwiz.estimate.workload import Workload
 
@@ -130,7 +130,6 @@ class ResolvedWorkload:
             optimizer_kernel=self.optimizer_kernel.value,
             gradient_checkpointing=bool(self.gradient_checkpointing.value),
             attention=self.attention.value,
-            micro_batch_given=micro_batch_given,
             transformers_version=installed_transformers_version(),
             **self._base_as_loaded(),
         )

@@ -152,12 +152,12 @@ def run_case(case: Case) -> Any:
         context["system"] = load_system(case.system)
     if case.model:
         from accelwiz.estimate.models import resolve_model
-        from accelwiz.estimate.workload import Workload
 
         model = str(THREADS / case.model) if (THREADS / case.model).exists() else case.model
-        # as check's --model: without --micro-batch the run's own batch (the Trainer's, the JSON's) is used
-        fields = {"micro_batch_given": "micro_batch" in case.workload, **case.workload}
-        context["workload"] = Workload(resolve_model(model), **fields)
+        # as check's --model and workload flags: each unit resolves its workload (without --micro-batch the run's
+        # own batch, the Trainer's or the JSON's, is used)
+        context["model"] = resolve_model(model)
+        context["workload_flags"] = dict(case.workload)
     if case.trainer_args is not None or case.training_args_file is not None:
         context["training_args"] = _training_args(case)
     if case.num_processes:  # check --num-processes: the Trainer's world and the launch's count (cli/check.py)
