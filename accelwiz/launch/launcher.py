@@ -93,6 +93,7 @@ def _launch(argv: list[str]) -> int:
 
     args = launch_command_parser().parse_args(argv)
     _quiet_shutdown_logs()
+    _simple_launcher_without_pipe()
     try:
         launch_command(args)
     except ChildFailedError as exc:
@@ -110,6 +111,34 @@ def _launch(argv: list[str]) -> int:
     except KeyboardInterrupt:
         return 128 + signal.SIGINT
     return 0
+
+
+def _simple_launcher_without_pipe() -> None:
+    """The one-process launch, with the worker writing to our stderr itself.
+
+    accelerate 1.16's simple launcher tees the worker's stderr through a pipe (commands/launch.py `_run_subprocess`,
+    reading until EOF). Whatever the script leaves behind (a `setsid`'d daemon, a data-loading server) inherits the
+    pipe's write end, so EOF never comes and the launch waits for that process: for a server, forever, after the
+    training itself has ended. The worker here inherits our stderr, as accelerate's launcher did before 1.16; the
+    sweep after the launch (`sweep_children`) then ends what the script left. Its status reaches `_launch` as
+    accelerate's own CalledProcessError, exit 1 with `--quiet`.
+    """
+    import subprocess
+
+    import accelerate.commands.launch as accelerate_launch
+
+    if not hasattr(accelerate_launch, "_run_subprocess"):  # another accelerate: its launcher, as it is
+        return
+
+    def run_subprocess(cmd: list[str], current_env: dict[str, str], quiet: bool) -> None:
+        process = subprocess.Popen(cmd, env=current_env)
+        process.wait()
+        if process.returncode != 0:
+            if quiet:
+                sys.exit(1)
+            raise subprocess.CalledProcessError(returncode=process.returncode, cmd=cmd)
+
+    accelerate_launch._run_subprocess = run_subprocess
 
 
 # torch elastic's own lines about stopping (agent/server/api.py "Received %s death signal, shutting down
