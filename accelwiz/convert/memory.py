@@ -1,5 +1,5 @@
 """Per-GPU memory of the source config and the converted one side by side, from the estimator: each side's
-strategy comes from its own effective values (`strategy_from_effective`), the workload from --model."""
+strategy comes from its own effective values (`strategy_from_effective`), the workload resolved once by the caller."""
 
 from __future__ import annotations
 
@@ -11,18 +11,15 @@ from accelwiz.effective import EffectiveConfig
 def compare_memory(before: EffectiveConfig, after: EffectiveConfig, workload: Any, system: Any = None) -> str:
     """The estimator's comparison table, the source config first, judged against `system` when given.
 
-    The workload's precision follows the source config (fp32 when it trains without 16-bit compute), as
-    `check`'s memory rules read it; both sides get the same workload, so the rows differ only by strategy.
+    The workload is resolved with the source config (its precision, a micro-batch it writes), as `check`'s memory
+    rules resolve it (accelwiz/convert/request.py); both sides get the same workload, so the rows differ only by
+    strategy.
     """
-    from dataclasses import replace
-
     from accelwiz.estimate.memory import estimate_memory
     from accelwiz.estimate.render import render_compare
-    from accelwiz.estimate.strategy import strategy_from_effective, training_precision
+    from accelwiz.estimate.strategy import strategy_from_effective
     from accelwiz.estimate.verdict import memory_verdict
 
-    if training_precision(before) == "fp32":
-        workload = replace(workload, precision="fp32")
     rows = []
     for effective in (before, after):
         strategy = strategy_from_effective(effective)

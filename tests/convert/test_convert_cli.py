@@ -104,10 +104,10 @@ def test_memory_side_by_side(cli, write, tmp_path):
     write("zero3.json", ZERO3_JSON)
     config = deepspeed_yaml(write)
     result = cli("convert", str(config), "--to", "fsdp", "-o", str(tmp_path / "fsdp.yaml"),
-                 "--model", "gpt2", "--seq-len", "512", "--micro-batch", "2",
-                 "--system", str(SYSTEMS / "8xH100-80GB.json"))
+                 "--model", "gpt2", "--seq-len", "512", "--system", str(SYSTEMS / "8xH100-80GB.json"))
     assert result.exit_code == 0, result.stderr + result.stdout
-    workload = workload_from_options(model="gpt2", micro_batch=2, seq_len=512)
+    # the JSON's micro-batch 1 (what DeepSpeed keeps), as check and run resolve it
+    workload = workload_from_options(model="gpt2", micro_batch=1, seq_len=512)
     table = result.stdout.splitlines()
     header = next(i for i, line in enumerate(table) if line.startswith("strategy"))
     width = table[header + 1].index(" ")  # the first column's rule
@@ -118,3 +118,15 @@ def test_memory_side_by_side(cli, write, tmp_path):
         *_, total, _host, fits = rows[label]
         assert total == f"{estimate_memory(workload, strategy).per_gpu_total / 2**30:.1f}", (label, rows[label])
         assert fits == "yes"  # gpt2 fits an 80 GB GPU either way
+
+
+def test_a_micro_batch_against_the_json_is_refused_and_nothing_written(cli, write, tmp_path):
+    """convert sized --micro-batch 2 while the JSON's 1 is what DeepSpeed trains: refused in one line, as check,
+    estimate --config and run refuse it, before any file is written."""
+    write("zero3.json", ZERO3_JSON)
+    config = deepspeed_yaml(write)
+    result = cli("convert", str(config), "--to", "fsdp", "-o", str(tmp_path / "fsdp.yaml"), "--model", "gpt2",
+                 "--micro-batch", "2")
+    assert result.exit_code == 2
+    assert "--micro-batch 2 contradicts the deepspeed json's micro_batch 1" in result.stderr
+    assert not (tmp_path / "fsdp.yaml").exists()

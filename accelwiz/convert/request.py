@@ -1,0 +1,179 @@
+"""`accelwiz convert` as a function: a `ConvertRequest` in, a `Converted` (the files written, what was carried and
+not, the check of the output, the memory table) out. The command parses its flags and renders the result.
+
+The memory table's workload is resolved as every command resolves it (accelwiz.resolution.workload): the source
+plan, the source files (a micro-batch its DeepSpeed JSON writes, the precision it computes in), then --micro-batch
+and --seq-len; a flag against a number the files write is refused in one line, as `check` and `run` refuse it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from accelwiz.errors import InputError, UsageError
+
+if TYPE_CHECKING:
+    from accelwiz.effective import EffectiveConfig
+    from accelwiz.estimate.workload import Workload
+    from accelwiz.plan_file import PlanFile
+    from accelwiz.rules.engine import CheckResult
+
+
+@dataclass(frozen=True)
+class ConvertRequest:
+    file: Path
+    to: Literal["deepspeed", "fsdp"]
+    output: Path | None = None
+    force: bool = False
+    model: str | None = None  # --model: turns on the memory table
+    system: str | None = None
+    workload_flags: dict[str, Any] = field(default_factory=dict)  # micro_batch, seq_len (None: not given)
+
+
+@dataclass
+class Converted:
+    output: Path
+    json_path: Path | None
+    plan_path: Path | None
+    source_plan: Path | None
+    carried: list[str]
+    not_carried: list[str]
+    check: CheckResult
+    memory: str | None  # the before/after table, or None without a model
+
+
+def convert_files(request: ConvertRequest) -> Converted:
+    """Convert, write the files (all or none), check them as `accelwiz check OUT` would, and size both sides."""
+    before = _source_unit(request)
+    source_plan = _source_plan(request.file)
+    out = request.output or request.file.with_name(f"{request.file.stem}.{request.to}.yaml")
+    if out.resolve() == request.file.resolve():
+        raise UsageError("the output would replace the input", hint="pass -o with another name")
+    # the workload before anything is written: a refused flag leaves no file behind
+    workload = _workload(request, source_plan, before.effective)
+    yaml_text, json_text, conversion = _converted_text(request.file, request.to, out)
+    json_path = out.with_name(out.stem + ".ds.json") if json_text is not None else None
+    plan_path = plan_text = None
+    if source_plan is not None:
+        from accelwiz.defaults import plan_path_for
+
+        plan_path = plan_path_for(out)
+        plan_text = _carried_plan(request, source_plan, out, yaml_text, json_path, json_text)
+    for path in (out, json_path, plan_path):
+        if path is not None and path.exists() and not request.force:
+            raise UsageError(f"{path} exists", hint="pass --force to overwrite it, or -o another name")
+    from accelwiz.convert.files import write_all
+
+    # the JSON and the plan first, and all or none: never a YAML naming a JSON that could not be written
+    write_all([(p, t) for p, t in ((json_path, json_text), (plan_path, plan_text), (out, yaml_text))
+               if p is not None and t is not None], force=request.force)
+    from accelwiz.rules.engine import check_with_plans
+    from accelwiz.rules.registry import select_rules
+
+    result = check_with_plans([out] + ([json_path] if json_path else []), select_rules())  # with the new plan
+    memory = None
+    if workload is not None and result.units:
+        from accelwiz.convert.memory import compare_memory
+
+        machine = _machine(request.system, source_plan)
+        memory = compare_memory(before.effective, result.units[0].effective, workload, machine)
+    return Converted(out, json_path, plan_path, source_plan.path if source_plan is not None else None,
+                     list(conversion.carried), list(conversion.not_carried), result, memory)
+
+
+def _source_unit(request: ConvertRequest) -> Any:
+    """The YAML and the JSON it names, refused unless it is a DeepSpeed or FSDP config of the other backend."""
+    from accelwiz.convert.unit import load_unit
+    from accelwiz.document import load_document
+
+    if load_document(request.file).kind != "accelerate":
+        raise InputError(f"{request.file} is not an Accelerate YAML", hint="pass the YAML (it names the JSON)")
+    unit = load_unit(request.file)  # exit 2 when the JSON it names is missing
+    current = unit.effective.distributed_type.value or ""  # read as the launcher reads it (an unquoted NO)
+    wanted = "DEEPSPEED" if request.to == "deepspeed" else "FSDP"
+    if current == wanted:
+        raise UsageError(f"{request.file} already uses {current}", hint="nothing to convert")
+    if current not in ("DEEPSPEED", "FSDP"):
+        raise UsageError(f"{request.file} uses {current or 'no distributed_type'}, not DeepSpeed or FSDP",
+                         hint="convert works between DEEPSPEED and FSDP configs")
+    return unit
+
+
+def _source_plan(file: Path) -> PlanFile | None:
+    """What init planned beside the YAML: the launcher, the machine, the workload."""
+    from accelwiz.defaults import find_plan
+
+    found = find_plan(file)
+    if found is None:
+        return None
+    from accelwiz.plan_file import load_plan
+
+    return load_plan(found)
+
+
+def _converted_text(file: Path, to: Literal["deepspeed", "fsdp"], out: Path) -> Any:
+    from accelwiz.convert.mapping import convert
+    from accelwiz.fix.edits import EditError
+
+    try:
+        return convert(file, to, out)
+    except EditError as exc:  # a duplicate key, a layout the round-trip editor cannot keep
+        raise InputError(f"cannot convert {file}: {exc}",
+                         hint="remove duplicate keys and use plain two-space indentation, then convert again") from None
+
+
+def _carried_plan(request: ConvertRequest, source: PlanFile, out: Path, yaml_text: str, json_path: Path | None,
+                  json_text: str | None) -> str:
+    import shlex
+
+    from accelwiz.convert.carried_plan import converted_plan
+    from accelwiz.plan_file import dump_plan
+
+    # what wrote these files (the memory options do not change them)
+    command = shlex.join(["accelwiz", "convert", str(request.file), "--to", request.to, "-o", str(out)])
+    return dump_plan(converted_plan(source, yaml_path=out, yaml_text=yaml_text, json_path=json_path,
+                                    json_text=json_text, command=command))
+
+
+def _workload(request: ConvertRequest, plan: PlanFile | None, effective: EffectiveConfig) -> Workload | None:
+    """The workload both sides are sized with: --model, else the plan's model (None: no table); one
+    `resolve_workload` over the plan, the source files and the flags."""
+    from accelwiz.resolution.options import flags_from_options
+    from accelwiz.resolution.workload import resolve_workload
+
+    spec = _model(request.model, plan)
+    if spec is None:
+        return None
+    flags = {k: v for k, v in flags_from_options(**request.workload_flags).items() if v is not None}
+    resolved = resolve_workload(plan=plan, effective=effective, flags=flags,
+                                max_positions=spec.max_position_embeddings)
+    from accelwiz.resolution.given import refuse_flags_against_files
+
+    refuse_flags_against_files(resolved, effective)
+    return resolved.for_estimator(spec)
+
+
+def _model(model: str | None, plan: PlanFile | None) -> Any:
+    if model is not None:
+        from accelwiz.estimate.models import resolve_model
+
+        return resolve_model(model)
+    if plan is None:
+        return None
+    from accelwiz.plan_file import plan_model
+
+    return plan_model(plan)[0]  # a plan whose model cannot be sized here: no table, as before
+
+
+def _machine(system: str | None, plan: PlanFile | None) -> Any:
+    if system is not None:
+        from accelwiz.probe.profiles import load_system
+
+        return load_system(system)
+    if plan is None:
+        return None
+    from accelwiz.plan_file import plan_system
+
+    return plan_system(plan)
