@@ -6,7 +6,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -91,3 +91,17 @@ SystemOption = Annotated[str | None, typer.Option(
     help="Plan for a machine: a profile from `accelwiz probe --save`, a preset (`accelwiz probe --list-presets`), "
          "or `local` for this machine.")]
 FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
+
+
+def workload_flags(*, lora: bool = False, qlora: bool = False, **given: Any) -> dict[str, Any]:
+    """The workload flags a command was given (None: not given), by check's names (`regime` for --lora/--qlora),
+    each checked where every command checks it (accelwiz.resolution.options.flags_from_options: ranges and
+    choices, one line with the valid values). `check` takes its flags through here."""
+    if lora and qlora:
+        raise UsageError("--lora and --qlora exclude each other", hint="QLoRA is LoRA on a 4-bit base: pass one")
+    given["regime"] = "qlora" if qlora else "lora" if lora else None
+    from accelwiz.resolution.options import flags_from_options
+
+    counts = {name: given.get(name) for name in ("micro_batch", "seq_len")}
+    flags_from_options(**counts, **{k: v for k, v in given.items() if k not in counts})  # refuses a bad value
+    return {name: value for name, value in given.items() if value is not None}

@@ -136,3 +136,19 @@ def test_init_answers_are_the_plan_every_command_resolves(cli, write):
     assert {n: (_shown(getattr(trained, n).value), getattr(trained, n).source) for n in expected} == expected
     workload = json.loads(cli("estimate", "--config", "a.yaml", "--format", "json").stdout)["workload"]
     assert (workload["micro_batch"], workload["seq_len"], workload["gradient_checkpointing"]) == (2, 1024, True)
+
+
+@pytest.mark.parametrize(("flags", "line"), [
+    (("--lora", "--qlora"), "--lora and --qlora exclude each other"),
+    (("--attention", "bogus"), "invalid attention `bogus`"),
+    (("--lora-dropout", "1.5"), "LoRA dropout must be at least 0 and below 1 (got 1.5)"),
+])
+def test_check_and_estimate_refuse_a_bad_flag_in_the_same_line(cli, flags, line):
+    """One place validates the workload flags (cli/common.workload_flags -> resolution.options): the same line
+    from `check` as from `estimate`."""
+    init_plan(cli)
+    for args in (("check", "a.yaml"), ("estimate", "--model", "gpt2")):
+        result = cli(*args, *flags)
+        assert result.exit_code == 2, (args, result.stderr)
+        assert line in result.stderr, (args, result.stderr)
+        assert len([x for x in result.stderr.splitlines() if x.strip()]) == 2  # the error and its hint
