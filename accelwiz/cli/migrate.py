@@ -44,74 +44,22 @@ def migrate(
     whose form changed between accelerate releases."""
     console = get_console()
     with exit_on_error(console):
-        import difflib
-
-        from accelwiz.atomic import atomic_write, locked, read_for_update, resolve_target, restore_layout, update
         from accelwiz.console import printable
-        from accelwiz.document.load import document_from_text
-        from accelwiz.errors import InputError
-        from accelwiz.fix.edits import EditError
-        from accelwiz.migrate.fsdp2 import migrate_text
-        from accelwiz.migrate.legacy import migrate_legacy_keys
+        from accelwiz.migrate.request import MigrateRequest, migrate_file
 
-        if output is not None and not diff and not (output.parent if str(output.parent) else Path(".")).is_dir():
-            from accelwiz.errors import UsageError
-
-            # like `run --slurm`: a mistyped -o folder is an error, not a folder to create
-            raise UsageError(f"cannot write {output}: the folder {output.parent} does not exist",
-                             hint=f"create it first (mkdir -p {output.parent}), or pass -o in an existing folder")
-        from accelwiz.document.read import exists
-
-        if not exists(file):
-            raise InputError(f"{file}: no such file", hint="check the path")
-        # The whole read-modify-write holds the file's lock: a `check --fix` of the same file waits, then reads
-        # what this command wrote (atomic.py).
-        with locked([resolve_target(file)]):
-            snapshot = read_for_update(file)
-            text = snapshot.text
-            document = document_from_text(snapshot.original, file)
-            try:
-                if to_accelerate is not None:
-                    from accelwiz.errors import UsageError
-                    from accelwiz.migrate.accelerate_releases import migrate_to_accelerate, parse_version
-
-                    target = parse_version(to_accelerate)
-                    if document.kind != "accelerate":
-                        raise UsageError(f"--to-accelerate rewrites an Accelerate YAML; {file} is not one",
-                                         hint="pass the Accelerate YAML, or leave --to-accelerate out")
-                    migrated, notes = migrate_to_accelerate(text, target)
-                else:
-                    migrated, migration = migrate_text(text, document.syntax)
-                    migrated, legacy = migrate_legacy_keys(migrated, file.name)
-                    notes = ([] if document.kind != "accelerate" else migration.notes) + legacy
-            except EditError as exc:
-                raise InputError(f"cannot edit {file} in place: {exc}",
-                                 hint="rewrite the file with plain two-space indentation, then migrate again") from None
-            for note in notes:
-                console.info(f"note: {note}")
-            if migrated == text:
-                console.info(f"{file}: nothing to migrate")
-                raise typer.Exit(0)
-            if diff:
-                lines = difflib.unified_diff(text.splitlines(True), migrated.splitlines(True),
-                                             fromfile=f"{file} (before)", tofile=f"{file} (migrated)")
-                console.data(printable("".join(lines).rstrip(), keep="\n\t"))
-                raise typer.Exit(1)
-            target = output or file
-            if output is None:
-                # the original bytes, CRLF and all; the .bak name is replaced, never written through
-                atomic_write(file.with_name(file.name + ".bak"), snapshot.raw, follow_symlinks=False)
-                update(snapshot, migrated)
-            else:
-                atomic_write(target, restore_layout(snapshot, migrated), create_parents=False, new_output=True,
-                             force=force)
-        console.info(f"wrote {target}" + ("" if output else f" (the original is {file.name}.bak)"))
-        from accelwiz.rules.engine import check_paths
-        from accelwiz.rules.registry import select_rules
+        done = migrate_file(MigrateRequest(file, output, diff, to_accelerate, force))
+        for note in done.notes:
+            console.info(f"note: {note}")
+        if not done.changed:
+            console.info(f"{file}: nothing to migrate")
+            raise typer.Exit(0)
+        if done.diff is not None:
+            console.data(printable(done.diff, keep="\n\t"))
+            raise typer.Exit(1)
+        console.info(f"wrote {done.written}" + ("" if output else f" (the original is {file.name}.bak)"))
         from accelwiz.rules.report import render_text, summary
 
-        result = check_paths([target], select_rules())
-        if result.diagnostics:
-            console.data(render_text(result.diagnostics, color=console.color))
-        console.info(summary(result.diagnostics, unreadable=len(result.input_errors)))
-    raise typer.Exit(result.exit_code())
+        if done.check.diagnostics:
+            console.data(render_text(done.check.diagnostics, color=console.color))
+        console.info(summary(done.check.diagnostics, unreadable=len(done.check.input_errors)))
+    raise typer.Exit(done.check.exit_code())

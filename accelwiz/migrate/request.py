@@ -1,0 +1,101 @@
+"""`accelwiz migrate` as a function: a `MigrateRequest` in, a `Migrated` (the notes, the diff or the file written,
+and the check of what was written) out. The typer command parses and renders.
+
+The whole read-modify-write holds the file's lock: a `check --fix` of the same file waits, then reads what this
+wrote (accelwiz/atomic.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from accelwiz.errors import InputError, UsageError
+
+
+@dataclass(frozen=True)
+class MigrateRequest:
+    file: Path
+    output: Path | None = None  # None: in place, the original kept as FILE.bak
+    diff: bool = False
+    to_accelerate: str | None = None  # --to-accelerate VERSION instead of FSDP2 + legacy keys
+    force: bool = False
+
+
+@dataclass
+class Migrated:
+    notes: list[str] = field(default_factory=list)
+    changed: bool = False
+    diff: str | None = None  # with --diff: the unified diff (nothing written)
+    written: Path | None = None
+    check: Any = None  # rules.engine.CheckResult of the written file
+
+
+def migrate_file(request: MigrateRequest) -> Migrated:
+    from accelwiz.atomic import atomic_write, locked, read_for_update, resolve_target, restore_layout, update
+
+    _require_paths(request)
+    file, output = request.file, request.output
+    with locked([resolve_target(file)]):
+        snapshot = read_for_update(file)
+        migrated, notes = _migrated_text(request, snapshot)
+        if migrated == snapshot.text:
+            return Migrated(notes)
+        if request.diff:
+            import difflib
+
+            lines = difflib.unified_diff(snapshot.text.splitlines(True), migrated.splitlines(True),
+                                         fromfile=f"{file} (before)", tofile=f"{file} (migrated)")
+            return Migrated(notes, True, diff="".join(lines).rstrip())
+        if output is None:
+            # the original bytes, CRLF and all; the .bak name is replaced, never written through
+            atomic_write(file.with_name(file.name + ".bak"), snapshot.raw, follow_symlinks=False)
+            update(snapshot, migrated)
+        else:
+            atomic_write(output, restore_layout(snapshot, migrated), create_parents=False, new_output=True,
+                         force=request.force)
+    written = output or file
+    from accelwiz.rules.engine import check_paths
+    from accelwiz.rules.registry import select_rules
+
+    return Migrated(notes, True, written=written, check=check_paths([written], select_rules()))
+
+
+def _require_paths(request: MigrateRequest) -> None:
+    output = request.output
+    if output is not None and not request.diff and not (output.parent if str(output.parent) else Path(".")).is_dir():
+        # like `run --slurm`: a mistyped -o folder is an error, not a folder to create
+        raise UsageError(f"cannot write {output}: the folder {output.parent} does not exist",
+                         hint=f"create it first (mkdir -p {output.parent}), or pass -o in an existing folder")
+    from accelwiz.document.read import exists
+
+    if not exists(request.file):
+        raise InputError(f"{request.file}: no such file", hint="check the path")
+
+
+def _migrated_text(request: MigrateRequest, snapshot: Any) -> tuple[str, list[str]]:
+    """The migrated text and the notes: --to-accelerate's release rewrites, else FSDP1 -> FSDP2 and legacy keys."""
+    from accelwiz.document.load import document_from_text
+    from accelwiz.fix.edits import EditError
+
+    file, text = request.file, snapshot.text
+    document = document_from_text(snapshot.original, file)
+    try:
+        if request.to_accelerate is not None:
+            from accelwiz.migrate.accelerate_releases import migrate_to_accelerate, parse_version
+
+            target = parse_version(request.to_accelerate)
+            if document.kind != "accelerate":
+                raise UsageError(f"--to-accelerate rewrites an Accelerate YAML; {file} is not one",
+                                 hint="pass the Accelerate YAML, or leave --to-accelerate out")
+            return migrate_to_accelerate(text, target)
+        from accelwiz.migrate.fsdp2 import migrate_text
+        from accelwiz.migrate.legacy import migrate_legacy_keys
+
+        migrated, migration = migrate_text(text, document.syntax)
+        migrated, legacy = migrate_legacy_keys(migrated, file.name)
+        return migrated, ([] if document.kind != "accelerate" else migration.notes) + legacy
+    except EditError as exc:
+        raise InputError(f"cannot edit {file} in place: {exc}",
+                         hint="rewrite the file with plain two-space indentation, then migrate again") from None
