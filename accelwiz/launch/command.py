@@ -144,6 +144,7 @@ def node_commands(
     preflight: bool = True,
     threads: Threads | None = None,
     output_dir: Path | str | None = None,
+    secret: str | None = None,
 ) -> list[str]:
     """The shell line to run on each node (rank 0 first), for clusters without a scheduler: runnable as printed
     by bash, from the directory the config's relative paths start in, with the environment the nodes need in
@@ -155,6 +156,8 @@ def node_commands(
     fallback for MULTI_GPU), then the YAML's rdzv_backend, then c10d. `cpu_nodes` overrides the plan's (a
     caller without a plan says what it knows of the machines). `threads` (CPU nodes) sets each process's threads
     (launch/threads.py); `output_dir` is the folder the preflight checks (the trainer's, not the working one).
+    With the preflight, each line starts with `ACCELWIZ_DOCTOR_SECRET=<hex>`, the same on every node and new on
+    each call (`secret`, else 16 random bytes): the doctors refuse any record not sealed with it (docs/doctor.md).
     """
     planned = planned_launch(config_path)
     if cpu_nodes is None:
@@ -165,16 +168,28 @@ def node_commands(
     if threads is not None:
         env = [*env, EnvChange("OMP_NUM_THREADS", threads.word(), threads.reason)]
     prefix = [shell.Raw(f"{c.name}={shell.quote(c.value)}") for c in env]
+    preflight = bool(planned.preflight and preflight)
+    from accelwiz.doctor.wire import SECRET_ENV
+
+    sealed = [shell.Raw(f"{SECRET_ENV}={shell.quote(secret or job_secret())}")] if preflight else []
     lines = []
     for rank in range(spec.num_machines):
         launch = [*prefix, *node_argv(spec, config_path, script, script_args, machine_rank=str(rank),
                                       main_process_ip=ip, rdzv_backend=rdzv_backend or planned.rdzv_backend,
                                       launcher_flags=threads.launcher_flags() if threads is not None else ())]
-        if planned.preflight and preflight:
-            launch = with_preflight(spec, config_path, launch, main_process_ip=ip, node_rank=str(rank),
-                                    output_dir=output_dir)
+        if preflight:  # the secret in the doctor's environment only: the training launch never reads it
+            launch = [*sealed, *with_preflight(spec, config_path, launch, main_process_ip=ip, node_rank=str(rank),
+                                               output_dir=output_dir)]
         lines.append(shell.join(launch))
     return lines
+
+
+def job_secret() -> str:
+    """A fresh job secret for the doctors of one launch: 16 random bytes in hex, as the sbatch script draws its
+    own from /dev/urandom (launch/slurm.py)."""
+    import secrets
+
+    return secrets.token_hex(16)
 
 
 def refuse_deepspeed_file_beside_yaml_only(config_path: Path | str, who: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -214,8 +215,14 @@ def test_every_node_runs_the_preflight_before_training_unless_turned_off(cli, tm
     assert "'accelwiz doctor --expect-nodes 2 --main-address \"$MAIN_PROCESS_IP\" --main-port 29600 --config " \
            "mn.yaml && accelerate launch " in srun and "--node-rank" not in srun
     lines = cli("run", "--config", "mn.yaml", "--print-node-commands", "train.py").stdout.splitlines()
+    # issue 32: the job secret in front of each node's doctor, one per `run` (as the sbatch draws one per job)
+    secret = re.fullmatch(r"ACCELWIZ_DOCTOR_SECRET=([0-9a-f]{32}) .*", lines[0], re.DOTALL)
+    assert secret is not None, lines[0]
     assert [line.split(" && ")[0] for line in lines] == [
-        f"accelwiz doctor --expect-nodes 2 --main-address 10.0.0.1 --main-port 29600 --node-rank {rank} "
-        "--config mn.yaml" for rank in (0, 1)]
+        f"ACCELWIZ_DOCTOR_SECRET={secret[1]} accelwiz doctor --expect-nodes 2 --main-address 10.0.0.1 "
+        f"--main-port 29600 --node-rank {rank} --config mn.yaml" for rank in (0, 1)]
+    again = cli("run", "--config", "mn.yaml", "--print-node-commands", "train.py").stdout
+    assert again.startswith("ACCELWIZ_DOCTOR_SECRET=") and secret[1] not in again
     off = cli("run", "--config", "mn.yaml", "--print-node-commands", "--no-preflight", "train.py").stdout
-    assert "accelwiz doctor" not in off and " accelerate launch " in off.splitlines()[0]
+    assert "accelwiz doctor" not in off and "ACCELWIZ_DOCTOR_SECRET" not in off
+    assert " accelerate launch " in off.splitlines()[0]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -105,7 +106,7 @@ def run_two_nodes(directory: Path, kind: str, steps: int = STEPS, *, plan: bool 
 def launch_part(line: str) -> str:
     """The launch of a printed node line, after the preflight (`accelwiz doctor ... && ...`) that runs first."""
     doctor, _, launch = line.partition(" && ")
-    assert doctor.startswith("accelwiz doctor --expect-nodes 2 "), line
+    assert re.match(r"ACCELWIZ_DOCTOR_SECRET=[0-9a-f]{32} accelwiz doctor --expect-nodes 2 ", doctor), line
     return launch
 
 
@@ -114,6 +115,7 @@ def test_two_machines_on_one_host(tmp_path: Path, kind: str):
     ran = run_two_nodes(tmp_path, kind)
     lines = ran["lines"]
     assert len(lines) == 2 and all(f"--machine_rank {rank} " in line for rank, line in enumerate(lines))
+    assert len({line.split()[0] for line in lines}) == 1  # one job secret: both doctors open each other's records
     if kind == "ddp":  # the plan's machines have no GPU: the lines carry the CPU fallback themselves
         assert all(shlex.split(launch_part(line))[0] == "ACCELERATE_USE_CPU=true" for line in lines)
     assert ran["codes"] == [0, 0], ran["logs"]
