@@ -168,18 +168,15 @@ def _parameters(answers: Answers, system: MachineProfile, *, trainable: bool) ->
 
 def estimate_line(answers: Answers, system: MachineProfile, option: Option | None = None) -> str:
     """One line: the option, GPU memory per GPU and host RAM per machine (each named), and the verdict."""
-    plan = plan_for(answers.model_dump(), system) if answers.model else None
+    if not answers.model:
+        return "not estimated (no model named; `accelwiz estimate --model NAME` gives one)"
+    if not system.gpus:
+        return _cpu_estimate_line(answers, system)
+    plan = plan_for(answers.model_dump(), system)
     if plan is None:
-        reason = "no model named" if not answers.model else "no GPU"
-        return f"not estimated ({reason}; `accelwiz estimate --model NAME` gives one)"
+        return "not estimated (`accelwiz estimate --model NAME` gives one)"
     option = option or plan.chosen(answers.model_dump())
-    sequence = (f"prompt {answers.max_prompt_length} + completion {answers.max_completion_length}"
-                if answers.kind.post else f"seq {answers.seq_len}")
-    kind = f"{answers.kind.value}, " if answers.kind.post else ""
-    workload = (
-        f"{answers.model}, {kind}{answers.regime.value if answers.regime else 'full'}, {sequence}, "
-        f"micro-batch {answers.micro_batch}"
-    )
+    workload = _workload_words(answers)
     if option is None:
         return f"{answers.strategy.label} was not costed by the estimator ({workload})"
     verdict = option.verdict.verdict or "fits"
@@ -189,6 +186,38 @@ def estimate_line(answers: Answers, system: MachineProfile, option: Option | Non
         f"GPU; host RAM {option.host_bytes / GIB:.1f} of {(plan.host_memory_bytes or 0) / GIB:.1f} GiB per machine; "
         f"{shown} ({workload})"
     )
+
+
+def _workload_words(answers: Answers) -> str:
+    sequence = (f"prompt {answers.max_prompt_length} + completion {answers.max_completion_length}"
+                if answers.kind.post else f"seq {answers.seq_len}")
+    kind = f"{answers.kind.value}, " if answers.kind.post else ""
+    return (f"{answers.model}, {kind}{answers.regime.value if answers.regime else 'full'}, {sequence}, "
+            f"micro-batch {answers.micro_batch}")
+
+
+def _cpu_estimate_line(answers: Answers, system: MachineProfile) -> str:
+    """A machine without GPUs: the run's processes judged on host RAM, as `estimate --config` of this plan
+    judges them (estimate/cpu.py, report.py's CPU report): 'CPU, 2 processes: fits: host RAM 1.2 GiB of ...'."""
+    from accelwiz.estimate.cpu import cpu_estimate, processes_strategy
+    from accelwiz.estimate.models import resolve_model
+    from accelwiz.estimate.verdict import HEADROOM, memory_verdict
+    from accelwiz.wizard.post_settings import post_settings
+
+    given = answers.model_dump()
+    workload, processes = workload_for(given, system), answers.processes or 1
+    strategy = processes_strategy(processes, answers.num_machines or 1)
+    post = post_settings(given, resolve_model(answers.model).max_position_embeddings) if answers.kind.post else None
+    if post is not None:  # DPO/GRPO: the policy's step with the reference or generation, as estimate costs them
+        from accelwiz.estimate.posttraining import estimate_posttraining
+
+        shown = estimate_posttraining(workload, strategy, post, None).combined
+    else:
+        shown = cpu_estimate(workload, strategy)
+    judged = memory_verdict(shown, None, system.host.memory_total_bytes or None, HEADROOM)
+    verdict = (judged.describe() if judged.verdict is not None else
+               f"host RAM {shown.host_bytes / GIB:.1f} GiB per machine, no verdict (this machine's RAM is unknown)")
+    return f"CPU, {processes} process(es) per machine: {verdict} ({_workload_words(answers)})"
 
 
 def _short_resource(option: Option) -> str:
