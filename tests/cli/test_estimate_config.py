@@ -61,7 +61,7 @@ def test_a_plan_sized_by_a_parameter_count_is_estimated_and_one_without_a_model_
     assert report["model"]["parameters"] == 3_000_000_000
     assert cli("init", "--system", "1xA100-80GB", "--defaults", "--force").exit_code == 0
     refused = cli("estimate", "--config", "accelerate.yaml")
-    assert refused.exit_code == 2 and "the plan's model cannot be sized" in refused.stderr
+    assert refused.exit_code == 2 and "names no model to train" in refused.stderr
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -23,4 +23,4 @@ def test_dry_run_headline_uses_the_deepspeed_json_precision(cli, write, monkeypa
     # the JSON fixes GA and precision: `check` explains that (AW215, AW403); a launch only counts it
     assert "AW215" not in result.stderr and "AW403" not in result.stderr
     assert "2 suggestions: see `accelwiz check accelerate.yaml`" in result.stderr
-    assert "accelwiz.launch.launcher --config_file accelerate.yaml" in result.stdout
+    assert "accelerate launch --config_file accelerate.yaml" in result.stdout  # the line a user can copy

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from accelwiz.errors import InputError
+from accelwiz.errors import InputError, UsageError
 from accelwiz.trainer.data import DataError, load_records, pack, read_jsonl, token_ids, training_sequences
 from accelwiz.trainer.models import ModelChoiceError, locate_model
 from accelwiz.trainer.options import parse_args
@@ -47,7 +47,7 @@ training:
 """
 
 
-def test_a_deepspeed_json_supplies_micro_batch_and_accumulation_and_flags_override_them(tmp_path, monkeypatch):
+def test_a_deepspeed_json_supplies_micro_batch_and_accumulation_and_a_contradicting_flag_is_refused(tmp_path, monkeypatch):
     """Regression: a JSON with gradient_accumulation_steps 16 trained with 1, and micro-batch 4 whatever it said."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ACCELERATE_DEEPSPEED_CONFIG_FILE", raising=False)
@@ -58,10 +58,11 @@ def test_a_deepspeed_json_supplies_micro_batch_and_accumulation_and_flags_overri
     assert (settings.gradient_accumulation.value, settings.gradient_accumulation.source) == (16, "deepspeed json")
     assert (settings.seq_len.source, settings.method.value, settings.model.value) == ("default", "full", "tiny")
     assert settings.deepspeed_json == Path("ds.json")
-    flagged = resolve_settings(parse_args(["--config", "accelerate.yaml", "--model", "tiny",
-                                           "--gradient-accumulation", "3"]))
-    assert (flagged.gradient_accumulation.value, flagged.gradient_accumulation.source) == (3, "flag")
-    assert "gradient accumulation 3 (flag)" in flagged.summary() and "micro batch 2 (deepspeed json)" in flagged.summary()
+    # a flag the JSON contradicts is refused in one line, as check, estimate and run refuse it: accelerate keeps
+    # the JSON's value under DeepSpeed ("Gradient accumulation steps mismatch ... Using DeepSpeed's value")
+    with pytest.raises(UsageError, match="--gradient-accumulation 3 contradicts the deepspeed json's "
+                                         "gradient_accumulation 16"):
+        resolve_settings(parse_args(["--config", "accelerate.yaml", "--model", "tiny", "--gradient-accumulation", "3"]))
 
 
 def test_the_plan_beside_the_yaml_supplies_the_workload_and_the_model(tmp_path, monkeypatch, checkpoint):
@@ -76,6 +77,8 @@ def test_the_plan_beside_the_yaml_supplies_the_workload_and_the_model(tmp_path, 
         "gradient_accumulation": (5, "plan"),
         "seq_len": (16, "flag"),
         "gradient_checkpointing": (True, "plan"),
+        "weights_dtype": ("fp32", "default"),  # the built-in trainer loads fp32 and autocasts
+        "optimizer_kernel": ("foreach", "default"),  # torch.optim.AdamW's default
         "method": ("lora", "plan"),
         "lora_rank": (4, "plan"),
         "lora_alpha": (32, "plan"),
