@@ -255,12 +255,14 @@ def test_grpo_is_planned_with_the_estimate_beside_each_choice(tmp_path):
     child = spawn("--system 8xH100-80GB -o out.yaml", tmp_path)
     answer(child, "Which model", "llama-3.2-1b" + ENTER)
     child.expect("What kind of training")
-    child.expect(r"GRPO \(completions generated per prompt, scored by your reward function\): DDP, [\d.]+ GiB per GPU")
+    child.expect(r"GRPO \(completions generated per prompt, scored by your reward function\): full fine-tuning, "
+                 r"DDP, [\d.]+ GiB per GPU")
     child.send(DOWN + DOWN + ENTER)
     answer(child, "Longest prompt", ENTER)
     answer(child, "Longest completion", "256" + ENTER)
     child.expect("How should GRPO generate")
-    child.expect(r"vLLM colocate \(vLLM inside each training process, a share of its GPU\): DDP, [\d.]+ GiB per GPU")
+    child.expect(r"vLLM colocate \(vLLM inside each training process, a share of its GPU\): full fine-tuning, DDP, "
+                 r"[\d.]+ GiB per GPU")
     child.send(ENTER)  # HF generate
     answer(child, "How will you fine-tune", ENTER)  # full
     # the reference model's cost at TRL's beta 0.0 (none loaded) and with a KL weight (a whole copy)
@@ -277,8 +279,8 @@ def test_grpo_is_planned_with_the_estimate_beside_each_choice(tmp_path):
     child.expect(r"»\s*(?:\x1b\[[0-9;]*m)*8 completions per prompt")  # TRL's 8 divides it: pre-selected
     child.send(DOWN + ENTER)  # 16
     answer(child, "Reward function", "rewards.py:lenght" + ENTER)
-    child.expect("defines no function lenght")  # shown under the prompt, which stays open
-    child.send("\x7f" * len("lenght") + "length" + ENTER)
+    child.expect("defines no function lenght")  # shown under the prompt, which stays open, its input cleared
+    child.send("rewards.py:length" + ENTER)
     answer(child, "Clip", ENTER)
     answer(child, "torch.compile", ENTER)
     child.expect(r"estimate +DDP: GPU memory [\d.]+ of 79.6 GiB per GPU.*grpo, full, prompt 512 \+ completion 256")
