@@ -94,8 +94,11 @@ VERDICTS: dict[str, Verdict] = {
     "deepspeedai__DeepSpeedExamples__training__gan__gan_deepspeed_config.json": _v("AW205"),
     "deepspeedai__DeepSpeedExamples__benchmarks__autosp__configs__autosp_config.json":
         _v("AW215", "AW403", "AW405"),
+    # AW237: a lone JSON that offloads the optimizer with no optimizer block; deepspeed.initialize with a client
+    # optimizer raises ZeRORuntimeException unless zero_force_ds_cpu_optimizer is false (a warning: accelerate and
+    # the Trainer swap in DeepSpeedCPUAdam, and this file may be read through them)
     "deepspeedai__DeepSpeed__tests__model__Megatron_GPT2__ds_config_func_bs8_zero2_offload.json":
-        _v("AW009", "AW403"),
+        _v("AW009", "AW237", "AW403"),
     "deepspeedai__DeepSpeed__tests__model__Megatron_GPT2__ds_config_func_bs8_zero0_gas3.json": _v("AW403"),
     "deepspeedai__DeepSpeed__tests__model__Megatron_GPT2__ds_config_perf_bs16.json":
         _v("AW403", why=(
@@ -119,7 +122,7 @@ VERDICTS: dict[str, Verdict] = {
             "the stored file has `bf16.enabled: auto`, not a hard-coded true as the label says, so `--fp16` "
             "cannot enable both precisions; nothing to report")),
     "CarperAI__trlx__examples__summarize_rlhf__configs__ds_config_trlx_gptj_summarize.json":
-        _v("AW003", "AW010", "AW206", "AW403"),
+        _v("AW003", "AW010", "AW206", "AW237", "AW403"),
     "CarperAI__trlx__examples__summarize_rlhf__sft__ds_config_gptj.json": _v("AW010", "AW206", "AW403"),
     "CarperAI__trlx__examples__summarize_rlhf__reward_model__ds_config_gpt_j.json":
         _v("AW010", "AW206", "AW403"),
