@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from accelwiz.estimate.models import resolve_model
 from accelwiz.probe.model import MachineProfile
 from accelwiz.probe.profiles import load_system
 from accelwiz.resolution.options import workload_from_options
@@ -140,19 +141,12 @@ def test_fp32_config_needs_more_memory(write):
     22 GiB the mixed-precision tensors fit (its reserve would not: tight, the allocator retries); fp32's do not."""
     one_gpu = "distributed_type: 'NO'\nnum_processes: 1\n"
     small = node(gpus=1, gpu_gib=22)
-    qwen = workload_from_options(model="qwen2.5-0.5b", micro_batch=4, seq_len=1024)
-    assert not codes(
-        write("mixed.yaml", one_gpu + "mixed_precision: bf16\n"),
-        select=("AW501",),
-        system=small,
-        workload=qwen,
-    )
-    assert codes(
-        write("fp32.yaml", one_gpu + "mixed_precision: 'no'\n"),
-        select=("AW501",),
-        system=small,
-        workload=qwen,
-    ) == {"AW501"}
+    # as `check --model qwen2.5-0.5b --micro-batch 4 --seq-len 1024` resolves it: the YAML's precision is read
+    qwen = {"model": resolve_model("qwen2.5-0.5b"), "workload_flags": {"micro_batch": 4, "seq_len": 1024}}
+    assert not codes(write("mixed.yaml", one_gpu + "mixed_precision: bf16\n"), select=("AW501",), system=small,
+                     **qwen)
+    assert codes(write("fp32.yaml", one_gpu + "mixed_precision: 'no'\n"), select=("AW501",), system=small,
+                 **qwen) == {"AW501"}
 
 
 def test_micro_batch_comes_from_the_deepspeed_json_when_not_given(write):
@@ -162,11 +156,15 @@ def test_micro_batch_comes_from_the_deepspeed_json_when_not_given(write):
         "  deepspeed_config_file: ds.json\n",
     )
     write("ds.json", '{"train_micro_batch_size_per_gpu": 64, "zero_optimization": {"stage": 3}}')
-    not_given = workload_from_options(model="llama-8b", micro_batch=None, seq_len=4096)
-    given = workload_from_options(model="llama-8b", micro_batch=1, seq_len=4096, gradient_checkpointing=True)
-    found = diagnostics(yaml, select=("AW501",), system=H100_NODE, workload=not_given)
+    # as `check a.yaml --model llama-8b --seq-len 4096` resolves it: the JSON's micro-batch, not the default 1
+    llama = resolve_model("llama-8b")
+    found = diagnostics(yaml, select=("AW501",), system=H100_NODE, model=llama, workload_flags={"seq_len": 4096})
     assert [d.code for d in found] == ["AW501"] and "micro-batch 64 × 4096" in found[0].message
-    assert not codes(yaml, select=("AW501",), system=H100_NODE, workload=given)
+    small = write("b.yaml", "distributed_type: DEEPSPEED\nnum_processes: 8\ndeepspeed_config:\n"
+                            "  deepspeed_config_file: ds1.json\n")
+    write("ds1.json", '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}}')
+    assert not codes(small, select=("AW501",), system=H100_NODE, model=llama,
+                     workload_flags={"seq_len": 4096, "gradient_checkpointing": True})
 
 
 def test_a_lone_json_runs_on_the_launchers_world(write):

@@ -31,6 +31,9 @@ DOCUMENT_TEXT = {
     ("deepspeed/readers.py", "_judged"): "the JSON's text, read by each consumer's own reader",
     ("deepspeed/readers.py", "known_consumers"): "whether the JSON is written for the HF integrations (its \"auto\")",
     ("deepspeed/batch.py", "batch_size_missing"): "which batch keys are written (DeepSpeed asks for one)",
+    ("deepspeed/optimizer.py", "offload_without_optimizer_block"):
+        "whether an optimizer block is written, and zero_force_ds_cpu_optimizer as DeepSpeed tests it (raw, for "
+        "Python truth: the string \"false\" counts as true)",
     ("deepspeed/batch.py", "batch_size_mismatch"):
         "DeepSpeed reads the three batch keys raw (get_scalar_param) and asserts on them as written",
     ("deepspeed/batch.py", "gradient_accumulation_disagreement"):
