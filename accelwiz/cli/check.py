@@ -29,8 +29,9 @@ Examples:
 
 def check(
     ctx: typer.Context,
-    files: Annotated[list[Path], typer.Argument(help="Accelerate YAML and/or DeepSpeed JSON files (any extension).",
-                                                show_default=False)],
+    files: Annotated[list[Path] | None, typer.Argument(
+        help="Accelerate YAML and/or DeepSpeed JSON files (any extension); default: accelerate.yaml, as `run` "
+             "takes it.", show_default=False)] = None,
     output_format: FormatOption = OutputFormat.text,
     select: Annotated[list[str] | None, typer.Option(help="Only these code prefixes, e.g. AW2,AW101.")] = None,
     ignore: Annotated[list[str] | None, typer.Option(help="Skip these code prefixes.")] = None,
@@ -82,13 +83,24 @@ def check(
         flags = workload_flags(micro_batch=micro_batch, seq_len=seq_len, gradient_checkpointing=gradient_checkpointing,
                                lora=lora, qlora=qlora, attention=attention, lora_dropout=lora_dropout)
         checked = check_files(CheckRequest(
-            files, split_codes(select), split_codes(ignore), system, model, plan, flags, training_args,
+            files or [_default_config()], split_codes(select), split_codes(ignore), system, model, plan, flags, training_args,
             trainer_argv(ctx), trl, kind, {"num_processes": num_processes, "num_machines": num_machines},
             fix, unsafe_fixes, diff), say=console.info, console=console)
         if checked.diff_exit is not None:
             raise typer.Exit(checked.diff_exit)
         _render(console, checked, output_format, explain)
     raise typer.Exit(checked.result.exit_code(strict=strict))
+
+
+def _default_config() -> Path:
+    """accelerate.yaml in this folder, the file `init` writes and `run` takes when none is named."""
+    default = Path("accelerate.yaml")
+    if not default.is_file():
+        from accelwiz.errors import UsageError
+
+        raise UsageError("no file to check: none was named and there is no accelerate.yaml here",
+                         hint="pass the files (`accelwiz check my.yaml ds.json`), or write one with `accelwiz init`")
+    return default
 
 
 def _render(console: Any, checked: Any, output_format: OutputFormat, explain: bool) -> None:

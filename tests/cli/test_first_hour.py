@@ -244,3 +244,16 @@ def test_help_fits_80_columns(name):
     """Each line of the help at 80 columns (examples and answer keys are kept as written, so they must fit)."""
     text = accelwiz(name, "--help", cwd=Path.cwd()).stdout
     assert [line for line in text.splitlines() if len(line) > 80] == []
+
+
+def test_check_takes_accelerate_yaml_when_no_file_is_named(cli, in_tmp):
+    """`run` defaults to accelerate.yaml; `check` said "Missing argument 'files'". Now it checks the same file,
+    and where there is none it says so in one line with the command that writes one."""
+    refused = cli("check")
+    assert refused.exit_code == 2 and "no accelerate.yaml here" in refused.stderr and "accelwiz init" in refused.stderr
+    assert cli("init", "--model", "tiny", "--defaults").exit_code == 0
+    named, default = cli("check", "accelerate.yaml"), cli("check")
+    assert default.exit_code == named.exit_code == 0
+    assert (default.stdout, default.stderr) == (named.stdout, named.stderr)
+    with_trainer = cli("check", "--", "--bf16")  # the Trainer's arguments after `--`, the file still defaulted
+    assert "AW7" in with_trainer.stdout + with_trainer.stderr
