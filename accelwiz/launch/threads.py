@@ -1,5 +1,5 @@
-"""Threads per training process on CPUs: `cores / processes-per-machine`, on every launch line accelwiz runs,
-prints or writes.
+"""Threads per training process on CPUs: the cores other work leaves free / processes-per-machine, on every
+launch line accelwiz runs (the lines it prints or writes for other machines take `cores / processes` there).
 
 Why: torch sizes its intra-op pool from OMP_NUM_THREADS, and `accelerate launch` sets that from
 `--num_cpu_threads_per_process`; without the flag it guesses (the physical cores over the local processes, only
@@ -58,15 +58,30 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+def busy_cores(cores: int, interval: float = 0.2) -> int:
+    """How many of the cores other work keeps busy right now: the machine's CPU use over `interval` seconds
+    (this process sleeps meanwhile, so it is not counted), in whole cores."""
+    import psutil
+
+    return min(cores, round(psutil.cpu_percent(interval=interval) / 100 * cores))
+
+
 def threads_here(processes_per_machine: int, *, given: int | None, environ: Mapping[str, str],
-                 cores: int | None = None, warn: list[str] | None = None) -> Threads:
+                 cores: int | None = None, busy: int = 0, warn: list[str] | None = None) -> Threads:
     """The threads of each process launched on this machine: `--threads-per-process`, else the user's own
-    OMP_NUM_THREADS, else the cores over the processes. Zero is refused; more threads than cores across the
-    processes is corrected to the fair share, with one line in `warn`."""
+    OMP_NUM_THREADS, else the cores other work leaves free (`busy`: cores in use when the run starts) over the
+    processes, at least one. Zero is refused; more threads than cores across the processes is corrected to the
+    fair share, with one line in `warn`.
+
+    Why the free cores and not all of them: OpenMP pools wait for their slowest thread at every operation, so a
+    pool whose threads share cores with a busy neighbour runs at the pace of its preempted threads. Measured on the
+    quickstart beside a two-process neighbour on 2 cores: 2 threads 2,895 tokens/s (a twelfth of its 33,443
+    alone), 1 thread 23,075 (docs/performance.md, "Threads per process on CPUs")."""
     cores = available_cores() if cores is None else cores
-    fair = max(1, cores // max(1, processes_per_machine))
-    share = f"{cores} core{'s' if cores != 1 else ''} / {processes_per_machine} " \
-            f"process{'es' if processes_per_machine != 1 else ''}"
+    free = max(1, cores - busy)
+    fair = max(1, free // max(1, processes_per_machine))
+    share = (f"{cores} core{'s' if cores != 1 else ''}" + (f", {busy} busy when launched" if busy else "")
+             + f" / {processes_per_machine} process{'es' if processes_per_machine != 1 else ''}")
     if given is not None and given < 1:
         raise UsageError(f"--threads-per-process {given}: a process needs at least one thread",
                          hint=f"pass --threads-per-process {fair} ({share}), or leave it out")
@@ -110,7 +125,10 @@ def launch_threads(console: Console, checked: Preflight, *, here: bool, given: i
     if not (here and cpu_here):
         return None, on_nodes
     warnings: list[str] = []
-    threads = threads_here(per_machine, given=given, environ=os.environ, warn=warnings)
+    measure = given is None and not os.environ.get(THREADS_ENV, "").strip()
+    cores = available_cores()
+    threads = threads_here(per_machine, given=given, environ=os.environ, cores=cores,
+                           busy=busy_cores(cores) if measure else 0, warn=warnings)
     for line in warnings:
         console.warn(line)
     return threads, on_nodes
