@@ -86,13 +86,50 @@ def update(snapshot: Snapshot, text: str) -> None:
 
 def update_all(edits: Sequence[tuple[Snapshot, str]]) -> None:
     """`update` several files: all are locked and verified before the first is written, so a change to any of
-    them writes none."""
+    them writes none.
+
+    The compare runs after the slow part (each new text written and fsynced beside its file) and right before the
+    renames, and the lock is held until the renames are durable (the folders fsynced): an editor that ignores the
+    lock and saves while the fix fsyncs is refused, not overwritten (issue 32). What is left is the few
+    microseconds between the compare and the rename, which no POSIX rename can close."""
     with locked([snapshot.target for snapshot, _ in edits]):
         for snapshot, _ in edits:
-            _verify_unchanged(snapshot)
-        for snapshot, text in edits:
-            data = restore_layout(snapshot, text).encode("utf-8")
-            _replace(snapshot.target, data, shown=snapshot.path)
+            _verify_unchanged(snapshot)  # before the slow part: a change already made costs no write
+        ready: list[tuple[Snapshot, Path]] = []
+        try:
+            for snapshot, text in edits:
+                data = restore_layout(snapshot, text).encode("utf-8")
+                ready.append((snapshot, prepare(snapshot.target, data, shown=snapshot.path)))
+            for snapshot, _ in edits:
+                _verify_unchanged(snapshot)  # again, after the fsyncs: the window up to the rename
+            while ready:
+                snapshot, temporary = ready[0]
+                try:
+                    os.replace(temporary, snapshot.target)
+                except OSError as exc:
+                    raise _write_error(snapshot.path, exc) from None
+                ready.pop(0)
+                _sync_folder(snapshot.target)
+        finally:
+            for _, temporary in ready:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+
+
+def _sync_folder(target: Path) -> None:
+    """fsync the folder holding `target`, so its rename survives a crash before the lock is let go; a file system
+    that cannot fsync a folder (some network mounts) keeps the rename as it may."""
+    directory = target.parent if str(target.parent) else Path(".")
+    try:
+        descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
 
 
 def atomic_write(path: Path, text: str | bytes, *, create_parents: bool = True, follow_symlinks: bool = True,
