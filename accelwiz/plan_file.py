@@ -19,10 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from accelwiz.defaults import PLAN_SUFFIX, find_plan, plan_path_for  # noqa: F401 (where a plan lives)
 from accelwiz.errors import InputError
-from accelwiz.estimate.verdict import Verdict  # the one verdict: fits, tight, does not fit
+from accelwiz.vocab import Verdict  # the one verdict: fits, tight, does not fit
 
 if TYPE_CHECKING:
-    from accelwiz.estimate.spec import ModelSpec
     from accelwiz.probe.gpus import GpuModel
     from accelwiz.probe.model import MachineProfile
 
@@ -213,29 +212,7 @@ def dump_plan(plan: PlanFile) -> str:
     return header + body
 
 
-# What the memory and hardware rules read from a plan (its workload: accelwiz/resolution/plan.py).
-
-def plan_model(plan: PlanFile) -> tuple[ModelSpec | None, str | None]:
-    """The estimator's ModelSpec for the plan's model: by name (a preset, or a config.json or checkpoint
-    directory relative to the plan), else by its recorded parameter count (a hub id sized at `init`)."""
-    from accelwiz.errors import AccelwizError
-    from accelwiz.estimate.models import model_with_count, resolve_model
-
-    model = plan.model
-    if model.missing:
-        return None, "the plan names no model (init was run without --model)"
-    names = [model.name]
-    if model.source in ("config", "checkpoint"):
-        names.insert(0, str(plan.resolve(model.name)))
-    for name in names:
-        try:
-            return resolve_model(name), None
-        except AccelwizError:
-            continue
-    if model.parameters:
-        return model_with_count(model.parameters), None
-    return None, f"the plan's model `{model.name}` ({model.source}) cannot be sized here and records no parameter count"
-
+# What the hardware rules read from a plan (its model, sized by the estimator: estimate/models.py plan_model).
 
 def plan_system(plan: PlanFile) -> MachineProfile:
     """The machine the plan is for: its preset, or its profile file (relative to the plan), else a profile

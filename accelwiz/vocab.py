@@ -6,6 +6,8 @@ No imports of pydantic or the config models here: the probe, the estimator and t
 
 from __future__ import annotations
 
+from typing import Literal
+
 GIB = 1024**3
 
 # Every `distributed_type` accelerate 1.15 knows (`accelerate.utils.DistributedType`), as the schema lists them.
@@ -49,3 +51,6 @@ MIXED_PRECISION_OF_PLAN = {plan: mixed for mixed, plan in PLAN_PRECISION_OF_MIXE
 RENAMED_WORKLOAD_FIELDS = {"regime": "method"}
 """The estimator's old word -> the resolution's (and the plan's `fine_tuning.method`): check's --lora/--qlora still
 reach the engine as "regime"; every reader renames with this one table."""
+
+Verdict = Literal["fits", "tight", "does not fit"]
+"""The one verdict on a need against a capacity (estimate/verdict.py judges it; the plan stores it)."""

@@ -44,11 +44,6 @@ EXCUSED: dict[tuple[str, str], str] = {
     # case above the shapes; it belongs in resolution/ (or the check command), not in config/
     **{("accelwiz.config.trl_arguments", f"accelwiz.resolution.{name}"): "TRL config check resolves the run"
        for name in ("model", "posttraining", "run", "workload")},
-    # the plan stores the one verdict, a Literal defined in estimate/verdict.py: it moves to vocab.py
-    ("accelwiz.plan_file", "accelwiz.estimate.verdict"): "Verdict belongs in vocab.py",
-    # plan_model sizes the plan's model with the estimator's registry; estimate.planned imports it from
-    # plan_file: it moves to resolution/model.py once estimate.planned imports it from there
-    ("accelwiz.plan_file", "accelwiz.estimate.models"): "plan_model belongs in resolution/model.py",
     # the resolution speaks the estimator's model registry and Workload: these (estimate.models, .workload,
     # .posttraining's PostTraining, .strategy's training_precision) are domain shapes below the estimator's
     # formulas and move to a lower package of their own; estimate.request/.planned then import resolution one way

@@ -24,7 +24,7 @@ from accelwiz.plan_file import (
     plan_system,
 )
 from accelwiz.probe.presets import find_preset, preset_profile
-from accelwiz.resolution.plan import plan_workload
+from accelwiz.estimate.planned import plan_workload
 
 GIB = 2**30
 

@@ -53,7 +53,7 @@ def _estimate(plan: PlanFile, yaml_path: Path, yaml_text: str, json_path: Path |
     from accelwiz.estimate.memory import estimate_memory
     from accelwiz.estimate.strategy import strategy_from_effective
     from accelwiz.estimate.verdict import memory_verdict
-    from accelwiz.resolution.plan import plan_workload
+    from accelwiz.estimate.planned import plan_workload
 
     workload, _why = plan_workload(plan)
     if workload is None:

@@ -162,7 +162,7 @@ def _model(model: str | None, plan: PlanFile | None) -> Any:
         return resolve_model(model)
     if plan is None:
         return None
-    from accelwiz.plan_file import plan_model
+    from accelwiz.estimate.models import plan_model
 
     return plan_model(plan)[0]  # a plan whose model cannot be sized here: no table, as before
 

@@ -13,13 +13,16 @@ import math
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from accelwiz.errors import InputError, UsageError
+from accelwiz.errors import AccelwizError, InputError, UsageError
 from accelwiz.estimate.presets import AMBIGUOUS_ALIASES, PRESETS, SAME_ARCHITECTURE_REPOS, TOY_MODELS
 from accelwiz.estimate.spec import ModelSpec
 
-__all__ = ["MODEL_PRESETS", "ModelSpec", "list_models", "parse_count", "resolve_model", "spec_from_hf_config"]
+if TYPE_CHECKING:
+    from accelwiz.plan_file import PlanFile
+
+__all__ = ["MODEL_PRESETS", "ModelSpec", "list_models", "parse_count", "plan_model", "resolve_model", "spec_from_hf_config"]
 
 
 def _index(presets: tuple[ModelSpec, ...]) -> dict[str, ModelSpec]:
@@ -132,3 +135,22 @@ def spec_from_hf_config(config: dict[str, Any], *, name: str, source: str) -> Mo
     from accelwiz.estimate.architecture import spec_from_config
 
     return spec_from_config(config, name=name, source=source)
+
+
+def plan_model(plan: PlanFile) -> tuple[ModelSpec | None, str | None]:
+    """The estimator's ModelSpec for a plan's model: by name (a preset, or a config.json or checkpoint
+    directory relative to the plan), else by its recorded parameter count (a hub id sized at `init`)."""
+    model = plan.model
+    if model.missing:
+        return None, "the plan names no model (init was run without --model)"
+    names = [model.name]
+    if model.source in ("config", "checkpoint"):
+        names.insert(0, str(plan.resolve(model.name)))
+    for name in names:
+        try:
+            return resolve_model(name), None
+        except AccelwizError:
+            continue
+    if model.parameters:
+        return model_with_count(model.parameters), None
+    return None, f"the plan's model `{model.name}` ({model.source}) cannot be sized here and records no parameter count"

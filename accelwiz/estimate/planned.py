@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 from accelwiz.errors import UsageError
 
 if TYPE_CHECKING:
+    from accelwiz.estimate.spec import ModelSpec
     from accelwiz.estimate.posttraining import PostTraining
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
+    from accelwiz.plan_file import PlanFile
     from accelwiz.probe.model import MachineProfile
     from accelwiz.resolution.run import Run
 
@@ -73,10 +75,31 @@ def _model_spec(run: Run, model: str | None) -> Any:
     from accelwiz.estimate.models import resolve_model
 
     if model is None and run.plan is not None:
-        from accelwiz.plan_file import plan_model
+        from accelwiz.estimate.models import plan_model
 
         spec, why_not = plan_model(run.plan)
         if spec is None:
             raise UsageError(f"the plan's model cannot be sized: {why_not}", hint="pass --model PRESET|config.json")
         return spec
     return resolve_model(str(model or run.model.value))
+
+
+def plan_workload(plan: PlanFile, flags: dict[str, Any] | None = None,
+                  model: ModelSpec | None = None) -> tuple[Workload | None, str | None]:
+    """The estimator's Workload for what the plan assumed (with `flags`, check's --seq-len ..., replacing its
+    fields), or (None, why not) when its model cannot be sized here: the plan and flags layers of
+    `accelwiz.resolution.workload.resolve_workload`, for callers without the files (convert's memory table)."""
+    from accelwiz.errors import AccelwizError
+    from accelwiz.estimate.models import plan_model
+    from accelwiz.resolution.workload import resolve_workload
+    from accelwiz.vocab import RENAMED_WORKLOAD_FIELDS
+
+    spec, why = (model, None) if model is not None else plan_model(plan)
+    if spec is None:
+        return None, why
+    renamed = {RENAMED_WORKLOAD_FIELDS.get(name, name): value for name, value in (flags or {}).items()}
+    try:
+        resolved = resolve_workload(plan=plan, flags=renamed, max_positions=spec.max_position_embeddings)
+        return resolved.for_estimator(spec), None
+    except AccelwizError as exc:
+        return None, f"the plan's workload cannot be estimated: {exc.message}"

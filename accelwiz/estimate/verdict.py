@@ -20,15 +20,14 @@ not fit, so no line reads "tight: 79.6 of 79.6 GiB (100%)" or "84.2 GiB per GPU,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from accelwiz.estimate.sizes import gib
-from accelwiz.vocab import HEADROOM
+from accelwiz.vocab import HEADROOM, Verdict
 
 if TYPE_CHECKING:
     from accelwiz.estimate.memory import MemoryEstimate
 
-Verdict = Literal["fits", "tight", "does not fit"]
 RETRIES = ("the caching allocator would reach the GPU's limit, release its cache and retry: slower, and close "
            "to out of memory")
 _ORDER: dict[str, int] = {"fits": 0, "tight": 1, "does not fit": 2}

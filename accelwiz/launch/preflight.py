@@ -76,7 +76,8 @@ def preflight(
     # The plan beside the YAML: its workload for the memory rules and, for other machines, its system; its CPU
     # machines get the CPU fallback in their node commands and sbatch script (launch/environment.py).
     from accelwiz.launch.environment import portable_changes
-    from accelwiz.plan_file import find_plan, load_plan, plan_model, plan_system
+    from accelwiz.estimate.models import plan_model
+    from accelwiz.plan_file import find_plan, load_plan, plan_system
 
     found = find_plan(config_path)
     plan = load_plan(found) if found is not None else None

@@ -49,7 +49,7 @@ def run_model_spec(run: Run) -> ModelSpec | None:
     from accelwiz.errors import AccelwizError
 
     if run.model.source == "plan" and run.plan is not None:
-        from accelwiz.plan_file import plan_model
+        from accelwiz.estimate.models import plan_model
 
         return plan_model(run.plan)[0]
     from accelwiz.estimate.models import named_model, resolve_model

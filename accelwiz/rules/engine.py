@@ -257,7 +257,8 @@ def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None,
                              f"no plan was found beside {where}",
                              hint="pass --model PRESET|config.json|PARAMS (or --plan FILE)")
         if plan_path is not None:
-            from accelwiz.plan_file import load_plan, plan_model, plan_system
+            from accelwiz.estimate.models import plan_model
+            from accelwiz.plan_file import load_plan, plan_system
             from accelwiz.resolution.plan import describe_overrides
 
             if plan_path not in plans:
