@@ -33,15 +33,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from accelwiz.estimate.spec import GATED_FAMILIES
 
 if TYPE_CHECKING:
     from accelwiz.estimate.spec import ModelSpec
     from accelwiz.estimate.workload import Workload
-
-# Four RMSNorms per block (before and after attention and MLP): Gemma-2 and Gemma-3
-SANDWICH_NORM_FAMILIES = frozenset({"gemma2", "gemma3", "gemma3_text"})
-
 
 @dataclass(frozen=True)
 class LayerActivations:
@@ -68,10 +63,10 @@ def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerAct
     width = 4 if workload.precision == "fp32" else 2  # bytes per activation element
     scale = width // 2  # the formulas below are written for 16-bit activations
     terms: list[tuple[str, int]] = []
-    if spec.family in GATED_FAMILIES:
+    if spec.gated_decoder:
         r, f = spec.kv_ratio, spec.intermediate_size
         q_width = spec.num_heads * spec.head_dim / h  # Gemma-2 and Llama-3.2 heads need not fill h
-        norms = 4 if spec.family in SANDWICH_NORM_FAMILIES else 2
+        norms = spec.norms_per_block
         terms.append(("norm inputs and outputs", int(4 * norms * sbh) * scale))
         terms.append(
             ("q, k, v, attention output", int(sbh * (2 * q_width + 4 * r * q_width + 2 * q_width)) * scale)
@@ -92,13 +87,13 @@ def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerAct
         terms.append(("attention output copy, rotary (trace)", int(3 * q_width * sbh) * scale))
         if width == 2 and fp32_residual(workload, autocast):  # fp32 normalised outputs, 16-bit casts, fp32 adds
             # measured by the trace: 5 sbh per norm with separate projections, 2 with Phi-3's fused qkv/gate_up
-            per_norm = 2 if spec.family == "phi3" else 5
+            per_norm = 2 if spec.fused_projections else 5
             terms.append(("autocast fp32 residual stream", per_norm * norms * sbh))
         # fp32 probabilities + their 16-bit cast; in fp32 the probabilities alone (dropout p=0 returns its input)
         score_bytes = 6 if width == 2 else 4
     else:
         terms.append(("layer tensors (34sbh, Korthikanti)", 34 * sbh * scale))
-        if spec.family == "gpt2":
+        if spec.gelu_new_mlp:
             terms.append(("gelu_new intermediates", 24 * sbh * scale))
         score_bytes = 5 * scale
         if width == 2 and autocast:  # LayerNorm in/out, residual adds and gelu_new's pow/tanh chain in fp32
@@ -131,8 +126,7 @@ def head_norm_bytes(workload: Workload) -> int:
     spec = workload.model
     tokens = workload.seq_len * workload.micro_batch
     elements = (spec.num_heads + spec.num_kv_heads) * spec.head_dim
-    gemma = spec.family.startswith("gemma")
-    per_element = 8 if workload.precision == "fp32" or gemma else 6
+    per_element = 8 if workload.precision == "fp32" or spec.fp32_normalised_norm else 6
     return tokens * (per_element * elements + 4 * (spec.num_heads + spec.num_kv_heads))
 
 
@@ -165,7 +159,7 @@ def tail_bytes(workload: Workload, *, autocast: bool = False) -> int:
     head keeps, `4 + 4 + 2`), measured by the trace. LayerNorm models: embedding and final norm outputs.
     """
     sbh = workload.seq_len * workload.micro_batch * workload.model.hidden_size
-    if workload.model.family not in GATED_FAMILIES:
+    if not workload.model.gated_decoder:
         return 2 * boundary_bytes(workload, autocast=autocast)
     if workload.precision == "fp32":
         return 8 * sbh
@@ -183,7 +177,7 @@ def fp32_residual(workload: Workload, autocast: bool) -> bool:
     fp32: full fine-tuning; LoRA and QLoRA load their frozen base, embedding included, in 16-bit (the trace
     matrix: Llama-3 LoRA +9% with the term). GPT-2's measured term is mostly gelu_new's pow/tanh chain, which
     autocast runs in fp32 whatever the weights (the trace matrix: GPT-2 LoRA -14% without it), so it stays."""
-    if workload.model.family not in GATED_FAMILIES:
+    if not workload.model.gated_decoder:
         return autocast
     return autocast and workload.regime == "full"
 
@@ -195,10 +189,6 @@ def recompute_bytes(workload: Workload, *, autocast: bool = False) -> int:
     return layer_activations(workload, autocast=autocast).total
 
 
-# Families whose LM head soft-caps the logits (transformers' Gemma2Config: final_logit_softcapping=30.0)
-SOFTCAPPED_LOGITS = frozenset({"gemma2"})
-
-
 def logits_bytes(workload: Workload) -> int:
     """The loss tail forward leaves for backward: the fp32 log-softmax output (4bsV).
 
@@ -208,10 +198,10 @@ def logits_bytes(workload: Workload) -> int:
     output for backward: 2bsV more in 16-bit, 4bsV in fp32 (the trace: 6.2 and 8.3 bsV against Llama's 4.1).
     """
     spec = workload.model
-    if spec.family == "bert":
+    if not spec.causal_lm:
         return 0
     tokens = workload.micro_batch * workload.seq_len * spec.vocab_size
-    if spec.family in SOFTCAPPED_LOGITS:
+    if spec.softcapped_logits:
         return (4 + (4 if workload.precision == "fp32" else 2)) * tokens
     return 4 * tokens
 
@@ -230,7 +220,7 @@ def loss_transient_bytes(workload: Workload) -> tuple[int, int]:
     more, not counted. Answer.AI's rows measured on 2024's stack sit 4.0-4.5 bsV above the same settings run
     today (an H200, benchmarks/results/fsdp_streams.json).
     """
-    if workload.model.family == "bert":
+    if not workload.model.causal_lm:
         return 0, 0
     tokens = workload.micro_batch * workload.seq_len * workload.model.vocab_size
     forward = 4 * tokens if workload.precision == "fp32" else 6 * tokens

@@ -46,7 +46,7 @@ _SHARED_INPUT = {
 
 def _input_features(workload: Workload, tensor: Tensor) -> int:
     # GPT-2's Conv1D stores its weight (in, out); nn.Linear (out, in)
-    return tensor.shape[0] if workload.model.family == "gpt2" else tensor.shape[1]
+    return tensor.shape[0] if workload.model.conv1d_weights else tensor.shape[1]
 
 
 def _adapted(workload: Workload) -> list[Tensor]:
@@ -75,7 +75,7 @@ def lora_dropout_bytes(workload: Workload, *, autocast: bool = False) -> int:
     width = 4 if workload.precision == "fp32" else 2
     freed: dict[str, float] = {}
     for t in adapted:
-        group = _SHARED_INPUT.get(t.kind) if spec.family not in ("gpt2", "bert") else None
+        group = _SHARED_INPUT.get(t.kind)  # GPT-2 and BERT names (c_attn, query...) are in no group
         if group == "attention output" and workload.attention != "eager":
             continue  # SDPA/flash keep their output, which o_proj reads
         if group is not None:

@@ -27,10 +27,6 @@ from typing import Any
 from accelwiz.errors import UsageError
 from accelwiz.estimate.spec import ModelSpec, Tensor
 
-# Families whose block layout activations.py models term by term (see its docstring).
-EXACT_FAMILIES = frozenset({"llama", "mistral", "qwen2", "gemma2", "phi3", "mixtral", "gpt2", "bert"}
-                           | {"qwen3", "gemma3", "gemma3_text"})  # per-head q/k norms: activations.head_norm_bytes
-
 # Config keys (after the config class's attribute_map) that must be written in the file: transformers fills a
 # missing one with its own default (Llama: 32 layers of 4096), which would silently estimate another model.
 _REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads")
@@ -366,7 +362,7 @@ def activation_coverage(
         lacks.append(f"hidden_size {hidden_from_config} in the config but {spec.hidden_size} in the embedding")
     if layers_from_config is not None and layers_from_config != spec.num_layers:
         lacks.append(f"num_hidden_layers {layers_from_config} in the config but {spec.num_layers} blocks built")
-    if spec.family not in EXACT_FAMILIES:
+    if not spec.term_by_term_activations:
         lacks.append(f"model_type `{spec.family}` has no term-by-term formula")
     kinds = {type(block).__name__ for block in blocks}
     if len(kinds) > 1:
@@ -381,13 +377,11 @@ def activation_coverage(
         for path, module in first.named_modules()
         if "Norm" in type(module).__name__ and path.rpartition(".")[2] not in ("q_norm", "k_norm")
     )
-    from accelwiz.estimate.activations import SANDWICH_NORM_FAMILIES
-
-    expected_norms = 4 if spec.family in SANDWICH_NORM_FAMILIES else 2
-    if spec.family not in ("gpt2", "bert") and norms != expected_norms and not spec.kv_lora_rank:
+    expected_norms = spec.norms_per_block
+    if not spec.layernorm_block and norms != expected_norms and not spec.kv_lora_rank:
         lacks.append(f"{norms} norms per block (the formula has {expected_norms})")
     gated = {"gate_proj", "gate_up_proj", "w1"} & linear_kinds or spec.num_experts > 1
-    if spec.family not in ("gpt2", "bert") and not gated:
+    if not spec.layernorm_block and not gated:
         lacks.append("no gated MLP")
     if not lacks:
         return True, ""

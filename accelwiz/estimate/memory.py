@@ -310,7 +310,7 @@ def _backward_bucket(workload: Workload, strategy: Strategy) -> float:
 def _tied_embedding_gradients(workload: Workload, strategy: Strategy) -> float:
     """A trained tied embedding gets two gradients (LM head, embedding) summed into a third at backward's end."""
     spec = workload.model
-    if workload.regime != "full" or not spec.tie_word_embeddings or spec.family == "bert":
+    if workload.regime != "full" or not spec.tied_lm_head:
         return 0.0
     if strategy.offload_optimizer != "none" and strategy.is_deepspeed:
         return 0.0

@@ -14,18 +14,11 @@ from functools import cached_property
 from math import prod
 from typing import NamedTuple
 
+from accelwiz.estimate import families
+
 # A HF `model_type`. The presets use llama, mistral, qwen2, gemma2, phi3, mixtral, gpt2 and bert; a config.json
 # or hub id may name any type transformers knows (accelwiz/estimate/architecture.py builds it on `meta`).
 Family = str
-# Decoders whose blocks are "RMSNorm, rotary attention with q/k/v/o projections, gated MLP": activations.py
-# applies its gated-MLP formula to them. The first six are what that formula was written and checked for; the
-# others share the layout but add terms it lacks (q/k norms, 4 norms per block, shared experts, MLA), so their
-# specs carry `analytic_activations=False` with the reason (architecture.py decides).
-GATED_FAMILIES = frozenset(
-    {"llama", "mistral", "qwen2", "gemma2", "phi3", "mixtral"}
-    | {"gemma", "gemma3", "gemma3_text", "qwen3", "qwen3_moe", "qwen2_moe", "deepseek_v2", "deepseek_v3"}
-    | {"olmo2", "granite", "ministral", "mistral3", "llama4_text", "smollm3", "glm", "glm4", "helium"}
-)
 
 
 # LoRA targets outside the transformer blocks: the output layer and the token embedding, by their HF names.
@@ -149,6 +142,67 @@ class ModelSpec:
     def kv_ratio(self) -> float:
         return self.num_kv_heads / self.num_heads
 
+    # -- features: what the formulas depend on, read from the family table once (estimate/families.py) ------
+    @property
+    def gated_decoder(self) -> bool:
+        """RMSNorm, rotary attention with q/k/v/o projections and a gated MLP (Llama's block layout)."""
+        return self.family in families.GATED_FAMILIES
+
+    @property
+    def layernorm_block(self) -> bool:
+        """GPT-2's or BERT's LayerNorm block, which the activation formula takes as Korthikanti's 34sbh."""
+        return self.family in families.LAYERNORM_BLOCK_FAMILIES
+
+    @property
+    def causal_lm(self) -> bool:
+        """A causal LM head and its loss; False for encoders (BERT), which the estimate trains without logits."""
+        return self.family not in families.ENCODER_FAMILIES
+
+    @property
+    def tied_lm_head(self) -> bool:
+        """The LM head reads the token embedding (`tie_word_embeddings` in a causal LM)."""
+        return self.tie_word_embeddings and self.causal_lm
+
+    @property
+    def conv1d_weights(self) -> bool:
+        """Block weights stored (in, out) as GPT-2's Conv1D, not (out, in) as nn.Linear."""
+        return self.family in families.CONV1D_FAMILIES
+
+    @property
+    def gelu_new_mlp(self) -> bool:
+        """GPT-2's tanh-approximated GELU, whose intermediates are kept for backward."""
+        return self.family in families.GELU_NEW_FAMILIES
+
+    @property
+    def fused_projections(self) -> bool:
+        """One qkv_proj and one gate_up_proj per block (Phi-3) instead of separate projections."""
+        return self.family in families.FUSED_PROJECTION_FAMILIES
+
+    @property
+    def norms_per_block(self) -> int:
+        """RMSNorms per block: 4 with sandwich norms around attention and MLP (Gemma-2, Gemma-3), else 2."""
+        return 4 if self.family in families.SANDWICH_NORM_FAMILIES else 2
+
+    @property
+    def fp32_normalised_norm(self) -> bool:
+        """Gemma's RMSNorm multiplies by `1 + weight` in fp32, so it keeps an fp32 normalised tensor."""
+        return self.family.startswith(families.GEMMA_RMSNORM_PREFIX)
+
+    @property
+    def softcapped_logits(self) -> bool:
+        """The LM head soft-caps the logits with tanh before the loss (Gemma-2's final_logit_softcapping)."""
+        return self.family in families.SOFTCAPPED_LOGITS
+
+    @property
+    def sdpa_refusal(self) -> str:
+        """Why transformers builds this model without SDPA attention; empty where it has SDPA."""
+        return families.NO_SDPA.get(self.family, "")
+
+    @property
+    def term_by_term_activations(self) -> bool:
+        """activations.py's formula was written and checked against the trace for this block layout."""
+        return self.family in families.EXACT_FAMILIES
+
     # -- tensors ------------------------------------------------------------------------------------------
     def tensors(self) -> tuple[Tensor, ...]:
         """Every parameter tensor, with HF module names; tied lm_head omitted (it shares the embedding)."""
@@ -198,11 +252,11 @@ def _gated_tensors(spec: ModelSpec) -> list[Tensor]:
     """Llama, Mistral, Qwen2, Gemma-2, Phi-3 and Mixtral: RMSNorm, rotary GQA attention, gated MLP."""
     h, f, d = spec.hidden_size, spec.intermediate_size, spec.head_dim
     q, kv = spec.num_heads * d, spec.num_kv_heads * d
-    norms = 4 if spec.family == "gemma2" else 2
+    norms = spec.norms_per_block
     tensors = [Tensor("embed_tokens", "weight", (spec.vocab_size, h))]
     for i in range(spec.num_layers):
         p = f"layers.{i}."
-        if spec.family == "phi3":  # fused projections: same count as separate q/k/v and gate/up
+        if spec.fused_projections:  # same count as separate q/k/v and gate/up
             tensors.append(Tensor(p + "self_attn.qkv_proj", "weight", (q + 2 * kv, h), True))
         else:
             tensors += [
@@ -226,7 +280,7 @@ def _gated_tensors(spec: ModelSpec) -> list[Tensor]:
                     Tensor(ep + "w3", "weight", (f, h), True),
                     Tensor(ep + "w2", "weight", (h, f), True),
                 ]
-        elif spec.family == "phi3":
+        elif spec.fused_projections:
             tensors += [
                 Tensor(p + "mlp.gate_up_proj", "weight", (2 * f, h), True),
                 Tensor(p + "mlp.down_proj", "weight", (h, f), True),

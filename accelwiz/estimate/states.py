@@ -23,7 +23,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from accelwiz.estimate.spec import GATED_FAMILIES
 from accelwiz.estimate.strategy import Strategy
 
 if TYPE_CHECKING:
@@ -109,7 +108,7 @@ def autocast_cast_parameters(workload: Workload) -> float:
         unsaved = sum(
             workload.lora_rank * t.shape[1]
             for t in spec.block_linears()
-            if t.kind in workload.lora_targets and t.kind in _ATTENTION_INPUTS and spec.family in GATED_FAMILIES
+            if t.kind in workload.lora_targets and t.kind in _ATTENTION_INPUTS and spec.gated_decoder
         )
         return float(workload.trainable_parameters - unsaved) + frozen_cast_parameters(workload)
     count = 0
@@ -118,7 +117,7 @@ def autocast_cast_parameters(workload: Workload) -> float:
         if "norm" in kind or kind.startswith("ln") or t.name == "bias":  # a bias's copy is not kept for backward
             continue
         if "embed" in kind or kind in ("wte", "wpe"):
-            if spec.tie_word_embeddings and kind in ("embed_tokens", "wte") and spec.family != "bert":
+            if spec.tied_lm_head and kind in ("embed_tokens", "wte"):
                 count += t.numel  # the tied LM head reads it
             continue
         if workload.gradient_checkpointing and not workload.legacy_trainer and _IN_LAYER.search(t.module):
@@ -144,12 +143,12 @@ def frozen_cast_parameters(workload: Workload) -> float:
         if "norm" in kind or kind.startswith("ln") or t.name == "bias":
             continue
         if "embed" in kind or kind in ("wte", "wpe"):
-            if spec.tie_word_embeddings and kind in ("embed_tokens", "wte") and spec.family != "bert":
+            if spec.tied_lm_head and kind in ("embed_tokens", "wte"):
                 count += t.numel
             continue
         if _IN_LAYER.search(t.module) and (workload.regime == "qlora" or checkpointed):
             continue  # bitsandbytes' 4-bit matmul keeps the packed weight, not a 16-bit copy
-        if (spec.family in GATED_FAMILIES and t.module.startswith("layers.0.") and t.kind in _ATTENTION_INPUTS
+        if (spec.gated_decoder and t.module.startswith("layers.0.") and t.kind in _ATTENTION_INPUTS
                 and not checkpointed):
             continue  # they read the frozen embedding's output, which needs no gradient: nothing to keep
         count += t.numel

@@ -1,0 +1,54 @@
+"""What each model family's blocks and head do differently, as named features (the one family table).
+
+The formulas read these features from `ModelSpec` (`spec.softcapped_logits`, `spec.norms_per_block`, ...)
+instead of branching on the family name, so a family joins by adding its features here, and a formula says
+which property of the model it depends on. Each table is keyed by HF `model_type`.
+"""
+
+from __future__ import annotations
+
+# Decoders whose blocks are "RMSNorm, rotary attention with q/k/v/o projections, gated MLP": activations.py
+# applies its gated-MLP formula to them. The first six are what that formula was written and checked for; the
+# others share the layout but add terms it lacks (q/k norms, 4 norms per block, shared experts, MLA), so their
+# specs carry `analytic_activations=False` with the reason (architecture.py decides).
+GATED_FAMILIES = frozenset(
+    {"llama", "mistral", "qwen2", "gemma2", "phi3", "mixtral"}
+    | {"gemma", "gemma3", "gemma3_text", "qwen3", "qwen3_moe", "qwen2_moe", "deepseek_v2", "deepseek_v3"}
+    | {"olmo2", "granite", "ministral", "mistral3", "llama4_text", "smollm3", "glm", "glm4", "helium"}
+)
+
+# The LayerNorm blocks of GPT-2 and BERT, which activations.py models with Korthikanti's 34sbh per layer.
+LAYERNORM_BLOCK_FAMILIES = frozenset({"gpt2", "bert"})
+
+# Encoders without a causal LM head: no logits or loss tail, no LM head reading a tied embedding, no --trace.
+ENCODER_FAMILIES = frozenset({"bert"})
+
+# GPT-2's Conv1D layers store their weight (in, out), where nn.Linear stores (out, in).
+CONV1D_FAMILIES = frozenset({"gpt2"})
+
+# GPT-2's MLP activation `gelu_new` (0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))) keeps its pow/tanh chain.
+GELU_NEW_FAMILIES = frozenset({"gpt2"})
+
+# Fused projections (Phi-3: one qkv_proj, one gate_up_proj): the same parameter count as separate ones, and
+# fewer saved casts under autocast (activations.py: 2 sbh per norm instead of 5).
+FUSED_PROJECTION_FAMILIES = frozenset({"phi3"})
+
+# Four RMSNorms per block (before and after attention and MLP): Gemma-2 and Gemma-3.
+SANDWICH_NORM_FAMILIES = frozenset({"gemma2", "gemma3", "gemma3_text"})
+
+# Gemma's RMSNorm multiplies by `1 + weight` in fp32, so its normalised tensor is kept in fp32.
+GEMMA_RMSNORM_PREFIX = "gemma"
+
+# Families whose LM head soft-caps the logits (transformers' Gemma2Config: final_logit_softcapping=30.0).
+SOFTCAPPED_LOGITS = frozenset({"gemma2"})
+
+# Families transformers builds without an SDPA path, with its reason (transformers 5, the model class's
+# `_supports_sdpa`): from_pretrained(attn_implementation="sdpa") raises for them; without it, eager is used.
+NO_SDPA = {
+    "gemma2": "Gemma-2's attention logit soft-capping: transformers' Gemma2PreTrainedModel sets "
+    "`_supports_sdpa = False  # sdpa does not support softcapping` (models/gemma2/modeling_gemma2.py)",
+}
+
+# Families whose block layout activations.py models term by term (see its docstring).
+EXACT_FAMILIES = frozenset({"llama", "mistral", "qwen2", "gemma2", "phi3", "mixtral", "gpt2", "bert"}
+                           | {"qwen3", "gemma3", "gemma3_text"})  # per-head q/k norms: activations.head_norm_bytes
