@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from accelwiz.errors import InputError, UsageError
-from accelwiz.trainer.data import DataError, is_messages, jsonl_records
+from accelwiz.trainer.data import SAMPLE_BYTES, DataError, is_messages, jsonl_records
 
 if TYPE_CHECKING:
     from accelwiz.resolution.posttraining import ResolvedPostTraining
@@ -23,8 +23,10 @@ COLUMNS = {"dpo": ("prompt", "chosen", "rejected"), "grpo": ("prompt",)}
 _EXAMPLE = {"dpo": '{"prompt": "...", "chosen": "...", "rejected": "..."}', "grpo": '{"prompt": "..."}'}
 
 
-def read_trl_records(path: Path | None, kind: str) -> list[dict[str, Any]]:
-    """Every record of the JSONL `path` for `kind` (dpo, grpo), or a DataError naming the first bad line."""
+def read_trl_records(path: Path | None, kind: str, *, max_bytes: int | None = None) -> list[dict[str, Any]]:
+    """Every record of the JSONL `path` for `kind` (dpo, grpo), or a DataError naming the first bad line.
+    `max_bytes`: only the lines that start within the first max_bytes (the preflight's sample, as for SFT data);
+    the file is a regular file either way (a FIFO or a device refused unread: data._open_data)."""
     if path is None:
         raise DataError(f"--kind {kind} needs --data: a JSONL file with {', '.join(COLUMNS[kind])} per line",
                         hint=f"write one object per line, e.g. {_EXAMPLE[kind]}")
@@ -42,7 +44,7 @@ def read_trl_records(path: Path | None, kind: str) -> list[dict[str, Any]]:
                             hint="give every column on the first line (null where a line has no value)")
         return record
 
-    return jsonl_records(path, check, example=_EXAMPLE[kind])
+    return jsonl_records(path, check, example=_EXAMPLE[kind], max_bytes=max_bytes)
 
 
 def _same_types(record: dict[str, Any], where: str, first: dict[str, tuple[str, str]]) -> dict[str, Any]:
@@ -94,14 +96,15 @@ def check_trl_inputs(data: Path | None, post: ResolvedPostTraining, model: Any) 
         raise UsageError(f"--kind {kind} ({post.kind.source}) trains a pretrained checkpoint with a tokenizer, and "
                          f"--model {model.name!r} is a random initialisation",
                          hint="pass a checkpoint directory or hub id with --model")
-    trl_records(data, kind)
+    trl_records(data, kind, sample=True)  # the first MiB, as `--data` for SFT: a 7 GiB file is not read whole
     reward_of(post, load=False)  # parsed, never imported before the launch (trainer/rewards.py)
 
 
-def trl_records(data: Path | None, kind: str) -> list[dict[str, Any]]:
-    """The run's records (an InputError naming the first bad line)."""
+def trl_records(data: Path | None, kind: str, *, sample: bool = False) -> list[dict[str, Any]]:
+    """The run's records (an InputError naming the first bad line); `sample`: those of the first SAMPLE_BYTES
+    only (the preflight before the launch; the workers read the file whole and judge the rest)."""
     try:
-        return read_trl_records(data, kind)
+        return read_trl_records(data, kind, max_bytes=SAMPLE_BYTES if sample else None)
     except DataError as exc:
         raise InputError(str(exc), hint=exc.hint or None) from None
 
