@@ -61,7 +61,7 @@ def _config_dict_from_spec(spec: ModelSpec) -> dict[str, Any]:
             "n_layer": spec.num_layers, "n_head": spec.num_heads, "n_inner": spec.intermediate_size,
             "n_positions": spec.max_position_embeddings,
         }
-    if spec.family == "bert":
+    if not spec.causal_lm:
         raise UsageError("--trace traces causal language models; BERT is an encoder",
                          hint="estimate BERT without --trace")
     raw: dict[str, Any] = {

@@ -82,7 +82,7 @@ class Workload:
         logits[..., :-1, :].contiguous()`, removed by huggingface/transformers#35646); today's shifts the labels
         (activations.loss_transient_bytes)."""
         return (self.transformers_version is not None and self.transformers_version < (4, 49)
-                and self.model.family != "bert")
+                and self.model.causal_lm)
 
     @cached_property
     def trainable_parameters(self) -> int:
@@ -132,23 +132,15 @@ def check_lora_targets(spec: ModelSpec, targets: tuple[str, ...] | list[str]) ->
         )
 
 
-# Families transformers builds without an SDPA path, with its reason (transformers 5, the model class's
-# `_supports_sdpa`): from_pretrained(attn_implementation="sdpa") raises for them; without it, eager is used.
-NO_SDPA = {
-    "gemma2": "Gemma-2's attention logit soft-capping: transformers' Gemma2PreTrainedModel sets "
-    "`_supports_sdpa = False  # sdpa does not support softcapping` (models/gemma2/modeling_gemma2.py)",
-}
-
-
 def default_attention(spec: ModelSpec) -> Attention:
     """What transformers picks without attn_implementation: sdpa where the model has it, else eager."""
-    return "eager" if spec.family in NO_SDPA else "sdpa"
+    return "eager" if spec.sdpa_refusal else "sdpa"
 
 
 def check_attention(spec: ModelSpec, attention: str) -> None:
     """An attention implementation transformers refuses for this model is refused here, with its reason."""
-    if attention == "sdpa" and spec.family in NO_SDPA:
+    if attention == "sdpa" and spec.sdpa_refusal:
         raise UsageError(
-            f"--attention sdpa: transformers has no SDPA attention for {spec.name} ({NO_SDPA[spec.family]})",
+            f"--attention sdpa: transformers has no SDPA attention for {spec.name} ({spec.sdpa_refusal})",
             hint="pass --attention eager, or flash (flash-attention 2 supports the soft-capping)",
         )
