@@ -3,7 +3,8 @@ lands while the fix's temporary file is being fsynced, the slowest step before t
 one line (exit 2) and leave the user's edit; it used to rename over it and report success.
 
 The fix runs as a real process whose os.fsync is slowed (a stand-in for a slow disk): the first fsync drops a
-marker file and sleeps, the test saves the file meanwhile, as an editor would (in place, or by rename)."""
+marker file and waits for a go file (60 s at most), the test saves the file meanwhile, as an editor would (in place,
+or by rename), then drops the go file: the edit always lands inside the fsync, however loaded the machine."""
 
 from __future__ import annotations
 
@@ -18,15 +19,17 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 FIXABLE = "distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: no\n"  # AW008: quote the 'no'
 EDITED = FIXABLE + "debug: true\n"
-# The slowed fsync: the first call (the fix's temporary file) says so through a marker file, then sleeps.
+# The slowed fsync: the first call (the fix's temporary file) says so through a marker file, then waits for go.
 SLOW_FSYNC = """
 import os, runpy, sys, time
-marker, real = sys.argv.pop(1), os.fsync
+marker, go, real = sys.argv.pop(1), sys.argv.pop(1), os.fsync
 def slow(fd, _done=[]):
     if not _done:
         _done.append(1)
         open(marker, "w").close()
-        time.sleep(2.0)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(go) and time.monotonic() < deadline:
+            time.sleep(0.02)
     real(fd)
 os.fsync = slow
 sys.argv[0] = "accelwiz"
@@ -49,14 +52,16 @@ def test_an_edit_saved_during_the_fix_fsync_is_refused_and_kept(tmp_path, save):
     path = tmp_path / "accelerate.yaml"
     path.write_text(FIXABLE)
     marker = tmp_path / "fsync-started"
-    fix = subprocess.Popen([sys.executable, "-c", SLOW_FSYNC, str(marker), "check", "--fix", "--select", "AW008",
-                            path.name], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+    go = tmp_path / "go"
+    fix = subprocess.Popen([sys.executable, "-c", SLOW_FSYNC, str(marker), str(go), "check", "--fix", "--select",
+                            "AW008", path.name], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not marker.exists() and fix.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     assert marker.exists(), fix.communicate(timeout=60)
     save(path)  # the editor does not take accelwiz's lock
+    go.touch()
     out, err = fix.communicate(timeout=120)
     assert fix.returncode == 2, (out, err)
     assert "changed since accelwiz read it" in err and "nothing was written" in err
@@ -69,8 +74,9 @@ def test_without_an_edit_the_slowed_fix_writes(tmp_path):
     """The same slowed process with nobody editing: the fix is written (the refusal above is the edit's doing)."""
     path = tmp_path / "accelerate.yaml"
     path.write_text(FIXABLE)
-    fix = subprocess.run([sys.executable, "-c", SLOW_FSYNC, str(tmp_path / "marker"), "check", "--fix",
-                          "--select", "AW008", path.name], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
-                         capture_output=True, text=True, timeout=120)
+    (tmp_path / "go").touch()
+    fix = subprocess.run([sys.executable, "-c", SLOW_FSYNC, str(tmp_path / "marker"), str(tmp_path / "go"),
+                          "check", "--fix", "--select", "AW008", path.name], cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=120)
     assert fix.returncode == 0, fix.stderr
     assert path.read_text() == FIXABLE.replace("mixed_precision: no", "mixed_precision: 'no'")
