@@ -2,37 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from accelwiz.plugin_free import BuiltWithoutPlugins
 
 AUTO = "auto"
 Auto = Literal["auto"]
 
 
-class _BuiltWithoutPlugins(type(BaseModel)):  # type: ignore[misc]
-    """Builds accelwiz's config models without pydantic plugins, as typer builds its parameter adapters.
-
-    pydantic looks for plugins the first time it builds a validator: it imports importlib.metadata and reads the
-    entry points of every installed distribution (about 13 ms of a 0.3 s `check` with torch's stack installed,
-    149 distributions), for plugins that observe an application's own models; these models only read config
-    files. The environment variable is pydantic's own switch, set only while a class is built and restored after,
-    so pydantic models of other libraries (and child processes) still get their plugins."""
-
-    def __new__(mcs, *args: Any, **kwargs: Any) -> Any:
-        previous = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
-        os.environ["PYDANTIC_DISABLE_PLUGINS"] = "1"
-        try:
-            return super().__new__(mcs, *args, **kwargs)
-        finally:
-            if previous is None:
-                del os.environ["PYDANTIC_DISABLE_PLUGINS"]
-            else:
-                os.environ["PYDANTIC_DISABLE_PLUGINS"] = previous
-
-
-class StrictModel(BaseModel, metaclass=_BuiltWithoutPlugins):
+class StrictModel(BaseModel, metaclass=BuiltWithoutPlugins):
     """A config section: unknown keys are errors, types are checked strictly (no "8" for 8).
 
     Each section also names the keys it does not accept but that we recognise, so a finding can say more than

@@ -10,10 +10,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from accelwiz.plugin_free import BuiltWithoutPlugins
+
 PROFILE_SCHEMA_VERSION = 1
 
 
-class _Frozen(BaseModel):
+class _Frozen(BaseModel, metaclass=BuiltWithoutPlugins):  # no plugin scan at start-up
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 

@@ -1,5 +1,5 @@
-"""accelwiz's config models are built without pydantic's plugin scan, and the switch is left as it was found
-(accelwiz.config.base._BuiltWithoutPlugins; issue 33)."""
+"""accelwiz's config and machine-profile models are built without pydantic's plugin scan, and the switch is left as it was found
+(accelwiz.plugin_free.BuiltWithoutPlugins; issue 33)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ _PROBE = """
 import json, os
 import pydantic.plugin._loader as loader
 from accelwiz.config.accelerate import AccelerateConfig
+import accelwiz.probe.model
 AccelerateConfig.model_validate({"distributed_type": "MULTI_GPU", "num_processes": 8})
 print(json.dumps({"scanned": loader._plugins is not None, "env": os.environ.get("PYDANTIC_DISABLE_PLUGINS")}))
 """
