@@ -9,7 +9,8 @@ silent. Where the launcher adds a prefix to nested keys (`fsdp_` in `fsdp_config
 reported as misplaced here.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: pydantic would compile every annotation string back into a type
+# when it builds the models (188 strings, about 2.5 ms of each `check`; issue 33).
 
 from typing import Annotated, Any, ClassVar, Literal, get_args
 
