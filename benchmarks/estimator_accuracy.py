@@ -39,7 +39,7 @@ from accelwiz.estimate.models import resolve_model  # noqa: E402
 from accelwiz.estimate.spec import ModelSpec  # noqa: E402
 from accelwiz.estimate.strategy import Strategy, strategy_from_options  # noqa: E402
 from accelwiz.estimate.workload import Workload  # noqa: E402
-from accelwiz.resolution.options import workload_from_options  # noqa: E402
+from accelwiz.estimate.resolved import workload_from_options  # noqa: E402
 
 GIB = 2**30
 # What a command-line user passes as --model: a preset name, or a config.json (a ~100M Llama-shaped model,

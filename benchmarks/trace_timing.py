@@ -38,7 +38,7 @@ def worker(case: dict) -> dict:
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.trace import trace_workload
     from accelwiz.estimate.trace_compare import compare
-    from accelwiz.resolution.options import workload_from_options
+    from accelwiz.estimate.resolved import workload_from_options
 
     workload = workload_from_options(model=case["model"], micro_batch=case["micro_batch"], seq_len=case["seq_len"])
     estimate = estimate_memory(workload, Strategy("single"))

@@ -44,14 +44,12 @@ EXCUSED: dict[tuple[str, str], str] = {
     # case above the shapes; it belongs in resolution/ (or the check command), not in config/
     **{("accelwiz.config.trl_arguments", f"accelwiz.resolution.{name}"): "TRL config check resolves the run"
        for name in ("model", "posttraining", "run", "workload")},
-    # the resolution speaks the estimator's model registry and Workload: these (estimate.models, .workload,
-    # .posttraining's PostTraining, .strategy's training_precision) are domain shapes below the estimator's
-    # formulas and move to a lower package of their own; estimate.request/.planned then import resolution one way
-    ("accelwiz.resolution.model", "accelwiz.estimate.models"): "model registry belongs below resolution",
-    ("accelwiz.resolution.options", "accelwiz.estimate.models"): "model registry belongs below resolution",
-    ("accelwiz.resolution.run", "accelwiz.estimate.models"): "model registry belongs below resolution",
-    ("accelwiz.resolution.posttraining", "accelwiz.estimate.posttraining"): "PostTraining belongs below resolution",
-    ("accelwiz.resolution.workload", "accelwiz.estimate.workload"): "Workload belongs below resolution",
+    # the resolution maps a preset the estimator knows to its hub repository and a toy model to its positions
+    # (named_model, over estimate/presets.py's ModelSpec table): the preset table and ModelSpec (estimate/spec.py)
+    # belong in a package below resolution. The Workload and PostTraining it used to build are built on the
+    # estimator's side now (estimate/resolved.py), so this is the pair's last direction.
+    ("accelwiz.resolution.model", "accelwiz.estimate.models"): "preset table belongs below resolution",
+    ("accelwiz.resolution.run", "accelwiz.estimate.models"): "preset table belongs below resolution",
 }
 EXCUSED_PAIRS: dict[tuple[str, str], str] = {
     # pairs inside one layer (an upward pair is excused by its upward imports above)

@@ -141,6 +141,7 @@ def _workload(request: ConvertRequest, plan: PlanFile | None, effective: Effecti
     """The workload both sides are sized with: --model, else the plan's model (None: no table); one
     `resolve_workload` over the plan, the source files and the flags."""
     from accelwiz.resolution.options import flags_from_options
+    from accelwiz.estimate.resolved import to_workload
     from accelwiz.resolution.workload import resolve_workload
 
     spec = _model(request.model, plan)
@@ -152,7 +153,7 @@ def _workload(request: ConvertRequest, plan: PlanFile | None, effective: Effecti
     from accelwiz.resolution.given import refuse_flags_against_files
 
     refuse_flags_against_files(resolved, effective)
-    return resolved.for_estimator(spec)
+    return to_workload(resolved, spec)
 
 
 def _model(model: str | None, plan: PlanFile | None) -> Any:

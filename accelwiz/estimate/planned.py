@@ -38,14 +38,15 @@ def planned_run(config: Path, *, model: str | None, flags: dict[str, Any]) -> Pl
     """The run `accelerate launch --config_file config` would train, ready for the estimator; UsageError when the
     config or its plan does not name a model the estimator can size."""
     from accelwiz.estimate.strategy import strategy_from_effective
+    from accelwiz.estimate.resolved import to_post_training, to_workload
     from accelwiz.resolution.run import resolve_run
 
     if not config.is_file():
         raise UsageError(f"--config {config}: no such file", hint="pass the Accelerate YAML `accelwiz init` wrote")
     run = resolve_run(config, model=model or _sized_by_count(config), flags=flags)
     spec = _model_spec(run, model)
-    workload = run.workload.for_estimator(spec)
-    post = run.post.settings(accumulation=run.workload.gradient_accumulation.value) \
+    workload = to_workload(run.workload, spec)
+    post = to_post_training(run.post, accumulation=run.workload.gradient_accumulation.value) \
         if run.post is not None and run.post.is_posttraining else None
     system = None
     if run.plan is not None:
@@ -91,6 +92,7 @@ def plan_workload(plan: PlanFile, flags: dict[str, Any] | None = None,
     `accelwiz.resolution.workload.resolve_workload`, for callers without the files (convert's memory table)."""
     from accelwiz.errors import AccelwizError
     from accelwiz.estimate.models import plan_model
+    from accelwiz.estimate.resolved import to_workload
     from accelwiz.resolution.workload import resolve_workload
     from accelwiz.vocab import RENAMED_WORKLOAD_FIELDS
 
@@ -100,6 +102,6 @@ def plan_workload(plan: PlanFile, flags: dict[str, Any] | None = None,
     renamed = {RENAMED_WORKLOAD_FIELDS.get(name, name): value for name, value in (flags or {}).items()}
     try:
         resolved = resolve_workload(plan=plan, flags=renamed, max_positions=spec.max_position_embeddings)
-        return resolved.for_estimator(spec), None
+        return to_workload(resolved, spec), None
     except AccelwizError as exc:
         return None, f"the plan's workload cannot be estimated: {exc.message}"

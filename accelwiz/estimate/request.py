@@ -135,6 +135,7 @@ def _workload(request: EstimateRequest) -> Workload:
     """The flags' Workload (accelwiz.resolution), refused beyond the model's positions, with the attention
     transformers picks where none was given."""
     from accelwiz.estimate.models import resolve_model
+    from accelwiz.estimate.resolved import to_workload
     from accelwiz.resolution.workload import beyond_positions, resolve_workload
 
     flags = request.workload_flags
@@ -143,7 +144,7 @@ def _workload(request: EstimateRequest) -> Workload:
     problem = beyond_positions(resolved.seq_len.value, spec.max_position_embeddings, spec.name)
     if problem is not None:
         raise UsageError(problem, hint=f"pass --seq-len {spec.max_position_embeddings} or less")
-    workload = resolved.for_estimator(spec)
+    workload = to_workload(resolved, spec)
     return _with_attention(workload, flags.get("attention"))
 
 
@@ -177,6 +178,7 @@ def _planned(request: EstimateRequest) -> Any:
 def _post_settings(workload: Workload, flags: dict[str, Any]) -> PostTraining | None:
     """The TRL settings the --kind flags give, or None for SFT; a prompt + completion beyond the model's
     positions is refused as --seq-len is."""
+    from accelwiz.estimate.resolved import to_post_training
     from accelwiz.resolution.posttraining import beyond_positions, resolve_posttraining
 
     spec = workload.model
@@ -187,7 +189,7 @@ def _post_settings(workload: Workload, flags: dict[str, Any]) -> PostTraining | 
     if problem is not None:
         raise UsageError(problem, hint=f"keep --max-prompt-length + --max-completion-length within "
                                        f"{spec.max_position_embeddings}")
-    return post.settings()
+    return to_post_training(post)
 
 
 def _chosen_strategy(request: EstimateRequest, gpus_per_node: int, nodes: int) -> Any:

@@ -67,11 +67,12 @@ def estimator_workload(run: Run, spec: ModelSpec | None) -> Workload | None:
     """The memory rules' workload: the run's, not a second resolution (None: no model to size, or LoRA targets
     that match nothing; the trainer's own check names the latter)."""
     from accelwiz.errors import AccelwizError
+    from accelwiz.estimate.resolved import to_workload
 
     if spec is None:
         return None
     try:
-        return run.workload.for_estimator(spec)
+        return to_workload(run.workload, spec)
     except AccelwizError:
         return None
 

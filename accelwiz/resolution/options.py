@@ -1,15 +1,12 @@
-"""The workload from command-line options (`estimate`, `check --model`, `convert --model`): one `resolve_workload`
-call, with the values checked where they are given."""
+"""The workload flags from command-line options (`estimate`, `check --model`, `convert --model`), checked where they
+are given; the estimator's Workload for them is `accelwiz.estimate.resolved.workload_from_options`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from accelwiz.errors import UsageError
-from accelwiz.resolution.workload import FLAG, Sourced, beyond_positions, resolve_workload
-
-if TYPE_CHECKING:
-    from accelwiz.estimate.workload import Workload
+from accelwiz.resolution.workload import FLAG, Sourced
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "regime": ("full", "lora", "qlora"),
@@ -17,25 +14,6 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "optimizer": ("adamw", "adamw8bit", "sgd", "adafactor"),
     "attention": ("eager", "sdpa", "flash"),
 }
-
-
-def workload_from_options(*, model: str, micro_batch: int | None, seq_len: int | None, refuse_beyond: bool = False,
-                          **more: Any) -> Workload:
-    """The estimator's Workload for `--model NAME` and the options given (None: not given, the default applies);
-    bad values become a UsageError with the valid choices. `refuse_beyond`: a sequence longer than the model's
-    positions is a UsageError too (`estimate`; `check` reports it as AW507 instead)."""
-    from accelwiz.estimate.models import resolve_model
-
-    spec = resolve_model(model)
-    flags = flags_from_options(micro_batch=micro_batch, seq_len=seq_len, **more)
-    legacy = flags.pop("legacy_trainer", False)
-    resolved = resolve_workload(flags=flags, max_positions=spec.max_position_embeddings)
-    problem = beyond_positions(resolved.seq_len.value, spec.max_position_embeddings, spec.name) if refuse_beyond \
-        else None
-    if problem is not None:
-        raise UsageError(problem, hint=f"pass --seq-len {spec.max_position_embeddings} or less")
-    workload = resolved.for_estimator(spec)
-    return workload if not legacy else _legacy(workload)
 
 
 def flags_from_options(*, micro_batch: int | None, seq_len: int | None, **more: Any) -> dict[str, Any]:
@@ -65,9 +43,3 @@ def flags_from_options(*, micro_batch: int | None, seq_len: int | None, **more: 
 # --precision: (compute dtype, the weights' loaded dtype). mixed = 16-bit compute under autocast over fp32
 # weights (an fp32 master); bf16 = weights loaded in bf16, gradients and torch AdamW's states in bf16
 PRECISION_FLAG = {"fp32": ("fp32", "fp32"), "mixed": ("bf16", "fp32"), "bf16": ("bf16", "bf16")}
-
-
-def _legacy(workload: Workload) -> Workload:
-    from dataclasses import replace
-
-    return replace(workload, legacy_trainer=True)

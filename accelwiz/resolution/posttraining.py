@@ -27,7 +27,6 @@ from accelwiz.vocab import TRAINING_KINDS
 
 if TYPE_CHECKING:
     from accelwiz.config.trl_arguments import TrlArguments
-    from accelwiz.estimate.posttraining import PostTraining
     from accelwiz.plan_file import PlanFile
     from accelwiz.resolution.workload import ResolvedWorkload
 
@@ -97,14 +96,6 @@ class ResolvedPostTraining:
         if self.generation.value != "hf":
             names += [f.name for f in fields(self) if f.name.startswith("vllm_")]
         return [(name, getattr(self, name)) for name in names]
-
-    def settings(self, accumulation: int = 1) -> PostTraining:
-        """The estimator's PostTraining (GRPO's steps per generation default to the accumulation, as in TRL)."""
-        from accelwiz.estimate.posttraining import PostTraining
-
-        values = {f.name: getattr(self, f.name).value for f in fields(self) if f.name != "reward"}
-        values["steps_per_generation"] = values["steps_per_generation"] or accumulation
-        return PostTraining(**values)
 
 
 def resolve_posttraining(*, plan: PlanFile | None = None, trl_args: TrlArguments | None = None,

@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from accelwiz.config.training_args import TrainerArguments
     from accelwiz.effective import EffectiveConfig
-    from accelwiz.estimate.spec import ModelSpec
-    from accelwiz.estimate.workload import Workload
     from accelwiz.plan_file import PlanFile
 
 DEFAULT_SEQ_LEN = 2048
@@ -97,49 +95,13 @@ class ResolvedWorkload:
     def value(self, name: str) -> Any:
         return getattr(self, name).value
 
-    @property
-    def lora_target_names(self) -> tuple[str, ...]:
-        """The targets with `all-linear` spelled out as the estimator's module-name list."""
-        from accelwiz.estimate.workload import ALL_LINEAR
-
-        return tuple(dict.fromkeys(name for t in self.lora_targets.value
-                                   for name in (ALL_LINEAR if t == "all-linear" else (t,))))
-
-    def _base_as_loaded(self) -> dict[str, Any]:
+    def base_as_loaded(self) -> dict[str, Any]:
         """The frozen base's dtype where a Trainer or TRL run loads it (`trainer_load_dtype`); neither calls
         PEFT's prepare_model_for_kbit_training on its own (TRL 1.16's SFTTrainer does not; a Trainer script may,
         unread). The built-in trainer's own choice otherwise (the estimator's defaults)."""
         if self.weights_dtype.source != TRAINER or self.method.value == "full":
             return {}
         return {"base_dtype": self.weights_dtype.value, "kbit_prepared": False}
-
-    def for_estimator(self, spec: ModelSpec) -> Workload:
-        """The estimator's Workload for this resolution and model; UsageError for LoRA targets matching nothing."""
-        from accelwiz.estimate.workload import Workload
-
-        workload = Workload(
-            model=spec,
-            micro_batch=self.micro_batch.value,
-            seq_len=self.seq_len.value,
-            regime=self.method.value,
-            lora_rank=self.lora_rank.value,
-            lora_targets=self.lora_target_names,
-            lora_dropout=float(self.lora_dropout.value),
-            precision=estimator_precision(self.precision.value, self.weights_dtype.value),
-            optimizer=self.optimizer.value,
-            optimizer_kernel=self.optimizer_kernel.value,
-            gradient_checkpointing=bool(self.gradient_checkpointing.value),
-            attention=self.attention.value,
-            transformers_version=installed_transformers_version(),
-            **self._base_as_loaded(),
-        )
-        if workload.regime != "full" and workload.trainable_parameters == 0:
-            from accelwiz.errors import UsageError
-
-            names = ", ".join(dict.fromkeys(t.kind for t in spec.block_linears()))
-            raise UsageError(f"lora_targets {', '.join(self.lora_targets.value)} ({self.lora_targets.source}) matches "
-                             f"no linear layer of {spec.name}", hint=f"its block linears are {names} (or all-linear)")
-        return workload
 
 
 def resolve_workload(*, plan: PlanFile | None = None, answers: dict[str, Any] | None = None,

@@ -118,13 +118,14 @@ def unit_workload(context: CheckContext, model: ModelSpec) -> Any:
     """The estimator's Workload for one unit: every layer resolved once (accelwiz.resolution.workload); None,
     with a note, when it cannot be built (LoRA targets that match nothing)."""
     from accelwiz.errors import AccelwizError
+    from accelwiz.estimate.resolved import to_workload
     from accelwiz.resolution.workload import resolve_workload
 
     flags = {_FLAG_NAMES.get(name, name): value for name, value in context.workload_flags.items()}
     resolved = resolve_workload(plan=context.plan, effective=context.effective, trainer_args=context.training_args,
                                 flags=flags, max_positions=model.max_position_embeddings)
     try:
-        return resolved.for_estimator(model)
+        return to_workload(resolved, model)
     except AccelwizError as exc:
         context.notes.append(f"memory rules skipped: {exc.message}")
         return None

@@ -21,6 +21,7 @@ def posttraining_estimate(ctx: CheckContext, args: Any, strategy: Any = None) ->
     None when the config or the workload does not say enough."""
     from accelwiz.estimate.posttraining import estimate_posttraining
     from accelwiz.estimate.strategy import strategy_from_effective
+    from accelwiz.estimate.resolved import to_post_training
     from accelwiz.resolution.posttraining import resolve_posttraining
 
     strategy = strategy or strategy_from_effective(ctx.effective)  # another strategy: the rules' alternatives
@@ -28,7 +29,7 @@ def posttraining_estimate(ctx: CheckContext, args: Any, strategy: Any = None) ->
         return None
     workload = ctx.workload
     resolved = resolve_posttraining(plan=ctx.plan, trl_args=args, max_positions=workload.model.max_position_embeddings)
-    post = resolved.settings(accumulation=args["gradient_accumulation_steps"])
+    post = to_post_training(resolved, accumulation=args["gradient_accumulation_steps"])
     gpu = ctx.system.min_gpu_memory_bytes if ctx.system is not None else None
     name = ctx.system.gpus[0].name if ctx.system is not None and ctx.system.gpus else None
     return estimate_posttraining(workload, strategy, post, gpu or None, gpu_name=name)

@@ -38,6 +38,7 @@ def estimate_from_settings(settings: dict[str, Any]) -> dict[str, Any]:
     from accelwiz.estimate.memory import estimate_memory
     from accelwiz.estimate.models import spec_from_hf_config
     from accelwiz.estimate.strategy import strategy_from_effective, training_precision
+    from accelwiz.estimate.resolved import to_workload
     from accelwiz.resolution.workload import DEFAULTS, resolve_workload
 
     spec = spec_from_hf_config(settings["model_config"], name=str(settings["model"]), source="built-in trainer")
@@ -51,7 +52,7 @@ def estimate_from_settings(settings: dict[str, Any]) -> dict[str, Any]:
         if name in settings:
             ran.setdefault(name, settings[name])
     ran["precision"] = "fp32" if (training_precision(effective) or "fp32") == "fp32" else "bf16"
-    workload = resolve_workload(flags=ran).for_estimator(spec)
+    workload = to_workload(resolve_workload(flags=ran), spec)
     estimate = estimate_memory(workload, strategy, _gpu_name(settings))
     return {
         "strategy": strategy.label,

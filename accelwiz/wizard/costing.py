@@ -153,6 +153,7 @@ def workload_for(answers: Mapping[str, Any], system: MachineProfile) -> Any:
     questions at its defaults, checkpointing as the recommendation has it (`recommended_checkpointing`, as
     `estimate`), and the hardware's precision."""
     from accelwiz.estimate.models import resolve_model
+    from accelwiz.estimate.resolved import to_workload
     from accelwiz.resolution.workload import resolve_workload
     from accelwiz.wizard.post_settings import post_settings
 
@@ -168,7 +169,7 @@ def workload_for(answers: Mapping[str, Any], system: MachineProfile) -> Any:
              else bool(checkpointing)}
     resolved = resolve_workload(answers={k: int(v) if k in _COUNTS and v else v for k, v in given.items()},
                                 max_positions=spec.max_position_embeddings)
-    return resolved.for_estimator(spec)
+    return to_workload(resolved, spec)
 
 
 _COUNTS = ("micro_batch", "seq_len", "lora_rank")

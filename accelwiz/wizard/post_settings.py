@@ -29,6 +29,7 @@ def post_settings(answers: Mapping[str, Any], max_positions: int | None = None) 
     """The estimator's PostTraining for the answers so far, through the one resolution
     (accelwiz.resolution.posttraining: TRL's defaults, the lengths capped at `max_positions`, then the answers
     given); None for SFT. GRPO's steps per generation are the accumulation, as GRPOConfig sets them."""
+    from accelwiz.estimate.resolved import to_post_training
     from accelwiz.resolution.posttraining import resolve_posttraining
 
     kind = training_kind(answers)
@@ -41,7 +42,7 @@ def post_settings(answers: Mapping[str, Any], max_positions: int | None = None) 
     if kind is TrainingKind.grpo and generation is not None and answers.get("vllm_anyway") is not False:
         given["generation"] = str(getattr(generation, "value", generation))
     resolved = resolve_posttraining(flags=given, max_positions=max_positions)
-    return resolved.settings(accumulation=int(answers.get("gradient_accumulation") or 1))
+    return to_post_training(resolved, accumulation=int(answers.get("gradient_accumulation") or 1))
 
 
 def vllm_missing(system: MachineProfile) -> bool:

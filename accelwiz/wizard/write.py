@@ -63,12 +63,14 @@ def _planned_workload(documents: list[Any], plan: Any, model: Any, training_args
     if plan is None or model is None:
         return None
     from accelwiz.effective import resolve
+    from accelwiz.estimate.resolved import to_workload
     from accelwiz.resolution.workload import resolve_workload
 
     by_kind = {doc.kind: doc for doc in documents}
     effective = resolve(by_kind.get("accelerate"), by_kind.get("deepspeed"), plan)
-    return resolve_workload(plan=plan, effective=effective, trainer_args=training_args,
-                            max_positions=model.max_position_embeddings).for_estimator(model)
+    resolved = resolve_workload(plan=plan, effective=effective, trainer_args=training_args,
+                                max_positions=model.max_position_embeddings)
+    return to_workload(resolved, model)
 
 
 def errors_of(diagnostics: Sequence[Any]) -> list[Any]:

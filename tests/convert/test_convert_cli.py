@@ -99,7 +99,7 @@ def test_the_second_file_failing_puts_the_first_back(tmp_path):
 def test_memory_side_by_side(cli, write, tmp_path):
     from accelwiz.estimate.memory import estimate_memory
     from accelwiz.estimate.strategy import Strategy
-    from accelwiz.resolution.options import workload_from_options
+    from accelwiz.estimate.resolved import workload_from_options
 
     write("zero3.json", ZERO3_JSON)
     config = deepspeed_yaml(write)

@@ -13,6 +13,7 @@ import pytest
 from accelwiz.config.training_args import parse_argv
 from accelwiz.config.trl_arguments import with_trl
 from accelwiz.estimate.models import spec_from_hf_config
+from accelwiz.estimate.resolved import to_workload
 from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM, frozen_base_width, frozen_cast_parameters, model_states
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
@@ -42,7 +43,7 @@ def _lora(model: torch.nn.Module) -> torch.nn.Module:
 
 def _trl_lora(argv: list[str]) -> Workload:
     args = with_trl(parse_argv(argv), "sft", None, argv)
-    return resolve_workload(trainer_args=args, flags={"method": "lora"}).for_estimator(_SPEC)
+    return to_workload(resolve_workload(trainer_args=args, flags={"method": "lora"}), _SPEC)
 
 
 def _bytes(tensors) -> int:
@@ -124,7 +125,7 @@ def test_trl_qlora_keeps_what_it_loaded_and_deepspeed_casts_the_base_to_16_bits(
     """TRL's SFTTrainer (1.16) does not call prepare_model_for_kbit_training: the non-quantized parameters stay
     in the loaded dtype; DeepSpeed with bf16 casts every floating parameter of the module to bf16."""
     args = with_trl(parse_argv(["--dtype", "bfloat16"]), "sft", None, ["--dtype", "bfloat16"])
-    workload = resolve_workload(trainer_args=args, flags={"method": "qlora"}).for_estimator(_SPEC)
+    workload = to_workload(resolve_workload(trainer_args=args, flags={"method": "qlora"}), _SPEC)
     assert (workload.base_dtype, workload.kbit_prepared) == ("bf16", False)
     assert frozen_base_width(workload, Strategy("single")) == 2
     fp32_lora = _trl_lora([])

@@ -24,6 +24,7 @@ from accelwiz.estimate.cpu import (
     runs_on_cpu,
 )
 from accelwiz.estimate.models import resolve_model
+from accelwiz.estimate.resolved import to_workload
 from accelwiz.resolution.workload import resolve_workload
 from tests.profiles import machine
 
@@ -36,8 +37,8 @@ GIB = 2**30
 
 def quickstart(model: str = "tiny", **flags):  # noqa: ANN003, ANN201
     """The workload `init --model M --defaults` plans on a CPU machine: fp32, micro-batch 1 x 256 tokens."""
-    return resolve_workload(flags={"seq_len": 256, "micro_batch": 1, "precision": "fp32", **flags}).for_estimator(
-        resolve_model(model))
+    return to_workload(resolve_workload(flags={"seq_len": 256, "micro_batch": 1, "precision": "fp32", **flags}),
+                       resolve_model(model))
 
 
 def profile_file(tmp_path: Path, ram_gib: float) -> str:

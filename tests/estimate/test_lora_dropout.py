@@ -17,6 +17,7 @@ pytest.importorskip("peft")
 
 from accelwiz.estimate.activations_lora import lora_dropout_bytes  # noqa: E402
 from accelwiz.estimate.models import spec_from_hf_config  # noqa: E402
+from accelwiz.estimate.resolved import to_workload  # noqa: E402
 from accelwiz.estimate.trace_dropout import cuda_dropout_on_cpu  # noqa: E402
 from accelwiz.estimate.workload import ALL_LINEAR, Workload  # noqa: E402
 
@@ -109,7 +110,7 @@ def test_the_plan_and_the_flags_resolve_lora_dropout_with_its_source():
     flagged = resolve_workload(plan=Plan(), flags={"lora_dropout": 0.1})  # type: ignore[arg-type]
     assert (flagged.lora_dropout.value, flagged.lora_dropout.source) == (0.1, "flag")
     spec = spec_from_hf_config(_config("sdpa").to_dict(), name="llama-tiny", source="test")
-    assert flagged.for_estimator(spec).lora_dropout == 0.1
+    assert to_workload(flagged, spec).lora_dropout == 0.1
 
 
 def test_estimate_counts_lora_dropout_and_refuses_a_probability_of_one(cli):

@@ -12,7 +12,7 @@ from accelwiz.estimate.models import MODEL_PRESETS, resolve_model
 from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM
 from accelwiz.estimate.strategy import Strategy, candidate_strategies
 from accelwiz.estimate.workload import Workload
-from accelwiz.resolution.options import workload_from_options
+from accelwiz.estimate.resolved import workload_from_options
 
 LLAMA = MODEL_PRESETS["llama-3.1-8b"]
 SHARDING_ORDER = ["ddp", "zero1", "zero2", "zero3"]

@@ -8,7 +8,7 @@ import pytest
 from accelwiz.errors import UsageError
 from accelwiz.estimate.models import resolve_model
 from accelwiz.estimate.workload import check_lora_targets, default_attention
-from accelwiz.resolution.options import workload_from_options
+from accelwiz.estimate.resolved import workload_from_options
 
 
 def _lora(model: str, *targets: str, rank: int = 16):

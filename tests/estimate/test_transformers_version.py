@@ -11,7 +11,7 @@ import pytest
 from accelwiz.estimate.activations import loss_transient_bytes
 from accelwiz.estimate.models import resolve_model
 from accelwiz.estimate.workload import Workload
-from accelwiz.resolution.options import workload_from_options
+from accelwiz.estimate.resolved import workload_from_options
 from accelwiz.resolution.workload import installed_transformers_version
 
 LLAMA = Workload(resolve_model("llama-2-7b"), micro_batch=2, seq_len=1024)

@@ -13,7 +13,7 @@ from accelwiz.estimate.sizes import gib
 from accelwiz.estimate.strategy import strategy_from_options
 from accelwiz.estimate.verdict import judge, memory_verdict
 from accelwiz.probe.presets import find_preset, preset_profile
-from accelwiz.resolution.options import workload_from_options
+from accelwiz.estimate.resolved import workload_from_options
 from accelwiz.vocab import HEADROOM
 
 GIB = 2**30

@@ -13,6 +13,7 @@ import pytest
 from accelwiz.config.training_args import parse_argv
 from accelwiz.config.trl_arguments import with_trl
 from accelwiz.estimate.models import spec_from_hf_config
+from accelwiz.estimate.resolved import to_workload
 from accelwiz.estimate.states import model_states
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.resolution.options import flags_from_options
@@ -49,7 +50,7 @@ def test_each_precision_flag_counts_the_real_steps_bytes(precision: str) -> None
     spec = spec_from_hf_config(_TINY, name="tiny", source="test")
     flags = flags_from_options(micro_batch=1, seq_len=16, precision=precision)
     resolved = resolve_workload(flags=flags)
-    workload = resolved.for_estimator(spec)
+    workload = to_workload(resolved, spec)
     assert workload.precision == precision  # unchanged: not rewritten to mixed
     assert resolved.weights_dtype.source == "flag" and resolved.weights_dtype.note == f"--precision {precision}"
     states = model_states(workload, Strategy("single"))
@@ -68,7 +69,7 @@ def test_a_trainer_script_trains_the_checkpoints_bf16() -> None:
     resolved = resolve_workload(trainer_args=parse_argv(["--bf16"]))
     assert resolved.weights_dtype.value == "bf16" and 'dtype="auto"' in resolved.weights_dtype.note
     spec = spec_from_hf_config(_TINY, name="tiny", source="test")
-    assert resolved.for_estimator(spec).precision == "bf16"
+    assert to_workload(resolved, spec).precision == "bf16"
 
 
 @pytest.mark.parametrize(("argv", "dtype", "precision"), [
@@ -82,4 +83,4 @@ def test_trl_loads_float32_unless_told(argv: list[str], dtype: str, precision: s
     resolved = resolve_workload(trainer_args=args)
     assert resolved.weights_dtype.value == dtype
     spec = spec_from_hf_config(_TINY, name="tiny", source="test")
-    assert resolved.for_estimator(spec).precision == precision
+    assert to_workload(resolved, spec).precision == precision

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from accelwiz.document import parse_text
-from accelwiz.resolution.options import workload_from_options
+from accelwiz.estimate.resolved import workload_from_options
 from accelwiz.rules.context import LaunchFacts
 from accelwiz.rules.engine import check_unit
 from tests.profiles import machine

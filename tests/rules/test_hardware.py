@@ -174,7 +174,7 @@ def test_nvme_path_checks_against_a_saved_profile_disk(write):
 
 
 def test_nvme_space_uses_the_model_size_when_one_is_given(write):
-    from accelwiz.resolution.options import workload_from_options
+    from accelwiz.estimate.resolved import workload_from_options
 
     workstation = system("1x4090.json")
     offload = nvme_json(write, "/home/me/swap")

@@ -7,7 +7,7 @@ import pytest
 from accelwiz.estimate.models import resolve_model
 from accelwiz.probe.model import MachineProfile
 from accelwiz.probe.profiles import load_system
-from accelwiz.resolution.options import workload_from_options
+from accelwiz.estimate.resolved import workload_from_options
 from tests.profiles import machine
 from tests.rules.helpers import codes, diagnostics
 

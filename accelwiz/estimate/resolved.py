@@ -1,0 +1,85 @@
+"""The estimator's shapes of a resolved run: `Workload` and `PostTraining` from the resolution's sourced values.
+
+The resolution (accelwiz/resolution/) knows nothing of the estimator; the estimator reads what it resolved. So the
+translation lives here, one way: estimate -> resolution.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+from typing import TYPE_CHECKING, Any
+
+from accelwiz.errors import UsageError
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.posttraining import PostTraining
+    from accelwiz.estimate.spec import ModelSpec
+    from accelwiz.estimate.workload import Workload
+    from accelwiz.resolution.posttraining import ResolvedPostTraining
+    from accelwiz.resolution.workload import ResolvedWorkload
+
+
+def to_workload(resolved: ResolvedWorkload, spec: ModelSpec) -> Workload:
+    """The estimator's Workload for this resolution and model; UsageError for LoRA targets matching nothing."""
+    from accelwiz.estimate.workload import Workload
+    from accelwiz.resolution.workload import estimator_precision, installed_transformers_version
+
+    workload = Workload(
+        model=spec,
+        micro_batch=resolved.micro_batch.value,
+        seq_len=resolved.seq_len.value,
+        regime=resolved.method.value,
+        lora_rank=resolved.lora_rank.value,
+        lora_targets=lora_target_names(resolved),
+        lora_dropout=float(resolved.lora_dropout.value),
+        precision=estimator_precision(resolved.precision.value, resolved.weights_dtype.value),
+        optimizer=resolved.optimizer.value,
+        optimizer_kernel=resolved.optimizer_kernel.value,
+        gradient_checkpointing=bool(resolved.gradient_checkpointing.value),
+        attention=resolved.attention.value,
+        transformers_version=installed_transformers_version(),
+        **resolved.base_as_loaded(),
+    )
+    if workload.regime != "full" and workload.trainable_parameters == 0:
+        names = ", ".join(dict.fromkeys(t.kind for t in spec.block_linears()))
+        raise UsageError(f"lora_targets {', '.join(resolved.lora_targets.value)} ({resolved.lora_targets.source}) "
+                         f"matches no linear layer of {spec.name}", hint=f"its block linears are {names} (or all-linear)")
+    return workload
+
+
+def lora_target_names(resolved: ResolvedWorkload) -> tuple[str, ...]:
+    """The targets with `all-linear` spelled out as the estimator's module-name list."""
+    from accelwiz.estimate.workload import ALL_LINEAR
+
+    return tuple(dict.fromkeys(name for t in resolved.lora_targets.value
+                               for name in (ALL_LINEAR if t == "all-linear" else (t,))))
+
+
+def to_post_training(resolved: ResolvedPostTraining, accumulation: int = 1) -> PostTraining:
+    """The estimator's PostTraining (GRPO's steps per generation default to the accumulation, as in TRL)."""
+    from accelwiz.estimate.posttraining import PostTraining
+
+    values = {f.name: getattr(resolved, f.name).value for f in fields(resolved) if f.name != "reward"}
+    values["steps_per_generation"] = values["steps_per_generation"] or accumulation
+    return PostTraining(**values)
+
+
+def workload_from_options(*, model: str, micro_batch: int | None, seq_len: int | None, refuse_beyond: bool = False,
+                          **more: Any) -> Workload:
+    """The estimator's Workload for `--model NAME` and the options given (None: not given, the default applies);
+    bad values become a UsageError with the valid choices. `refuse_beyond`: a sequence longer than the model's
+    positions is a UsageError too (`estimate`; `check` reports it as AW507 instead)."""
+    from accelwiz.estimate.models import resolve_model
+    from accelwiz.resolution.options import flags_from_options
+    from accelwiz.resolution.workload import beyond_positions, resolve_workload
+
+    spec = resolve_model(model)
+    flags = flags_from_options(micro_batch=micro_batch, seq_len=seq_len, **more)
+    legacy = flags.pop("legacy_trainer", False)
+    resolved = resolve_workload(flags=flags, max_positions=spec.max_position_embeddings)
+    problem = beyond_positions(resolved.seq_len.value, spec.max_position_embeddings, spec.name) if refuse_beyond \
+        else None
+    if problem is not None:
+        raise UsageError(problem, hint=f"pass --seq-len {spec.max_position_embeddings} or less")
+    workload = to_workload(resolved, spec)
+    return workload if not legacy else replace(workload, legacy_trainer=True)
