@@ -337,6 +337,7 @@ def _spec(model: Any, hf_config: Any, *, name: str, source: str) -> ModelSpec:
         qk_rope_head_dim=_int(_attr(text, "qk_rope_head_dim")),
         v_head_dim=_int(_attr(text, "v_head_dim")) if _int(_attr(text, "kv_lora_rank")) else None,
         sliding_window=window,
+        softcapped_logits=_attr(text, "final_logit_softcapping") is not None,  # the class default counts
         built_tensors=tensors,
     )
     analytic, why = activation_coverage(

@@ -73,6 +73,10 @@ class ModelSpec:
     qk_rope_head_dim: int | None = None
     v_head_dim: int | None = None
     sliding_window: int | None = None  # tokens; None: full attention in every layer
+    # The LM head soft-caps the logits with tanh before the loss (`final_logit_softcapping`: Gemma-2's 30.0,
+    # also set by Gemma-3n/4, VaultGemma...): tanh keeps its output for backward (activations.logits_bytes).
+    # architecture.py reads it from the config; None (the presets): the family's (families.SOFTCAPPED_LOGITS).
+    softcapped_logits: bool | None = None
     # False when activations.py has no exact formula for this block layout; the reason says which terms
     # it lacks, and `--trace` measures the real model instead.
     analytic_activations: bool = True
@@ -80,6 +84,10 @@ class ModelSpec:
     # The parameters of the model transformers built on the meta device (architecture.py); None for the
     # presets, whose tensors are derived from the shape below.
     built_tensors: tuple[Tensor, ...] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.softcapped_logits is None:  # set once, so formulas read the feature, never the family
+            object.__setattr__(self, "softcapped_logits", self.family in families.SOFTCAPPED_LOGITS)
 
     @property
     def hub_id(self) -> str | None:
@@ -187,11 +195,6 @@ class ModelSpec:
     def fp32_normalised_norm(self) -> bool:
         """Gemma's RMSNorm multiplies by `1 + weight` in fp32, so it keeps an fp32 normalised tensor."""
         return self.family.startswith(families.GEMMA_RMSNORM_PREFIX)
-
-    @property
-    def softcapped_logits(self) -> bool:
-        """The LM head soft-caps the logits with tanh before the loss (Gemma-2's final_logit_softcapping)."""
-        return self.family in families.SOFTCAPPED_LOGITS
 
     @property
     def sdpa_refusal(self) -> str:
