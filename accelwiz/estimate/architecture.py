@@ -274,6 +274,16 @@ def _attr(config: Any, name: str) -> Any:
         return None
 
 
+def _sdpa_refusal(model: Any, family: str) -> str:
+    """Why transformers has no SDPA attention for this model ("" where it has): the class's `_supports_sdpa`,
+    with the reason families.NO_SDPA knows (Gemma-2's soft-capping)."""
+    if getattr(type(model), "_supports_sdpa", True):
+        return ""
+    from accelwiz.estimate.families import NO_SDPA
+
+    return NO_SDPA.get(family) or f"transformers' {type(model).__name__} sets `_supports_sdpa = False`"
+
+
 def _spec(model: Any, hf_config: Any, *, name: str, source: str) -> ModelSpec:
     text = hf_config.get_text_config() if hasattr(hf_config, "get_text_config") else hf_config
     blocks_path, blocks = _blocks(model)
@@ -315,9 +325,10 @@ def _spec(model: Any, hf_config: Any, *, name: str, source: str) -> ModelSpec:
     if experts <= 1:
         top_k, expert_width, shared = 1, dense_width, 0
     window = _int(_attr(text, "sliding_window"))
+    family = str(_attr(text, "model_type") or hf_config.model_type)
     spec = ModelSpec(
         name=name,
-        family=str(_attr(text, "model_type") or hf_config.model_type),
+        family=family,
         vocab_size=vocab,
         hidden_size=hidden,
         intermediate_size=expert_width,
@@ -338,6 +349,7 @@ def _spec(model: Any, hf_config: Any, *, name: str, source: str) -> ModelSpec:
         v_head_dim=_int(_attr(text, "v_head_dim")) if _int(_attr(text, "kv_lora_rank")) else None,
         sliding_window=window,
         softcapped_logits=_attr(text, "final_logit_softcapping") is not None,  # the class default counts
+        sdpa_refusal=_sdpa_refusal(model, family),
         built_tensors=tensors,
     )
     analytic, why = activation_coverage(

@@ -77,6 +77,10 @@ class ModelSpec:
     # also set by Gemma-3n/4, VaultGemma...): tanh keeps its output for backward (activations.logits_bytes).
     # architecture.py reads it from the config; None (the presets): the family's (families.SOFTCAPPED_LOGITS).
     softcapped_logits: bool | None = None
+    # Why transformers builds this model without SDPA attention (its class's `_supports_sdpa = False`), "" where
+    # it has SDPA: the default attention is then eager and `--attention sdpa` is refused (workload.py).
+    # architecture.py reads it from the built model's class; None (the presets): the family's (families.NO_SDPA).
+    sdpa_refusal: str | None = None
     # False when activations.py has no exact formula for this block layout; the reason says which terms
     # it lacks, and `--trace` measures the real model instead.
     analytic_activations: bool = True
@@ -88,6 +92,8 @@ class ModelSpec:
     def __post_init__(self) -> None:
         if self.softcapped_logits is None:  # set once, so formulas read the feature, never the family
             object.__setattr__(self, "softcapped_logits", self.family in families.SOFTCAPPED_LOGITS)
+        if self.sdpa_refusal is None:
+            object.__setattr__(self, "sdpa_refusal", families.NO_SDPA.get(self.family, ""))
 
     @property
     def hub_id(self) -> str | None:
@@ -195,11 +201,6 @@ class ModelSpec:
     def fp32_normalised_norm(self) -> bool:
         """Gemma's RMSNorm multiplies by `1 + weight` in fp32, so it keeps an fp32 normalised tensor."""
         return self.family.startswith(families.GEMMA_RMSNORM_PREFIX)
-
-    @property
-    def sdpa_refusal(self) -> str:
-        """Why transformers builds this model without SDPA attention; empty where it has SDPA."""
-        return families.NO_SDPA.get(self.family, "")
 
     @property
     def term_by_term_activations(self) -> bool:

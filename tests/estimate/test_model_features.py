@@ -14,7 +14,8 @@ from accelwiz.estimate.models import resolve_model
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.trace import TraceSettings, trace_training_step
 from accelwiz.estimate.trace_model import config_from_dict
-from accelwiz.estimate.workload import Workload
+from accelwiz.errors import UsageError
+from accelwiz.estimate.workload import Workload, check_attention, default_attention
 
 TINY_GEMMA2 = {"model_type": "gemma2", "vocab_size": 32000, "hidden_size": 64, "intermediate_size": 128,
                "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 32}
@@ -41,6 +42,20 @@ def test_the_config_default_soft_cap_is_read_from_transformers() -> None:
     spec = spec_from_config(dict(TINY_GEMMA2), name="tiny-gemma2", source="test")
     assert spec.softcapped_logits is True
     assert spec.sdpa_refusal and spec.norms_per_block == 4
+
+
+def test_a_model_class_without_sdpa_defaults_to_eager_and_refuses_sdpa() -> None:
+    """gpt-oss's class sets `_supports_sdpa = False` (from_pretrained(attn_implementation="sdpa") raises): read
+    from the built class, not from a family list that did not name it."""
+    config = {"model_type": "gpt_oss", "vocab_size": 1000, "hidden_size": 64, "intermediate_size": 64,
+              "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+              "num_local_experts": 4, "num_experts_per_tok": 2}
+    spec = spec_from_config(config, name="tiny-gpt-oss", source="test")
+    assert default_attention(spec) == "eager"
+    with pytest.raises(UsageError, match="GptOssForCausalLM sets `_supports_sdpa = False`"):
+        check_attention(spec, "sdpa")
+    llama = spec_from_config(dict(config, model_type="llama"), name="tiny-llama", source="test")
+    assert default_attention(llama) == "sdpa"
 
 
 @pytest.mark.parametrize(
