@@ -44,7 +44,7 @@ class Tensor(NamedTuple):
 
 
 @dataclass(frozen=True)
-class ModelSpec:
+class ModelSpec(families.FamilyFeatures):
     """The parameter-relevant fields of a HF `config.json`, plus where they were read from."""
 
     name: str
@@ -155,57 +155,6 @@ class ModelSpec:
     @property
     def kv_ratio(self) -> float:
         return self.num_kv_heads / self.num_heads
-
-    # -- features: what the formulas depend on, read from the family table once (estimate/families.py) ------
-    @property
-    def gated_decoder(self) -> bool:
-        """RMSNorm, rotary attention with q/k/v/o projections and a gated MLP (Llama's block layout)."""
-        return self.family in families.GATED_FAMILIES
-
-    @property
-    def layernorm_block(self) -> bool:
-        """GPT-2's or BERT's LayerNorm block, which the activation formula takes as Korthikanti's 34sbh."""
-        return self.family in families.LAYERNORM_BLOCK_FAMILIES
-
-    @property
-    def causal_lm(self) -> bool:
-        """A causal LM head and its loss; False for encoders (BERT), which the estimate trains without logits."""
-        return self.family not in families.ENCODER_FAMILIES
-
-    @property
-    def tied_lm_head(self) -> bool:
-        """The LM head reads the token embedding (`tie_word_embeddings` in a causal LM)."""
-        return self.tie_word_embeddings and self.causal_lm
-
-    @property
-    def conv1d_weights(self) -> bool:
-        """Block weights stored (in, out) as GPT-2's Conv1D, not (out, in) as nn.Linear."""
-        return self.family in families.CONV1D_FAMILIES
-
-    @property
-    def gelu_new_mlp(self) -> bool:
-        """GPT-2's tanh-approximated GELU, whose intermediates are kept for backward."""
-        return self.family in families.GELU_NEW_FAMILIES
-
-    @property
-    def fused_projections(self) -> bool:
-        """One qkv_proj and one gate_up_proj per block (Phi-3) instead of separate projections."""
-        return self.family in families.FUSED_PROJECTION_FAMILIES
-
-    @property
-    def norms_per_block(self) -> int:
-        """RMSNorms per block: 4 with sandwich norms around attention and MLP (Gemma-2, Gemma-3), else 2."""
-        return 4 if self.family in families.SANDWICH_NORM_FAMILIES else 2
-
-    @property
-    def fp32_normalised_norm(self) -> bool:
-        """Gemma's RMSNorm multiplies by `1 + weight` in fp32, so it keeps an fp32 normalised tensor."""
-        return self.family.startswith(families.GEMMA_RMSNORM_PREFIX)
-
-    @property
-    def term_by_term_activations(self) -> bool:
-        """activations.py's formula was written and checked against the trace for this block layout."""
-        return self.family in families.EXACT_FAMILIES
 
     # -- tensors ------------------------------------------------------------------------------------------
     def tensors(self) -> tuple[Tensor, ...]:
