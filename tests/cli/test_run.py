@@ -45,7 +45,8 @@ def test_builtin_trainer_with_its_flags(cli, write, launched, monkeypatch, tmp_p
     argv, _ = launched[0]
     assert argv[:5] == [sys.executable, "-m", "accelwiz.launch.launcher", "--config_file", "accelerate.yaml"]
     # use_cpu: each process gets this machine's cores / processes threads (launch/threads.py)
-    assert argv[5:7] == ["--num_cpu_threads_per_process", str(available_cores())]
+    # the free cores when the run starts (other work on this machine may hold some: launch/threads.py)
+    assert argv[5] == "--num_cpu_threads_per_process" and 1 <= int(argv[6]) <= available_cores()
     assert argv[7].endswith("accelwiz/trainer/train.py") and Path(argv[7]).is_file()
     assert argv[8:] == ["--config", "accelerate.yaml", "--steps", "7", "--lr", "0.01", "--resume", "--model", "tiny"]
     # the trainer records its exit status there, so a refusal inside it is not reported as accelerate's 1
