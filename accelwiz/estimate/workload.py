@@ -142,5 +142,6 @@ def check_attention(spec: ModelSpec, attention: str) -> None:
     if attention == "sdpa" and spec.sdpa_refusal:
         raise UsageError(
             f"--attention sdpa: transformers has no SDPA attention for {spec.name} ({spec.sdpa_refusal})",
-            hint="pass --attention eager, or flash (flash-attention 2 supports the soft-capping)",
+            hint="pass --attention eager (what from_pretrained picks for it)"
+            + (", or flash (flash-attention 2 supports the soft-capping)" if spec.softcapped_logits else ""),
         )
