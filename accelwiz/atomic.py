@@ -146,18 +146,23 @@ def atomic_write(path: Path, text: str | bytes, *, create_parents: bool = True, 
             raise link_refused(path)
         follow_symlinks = False
     target = resolve_target(path, strict=True) if follow_symlinks else path
+    ensure_folder(target, create_parents=create_parents, shown=path)
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    with locked([target] if is_file(target) and not target.is_symlink() else []):
+        _replace(target, data, shown=path)
+
+
+def ensure_folder(target: Path, *, create_parents: bool, shown: Path) -> None:
+    """The folder `target` goes in: created (`create_parents`), or refused in one line when it is missing."""
     directory = target.parent if str(target.parent) else Path(".")
     if create_parents:
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise _write_error(path, exc) from None
+            raise _write_error(shown, exc) from None
     elif not is_dir(directory):
-        raise WriteError(f"cannot write {path}: the folder {directory} does not exist; nothing was written",
+        raise WriteError(f"cannot write {shown}: the folder {directory} does not exist; nothing was written",
                          hint=f"create it first (mkdir -p {directory}), or write in an existing folder")
-    data = text.encode("utf-8") if isinstance(text, str) else text
-    with locked([target] if is_file(target) and not target.is_symlink() else []):
-        _replace(target, data, shown=path)
 
 
 def resolve_target(path: Path, *, strict: bool = False) -> Path:

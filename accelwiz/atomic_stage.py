@@ -22,7 +22,8 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from accelwiz.atomic import _alive, _is_symlink, _sweep_orphans, _write_error, atomic_write, link_refused, prepare
+from accelwiz.atomic import (_alive, _is_symlink, _sweep_orphans, _write_error, atomic_write, ensure_folder,
+                             link_refused, prepare)
 from accelwiz.document.read import is_dir
 from accelwiz.errors import WriteError
 
@@ -131,15 +132,7 @@ def _refuse(path: Path, *, force: bool, create_parents: bool) -> None:
         raise link_refused(path)
     if is_dir(path) and not _is_symlink(path):
         raise WriteError(f"cannot write {path}: it is a directory; nothing was written", hint="pass a file name")
-    folder = _folder(path)
-    if create_parents:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise _write_error(path, exc) from None
-    elif not is_dir(folder):
-        raise WriteError(f"cannot write {path}: the folder {folder} does not exist; nothing was written",
-                         hint=f"create it first (mkdir -p {folder}), or write in an existing folder")
+    ensure_folder(path, create_parents=create_parents, shown=path)
 
 
 def _folder(path: Path) -> Path:
