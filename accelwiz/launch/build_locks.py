@@ -10,8 +10,8 @@ in the extensions folder the launch will use, and says so.
 
 from __future__ import annotations
 
-import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 # FileBaton's own file name (torch/utils/cpp_extension.py: `baton = FileBaton(os.path.join(build_directory, "lock"))`)
@@ -20,15 +20,14 @@ LOCK_NAME = "lock"
 STALE_AFTER_S = 600.0
 
 
-def extensions_folder(environ: dict[str, str] | os._Environ[str]) -> Path:
+def extensions_folder(environ: Mapping[str, str]) -> Path:
     """Where torch builds extensions for this environment: TORCH_EXTENSIONS_DIR, else torch's default
     (`~/.cache/torch_extensions/py311_cpu`, torch/utils/cpp_extension.py `_get_build_directory`): the parent of
     that default is returned, its build-named folders are searched."""
+    from accelwiz.launch.environment import cache_home
+
     given = environ.get("TORCH_EXTENSIONS_DIR")
-    if given:
-        return Path(given)
-    base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME", "~")) / ".cache")
-    return Path(os.path.expanduser(base)) / "torch_extensions"
+    return Path(given) if given else cache_home(environ) / "torch_extensions"
 
 
 def stale_build_locks(folder: Path, *, older_than: float = STALE_AFTER_S, now: float | None = None) -> list[Path]:

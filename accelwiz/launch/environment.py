@@ -27,8 +27,13 @@ def torch_extensions_cache(environ: Mapping[str, str], build: str) -> Path:
     Ops compiled for one build do not load in another (torch's own default separates py311_cpu from
     py311_cu128 the same way), and setting TORCH_EXTENSIONS_DIR turns that separation off.
     """
+    return cache_home(environ) / "accelwiz" / "torch_extensions" / build
+
+
+def cache_home(environ: Mapping[str, str]) -> Path:
+    """The user's cache folder: XDG_CACHE_HOME, else ~/.cache (where torch's own extensions folder lives too)."""
     base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME", "~")) / ".cache")
-    return Path(os.path.expanduser(base)) / "accelwiz" / "torch_extensions" / build
+    return Path(os.path.expanduser(base))
 
 
 def torch_build() -> str:
