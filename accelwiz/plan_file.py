@@ -212,7 +212,7 @@ def dump_plan(plan: PlanFile) -> str:
     return header + body
 
 
-# What the hardware rules read from a plan (its model, sized by the estimator: estimate/models.py plan_model).
+# What the hardware rules read from a plan (its model, sized by the estimator: accelwiz/modelspec/lookup.py plan_model).
 
 def plan_system(plan: PlanFile) -> MachineProfile:
     """The machine the plan is for: its preset, or its profile file (relative to the plan), else a profile

@@ -77,7 +77,7 @@ def matrix() -> list[Case]:
 
 
 def run(case: Case) -> dict:
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.trace import trace_workload
     from accelwiz.estimate.workload import Workload

@@ -35,8 +35,8 @@ RESULTS = REPO / "benchmarks" / "results"
 sys.path.insert(0, str(REPO))
 
 from accelwiz.estimate.memory import estimate_memory  # noqa: E402
-from accelwiz.estimate.models import resolve_model  # noqa: E402
-from accelwiz.estimate.spec import ModelSpec  # noqa: E402
+from accelwiz.modelspec.lookup import resolve_model  # noqa: E402
+from accelwiz.modelspec.spec import ModelSpec  # noqa: E402
 from accelwiz.estimate.strategy import Strategy, strategy_from_options  # noqa: E402
 from accelwiz.estimate.workload import Workload  # noqa: E402
 from accelwiz.estimate.resolved import workload_from_options  # noqa: E402

@@ -102,7 +102,7 @@ UNTIED_RECORDINGS = {"accel-llama32-1b-full-fsdp1-b4-2048", "accel-llama32-1b-fu
 
 def _recorded_model(row: dict):
     """The model the recorded run trained (see UNTIED_RECORDINGS)."""
-    from accelwiz.estimate.models import resolve_model, spec_from_hf_config
+    from accelwiz.modelspec.lookup import resolve_model, spec_from_hf_config
 
     if row["key"] not in UNTIED_RECORDINGS:
         return resolve_model(row["model"])
@@ -115,7 +115,7 @@ def _recorded_model(row: dict):
 def estimate(row: dict) -> dict | None:
     """accelwiz's figures for the published row's settings (None for the variants no row publishes)."""
     from accelwiz.estimate.memory import estimate_memory
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
     from accelwiz.estimate.published import PUBLISHED_MEASUREMENTS
     from accelwiz.estimate.runtime import runtime
     from accelwiz.estimate.strategy import Strategy

@@ -23,7 +23,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
              "accelwiz.resources"),
     # what is read from disk and from the machine, as written: files with positions, their shapes (pydantic),
     # the plan, the machine's profile, and the one atomic writer
-    "documents": ("accelwiz.document", "accelwiz.config", "accelwiz.defaults", "accelwiz.atomic",
+    "documents": ("accelwiz.document", "accelwiz.modelspec", "accelwiz.config", "accelwiz.defaults", "accelwiz.atomic",
                   "accelwiz.atomic_stage", "accelwiz.plan_file", "accelwiz.probe", "accelwiz.rank_status"),
     # what the files say a run will use, each value with its source
     "effective": ("accelwiz.effective", "accelwiz.effective_value", "accelwiz.effective_reader",
@@ -44,12 +44,6 @@ EXCUSED: dict[tuple[str, str], str] = {
     # case above the shapes; it belongs in resolution/ (or the check command), not in config/
     **{("accelwiz.config.trl_arguments", f"accelwiz.resolution.{name}"): "TRL config check resolves the run"
        for name in ("model", "posttraining", "run", "workload")},
-    # the resolution maps a preset the estimator knows to its hub repository and a toy model to its positions
-    # (named_model, over estimate/presets.py's ModelSpec table): the preset table and ModelSpec (estimate/spec.py)
-    # belong in a package below resolution. The Workload and PostTraining it used to build are built on the
-    # estimator's side now (estimate/resolved.py), so this is the pair's last direction.
-    ("accelwiz.resolution.model", "accelwiz.estimate.models"): "preset table belongs below resolution",
-    ("accelwiz.resolution.run", "accelwiz.estimate.models"): "preset table belongs below resolution",
 }
 EXCUSED_PAIRS: dict[tuple[str, str], str] = {
     # pairs inside one layer (an upward pair is excused by its upward imports above)

@@ -79,7 +79,7 @@ def _machine(system: str | None) -> Any:
 def _model(model: str | None) -> Any:
     if model is None:
         return None
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
 
     return resolve_model(model)
 

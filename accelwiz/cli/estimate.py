@@ -266,7 +266,7 @@ def _plot_compare(console: Console, report: Report, path: str) -> None:
 
 
 def _print_models(console: Console) -> None:
-    from accelwiz.estimate.models import list_models
+    from accelwiz.modelspec.lookup import list_models
 
     for spec in list_models():
         aliases = f"  (also: {', '.join(spec.aliases)})" if spec.aliases else ""

@@ -158,12 +158,12 @@ def _workload(request: ConvertRequest, plan: PlanFile | None, effective: Effecti
 
 def _model(model: str | None, plan: PlanFile | None) -> Any:
     if model is not None:
-        from accelwiz.estimate.models import resolve_model
+        from accelwiz.modelspec.lookup import resolve_model
 
         return resolve_model(model)
     if plan is None:
         return None
-    from accelwiz.estimate.models import plan_model
+    from accelwiz.modelspec.lookup import plan_model
 
     return plan_model(plan)[0]  # a plan whose model cannot be sized here: no table, as before
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 
 if TYPE_CHECKING:
-    from accelwiz.estimate.spec import ModelSpec
+    from accelwiz.modelspec.spec import ModelSpec
     from accelwiz.estimate.workload import Workload
 
 @dataclass(frozen=True)

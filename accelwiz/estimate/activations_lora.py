@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from accelwiz.estimate.spec import Tensor
+    from accelwiz.modelspec.spec import Tensor
     from accelwiz.estimate.workload import Workload
 
 # Linears that read the same input, by the module's last name: with dropout that input is no longer kept once

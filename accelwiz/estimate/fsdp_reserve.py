@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM
 
 if TYPE_CHECKING:
-    from accelwiz.estimate.spec import ModelSpec
+    from accelwiz.modelspec.spec import ModelSpec
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
 

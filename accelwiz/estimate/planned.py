@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from accelwiz.errors import UsageError
 
 if TYPE_CHECKING:
-    from accelwiz.estimate.spec import ModelSpec
+    from accelwiz.modelspec.spec import ModelSpec
     from accelwiz.estimate.posttraining import PostTraining
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
@@ -73,10 +73,10 @@ def _sized_by_count(config: Path) -> str | None:
 def _model_spec(run: Run, model: str | None) -> Any:
     """The estimator's spec of the model that trains: `--model`'s, else the plan's (a preset, a config.json or a
     checkpoint beside it, or its recorded parameter count), else the one the run names."""
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
 
     if model is None and run.plan is not None:
-        from accelwiz.estimate.models import plan_model
+        from accelwiz.modelspec.lookup import plan_model
 
         spec, why_not = plan_model(run.plan)
         if spec is None:
@@ -91,7 +91,7 @@ def plan_workload(plan: PlanFile, flags: dict[str, Any] | None = None,
     fields), or (None, why not) when its model cannot be sized here: the plan and flags layers of
     `accelwiz.resolution.workload.resolve_workload`, for callers without the files (convert's memory table)."""
     from accelwiz.errors import AccelwizError
-    from accelwiz.estimate.models import plan_model
+    from accelwiz.modelspec.lookup import plan_model
     from accelwiz.estimate.resolved import to_workload
     from accelwiz.resolution.workload import resolve_workload
     from accelwiz.vocab import RENAMED_WORKLOAD_FIELDS

@@ -125,7 +125,7 @@ def _check_options(request: EstimateRequest) -> None:
         raise UsageError("pass exactly one of --model and --params (or --config)",
                          hint="e.g. --model llama-8b, --params 7e9 or --config accelerate.yaml")
     if flags.get("lora_targets") and request.model is not None:  # an unknown name beside valid ones, by name
-        from accelwiz.estimate.models import resolve_model
+        from accelwiz.modelspec.lookup import resolve_model
         from accelwiz.estimate.workload import check_lora_targets
 
         check_lora_targets(resolve_model(request.model), list(flags["lora_targets"]))
@@ -134,7 +134,7 @@ def _check_options(request: EstimateRequest) -> None:
 def _workload(request: EstimateRequest) -> Workload:
     """The flags' Workload (accelwiz.resolution), refused beyond the model's positions, with the attention
     transformers picks where none was given."""
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
     from accelwiz.estimate.resolved import to_workload
     from accelwiz.resolution.workload import beyond_positions, resolve_workload
 

@@ -13,7 +13,7 @@ from accelwiz.errors import UsageError
 
 if TYPE_CHECKING:
     from accelwiz.estimate.posttraining import PostTraining
-    from accelwiz.estimate.spec import ModelSpec
+    from accelwiz.modelspec.spec import ModelSpec
     from accelwiz.estimate.workload import Workload
     from accelwiz.resolution.posttraining import ResolvedPostTraining
     from accelwiz.resolution.workload import ResolvedWorkload
@@ -69,7 +69,7 @@ def workload_from_options(*, model: str, micro_batch: int | None, seq_len: int |
     """The estimator's Workload for `--model NAME` and the options given (None: not given, the default applies);
     bad values become a UsageError with the valid choices. `refuse_beyond`: a sequence longer than the model's
     positions is a UsageError too (`estimate`; `check` reports it as AW507 instead)."""
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
     from accelwiz.resolution.options import flags_from_options
     from accelwiz.resolution.workload import beyond_positions, resolve_workload
 

@@ -54,7 +54,7 @@ from accelwiz.estimate.trace_model import build_model, hf_config_for, layer_coun
 
 if TYPE_CHECKING:
 
-    from accelwiz.estimate.spec import ModelSpec
+    from accelwiz.modelspec.spec import ModelSpec
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
 
@@ -97,7 +97,7 @@ class TraceSettings:
         from accelwiz.estimate.workload import ALL_LINEAR
 
         lora = workload.regime == "lora"
-        from accelwiz.estimate.spec import OUTSIDE_BLOCK_TARGETS
+        from accelwiz.modelspec.spec import OUTSIDE_BLOCK_TARGETS
 
         kinds = {t.kind for t in workload.model.all_block_linears()} | OUTSIDE_BLOCK_TARGETS
         everything = workload.lora_targets == ALL_LINEAR  # PEFT's "all-linear": () below

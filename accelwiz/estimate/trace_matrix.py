@@ -120,7 +120,7 @@ def build_config(arch: str) -> Any:
 def run(setting: Setting) -> dict[str, Any]:
     """Trace `setting` and estimate it; bytes by category, analytic and traced, and relative differences."""
     from accelwiz.estimate.memory import estimate_memory
-    from accelwiz.estimate.models import spec_from_hf_config
+    from accelwiz.modelspec.lookup import spec_from_hf_config
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.trace import TraceSettings, trace_training_step
     from accelwiz.estimate.trace_compare import analytic_categories

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from accelwiz.errors import InputError, UsageError
 
 if TYPE_CHECKING:
-    from accelwiz.estimate.spec import ModelSpec
+    from accelwiz.modelspec.spec import ModelSpec
     from accelwiz.estimate.trace import TraceSettings
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accelwiz.estimate.spec import ModelSpec
+from accelwiz.modelspec.spec import ModelSpec
 from accelwiz.vocab import GIB
 
 BLOCK_SIZE = 16

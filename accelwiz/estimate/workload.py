@@ -7,7 +7,7 @@ from functools import cached_property
 from typing import Literal
 
 from accelwiz.errors import UsageError
-from accelwiz.estimate.spec import OUTSIDE_BLOCK_TARGETS, ModelSpec
+from accelwiz.modelspec.spec import OUTSIDE_BLOCK_TARGETS, ModelSpec
 
 Regime = Literal["full", "lora", "qlora"]
 Precision = Literal["fp32", "mixed", "bf16"]

@@ -76,7 +76,7 @@ def preflight(
     # The plan beside the YAML: its workload for the memory rules and, for other machines, its system; its CPU
     # machines get the CPU fallback in their node commands and sbatch script (launch/environment.py).
     from accelwiz.launch.environment import portable_changes
-    from accelwiz.estimate.models import plan_model
+    from accelwiz.modelspec.lookup import plan_model
     from accelwiz.plan_file import find_plan, load_plan, plan_system
 
     found = find_plan(config_path)

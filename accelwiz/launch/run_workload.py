@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from accelwiz.effective import EffectiveConfig
-    from accelwiz.estimate.spec import ModelSpec
+    from accelwiz.modelspec.spec import ModelSpec
     from accelwiz.estimate.workload import Workload
     from accelwiz.resolution.run import Run
 
@@ -49,10 +49,10 @@ def run_model_spec(run: Run) -> ModelSpec | None:
     from accelwiz.errors import AccelwizError
 
     if run.model.source == "plan" and run.plan is not None:
-        from accelwiz.estimate.models import plan_model
+        from accelwiz.modelspec.lookup import plan_model
 
         return plan_model(run.plan)[0]
-    from accelwiz.estimate.models import named_model, resolve_model
+    from accelwiz.modelspec.lookup import named_model, resolve_model
 
     name = str(run.model.value)
     if named_model(name) is None and not Path(name).exists():

@@ -63,7 +63,7 @@ def model_to_train(flag: str | None, plan: PlanFile | None) -> ModelChoice:
 
 def weights_for(name: str) -> tuple[str, str]:
     """An estimator preset or alias -> its hub repository (with a note saying so); anything else as given."""
-    from accelwiz.estimate.models import named_model
+    from accelwiz.modelspec.lookup import named_model
 
     if Path(name).exists() or "/" in name:
         return name, ""

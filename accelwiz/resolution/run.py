@@ -103,7 +103,7 @@ def resolve_run(config: Path | None, *, model: str | None = None, flags: dict[st
 def model_positions(name: str) -> int | None:
     """The positions of the model `name` names, read without torch: a toy model's, or its config.json's (for a
     hub id, only once it is in the local cache)."""
-    from accelwiz.estimate.models import named_model
+    from accelwiz.modelspec.lookup import named_model
     from accelwiz.resolution.model import checkpoint_positions
 
     named = named_model(name)

@@ -24,7 +24,7 @@ from accelwiz.rules.rule import Rule, inputs_of
 from accelwiz.vocab import RENAMED_WORKLOAD_FIELDS
 
 if TYPE_CHECKING:
-    from accelwiz.estimate.spec import ModelSpec
+    from accelwiz.modelspec.spec import ModelSpec
     from accelwiz.plan_file import PlanFile
     from accelwiz.probe.model import MachineProfile
 
@@ -258,7 +258,7 @@ def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None,
                              f"no plan was found beside {where}",
                              hint="pass --model PRESET|config.json|PARAMS (or --plan FILE)")
         if plan_path is not None:
-            from accelwiz.estimate.models import plan_model
+            from accelwiz.modelspec.lookup import plan_model
             from accelwiz.plan_file import load_plan, plan_system
             from accelwiz.resolution.plan import describe_overrides
 

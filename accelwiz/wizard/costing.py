@@ -152,7 +152,7 @@ def workload_for(answers: Mapping[str, Any], system: MachineProfile) -> Any:
     """The estimator's Workload for the answers so far, through the one resolution (accelwiz.resolution): unasked
     questions at its defaults, checkpointing as the recommendation has it (`recommended_checkpointing`, as
     `estimate`), and the hardware's precision."""
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
     from accelwiz.estimate.resolved import to_workload
     from accelwiz.resolution.workload import resolve_workload
     from accelwiz.wizard.post_settings import post_settings

@@ -152,7 +152,7 @@ def _model_source(model: str | None) -> str:
         return "checkpoint" if any(path.glob("*.safetensors")) or any(path.glob("*.bin")) else "config"
     if path.is_file():
         return "config"
-    from accelwiz.estimate.models import _BY_ANY_NAME, parse_count
+    from accelwiz.modelspec.lookup import _BY_ANY_NAME, parse_count
 
     if model.strip().lower() in _BY_ANY_NAME:
         return "preset"
@@ -200,7 +200,7 @@ def _cpu_estimate_line(answers: Answers, system: MachineProfile) -> str:
     """A machine without GPUs: the run's processes judged on host RAM, as `estimate --config` of this plan
     judges them (estimate/cpu.py, report.py's CPU report): 'CPU, 2 processes: fits: host RAM 1.2 GiB of ...'."""
     from accelwiz.estimate.cpu import cpu_estimate, processes_strategy
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
     from accelwiz.estimate.verdict import HEADROOM, memory_verdict
     from accelwiz.wizard.post_settings import post_settings
 
@@ -250,6 +250,6 @@ def _training_settings(answers: Answers) -> list[str]:
 def _hidden_size(model: str | None) -> int | None:
     if not model:
         return None
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
 
     return resolve_model(model).hidden_size

@@ -39,7 +39,7 @@ def verify_system(spec: str, answers: Mapping[str, Any], system: MachineProfile)
 def verify_model(name: str, answers: Mapping[str, Any], system: MachineProfile) -> None:
     """An unknown model name fails at the question, with the estimator's suggestions, not at the end."""
     if name:
-        from accelwiz.estimate.models import resolve_model
+        from accelwiz.modelspec.lookup import resolve_model
 
         resolve_model(name)
 
@@ -93,7 +93,7 @@ def _positions(answers: Mapping[str, Any]) -> int | None:
     if not answers.get("model"):
         return None
     from accelwiz.errors import AccelwizError
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
 
     try:
         return resolve_model(str(answers["model"])).max_position_embeddings or None

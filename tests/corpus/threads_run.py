@@ -151,7 +151,7 @@ def run_case(case: Case) -> Any:
 
         context["system"] = load_system(case.system)
     if case.model:
-        from accelwiz.estimate.models import resolve_model
+        from accelwiz.modelspec.lookup import resolve_model
 
         model = str(THREADS / case.model) if (THREADS / case.model).exists() else case.model
         # as check's --model and workload flags: each unit resolves its workload (without --micro-batch the run's

@@ -8,8 +8,8 @@ from typer.testing import CliRunner
 
 from accelwiz.cli import app
 from accelwiz.errors import UsageError
-from accelwiz.estimate.models import named_model, resolve_model
-from accelwiz.estimate.presets import AMBIGUOUS_ALIASES, PRESETS
+from accelwiz.modelspec.lookup import named_model, resolve_model
+from accelwiz.modelspec.presets import AMBIGUOUS_ALIASES, PRESETS
 
 
 @pytest.mark.parametrize("alias", sorted(AMBIGUOUS_ALIASES))

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from accelwiz.errors import InputError, UsageError
-from accelwiz.estimate.models import MODEL_PRESETS, resolve_model, spec_from_hf_config
+from accelwiz.modelspec.lookup import MODEL_PRESETS, resolve_model, spec_from_hf_config
 from accelwiz.estimate.workload import Workload
 
 pytest.importorskip("transformers")

@@ -12,7 +12,7 @@ import pytest
 
 from accelwiz.config.training_args import parse_argv
 from accelwiz.config.trl_arguments import with_trl
-from accelwiz.estimate.models import spec_from_hf_config
+from accelwiz.modelspec.lookup import spec_from_hf_config
 from accelwiz.estimate.resolved import to_workload
 from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM, frozen_base_width, frozen_cast_parameters, model_states
 from accelwiz.estimate.strategy import Strategy

@@ -23,7 +23,7 @@ from accelwiz.estimate.cpu import (
     processes_strategy,
     runs_on_cpu,
 )
-from accelwiz.estimate.models import resolve_model
+from accelwiz.modelspec.lookup import resolve_model
 from accelwiz.estimate.resolved import to_workload
 from accelwiz.resolution.workload import resolve_workload
 from tests.profiles import machine

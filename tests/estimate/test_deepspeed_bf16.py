@@ -15,7 +15,7 @@ import pytest
 from accelwiz.document import parse_text
 from accelwiz.effective import resolve
 from accelwiz.estimate.memory import estimate_memory
-from accelwiz.estimate.models import resolve_model, spec_from_hf_config
+from accelwiz.modelspec.lookup import resolve_model, spec_from_hf_config
 from accelwiz.estimate.states import model_states
 from accelwiz.estimate.strategy import Strategy, strategy_from_effective
 from accelwiz.estimate.workload import Workload

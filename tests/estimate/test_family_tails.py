@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from accelwiz.estimate.architecture import spec_from_config
+from accelwiz.modelspec.from_config import spec_from_config
 from accelwiz.estimate.memory import estimate_memory
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.trace import TraceSettings, trace_training_step

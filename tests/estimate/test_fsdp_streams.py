@@ -66,7 +66,7 @@ def test_a_small_step_is_held_up_by_the_cache_wrapping_left(fsdp_streams):
     left cached (1.71 GiB for Llama-2-7B LoRA): the estimate names the wrap's cache in the default stream's
     reserve, and lands within 3% of the GPU."""
     from accelwiz.estimate.memory import estimate_memory
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
     from accelwiz.estimate.published import PUBLISHED_MEASUREMENTS
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload

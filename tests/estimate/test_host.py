@@ -14,7 +14,7 @@ import pytest
 
 from accelwiz.estimate.host import DEEPSPEED_ADDITIONAL_BUFFER_FACTOR, deepspeed_host_buffers
 from accelwiz.estimate.memory import HOST_PROCESS_BYTES, estimate_memory
-from accelwiz.estimate.models import resolve_model, spec_from_hf_config
+from accelwiz.modelspec.lookup import resolve_model, spec_from_hf_config
 from accelwiz.estimate.states import model_states
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from accelwiz.errors import InputError, UsageError
-from accelwiz.estimate.hub import hub_cache_dir, is_hub_id, resolve_hub_config
-from accelwiz.estimate.models import MODEL_PRESETS, resolve_model
+from accelwiz.modelspec.hub import hub_cache_dir, is_hub_id, resolve_hub_config
+from accelwiz.modelspec.lookup import MODEL_PRESETS, resolve_model
 
 pytest.importorskip("huggingface_hub")
 
@@ -163,7 +163,7 @@ def test_preset_repos_and_their_instruct_releases_take_the_fast_path(hub_cache, 
 
 def test_presets_never_import_torch_or_huggingface_hub():
     code = (
-        "import sys; from accelwiz.estimate.models import resolve_model; "
+        "import sys; from accelwiz.modelspec.lookup import resolve_model; "
         "resolve_model('Qwen/Qwen2.5-7B-Instruct'); resolve_model('llama-8b'); "
         "print(sorted(m for m in ('torch', 'transformers', 'huggingface_hub') if m in sys.modules))"
     )

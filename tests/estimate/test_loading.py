@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from accelwiz.estimate.memory import estimate_memory
-from accelwiz.estimate.models import resolve_model
+from accelwiz.modelspec.lookup import resolve_model
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 

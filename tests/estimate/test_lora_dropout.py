@@ -16,7 +16,7 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("peft")
 
 from accelwiz.estimate.activations_lora import lora_dropout_bytes  # noqa: E402
-from accelwiz.estimate.models import spec_from_hf_config  # noqa: E402
+from accelwiz.modelspec.lookup import spec_from_hf_config  # noqa: E402
 from accelwiz.estimate.resolved import to_workload  # noqa: E402
 from accelwiz.estimate.trace_dropout import cuda_dropout_on_cpu  # noqa: E402
 from accelwiz.estimate.workload import ALL_LINEAR, Workload  # noqa: E402
@@ -121,7 +121,7 @@ def test_estimate_counts_lora_dropout_and_refuses_a_probability_of_one(cli):
         assert result.exit_code == 0, result.stderr
         return json.loads(result.stdout)["estimate"]["sizes"]["activations"]
 
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
 
     workload = Workload(resolve_model("llama-2-7b"), seq_len=1024, regime="lora", lora_dropout=0.1)
     added = 32 * lora_dropout_bytes(workload, autocast=True)  # 32 layers; one GPU, mixed: autocast

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from accelwiz.estimate.architecture import spec_from_config
+from accelwiz.modelspec.from_config import spec_from_config
 from accelwiz.estimate.memory import estimate_memory
-from accelwiz.estimate.models import resolve_model
+from accelwiz.modelspec.lookup import resolve_model
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.trace import TraceSettings, trace_training_step
 from accelwiz.estimate.trace_model import config_from_dict

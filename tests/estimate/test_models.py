@@ -7,7 +7,7 @@ import json
 import pytest
 
 from accelwiz.errors import InputError, UsageError
-from accelwiz.estimate.models import MODEL_PRESETS, list_models, parse_count, resolve_model
+from accelwiz.modelspec.lookup import MODEL_PRESETS, list_models, parse_count, resolve_model
 
 # deepspeed-and-memory.md §6 (verified there against the published totals)
 PUBLISHED = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from accelwiz.estimate.memory import estimate_memory
-from accelwiz.estimate.models import resolve_model
+from accelwiz.modelspec.lookup import resolve_model
 from accelwiz.estimate.published import (
     deepspeed_zero2_model_states,
     deepspeed_zero3_model_states,

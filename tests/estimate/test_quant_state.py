@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from accelwiz.estimate.models import resolve_model
+from accelwiz.modelspec.lookup import resolve_model
 from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM, model_states, quant_state_bytes
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from accelwiz.estimate.memory import estimate_memory
-from accelwiz.estimate.models import MODEL_PRESETS
+from accelwiz.modelspec.lookup import MODEL_PRESETS
 from accelwiz.estimate.recommend import recommend
 from accelwiz.estimate.workload import Workload
 

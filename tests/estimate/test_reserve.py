@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from accelwiz.estimate.memory import estimate_memory
-from accelwiz.estimate.models import resolve_model
+from accelwiz.modelspec.lookup import resolve_model
 from accelwiz.estimate.reserve import DYNAMIC_RATIO
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload

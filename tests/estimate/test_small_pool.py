@@ -52,7 +52,7 @@ def test_the_small_pool_holds_the_states_the_gradients_and_the_temporary(name: s
 
 
 def test_not_counted_where_the_tensors_are_flat_or_the_step_is_the_peak() -> None:
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
 
     lora = Workload(resolve_model("mistral-7b"), micro_batch=2, seq_len=2048, regime="lora", precision="mixed")
     assert adapter_small_pool_bytes(lora, Strategy("single"), "backward")[0] > 0
@@ -66,7 +66,7 @@ def test_not_counted_where_the_tensors_are_flat_or_the_step_is_the_peak() -> Non
 
 def test_large_adapter_matrices_go_to_the_large_pool() -> None:
     """r=64 on Llama-2-7B's 11008-wide MLP: 64 x 11008 x 4 B = 2.7 MiB per matrix, not small."""
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
 
     model = resolve_model("llama-2-7b")
     r16 = Workload(model, micro_batch=1, seq_len=512, regime="lora", lora_rank=16, precision="mixed")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from accelwiz.estimate import spec_cache
-from accelwiz.estimate.architecture import spec_from_config
+from accelwiz.modelspec import cache as spec_cache
+from accelwiz.modelspec.from_config import spec_from_config
 
 QWEN2_SMALL = {
     "model_type": "qwen2", "vocab_size": 32000, "hidden_size": 512, "intermediate_size": 1376,

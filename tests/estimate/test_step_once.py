@@ -16,7 +16,7 @@ from accelwiz.config.training_args import parse_argv
 from accelwiz.document import parse_text
 from accelwiz.effective import resolve
 from accelwiz.estimate.memory import estimate_memory
-from accelwiz.estimate.models import resolve_model
+from accelwiz.modelspec.lookup import resolve_model
 from accelwiz.estimate.states import optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload

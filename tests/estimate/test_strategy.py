@@ -200,7 +200,7 @@ def test_fsdp_use_orig_params_is_read_with_the_launchers_default(write, fsdp_con
 def test_lora_under_fsdp1_with_use_orig_params_has_gradients_for_its_frozen_base():
     """torch's FSDP docs: mixing frozen and trainable parameters in a unit with use_orig_params makes the gradient
     memory 'equivalent to not freezing those parameters' (the H200 showed 66 fp32 shards of 388 MiB at the peak)."""
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
     from accelwiz.estimate.states import model_states
     from accelwiz.estimate.workload import Workload
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from accelwiz.errors import UsageError
-from accelwiz.estimate.models import resolve_model
+from accelwiz.modelspec.lookup import resolve_model
 from accelwiz.estimate.workload import check_lora_targets, default_attention
 from accelwiz.estimate.resolved import workload_from_options
 

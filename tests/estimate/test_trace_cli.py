@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from accelwiz.errors import UsageError
-from accelwiz.estimate.models import MODEL_PRESETS
+from accelwiz.modelspec.lookup import MODEL_PRESETS
 from accelwiz.estimate.trace import TraceSettings, check_trace_input, estimated_seconds
 
 pytest.importorskip("transformers")

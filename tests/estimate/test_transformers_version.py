@@ -9,7 +9,7 @@ from importlib import metadata
 import pytest
 
 from accelwiz.estimate.activations import loss_transient_bytes
-from accelwiz.estimate.models import resolve_model
+from accelwiz.modelspec.lookup import resolve_model
 from accelwiz.estimate.workload import Workload
 from accelwiz.estimate.resolved import workload_from_options
 from accelwiz.resolution.workload import installed_transformers_version

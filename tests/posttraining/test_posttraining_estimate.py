@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from accelwiz.estimate.memory import estimate_memory
-from accelwiz.estimate.models import resolve_model
+from accelwiz.modelspec.lookup import resolve_model
 from accelwiz.estimate.posttraining import PostTraining, estimate_posttraining, reference_bytes, training_workload
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.vllm_kv import BLOCK_SIZE, kv_bytes_per_token, page_bytes, vllm_cache

@@ -73,7 +73,7 @@ def _traced_dpo_step(checkpoint: Path, tmp_path: Path) -> tuple[dict, dict, tupl
 
 @pytest.mark.slow
 def test_the_dpo_estimate_matches_a_trace_of_trls_dpo_step(checkpoint: Path, tmp_path: Path) -> None:
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
     from accelwiz.estimate.posttraining import PostTraining, estimate_posttraining
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
@@ -102,7 +102,7 @@ def test_the_grpo_step_estimate_matches_a_trace_of_trls_grpo_step(checkpoint: Pa
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
     from accelwiz.estimate.posttraining import PostTraining, estimate_posttraining
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload

@@ -141,7 +141,7 @@ def test_trainers_refuse_exactly_when_aw804_fires(kind: str, config: dict, regim
                                                   tmp_path: Path) -> None:
     from peft import LoraConfig
 
-    from accelwiz.estimate.models import resolve_model
+    from accelwiz.modelspec.lookup import resolve_model
     from accelwiz.estimate.workload import Workload
 
     argv = argv_of(config)

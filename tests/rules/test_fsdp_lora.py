@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from accelwiz.config.training_args import parse_argv
-from accelwiz.estimate.models import resolve_model
+from accelwiz.modelspec.lookup import resolve_model
 from accelwiz.estimate.workload import Workload
 from tests.rules.helpers import diagnostics
 

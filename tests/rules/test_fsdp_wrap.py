@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from accelwiz.estimate.models import model_with_count, resolve_model
+from accelwiz.modelspec.lookup import model_with_count, resolve_model
 from accelwiz.estimate.workload import Workload
 from tests.rules.helpers import codes, diagnostics
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from accelwiz.estimate.models import resolve_model
+from accelwiz.modelspec.lookup import resolve_model
 from accelwiz.probe.model import MachineProfile
 from accelwiz.probe.profiles import load_system
 from accelwiz.estimate.resolved import workload_from_options

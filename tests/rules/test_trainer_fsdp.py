@@ -9,7 +9,7 @@ import json
 import pytest
 
 from accelwiz.config.training_args import parse_argv, parse_file
-from accelwiz.estimate.models import resolve_model
+from accelwiz.modelspec.lookup import resolve_model
 from accelwiz.estimate.workload import Workload
 from accelwiz.rules.engine import check_paths
 from tests.rules.helpers import codes, diagnostics

@@ -19,7 +19,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from accelwiz.estimate.spec import ModelSpec, Tensor
+from accelwiz.modelspec.spec import ModelSpec, Tensor
 
 FORMAT = 1
 _PER_CALL = ("name", "source")  # the same config under another name or path is the same spec
@@ -43,10 +43,10 @@ def _transformers_version() -> str:
 
 
 def _code_version() -> str:
-    """The code that derives a spec (architecture.py, spec.py): an entry written by other code is not read."""
+    """The code that derives a spec (from_config.py, spec.py, families.py): an entry written by other code is not read."""
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    for name in ("architecture.py", "spec.py"):
+    for name in ("from_config.py", "spec.py", "families.py"):
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:16]
 

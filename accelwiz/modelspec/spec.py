@@ -14,10 +14,10 @@ from functools import cached_property
 from math import prod
 from typing import NamedTuple
 
-from accelwiz.estimate import families
+from accelwiz.modelspec import families
 
 # A HF `model_type`. The presets use llama, mistral, qwen2, gemma2, phi3, mixtral, gpt2 and bert; a config.json
-# or hub id may name any type transformers knows (accelwiz/estimate/architecture.py builds it on `meta`).
+# or hub id may name any type transformers knows (accelwiz/modelspec/from_config.py builds it on `meta`).
 Family = str
 
 

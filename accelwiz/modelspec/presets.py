@@ -6,7 +6,7 @@ Each entry's counts are pinned by tests/estimate/test_models.py against the publ
 
 from __future__ import annotations
 
-from accelwiz.estimate.spec import ModelSpec
+from accelwiz.modelspec.spec import ModelSpec
 
 HF = "https://huggingface.co/{}/blob/main/config.json"
 

@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import Any
 
 from accelwiz.errors import UsageError
-from accelwiz.estimate.spec import ModelSpec, Tensor
+from accelwiz.modelspec.spec import ModelSpec, Tensor
 
 # Config keys (after the config class's attribute_map) that must be written in the file: transformers fills a
 # missing one with its own default (Llama: 32 layers of 4096), which would silently estimate another model.
@@ -55,7 +55,7 @@ def spec_from_config(config: dict[str, Any], *, name: str, source: str) -> Model
     """The spec of the model `config` (a parsed config.json) describes; UsageError when it cannot be built."""
     if not isinstance(config, dict):
         raise UsageError(f"{source} is not a JSON object", hint="pass a HF config.json")
-    from accelwiz.estimate import spec_cache
+    from accelwiz.modelspec import cache as spec_cache
 
     canonical = json.dumps(config, sort_keys=True, default=str)
     cached = spec_cache.load(canonical, name, source)  # built before: no torch, no transformers
@@ -279,7 +279,7 @@ def _sdpa_refusal(model: Any, family: str) -> str:
     with the reason families.NO_SDPA knows (Gemma-2's soft-capping)."""
     if getattr(type(model), "_supports_sdpa", True):
         return ""
-    from accelwiz.estimate.families import NO_SDPA
+    from accelwiz.modelspec.families import NO_SDPA
 
     return NO_SDPA.get(family) or f"transformers' {type(model).__name__} sets `_supports_sdpa = False`"
 

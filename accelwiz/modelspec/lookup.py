@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from accelwiz.errors import AccelwizError, InputError, UsageError
-from accelwiz.estimate.presets import AMBIGUOUS_ALIASES, PRESETS, SAME_ARCHITECTURE_REPOS, TOY_MODELS
-from accelwiz.estimate.spec import ModelSpec
+from accelwiz.modelspec.presets import AMBIGUOUS_ALIASES, PRESETS, SAME_ARCHITECTURE_REPOS, TOY_MODELS
+from accelwiz.modelspec.spec import ModelSpec
 
 if TYPE_CHECKING:
     from accelwiz.plan_file import PlanFile
@@ -90,7 +90,7 @@ def resolve_model(spec: str) -> ModelSpec:
         return model_with_count(count)
     if key.endswith(".json") or is_dir(path):
         raise InputError(f"no config.json at `{spec}`", hint="pass a HF config.json or its folder")
-    from accelwiz.estimate.hub import is_hub_id, resolve_hub_config
+    from accelwiz.modelspec.hub import is_hub_id, resolve_hub_config
 
     if is_hub_id(key):
         config, source = resolve_hub_config(key)
@@ -132,7 +132,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 def spec_from_hf_config(config: dict[str, Any], *, name: str, source: str) -> ModelSpec:
     """Any model_type transformers knows, built on the meta device (architecture.py; imports torch)."""
-    from accelwiz.estimate.architecture import spec_from_config
+    from accelwiz.modelspec.from_config import spec_from_config
 
     return spec_from_config(config, name=name, source=source)
 
