@@ -53,6 +53,20 @@ def fsdp_wrap_class_not_in_model(ctx: CheckContext) -> Iterator[Finding]:
       fsdp_transformer_layer_cls_to_wrap: XLMRobertaLayer
     ```
     """
+    written = _transformer_wrap_classes(ctx)
+    spec = getattr(ctx.workload, "model", None)
+    if written is None or spec is None or spec.parameters_override is not None:  # a bare count borrows a shape
+        return
+    if (modules := _model_modules(spec)) is None:
+        return
+    # the launcher exports str(value) and the plugin splits it on "," as written (utils/dataclasses.py)
+    missing = [name for name in str(written[1]).split(",") if name not in modules.class_names]
+    if missing:
+        yield Finding("accelerate" if written[0] else None, written[0], _missing_message(spec, modules, missing))
+
+
+def _transformer_wrap_classes(ctx: CheckContext) -> tuple | None:
+    """The (path, value) of the class names wrapped under TRANSFORMER_BASED_WRAP; None under another policy."""
     view = fsdp_view(ctx)
     policy = _entry(ctx, "fsdp_auto_wrap_policy") if view else None
     written = _entry(ctx, "fsdp_transformer_layer_cls_to_wrap") if view else None
@@ -61,28 +75,27 @@ def fsdp_wrap_class_not_in_model(ctx: CheckContext) -> Iterator[Finding]:
         policy = ((), view.fsdp_auto_wrap_policy.value)
         written = ((), trainer) if trainer else written
     if policy is None or written is None or written[1] is None:
-        return
+        return None
     if not isinstance(policy[1], str) or policy[1].upper() != "TRANSFORMER_BASED_WRAP":
-        return
-    spec = getattr(ctx.workload, "model", None)
-    if spec is None or spec.parameters_override is not None:  # a bare count borrows another model's shape
-        return
+        return None
+    return written
+
+
+def _model_modules(spec: object) -> object | None:
+    """The model's module classes, built on the meta device (None where its family cannot be built)."""
     from accelwiz.rules.model_modules import model_modules
 
-    modules = model_modules(spec.family)
-    if modules is None:
-        return
-    # the launcher exports str(value) and the plugin splits it on "," as written (utils/dataclasses.py)
-    missing = [name for name in str(written[1]).split(",") if name not in modules.class_names]
-    if not missing:
-        return
+    return model_modules(spec.family)
+
+
+def _missing_message(spec: object, modules: object, missing: list[str]) -> str:
+    """The finding's text: the missing names, the model's class, its _no_split_modules and the closest match."""
     wanted = list(dict.fromkeys(modules.no_split_modules)) or sorted(modules.class_names)
     close = difflib.get_close_matches(missing[0].strip(), [*wanted, *sorted(modules.class_names)], n=2, cutoff=0.4)
     suggestion = f"; did you mean {' or '.join(f'`{c}`' for c in dict.fromkeys(close))}?" if close else ""
-    yield Finding("accelerate" if written[0] else None, written[0],
-                  f"{', '.join(repr(m) for m in missing)} is not a module class of {spec.name} "
-                  f"({modules.model_class}): accelerate raises 'Could not find the transformer layer class' at "
-                  f"prepare; its _no_split_modules are {', '.join(modules.no_split_modules) or 'none'}{suggestion}")
+    return (f"{', '.join(repr(m) for m in missing)} is not a module class of {spec.name} "
+            f"({modules.model_class}): accelerate raises 'Could not find the transformer layer class' at "
+            f"prepare; its _no_split_modules are {', '.join(modules.no_split_modules) or 'none'}{suggestion}")
 
 
 def _trainer_classes(ctx: CheckContext, view: object) -> str | None:
