@@ -55,31 +55,43 @@ def fsdp1_lora_frozen_base_gradients(ctx: CheckContext) -> Iterator[Finding]:
     """
     view = fsdp_view(ctx)
     workload = ctx.workload
+    if (strategy := _fsdp1_lora_with_orig_params(view, workload)) is None:
+        return
+    written = _entry(ctx, "fsdp_use_orig_params") or _entry(ctx, "fsdp_version")
+    yield Finding(
+        "accelerate",
+        written[0] if written else ("fsdp_config",),
+        f"LoRA under FSDP1 with {_orig_params_how(ctx, view)}: the frozen base of {workload.model.name} gets a "
+        f"gradient, {_frozen_base_gradients(workload, strategy) / 2**30:.1f} GiB per GPU over "
+        f"{strategy.world_size} GPU(s) for {workload.trainable_parameters / 1e6:,.1f}M trainable parameters",
+    )
+
+
+def _fsdp1_lora_with_orig_params(view: object, workload: object) -> object | None:
+    """The FSDP strategy where LoRA runs under FSDP1 with use_orig_params not false; None otherwise."""
     if view is None or workload is None or workload.regime != "lora" or view.fsdp_version.value != 1:
-        return
+        return None
     if view.fsdp_use_orig_params.value is False:
-        return
-    from accelwiz.estimate.states import model_states
+        return None
     from accelwiz.estimate.strategy import strategy_from_effective
 
     strategy = strategy_from_effective(view)
-    if strategy is None or not strategy.is_fsdp:
-        return
-    extra = (model_states(workload, strategy).gradients
-             - model_states(workload, replace(strategy, fsdp_use_orig_params=False)).gradients)
-    written = _entry(ctx, "fsdp_use_orig_params") or _entry(ctx, "fsdp_version")
-    path = written[0] if written else ("fsdp_config",)
+    return strategy if strategy is not None and strategy.is_fsdp else None
+
+
+def _frozen_base_gradients(workload: object, strategy: object) -> float:
+    """The bytes of gradient per GPU that use_orig_params adds: the frozen base's share of the FlatParameters."""
+    from accelwiz.estimate.states import model_states
+
+    return (model_states(workload, strategy).gradients
+            - model_states(workload, replace(strategy, fsdp_use_orig_params=False)).gradients)
+
+
+def _orig_params_how(ctx: CheckContext, view: object) -> str:
+    """How use_orig_params came to be true: the Trainer's plugin, the file, or accelerate launch's default."""
     orig = view.fsdp_use_orig_params
     if orig.source == "trainer":  # the Trainer's --fsdp/--fsdp_config builds the plugin
-        how = f"use_orig_params true ({orig.note})"
-    elif _entry(ctx, "fsdp_use_orig_params"):
-        how = "fsdp_use_orig_params: true"
-    else:
-        how = "fsdp_use_orig_params unset (accelerate launch's default: true)"
-    yield Finding(
-        "accelerate",
-        path,
-        f"LoRA under FSDP1 with {how}: the frozen base of {workload.model.name} gets a gradient, "
-        f"{extra / 2**30:.1f} GiB per GPU over {strategy.world_size} GPU(s) for "
-        f"{workload.trainable_parameters / 1e6:,.1f}M trainable parameters",
-    )
+        return f"use_orig_params true ({orig.note})"
+    if _entry(ctx, "fsdp_use_orig_params"):
+        return "fsdp_use_orig_params: true"
+    return "fsdp_use_orig_params unset (accelerate launch's default: true)"
