@@ -163,6 +163,22 @@ def plan_names_missing_file(ctx: CheckContext) -> Iterator[Finding]:
     plan = ctx.plan
     if plan is None:
         return
+    yield from _missing_yaml(ctx, plan)
+    if plan.files.deepspeed is not None:
+        yield from _missing_json(ctx, plan)
+    yield from _missing_model(plan)
+
+
+def _missing_model(plan: object) -> Iterator[Finding]:
+    """The plan's local model (a config.json or a checkpoint directory), absent."""
+    if plan.model.source in ("config", "checkpoint") and not plan.resolve(plan.model.name).exists():
+        what = "config.json" if plan.model.source == "config" else "checkpoint directory"
+        yield Finding("accelerate", (), f"{_plan_name(plan)} names the model {what} `{plan.model.name}`, which does "
+                                        f"not exist (looked in {plan.resolve(plan.model.name).parent})")
+
+
+def _missing_yaml(ctx: CheckContext, plan: object) -> Iterator[Finding]:
+    """The plan's Accelerate YAML: absent, or another than the one checked."""
     name = _plan_name(plan)
     planned_yaml = plan.resolve(plan.files.accelerate)
     if not planned_yaml.is_file():
@@ -172,16 +188,16 @@ def plan_names_missing_file(ctx: CheckContext) -> Iterator[Finding]:
         yield Finding("accelerate", (), f"{name} belongs to `{plan.files.accelerate}`, not to "
                                         f"`{ctx.accelerate.path.name}`",
                       f"pass the plan of {ctx.accelerate.path.name} with --plan, or check {plan.files.accelerate}")
-    if plan.files.deepspeed is not None:
-        planned_json = plan.resolve(plan.files.deepspeed)
-        path = ("deepspeed_config", "deepspeed_config_file")
-        if not planned_json.is_file():
-            yield Finding("accelerate", path, f"{name} names the DeepSpeed JSON `{plan.files.deepspeed}`, which "
-                                              f"does not exist (looked in {planned_json.parent})")
-        elif ctx.deepspeed is not None and not _same_file(planned_json, ctx.deepspeed.path):
-            yield Finding("accelerate", path, f"{name} names the DeepSpeed JSON `{plan.files.deepspeed}`, but the "
-                                              f"config uses `{ctx.deepspeed.path.name}`")
-    if plan.model.source in ("config", "checkpoint") and not plan.resolve(plan.model.name).exists():
-        what = "config.json" if plan.model.source == "config" else "checkpoint directory"
-        yield Finding("accelerate", (), f"{name} names the model {what} `{plan.model.name}`, which does not exist "
-                                        f"(looked in {plan.resolve(plan.model.name).parent})")
+
+
+def _missing_json(ctx: CheckContext, plan: object) -> Iterator[Finding]:
+    """The plan's DeepSpeed JSON: absent, or another than the one the config uses."""
+    name = _plan_name(plan)
+    planned_json = plan.resolve(plan.files.deepspeed)
+    path = ("deepspeed_config", "deepspeed_config_file")
+    if not planned_json.is_file():
+        yield Finding("accelerate", path, f"{name} names the DeepSpeed JSON `{plan.files.deepspeed}`, which "
+                                          f"does not exist (looked in {planned_json.parent})")
+    elif ctx.deepspeed is not None and not _same_file(planned_json, ctx.deepspeed.path):
+        yield Finding("accelerate", path, f"{name} names the DeepSpeed JSON `{plan.files.deepspeed}`, but the "
+                                          f"config uses `{ctx.deepspeed.path.name}`")
