@@ -26,4 +26,19 @@ SOURCES = {
         "frozen", "new this round (LitGPT's finetune config table, A10G): never used to tune anything"),
     "torchtitan-h100-2024": (
         "frozen", "new this round (torchtitan's Llama 3.1 H100 benchmark): never used to tune anything"),
+    # Issue 28, second round of new sources. The split was fixed here before any of their rows was scored, by one
+    # rule: the sources in the order they were found, odd positions frozen, even positions design (1 Qwen README,
+    # 2 ms-swift benchmark, 3 ChatGLM3 finetune_demo, 4 Unsloth README).
+    "qwen-readme-profiling": (
+        "frozen", "new (issue 28; found 1st, odd: frozen): QwenLM/Qwen README 'Profiling of Memory and Speed' "
+        "(Qwen-1.8B/7B/14B/72B on A100-80G: LoRA, Q-LoRA, ZeRO-3 full and LoRA, 2 nodes): never used to tune anything"),
+    "ms-swift-benchmark-2024": (
+        "design", "new (issue 28; found 2nd, even: design): ms-swift's LLM Benchmark page (Qwen/Yi on A100, swift "
+        "1.x's max_memory_reserved in GiB): may be fitted to"),
+    "chatglm3-finetune-demo": (
+        "frozen", "new (issue 28; found 3rd, odd: frozen): ChatGLM3 finetune_demo's 'Test hardware standards' "
+        "(ChatGLM3-6B LoRA on one GPU, full fine-tuning under ZeRO-3 on four): never used to tune anything"),
+    "unsloth-readme-context": (
+        "design", "new (issue 28; found 4th, even: design): Unsloth README's longest context that fits for the "
+        "'Hugging Face + FA2' baseline (Llama 3.1 8B and 3.3 70B QLoRA): verdict rows only, no peak printed"),
 }
