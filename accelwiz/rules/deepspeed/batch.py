@@ -50,10 +50,7 @@ def batch_size_mismatch(ctx: CheckContext) -> Iterator[Finding]:
     tbs, mbs, gas = (json.get(k) for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
                                            "gradient_accumulation_steps"))
     processes = ctx.effective.num_processes  # the YAML's, or check's --num-processes (a lone JSON's launch)
-    world = processes.value if via_accelerate(ctx) or processes.source == "command line" else None
-    sequence_parallel = ctx.effective.sequence_parallel_size.value
-    if world is not None and sequence_parallel and sequence_parallel > 1:
-        world //= sequence_parallel  # DeepSpeed counts data-parallel ranks only
+    world = _data_parallel_world(ctx)
     if world is not None and world > 0:
         if gas is None:
             gas = 1  # accelerate adds gradient_accumulation_steps: 1 to a JSON without it
@@ -64,6 +61,21 @@ def batch_size_mismatch(ctx: CheckContext) -> Iterator[Finding]:
             named = "--num-processes" if processes.source == "command line" else "num_processes ="
             yield Finding("deepspeed", ("train_batch_size",), f"{result} (world size is {named} {world})")
         return
+    yield from _batch_fails_for_every_world(tbs, mbs, gas)
+
+
+def _data_parallel_world(ctx: CheckContext) -> int | None:
+    """The data-parallel ranks DeepSpeed's batch check counts; None for a lone JSON launched by an unknown count."""
+    processes = ctx.effective.num_processes
+    world = processes.value if via_accelerate(ctx) or processes.source == "command line" else None
+    sequence_parallel = ctx.effective.sequence_parallel_size.value
+    if world is not None and sequence_parallel and sequence_parallel > 1:
+        world //= sequence_parallel  # DeepSpeed counts data-parallel ranks only
+    return world
+
+
+def _batch_fails_for_every_world(tbs: object, mbs: object, gas: object) -> Iterator[Finding]:
+    """Without a world size: train_batch_size not a multiple of the factors given fails for every world size."""
     # A missing factor is inferred by floor division, so train_batch_size must still be a multiple of the
     # factors that are given (world size 1 then works; no world size works otherwise).
     tbs = coerce.integer(tbs)
