@@ -60,24 +60,33 @@ def deepspeed_multinode_without_hostfile(ctx: CheckContext) -> Iterator[Finding]
       deepspeed_hostfile: /job/hostfile
     ```
     """
-    if ctx.accelerate is None or ctx.effective.is_sagemaker:
+    launcher = _runner_without_hostfile(ctx)
+    if launcher is None:
         return
-    if ctx.plan is not None and ctx.plan.launcher.supplies_rendezvous:
-        return  # the plan's launcher (SLURM, per-node commands) runs `accelerate launch` on each node itself
     view = ctx.effective
-    machines = view.num_machines.strict
-    if view.distributed_type.value != "DEEPSPEED" or machines is None or machines < 2:
-        return
-    launcher = (view.deepspeed_multinode_launcher.value or DEFAULT_LAUNCHER).lower()
-    if launcher == STANDARD or view.deepspeed_hostfile.value:
-        return
     where = ("deepspeed_config", "deepspeed_multinode_launcher") \
         if view.deepspeed_multinode_launcher.value else ("num_machines",)
     # accelwiz's per-node commands and SLURM scripts pass --deepspeed_multinode_launcher standard (launch/command.py)
     handled = "each node's command passes --deepspeed_multinode_launcher standard" \
         if ctx.launch.supplies_rendezvous else None
     yield Finding("accelerate", where,
-                  f"num_machines {machines} with the `{launcher}` launcher"
+                  f"num_machines {view.num_machines.strict} with the `{launcher}` launcher"
                   f"{'' if view.deepspeed_multinode_launcher.value else ' (the default)'} but no "
                   "deepspeed_config.deepspeed_hostfile: DeepSpeed's runner gets `--hostfile None`, falls back to "
                   "the local GPUs and trains on this node alone", handled=handled)
+
+
+def _runner_without_hostfile(ctx: CheckContext) -> str | None:
+    """DeepSpeed's runner (its name) on two or more machines with no hostfile; None where the launch is fine."""
+    if ctx.accelerate is None or ctx.effective.is_sagemaker:
+        return None
+    if ctx.plan is not None and ctx.plan.launcher.supplies_rendezvous:
+        return None  # the plan's launcher (SLURM, per-node commands) runs `accelerate launch` on each node itself
+    view = ctx.effective
+    machines = view.num_machines.strict
+    if view.distributed_type.value != "DEEPSPEED" or machines is None or machines < 2:
+        return None
+    launcher = (view.deepspeed_multinode_launcher.value or DEFAULT_LAUNCHER).lower()
+    if launcher == STANDARD or view.deepspeed_hostfile.value:
+        return None
+    return launcher
