@@ -27,51 +27,61 @@ Examples:
 """
 
 
+FilesArgument = Annotated[list[Path] | None, typer.Argument(
+    help="Accelerate YAML and/or DeepSpeed JSON files (any extension); default: accelerate.yaml, as `run` "
+         "takes it.", show_default=False)]
+SelectOption = Annotated[list[str] | None, typer.Option(help="Only these code prefixes, e.g. AW2,AW101.")]
+IgnoreOption = Annotated[list[str] | None, typer.Option(help="Skip these code prefixes.")]
+StrictOption = Annotated[bool, typer.Option(help="Exit 1 on warnings too.")]
+ExplainOption = Annotated[bool, typer.Option(help="Print the values the run will actually use, and their source.")]
+ModelOption = Annotated[str | None, typer.Option(help="Model preset, config.json or parameter count: turns on the "
+                                                      "memory rules (AW5xx).", rich_help_panel="Memory")]
+MicroBatchOption = Annotated[int | None, typer.Option(min=1, help="Micro-batch per GPU (default: the plan's, the "
+                                                                  "config's, else 1).", rich_help_panel="Memory")]
+SeqLenOption = Annotated[int | None, typer.Option(min=1, help="Sequence length (default: the plan's, else 2048).",
+                                                  rich_help_panel="Memory", show_default=False)]
+GradientCheckpointingOption = Annotated[bool | None, typer.Option(
+    help="Activations are recomputed in backward (default: the plan's, else off).", rich_help_panel="Memory",
+    show_default=False)]
+LoraOption = Annotated[bool, typer.Option(help="LoRA fine-tuning instead of full.", rich_help_panel="Memory")]
+QloraOption = Annotated[bool, typer.Option(help="QLoRA: LoRA on a 4-bit base.", rich_help_panel="Memory")]
+LoraDropoutOption = Annotated[float | None, typer.Option(
+    min=0.0, rich_help_panel="Memory", show_default=False,
+    help="PEFT's lora_dropout (default: the plan's, else 0.0).")]
+PlanOption = Annotated[Path | None, typer.Option(help="The plan file `accelwiz init` wrote (default: the one beside "
+                                                      "the YAML, accelerate.plan.yaml for accelerate.yaml).",
+                                                 rich_help_panel="Memory", show_default=False)]
+AttentionOption = Annotated[str | None, typer.Option(help="eager, sdpa or flash (default: the plan's, else sdpa).",
+                                                     rich_help_panel="Memory", show_default=False)]
+NumMachinesOption = Annotated[int | None, typer.Option(
+    "--num-machines", min=1, metavar="N", show_default=False, rich_help_panel="Launch",
+    help="The machines the run spans (accelerate launch --num_machines, torchrun --nnodes): wins over the "
+         "YAML's num_machines.")]
+KindOption = Annotated[str | None, typer.Option(
+    metavar="sft|dpo|grpo", rich_help_panel="HF Trainer", show_default=False,
+    help="dpo or grpo: the arguments are TRL's DPOConfig/GRPOConfig "
+         "(num_generations, use_vllm, beta ...): turns on the AW8xx rules "
+         "(default: the plan's training.kind, else sft).")]
+
+
 def check(
     ctx: typer.Context,
-    files: Annotated[list[Path] | None, typer.Argument(
-        help="Accelerate YAML and/or DeepSpeed JSON files (any extension); default: accelerate.yaml, as `run` "
-             "takes it.", show_default=False)] = None,
+    files: FilesArgument = None,
     output_format: FormatOption = OutputFormat.text,
-    select: Annotated[list[str] | None, typer.Option(help="Only these code prefixes, e.g. AW2,AW101.")] = None,
-    ignore: Annotated[list[str] | None, typer.Option(help="Skip these code prefixes.")] = None,
-    strict: Annotated[bool, typer.Option(help="Exit 1 on warnings too.")] = False,
-    explain: Annotated[bool, typer.Option(help="Print the values the run will actually use, and their source.")]
-    = False,
+    select: SelectOption = None, ignore: IgnoreOption = None,
+    strict: StrictOption = False, explain: ExplainOption = False,
     system: SystemOption = None,
-    model: Annotated[str | None, typer.Option(help="Model preset, config.json or parameter count: turns on the "
-                                                   "memory rules (AW5xx).", rich_help_panel="Memory")] = None,
-    micro_batch: Annotated[int | None, typer.Option(min=1, help="Micro-batch per GPU (default: the plan's, the "
-                                                                "config's, else 1).", rich_help_panel="Memory")] = None,
-    seq_len: Annotated[int | None, typer.Option(min=1, help="Sequence length (default: the plan's, else 2048).",
-                                                rich_help_panel="Memory", show_default=False)] = None,
-    gradient_checkpointing: Annotated[bool | None, typer.Option(
-        help="Activations are recomputed in backward (default: the plan's, else off).", rich_help_panel="Memory",
-        show_default=False)] = None,
-    lora: Annotated[bool, typer.Option(help="LoRA fine-tuning instead of full.", rich_help_panel="Memory")] = False,
-    qlora: Annotated[bool, typer.Option(help="QLoRA: LoRA on a 4-bit base.", rich_help_panel="Memory")] = False,
-    lora_dropout: Annotated[float | None, typer.Option(
-        min=0.0, rich_help_panel="Memory", show_default=False,
-        help="PEFT's lora_dropout (default: the plan's, else 0.0).")] = None,
-    plan: Annotated[Path | None, typer.Option(help="The plan file `accelwiz init` wrote (default: the one beside "
-                                                   "the YAML, accelerate.plan.yaml for accelerate.yaml).",
-                                              rich_help_panel="Memory", show_default=False)] = None,
-    attention: Annotated[str | None, typer.Option(help="eager, sdpa or flash (default: the plan's, else sdpa).",
-                                                  rich_help_panel="Memory", show_default=False)] = None,
-    training_args: TrainingArgsOption = None,
-    trl: TrlOption = False,
-    num_processes: NumProcessesOption = None,
-    num_machines: Annotated[int | None, typer.Option(
-        "--num-machines", min=1, metavar="N", show_default=False, rich_help_panel="Launch",
-        help="The machines the run spans (accelerate launch --num_machines, torchrun --nnodes): wins over the "
-             "YAML's num_machines.")] = None,
-    kind: Annotated[str | None, typer.Option(metavar="sft|dpo|grpo", rich_help_panel="HF Trainer", show_default=False,
-                                             help="dpo or grpo: the arguments are TRL's DPOConfig/GRPOConfig "
-                                                  "(num_generations, use_vllm, beta ...): turns on the AW8xx rules "
-                                                  "(default: the plan's training.kind, else sft).")] = None,
-    fix: FixOption = False,
-    unsafe_fixes: UnsafeFixesOption = False,
-    diff: DiffOption = False,
+    model: ModelOption = None,
+    micro_batch: MicroBatchOption = None, seq_len: SeqLenOption = None,
+    gradient_checkpointing: GradientCheckpointingOption = None,
+    lora: LoraOption = False, qlora: QloraOption = False,
+    lora_dropout: LoraDropoutOption = None,
+    plan: PlanOption = None,
+    attention: AttentionOption = None,
+    training_args: TrainingArgsOption = None, trl: TrlOption = False,
+    num_processes: NumProcessesOption = None, num_machines: NumMachinesOption = None,
+    kind: KindOption = None,
+    fix: FixOption = False, unsafe_fixes: UnsafeFixesOption = False, diff: DiffOption = False,
 ) -> None:
     """Check Accelerate and DeepSpeed configs for what the libraries let through (AW rules)."""
     console = get_console()
@@ -83,8 +93,8 @@ def check(
         flags = workload_flags(micro_batch=micro_batch, seq_len=seq_len, gradient_checkpointing=gradient_checkpointing,
                                lora=lora, qlora=qlora, attention=attention, lora_dropout=lora_dropout)
         checked = check_files(CheckRequest(
-            files or [_default_config()], split_codes(select), split_codes(ignore), system, model, plan, flags, training_args,
-            trainer_argv(ctx), trl, kind, {"num_processes": num_processes, "num_machines": num_machines},
+            files or [_default_config()], split_codes(select), split_codes(ignore), system, model, plan, flags,
+            training_args, trainer_argv(ctx), trl, kind, {"num_processes": num_processes, "num_machines": num_machines},
             fix, unsafe_fixes, diff), say=console.info, console=console)
         if checked.diff_exit is not None:
             raise typer.Exit(checked.diff_exit)

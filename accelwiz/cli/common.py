@@ -93,15 +93,23 @@ SystemOption = Annotated[str | None, typer.Option(
 FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
 
 
-def workload_flags(*, lora: bool = False, qlora: bool = False, **given: Any) -> dict[str, Any]:
-    """The workload flags a command was given (None: not given), by check's names (`regime` for --lora/--qlora),
-    each checked where every command checks it (accelwiz.resolution.options.flags_from_options: ranges and
-    choices, one line with the valid values). `check` takes its flags through here."""
+def checked_flags(*, lora: bool = False, qlora: bool = False, micro_batch: int | None = None,
+                  seq_len: int | None = None, **given: Any) -> dict[str, Any]:
+    """The workload flags a command was given, checked where every command checks them: --lora and --qlora
+    excluding each other, then ranges and choices (accelwiz.resolution.options.flags_from_options: one line with
+    the valid values). Returned by the resolution's names (`method` for --lora/--qlora); `estimate` takes its
+    flags through here, `check` through `workload_flags`."""
     if lora and qlora:
         raise UsageError("--lora and --qlora exclude each other", hint="QLoRA is LoRA on a 4-bit base: pass one")
-    given["regime"] = "qlora" if qlora else "lora" if lora else None
     from accelwiz.resolution.options import flags_from_options
 
-    counts = {name: given.get(name) for name in ("micro_batch", "seq_len")}
-    flags_from_options(**counts, **{k: v for k, v in given.items() if k not in counts})  # refuses a bad value
+    regime = "qlora" if qlora else "lora" if lora else None
+    return flags_from_options(micro_batch=micro_batch, seq_len=seq_len, regime=regime, **given)
+
+
+def workload_flags(*, lora: bool = False, qlora: bool = False, **given: Any) -> dict[str, Any]:
+    """The workload flags a command was given (None: not given), checked by `checked_flags`, by check's names
+    (`regime` for --lora/--qlora): only those given."""
+    checked_flags(lora=lora, qlora=qlora, **given)  # refuses a bad value
+    given["regime"] = "qlora" if qlora else "lora" if lora else None
     return {name: value for name, value in given.items() if value is not None}

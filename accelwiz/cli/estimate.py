@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,7 +13,7 @@ from accelwiz.errors import EXIT_FINDINGS
 if TYPE_CHECKING:
     from accelwiz.console import Console
     from accelwiz.estimate.report import Report
-    from accelwiz.estimate.request import Estimated
+    from accelwiz.estimate.request import EstimateRequest, Estimated
     from accelwiz.estimate.trace_compare import TraceComparison
 
 EPILOG = """\
@@ -42,165 +42,191 @@ _TRACE = "Trace (imports torch and transformers)"
 _POST = "Post-training (TRL DPO/GRPO)"
 
 
+ModelOption = Annotated[
+    str | None,
+    typer.Option(help="Preset or alias (`--list-models`), a local config.json, a hub id, or a count."),
+]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option("--config", "-c", show_default=False,
+                 help="The Accelerate YAML of a run: its plan, DeepSpeed JSON and strategy give the model, the "
+                      "workload, the kind and the machine, as `run` resolves them; flags replace single values."),
+]
+ParamsOption = Annotated[str | None, typer.Option(help="Parameter count instead of a model: 7e9, 7B, 125M.")]
+GpusOption = Annotated[int | None, typer.Option(min=1, help="GPUs per node (default: the system's, else 1).")]
+NodesOption = Annotated[int | None, typer.Option(min=1, help="Nodes (default: the system's, else 1).")]
+StrategyOption = Annotated[
+    str | None,
+    typer.Option(
+        help="single|ddp|zero1|zero2|zero3|fsdp_full|fsdp_grad_op|"
+        "fsdp_hybrid (default: the recommended one)."
+    ),
+]
+FsdpVersionOption = Annotated[int, typer.Option(min=1, max=2, help="FSDP version.")]
+OffloadOptimizerOption = Annotated[str, typer.Option(metavar="none|cpu|nvme")]
+OffloadParamOption = Annotated[str, typer.Option(metavar="none|cpu|nvme")]
+MicroBatchOption = Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAIN, show_default=False,
+                                                      help="Default 1.")]
+SeqLenOption = Annotated[int | None, typer.Option(
+    min=1, rich_help_panel=_TRAIN, show_default=False,
+    help="Tokens per sequence (default: 2048, or the model's positions when fewer).")]
+LoraOption = Annotated[bool, typer.Option(help="LoRA adapters on all block linears.", rich_help_panel=_TRAIN)]
+QloraOption = Annotated[bool, typer.Option(help="LoRA on a 4-bit NF4 base.", rich_help_panel=_TRAIN)]
+LoraRankOption = Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAIN, show_default=False,
+                                                    help="Default 16.")]
+LoraTargetOption = Annotated[
+    list[str] | None,
+    typer.Option(help="Module names, repeatable (default all-linear).", rich_help_panel=_TRAIN),
+]
+LoraDropoutOption = Annotated[float | None, typer.Option(
+    min=0.0, rich_help_panel=_TRAIN, show_default=False,
+    help="PEFT's lora_dropout (default 0.0, PEFT's): above 0 each adapted linear keeps a dropout mask and its "
+         "dropped input for backward.")]
+PrecisionOption = Annotated[
+    str | None,
+    typer.Option(metavar="fp32|mixed|bf16", rich_help_panel=_TRAIN, show_default=False,
+                 help="mixed (the default) = 16-bit compute with fp32 master weights."),
+]
+OptimizerOption = Annotated[str | None, typer.Option(metavar="adamw|adamw8bit|sgd|adafactor", rich_help_panel=_TRAIN,
+                                                     show_default=False, help="Default adamw.")]
+GradientCheckpointingOption = Annotated[bool | None, typer.Option(rich_help_panel=_TRAIN, show_default=False,
+                                                                  help="Default off.")]
+AttentionOption = Annotated[
+    str | None,
+    typer.Option(metavar="eager|sdpa|flash", rich_help_panel=_TRAIN,
+                 help="Default: sdpa where transformers has it for the model, else eager."),
+]
+GpuMemoryOption = Annotated[
+    str | None, typer.Option(help="Memory of one GPU: 80GiB, 80GB, 81920MiB.", rich_help_panel=_MEM)
+]
+CompareOption = Annotated[bool, typer.Option(help="Show every strategy side by side.")]
+TraceOption = Annotated[
+    bool,
+    typer.Option(
+        help="Also run one training step of the real transformers model under fake tensors on the CPU "
+        "(nothing allocated) and show it beside the estimate, category by category.",
+        rich_help_panel=_TRACE,
+    ),
+]
+LayersOption = Annotated[
+    int | None,
+    typer.Option(
+        min=2,
+        help="With --trace: trace 1 and N layers and scale linearly to the model's depth (faster).",
+        rich_help_panel=_TRACE,
+    ),
+]
+KindOption = Annotated[str | None, typer.Option(metavar="sft|dpo|grpo", rich_help_panel=_POST, show_default=False,
+                                                help="What is trained: sft (the default: the plain step), dpo or grpo "
+                                                     "(TRL's trainers; --micro-batch is per_device_train_batch_size, "
+                                                     "--seq-len is replaced by prompt + completion).")]
+MaxPromptLengthOption = Annotated[int | None, typer.Option(
+    min=1, rich_help_panel=_POST, show_default=False, help="Default 512 (half the model's positions when "
+                                                           "fewer).")]
+MaxCompletionLengthOption = Annotated[int | None, typer.Option(
+    min=1, rich_help_panel=_POST, show_default=False, help="Default 512, TRL's (see --max-prompt-length).")]
+NumGenerationsOption = Annotated[int | None, typer.Option(min=1, rich_help_panel=_POST, show_default=False,
+                                                          help="GRPO: completions per prompt (default 8, TRL's).")]
+StepsPerGenerationOption = Annotated[int | None, typer.Option(
+    min=1, rich_help_panel=_POST, help="GRPO: micro-steps per generation (default: the accumulation, 1).")]
+BetaOption = Annotated[float | None, typer.Option(
+    rich_help_panel=_POST, help="KL coefficient (default: DPO 0.1, GRPO 0.0 = no reference model).")]
+PrecomputeRefLogProbsOption = Annotated[bool, typer.Option(rich_help_panel=_POST, help="DPO: no reference model "
+                                                           "while training.")]
+GenerationOption = Annotated[str | None, typer.Option(metavar="hf|vllm-colocate|vllm-server", rich_help_panel=_POST,
+                                                      show_default=False, help="GRPO's generation backend (default hf)."
+                                                      )]
+VllmGpuMemoryUtilizationOption = Annotated[float | None, typer.Option(
+    min=0.01, max=1.0, rich_help_panel=_POST, show_default=False, help="Default 0.3, TRL's.")]
+VllmTensorParallelSizeOption = Annotated[int | None, typer.Option(min=1, rich_help_panel=_POST,
+                                                                  show_default=False)]
+VllmMaxModelLengthOption = Annotated[int | None, typer.Option(
+    min=1, rich_help_panel=_POST, help="vLLM's max_model_len (default: the model's context length).")]
+VllmServerGpusOption = Annotated[int | None, typer.Option(min=1, rich_help_panel=_POST, show_default=False,
+                                                          help="GPUs `trl vllm-serve` takes from the node (server "
+                                                               "mode; default 1).")]
+PlotOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Write a chart to this .svg or .html file: memory per GPU per strategy, stacked by component, "
+        "against the GPU's memory (the numbers of --compare); with --trace, GPU memory over the traced step.",
+        rich_help_panel=_TRACE,
+    ),
+]
+ListModelsOption = Annotated[bool, typer.Option("--list-models", help="List the model presets and exit.")]
+
+
 def estimate(
-    model: Annotated[
-        str | None,
-        typer.Option(help="Preset or alias (`--list-models`), a local config.json, a hub id, or a count."),
-    ] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option("--config", "-c", show_default=False,
-                     help="The Accelerate YAML of a run: its plan, DeepSpeed JSON and strategy give the model, the "
-                          "workload, the kind and the machine, as `run` resolves them; flags replace single values."),
-    ] = None,
-    params: Annotated[
-        str | None, typer.Option(help="Parameter count instead of a model: 7e9, 7B, 125M.")
-    ] = None,
-    gpus: Annotated[
-        int | None, typer.Option(min=1, help="GPUs per node (default: the system's, else 1).")
-    ] = None,
-    nodes: Annotated[int | None, typer.Option(min=1, help="Nodes (default: the system's, else 1).")] = None,
-    strategy: Annotated[
-        str | None,
-        typer.Option(
-            help="single|ddp|zero1|zero2|zero3|fsdp_full|fsdp_grad_op|"
-            "fsdp_hybrid (default: the recommended one)."
-        ),
-    ] = None,
-    fsdp_version: Annotated[int, typer.Option(min=1, max=2, help="FSDP version.")] = 2,
-    offload_optimizer: Annotated[str, typer.Option(metavar="none|cpu|nvme")] = "none",
-    offload_param: Annotated[str, typer.Option(metavar="none|cpu|nvme")] = "none",
-    micro_batch: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAIN, show_default=False,
-                                                    help="Default 1.")] = None,
-    seq_len: Annotated[int | None, typer.Option(
-        min=1, rich_help_panel=_TRAIN, show_default=False,
-        help="Tokens per sequence (default: 2048, or the model's positions when fewer).")] = None,
-    lora: Annotated[
-        bool, typer.Option(help="LoRA adapters on all block linears.", rich_help_panel=_TRAIN)
-    ] = False,
-    qlora: Annotated[bool, typer.Option(help="LoRA on a 4-bit NF4 base.", rich_help_panel=_TRAIN)] = False,
-    lora_rank: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAIN, show_default=False,
-                                                  help="Default 16.")] = None,
-    lora_target: Annotated[
-        list[str] | None,
-        typer.Option(help="Module names, repeatable (default all-linear).", rich_help_panel=_TRAIN),
-    ] = None,
-    lora_dropout: Annotated[float | None, typer.Option(
-        min=0.0, rich_help_panel=_TRAIN, show_default=False,
-        help="PEFT's lora_dropout (default 0.0, PEFT's): above 0 each adapted linear keeps a dropout mask and its "
-             "dropped input for backward.")] = None,
-    precision: Annotated[
-        str | None,
-        typer.Option(metavar="fp32|mixed|bf16", rich_help_panel=_TRAIN, show_default=False,
-                     help="mixed (the default) = 16-bit compute with fp32 master weights."),
-    ] = None,
-    optimizer: Annotated[str | None, typer.Option(metavar="adamw|adamw8bit|sgd|adafactor", rich_help_panel=_TRAIN,
-                                                  show_default=False, help="Default adamw.")] = None,
-    gradient_checkpointing: Annotated[bool | None, typer.Option(rich_help_panel=_TRAIN, show_default=False,
-                                                                help="Default off.")] = None,
-    attention: Annotated[
-        str | None,
-        typer.Option(metavar="eager|sdpa|flash", rich_help_panel=_TRAIN,
-                     help="Default: sdpa where transformers has it for the model, else eager."),
-    ] = None,
+    model: ModelOption = None,
+    config: ConfigOption = None,
+    params: ParamsOption = None,
+    gpus: GpusOption = None, nodes: NodesOption = None,
+    strategy: StrategyOption = None,
+    fsdp_version: FsdpVersionOption = 2,
+    offload_optimizer: OffloadOptimizerOption = "none", offload_param: OffloadParamOption = "none",
+    micro_batch: MicroBatchOption = None, seq_len: SeqLenOption = None,
+    lora: LoraOption = False, qlora: QloraOption = False,
+    lora_rank: LoraRankOption = None,
+    lora_target: LoraTargetOption = None,
+    lora_dropout: LoraDropoutOption = None,
+    precision: PrecisionOption = None,
+    optimizer: OptimizerOption = None,
+    gradient_checkpointing: GradientCheckpointingOption = None,
+    attention: AttentionOption = None,
     system: SystemOption = None,
-    gpu_memory: Annotated[
-        str | None, typer.Option(help="Memory of one GPU: 80GiB, 80GB, 81920MiB.", rich_help_panel=_MEM)
-    ] = None,
-    compare: Annotated[bool, typer.Option(help="Show every strategy side by side.")] = False,
-    trace: Annotated[
-        bool,
-        typer.Option(
-            help="Also run one training step of the real transformers model under fake tensors on the CPU "
-            "(nothing allocated) and show it beside the estimate, category by category.",
-            rich_help_panel=_TRACE,
-        ),
-    ] = False,
-    layers: Annotated[
-        int | None,
-        typer.Option(
-            min=2,
-            help="With --trace: trace 1 and N layers and scale linearly to the model's depth (faster).",
-            rich_help_panel=_TRACE,
-        ),
-    ] = None,
-    kind: Annotated[str | None, typer.Option(metavar="sft|dpo|grpo", rich_help_panel=_POST, show_default=False,
-                                             help="What is trained: sft (the default: the plain step), dpo or grpo "
-                                                  "(TRL's trainers; --micro-batch is per_device_train_batch_size, "
-                                                  "--seq-len is replaced by prompt + completion).")] = None,
-    max_prompt_length: Annotated[int | None, typer.Option(
-        min=1, rich_help_panel=_POST, show_default=False, help="Default 512 (half the model's positions when "
-                                                               "fewer).")] = None,
-    max_completion_length: Annotated[int | None, typer.Option(
-        min=1, rich_help_panel=_POST, show_default=False, help="Default 512, TRL's (see --max-prompt-length).")]
-    = None,
-    num_generations: Annotated[int | None, typer.Option(min=1, rich_help_panel=_POST, show_default=False,
-                                                        help="GRPO: completions per prompt (default 8, TRL's).")]
-    = None,
-    steps_per_generation: Annotated[int | None, typer.Option(
-        min=1, rich_help_panel=_POST, help="GRPO: micro-steps per generation (default: the accumulation, 1).")] = None,
-    beta: Annotated[float | None, typer.Option(
-        rich_help_panel=_POST, help="KL coefficient (default: DPO 0.1, GRPO 0.0 = no reference model).")] = None,
-    precompute_ref_log_probs: Annotated[bool, typer.Option(rich_help_panel=_POST, help="DPO: no reference model "
-                                                           "while training.")] = False,
-    generation: Annotated[str | None, typer.Option(metavar="hf|vllm-colocate|vllm-server", rich_help_panel=_POST,
-                                                   show_default=False, help="GRPO's generation backend (default hf)."
-                                                   )] = None,
-    vllm_gpu_memory_utilization: Annotated[float | None, typer.Option(
-        min=0.01, max=1.0, rich_help_panel=_POST, show_default=False, help="Default 0.3, TRL's.")] = None,
-    vllm_tensor_parallel_size: Annotated[int | None, typer.Option(min=1, rich_help_panel=_POST,
-                                                                  show_default=False)] = None,
-    vllm_max_model_length: Annotated[int | None, typer.Option(
-        min=1, rich_help_panel=_POST, help="vLLM's max_model_len (default: the model's context length).")] = None,
-    vllm_server_gpus: Annotated[int | None, typer.Option(min=1, rich_help_panel=_POST, show_default=False,
-                                                         help="GPUs `trl vllm-serve` takes from the node (server "
-                                                              "mode; default 1).")] = None,
-    plot: Annotated[
-        str | None,
-        typer.Option(
-            help="Write a chart to this .svg or .html file: memory per GPU per strategy, stacked by component, "
-            "against the GPU's memory (the numbers of --compare); with --trace, GPU memory over the traced step.",
-            rich_help_panel=_TRACE,
-        ),
-    ] = None,
+    gpu_memory: GpuMemoryOption = None,
+    compare: CompareOption = False,
+    trace: TraceOption = False, layers: LayersOption = None,
+    kind: KindOption = None,
+    max_prompt_length: MaxPromptLengthOption = None, max_completion_length: MaxCompletionLengthOption = None,
+    num_generations: NumGenerationsOption = None, steps_per_generation: StepsPerGenerationOption = None,
+    beta: BetaOption = None, precompute_ref_log_probs: PrecomputeRefLogProbsOption = False,
+    generation: GenerationOption = None,
+    vllm_gpu_memory_utilization: VllmGpuMemoryUtilizationOption = None,
+    vllm_tensor_parallel_size: VllmTensorParallelSizeOption = None,
+    vllm_max_model_length: VllmMaxModelLengthOption = None, vllm_server_gpus: VllmServerGpusOption = None,
+    plot: PlotOption = None,
     output_format: FormatOption = OutputFormat.text,
-    list_models: Annotated[
-        bool, typer.Option("--list-models", help="List the model presets and exit.")
-    ] = False,
+    list_models: ListModelsOption = False,
 ) -> None:
     """Estimate training memory per GPU and per node (activations included), with a verdict."""
+    options = dict(locals())  # every option as typer parsed it, by name: what the request is made of
     console = get_console()
     with exit_on_error(console):
         if list_models:
             _print_models(console)
             raise typer.Exit(0)
-        from accelwiz.errors import UsageError
-        from accelwiz.estimate.request import EstimateRequest, estimate_for
-        from accelwiz.resolution.options import flags_from_options
+        from accelwiz.estimate.request import estimate_for
 
-        if lora and qlora:
-            raise UsageError("--lora and --qlora exclude each other", hint="QLoRA is LoRA on a 4-bit base: pass one")
-        flags = flags_from_options(
-            micro_batch=micro_batch, seq_len=seq_len, regime="qlora" if qlora else "lora" if lora else None,
-            lora_rank=lora_rank, lora_targets=tuple(lora_target) if lora_target else None,
-            lora_dropout=lora_dropout, precision=precision,
-            optimizer=optimizer, gradient_checkpointing=gradient_checkpointing, attention=attention)
-        post_flags = {
-            "kind": kind, "max_prompt_length": max_prompt_length, "max_completion_length": max_completion_length,
-            "num_generations": num_generations, "steps_per_generation": steps_per_generation, "beta": beta,
-            "precompute_ref_log_probs": precompute_ref_log_probs or None, "generation": generation,
-            "vllm_gpu_memory_utilization": vllm_gpu_memory_utilization,
-            "vllm_tensor_parallel_size": vllm_tensor_parallel_size, "vllm_server_gpus": vllm_server_gpus,
-            "vllm_max_model_length": vllm_max_model_length}
-        request = EstimateRequest(
-            model=model, params=params, config=config, workload_flags=flags, post_flags=post_flags, system=system,
-            gpu_memory=gpu_memory, gpus=gpus, nodes=nodes, strategy=strategy, fsdp_version=fsdp_version,
-            offload_optimizer=offload_optimizer, offload_param=offload_param, compare=compare, trace=trace,
-            layers=layers, plot=plot)
-        estimated = estimate_for(request, say=console.info)
+        estimated = estimate_for(_request(options), say=console.info)
         _show(console, estimated, plot, output_format, compare)
     # as `check`: exit 1 when it does not fit, so `accelwiz estimate ... && accelwiz run` works
     raise typer.Exit(EXIT_FINDINGS if estimated.fits is False else 0)
+
+
+# the options that are TRL's post-training settings, by the resolution's names (accelwiz.resolution.posttraining)
+_POST_FLAGS = ("kind", "max_prompt_length", "max_completion_length", "num_generations", "steps_per_generation",
+               "beta", "precompute_ref_log_probs", "generation", "vllm_gpu_memory_utilization",
+               "vllm_tensor_parallel_size", "vllm_server_gpus", "vllm_max_model_length")
+
+
+def _request(options: dict[str, Any]) -> EstimateRequest:
+    """The request the options make: the workload flags checked where every command checks them
+    (common.checked_flags: each given replaces one value of the workload), the post-training ones as given, the
+    rest by the request's own field names."""
+    from dataclasses import fields
+
+    from accelwiz.cli.common import checked_flags
+    from accelwiz.estimate.request import EstimateRequest
+
+    workload = {name: options[name] for name in ("micro_batch", "seq_len", "lora", "qlora", "lora_rank",
+                                                 "lora_dropout", "precision", "optimizer",
+                                                 "gradient_checkpointing", "attention")}
+    flags = checked_flags(lora_targets=tuple(options["lora_target"] or ()) or None, **workload)
+    post = {name: options[name] for name in _POST_FLAGS}
+    post["precompute_ref_log_probs"] = post["precompute_ref_log_probs"] or None  # False: not given
+    own = {f.name: options[f.name] for f in fields(EstimateRequest) if f.name in options}
+    return EstimateRequest(workload_flags=flags, post_flags=post, **own)
 
 
 def _show(console: Console, estimated: Estimated, plot: str | None, output_format: OutputFormat,
