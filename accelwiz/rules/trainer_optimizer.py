@@ -159,12 +159,7 @@ def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
 
     config = view.resolution.config
     device = get_value(config, "zero_optimization.offload_optimizer.device")
-    stage = get_value(config, "zero_optimization.stage")
-    if device not in ("cpu", "nvme") or "optimizer" in config or stage in (0, None):
-        return
-    # accelerate tests `.get("zero_force_ds_cpu_optimizer", True)` for truth: only a false value skips the swap
-    forced = config.get("zero_force_ds_cpu_optimizer", True)
-    if forced is False or (type(forced) is int and forced == 0):
+    if not _swaps_torch_optimizer(config, device):
         return
     optim = str(view.args["optim"])
     if optim in _KEPT_UNDER_OFFLOAD:
@@ -174,6 +169,18 @@ def trainer_optimizer_with_offload(ctx: CheckContext) -> Iterator[Finding]:
                               f"replaces the Trainer's --optim {optim} with DeepSpeedCPUAdam in Adam mode "
                               "(map_pytorch_optim_to_deepspeed); only AdamW, Adagrad and 32-bit Lion keep "
                               "their update under offload")
+
+
+def _swaps_torch_optimizer(config: dict, device: object) -> bool:
+    """Whether prepare swaps a torch optimizer for a DeepSpeed CPU one: offload, no optimizer block, not opted out."""
+    from accelwiz.config.trainer_deepspeed import get_value
+
+    stage = get_value(config, "zero_optimization.stage")
+    if device not in ("cpu", "nvme") or "optimizer" in config or stage in (0, None):
+        return False
+    # accelerate tests `.get("zero_force_ds_cpu_optimizer", True)` for truth: only a false value skips the swap
+    forced = config.get("zero_force_ds_cpu_optimizer", True)
+    return not (forced is False or (type(forced) is int and forced == 0))
 
 
 @rule("AW708", "deepspeed-activation-checkpointing-unused-by-trainer", Severity.WARNING,
