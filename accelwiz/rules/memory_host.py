@@ -60,11 +60,7 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
     if _cpu_run(estimate):
         yield Finding(role, path, f"estimated {cpu_need(estimate)} exceeds the machine's {gib(ram)}", CPU_FIX)
         return
-    what = (
-        "offloaded states"
-        if "cpu" in (strategy.offload_optimizer, strategy.offload_param)
-        else "model loading"
-    )
+    what = "offloaded states" if "cpu" in (strategy.offload_optimizer, strategy.offload_param) else "model loading"
     elsewhere = planned_elsewhere(ctx, strategy)
     yield Finding(
         role,
