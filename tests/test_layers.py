@@ -40,10 +40,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
 ORDER = list(LAYERS)
 
 EXCUSED: dict[tuple[str, str], str] = {
-    # config.trl_arguments' TRL check resolves the model and the post-training settings of a TRL config: a use
-    # case above the shapes; it belongs in resolution/ (or the check command), not in config/
-    **{("accelwiz.config.trl_arguments", f"accelwiz.resolution.{name}"): "TRL config check resolves the run"
-       for name in ("model", "posttraining", "run", "workload")},
+    # none left: the last ones (config.trl_arguments -> resolution.*) moved to resolution/planned_trl.py
 }
 EXCUSED_PAIRS: dict[tuple[str, str], str] = {
     # pairs inside one layer (an upward pair is excused by its upward imports above)

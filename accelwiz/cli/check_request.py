@@ -98,7 +98,8 @@ def _trainer(request: CheckRequest, say: Callable[[str], None], console: Any) ->
                                     trl=request.trl, num_processes=request.launch_flags.get("num_processes"))
     if kind == "sft":
         return trainer, files
-    from accelwiz.config.trl_arguments import planned_trl_arguments, with_trl
+    from accelwiz.config.trl_arguments import with_trl
+    from accelwiz.resolution.planned_trl import planned_trl_arguments
 
     # a DPO/GRPO plan checked with no arguments: those the plan records, or the built-in trainer's
     built_in = planned_trl_arguments(planned) if planned is not None and request.kind is None \
