@@ -102,22 +102,28 @@ def trainer_fsdp_values(ctx: CheckContext, base: Any) -> dict[str, tuple[Any, st
         values["fsdp_min_num_params"] = (plugin["min_num_params"], via)
     elif plugin["auto_wrap_policy"] == "SIZE_BASED_WRAP":
         values["fsdp_min_num_params"] = launcher("fsdp_min_num_params", 0)
-    if version == 2:
-        values["fsdp_sharding"] = ("FULL_SHARD" if plugin["reshard_after_forward"] else "SHARD_GRAD_OP",
-                                   f"{via}: reshard_after_forward {str(plugin['reshard_after_forward']).lower()}")
-        values["fsdp_backward_prefetch"] = ("NO_PREFETCH", "FSDP2 has no backward prefetch")
-        values["fsdp_use_orig_params"] = (True, "FSDP2 always keeps the original parameters")
-    else:
-        values["fsdp_sharding"] = fsdp1_sharding(ctx if yaml_fsdp else None)
-        prefetch = plugin["backward_prefetch"]
-        values["fsdp_backward_prefetch"] = (prefetch if prefetch in ("BACKWARD_PRE", "BACKWARD_POST")
-                                            else "NO_PREFETCH", via)
-        values["fsdp_sync_module_states"] = (plugin["sync_module_states"] or plugin["cpu_ram_efficient_loading"],
-                                             via)
-        orig = "use_orig_params" in (ctx.training_args["fsdp_config"] or {})
-        values["fsdp_use_orig_params"] = (plugin["use_orig_params"],
-                                          via if orig else f"{via}: not written, the Trainer's default")
+    values.update(_fsdp2_values(plugin, via) if version == 2 else _fsdp1_values(ctx, plugin, via, yaml_fsdp))
     return values
+
+
+def _fsdp2_values(plugin: dict, via: str) -> dict[str, tuple[Any, str]]:
+    """FSDP2's sharding, prefetch and parameters, as the Trainer's plugin sets them."""
+    return {"fsdp_sharding": ("FULL_SHARD" if plugin["reshard_after_forward"] else "SHARD_GRAD_OP",
+                              f"{via}: reshard_after_forward {str(plugin['reshard_after_forward']).lower()}"),
+            "fsdp_backward_prefetch": ("NO_PREFETCH", "FSDP2 has no backward prefetch"),
+            "fsdp_use_orig_params": (True, "FSDP2 always keeps the original parameters")}
+
+
+def _fsdp1_values(ctx: CheckContext, plugin: dict, via: str, yaml_fsdp: bool) -> dict[str, tuple[Any, str]]:
+    """FSDP1's sharding (the launcher's FSDP_SHARDING_STRATEGY wins), prefetch, module-state sync, parameters."""
+    prefetch = plugin["backward_prefetch"]
+    orig = "use_orig_params" in (ctx.training_args["fsdp_config"] or {})
+    return {"fsdp_sharding": fsdp1_sharding(ctx if yaml_fsdp else None),
+            "fsdp_backward_prefetch": (prefetch if prefetch in ("BACKWARD_PRE", "BACKWARD_POST")
+                                       else "NO_PREFETCH", via),
+            "fsdp_sync_module_states": (plugin["sync_module_states"] or plugin["cpu_ram_efficient_loading"], via),
+            "fsdp_use_orig_params": (plugin["use_orig_params"],
+                                     via if orig else f"{via}: not written, the Trainer's default")}
 
 
 def fsdp1_sharding(ctx: CheckContext | None) -> tuple[str, str]:
