@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from accelwiz.defaults import PLAN_SUFFIX, find_plan, plan_path_for  # noqa: F401 (where a plan lives)
 from accelwiz.errors import InputError
-from accelwiz.vocab import Verdict  # the one verdict: fits, tight, does not fit
+from accelwiz.vocab import RENAMED_LAUNCHERS, LauncherKind, Verdict  # the one verdict: fits, tight, does not fit
 
 if TYPE_CHECKING:
     from accelwiz.probe.gpus import GpuModel
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 PLAN_SCHEMA_VERSION = 1
 
-LauncherKind = Literal["local", "node-commands", "slurm"]
 # "none": init was given no model (`accelwiz init --defaults`); older plans wrote that as `name: none` from
 # "parameters" with no count, which `PlanModel.missing` reads the same way
 ModelSource = Literal["preset", "config", "checkpoint", "hub", "parameters", "none"]
@@ -187,6 +186,7 @@ def load_plan(path: Path) -> PlanFile:
     if isinstance(version, int) and version > PLAN_SCHEMA_VERSION:
         raise InputError(f"{path}: plan schema_version {version} is newer than this accelwiz reads "
                          f"({PLAN_SCHEMA_VERSION})", hint="upgrade accelwiz")
+    data = _renamed(data, path)
     try:
         plan = PlanFile.model_validate(data)
     except ValidationError as exc:
@@ -196,6 +196,27 @@ def load_plan(path: Path) -> PlanFile:
                          hint="fix the value, or regenerate the plan with `accelwiz init`") from None
     plan._path = path
     return plan
+
+
+def _renamed(data: dict, path: Path) -> dict:
+    """A plan written by hand with an old word (`launcher.kind: per-node`, the wizard's former answer) is read as
+    the vocabulary's (`node-commands`), with a deprecation note once per file and process (several readers of
+    one command load the same plan)."""
+    launcher = data.get("launcher")
+    old = launcher.get("kind") if isinstance(launcher, dict) else None
+    new = RENAMED_LAUNCHERS.get(old.strip().lower()) if isinstance(old, str) else None
+    if new is None:
+        return data
+    if str(path) not in _NOTED:
+        from accelwiz.console import Console
+
+        _NOTED.add(str(path))
+        Console().warn(f"{path}: `launcher.kind: {old}` is the old name of `{new}` (run --print-node-commands); "
+                       f"read as `{new}`: write that, the old name is deprecated")
+    return {**data, "launcher": {**launcher, "kind": new}}
+
+
+_NOTED: set[str] = set()
 
 
 def dump_plan(plan: PlanFile) -> str:

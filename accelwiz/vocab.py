@@ -6,7 +6,7 @@ No imports of pydantic or the config models here: the probe, the estimator and t
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 GIB = 1024**3
 
@@ -51,6 +51,25 @@ MIXED_PRECISION_OF_PLAN = {plan: mixed for mixed, plan in PLAN_PRECISION_OF_MIXE
 RENAMED_WORKLOAD_FIELDS = {"regime": "method"}
 """The estimator's old word -> the resolution's (and the plan's `fine_tuning.method`): check's --lora/--qlora still
 reach the engine as "regime"; every reader renames with this one table."""
+
+StrategyKind = Literal["single", "ddp", "zero1", "zero2", "zero3", "fsdp_full", "fsdp_grad_op", "fsdp_hybrid"]
+"""How training is distributed, as the estimator costs it (`Strategy.kind`), `estimate --strategy` and
+`init --strategy` take it, and an answer file's `strategy:` writes it."""
+
+STRATEGY_KINDS: tuple[str, ...] = get_args(StrategyKind)
+
+RENAMED_STRATEGIES = {"fsdp": "fsdp_full", "fsdp-grad-op": "fsdp_grad_op", "fsdp-hybrid": "fsdp_hybrid"}
+"""The wizard's old strategy words -> the one vocabulary's: answer files written before the rename keep working,
+with a deprecation note (wizard/aliases.py)."""
+
+LauncherKind = Literal["local", "node-commands", "slurm"]
+"""How a run is started: here (`accelwiz run`), by the commands `run --print-node-commands` prints for each
+machine, or by the sbatch script `run --slurm` writes; the plan's `launcher.kind` and the wizard's `launcher`."""
+
+LAUNCHER_KINDS: tuple[str, ...] = get_args(LauncherKind)
+
+RENAMED_LAUNCHERS = {"per-node": "node-commands"}
+"""The wizard's old launcher word -> the one vocabulary's, for answer files and plans written by hand."""
 
 Verdict = Literal["fits", "tight", "does not fit"]
 """The one verdict on a need against a capacity (estimate/verdict.py judges it; the plan stores it)."""

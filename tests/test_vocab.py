@@ -56,3 +56,29 @@ def _literals(annotation) -> set[str]:
     for arg in get_args(annotation) or (annotation,):
         found |= _literals(arg) if get_args(arg) else ({arg} if isinstance(arg, str) else set())
     return found
+
+
+def test_the_strategy_kinds_are_one_list_the_wizard_and_the_estimator_speak():
+    from accelwiz.estimate import strategy as estimate_strategy
+    from accelwiz.wizard.answers import StrategyChoice
+
+    assert tuple(s.value for s in StrategyChoice) == vocab.STRATEGY_KINDS
+    assert get_args(estimate_strategy.Kind) == vocab.STRATEGY_KINDS  # the copy the estimator still spells out
+    # every candidate the estimator costs is an answer the wizard takes, under the same name
+    for gpus, nodes in ((1, 1), (8, 1), (8, 2)):
+        for candidate in estimate_strategy.candidate_strategies(gpus, nodes):
+            assert StrategyChoice(candidate.kind).value == candidate.kind
+    # the old words name kinds that exist, and `estimate --strategy` reads them the same way
+    for old, new in vocab.RENAMED_STRATEGIES.items():
+        assert new in vocab.STRATEGY_KINDS and old not in vocab.STRATEGY_KINDS
+        assert estimate_strategy.strategy_from_options(old, gpus_per_node=8, nodes=2).kind == new
+
+
+def test_the_launcher_kinds_are_one_list_the_wizard_and_the_plan_speak():
+    from accelwiz.plan_file import PlanLauncher
+    from accelwiz.wizard.answers import Launcher
+
+    assert get_args(PlanLauncher.model_fields["kind"].annotation) == vocab.LAUNCHER_KINDS
+    assert {launcher.value for launcher in Launcher} == set(vocab.LAUNCHER_KINDS) - {"local"}
+    for old, new in vocab.RENAMED_LAUNCHERS.items():
+        assert new in vocab.LAUNCHER_KINDS and old not in vocab.LAUNCHER_KINDS

@@ -9,17 +9,17 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class StrategyChoice(str, Enum):
-    """How the wizard distributes training; the values are what `--strategy` and answer files accept. (Not
-    `estimate.strategy.Strategy`, the estimator's costed layout: `plan.KIND_TO_CHOICE` maps one to the other.)"""
+    """How the wizard distributes training: the vocabulary's strategy kinds (`accelwiz.vocab.STRATEGY_KINDS`, the
+    estimator's `Strategy.kind`), the values `--strategy` and answer files accept."""
 
     single = "single"
     ddp = "ddp"
-    fsdp = "fsdp"
-    fsdp_grad_op = "fsdp-grad-op"
-    fsdp_hybrid = "fsdp-hybrid"
     zero1 = "zero1"
     zero2 = "zero2"
     zero3 = "zero3"
+    fsdp_full = "fsdp_full"
+    fsdp_grad_op = "fsdp_grad_op"
+    fsdp_hybrid = "fsdp_hybrid"
 
     @property
     def zero_stage(self) -> int | None:
@@ -31,13 +31,13 @@ class StrategyChoice(str, Enum):
 
     @property
     def is_fsdp(self) -> bool:
-        return self in (StrategyChoice.fsdp, StrategyChoice.fsdp_grad_op, StrategyChoice.fsdp_hybrid)
+        return self.value.startswith("fsdp")
 
 
 STRATEGY_LABELS = {
     StrategyChoice.single: "Single process (no distribution)",
     StrategyChoice.ddp: "DDP (replicate the model on every GPU)",
-    StrategyChoice.fsdp: "FSDP2 (shard parameters, gradients and optimizer state)",
+    StrategyChoice.fsdp_full: "FSDP2 (shard parameters, gradients and optimizer state)",
     StrategyChoice.fsdp_grad_op: "FSDP2 shard-grad-op (shard gradients and optimizer state; keep parameters)",
     StrategyChoice.fsdp_hybrid: "FSDP HYBRID_SHARD (shard within each machine, replicate across machines)",
     StrategyChoice.zero1: "DeepSpeed ZeRO-1 (shard optimizer state)",
@@ -60,7 +60,10 @@ class Precision(str, Enum):
 
 
 class Launcher(str, Enum):
-    per_node = "per-node"
+    """How a multi-machine run starts: the vocabulary's launcher kinds (`accelwiz.vocab.LAUNCHER_KINDS`) less
+    `local`, which starts one machine only."""
+
+    node_commands = "node-commands"
     slurm = "slurm"
 
 
@@ -211,9 +214,9 @@ class Answers(BaseModel):
         if self.strategy is StrategyChoice.single and self.world_size > 1:
             raise ValueError(
                 f"strategy `single` runs one process, but {self.world_size} processes were given; "
-                "choose ddp, fsdp or zero1/2/3"
+                "choose ddp, fsdp_full or zero1/2/3"
             )
-        if self.strategy in (StrategyChoice.ddp, StrategyChoice.fsdp, StrategyChoice.fsdp_grad_op,
+        if self.strategy in (StrategyChoice.ddp, StrategyChoice.fsdp_full, StrategyChoice.fsdp_grad_op,
                              StrategyChoice.zero1) and self.world_size == 1:
             raise ValueError(
                 f"strategy `{self.strategy.value}` needs more than one GPU; choose single (or "
@@ -224,8 +227,8 @@ class Answers(BaseModel):
                              "(several CPU processes)")
         if self.gpus == 0 and self.precision is not Precision.no:
             raise ValueError(f"mixed precision `{self.precision.value}` needs a GPU; use `no` on the CPU")
-        if self.offload_params and self.strategy not in (StrategyChoice.zero3, StrategyChoice.fsdp):
-            raise ValueError(f"parameter offload needs zero3 or fsdp (full shard), not `{self.strategy.value}`")
+        if self.offload_params and self.strategy not in (StrategyChoice.zero3, StrategyChoice.fsdp_full):
+            raise ValueError(f"parameter offload needs zero3 or fsdp_full, not `{self.strategy.value}`")
         if self.offload_optimizer and not self.uses_deepspeed:
             raise ValueError("optimizer offload is a DeepSpeed feature; choose zero1/2/3")
         if self.precision is Precision.fp8 and self.uses_deepspeed:
@@ -252,6 +255,6 @@ class Answers(BaseModel):
             raise ValueError(
                 f"machine_rank {self.machine_rank} must be below num_machines {self.num_machines}"
             )
-        if self.num_machines > 1 and self.launcher is Launcher.per_node and not self.main_process_ip:
+        if self.num_machines > 1 and self.launcher is Launcher.node_commands and not self.main_process_ip:
             raise ValueError("multi-node training needs main_process_ip (the address of machine 0)")
         return self

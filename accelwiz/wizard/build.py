@@ -29,7 +29,7 @@ class ConfigPair:
 DISTRIBUTED_TYPE = {
     StrategyChoice.single: "NO",
     StrategyChoice.ddp: "MULTI_GPU",
-    StrategyChoice.fsdp: "FSDP",
+    StrategyChoice.fsdp_full: "FSDP",
     StrategyChoice.fsdp_grad_op: "FSDP",
     StrategyChoice.fsdp_hybrid: "FSDP",
     StrategyChoice.zero1: "DEEPSPEED",
@@ -78,7 +78,7 @@ def build(
         config["fp8_config"] = {"backend": fp8_backend(system)}
     if answers.torch_compile and answers.owner is Owner.accelerate:  # the Trainer compiles on --torch_compile
         config["dynamo_config"] = {"dynamo_backend": "INDUCTOR"}
-    if answers.strategy in (StrategyChoice.fsdp, StrategyChoice.fsdp_grad_op):
+    if answers.strategy in (StrategyChoice.fsdp_full, StrategyChoice.fsdp_grad_op):
         config["fsdp_config"] = _fsdp(answers)
     if answers.strategy is StrategyChoice.fsdp_hybrid:
         config["fsdp_config"] = _fsdp_hybrid(answers)
@@ -109,7 +109,7 @@ def _fsdp(answers: Answers) -> dict[str, Any]:
     them gathered until backward (accelerate maps reshard_after_forward false to SHARD_GRAD_OP)."""
     return {
         "fsdp_version": 2,
-        "fsdp_reshard_after_forward": answers.strategy is StrategyChoice.fsdp,
+        "fsdp_reshard_after_forward": answers.strategy is StrategyChoice.fsdp_full,
         "fsdp_offload_params": answers.offload_params,
         "fsdp_auto_wrap_policy": "TRANSFORMER_BASED_WRAP",
         "fsdp_state_dict_type": "SHARDED_STATE_DICT",

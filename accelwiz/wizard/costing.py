@@ -14,17 +14,6 @@ from accelwiz.probe.model import MachineProfile
 from accelwiz.vocab import GIB
 from accelwiz.wizard.answers import Precision, Regime, StrategyChoice
 
-# The estimator's strategy kinds that the wizard offers, and what the wizard calls them.
-KIND_TO_CHOICE = {
-    "single": StrategyChoice.single,
-    "ddp": StrategyChoice.ddp,
-    "fsdp_full": StrategyChoice.fsdp,
-    "fsdp_grad_op": StrategyChoice.fsdp_grad_op,
-    "fsdp_hybrid": StrategyChoice.fsdp_hybrid,
-    "zero1": StrategyChoice.zero1,
-    "zero2": StrategyChoice.zero2,
-    "zero3": StrategyChoice.zero3,
-}
 REGIME_NAME = {Regime.full: "full fine-tuning", Regime.lora: "LoRA", Regime.qlora: "QLoRA"}
 # Shorter sequences the fallback tries, longest first (halving the default 2048 down to 512).
 SHORTER_SEQUENCES = (1024, 512)
@@ -67,7 +56,7 @@ class Option:
         changes: dict[str, Any] = {"strategy": self.strategy}
         if self.strategy.zero_stage is not None:
             changes["offload_optimizer"] = self.offload_optimizer
-        if self.strategy in (StrategyChoice.zero3, StrategyChoice.fsdp):
+        if self.strategy in (StrategyChoice.zero3, StrategyChoice.fsdp_full):
             changes["offload_params"] = self.offload_params
         if self.strategy is StrategyChoice.zero3 and (self.offload_optimizer or self.offload_params):
             changes["offload_device"] = "nvme" if self.nvme else "cpu"
@@ -106,7 +95,7 @@ class Plan:
         strategy = answers.get("strategy")
         same = [o for o in self.options if o.strategy is strategy]
         offloads = (bool(answers.get("offload_optimizer")), bool(answers.get("offload_params")))
-        if strategy is StrategyChoice.fsdp:  # FSDP's CPU offload moves both; init asks only offload_params
+        if strategy is StrategyChoice.fsdp_full:  # FSDP's CPU offload moves both; init asks only offload_params
             offloads = (offloads[1], offloads[1])
         device = _value(answers.get("offload_device")) or "cpu"
         exact = [o for o in same if (o.offload_optimizer, o.offload_params) == offloads
@@ -270,14 +259,14 @@ def _offered(strategy: Any) -> bool:
     """The wizard writes DDP, FSDP2 full shard and shard-grad-op (and FSDP1 hybrid across machines), ZeRO 1-3
     with CPU offload, and ZeRO-3 with NVMe offload: every strategy AW503 can recommend. FSDP with CPU offload is
     written only as full shard with parameter+optimizer offload."""
-    return strategy.kind in KIND_TO_CHOICE and not (strategy.kind == "fsdp_hybrid" and strategy.offload_param != "none")
+    return not (strategy.kind == "fsdp_hybrid" and strategy.offload_param != "none")
 
 
 def _option(estimate: Any, verdict: Any) -> Option:
     strategy = estimate.strategy
     devices = {strategy.offload_optimizer, strategy.offload_param} - {"none"}
     return Option(
-        strategy=KIND_TO_CHOICE[strategy.kind],
+        strategy=StrategyChoice(strategy.kind),  # one vocabulary: the estimator's kind is the answer
         offload_optimizer=strategy.offload_optimizer != "none",
         offload_params=strategy.offload_param != "none",
         offload_device=devices.pop() if devices else "none",

@@ -258,7 +258,8 @@ def finish(question: Question, raw: Any, choices: Sequence[Choice], answers: Map
 
 
 def _spelling(text: Any) -> str:
-    """Answer files may write `per_node` or `per-node`, `FSDP_HYBRID` or `fsdp-hybrid`."""
+    """Answer files may write `node_commands` or `node-commands`, `FSDP-HYBRID` or `fsdp_hybrid` (old words:
+    wizard/aliases.py)."""
     return str(text).strip().lower().replace("_", "-")
 
 

@@ -108,8 +108,8 @@ def build_plan_file(answers: Answers, system: MachineProfile, system_spec: str, 
     files = PlanFiles(accelerate=output.name,
                       deepspeed=os.path.relpath(deepspeed, output.parent) if deepspeed is not None else None)
     launcher = PlanLauncher(
-        kind={Launcher.slurm: "slurm", Launcher.per_node: "node-commands"}.get(answers.launcher, "local")  # type: ignore[arg-type]
-        if answers.num_machines > 1 else "local",
+        # one vocabulary: the wizard's launcher answer is the plan's launcher kind
+        kind=answers.launcher.value if answers.num_machines > 1 and answers.launcher else "local",  # type: ignore[arg-type]
         rdzv_backend=answers.rdzv_backend if answers.num_machines > 1 else None,  # type: ignore[arg-type]
     )
     model = PlanModel(name=answers.model or "none", source=_model_source(answers.model),

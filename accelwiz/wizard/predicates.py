@@ -71,7 +71,7 @@ def is_zero3(answers: Mapping[str, Any], system: MachineProfile) -> bool:
 
 def can_offload_params(answers: Mapping[str, Any], system: MachineProfile) -> bool:
     """Parameters can only leave the GPU when they are sharded: ZeRO-3 or FSDP (ZeRO-2 ignores it)."""
-    return answers.get("strategy") in (StrategyChoice.zero3, StrategyChoice.fsdp)
+    return answers.get("strategy") in (StrategyChoice.zero3, StrategyChoice.fsdp_full)
 
 
 def offloads_with_zero3(answers: Mapping[str, Any], system: MachineProfile) -> bool:
@@ -87,9 +87,10 @@ def is_multi_node(answers: Mapping[str, Any], system: MachineProfile) -> bool:
     return int(answers.get("num_machines") or 1) > 1
 
 
-def launches_per_node(answers: Mapping[str, Any], system: MachineProfile) -> bool:
-    """Per-node commands need this machine's rank and the main address; under SLURM they come from srun."""
-    return is_multi_node(answers, system) and answers.get("launcher") is Launcher.per_node
+def launches_by_node_commands(answers: Mapping[str, Any], system: MachineProfile) -> bool:
+    """The node commands (`run --print-node-commands`) need this machine's rank and the main address; under SLURM
+    they come from srun."""
+    return is_multi_node(answers, system) and answers.get("launcher") is Launcher.node_commands
 
 
 def wants_global_batch(answers: Mapping[str, Any], system: MachineProfile) -> bool:

@@ -40,12 +40,18 @@ def valid_keys() -> list[str]:
     return [q.key for q in FLOW]
 
 
-def preset_answers(answers_file: Path | None, options: Mapping[str, Any]) -> dict[str, Any]:
-    """Answers from the --answers file, overridden by explicit options; unknown keys are a usage error."""
+def preset_answers(answers_file: Path | None, options: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Answers from the --answers file, overridden by explicit options, and the deprecation notes of old spellings
+    read as the vocabulary's words (wizard/aliases.py); unknown keys are a usage error."""
+    from accelwiz.wizard.aliases import renamed
+
     preset: dict[str, Any] = {}
+    notes: list[str] = []
     if answers_file is not None:
-        preset.update(read_answers_file(answers_file))
-    preset.update({key: value for key, value in options.items() if value is not None})
+        preset, notes = renamed(read_answers_file(answers_file), where=str(answers_file))
+    given, option_notes = renamed({key: value for key, value in options.items() if value is not None}, where="option")
+    preset.update(given)
+    notes += option_notes
     # Giving the target (or the accumulation steps) also answers "set a target global batch?", so answer
     # files written before that question existed stay complete.
     if answers_file is not None:  # files written before the owner question existed mean the files own the batch
@@ -70,7 +76,7 @@ def preset_answers(answers_file: Path | None, options: Mapping[str, Any]) -> dic
             f"unknown answer key(s): {', '.join(unknown)}" + (f" (did you mean {', '.join(meant)}?)" if meant else ""),
             hint=f"valid keys: {', '.join(valid_keys())}"
         )
-    return preset
+    return preset, notes
 
 
 def read_answers_file(path: Path) -> dict[str, Any]:
@@ -122,7 +128,9 @@ def run_init(request: InitRequest, console: Console) -> list[Path]:
     """Ask (the machine first), generate, check, review, then write (or print with --dry-run)."""
     from accelwiz.wizard.prompters import QuestionaryPrompter
 
-    preset = preset_answers(request.answers_file, request.options)
+    preset, notes = preset_answers(request.answers_file, request.options)
+    for note in notes:
+        console.warn(note)
     prompter = choose_prompter(request)
     interactive = isinstance(prompter, QuestionaryPrompter)
     generated = plan_until_accepted(request, prompter, preset, console, interactive=interactive)

@@ -215,7 +215,7 @@ def strategy_choices(answers: Mapping[str, Any], system: MachineProfile) -> list
     if world_size(answers, system) == 1:
         offered = [StrategyChoice.single, StrategyChoice.zero2, StrategyChoice.zero3]
     else:
-        offered = [StrategyChoice.ddp, StrategyChoice.fsdp, StrategyChoice.fsdp_grad_op, StrategyChoice.zero1,
+        offered = [StrategyChoice.ddp, StrategyChoice.fsdp_full, StrategyChoice.fsdp_grad_op, StrategyChoice.zero1,
                    StrategyChoice.zero2, StrategyChoice.zero3]
         if int(answers.get("num_machines") or 1) > 1:
             offered.insert(3, StrategyChoice.fsdp_hybrid)
@@ -450,7 +450,8 @@ def explain_global_batch(answers: Mapping[str, Any], system: MachineProfile) -> 
 def launcher_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
     return [
         Choice("SLURM (one srun starts every node; ranks come from SLURM)", Launcher.slurm),
-        Choice("Per-node commands (run the printed command on each machine)", Launcher.per_node),
+        Choice("Node commands (`accelwiz run --print-node-commands`: run the printed command on each machine)",
+               Launcher.node_commands),
     ]
 
 

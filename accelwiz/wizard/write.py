@@ -33,7 +33,7 @@ def check_rendered(
     engine's one entry (`check_unit`), with the machine for the hardware rules, the plan about to be written and
     its `model` (the memory rules resolve the workload from the plan, the files and the Trainer's arguments, as
     `accelwiz check` of the written files does) and, for several machines, the launch supplying each node's rank
-    and the main address (per-node commands or SLURM pass them, as the plan's launcher says). In trainer mode the
+    and the main address (node commands or SLURM pass them, as the plan's launcher says). In trainer mode the
     TrainingArguments flags the header prints are checked with the files, as `accelwiz check FILE -- FLAGS`."""
     from accelwiz.document import parse_text
     from accelwiz.rules.context import LaunchFacts

@@ -35,7 +35,7 @@ def test_init_preselects_fsdp_grad_op_where_its_review_would_recommend_it(cli, i
     result = cli("init", "--answers", "answers.yaml", "--defaults")
     assert result.exit_code == 0, result.stderr
     assert "AW503" not in result.stderr
-    assert "How should training be distributed? fsdp-grad-op" in result.stderr
+    assert "How should training be distributed? fsdp_grad_op" in result.stderr
     config = yaml.safe_load((in_tmp / "accelerate.yaml").read_text())
     assert config["distributed_type"] == "FSDP"
     assert config["fsdp_config"]["fsdp_version"] == 2
@@ -50,18 +50,19 @@ def test_what_aw503_recommends_is_what_init_costs_and_writes():
     """AW503 (rules/sharding_advice.py) picks among estimate's candidate strategies; init's menu costs exactly
     those on several GPUs, so the review never names a strategy the menu lacks."""
     from accelwiz.estimate.strategy import candidate_strategies
-    from accelwiz.wizard.costing import KIND_TO_CHOICE, offered_strategies
+    from accelwiz.wizard.answers import StrategyChoice
+    from accelwiz.wizard.costing import offered_strategies
 
     for gpus, nodes in ((2, 1), (8, 1), (8, 2)):
         assert offered_strategies(gpus, nodes) == candidate_strategies(gpus, nodes)
-        assert {s.kind for s in candidate_strategies(gpus, nodes)} <= set(KIND_TO_CHOICE)
+        assert {s.kind for s in candidate_strategies(gpus, nodes)} <= {c.value for c in StrategyChoice}
 
 
 def test_fsdp_grad_op_is_refused_on_one_gpu_and_with_parameter_offload(cli, in_tmp):
-    one = cli("init", "--defaults", "--system", "1xA100-80GB", "--model", "gpt2", "--strategy", "fsdp-grad-op")
+    one = cli("init", "--defaults", "--system", "1xA100-80GB", "--model", "gpt2", "--strategy", "fsdp_grad_op")
     assert one.exit_code == 2
-    assert "'fsdp-grad-op' is not one of the choices here: single, zero2, zero3" in one.stderr
-    (in_tmp / "answers.yaml").write_text("system: 8xH100-80GB\nmodel: gpt2\nstrategy: fsdp-grad-op\n"
+    assert "'fsdp_grad_op' is not one of the choices here: single, zero2, zero3" in one.stderr
+    (in_tmp / "answers.yaml").write_text("system: 8xH100-80GB\nmodel: gpt2\nstrategy: fsdp_grad_op\n"
                                          "offload_params: true\n")
     offload = cli("init", "--answers", "answers.yaml", "--defaults")
     assert offload.exit_code == 2

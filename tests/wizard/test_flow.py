@@ -72,7 +72,7 @@ def test_preset_answers_are_not_asked_again():
 
 def test_defaults_prompter_refuses_a_question_without_a_default():
     with pytest.raises(UsageError, match="main_process_ip"):
-        ask(CATALOG, system("2x8xH100"), DefaultsPrompter(), {"launcher": "per-node"})
+        ask(CATALOG, system("2x8xH100"), DefaultsPrompter(), {"launcher": "node-commands"})
 
 
 def test_validation_names_the_inconsistency():
@@ -81,5 +81,5 @@ def test_validation_names_the_inconsistency():
             CATALOG,
             system("2x8xH100"),
             DefaultsPrompter(),
-            {"launcher": "per-node", "main_process_ip": "10.0.0.1", "machine_rank": 2},
+            {"launcher": "node-commands", "main_process_ip": "10.0.0.1", "machine_rank": 2},
         )

@@ -195,7 +195,7 @@ def test_under_fsdp_the_trainer_owns_checkpointing_when_it_owns_the_batch():
     from accelwiz.wizard.answers import Owner
     from accelwiz.wizard.build import build, trainer_arguments
 
-    script = {"model": "llama-3.1-8b", "kind": "grpo", "gpus": 4, "strategy": "fsdp", "offload_params": False,
+    script = {"model": "llama-3.1-8b", "kind": "grpo", "gpus": 4, "strategy": "fsdp_full", "offload_params": False,
               "precision": "bf16", "gradient_checkpointing": True, "num_generations": 4, "reward": ""}
     for owner, fsdp in ((Owner.trainer, False), (Owner.accelerate, True)):
         answers = validate({**script, "owner": owner.value}, system("4xA100-40GB"))

@@ -32,8 +32,8 @@ def test_accelerate_loads_the_yaml(scenario, tmp_path, monkeypatch, load_acceler
     loaded = load_accelerate_config(str(generated.accelerate.path))
     cpu_processes = scenario.script.get("processes", 1) * scenario.script.get("num_machines", 1)
     strategy = scenario.script.get("strategy", "ddp" if cpu_processes > 1 else "single")  # CPU DDP on gloo
-    expected = {"single": "NO", "ddp": "MULTI_GPU", "fsdp": "FSDP", "fsdp-grad-op": "FSDP",
-                "fsdp-hybrid": "FSDP"}.get(strategy, "DEEPSPEED")
+    expected = {"single": "NO", "ddp": "MULTI_GPU", "fsdp_full": "FSDP", "fsdp_grad_op": "FSDP",
+                "fsdp_hybrid": "FSDP"}.get(strategy, "DEEPSPEED")
     assert str(loaded.distributed_type).rsplit(".", 1)[-1] == expected
 
 

@@ -28,14 +28,14 @@ def test_fp8_with_deepspeed_says_why_and_names_a_strategy_that_takes_it(cli, in_
 
 def test_the_strategy_the_fp8_refusal_names_takes_fp8(cli, in_tmp):
     result = cli("init", "--system", "8xH100-80GB", "--model", "llama-3.1-8b", "--precision", "fp8", "--strategy",
-                 "fsdp", "--defaults")
+                 "fsdp_full", "--defaults")
     assert result.exit_code in (0, 1), result.stderr  # 1: check's speed warning (ZeRO-1 is faster in bf16)
     assert "mixed_precision: fp8" in (in_tmp / "accelerate.yaml").read_text()
 
 
 def test_fp8_on_ampere_names_the_gpu_generation(cli, in_tmp):
     result = cli("init", "--system", "8xA100-80GB", "--model", "llama-3.1-8b", "--precision", "fp8", "--strategy",
-                 "fsdp", "--defaults")
+                 "fsdp_full", "--defaults")
     assert result.exit_code == 2
     assert "fp8 needs Ada or Hopper GPUs" in result.stderr and "sm_80" in result.stderr
 
@@ -76,7 +76,7 @@ def test_the_precision_question_says_why_fp8_is_missing_under_deepspeed(cli, in_
     assert result.exit_code in (0, 1), result.stderr
     line = next(line for line in result.stderr.splitlines() if line.startswith("Mixed precision?"))
     assert "fp8 is not offered with DeepSpeed ZeRO" in line
-    fsdp = cli("init", "--system", "8xH100-80GB", "--model", "llama-3.1-8b", "--strategy", "fsdp", "--defaults",
+    fsdp = cli("init", "--system", "8xH100-80GB", "--model", "llama-3.1-8b", "--strategy", "fsdp_full", "--defaults",
                "--dry-run")
     assert "fp8 is not offered" not in fsdp.stderr
 

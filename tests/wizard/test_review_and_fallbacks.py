@@ -110,7 +110,7 @@ def _asked(script: dict) -> list[str]:
 
 BACK_PATH = {**FULL_ON_A_4090, "system": "2x8xH100-80GB", "model": "llama-3.1-8b", "regime": "lora",
              "lora_rank": 8, "gpus": 8, "num_machines": 2, "strategy": "zero3", "offload_optimizer": False,
-             "offload_params": False, "use_global_batch": False, "zero3_init": True, "launcher": "per-node",
+             "offload_params": False, "use_global_batch": False, "zero3_init": True, "launcher": "node-commands",
              "machine_rank": 0, "main_process_ip": "10.0.0.1", "main_process_port": 29500, "rdzv_backend": "c10d"}
 
 
