@@ -27,7 +27,9 @@ def buffer_bytes(workload: Workload, strategy: Strategy) -> tuple[float, list[st
     width = 4 if workload.precision == "fp32" else 2
     buffers, notes = 0.0, []
     if strategy.kind == "ddp":
-        buffers += 4 * trainable if workload.precision == "mixed" else width * trainable
+        from accelwiz.estimate.states import trainable_width  # the gradients' dtype (PEFT's fp32 adapters too)
+
+        buffers += trainable_width(workload, strategy) * trainable
         notes.append("DDP gradient buckets: a second copy of the gradients (gradient_as_bucket_view=False)")
     elif strategy.kind in ("zero1", "zero2"):
         buffers += width * min(REDUCE_BUCKET_ELEMENTS, trainable)

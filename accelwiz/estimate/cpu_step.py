@@ -17,7 +17,8 @@ def cpu_step_temporaries(workload: Workload) -> tuple[float, str]:
     """The bytes torch's AdamW step holds beside the states on CPU tensors: its single-tensor path, two
     temporaries the size of the largest trainable parameter: `_default_to_fused_or_foreach` picks foreach only
     for cuda/xpu/mtia tensors, and `_single_tensor_adam` computes `(exp_avg_sq.sqrt() / bias_correction2_sqrt)`."""
-    width = 2 if workload.precision == "bf16" else 4
+    # pure bf16 keeps bf16 states, but for LoRA: PEFT's adapters are fp32 (states.py `peft_fp32_adapters`)
+    width = 2 if workload.precision == "bf16" and workload.regime == "full" else 4
     if workload.regime == "full":
         largest = max(t.numel for t in workload.model.tensors())
     else:

@@ -39,6 +39,7 @@ from accelwiz.estimate.loading import loading_bytes
 from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.runtime import Runtime, runtime
 from accelwiz.estimate.small_pool import adapter_small_pool_bytes
+from accelwiz.estimate.deepspeed_step import deepspeed_step_segments
 from accelwiz.estimate.states import ModelStates, as_the_engine_trains, model_states, optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
@@ -141,7 +142,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     phases = (loading, *phases)
     peak = max(phases, key=lambda p: p.total)
     allocated = peak.total
-    reserved, reserve_notes = _reserved(workload, strategy, states, phases, peak, step)
+    reserved, reserve_notes = _reserved(workload, strategy, states, phases, peak)
     extra = process_runtime(strategy, gpu)
     overhead = extra.total + (reserved - allocated)
     host, nvme, host_notes = _host(workload, strategy, states.host_offload)
@@ -185,12 +186,12 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
 
 
 def _reserved(workload: Workload, strategy: Strategy, states: ModelStates, phases: tuple[_Phase, ...],
-              peak: _Phase, step: float) -> tuple[float, list[str]]:
+              peak: _Phase) -> tuple[float, list[str]]:
     """What the caching allocator reserves at the peak (reserve.py, fsdp_reserve.py, small_pool.py), and notes."""
     static = peak.parts["optimizer_states"] + (states.weights - states.autocast_copy)
     if _gradients_kept(workload, strategy):  # gradients allocated once, kept between steps
         static += peak.parts["gradients"]
-    step_segments = step if strategy.is_deepspeed else 0.0  # flat buffers: segments of their own (reserve.py)
+    step_segments = deepspeed_step_segments(workload, strategy)  # flat buffers: segments of their own (reserve.py)
     fsdp = None
     if strategy.is_fsdp:  # FSDP's streams hold their blocks at their size; wrapping leaves a cache (fsdp_reserve.py)
         fsdp = fsdp_step_reserve(workload, strategy, static=static, gradients=states.gradients,

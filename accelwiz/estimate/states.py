@@ -62,10 +62,22 @@ def deepspeed_state_widths(workload: Workload, strategy: Strategy) -> tuple[int,
     return (2 if low_master else 4), (2 if low_states else 4)
 
 
+def peft_fp32_adapters(workload: Workload, strategy: Strategy | None) -> bool:
+    """LoRA's A and B in fp32 over a 16-bit base in pure bf16 training. PEFT (>= 0.12; 0.21 installed) upcasts
+    them in get_peft_model, whose `autocast_adapter_dtype=True` is the default (tuners_utils.py
+    `cast_adapter_dtype`: every fp16/bf16 adapter parameter `.to(torch.float32)`); the built-in trainer, a Trainer
+    script and TRL's SFT/DPO/GRPO trainers keep that default outside ZeRO-3, so torch AdamW keeps fp32 states for
+    them. Under mixed precision they are fp32 with the rest of the trainable parameters anyway; DeepSpeed casts
+    the whole module, adapters included, to the compute dtype (its fp32 masters are counted apart), and TRL asks
+    for bf16 adapters under ZeRO-3 (`autocast_adapter_dtype=False`), the same bytes."""
+    return (workload.regime != "full" and workload.precision == "bf16"
+            and not (strategy is not None and strategy.is_deepspeed))
+
+
 def optimizer_state_bytes(workload: Workload, strategy: Strategy | None = None) -> float:
     """Optimizer states (without any master copy) for the trainable parameters, unsharded."""
     trainable, name = workload.trainable_parameters, workload.optimizer
-    width = 2 if workload.precision == "bf16" else 4
+    width = 2 if workload.precision == "bf16" and not peft_fp32_adapters(workload, strategy) else 4
     if strategy is not None and strategy.is_deepspeed:  # DeepSpeed's optimizer steps its own master partition
         width = deepspeed_state_widths(workload, strategy)[1]
     if name == "adamw":
@@ -173,7 +185,9 @@ def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
     if strategy.offload_optimizer != "none":
         return 0.0, "optimizer step on the CPU: no GPU temporaries"
     if strategy.is_deepspeed:
-        return _deepspeed_step_temporaries(workload, strategy)
+        from accelwiz.estimate.deepspeed_step import deepspeed_step_temporaries
+
+        return deepspeed_step_temporaries(workload, strategy)
     if workload.optimizer != "adamw":
         return 0.0, f"{workload.optimizer} step: no parameter-sized temporaries counted"
     if strategy.device == "cpu":  # torch's AdamW on CPU tensors: the single-tensor loop (estimate/cpu.py)
@@ -184,33 +198,11 @@ def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
         return 0.0, "AdamW per-tensor loop (transformers.AdamW): no parameter-sized temporary"
     if workload.optimizer_kernel == "fused":
         return 0.0, "fused AdamW (torch's _fused_adamw_): the step updates in place, no parameter-sized temporary"
-    width = 2 if workload.precision == "bf16" else 4
+    width = trainable_width(workload, strategy)  # torch AdamW's states and temporary: the parameters' dtype
     shards = strategy.shard_degree if strategy.shards_optimizer else 1
     return (
         width * workload.trainable_parameters / shards,
         f"AdamW foreach step: one {width}-byte temporary per (sharded) trainable parameter",
-    )
-
-
-ZERO3_SUB_GROUP_ELEMENTS = 1e9  # zero_optimization.sub_group_size's default (DeepSpeed 0.19.8 config)
-
-
-def _deepspeed_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[float, str]:
-    """The fp32 gradient copy and AdamW's foreach temporary of the largest flat partition DeepSpeed steps."""
-    elements = workload.trainable_parameters / strategy.shard_degree
-    if strategy.kind == "zero3":
-        elements = min(elements, ZERO3_SUB_GROUP_ELEMENTS)
-    master, state = deepspeed_state_widths(workload, strategy)
-    gradient_copy = 4 if master == 4 and workload.precision != "fp32" else 0
-    # DeepSpeed's FusedAdam (a JSON optimizer section) and torch's fused AdamW update in place: no temporary
-    foreach = state if (workload.optimizer == "adamw" and not workload.legacy_trainer
-                        and workload.optimizer_kernel == "foreach") else 0
-    what = [name for name, width in (("an fp32 gradient copy", gradient_copy),
-                                     (f"AdamW's {foreach}-byte foreach temporary", foreach)) if width]
-    unit = "sub-group" if strategy.kind == "zero3" else "partition"
-    return elements * (gradient_copy + foreach), (
-        f"DeepSpeed step on its flat {unit} ({elements:,.0f} elements): " + " and ".join(what)
-        if what else "DeepSpeed step: no parameter-sized temporaries counted"
     )
 
 
@@ -232,8 +224,9 @@ def as_the_engine_trains(workload: Workload, strategy: Strategy) -> tuple[Worklo
 def trainable_width(workload: Workload, strategy: Strategy) -> int:
     """Bytes per trainable parameter, as its gradient and torch AdamW's states have it: fp32 under autocast
     (the parameters stay fp32 and torch.autocast casts them for the matmuls), else the compute width (DeepSpeed
-    casts the model itself and keeps its master copy in the optimizer)."""
-    if workload.precision == "mixed" and not strategy.is_deepspeed:
+    casts the model itself and keeps its master copy in the optimizer); PEFT's adapters over a bf16 base are
+    fp32 (`peft_fp32_adapters`)."""
+    if (workload.precision == "mixed" and not strategy.is_deepspeed) or peft_fp32_adapters(workload, strategy):
         return 4
     return 4 if workload.precision == "fp32" else 2
 
@@ -249,8 +242,8 @@ def model_states(workload: Workload, strategy: Strategy) -> ModelStates:
     if deepspeed:  # DeepSpeed keeps a master copy for any 16-bit model (fp32 unless the bf16 options say so)
         master = deepspeed_state_widths(workload, strategy)[0]
     grad_width = trainable_width(workload, strategy)
-    if deepspeed or precision != "mixed":
-        trainable_weights, autocast = compute * trainable, 0.0
+    if deepspeed or precision != "mixed":  # the trainable parameters in their dtype (PEFT's fp32 adapters too)
+        trainable_weights, autocast = (compute if deepspeed else grad_width) * trainable, 0.0
         optimizer_master = master * trainable
     else:  # autocast: fp32 parameters are the model; 16-bit copies are made for the matmuls
         trainable_weights, optimizer_master = 4.0 * trainable, 0.0

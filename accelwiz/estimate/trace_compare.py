@@ -121,9 +121,9 @@ def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
         notes.append("FSDP: its gathered units and reduce copies reserved at their size on its own streams, the "
                      "cache wrapping leaves under the default stream (fsdp_reserve.py, as the analytic path)")
     if strategy.is_deepspeed:  # the trace runs no ZeRO optimizer: its step's own segments, as the analytic path
-        from accelwiz.estimate.states import optimizer_step_temporaries
+        from accelwiz.estimate.deepspeed_step import deepspeed_step_segments
 
-        reserved = max(reserved, round(peak + optimizer_step_temporaries(workload, strategy)[0]))
+        reserved = max(reserved, round(peak + deepspeed_step_segments(workload, strategy)))
     weights = trace.forward_end.bytes["parameters"] * widen["parameters"] / divide["parameters"] + (
         trace.forward_end.bytes["autocast_copies"]
     )

@@ -17,6 +17,7 @@ from accelwiz.document import parse_text
 from accelwiz.effective import resolve
 from accelwiz.estimate.memory import estimate_memory
 from accelwiz.modelspec.lookup import resolve_model
+from accelwiz.estimate.deepspeed_step import deepspeed_step_segments
 from accelwiz.estimate.states import optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
@@ -29,7 +30,7 @@ _ZERO2 = Strategy("zero2", gpus_per_node=2)
 
 def test_the_step_buffers_are_reserved_once() -> None:
     estimate = estimate_memory(_ISSUE, _ZERO2)
-    step, _ = optimizer_step_temporaries(_ISSUE, _ZERO2)
+    step = deepspeed_step_segments(_ISSUE, _ZERO2)
     before_step = max(total for name, total in estimate.phases if name != "optimizer")
     allocated = max(total for _, total in estimate.phases)
     # reserved: what forward and backward held, plus the step's segments; never the step's peak plus them again
@@ -41,8 +42,10 @@ def test_a_fused_adamw_has_no_foreach_temporary() -> None:
     foreach, _ = optimizer_step_temporaries(_ISSUE, _ZERO2)
     fused, note = optimizer_step_temporaries(replace(_ISSUE, optimizer_kernel="fused"), _ZERO2)
     partition = _ISSUE.trainable_parameters / 2
-    assert foreach == (4 + 4) * partition  # the fp32 gradient copy and AdamW's fp32 foreach temporary
-    assert fused == 4 * partition and "fp32 gradient copy" in note and "foreach" not in note
+    # at the update: the fp32 gradient copy and AdamW's fp32 foreach temporary, the 16-bit partition freed
+    assert foreach == (4 + 4 - 2) * partition
+    # fused: the copy's moment is the peak (the flattened 16-bit gradients and their fp32 copy)
+    assert fused == (2 + 4) * partition and "fp32 copy" in note and "foreach" not in note
     single, _ = optimizer_step_temporaries(replace(_ISSUE, optimizer_kernel="fused"), Strategy("single"))
     assert single == 0.0
     fused_total = estimate_memory(replace(_ISSUE, optimizer_kernel="fused"), _ZERO2).reserved

@@ -1,0 +1,87 @@
+"""DeepSpeed 0.19.8's optimizer step on the GPU: what its flat partition (ZeRO-3: sub-group) step allocates.
+
+states.py asks for it (`optimizer_step_temporaries`); memory.py counts its temporaries in the optimizer phase and
+hands its flat buffers to reserve.py as segments of their own (`deepspeed_step_segments`). Measured by the H200's
+ZeRO-2 allocator stream (tests/fixtures/allocator_streams/10) and by real ZeRO engines on the CPU
+(tests/estimate/test_deepspeed_step_peak.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from accelwiz.estimate.states import deepspeed_state_widths
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.strategy import Strategy
+    from accelwiz.estimate.workload import Workload
+
+ZERO3_SUB_GROUP_ELEMENTS = 1e9  # zero_optimization.sub_group_size's default (DeepSpeed 0.19.8 config)
+
+
+@dataclass(frozen=True)
+class _DeepSpeedStep:
+    """Bytes per element of the flat partition (ZeRO-3: sub-group) DeepSpeed 0.19.8 steps, by what it holds."""
+
+    elements: float
+    gradient: int  # the model-dtype gradient partition (memory.py counts it as gradients)
+    copy: int  # the fp32 copy `.to(fp32)` makes (0: the master is the gradient's dtype, `.to` returns it)
+    foreach: int  # torch AdamW's foreach temporary (0: FusedAdam, fused AdamW, per-tensor loops)
+    freed_before_update: bool = True  # ZeRO-1/2 free the gradient partition before the update; ZeRO-3 keeps it
+
+    @property
+    def temporaries(self) -> float:
+        """Allocated beyond the model states at the step's peak, the partition aside. Two moments (stage_1_and_2.py
+        `step`, stage3.py `_prepare_fp32_grad_for_sub_group`): the copy, where `self.flatten(averaged_gradients)`
+        (a new model-dtype buffer) and its `.to(fp32)` exist at once; and the update, where the fp32 copy (or the
+        flattened buffer itself) and the foreach temporary exist. ZeRO-1/2 free the gradient partition between
+        them (`free_grad_in_param_list`, `averaged_gradients[i] = None`; the H200's stream 10: 2 + 4 then 4 + 4 on
+        a 2-byte partition); ZeRO-3's flat gradient buffer stays."""
+        at_copy = self.gradient + self.copy
+        at_update = (self.copy or self.gradient) + self.foreach
+        if self.freed_before_update:
+            at_update -= self.gradient
+        return self.elements * max(at_copy, at_update)
+
+    @property
+    def segments(self) -> float:
+        """The flat buffers that take segments of their own (reserve.py): the fp32 copy and the foreach temporary
+        (the flattened copy takes a block the partition or the loading freed: stream 10 on an H200)."""
+        return self.elements * (self.copy + self.foreach)
+
+
+def _deepspeed_step(workload: Workload, strategy: Strategy) -> _DeepSpeedStep:
+    elements = workload.trainable_parameters / strategy.shard_degree
+    if strategy.kind == "zero3":
+        elements = min(elements, ZERO3_SUB_GROUP_ELEMENTS)
+    master, state = deepspeed_state_widths(workload, strategy)
+    gradient = 4 if workload.precision == "fp32" else 2
+    copy = 4 if master == 4 and workload.precision != "fp32" else 0
+    # DeepSpeed's FusedAdam (a JSON optimizer section) and torch's fused AdamW update in place: no temporary
+    foreach = state if (workload.optimizer == "adamw" and not workload.legacy_trainer
+                        and workload.optimizer_kernel == "foreach") else 0
+    return _DeepSpeedStep(elements, gradient, copy, foreach, freed_before_update=strategy.kind != "zero3")
+
+
+def deepspeed_step_segments(workload: Workload, strategy: Strategy) -> float:
+    """DeepSpeed's step buffers that take segments of their own in the caching allocator (reserve.py); 0 where
+    the step runs on the CPU or the strategy is no ZeRO."""
+    if not strategy.is_deepspeed or strategy.offload_optimizer != "none":
+        return 0.0
+    return _deepspeed_step(workload, strategy).segments
+
+
+def deepspeed_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[float, str]:
+    """The step's temporaries at its peak moment (`_DeepSpeedStep.temporaries`), and what they are."""
+    step = _deepspeed_step(workload, strategy)
+    what = [name for name, width in ((f"the flattened {step.gradient}-byte gradients", step.gradient),
+                                     ("their fp32 copy", step.copy),
+                                     (f"AdamW's {step.foreach}-byte foreach temporary", step.foreach)) if width]
+    unit = "sub-group" if strategy.kind == "zero3" else "partition"
+    freed = (", the gradient partition freed before the update" if step.freed_before_update and step.copy
+             else "")
+    return step.temporaries, (
+        f"DeepSpeed step on its flat {unit} ({step.elements:,.0f} elements): " + ", ".join(what)
+        + f"; {step.temporaries / max(step.elements, 1):g} B/element at its peak{freed}"
+    )
