@@ -53,6 +53,20 @@ class Recommendation:
 
 
 @dataclass(frozen=True)
+class CompareRow:
+    """One strategy of `estimate --compare`: the workload the ladder would run it with (as asked, else with
+    checkpointing, else a smaller micro-batch: the recommendation's own steps), its verdict and those changes.
+    Iterates as (estimate, verdict)."""
+
+    estimate: MemoryEstimate
+    verdict: MemoryVerdict | None
+    changes: tuple[str, ...] = ()
+
+    def __iter__(self) -> Iterator[MemoryEstimate | MemoryVerdict | None]:
+        return iter((self.estimate, self.verdict))
+
+
+@dataclass(frozen=True)
 class Budget:
     gpu_bytes: int
     host_bytes: int | None = None
@@ -115,6 +129,22 @@ def recommend(
     reason = _reason(candidates, found, budget, suggestions, fixed)
     return Recommendation(best, max_batch, candidates, reason, verdicts, found.changes if found else (), suggestions,
                           found.factor if found else 1)
+
+
+def compare_rows(workload: Workload, *, gpus_per_node: int, nodes: int = 1, gpu_memory_bytes: int,
+                 host_memory_bytes: int | None = None, headroom: float = HEADROOM, gpu: str | None = None,
+                 fixed: frozenset[str] = frozenset()) -> list[CompareRow]:
+    """Every candidate strategy, fastest first, each with the recommendation's ladder applied to it alone: the
+    row of the recommended strategy is the recommendation's own estimate (its changes included), and a row that
+    fits only with checkpointing or a smaller micro-batch says so; a row nothing makes fit is shown as asked."""
+    budget = Budget(gpu_memory_bytes, host_memory_bytes, headroom)
+    rows = []
+    for strategy in candidate_strategies(gpus_per_node, nodes):
+        asked = estimate_memory(workload, strategy, gpu)
+        found = next(_cheapest(workload, [strategy], {strategy: asked}, budget, gpu, fixed), None)
+        shown = found.estimate if found else asked
+        rows.append(CompareRow(shown, budget.verdict(shown), found.changes if found else ()))
+    return rows
 
 
 def _cheapest(workload: Workload, group: list[Strategy], asked: dict[Strategy, MemoryEstimate], budget: Budget,

@@ -7,6 +7,7 @@ from typing import Any
 
 from accelwiz.estimate.cpu import CpuMemoryEstimate
 from accelwiz.estimate.memory import MemoryEstimate
+from accelwiz.estimate.recommend import CompareRow
 from accelwiz.estimate.report import Report
 from accelwiz.estimate.sizes import gib
 from accelwiz.estimate.verdict import MemoryVerdict
@@ -101,20 +102,36 @@ def render_text(report: Report) -> str:
     return "\n".join(lines)
 
 
-_COMPARE_COLUMNS = ("strategy", "wts", "grad", "opt", "act", "oth", "total", "host", "fits")
+_COMPARE_COLUMNS = ("strategy", "wts", "grad", "opt", "act", "oth", "total", "host", "fits", "as run")
 _COMPARE_LEGEND = ("wts weights, grad gradients, opt optimizer, act activations+logits,\n"
                    "oth buffers+allocator reserve+runtime, total: reserved + runtime, host: RAM per node;\n"
-                   f"fits: yes, tight (less than {1 - HEADROOM:.0%} left) or no")
+                   f"fits: yes, tight (less than {1 - HEADROOM:.0%} left) or no; as run: what the recommendation "
+                   "would change for that strategy\n(ckpt: gradient checkpointing on; mb N xK: micro-batch N with "
+                   "K times the accumulation), as asked where nothing makes it fit")
 
 
-def render_compare(rows: list[tuple[MemoryEstimate, MemoryVerdict | None]]) -> str:
-    """All strategies side by side, fastest first: a plain aligned table (rich would cost 30 ms of startup)."""
+def short_changes(changes: tuple[str, ...]) -> str:
+    """The ladder's changes in a table cell: 'ckpt', 'mb 2 x4', 'ckpt, mb 2 x4'; 'as asked' without any."""
+    cells = []
+    for change in changes:
+        if change.startswith("gradient checkpointing"):
+            cells.append("ckpt")
+        elif change.startswith("micro-batch"):  # 'micro-batch 8 -> 2 with gradient accumulation x4 (...)'
+            words = change.split()
+            cells.append(f"mb {words[3]} {words[7]}")
+    return ", ".join(cells) or "as asked"
+
+
+def render_compare(rows: list[CompareRow]) -> str:
+    """All strategies side by side, fastest first, each as the recommendation would run it: a plain aligned
+    table (rich would cost 30 ms of startup)."""
     body = [
         (e.strategy.short_label,
          *(_g(v) for v in (e.weights, e.gradients, e.optimizer_states, e.activations + e.logits,
                            e.buffers + e.overhead, e.per_gpu_total, e.host_bytes)),
-         "?" if judged is None else judged.short())
-        for e, judged in rows
+         "?" if row.verdict is None else row.verdict.short(), short_changes(row.changes))
+        for row in rows
+        for e in (row.estimate,)
     ]
     widths = [max(len(row[i]) for row in (_COMPARE_COLUMNS, *body)) for i in range(len(_COMPARE_COLUMNS))]
 
@@ -221,10 +238,12 @@ def render_json(report: Report, trace: dict[str, Any] | None = None) -> str:
             "accumulation_factor": recommendation.accumulation_factor,
         }
     if compare is not None:
-        data["compare"] = [
-            {**estimate_json(e), "fits": None if judged is None else judged.runs,
-             "verdict": None if judged is None else judged.verdict}
-            for e, judged in compare
+        data["compare"] = [  # each strategy as the recommendation's ladder would run it, and what it changed
+            {**estimate_json(row.estimate), "fits": None if row.verdict is None else row.verdict.runs,
+             "verdict": None if row.verdict is None else row.verdict.verdict, "changes": list(row.changes),
+             "micro_batch": row.estimate.workload.micro_batch,
+             "gradient_checkpointing": row.estimate.workload.gradient_checkpointing}
+            for row in compare
         ]
     if trace is not None:
         data["trace"] = trace

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from accelwiz.estimate.memory import MemoryEstimate, estimate_memory
-from accelwiz.estimate.recommend import Recommendation, recommend
+from accelwiz.estimate.recommend import CompareRow, Recommendation, compare_rows, recommend
 from accelwiz.estimate.strategy import Strategy, candidate_strategies
 from accelwiz.estimate.verdict import MemoryVerdict, gpu_need, memory_verdict
 from accelwiz.estimate.workload import Workload
@@ -37,7 +37,7 @@ class Report:
     verdict: str
     fits: bool | None  # None: nothing to judge against
     advice: Recommendation | None
-    rows: list[tuple[MemoryEstimate, MemoryVerdict | None]] | None
+    rows: list[CompareRow] | None  # --compare: each strategy with the ladder's changes (recommend.compare_rows)
     judged: MemoryVerdict | None = None  # the verdict on GPU memory and on host RAM, each on its own
 
 
@@ -75,13 +75,12 @@ def build_report(
                                    key=lambda e: gpu_need(e, target.gpu_bytes)[0])  # type: ignore[union-attr]
     else:
         shown = estimate_memory(workload, candidate_strategies(gpus_per_node, nodes)[0], gpu)
-    rows: list[tuple[MemoryEstimate, MemoryVerdict | None]] | None = None
-    if compare:
-        rows = (
-            [(e, v) for (e, _), v in zip(advice.candidates, advice.verdicts, strict=True)]
-            if advice
-            else [(estimate_memory(workload, s, gpu), None) for s in candidate_strategies(gpus_per_node, nodes)]
-        )
+    rows: list[CompareRow] | None = None
+    if compare and target is not None:  # each strategy as the recommendation's ladder would run it
+        rows = compare_rows(workload, gpus_per_node=gpus_per_node, nodes=nodes, gpu_memory_bytes=target.gpu_bytes,
+                            host_memory_bytes=target.host_bytes, headroom=HEADROOM, gpu=gpu, fixed=fixed)
+    elif compare:  # nothing to judge against: as asked
+        rows = [CompareRow(estimate_memory(workload, s, gpu), None) for s in candidate_strategies(gpus_per_node, nodes)]
     judged = None if target is None else memory_verdict(shown, target.gpu_bytes, target.host_bytes, HEADROOM)
     fits = None if judged is None else judged.runs  # tight runs (exit 0, with the warning in the verdict)
     return Report(shown, target, verdict(shown, target, HEADROOM), fits, advice, rows, judged)
