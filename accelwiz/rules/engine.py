@@ -51,6 +51,11 @@ class CheckResult:
     skipped: list[str] = field(default_factory=list)
     handled: list[Diagnostic] = field(default_factory=list)
 
+    def note(self, text: str) -> None:
+        """Add a line to `skipped` once (each plan's note, each unit's)."""
+        if text not in self.skipped:
+            self.skipped.append(text)
+
     def exit_code(self, *, strict: bool = False) -> int:
         if self.input_errors:
             return EXIT_USAGE
@@ -235,61 +240,26 @@ def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None,
     given beside it), then each unit is checked with the plan of its YAML. Why a plan's workload could not be
     estimated, and which workload fields came from where, is in `skipped`.
     """
-    from accelwiz.defaults import find_plan  # the plan model (pydantic) is imported only when there is a plan
+    from accelwiz.defaults import find_plan
+    from accelwiz.rules.unit_plan import add_plan_facts, load_once, refuse_flags_without_model
 
     flags = dict(workload_flags or {})
     result = CheckResult()
     plans: dict[Path, Any] = {}  # each plan file loaded once, its error reported once
-
-    def note(text: str) -> None:
-        if text not in result.skipped:
-            result.skipped.append(text)
-
     for unit in build_units(files, result):
         facts: dict[str, Any] = {"system": system, "model": model, "training_args": training_args,
                                  "workload_flags": flags, "launch_flags": launch_flags}
         plan_path = plan if plan is not None else find_plan(unit.accelerate.path) if unit.accelerate else None
         if plan_path is None and model is None and flags:
-            from accelwiz.errors import UsageError
-
-            given = ", ".join(f"--{name.replace('_', '-')}" for name in flags)
-            where = unit.documents[0].name if unit.documents else "the files"
-            raise UsageError(f"{given} need --model (the model whose workload they describe): none was given and "
-                             f"no plan was found beside {where}",
-                             hint="pass --model PRESET|config.json|PARAMS (or --plan FILE)")
+            refuse_flags_without_model(flags, unit)
         if plan_path is not None:
-            from accelwiz.modelspec.lookup import plan_model
-            from accelwiz.plan_file import load_plan, plan_system
-            from accelwiz.resolution.plan import describe_overrides
-
-            if plan_path not in plans:
-                try:
-                    plans[plan_path] = load_plan(plan_path)
-                except InputError as exc:
-                    plans[plan_path] = None
-                    result.input_errors.append(exc)
-            loaded = plans[plan_path]
+            loaded = load_once(plans, plan_path, result)
             if loaded is None:
                 continue
-            facts["plan"] = loaded
-            if system is None:
-                facts["system"] = plan_system(loaded)
-            if model is None:
-                facts["model"], why_not = plan_model(loaded)
-                if why_not:
-                    note(f"{plan_path}: memory rules skipped: {why_not}")
-            if flags or model is not None:
-                note(f"{plan_path}: " + describe_overrides(loaded, flags, model.name if model is not None else None))
-            if training_args is None and loaded.training.owner == "trainer" and loaded.training.trainer_arguments:
-                from accelwiz.config.training_args import parse_argv
-
-                facts["training_args"] = parse_argv(list(loaded.training.trainer_arguments))
-                note(f"{plan_path}: checked with the plan's Trainer arguments (training.trainer_arguments: "
-                     f"{' '.join(loaded.training.trainer_arguments)}); pass `-- ARGS` or --training-args to check "
-                     "others")
+            add_plan_facts(facts, loaded, plan_path, result)
         _check_into(result, unit, rules, facts)
         for text in result.units[-1].notes:
-            note(text)
+            result.note(text)
     result.diagnostics.sort(key=lambda d: (d.file, d.line, d.column, d.code))
     return result
 
