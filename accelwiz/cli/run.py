@@ -41,145 +41,129 @@ _TRAINER = "Built-in trainer (when no SCRIPT is given)"
 _MULTI = "Multi-node"
 
 
+ScriptArgument = Annotated[
+    Path | None,
+    typer.Argument(
+        help="Training script (default: accelwiz's built-in trainer). Its own flags go after `--`.",
+        show_default=False,
+    ),
+]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="Accelerate config (default: accelerate.yaml, as `accelwiz init` writes).",
+        show_default=False,
+    ),
+]
+ForceOption = Annotated[bool, typer.Option(help="Launch even when the check finds errors.")]
+ExplainOption = Annotated[
+    bool,
+    typer.Option(help="Print the table of effective values and their sources first, even before a refusal "
+                 "(without it, the table follows a preflight that passed)."),
+]
+DryRunOption = Annotated[bool, typer.Option(help="Print the environment changes and the exact command; start nothing.")]
+SlurmOption = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="FILE",
+        rich_help_panel=_MULTI,
+        help=("Write an sbatch script that runs one `accelerate launch` per node; start nothing."),
+    ),
+]
+PrintNodeCommandsOption = Annotated[
+    bool,
+    typer.Option(
+        rich_help_panel=_MULTI,
+        help=("Print each node's `accelerate launch` line (for clusters without a scheduler); start nothing."),
+    ),
+]
+PreflightOption = Annotated[
+    bool,
+    typer.Option(
+        rich_help_panel=_MULTI,
+        help="Run `accelwiz doctor` on every node before training (versions, GPUs, interfaces, port, shared "
+        "folders, a test all-reduce); the plan's launcher.preflight: false turns it off too.",
+    ),
+]
+ThreadsPerProcessOption = Annotated[
+    int | None,
+    typer.Option(metavar="N", help="CPU threads of each training process (default: this machine's cores / "
+                 "processes per machine; on other machines, theirs). Used where the processes train on CPUs."),
+]
+StepsOption = Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Optimizer steps.")]
+MicroBatchOption = Annotated[
+    int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Sequences per process (default: the plan's).")
+]
+SeqLenOption = Annotated[
+    int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Tokens per sequence (default: the plan's).")
+]
+GradientAccumulationOption = Annotated[
+    int | None,
+    typer.Option(min=1, rich_help_panel=_TRAINER, help="Micro-batches per optimizer step (default: the plan's)."),
+]
+MethodOption = Annotated[
+    str | None,
+    typer.Option(
+        rich_help_panel=_TRAINER, metavar="full|lora|qlora", help="Fine-tuning method (default: the plan's)."
+    ),
+]
+LrOption = Annotated[float | None, typer.Option(rich_help_panel=_TRAINER, help="Peak learning rate.")]
+OutputDirOption = Annotated[
+    Path | None,
+    typer.Option(rich_help_panel=_TRAINER, help=("Checkpoints and run_report.json (default: accelwiz-run).")),
+]
+ResumeOption = Annotated[
+    bool, typer.Option(rich_help_panel=_TRAINER, help=("Continue from the newest checkpoint in --output-dir."))
+]
+DataOption = Annotated[
+    Path | None,
+    typer.Option(
+        rich_help_panel=_TRAINER,
+        help="A text file, JSONL (`text` or chat `messages` per line) or a `datasets` save_to_disk directory "
+        "(default: the bundled public-domain corpus).",
+    ),
+]
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        rich_help_panel=_TRAINER,
+        help="A checkpoint directory, a hub id, a model preset (its hub weights), a config.json (a random "
+        "initialisation) or a toy model (tiny, small, medium) (default: the plan's model; none: refused).",
+    ),
+]
+
+
 def run(
     ctx: typer.Context,
-    script: Annotated[
-        Path | None,
-        typer.Argument(
-            help="Training script (default: accelwiz's built-in trainer). Its own flags go after `--`.",
-            show_default=False,
-        ),
-    ] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            "-c",
-            help="Accelerate config (default: accelerate.yaml, as `accelwiz init` writes).",
-            show_default=False,
-        ),
-    ] = None,
-    force: Annotated[bool, typer.Option(help="Launch even when the check finds errors.")] = False,
-    explain: Annotated[
-        bool,
-        typer.Option(help="Print the table of effective values and their sources first, even before a refusal "
-                     "(without it, the table follows a preflight that passed)."),
-    ] = False,
-    dry_run: Annotated[
-        bool, typer.Option(help="Print the environment changes and the exact command; start nothing.")
-    ] = False,
-    slurm: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="FILE",
-            rich_help_panel=_MULTI,
-            help=("Write an sbatch script that runs one `accelerate launch` per node; start nothing."),
-        ),
-    ] = None,
-    print_node_commands: Annotated[
-        bool,
-        typer.Option(
-            rich_help_panel=_MULTI,
-            help=("Print each node's `accelerate launch` line (for clusters without a scheduler); start nothing."),
-        ),
-    ] = False,
-    preflight: Annotated[
-        bool,
-        typer.Option(
-            rich_help_panel=_MULTI,
-            help="Run `accelwiz doctor` on every node before training (versions, GPUs, interfaces, port, shared "
-            "folders, a test all-reduce); the plan's launcher.preflight: false turns it off too.",
-        ),
-    ] = True,
-    threads_per_process: Annotated[
-        int | None,
-        typer.Option(metavar="N", help="CPU threads of each training process (default: this machine's cores / "
-                     "processes per machine; on other machines, theirs). Used where the processes train on CPUs."),
-    ] = None,
-    steps: Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Optimizer steps.")] = None,
-    micro_batch: Annotated[
-        int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Sequences per process (default: the plan's).")
-    ] = None,
-    seq_len: Annotated[
-        int | None, typer.Option(min=1, rich_help_panel=_TRAINER, help="Tokens per sequence (default: the plan's).")
-    ] = None,
-    gradient_accumulation: Annotated[
-        int | None,
-        typer.Option(min=1, rich_help_panel=_TRAINER, help="Micro-batches per optimizer step (default: the plan's)."),
-    ] = None,
-    method: Annotated[
-        str | None,
-        typer.Option(
-            rich_help_panel=_TRAINER, metavar="full|lora|qlora", help="Fine-tuning method (default: the plan's)."
-        ),
-    ] = None,
-    lr: Annotated[float | None, typer.Option(rich_help_panel=_TRAINER, help="Peak learning rate.")] = None,
-    output_dir: Annotated[
-        Path | None,
-        typer.Option(rich_help_panel=_TRAINER, help=("Checkpoints and run_report.json (default: accelwiz-run).")),
-    ] = None,
-    resume: Annotated[
-        bool, typer.Option(rich_help_panel=_TRAINER, help=("Continue from the newest checkpoint in --output-dir."))
-    ] = False,
-    data: Annotated[
-        Path | None,
-        typer.Option(
-            rich_help_panel=_TRAINER,
-            help="A text file, JSONL (`text` or chat `messages` per line) or a `datasets` save_to_disk directory "
-            "(default: the bundled public-domain corpus).",
-        ),
-    ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            rich_help_panel=_TRAINER,
-            help="A checkpoint directory, a hub id, a model preset (its hub weights), a config.json (a random "
-            "initialisation) or a toy model (tiny, small, medium) (default: the plan's model; none: refused).",
-        ),
-    ] = None,
+    script: ScriptArgument = None,
+    config: ConfigOption = None,
+    force: ForceOption = False, explain: ExplainOption = False,
+    dry_run: DryRunOption = False,
+    slurm: SlurmOption = None,
+    print_node_commands: PrintNodeCommandsOption = False,
+    preflight: PreflightOption = True,
+    threads_per_process: ThreadsPerProcessOption = None,
+    steps: StepsOption = None, micro_batch: MicroBatchOption = None,
+    seq_len: SeqLenOption = None, gradient_accumulation: GradientAccumulationOption = None,
+    method: MethodOption = None,
+    lr: LrOption = None,
+    output_dir: OutputDirOption = None,
+    resume: ResumeOption = False, data: DataOption = None,
+    model: ModelOption = None,
 ) -> None:
     """Check the config, show what will run, then start `accelerate launch` (exit code passed through)."""
     console = get_console()
     with exit_on_error(console):
-        from accelwiz.launch.run_plan import TrainerFlags, plan_run
+        from accelwiz.launch.run_plan import TrainerFlags
+        from accelwiz.launch.run_request import RunRequest, run_for
 
-        trainer = TrainerFlags(
-            steps=steps,
-            micro_batch=micro_batch,
-            seq_len=seq_len,
-            lr=lr,
-            output_dir=output_dir,
-            resume=resume,
-            data=data,
-            model=model,
-            gradient_accumulation=gradient_accumulation,
-            method=method,
-        )
-        plan = plan_run(
-            console,
-            config=config,
-            script=script,
-            script_args=list(ctx.args),
-            trainer=trainer,
-            force=force,
-            here=plan_here(slurm, print_node_commands),
-            mode="slurm" if slurm is not None else "nodes" if print_node_commands else "here",
-            explain=explain,
-            threads_per_process=threads_per_process,
-        )
-        if slurm is not None:
-            plan.write_sbatch(console, slurm, preflight=preflight)
-            return
-        if print_node_commands:
-            for line in plan.node_commands(console, preflight=preflight):
-                console.data(line)
-            return
-        if dry_run:
-            console.data(plan.as_shell())
-            return
-        code = plan.execute(console)
+        trainer = TrainerFlags(steps=steps, micro_batch=micro_batch, seq_len=seq_len, lr=lr, output_dir=output_dir,
+                               resume=resume, data=data, model=model, gradient_accumulation=gradient_accumulation,
+                               method=method)
+        code = run_for(RunRequest(config=config, script=script, script_args=tuple(ctx.args), trainer=trainer,
+                                  force=force, explain=explain, dry_run=dry_run, slurm=slurm,
+                                  print_node_commands=print_node_commands, preflight=preflight,
+                                  threads_per_process=threads_per_process), console)
     raise typer.Exit(code)
-
-
-def plan_here(slurm: Path | None, print_node_commands: bool) -> bool:
-    return slurm is None and not print_node_commands

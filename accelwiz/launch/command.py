@@ -197,7 +197,7 @@ def refuse_deepspeed_file_beside_yaml_only(config_path: Path | str, who: str) ->
     accelerate's workers open `deepspeed_config_file` as written, relative to their working directory (AW203): a
     path that only resolves beside the YAML would fail in every worker (on every node, after the job waited in
     the queue). Refused, with the path that works from here; the YAML is the user's to edit. `who` says who
-    opens it from where. Called once, by launch/run_plan.py `plan_run`, for every way of launching."""
+    opens it from where. Called once, by launch/run_request.py `plan_run`, for every way of launching."""
     path = Path(config_path)
     if not path.is_file():
         return  # nothing to read (a script rendered for a config that is not on this machine)

@@ -55,9 +55,35 @@ def preflight(
     the rendezvous address and get no CPU fallback. `run` (the built-in trainer's, resolved once) is the workload
     the memory rules judge and the summary shows: the one the trainer trains.
     """
+    from accelwiz.modelspec.lookup import plan_model
+    from accelwiz.plan_file import plan_system
+    from accelwiz.rules.engine import check_unit
+
+    unit = _accelerate_unit(config_path)
+    spec = LaunchSpec.from_effective(unit.effective, str(config_path))
+    gpu_count = system.gpu_count if system is not None and here else None
+    env = environment_changes(spec, gpu_count=gpu_count, environ=os.environ if environ is None else environ,
+                              build=torch_build())
+    # The plan beside the YAML: its workload for the memory rules and, for other machines, its system; its CPU
+    # machines get the CPU fallback in their node commands and sbatch script (launch/environment.py).
+    plan = _plan_beside(config_path)
+    model = plan_model(plan)[0] if plan is not None else None
+    workload, flags = _run_workload(run)
+    if plan is not None and not here and system is None:
+        system = plan_system(plan)
+    checked = check_unit(unit.documents, system=system, launch=_launch_facts(spec, env, plan, here, builtin_trainer),
+                         deepspeed_reference=unit.deepspeed_reference,
+                         training_args=training_args,  # a Trainer script's arguments: the AW7xx rules
+                         plan=plan, model=None if run is not None else model, workload=workload,
+                         workload_flags=flags)
+    return Preflight(config_path, checked.context, checked.diagnostics, spec, env, checked.handled, run)
+
+
+def _accelerate_unit(config_path: Path) -> CheckContext:
+    """The Accelerate YAML loaded as `check` loads it (with the DeepSpeed JSON it names); a missing, unreadable or
+    DeepSpeed-only file is refused in one line."""
     require_config(config_path)
-    from accelwiz.rules.context import LaunchFacts
-    from accelwiz.rules.engine import CheckResult, build_units, check_unit
+    from accelwiz.rules.engine import CheckResult, build_units
 
     loaded = CheckResult()
     units = build_units([config_path], loaded)
@@ -69,34 +95,31 @@ def preflight(
             f"{config_path} is a DeepSpeed config, not an Accelerate config",
             hint="pass the Accelerate YAML; it names the JSON in deepspeed_config.deepspeed_config_file",
         )
-    spec = LaunchSpec.from_effective(unit.effective, str(config_path))
-    gpu_count = system.gpu_count if system is not None and here else None
-    env = environment_changes(spec, gpu_count=gpu_count, environ=os.environ if environ is None else environ,
-                              build=torch_build())
-    # The plan beside the YAML: its workload for the memory rules and, for other machines, its system; its CPU
-    # machines get the CPU fallback in their node commands and sbatch script (launch/environment.py).
-    from accelwiz.launch.environment import portable_changes
-    from accelwiz.modelspec.lookup import plan_model
-    from accelwiz.plan_file import find_plan, load_plan, plan_system
+    return unit
+
+
+def _plan_beside(config_path: Path) -> Any:
+    """The plan `init` wrote beside the YAML, or None."""
+    from accelwiz.plan_file import find_plan, load_plan
 
     found = find_plan(config_path)
-    plan = load_plan(found) if found is not None else None
-    model = plan_model(plan)[0] if plan is not None else None
-    workload, flags = _run_workload(run)
-    if plan is not None and not here and system is None:
-        system = plan_system(plan)
+    return load_plan(found) if found is not None else None
+
+
+def _launch_facts(spec: LaunchSpec, env: list[EnvChange], plan: Any, here: bool, builtin_trainer: bool) -> Any:
+    """What this launch supplies that the files do not (the rendezvous on other machines, the CPU fallback): the
+    rules judge the config with these facts. Other machines get the portable environment (a plan's CPU machines
+    the CPU fallback)."""
+    from accelwiz.launch.environment import portable_changes
+    from accelwiz.rules.context import LaunchFacts
+
     launched_env = env if here else portable_changes(spec, env, cpu_nodes=plan is not None
                                                      and plan.system.gpus_per_machine == 0)
-    launch = LaunchFacts(
+    return LaunchFacts(
         supplies_rendezvous=not here,
         cpu_fallback=any(c.name == "ACCELERATE_USE_CPU" and c.value == "true" for c in launched_env),
         builtin_trainer=builtin_trainer,
     )
-    checked = check_unit(unit.documents, system=system, launch=launch, deepspeed_reference=unit.deepspeed_reference,
-                         training_args=training_args,  # a Trainer script's arguments: the AW7xx rules
-                         plan=plan, model=None if run is not None else model, workload=workload,
-                         workload_flags=flags)
-    return Preflight(config_path, checked.context, checked.diagnostics, spec, env, checked.handled, run)
 
 
 # the run's flags, by the names `check_unit`'s workload flags use (messages then name the flag)

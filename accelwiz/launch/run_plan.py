@@ -1,28 +1,22 @@
-"""`accelwiz run` from flags to a launch plan: preflight, target (script or built-in trainer), command, env.
-
-The command module stays thin: it builds `TrainerFlags`, calls `plan_run`, then asks the plan to write an
-sbatch file, print node commands, print itself (`--dry-run`) or execute.
-"""
+"""`accelwiz run`'s launch plan: the checked config, the target (script or built-in trainer), its environment and
+threads, and what a plan can do: write an sbatch file, print each node's command, print itself (`--dry-run`) or
+execute. The plan is built by launch/run_request.py `plan_run`."""
 
 from __future__ import annotations
 
 import os
-import shlex
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from accelwiz.errors import InputError, LaunchError, UsageError
+from accelwiz.errors import InputError, LaunchError
 from accelwiz.launch import shell
-from accelwiz.launch.command import build_argv, node_commands, planned_launch, refuse_deepspeed_file_beside_yaml_only
+from accelwiz.launch.command import build_argv, node_commands, planned_launch
 from accelwiz.launch.environment import EnvChange, apply
-from accelwiz.launch.preflight import Preflight, preflight, render_summary
-from accelwiz.launch.run_workload import trainer_output_dir, trainer_run
-from accelwiz.launch.threads import launch_threads
-from accelwiz.rules.diagnostic import Severity
 
 if TYPE_CHECKING:
     from accelwiz.console import Console
+    from accelwiz.launch.preflight import Preflight
     from accelwiz.launch.threads import Threads
 
 TRAINER_SCRIPT = Path(__file__).resolve().parent.parent / "trainer" / "train.py"
@@ -176,96 +170,11 @@ class RunPlan:
         return interrupted(console, script_status if code == 1 and script_status else code, received)
 
 
-# Who opens the YAML's deepspeed_config_file, from where: every way `run` launches starts the workers in the
-# directory `run` runs in (or the job's submit directory, the same one), never beside the YAML (issue 16.7).
-# Refusing beats running the workers beside the YAML: the script, --data and --output-dir keep meaning what
-# they mean here, and the YAML, which the user edits, says one thing for every launcher.
-OPENED_FROM = {
-    "here": "the training processes open it from the directory `run` runs in",
-    "slurm": "the job opens it from the submit directory",
-    "nodes": "each node opens it from the directory the commands run in",
-}
-
-
 def interrupted(console: Console, code: int, received: list[int]) -> int:
     """After Ctrl-C (or a SIGTERM/SIGHUP to `run`): one line, and the status a shell gives (130 for Ctrl-C)."""
     if received:
         console.error(f"interrupted: the training processes were stopped (exit {code})")
     return code
-
-
-def plan_run(
-    console: Console,
-    *,
-    config: Path | None,
-    script: Path | None,
-    script_args: list[str],
-    trainer: TrainerFlags,
-    force: bool,
-    here: bool = True,
-    mode: str | None = None,
-    explain: bool = False,
-    threads_per_process: int | None = None,
-) -> RunPlan:
-    """Check the config (refusing on errors unless forced), print the summary, and build the plan.
-
-    `here` is False for plans run on other machines (`--slurm`, `--print-node-commands`): a login node's
-    hardware says nothing about the cluster's, so the check runs without a machine profile. `mode` ("here",
-    "slurm", "nodes") names the launch in the one-line refusals. A refusal is one line with a hint; the table of
-    effective values follows a preflight that passed, or comes first with `explain`.
-    """
-    from accelwiz.defaults import DEFAULT_CONFIG
-    from accelwiz.launch.values import check_file_names, check_launch_values
-
-    check_file_names([config or DEFAULT_CONFIG, script])
-    if script is not None and not script.is_file() and str(script).startswith("-"):
-        # `run` passes options it does not know on as positional arguments (a script's own flags); with no script
-        # before them they are the built-in trainer's (`accelwiz run -- --save-every 5`), or a typo
-        script, script_args = None, [str(script), *script_args]
-    if script is not None and trainer.given():
-        raise UsageError(
-            f"{', '.join(trainer.given())} belong to the built-in trainer, not to {script}",
-            hint=f"pass your script's own flags after `--`: accelwiz run {shlex.quote(str(script))} -- --steps 100",
-        )
-    if script is not None and not script.is_file():
-        raise InputError(f"training script `{script}` not found")
-    trainer_argv = builtin_trainer_argv(trainer, script_args) if script is None else []
-    from accelwiz.probe.profiles import load_system
-
-    system = load_system("local") if here else None  # a launch here is checked against this machine
-    builtin = script is None
-    config_path = config or DEFAULT_CONFIG
-    run = trainer_run(config_path, trainer_argv) if builtin else None
-    from accelwiz.config.training_args import trainer_arguments_for_script
-
-    # a Trainer script's own arguments (`run train.py -- --bf16 ...`) are checked against the YAML and JSON too
-    trainer_args = trainer_arguments_for_script(script, script_args) if script is not None else \
-        _built_in_trl_arguments(run)
-    checked = preflight(config_path, system=system, builtin_trainer=builtin, here=here,
-                        training_args=trainer_args, run=run)
-    # before anything is shown: a value no launcher takes, or a DeepSpeed JSON the workers cannot open from
-    # where they start, is one line and exit 2, --force or not
-    check_launch_values(checked.spec, checked.config_path)
-    refuse_deepspeed_file_beside_yaml_only(checked.config_path, OPENED_FROM[mode or ("here" if here else "nodes")])
-    threads, node_threads = launch_threads(console, checked, here=here, given=threads_per_process)
-    if explain:  # the table first, so that it stands before a refusal too
-        console.info(_for_terminal(render_summary(checked, threads)))
-    _report_findings(console, checked, force=force)
-    if builtin and here:  # the weights, --data, QLoRA: refused in one line before the table (issue 30.6)
-        from accelwiz.trainer.inputs import check_inputs
-        from accelwiz.trainer.options import parse_args
-
-        check_inputs(parse_args(["--config", str(checked.config_path), *trainer_argv]),
-                     uses_deepspeed=checked.spec.uses_deepspeed)
-    if not explain:
-        console.info(_for_terminal(render_summary(checked, threads if here else node_threads)))
-    # The built-in trainer reads the plan and DeepSpeed JSON of the YAML it is launched with (trainer/settings.py).
-    trainer_target = [str(TRAINER_SCRIPT), "--config", str(checked.config_path), *trainer_argv]
-    target = trainer_target if builtin else ["-m", CHILD_MODULE, str(script), *script_args]
-    env = [*checked.env, *([EnvChange("OMP_NUM_THREADS", threads.word(), threads.reason)] if threads else [])]
-    output_dir = trainer_output_dir(trainer_argv) if builtin else None
-    return RunPlan(checked, target, env, builtin_trainer=builtin, threads=threads, node_threads=node_threads,
-                   output_dir=output_dir)
 
 
 def _built_in_trl_arguments(run: Any) -> Any:
@@ -274,62 +183,3 @@ def _built_in_trl_arguments(run: Any) -> Any:
     from accelwiz.resolution.planned_trl import built_in_trl_arguments
 
     return built_in_trl_arguments(run.workload, run.post) if run is not None else None
-
-
-def _for_terminal(text: str) -> str:
-    return shell.printable(text, keep_newlines=True)
-
-
-def builtin_trainer_argv(trainer: TrainerFlags, extra: list[str]) -> list[str]:
-    """run's trainer flags and any others (`-- --save-every 5`), checked now by the trainer's own parser.
-
-    A typo fails here with one line, not in every worker after the launch. `-- --help` prints the trainer's
-    options and exits 0.
-    """
-    import contextlib
-    import io
-
-    from accelwiz.trainer.options import parse_args
-
-    argv = [*trainer.to_argv(), *extra]
-    talk = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(talk):
-            parse_args(argv)
-    except SystemExit as exc:
-        if not exc.code:
-            raise
-        problem = talk.getvalue().strip().splitlines()[-1].partition("error: ")[2]
-        raise UsageError(
-            f"built-in trainer: {problem}",
-            hint="`accelwiz run --help` lists run's options, `accelwiz run -- --help` all of the trainer's",
-        ) from None
-    return argv
-
-
-def _report_findings(console: Console, checked: Preflight, *, force: bool) -> None:
-    """The findings, then a note for each the launch makes moot (the rules judged that from the launch facts)."""
-    from accelwiz.rules.report import render_text, summary
-
-    # Suggestions (infos) are for `accelwiz check`; a launch shows what can go wrong, and counts the rest.
-    shown = [d for d in checked.diagnostics if d.severity is not Severity.INFO]
-    suggestions = sum(d.severity is Severity.INFO for d in checked.diagnostics)
-    if shown:
-        plain = render_text(shown, color=False)
-        # a hostile value quoted in a finding is shown escaped (and then without colour, whose codes are ours)
-        console.info(render_text(shown, color=console.color) if plain == _for_terminal(plain) else _for_terminal(plain))
-        console.info(summary(shown))
-    if suggestions:
-        plural = "s" if suggestions > 1 else ""
-        console.info(f"{suggestions} suggestion{plural}: see `accelwiz check {checked.config_path}`")
-    for diagnostic in checked.handled:
-        console.info(f"note: {diagnostic.code} ({diagnostic.name}) handled: {diagnostic.handled}")
-    errors = checked.errors
-    if errors and not force:
-        count = len(errors)
-        raise LaunchError(
-            f"not launching: {checked.config_path} has {count} error{'s' if count > 1 else ''}",
-            hint="fix them (see above), or pass --force to launch anyway",
-        )
-    if errors:
-        console.warn(f"launching despite {len(errors)} error(s) because of --force")
