@@ -3,7 +3,9 @@
 Trains models built from configs (random init, nothing downloaded: transformers LlamaForCausalLM /
 GPT2LMHeadModel
 from a config) for a few steps on a GPU, one fresh process per setting, and records the peak
-`torch.cuda.max_memory_allocated` / `max_memory_reserved`. Next to each it writes accelwiz's estimate (the
+`torch.cuda.max_memory_allocated` / `max_memory_reserved`. Next to each it writes accelwiz's estimate, from the
+command a user types for that setting (`estimate_argv`: `accelwiz estimate ... --format json`, run through the
+real command-line app; `--dry-run` prints each argv) (the
 `allocated` part, i.e. without the CUDA context, compared with max_memory_allocated; and the total minus the
 CUDA context, compared with max_memory_reserved) and `accelerate estimate-memory`'s "Training using Adam"
 number for the same model (`estimate_training_usage(calculate_maximum_sizes(model))`, computed offline on a
@@ -120,8 +122,50 @@ def matrix() -> list[Setting]:
     ]
 
 
+def estimate_argv(setting: Setting) -> list[str]:
+    """The command a user types for this setting, on one GPU: `accelwiz estimate --model ... --gpus 1 --strategy
+    ... --micro-batch ... --seq-len ... --attention ... [--gradient-checkpointing] [--lora --lora-dropout 0]`
+    (the precision left to its default, as the GPU run trains: bf16 compute over fp32 weights, or a bf16 base
+    with fp32 adapters for LoRA)."""
+    strategy = {"zero3_offload": ["zero3", "--offload-optimizer", "cpu"],
+                "fsdp1": ["fsdp_full", "--fsdp-version", "1"],
+                "fsdp2": ["fsdp_full", "--fsdp-version", "2"]}.get(setting.strategy, [setting.strategy])
+    argv = ["estimate", "--model", MODEL_ARGUMENTS[setting.model], "--gpus", "1", "--strategy", *strategy,
+            "--micro-batch", str(setting.micro_batch), "--seq-len", str(setting.seq_len),
+            "--attention", setting.attention]
+    if setting.gradient_checkpointing:
+        argv.append("--gradient-checkpointing")
+    if setting.regime == "lora":
+        argv += ["--lora", "--lora-dropout", "0"]
+    return [*argv, "--format", "json"]
+
+
+def run_estimate(argv: list[str]) -> dict:
+    """`accelwiz ARGV` in-process through the real command-line app (typer's CliRunner); its JSON."""
+    from typer.testing import CliRunner
+
+    from accelwiz.cli import app
+
+    result = CliRunner().invoke(app, argv)
+    if result.exit_code not in (0, 1):  # 1: does not fit, still a JSON estimate
+        raise RuntimeError(f"`accelwiz {' '.join(argv)}` exited {result.exit_code}: {result.output[-400:]}")
+    return json.loads(result.stdout)
+
+
+def accelwiz_estimate(setting: Setting) -> dict:
+    """The estimate as `accelwiz estimate` prints it for the setting's argv (estimate.peak and estimate.sizes)."""
+    shown = run_estimate(estimate_argv(setting))["estimate"]
+    return {
+        "allocated": shown["peak"]["allocated"],
+        "reserved": shown["peak"]["reserved"],  # torch.cuda.max_memory_reserved (the runtime is outside the allocator)
+        "breakdown": {k: shown["sizes"][k]
+                      for k in ("weights", "gradients", "optimizer_states", "activations", "logits", "buffers")},
+    }
+
+
 def accelwiz_strategy(setting: Setting) -> Strategy:
-    """As `estimate --strategy ... [--offload-optimizer cpu]` builds it, on one GPU."""
+    """The trace's strategy, as `estimate_argv` asks for it (the trace runs on internal objects: the CLI's
+    --trace caps its time and would scale large models from a few layers)."""
     if setting.strategy == "zero3_offload":
         return strategy_from_options("zero3", gpus_per_node=1, nodes=1, offload_optimizer="cpu")
     if setting.strategy.startswith("fsdp"):
@@ -130,25 +174,12 @@ def accelwiz_strategy(setting: Setting) -> Strategy:
 
 
 def accelwiz_workload(setting: Setting) -> Workload:
-    """As `estimate --model ... --micro-batch ... --seq-len ... [--gradient-checkpointing] --attention ...
-    [--lora --lora-dropout 0]`."""
+    """The trace's workload, as `estimate_argv` asks for it (tests/estimate/test_accuracy_argv.py holds the two
+    equal)."""
     lora = {"regime": "lora", "lora_dropout": 0.0} if setting.regime == "lora" else {}
     return workload_from_options(model=MODEL_ARGUMENTS[setting.model], micro_batch=setting.micro_batch,
                                  seq_len=setting.seq_len, gradient_checkpointing=setting.gradient_checkpointing,
                                  attention=setting.attention, **lora)
-
-
-def accelwiz_estimate(setting: Setting) -> dict:
-    workload = accelwiz_workload(setting)
-    estimate = estimate_memory(workload, accelwiz_strategy(setting))
-    return {
-        "allocated": estimate.allocated,
-        "reserved": estimate.reserved,  # torch.cuda.max_memory_reserved (the runtime is outside the allocator)
-        "breakdown": {
-            k: getattr(estimate, k)
-            for k in ("weights", "gradients", "optimizer_states", "activations", "logits", "buffers")
-        },
-    }
 
 
 def trace_figures(setting: Setting) -> dict:
@@ -348,7 +379,7 @@ def dry_run(settings: list[Setting], trace: bool) -> int:
             figures = trace_figures(setting)
             traced = f"  trace {figures['trace_allocated'] / GIB:6.2f} GiB ({figures['trace_phase']})"
         print(f"{number:>2}  {setting.label:<50} accelwiz {estimate['allocated'] / GIB:6.2f} GiB allocated"
-              + traced)
+              + traced + f"\n    accelwiz {' '.join(estimate_argv(setting))}")
     return 0
 
 
