@@ -15,15 +15,20 @@ EPILOG = """\
 Examples:
 
   $ accelwiz check accelerate.yaml
-  accelerate.yaml:9:3: AW001 error unknown key `deepspeed_config.zero_stgae`; did you mean `zero_stage`?
+  accelerate.yaml:9:3: AW001 error unknown key `deepspeed_config.zero_stgae`;
+  did you mean `zero_stage`?        (one line on the terminal)
     help: rename it to `zero_stage`  [unknown-key]
   1 error.
 
   $ accelwiz check accelerate.yaml ds_config.json --explain
-  $ accelwiz check accelerate.yaml --system 8xH100-80GB --model llama-8b --micro-batch 4 --seq-len 4096
-  $ accelwiz check accelerate.yaml ds.json -- --bf16 --per_device_train_batch_size 4   # the Trainer's arguments
-  $ accelwiz check ds_config.json --num-processes 8 --system 4xA100-40GB   # a JSON for the deepspeed launcher
-  $ accelwiz check accelerate.yaml --kind grpo -- --num_generations 8 --use_vllm --vllm_mode colocate
+  $ accelwiz check accelerate.yaml --system 8xH100-80GB --model llama-8b \\
+      --micro-batch 4 --seq-len 4096
+  $ accelwiz check accelerate.yaml ds.json -- --bf16 \\
+      --per_device_train_batch_size 4    # the Trainer's arguments
+  $ accelwiz check ds_config.json --num-processes 8 \\
+      --system 4xA100-40GB               # a JSON for the deepspeed launcher
+  $ accelwiz check accelerate.yaml --kind grpo -- --num_generations 8 \\
+      --use_vllm --vllm_mode colocate
 """
 
 

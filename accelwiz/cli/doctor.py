@@ -16,16 +16,20 @@ from accelwiz.doctor import DEFAULT_TIMEOUT
 EPILOG = """\
 Examples (one process per node, inside the allocation):
 
-  $ srun --ntasks-per-node=1 accelwiz doctor --expect-nodes 2 --main-port 29500
-  $ accelwiz doctor --nodes 2 --node-rank 1 --main-address 10.0.0.1 --main-port 29500 --config accelerate.yaml
-  $ accelwiz doctor --format json          # one node, or every node of a CI job: the report as JSON
+  $ srun --ntasks-per-node=1 accelwiz doctor --expect-nodes 2 \\
+      --main-port 29500
+  $ accelwiz doctor --nodes 2 --node-rank 1 --main-address 10.0.0.1 \\
+      --main-port 29500 --config accelerate.yaml
+  $ accelwiz doctor --format json   # one node, or each node of a CI job: JSON
 
-Exit codes: 0 the nodes can train together; 2 bad usage; 3 nodes differ (versions, GPUs, Python) or differ from
-the plan; 4 a node did not join or could not reach node 0; 5 the main port is in use or blocked; 6 an interface
-named in NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME is absent; 7 the output or cache folder is not writable, or the
-output folder is not shared; 8 the test all-reduce failed; 9 a record on the store is not a sealed record of
-this job (set the same ACCELWIZ_DOCTOR_SECRET on every node; `accelwiz run`'s job scripts do). Every node prints
-the same table and exit code.
+Exit codes: 0 the nodes can train together; 2 bad usage; 3 nodes differ
+(versions, GPUs, Python) or differ from the plan; 4 a node did not join or
+could not reach node 0; 5 the main port is in use or blocked; 6 an interface
+named in NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME is absent; 7 the output or
+cache folder is not writable, or the output folder is not shared; 8 the test
+all-reduce failed; 9 a record on the store is not a sealed record of this job
+(set the same ACCELWIZ_DOCTOR_SECRET on every node; `accelwiz run`'s job
+scripts do). Every node prints the same table and exit code.
 """
 
 

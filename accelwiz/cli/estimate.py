@@ -8,32 +8,35 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from accelwiz.cli.common import FormatOption, OutputFormat, SystemOption, exit_on_error, get_console
+from accelwiz.cli.estimate_render import print_models, show
 from accelwiz.errors import EXIT_FINDINGS
 
 if TYPE_CHECKING:
-    from accelwiz.console import Console
-    from accelwiz.estimate.report import Report
-    from accelwiz.estimate.request import EstimateRequest, Estimated
-    from accelwiz.estimate.trace_compare import TraceComparison
+    from accelwiz.estimate.request import EstimateRequest
 
 EPILOG = """\
 Examples:
 
-  $ accelwiz estimate --model llama-8b --gpus 8 --gpu-memory 80GiB --micro-batch 4 --seq-len 4096 \\
-      --gradient-checkpointing
-  $ accelwiz estimate --model llama-3.1-70b --system 8xH100-80GB --strategy zero3 --offload-optimizer cpu
-  $ accelwiz estimate --model path/to/config.json --lora --lora-rank 16 --compare
+  $ accelwiz estimate --model llama-8b --gpus 8 --gpu-memory 80GiB \\
+      --micro-batch 4 --seq-len 4096 --gradient-checkpointing
+  $ accelwiz estimate --model llama-3.1-70b --system 8xH100-80GB \\
+      --strategy zero3 --offload-optimizer cpu
+  $ accelwiz estimate --model path/to/config.json --lora --lora-rank 16 \\
+      --compare
   $ accelwiz estimate --params 7e9 --qlora --gpu-memory 24GiB
-  $ accelwiz estimate --model llama-3.2-1b --seq-len 2048 --trace      # beside a trace of the real model
+  $ accelwiz estimate --model llama-3.2-1b --seq-len 2048 \\
+      --trace                        # beside a trace of the real model
   $ accelwiz estimate --model Qwen/Qwen3-8B --seq-len 4096 --trace --layers 4
   $ accelwiz estimate --list-models
-  $ accelwiz estimate --model qwen2.5-7b --kind dpo --micro-batch 2 --max-prompt-length 512 \\
-      --max-completion-length 512 --system 8xH100-80GB
-  $ accelwiz estimate --model llama-8b --kind grpo --num-generations 8 --generation vllm-colocate \\
-      --vllm-gpu-memory-utilization 0.3 --gpu-memory 80GiB --gpus 8
+  $ accelwiz estimate --model qwen2.5-7b --kind dpo --micro-batch 2 \\
+      --max-prompt-length 512 --max-completion-length 512 --system 8xH100-80GB
+  $ accelwiz estimate --model llama-8b --kind grpo --num-generations 8 \\
+      --generation vllm-colocate --vllm-gpu-memory-utilization 0.3 \\
+      --gpu-memory 80GiB --gpus 8
 
-Sizes read `80GiB` (2^30), `80GB` (10^9) or `81920MiB`. Without --strategy the recommended one is shown.
-Exit codes: 0 fits or tight (or no target to judge against), 1 does not fit (GPU memory or host RAM), 2 bad usage.
+Sizes read `80GiB` (2^30), `80GB` (10^9) or `81920MiB`. Without --strategy
+the recommended one is shown. Exit codes: 0 fits or tight (or no target to
+judge against), 1 does not fit (GPU memory or host RAM), 2 bad usage.
 """
 
 _MEM = "Memory target"
@@ -194,12 +197,12 @@ def estimate(
     console = get_console()
     with exit_on_error(console):
         if list_models:
-            _print_models(console)
+            print_models(console)
             raise typer.Exit(0)
         from accelwiz.estimate.request import estimate_for
 
         estimated = estimate_for(_request(options), say=console.info)
-        _show(console, estimated, plot, output_format, compare)
+        show(console, estimated, plot, output_format, compare)
     # as `check`: exit 1 when it does not fit, so `accelwiz estimate ... && accelwiz run` works
     raise typer.Exit(EXIT_FINDINGS if estimated.fits is False else 0)
 
@@ -227,73 +230,3 @@ def _request(options: dict[str, Any]) -> EstimateRequest:
     post["precompute_ref_log_probs"] = post["precompute_ref_log_probs"] or None  # False: not given
     own = {f.name: options[f.name] for f in fields(EstimateRequest) if f.name in options}
     return EstimateRequest(workload_flags=flags, post_flags=post, **own)
-
-
-def _show(console: Console, estimated: Estimated, plot: str | None, output_format: OutputFormat,
-          compare: bool = False) -> None:
-    """The report (with --compare's table, the trace beside it, the post-training phases) as text or JSON, and
-    the plot file."""
-    from accelwiz.estimate.posttraining_report import post_json, render_post_text
-    from accelwiz.estimate.render import render_compare, render_json, render_text
-
-    for line in estimated.debug:
-        console.debug(line)
-    for line in estimated.warnings:
-        console.warn(line)
-    for line in estimated.notes:
-        console.info(line)
-    report, traced = estimated.report, estimated.traced
-    if plot is not None and traced is not None:
-        _plot(console, report, traced, plot)
-    elif plot is not None:
-        _plot_compare(console, report, plot)
-    if output_format is OutputFormat.json:
-        data = render_json(report, trace=None if traced is None else traced.as_dict())
-        console.data(data if estimated.post is None else post_json(render_json(report), estimated.post))
-        return
-    console.data(render_text(report))
-    if estimated.post is not None:
-        console.data("")
-        console.data(render_post_text(estimated.post))
-    if report.rows is not None and compare:
-        console.data("")
-        console.data(render_compare(report.rows))
-    if traced is not None:
-        from accelwiz.estimate.trace_compare import render_comparison
-
-        console.data("")
-        console.data(render_comparison(traced))
-
-
-def _plot(console: Console, report: Report, traced: TraceComparison, path: str) -> None:
-    """--plot: the trace's memory timeline beside the GPU's capacity, written whole."""
-    from accelwiz.estimate.plot import render_svg, write_plot
-
-    shown, trace = report.shown, traced.trace
-    title = (f"{shown.workload.model.name}, micro-batch {shown.workload.micro_batch} x seq {shown.workload.seq_len}: "
-             f"one traced step (one process, unsharded)")
-    capacity = None if report.target is None else report.target.gpu_bytes
-    write_plot(path, render_svg(trace.timeline, title, capacity, shown.runtime))
-    console.info(f"wrote {path}")
-
-
-def _plot_compare(console: Console, report: Report, path: str) -> None:
-    """--plot without --trace: memory per GPU per strategy, stacked by component, against the GPU's memory."""
-    from accelwiz.estimate.plot import write_plot
-    from accelwiz.estimate.plot_compare import compare_table_html, render_compare_svg
-
-    w = report.shown.workload
-    title = (f"{w.model.name}, {w.regime}, micro-batch {w.micro_batch} x seq {w.seq_len}: memory per GPU by "
-             f"strategy on {report.shown.strategy.world_size} GPU(s), as asked")
-    capacity = None if report.target is None else report.target.gpu_bytes
-    write_plot(path, render_compare_svg(report.rows or [], title, capacity), title="GPU memory by strategy",
-               after=compare_table_html(report.rows or []))
-    console.info(f"wrote {path}")
-
-
-def _print_models(console: Console) -> None:
-    from accelwiz.modelspec.lookup import list_models
-
-    for spec in list_models():
-        aliases = f"  (also: {', '.join(spec.aliases)})" if spec.aliases else ""
-        console.data(f"{spec.name:<16}{spec.num_parameters:>18,}  {spec.family:<8}{aliases}")

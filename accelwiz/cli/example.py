@@ -13,7 +13,8 @@ EPILOG = """Example:
 
   accelwiz example demo && cd demo
 
-  accelwiz init --model ./ckpt --kind dpo --defaults && accelwiz run --data prefs.jsonl --steps 4
+  accelwiz init --model ./ckpt --kind dpo --defaults && \\
+    accelwiz run --data prefs.jsonl --steps 4
 
 A folder an earlier call completed is reused as it is."""
 
