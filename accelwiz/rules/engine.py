@@ -251,7 +251,7 @@ def check_with_plans(files: Sequence[Path], rules: Sequence[Rule] | None = None,
                                  "workload_flags": flags, "launch_flags": launch_flags}
         plan_path = plan if plan is not None else find_plan(unit.accelerate.path) if unit.accelerate else None
         if plan_path is None and model is None and flags:
-            refuse_flags_without_model(flags, unit)
+            refuse_flags_without_model(flags, unit.documents[0].name if unit.documents else "the files")
         if plan_path is not None:
             loaded = load_once(plans, plan_path, result)
             if loaded is None:

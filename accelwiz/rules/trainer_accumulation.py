@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.rule import rule
-from accelwiz.rules.trainer_arguments import TrainerView, trainer_view
+from accelwiz.rules.trainer_view import TrainerView, trainer_view
 
 if TYPE_CHECKING:
     from accelwiz.rules.context import CheckContext

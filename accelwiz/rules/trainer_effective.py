@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from accelwiz.rules.trainer_arguments import trainer_view
+from accelwiz.rules.trainer_view import trainer_view
 
 if TYPE_CHECKING:
     from accelwiz.rules.context import CheckContext

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from accelwiz.rules.diagnostic import Finding, Severity
 from accelwiz.rules.rule import rule
-from accelwiz.rules.trainer_arguments import config_location, trainer_view
+from accelwiz.rules.trainer_view import config_location, trainer_view
 
 if TYPE_CHECKING:
     from accelwiz.rules.context import CheckContext

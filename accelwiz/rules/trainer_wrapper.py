@@ -36,7 +36,7 @@ def _fsdp(ctx: CheckContext) -> Any:
 
 def _deepspeed_stage(ctx: CheckContext) -> int | None:
     """The ZeRO stage of the DeepSpeed config the Trainer runs with; None without DeepSpeed."""
-    from accelwiz.rules.trainer_arguments import trainer_view
+    from accelwiz.rules.trainer_view import trainer_view
 
     view = trainer_view(ctx)
     if view is not None and view.resolution is not None:

@@ -23,7 +23,7 @@ def trl_view(ctx: CheckContext, kind: str | None = None) -> tuple[Any, int] | No
     args = getattr(ctx, "training_args", None)
     if args is None or not hasattr(args, "trl") or (kind is not None and getattr(args, "kind", None) != kind):
         return None
-    from accelwiz.rules.trainer_arguments import trainer_view
+    from accelwiz.rules.trainer_view import trainer_view
 
     view = trainer_view(ctx)
     world = view.world_size if view is not None and view.world_size else 1

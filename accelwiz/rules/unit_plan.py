@@ -11,16 +11,15 @@ from accelwiz.errors import InputError
 
 if TYPE_CHECKING:
     from accelwiz.plan_file import PlanFile
-    from accelwiz.rules.context import CheckContext
     from accelwiz.rules.engine import CheckResult
 
 
-def refuse_flags_without_model(flags: dict[str, Any], unit: CheckContext) -> None:
-    """Workload flags with neither --model nor a plan describe no model: a UsageError naming them."""
+def refuse_flags_without_model(flags: dict[str, Any], where: str) -> None:
+    """Workload flags with neither --model nor a plan describe no model: a UsageError naming them (`where`: the
+    unit's first file, beside which no plan was found)."""
     from accelwiz.errors import UsageError
 
     given = ", ".join(f"--{name.replace('_', '-')}" for name in flags)
-    where = unit.documents[0].name if unit.documents else "the files"
     raise UsageError(f"{given} need --model (the model whose workload they describe): none was given and "
                      f"no plan was found beside {where}",
                      hint="pass --model PRESET|config.json|PARAMS (or --plan FILE)")

@@ -65,9 +65,9 @@ DOCUMENT_TEXT = {
     ("topology.py", "launcher_ignored_key"): "keys `accelerate launch` ignores in the file",
     ("topology.py", "multi_cpu_without_hostfile"): "whether a hostfile is named at all",
     ("topology.py", "section_for_another_distributed_type"): "sections written for another distributed type",
-    ("trainer_arguments.py", "_inline_section"):
+    ("trainer_view.py", "_inline_section"):
         "the inline keys accelwiz.config.trainer_deepspeed builds the Trainer's config from, as accelerate does",
-    ("trainer_arguments.py", "trainer_view"):
+    ("trainer_view.py", "trainer_view"):
         "hands the JSON to the Trainer's resolution (accelwiz.config.trainer_deepspeed), which reads it as "
         "the Trainer does",
     ("trainer_fsdp.py", "fsdp1_sharding"): "the fsdp_sharding_strategy the launcher exports as FSDP_SHARDING_STRATEGY "

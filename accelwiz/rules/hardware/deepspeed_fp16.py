@@ -64,7 +64,7 @@ def _trainer_fp16(ctx: CheckContext) -> tuple[Role | None, KeyPath] | None:
     """The Trainer's --fp16 (or the JSON's `"fp16": {"enabled": "auto"}` it fills with true) on a DeepSpeed run:
     the Trainer writes fp16.enabled true into the config it hands to DeepSpeed (integrations/deepspeed.py
     `HfTrainerDeepSpeedConfig.trainer_config_process`)."""
-    from accelwiz.rules.trainer_arguments import trainer_view
+    from accelwiz.rules.trainer_view import trainer_view
 
     view = trainer_view(ctx)
     if view is None or view.path is None:
