@@ -84,7 +84,7 @@ def trainer_inputs(file: Path | None, argv: list[str], files: list[Path], consol
     if console is not None:
         for note in arguments.notes:
             console.info(f"note: Trainer arguments ({arguments.source}): {note}")
-    from accelwiz.rules.trainer_arguments import deepspeed_argument_path
+    from accelwiz.rules.trainer_view import deepspeed_argument_path
 
     named = deepspeed_argument_path(arguments)
     if named is None or not named.is_file() or any(_same(named, f) for f in files):
