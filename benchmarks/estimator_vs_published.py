@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import platform
 import shlex
 import statistics
@@ -53,7 +54,12 @@ def run_cli(row: dict) -> dict:
             path = Path(folder) / "accelerate.yaml"
             path.write_text(row["config"])
             argv += ["--config", str(path)]
-        result = CliRunner().invoke(app, argv)
+        cwd = os.getcwd()
+        os.chdir(REPO)  # a row's --model may be a config.json path relative to the repository root
+        try:
+            result = CliRunner().invoke(app, argv)
+        finally:
+            os.chdir(cwd)
     if result.exit_code not in (0, 1):  # 1: does not fit, still a JSON estimate
         raise RuntimeError(f"{row['key']}: `accelwiz {shlex.join(argv)}` exited {result.exit_code}: "
                            f"{result.output[-400:]}")

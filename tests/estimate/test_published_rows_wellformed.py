@@ -1,0 +1,93 @@
+"""Every published row is well formed (benchmarks/published/): a URL, a quote that contains the printed figure, and
+an argv the real `accelwiz estimate` command parses (options and types, through click), or a reason it has none.
+
+The sources added for issue 28 are held to more: a URL pinned to a commit, a measured figure that is the printed
+one in the unit the source prints (divided over the GPUs where the source prints a sum), and model config.json
+files (stand-ins for models transformers cannot build) that give the real model's parameter count.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.published import ROWS, SOURCES  # noqa: E402
+
+# The new sources and the unit each prints its figures in (bytes per printed unit).
+NEW_SOURCES = {"qwen-readme-profiling": 1e9, "ms-swift-benchmark-2024": 2**30, "chatglm3-finetune-demo": 2**20,
+               "unsloth-readme-context": None}
+NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
+PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
+
+
+def _estimate_command() -> click.Command:
+    from typer.main import get_command
+
+    from accelwiz.cli import app
+
+    return get_command(app).commands["estimate"]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[row["key"] for row in ROWS])
+def test_each_row_quotes_its_source_and_says_how_it_runs(row):
+    assert row["url"].startswith("https://"), row["url"]
+    assert row["printed"] in row["quote"], f"{row['key']}: {row['printed']!r} not in {row['quote']!r}"
+    assert row["source"] in SOURCES and row["metric"] in ("nvidia-smi", "reserved", "allocated")
+    if row.get("argv"):
+        argv = shlex.split(row["argv"])
+        assert argv[0] == "estimate" and argv[-2:] == ["--format", "json"], row["argv"]
+        _estimate_command().make_context("estimate", argv[1:])  # raises click.UsageError on an option it refuses
+    else:
+        assert row.get("not_expressible"), f"{row['key']}: no argv and no reason"
+    assert row.get("measured_bytes") or row.get("ran") is not None or row.get("not_expressible"), row["key"]
+
+
+def test_the_keys_are_unique():
+    keys = [row["key"] for row in ROWS]
+    assert len(keys) == len(set(keys)), sorted(key for key in keys if keys.count(key) > 1)
+
+
+def _gpus(argv: str) -> int:
+    """GPUs the argv plans for: `--system NxMxGPU` (nodes x GPUs) or `--system NxGPU`, else `--gpus N`, else 1."""
+    system = re.search(r"--system (\d+)x(?:(\d+)x)?[A-Za-z]", argv)
+    if system:
+        return int(system.group(1)) * int(system.group(2) or 1)
+    gpus = re.search(r"--gpus (\d+)", argv)
+    return int(gpus.group(1)) if gpus else 1
+
+
+@pytest.mark.parametrize("row", NEW, ids=[row["key"] for row in NEW])
+def test_new_rows_are_pinned_and_measure_what_they_print(row):
+    assert PINNED.match(row["url"]), f"{row['key']}: not pinned to a commit: {row['url']}"
+    assert row.get("assumptions"), row["key"]
+    unit = NEW_SOURCES[row["source"]]
+    if not row.get("measured_bytes") or not row.get("argv"):
+        return
+    value = float(re.match(r"[\d.]+", row["printed"]).group())
+    summed = row.get("printed_gpus", 1)  # a figure printed as the sum over the run's GPUs
+    assert summed in (1, _gpus(row["argv"])), (row["key"], summed, row["argv"])
+    per_gpu = value * unit / summed
+    assert abs(row["measured_bytes"] - per_gpu) <= 1, (row["key"], row["measured_bytes"], per_gpu)
+
+
+def test_model_paths_in_new_rows_exist_from_the_repository_root():
+    paths = {re.search(r"--model (\S+)", row["argv"]).group(1) for row in NEW if row.get("argv")}
+    local = {path for path in paths if path.endswith("config.json")}
+    assert local, "the new rows name no stand-in config.json"
+    assert all((REPO / path).is_file() for path in local), sorted(p for p in local if not (REPO / p).is_file())
+
+
+def test_the_qwen_7b_stand_in_has_qwens_parameter_count():
+    """ms-swift's benchmark prints qwen-7b-chat's trainable parameters in a full fine-tune: 7721.3245 M."""
+    from accelwiz.modelspec.lookup import resolve_model
+
+    spec = resolve_model(str(REPO / "benchmarks/published/models/qwen-7b/config.json"))
+    assert round(spec.num_parameters / 1e6, 4) == 7721.3245
