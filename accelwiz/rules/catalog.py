@@ -33,6 +33,7 @@ ACCELERATE, PLAN, SYSTEM, TRAINER, TRL, WORKLOAD = (
 dead_keys = RuleModule("dead_keys")
 fsdp = RuleModule("fsdp", ACCELERATE)
 fsdp_lora = RuleModule("fsdp_lora", ACCELERATE, WORKLOAD)
+fsdp_setup = RuleModule("fsdp_setup", ACCELERATE)
 fsdp_wrap = RuleModule("fsdp_wrap", ACCELERATE, WORKLOAD)
 gpu_ids = RuleModule("gpu_ids", ACCELERATE)
 launch_copies = RuleModule("launch_copies", ACCELERATE)
@@ -166,10 +167,10 @@ CATALOG: dict[str, RuleRef] = {
     "AW303": fsdp.fsdp2_local_state_dict,
     "AW304": fsdp.fsdp2_strategy_in_reshard_after_forward,
     "AW305": fsdp.fsdp1_reshard_after_forward_ignored,
-    "AW306": fsdp.ram_efficient_loading_without_sync,
-    "AW307": fsdp.size_based_wrap_disabled,
-    "AW308": fsdp.fsdp_no_wrap,
-    "AW309": fsdp.activation_checkpointing_offload_requirements,
+    "AW306": fsdp_setup.ram_efficient_loading_without_sync,
+    "AW307": fsdp_setup.size_based_wrap_disabled,
+    "AW308": fsdp_setup.fsdp_no_wrap,
+    "AW309": fsdp_setup.activation_checkpointing_offload_requirements,
     "AW310": parallelism.parallelism_size_mismatch,
     "AW311": parallelism.context_and_sequence_parallel,
     "AW312": parallelism.model_parallel_with_pure_replication,
