@@ -31,6 +31,7 @@ ACCELERATE, PLAN, SYSTEM, TRAINER, TRL, WORKLOAD = (
 # hardware rules. No inputs: any unit. Declared, never inferred: tests/rules/test_rule_selection.py checks
 # on the corpus that no module finds anything on a unit without the inputs it declares.
 dead_keys = RuleModule("dead_keys")
+duplicate_keys = RuleModule("duplicate_keys")
 fsdp = RuleModule("fsdp", ACCELERATE)
 fsdp_lora = RuleModule("fsdp_lora", ACCELERATE, WORKLOAD)
 fsdp_setup = RuleModule("fsdp_setup", ACCELERATE)
@@ -96,8 +97,8 @@ CATALOG: dict[str, RuleRef] = {
     "AW009": schema_rules.legacy_key,
     "AW010": schema_rules.removed_key,
     "AW011": schema_rules.missing_required_key,
-    "AW012": schema_rules.duplicate_yaml_key,
-    "AW013": schema_rules.duplicate_json_key,
+    "AW012": duplicate_keys.duplicate_yaml_key,
+    "AW013": duplicate_keys.duplicate_json_key,
     "AW014": dead_keys.dead_key_without_effect,
     "AW015": readers.consumer_refuses_json,
     "AW016": readers.json_readers_disagree,
