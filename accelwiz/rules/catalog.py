@@ -72,6 +72,7 @@ optimizer = RuleModule("deepspeed.optimizer")
 readers = RuleModule("deepspeed.readers")
 reference = RuleModule("deepspeed.reference")
 zero = RuleModule("deepspeed.zero")
+zero3_init = RuleModule("deepspeed.zero3_init")
 zero3_save = RuleModule("deepspeed.zero3_save")
 zero_flag = RuleModule("deepspeed.zero_flag")
 deepspeed_precision = RuleModule("deepspeed.precision")
@@ -140,8 +141,8 @@ CATALOG: dict[str, RuleRef] = {
     "AW213": batch.batch_size_missing,
     "AW214": batch.gradient_accumulation_disagreement,
     "AW215": batch.hardcoded_gradient_accumulation,
-    "AW216": zero.zero3_init_flag_below_zero3,
-    "AW217": zero.zero3_without_init_flag,
+    "AW216": zero3_init.zero3_init_flag_below_zero3,
+    "AW217": zero3_init.zero3_without_init_flag,
     "AW218": zero.reduce_bucket_size_zero,
     "AW219": zero.gradient_allreduce_sum_with_zero3,
     "AW220": zero.compute_grad_norm_disabled_unsupported,
