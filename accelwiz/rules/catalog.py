@@ -76,6 +76,7 @@ zero3_init = RuleModule("deepspeed.zero3_init")
 zero3_save = RuleModule("deepspeed.zero3_save")
 zero_flag = RuleModule("deepspeed.zero_flag")
 deepspeed_precision = RuleModule("deepspeed.precision")
+master_weights = RuleModule("deepspeed.master_weights")
 deepspeed_features = RuleModule("hardware.deepspeed_features", SYSTEM)
 deepspeed_fp16 = RuleModule("hardware.deepspeed_fp16", SYSTEM)
 devices = RuleModule("hardware.devices", SYSTEM)
@@ -187,8 +188,8 @@ CATALOG: dict[str, RuleRef] = {
     "AW403": deepspeed_precision.hardcoded_deepspeed_precision,
     "AW404": deepspeed_precision.communication_dtype_differs_from_training,
     "AW405": deepspeed_precision.bf16_with_zero_stage0,
-    "AW406": deepspeed_precision.bf16_optimizer_states_without_master_weights,
-    "AW407": deepspeed_precision.master_weights_without_zero,
+    "AW406": master_weights.bf16_optimizer_states_without_master_weights,
+    "AW407": master_weights.master_weights_without_zero,
     "AW408": deepspeed_precision.fp16_loss_scale_invalid,
     "AW409": deepspeed_precision.param_dtype_conflicts_with_precision,
     "AW420": precision_settings.fp8_without_backend,

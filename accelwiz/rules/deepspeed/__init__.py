@@ -11,6 +11,7 @@ that launcher would accept it (see `_shared.hf_launched`).
 
 The modules: `auto` ("auto" values and who fills them), `batch` (batch size and gradient accumulation), `offload`
 (optimizer and parameter offload), `optimizer` (optimizer, LR scheduler, autotuning), `precision` (fp16/bf16 in
-the JSON and the YAML's mixed_precision), `reference` (deepspeed_config_file, zero_optimization presence), `zero`
-(ZeRO settings against the stage). Their rules are listed in accelwiz/rules/catalog.py.
+the JSON and the YAML's mixed_precision), `master_weights` (16-bit master weights and optimizer states),
+`reference` (deepspeed_config_file, zero_optimization presence), `zero` (ZeRO settings against the stage),
+`zero3_init` (the YAML's zero3_init_flag against the stage). Their rules are listed in accelwiz/rules/catalog.py.
 """
