@@ -68,7 +68,8 @@ def trainer_inputs(file: Path | None, argv: list[str], files: list[Path], consol
         # no Trainer arguments: `check` need not import their parser; --num-processes alone is the launch's count,
         # which check joins with the files (accelwiz/effective_flags.py)
         return None, files
-    from accelwiz.config.training_args import load_training_arguments, parse_argv, with_trl_defaults
+    from accelwiz.config.training_args import load_training_arguments, parse_argv
+    from accelwiz.config.trl_arguments import with_trl_defaults
 
     arguments = load_training_arguments(file, argv)
     if arguments is None and trl:

@@ -1,8 +1,8 @@
 """TRL's own arguments (DPOConfig, GRPOConfig of trl 1.16) beside the Trainer's: what `check --kind dpo|grpo`
 reads from the training command line after `--` and from a TRL recipe YAML.
 
-`TrlArguments` extends `TrainerArguments` (accelwiz/config/training_args.py reads the Trainer's fields, TRL's
-bf16/checkpointing defaults included), so every AW7xx rule sees the run as before; the TRL rules (AW8xx) read
+`TrlArguments` extends `TrainerArguments` (accelwiz/config/training_args.py reads the Trainer's fields;
+`with_trl_defaults` here applies TRL's bf16/checkpointing defaults), so every AW7xx rule sees the run as before; the TRL rules (AW8xx) read
 `trl` and `kind`. Only the fields the AW8xx rules judge are read, converted with the field's type as TrlParser's
 argparse would (`--use_vllm` alone is true, `--beta 0.04`, `--vllm_mode=server`).
 """
@@ -10,11 +10,11 @@ argparse would (`--use_vllm` alone is true, `--beta 0.04`, `--vllm_mode=server`)
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from accelwiz.config.training_args import TrainerArguments, with_trl_defaults
+from accelwiz.config.training_args import TrainerArguments, with_post_init_problems
 
 # name -> (type, DPOConfig default, GRPOConfig default); "absent" where the config has no such field
 _ABSENT = object()
@@ -166,6 +166,30 @@ def _load(file: Path) -> Any:
         return yaml.safe_load(text)
     except Exception:  # noqa: BLE001 - training_args.parse_file already reported an unreadable file
         return None
+
+
+def with_trl_defaults(args: TrainerArguments, *, sft: bool = False) -> TrainerArguments:
+    """The arguments as a TRL config reads them: TRL's `_BaseConfig` (the base of SFTConfig, DPOConfig, GRPOConfig...)
+    defaults `bf16` to `not fp16` and `gradient_checkpointing` to true; SFTConfig's learning rate is 2e-5. Values
+    given explicitly keep their value."""
+    values, given = dict(args.values), dict(args.given)
+    applied = []
+    if not args.is_given("bf16"):
+        values["bf16"] = not values["fp16"]
+        given["bf16"] = f"bf16 (TRL default: {'off, fp16 is given' if values['fp16'] else 'on, fp16 is not given'})"
+        applied.append(f"bf16 {str(values['bf16']).lower()}")
+    if not args.is_given("gradient_checkpointing") and not args.is_given("activation_checkpointing"):
+        values["gradient_checkpointing"] = True
+        given["gradient_checkpointing"] = "gradient_checkpointing (TRL default: on)"
+        applied.append("gradient checkpointing on")
+    if sft and not args.is_given("learning_rate"):
+        values["learning_rate"] = 2e-05
+        given["learning_rate"] = "learning_rate (SFTConfig default 2e-05)"
+        applied.append("learning rate 2e-05")
+    notes = args.notes + ((f"TRL's defaults: {', '.join(applied)}",) if applied else ())
+    kept = tuple(p for p in args.problems if not p.message.startswith("At most one"))  # judged again below
+    return with_post_init_problems(replace(args, values=values, given=given, notes=notes,
+                                           trl_config="sft" if sft else "trl", problems=kept))
 
 
 def with_trl(arguments: TrainerArguments | None, kind: str, file: Path | None, argv: list[str]) -> TrlArguments:

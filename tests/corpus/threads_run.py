@@ -130,7 +130,7 @@ def _training_args(case: Case) -> Any:
     args = load_training_arguments(file, argv) or parse_argv([])
     args = replace(args, world_size=case.num_processes) if case.num_processes else args
     if case.trl:
-        from accelwiz.config.training_args import with_trl_defaults
+        from accelwiz.config.trl_arguments import with_trl_defaults
 
         args = with_trl_defaults(args, sft=True)
     if case.kind:

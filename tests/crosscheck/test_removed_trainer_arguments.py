@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from accelwiz.config.training_args import ALL_FIELDS, REMOVED_IN_5
+from accelwiz.config.trainer_fields import ALL_FIELDS, REMOVED_IN_5
 
 transformers = pytest.importorskip("transformers")
 

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from accelwiz.config.trainer_deepspeed import get_value, inline_config, resolve_for_trainer
-from accelwiz.config.training_args import FIELDS, parse_argv
+from accelwiz.config.trainer_fields import FIELDS
+from accelwiz.config.training_args import parse_argv
 
 pytest.importorskip("transformers")
 pytest.importorskip("deepspeed")
@@ -240,7 +241,7 @@ def test_modelled_defaults_are_transformers_defaults():
 
     from transformers import TrainingArguments
 
-    from accelwiz.config.training_args import ALL_FIELDS
+    from accelwiz.config.trainer_fields import ALL_FIELDS
 
     real = {f.name: f for f in dataclasses.fields(TrainingArguments) if f.init}
     assert set(real) == set(ALL_FIELDS)
@@ -280,7 +281,7 @@ def test_trl_defaults_are_sftconfigs(argv, tmp_path):
     trl = pytest.importorskip("trl")
     from transformers import HfArgumentParser
 
-    from accelwiz.config.training_args import with_trl_defaults
+    from accelwiz.config.trl_arguments import with_trl_defaults
 
     (real,) = HfArgumentParser(trl.SFTConfig).parse_args_into_dataclasses(
         [*argv, "--output_dir", str(tmp_path), "--use_cpu", "true", "--report_to", "none"])
@@ -298,7 +299,7 @@ _STR_CHOICES = {"optim": ["adafactor", "adamw_torch", "sgd"], "lr_scheduler_type
 def _argv_strategy():
     from hypothesis import strategies as st
 
-    from accelwiz.config.training_args import FIELDS
+    from accelwiz.config.trainer_fields import FIELDS
 
     # tf32: TrainingArguments refuses --tf32 true without an Ampere GPU, which this machine may or may not have
     # fsdp/fsdp_config: TrainingArguments rewrites both; tests/crosscheck/test_trainer_fsdp_plugin.py compares them
@@ -325,7 +326,7 @@ def test_random_command_lines_read_as_hf_argument_parser(tmp_path):
     from hypothesis import given, settings
     from transformers import HfArgumentParser, TrainingArguments
 
-    from accelwiz.config.training_args import FIELDS
+    from accelwiz.config.trainer_fields import FIELDS
     from accelwiz.rules.trainer_schedule import best_model_schedule_problem, effective_eval_steps
 
     parser = HfArgumentParser(TrainingArguments)

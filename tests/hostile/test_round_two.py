@@ -73,7 +73,7 @@ def test_a_data_file_is_judged_by_its_sample(tmp_path):
 
 
 def test_a_huge_training_script_is_not_read_whole(tmp_path):
-    from accelwiz.config.training_args import trainer_arguments_for_script
+    from accelwiz.config.trainer_script import trainer_arguments_for_script
 
     script = tmp_path / "train.py"
     with open(script, "wb") as handle:  # a sparse 7 GiB file: no disk used

@@ -81,7 +81,7 @@ def test_gpu_ids_replace_the_variable(cli, here, monkeypatch):
 def test_optimizer_names_are_the_installed_ones():
     from transformers.training_args import OptimizerNames
 
-    from accelwiz.config.training_args import OPTIMIZERS, REMOVED_OPTIMIZERS_IN_5
+    from accelwiz.config.trainer_fields import OPTIMIZERS, REMOVED_OPTIMIZERS_IN_5
 
     installed = {member.value for member in OptimizerNames}
     assert OPTIMIZERS == installed and not set(REMOVED_OPTIMIZERS_IN_5) & installed

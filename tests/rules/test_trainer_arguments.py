@@ -206,7 +206,7 @@ def test_run_preflights_a_trainer_scripts_arguments(cli, write, tmp_path, monkey
 
 
 def test_trl_config_file_is_read_for_a_trl_script(write, tmp_path):
-    from accelwiz.config.training_args import trainer_arguments_for_script
+    from accelwiz.config.trainer_script import trainer_arguments_for_script
 
     script = write("sft.py", "from trl import SFTConfig, TrlParser\n")
     recipe = write("recipe.yaml", "per_device_train_batch_size: 2\nbf16: true\n")
@@ -216,7 +216,7 @@ def test_trl_config_file_is_read_for_a_trl_script(write, tmp_path):
 
 
 def test_trl_defaults_turn_bf16_and_checkpointing_on(write):
-    from accelwiz.config.training_args import with_trl_defaults
+    from accelwiz.config.trl_arguments import with_trl_defaults
 
     args = with_trl_defaults(parse_argv([]), sft=True)
     assert (args["bf16"], args.gradient_checkpointing, args["learning_rate"]) == (True, True, 2e-05)
@@ -228,7 +228,7 @@ def test_trl_defaults_turn_bf16_and_checkpointing_on(write):
 
 def test_trl_script_on_a_v100_is_bf16_without_flags(write, corpus):
     """A TRL script with no --bf16 trains in bf16 (TRL's default): on a V100 that is AW703."""
-    from accelwiz.config.training_args import trainer_arguments_for_script
+    from accelwiz.config.trainer_script import trainer_arguments_for_script
 
     script = write("sft.py", "from trl import SFTConfig, SFTTrainer, TrlParser\n")
     args = trainer_arguments_for_script(script, ["--per_device_train_batch_size", "4"])

@@ -7,7 +7,8 @@ import logging
 
 import pytest
 
-from accelwiz.config.training_args import parse_argv, with_trl_defaults
+from accelwiz.config.training_args import parse_argv
+from accelwiz.config.trl_arguments import with_trl_defaults
 from tests.rules.helpers import codes
 
 PLAIN = "distributed_type: MULTI_GPU\nnum_processes: 4\n"

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from accelwiz.config.training_args import parse_argv, with_trl_defaults
+from accelwiz.config.training_args import parse_argv
+from accelwiz.config.trl_arguments import with_trl_defaults
 from tests.rules.helpers import codes
 
 FSDP2 = "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_version: 2\n"

@@ -6,7 +6,8 @@ import dataclasses
 
 import pytest
 
-from accelwiz.config.training_args import parse_argv, parse_file, with_trl_defaults
+from accelwiz.config.training_args import parse_argv, parse_file
+from accelwiz.config.trl_arguments import with_trl_defaults
 from accelwiz.config.trl_arguments import with_trl
 from accelwiz.rules.trl_removed import ABBREVIATES, CONFIG_NAMES, REMOVED
 from tests.rules.helpers import codes, diagnostics
