@@ -3,6 +3,7 @@ and choices are computed from the machine and the answers so far (suggest.py). N
 
 from __future__ import annotations
 
+from accelwiz.wizard import fine_tuning as ft
 from accelwiz.wizard import posttraining as post
 from accelwiz.wizard import predicates as p
 from accelwiz.wizard import suggest as s
@@ -86,10 +87,10 @@ CATALOG: tuple[Question, ...] = (
         "How will you fine-tune it?",
         kind="select",
         when=p.has_model,
-        default=s.default_regime,
-        choices=s.regime_choices,
+        default=ft.default_regime,
+        choices=ft.regime_choices,
         refuse=post.refuse_regime,
-        explain=s.explain_regime,
+        explain=ft.explain_regime,
         help="LoRA trains small adapters and needs far less optimizer memory than full fine-tuning.",
     ),
     Question(

@@ -1,13 +1,13 @@
-"""The memory plan behind the wizard's defaults: the estimator's options for the answers so far, and the
-fallbacks that fit when the chosen fine-tuning does not.
+"""The memory plan behind the wizard's defaults: the estimator's options for the answers so far, costed once per
+set of answers, and the fine-tuning that fits by default.
 
-One-way: suggest.py (defaults, choices) and generate.py import this module; it imports neither.
+One-way: suggest.py (defaults, choices), fallbacks.py and generate.py import this module; it imports none of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from accelwiz.probe.model import MachineProfile
@@ -15,8 +15,6 @@ from accelwiz.vocab import GIB
 from accelwiz.wizard.answers import Precision, Regime, StrategyChoice
 
 REGIME_NAME = {Regime.full: "full fine-tuning", Regime.lora: "LoRA", Regime.qlora: "QLoRA"}
-# Shorter sequences the fallback tries, longest first (halving the default 2048 down to 512).
-SHORTER_SEQUENCES = (1024, 512)
 
 
 @dataclass(frozen=True)
@@ -112,12 +110,12 @@ class Plan:
         faster = self.options[: self.options.index(best)]
         if faster:
             first = faster[0]
-            short = _short_of(first)
+            short = short_of(first)
             text += f"; {first.label} would need {short}"
         return text
 
 
-def _short_of(option: Option) -> str:
+def short_of(option: Option) -> str:
     """What a non-fitting option lacks, naming GPU memory or host RAM (never both in one phrase)."""
     verdict = option.verdict
     if verdict.gpu is not None and verdict.gpu.verdict != "fits":
@@ -276,157 +274,3 @@ def _option(estimate: Any, verdict: Any) -> Option:
         label=strategy.label,
         phases=tuple((name, int(value)) for name, value in estimate.phases),
     )
-
-
-def default_regime(answers: Mapping[str, Any], system: MachineProfile) -> Regime:
-    """The fastest fine-tuning that fits without NVMe offload (which needs a path): full, else LoRA, else QLoRA;
-    full when nothing fits at all (the fallbacks then say what would)."""
-    from accelwiz.wizard.post_settings import regimes_for
-
-    for regime in regimes_for(answers):
-        plan = plan_for({**answers, "regime": regime}, system)
-        if plan is None or plan.best_option(nvme=False) is not None:
-            return regime
-    return Regime.full
-
-
-def explain_regime(answers: Mapping[str, Any], system: MachineProfile) -> str | None:
-    """Why the default is not full fine-tuning, in one line."""
-    regime = default_regime(answers, system)
-    if regime is Regime.full:
-        return None
-    full = plan_for({**answers, "regime": Regime.full}, system)
-    picked = plan_for({**answers, "regime": regime}, system)
-    assert full is not None and picked is not None
-    frugal = min((o for o in full.options if not o.nvme), key=lambda o: (o.per_gpu_bytes, o.host_bytes))
-    best = picked.best_option(nvme=False)
-    assert best is not None
-    nvme = next((o for o in full.options if o.nvme and o.fits), None)
-    why = f"full fine-tuning does not fit: even {frugal.label} needs {_short_of(frugal)}"
-    if nvme is not None:
-        why += " (NVMe offload would: choose full, then ZeRO-3 NVMe and give a path)"
-    return f"default {REGIME_NAME[regime]} ({best.label}): {why}"
-
-
-@dataclass(frozen=True)
-class Fallback:
-    """A change of answers that makes the plan fit, and the one line that says why it was chosen."""
-
-    changes: dict[str, Any]
-    option: Option
-    reason: str
-    asks: tuple[str, ...] = field(default=())  # questions the change brings that have no default (nvme_path)
-
-    @property
-    def title(self) -> str:
-        what = ", ".join(f"{k}: {_value(v) if not isinstance(v, bool) else str(v).lower()}"
-                         for k, v in self.changes.items())
-        return f"{what} ({self.option.label}, {self.option.per_gpu_bytes / GIB:.1f} GiB per GPU)"
-
-
-def fallbacks(answers: Mapping[str, Any], system: MachineProfile, *, fixed: frozenset[str] = frozenset(),
-              nvme: bool = True) -> list[Fallback]:
-    """What fits, in order of speed: the chosen fine-tuning with CPU offload, then with NVMe offload, LoRA,
-    QLoRA, a shorter sequence, more GPUs of this machine. `fixed` are answers the user gave explicitly (never
-    changed); `nvme` False leaves NVMe out (no path can be asked)."""
-    found: list[Fallback] = []
-    plan = plan_for(answers, system)
-    if plan is None:
-        return found
-    strategy_free = not fixed & {"strategy", "offload_optimizer", "offload_params", "offload_device"}
-    current = plan.chosen(answers)
-    shortage = f"{current.label} needs {_short_of(current)}" if current is not None and not current.fits else \
-        "the chosen strategy was not costed"
-    if strategy_free:
-        cpu = plan.best_option(nvme=False)
-        if cpu is not None:
-            found.append(Fallback(cpu.answers(), cpu, f"{cpu.label} fits where {shortage}"))
-        disk = next((o for o in plan.fitting() if o.nvme), None)
-        if nvme and disk is not None and cpu is None:
-            cpu_offload = min((o for o in plan.options if o.offload_device == "cpu"),
-                              key=lambda o: (o.per_gpu_bytes, o.host_bytes), default=None)
-            why = f"CPU offload needs {_short_of(cpu_offload)}" if cpu_offload else shortage
-            found.append(Fallback(disk.answers(), disk, f"{disk.label} fits where {why}",
-                                  asks=() if answers.get("nvme_path") else ("nvme_path",)))
-    regime = Regime(_value(answers.get("regime")) or "full")
-
-    def fit(changes: dict[str, Any]) -> tuple[dict[str, Any], Option] | None:
-        """The option that fits with `changes`: the fastest one, or the fixed strategy's own."""
-        changed = plan_for({**answers, **changes}, system)
-        if changed is None:
-            return None
-        if strategy_free:
-            best = changed.best_option(nvme=False)
-            return ({**changes, **best.answers()}, best) if best is not None else None
-        same = changed.chosen(answers)
-        return (changes, same) if same is not None and same.fits else None
-
-    from accelwiz.wizard.post_settings import regimes_for, training_kind
-
-    offered = regimes_for(answers)
-    if "regime" not in fixed:
-        for lighter in (Regime.lora, Regime.qlora):
-            if list(Regime).index(lighter) <= list(Regime).index(regime) or lighter not in offered:
-                continue
-            found_fit = fit({"regime": lighter})
-            if found_fit is not None:
-                changes, option = found_fit
-                found.append(Fallback(changes, option, f"{REGIME_NAME[lighter]} fits ({option.label}) where "
-                                                       f"{REGIME_NAME[regime]} does not: {shortage}"))
-                break
-    lightest = offered[-1] if "regime" not in fixed else regime
-    if training_kind(answers).post and "max_completion_length" not in fixed:
-        # DPO/GRPO: the sequence is prompt + completion; the completion is what can be shortened
-        completion = int(answers.get("max_completion_length") or 512)
-        for shorter in (completion // 2, completion // 4):
-            found_fit = fit({"max_completion_length": shorter, **({"regime": lightest} if lightest is not regime
-                                                                   else {})}) if shorter >= 16 else None
-            if found_fit is not None:
-                changes, option = found_fit
-                found.append(Fallback(changes, option, f"completion {shorter} fits ({option.label}) where "
-                                                       f"{completion} does not: {shortage}"))
-                break
-    elif "seq_len" not in fixed:
-        for seq in SHORTER_SEQUENCES:
-            if seq >= int(answers.get("seq_len") or 2048):
-                continue
-            found_fit = fit({"seq_len": seq, **({"regime": lightest} if lightest is not regime else {})})
-            if found_fit is not None:
-                changes, option = found_fit
-                found.append(Fallback(changes, option, f"sequence {seq} fits ({option.label}) where "
-                                                       f"{answers.get('seq_len') or 2048} does not: {shortage}"))
-                break
-    gpus = int(answers.get("gpus") or system.gpu_count)
-    if "gpus" not in fixed and gpus < system.gpu_count:
-        found_fit = fit({"gpus": system.gpu_count})
-        if found_fit is not None:
-            changes, option = found_fit
-            found.append(Fallback(changes, option, f"{system.gpu_count} GPUs fit ({option.label}) where {gpus} "
-                                                   "do not"))
-    return found
-
-
-def what_would_fit(answers: Mapping[str, Any], system: MachineProfile, *,
-                   fixed: frozenset[str] = frozenset()) -> str:
-    """For 'nothing fits': the fewest machines of this kind with which QLoRA (or the regime given) fits with the
-    fastest strategy, else the GPU memory one GPU would need."""
-    from accelwiz.wizard.post_settings import regimes_for
-
-    regime = Regime(_value(answers.get("regime")) or "full")
-    lightest = {**answers, "regime": regime if "regime" in fixed else regimes_for(answers)[-1]}
-    gpus = int(answers.get("gpus") or system.gpu_count)
-    current = int(answers.get("num_machines") or 1)
-    for machines in (current, *(n for n in (2, 4, 8, 16, 32, 64) if n > current)):
-        plan = plan_for({**lightest, "num_machines": machines, "gpus": gpus}, system)
-        best = plan.best_option(nvme=False) if plan else None
-        if best is not None:
-            where = "these machines" if machines == current else f"{machines} machines of {gpus} GPU(s)"
-            return (f"{where} with {REGIME_NAME[Regime(_value(lightest['regime']))]} and {best.label} "
-                    f"({best.per_gpu_bytes / GIB:.1f} GiB per GPU)")
-    plan = plan_for(lightest, system)
-    on_gpu = [o for o in plan.options if o.offload_device == "none"] if plan else []
-    if not on_gpu:
-        return "a larger machine"
-    least = min(on_gpu, key=lambda o: o.per_gpu_bytes)
-    return (f"GPUs with {least.per_gpu_bytes / GIB / 0.9:.0f} GiB or more ({_value(lightest['regime'])}, "
-            f"{least.label} without offload)")

@@ -18,6 +18,7 @@ from accelwiz.vocab import GIB
 from accelwiz.wizard import costing as memory
 from accelwiz.wizard.answers import Generation, Owner, Regime, TrainingKind
 from accelwiz.wizard.catalog_types import Choice
+from accelwiz.wizard.fine_tuning import default_regime
 from accelwiz.wizard.post_settings import training_kind, vllm_missing
 
 KIND_LABELS = {
@@ -50,7 +51,7 @@ def _best(answers: Mapping[str, Any], system: MachineProfile) -> str:
     """Costed with the method asked, else the one the method question will default to (full, else LoRA, else
     QLoRA: the first that fits), named: a 7B on one 24 GiB GPU is 'LoRA, single GPU, ...', not 'does not fit'."""
     named = answers.get("regime") is not None
-    regime = answers.get("regime") if named else memory.default_regime(answers, system)
+    regime = answers.get("regime") if named else default_regime(answers, system)
     plan = memory.plan_for({**answers, "regime": regime}, system)
     if plan is None:
         return ""

@@ -11,7 +11,7 @@ from accelwiz.errors import UsageError
 from accelwiz.probe.model import MachineProfile
 from accelwiz.vocab import GIB
 from accelwiz.wizard import costing as memory
-from accelwiz.wizard.answers import Launcher, OffloadDevice, Owner, Precision, Regime, StrategyChoice
+from accelwiz.wizard.answers import Launcher, OffloadDevice, Owner, Precision, StrategyChoice
 from accelwiz.wizard.catalog_types import Choice
 from accelwiz.wizard.predicates import uses_deepspeed
 
@@ -168,34 +168,6 @@ def nvme_drive_of(path: Path) -> str | None:
 
 
 # ---- choices and defaults ------------------------------------------------------------------------------------
-
-
-def regime_choices(answers: Mapping[str, Any], system: MachineProfile) -> list[Choice]:
-    labels = {
-        Regime.full: "Full fine-tuning (every weight trains)",
-        Regime.lora: "LoRA (small adapters on a frozen model)",
-        Regime.qlora: "QLoRA (LoRA on a 4-bit quantized model)",
-    }
-    from accelwiz.wizard.post_settings import regimes_for
-
-    choices = []
-    for regime, label in labels.items():
-        if regime not in regimes_for(answers):
-            continue  # DPO/GRPO: full or LoRA (refuse_regime says why not QLoRA)
-        plan = memory.plan_for({**answers, "regime": regime}, system)
-        best = plan.best_option(nvme=False) if plan else None
-        if plan is not None:
-            label += f": {best.label}, {best.per_gpu_bytes / GIB:.1f} GiB per GPU" if best else ": does not fit"
-        choices.append(Choice(label, regime))
-    return choices
-
-
-def default_regime(answers: Mapping[str, Any], system: MachineProfile) -> Regime:
-    return memory.default_regime(answers, system)
-
-
-def explain_regime(answers: Mapping[str, Any], system: MachineProfile) -> str | None:
-    return memory.explain_regime(answers, system)
 
 
 def default_checkpointing(answers: Mapping[str, Any], system: MachineProfile) -> bool:

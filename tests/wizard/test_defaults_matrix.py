@@ -14,7 +14,8 @@ MODELS = ("gpt2", "llama-3.2-1b", "llama-3.1-8b", "qwen2.5-32b", "llama-3.1-70b"
 def _qlora_with_offload_fits(system_name: str, model: str) -> bool:
     """Independently of the wizard's flow: does any costed strategy fit QLoRA at the shortest sequence tried?"""
     from accelwiz.probe.profiles import load_system
-    from accelwiz.wizard.costing import SHORTER_SEQUENCES, plan_for
+    from accelwiz.wizard.costing import plan_for
+    from accelwiz.wizard.fallbacks import SHORTER_SEQUENCES
 
     system = load_system(system_name)
     answers = {"model": model, "regime": "qlora", "seq_len": min(SHORTER_SEQUENCES), "micro_batch": 1,

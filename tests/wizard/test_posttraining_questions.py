@@ -148,7 +148,7 @@ def test_a_dpo_plan_that_does_not_fit_is_offered_a_shorter_completion():
     """The fallbacks shorten what DPO/GRPO can shorten (the completion, not `seq_len`, which they do not ask),
     costed by the post-training estimate; never QLoRA."""
     from accelwiz.wizard.answers import Precision, Regime, StrategyChoice, TrainingKind
-    from accelwiz.wizard.costing import fallbacks
+    from accelwiz.wizard.fallbacks import fallbacks
 
     answers = {"model": "llama-3.1-8b", "kind": TrainingKind.dpo, "regime": Regime.lora, "max_prompt_length": 1024,
                "max_completion_length": 4096, "micro_batch": 2, "gpus": 1, "strategy": StrategyChoice.single,
