@@ -12,6 +12,7 @@ from accelwiz.wizard.flow import GoBack
 
 # The key that goes back one question at any prompt (no answer is spelled "<").
 BACK_KEY = "<"
+NOTHING_BEFORE = "< : no earlier question was asked here, so this one stays (Ctrl-C cancels)"
 
 
 def spelled(value: Any) -> str:
@@ -99,12 +100,18 @@ class QuestionaryPrompter:
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
+        self.back_from: str | None = None  # the question `<` was pressed at, until the next one is shown
 
     def ask(self, question: Question, *, default: Any, choices: Sequence[Choice], note: str | None,
             check: Callable[[Any], Any] | None = None) -> Any:
         import questionary
 
-        self.stream.write(f"\n  {question.help} (< goes back)\n" + (f"  {note}\n" if note else ""))
+        # `<` where no question was asked before (the first one, or the one answer edited from the review) comes
+        # back to the same question: say so, or it looks like going back and straight forward again
+        stayed = self.back_from == question.key
+        self.back_from = None
+        self.stream.write(f"\n  {question.help} (< goes back)\n" + (f"  {note}\n" if note else "")
+                          + (f"  {NOTHING_BEFORE}\n" if stayed else ""))
         self.stream.flush()
         prompt = _build(questionary, question, default, choices, check)
         _bind_keys(prompt, typed=question.kind in ("int", "float", "text", "path"))
@@ -114,6 +121,9 @@ class QuestionaryPrompter:
             value = prompt.unsafe_ask()
         except EOFError:
             raise KeyboardInterrupt from None
+        except GoBack:
+            self.back_from = question.key
+            raise
         if question.kind in ("int", "float", "text", "path") and not value.strip() and default is not None:
             return default  # Enter on an empty line keeps the default shown in brackets
         return value
