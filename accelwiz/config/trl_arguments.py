@@ -2,9 +2,9 @@
 reads from the training command line after `--` and from a TRL recipe YAML.
 
 `TrlArguments` extends `TrainerArguments` (accelwiz/config/training_args.py reads the Trainer's fields;
-`with_trl_defaults` here applies TRL's bf16/checkpointing defaults), so every AW7xx rule sees the run as before; the TRL rules (AW8xx) read
-`trl` and `kind`. Only the fields the AW8xx rules judge are read, converted with the field's type as TrlParser's
-argparse would (`--use_vllm` alone is true, `--beta 0.04`, `--vllm_mode=server`).
+`with_trl_defaults` here applies TRL's bf16/checkpointing defaults), so every AW7xx rule sees the run as before;
+the TRL rules (AW8xx) read `trl` and `kind`. Only the fields the AW8xx rules judge are read, converted with the
+field's type as TrlParser's argparse would (`--use_vllm` alone is true, `--beta 0.04`, `--vllm_mode=server`).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from accelwiz.config import deepspeed as model
+from accelwiz.config import deepspeed_zero as zero
 from accelwiz.config.validate import known_keys, schema_issues
 from accelwiz.document import parse_text
 
@@ -119,8 +120,8 @@ def deepspeed_models():
     )
 
     return [
-        (model.ZeroOptimization, DeepSpeedZeroConfig), (model.OffloadParam, DeepSpeedZeroOffloadParamConfig),
-        (model.OffloadOptimizer, DeepSpeedZeroOffloadOptimizerConfig), (model.ZenFlow, ZenFlowConfig),
+        (zero.ZeroOptimization, DeepSpeedZeroConfig), (zero.OffloadParam, DeepSpeedZeroOffloadParamConfig),
+        (zero.OffloadOptimizer, DeepSpeedZeroOffloadOptimizerConfig), (zero.ZenFlow, ZenFlowConfig),
         (model.FP16, DeepSpeedFP16Config), (model.BF16, DeepSpeedBF16Config), (model.Compile, CompileConfig),
         (model.HybridEngine, HybridEngineConfig), (model.CommsLogger, CommsLoggerConfig),
         (model.MonitorOutput, TensorBoardConfig), (model.MonitorOutput, CSVConfig),

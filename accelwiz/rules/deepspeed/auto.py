@@ -49,7 +49,7 @@ def _unfilled_autos(ctx: CheckContext) -> Iterator[KeyPath]:
 
 def _filled_name(path: KeyPath) -> str | None:
     """For a short ZeRO name whose `stage3_` spelling accelerate fills, that spelling."""
-    from accelwiz.config.deepspeed import STAGE3_ALIASES
+    from accelwiz.config.deepspeed_zero import STAGE3_ALIASES
 
     if len(path) == 2 and path[0] == ZERO:
         alias = next((a for a, short in STAGE3_ALIASES.items() if short == path[1]), None)

@@ -161,7 +161,7 @@ def stage3_key_given_twice(ctx: CheckContext) -> Iterator[Finding]:
     """
     if ctx.deepspeed is None or not ctx.deepspeed.section(ZERO):
         return  # without this, every `check` of a plain YAML would build the DeepSpeed models (~80 ms)
-    from accelwiz.config.deepspeed import STAGE3_ALIASES
+    from accelwiz.config.deepspeed_zero import STAGE3_ALIASES
 
     zero = ctx.deepspeed.section(ZERO)
     pairs = [*STAGE3_ALIASES.items(), ("cpu_offload", "offload_optimizer"),
