@@ -81,7 +81,7 @@ def errors(path: Path) -> Counter:
 @given(st.data())
 def test_fix_never_makes_a_mutated_corpus_file_worse_and_is_idempotent(data):
     from accelwiz.document import load_document
-    from accelwiz.fix.apply import _apply
+    from accelwiz.fix.search import _apply
 
     source = data.draw(st.sampled_from(FILES), label="file")
     document = load_document(source)
@@ -116,7 +116,7 @@ def test_fix_on_a_yaml_json_pair_never_makes_the_pair_worse(data):
     """A corpus JSON named by a YAML, a mistake in either file: fixing adds no error to the pair (a fix that would
     is refused) and a second --fix changes nothing."""
     from accelwiz.document import load_document
-    from accelwiz.fix.apply import _apply
+    from accelwiz.fix.search import _apply
 
     source = data.draw(st.sampled_from(JSONS), label="json")
     document = load_document(source, kind="deepspeed")
