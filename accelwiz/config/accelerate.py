@@ -8,9 +8,9 @@ the launcher ends up using when a key is absent. Where the launcher adds a prefi
 spellings are accepted; where it does not (`parallelism_config`, `megatron_lm_config`), accelerate silently
 ignores the unprefixed key, and it is reported as misplaced here.
 
-The nested section models live in `accelerate_sections.py` (imported here, so `from
-accelwiz.config.accelerate import FsdpSection` keeps working); the values a run uses are read in
-`accelwiz/effective.py`.
+The nested section models live in `accelerate_sections.py` (deepspeed_config, fsdp_config) and
+`accelerate_feature_sections.py` (fp8, dynamo, megatron_lm, mpirun, parallelism); the values a run uses are read
+in `accelwiz/effective.py`.
 """
 
 # No `from __future__ import annotations` here: pydantic would compile every annotation string back into a type
@@ -20,17 +20,14 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from accelwiz.config.accelerate_sections import (
-    DeepSpeedSection,
+from accelwiz.config.accelerate_feature_sections import (
     DynamoSection,
     Fp8Section,
-    FsdpSection,
     MegatronLMSection,
     MpirunSection,
     ParallelismSection,
-    PositiveInt,
-    key,
 )
+from accelwiz.config.accelerate_sections import DeepSpeedSection, FsdpSection, PositiveInt, key
 from accelwiz.config.base import StrictModel
 
 # More processes (or machines) than any cluster has: the largest training runs use about 10**5 GPUs. A count above
