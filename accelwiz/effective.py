@@ -87,6 +87,8 @@ class EffectiveConfig:
     zero3_max_live_parameters: EffectiveValue = UNSET
     zero3_max_reuse_distance: EffectiveValue = UNSET
     zero3_prefetch_bucket_size: EffectiveValue = UNSET
+    zero3_param_persistence_threshold: EffectiveValue = UNSET
+    zero_reduce_bucket_size: EffectiveValue = UNSET  # ZeRO's reduce bucket (elements), any stage
     bf16_master_weights_and_grads: EffectiveValue = UNSET  # the JSON's bf16 section: the ZeRO master copy in bf16
     bf16_optimizer_states: EffectiveValue = UNSET  # ... and its optimizer states
     fsdp_version: EffectiveValue = UNSET

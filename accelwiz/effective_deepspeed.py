@@ -71,9 +71,11 @@ def from_json(json: DocumentReader, alone: bool) -> dict[str, EffectiveValue]:
     result = {"zero_stage": stage,
               "offload_optimizer": _json_offload(json, "offload_optimizer", "cpu_offload"),
               "offload_param": _json_offload(json, "offload_param", "cpu_offload_param")}
-    for name in ("max_live_parameters", "max_reuse_distance", "prefetch_bucket_size"):
+    for name in ("max_live_parameters", "max_reuse_distance", "prefetch_bucket_size", "param_persistence_threshold"):
         result[f"zero3_{name}"] = json.value(*zero, f"stage3_{name}", read=coerce.integer,
                                              exact=lambda v: coerce.integer(v) is not None)  # 1e9 reads as int
+    result["zero_reduce_bucket_size"] = json.value(*zero, "reduce_bucket_size", read=coerce.integer,
+                                                   exact=lambda v: coerce.integer(v) is not None)
     for name in ("bf16_master_weights_and_grads", "bf16_optimizer_states"):
         result[name] = json.value("bf16", name, read=coerce.flag, exact=coerce.exact_flag)
     gas = json.value("gradient_accumulation_steps", read=coerce.integer, exact=coerce.exact_integer)

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 from accelwiz.estimate.fsdp_reserve import FSDP_UNIT_GRADIENT_BYTES, fsdp_gathered_bytes, fsdp_root_parameters
 from accelwiz.estimate.zero3_gathered import (
-    PARAM_PERSISTENCE_THRESHOLD,
-    REDUCE_BUCKET_ELEMENTS,
+    persistence_threshold,
+    reduce_bucket_elements,
+    zero3_gathered_buffer_bytes,
     zero3_prefetch_elements,
 )
 
@@ -32,20 +33,18 @@ def buffer_bytes(workload: Workload, strategy: Strategy) -> tuple[float, list[st
         buffers += trainable_width(workload, strategy) * trainable
         notes.append("DDP gradient buckets: a second copy of the gradients (gradient_as_bucket_view=False)")
     elif strategy.kind in ("zero1", "zero2"):
-        buffers += width * min(REDUCE_BUCKET_ELEMENTS, trainable)
-        notes.append(
-            "ZeRO reduce bucket: reduce_bucket_size 5e8 elements (or the trainable count if smaller)"
-        )
+        bucket = reduce_bucket_elements(workload, strategy)
+        buffers += width * bucket
+        notes.append(f"ZeRO reduce bucket: reduce_bucket_size {bucket:.3g} elements")
     elif strategy.kind == "zero3":
-        persistent = sum(t.numel for t in spec.tensors() if t.numel <= PARAM_PERSISTENCE_THRESHOLD)
-        live = (
-            2 * width * spec.largest_layer_parameters
-        )  # gathered 16-bit params + grads of the largest module
-        prefetch = zero3_prefetch_elements(workload, strategy)
-        buffers += live + width * (prefetch + min(REDUCE_BUCKET_ELEMENTS, trainable) + persistent)
+        threshold = persistence_threshold(workload, strategy)
+        persistent = sum(t.numel for t in spec.tensors() if t.numel <= threshold)
+        prefetch, bucket = zero3_prefetch_elements(workload, strategy), reduce_bucket_elements(workload, strategy)
+        # the largest module gathered with its gradient and one prefetch bucket (zero3_gathered.py)
+        buffers += zero3_gathered_buffer_bytes(workload, strategy) + width * (bucket + persistent)
         notes.append(
             f"ZeRO-3: largest module gathered with its gradient, prefetch bucket {prefetch:.3g}, reduce bucket "
-            "5e8, persistent small parameters (≤1e5 elements) replicated"
+            f"{bucket:.3g}, persistent small parameters (≤{threshold:.3g} elements) replicated"
         )
     elif strategy.is_fsdp:
         root = fsdp_root_parameters(spec)

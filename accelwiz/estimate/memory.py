@@ -43,7 +43,7 @@ from accelwiz.estimate.deepspeed_step import deepspeed_step_segments
 from accelwiz.estimate.states import ModelStates, as_the_engine_trains, model_states, optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
-from accelwiz.estimate.zero3_gathered import REDUCE_BUCKET_ELEMENTS, zero3_kept_bytes
+from accelwiz.estimate.zero3_gathered import reduce_bucket_elements, zero3_gathered_buffer_bytes, zero3_kept_bytes
 from accelwiz.vocab import GIB
 
 # What a process holds beside its tensors (CUDA context, cuBLAS workspaces, NCCL) is runtime.py's; what the
@@ -198,6 +198,9 @@ def _reserved(workload: Workload, strategy: Strategy, states: ModelStates, phase
                                  phases=[(p.total, p.parts["gradients"]) for p in phases])
     before_step = max(p.total for p in phases if p.name != "optimizer")
     reserved, note = reserved_bytes(peak.total, static, workload, step_segments, fsdp, before_step)
+    # never below the allocated peak: DeepSpeed's step also flattens its gradients into a 16-bit buffer, which
+    # takes a block forward and backward freed where one is large enough, or a segment of its own where none is
+    reserved = max(reserved, peak.total)
     small_pool, small_pool_note = adapter_small_pool_bytes(workload, strategy, peak.name)
     return reserved + small_pool, [note, *((small_pool_note,) if small_pool_note else ())]
 
@@ -291,7 +294,9 @@ def _phases(
         parts(gradients=states.gradients, temporaries=_tied_embedding_gradients(workload, strategy)),
     )
     backward = max((backward_start, recompute, backward_end), key=lambda p: p.total)
-    optimizer = _Phase("optimizer", parts(gradients=states.gradients, temporaries=step))
+    # ZeRO-3's step starts by releasing every gathered parameter (stage3.py `_partition_all_parameters`)
+    released = zero3_gathered_buffer_bytes(workload, strategy)
+    optimizer = _Phase("optimizer", parts(gradients=states.gradients, temporaries=step, buffers=buffers - released))
     return forward, backward, optimizer
 
 
@@ -305,7 +310,7 @@ def _backward_bucket(workload: Workload, strategy: Strategy) -> float:
     """ZeRO-1/2's reduce bucket (stage_1_and_2.py `backward` allocates `ipg_buffer`; the step drops it)."""
     if strategy.kind not in ("zero1", "zero2"):
         return 0.0
-    return (4 if workload.precision == "fp32" else 2) * min(REDUCE_BUCKET_ELEMENTS, workload.trainable_parameters)
+    return (4 if workload.precision == "fp32" else 2) * reduce_bucket_elements(workload, strategy)
 
 
 def _tied_embedding_gradients(workload: Workload, strategy: Strategy) -> float:

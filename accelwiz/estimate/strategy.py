@@ -65,7 +65,10 @@ class Strategy:
     # ZeRO-3 parameter coordinator settings a DeepSpeed JSON may set (None: DeepSpeed's defaults, memory.py)
     zero3_max_live_parameters: int | None = None
     zero3_max_reuse_distance: int | None = None
-    zero3_prefetch_bucket_size: int | None = None
+    # "auto": filled from the model's hidden size by the HF Trainer and accelerate (zero3_gathered.py)
+    zero3_prefetch_bucket_size: int | Literal["auto"] | None = None
+    zero3_param_persistence_threshold: int | Literal["auto"] | None = None
+    zero_reduce_bucket_size: int | Literal["auto"] | None = None  # ZeRO-1/2/3's reduce bucket, elements
     # DeepSpeed's bf16 section (0.19.8): the ZeRO optimizer's master copy and its Adam states in bf16, not fp32
     bf16_master_weights_and_grads: bool = False
     bf16_optimizer_states: bool = False
@@ -203,6 +206,11 @@ def strategy_from_effective(effective: EffectiveConfig) -> Strategy | None:
     return None  # TPU, XLA, CPU, MPS...: no GPU memory plan
 
 
+# the keys the HF Trainer (integrations/deepspeed.py `trainer_config_finalize`) and accelerate
+# (`Accelerator._prepare_deepspeed`) fill from the model's hidden size where the JSON says "auto"
+_HIDDEN_SIZE_AUTO = ("zero_reduce_bucket_size", "zero3_prefetch_bucket_size", "zero3_param_persistence_threshold")
+
+
 def _deepspeed_strategy(effective: EffectiveConfig, *, gpus_per_node: int, nodes: int) -> Strategy | None:
     stage = effective.zero_stage.value
     if stage not in (0, 1, 2, 3):
@@ -217,11 +225,14 @@ def _deepspeed_strategy(effective: EffectiveConfig, *, gpus_per_node: int, nodes
         param = "none"  # DeepSpeed ignores parameter offload below stage 3 (AW2xx reports it)
         optimizer = "cpu" if optimizer == "nvme" else optimizer  # and treats NVMe optimizer offload as CPU
     coordinator: dict[str, Any] = {}
-    if kind == "zero3":  # the JSON's stage3_* values where written and readable, else DeepSpeed's defaults
-        for name in ("zero3_max_live_parameters", "zero3_max_reuse_distance", "zero3_prefetch_bucket_size"):
-            value = getattr(effective, name).value
-            if isinstance(value, int) and value >= 0:
-                coordinator[name] = value
+    names = ("zero3_max_live_parameters", "zero3_max_reuse_distance", "zero3_prefetch_bucket_size",
+             "zero3_param_persistence_threshold") if kind == "zero3" else ()
+    for name in (*names, "zero_reduce_bucket_size"):  # as written and readable, else DeepSpeed's defaults
+        value = getattr(effective, name)
+        if isinstance(value.value, int) and value.value >= 0:
+            coordinator[name] = value.value
+        elif value.written == "auto" and name in _HIDDEN_SIZE_AUTO:  # the Trainer/accelerate fill it
+            coordinator[name] = "auto"
     for name in ("bf16_master_weights_and_grads", "bf16_optimizer_states"):
         if kind != "single" and getattr(effective, name).value is True:  # ZeRO stages 1-3 only (config.py)
             coordinator[name] = True

@@ -29,12 +29,45 @@ _LAYER_INDEX = re.compile(r"(?:^|\.)(?:layers|layer|h)\.(\d+)\.")
 
 
 
+def _bucket(value: int | str | None, default: int, auto: float) -> float:
+    """A ZeRO bucket or threshold: as written, "auto" as the HF Trainer and accelerate fill it from the hidden
+    size (transformers integrations/deepspeed.py: reduce_bucket_size h², stage3_prefetch_bucket_size 0.9·h²,
+    stage3_param_persistence_threshold 10·h), else DeepSpeed's default."""
+    if value == "auto":
+        return float(int(auto))
+    return float(default if value is None else value)
+
+
+def reduce_bucket_elements(workload: Workload, strategy: Strategy) -> float:
+    """ZeRO's reduce bucket: DeepSpeed allocates `reduce_bucket_size` elements whatever the trainable count
+    (stage3.py `bucket.buffer = torch.empty(self.reduce_bucket_size, ...)` at init, stage_1_and_2.py
+    `setup_buckets` in backward), so LoRA gets the whole bucket too."""
+    hidden = workload.model.hidden_size
+    return _bucket(strategy.zero_reduce_bucket_size, REDUCE_BUCKET_ELEMENTS, hidden * hidden)
+
+
+def persistence_threshold(workload: Workload, strategy: Strategy) -> float:
+    """stage3_param_persistence_threshold: parameters of at most this many elements stay gathered (persistent)."""
+    return _bucket(strategy.zero3_param_persistence_threshold, PARAM_PERSISTENCE_THRESHOLD,
+                   10 * workload.model.hidden_size)
+
+
 def zero3_prefetch_elements(workload: Workload, strategy: Strategy) -> float:
     """What one prefetch may gather: the bucket, bounded by `stage3_max_live_parameters`."""
-    bucket = strategy.zero3_prefetch_bucket_size
-    bucket = PREFETCH_BUCKET_ELEMENTS if bucket is None else bucket
+    hidden = workload.model.hidden_size
+    bucket = _bucket(strategy.zero3_prefetch_bucket_size, PREFETCH_BUCKET_ELEMENTS, 0.9 * hidden * hidden)
     limit = strategy.zero3_max_live_parameters
     return float(min(bucket, MAX_LIVE_PARAMETERS if limit is None else limit))
+
+
+def zero3_gathered_buffer_bytes(workload: Workload, strategy: Strategy) -> float:
+    """ZeRO-3's gathering as buffers.py holds it: the largest module's 16-bit parameters and its full gradient
+    (before the reduce partitions it), and one prefetch bucket. None of it exists in the optimizer step: stage3.py
+    `step` starts with `_partition_all_parameters()` (memory.py leaves it out of that phase)."""
+    if strategy.kind != "zero3":
+        return 0.0
+    width = 4 if workload.precision == "fp32" else 2
+    return 2 * width * workload.model.largest_layer_parameters + width * zero3_prefetch_elements(workload, strategy)
 
 
 def zero3_kept_bytes(workload: Workload, strategy: Strategy) -> tuple[float, float, str]:
@@ -84,7 +117,7 @@ def zero3_gathered_working_set(workload: Workload, strategy: Strategy) -> ZeroGa
     """
     spec = workload.model
     reuse = strategy.zero3_max_reuse_distance if strategy.zero3_max_reuse_distance is not None else MAX_REUSE_DISTANCE
-    threshold = PARAM_PERSISTENCE_THRESHOLD
+    threshold = persistence_threshold(workload, strategy)
     width = 4.0 if workload.precision == "fp32" else 2.0
     scale = 1.0
     if spec.parameters_override is not None:

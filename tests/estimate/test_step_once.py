@@ -48,8 +48,12 @@ def test_a_fused_adamw_has_no_foreach_temporary() -> None:
     assert fused == (2 + 4) * partition and "fp32 copy" in note and "foreach" not in note
     single, _ = optimizer_step_temporaries(replace(_ISSUE, optimizer_kernel="fused"), Strategy("single"))
     assert single == 0.0
-    fused_total = estimate_memory(replace(_ISSUE, optimizer_kernel="fused"), _ZERO2).reserved
-    assert estimate_memory(_ISSUE, _ZERO2).reserved - fused_total == 4 * partition
+    fused_estimate = estimate_memory(replace(_ISSUE, optimizer_kernel="fused"), _ZERO2)
+    before_step = max(total for name, total in fused_estimate.phases if name != "optimizer")
+    # the reserve: the fp32 copy's segment beside what forward and backward held, never below the allocated
+    # peak (where the flattened gradients found no free block large enough)
+    assert fused_estimate.reserved == round(max(before_step + 4 * partition, fused_estimate.allocated))
+    assert estimate_memory(_ISSUE, _ZERO2).reserved > fused_estimate.reserved
 
 
 def test_the_trainers_optim_and_deepspeeds_optimizer_section_decide_the_kernel() -> None:

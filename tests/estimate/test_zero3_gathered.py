@@ -115,7 +115,8 @@ def test_a_deepspeed_json_sets_the_coordinator_limits():
     strategy = strategy_from_effective(resolve(None, parse_text(text, Path("ds.json"), kind="deepspeed")))
     assert strategy is not None
     assert (strategy.zero3_max_reuse_distance, strategy.zero3_max_live_parameters) == (0, 300_000_000)
-    assert strategy.zero3_prefetch_bucket_size is None  # "auto": filled by accelerate; DeepSpeed's default here
+    # "auto": the HF Trainer and accelerate fill it from the hidden size (tests/estimate/test_zero_buckets.py)
+    assert strategy.zero3_prefetch_bucket_size == "auto"
     defaults = strategy_from_effective(resolve(None, parse_text(
         json.dumps({"zero_optimization": {"stage": 3}}), Path("ds.json"), kind="deepspeed")))
     assert defaults == Strategy("zero3")
