@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from accelwiz.errors import UsageError
-from accelwiz.resolution.workload import FLAG, ResolvedWorkload, file_layer, resolve_workload
+from accelwiz.resolution.workload import FLAG, MODEL, ResolvedWorkload, file_layer, resolve_workload
 from accelwiz.vocab import RENAMED_WORKLOAD_FIELDS
 
 if TYPE_CHECKING:
@@ -52,6 +52,9 @@ def with_flags_shown(effective: EffectiveConfig, workload: ResolvedWorkload) -> 
     changed: dict[str, Any] = {}
     for name, row in SHOWN_AS.items():
         item, before = getattr(workload, name), getattr(effective, row)
+        if item.source == MODEL:  # the named model's own default over a plan written without a model
+            changed[row] = EffectiveValue(item.value, MODEL, note=item.note)
+            continue
         if item.source != FLAG or (before.source == FLAG and before.value == item.value):
             continue
         was = f"; the {before.source} says {_plain(before.value)}" if before.is_set and before.value != item.value \

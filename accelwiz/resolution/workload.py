@@ -52,6 +52,7 @@ DEFAULTS: dict[str, Any] = {
 
 # The sources, as the run summary, `--explain` and run_report.json say them.
 DEFAULT, PLAN, FLAG, TRAINER = "default", "plan", "flag", "trainer arguments"
+MODEL = "model"  # the model named on the command line, where the plan was written without one
 _FILE_SOURCES = {"yaml": "accelerate yaml", "json": "deepspeed json", "accelerate default": "accelerate default",
                  "deepspeed default": "deepspeed default"}
 # effective.py's mixed_precision values, in the plan's precision vocabulary
@@ -115,6 +116,12 @@ def resolve_workload(*, plan: PlanFile | None = None, answers: dict[str, Any] | 
     for layer in (plan_layer(plan), _given(answers or {}, "answer"), files, trainer_layer(trainer_args),
                   _given(flags or {}, FLAG)):
         chosen.update(layer)
+    seq = chosen["seq_len"]
+    if plan is not None and plan.model.missing and seq.source == PLAN and max_positions is not None \
+            and seq.value > max_positions:
+        # a plan written without a model sized the sequence for none: the model named now brings its own default
+        chosen["seq_len"] = Sourced(max_positions, MODEL, f"the model's {max_positions} positions (the plan's "
+                                    f"{seq.value} was planned without a model)")
     for name in ("optimizer_kernel", "optimizer"):  # DeepSpeed's JSON optimizer runs, not the Trainer's
         if name in files and name not in (flags or {}):
             chosen[name] = files[name]
