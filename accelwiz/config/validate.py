@@ -84,15 +84,8 @@ def _classify(document: Document, model: type[StrictModel], path: KeyPath,
         return
     value = errors[0]["input"]
     expected = _expected(errors)
-    numeric_expected = bool(expected & _NUMERIC_EXPECTATIONS)
-    if isinstance(value, str) and numeric_expected and _as_number(value) is not None:
-        if any(c in value.lower() for c in "e") and "." not in value:
-            why = "quoted, so it is text" if document.syntax == "json" else f"YAML 1.1 reads `{value}` as text"
-            yield SchemaIssue("float-for-int", path, f"`{dotted}` is the string {value!r}: {why}, not a number",
-                              f"write it out as an integer: `{int(float(value))}`")
-        else:
-            yield SchemaIssue("numeric-string", path, f"`{dotted}` is the string {value!r}, not a number",
-                              f"remove the quotes: `{value}`")
+    if isinstance(value, str) and expected & _NUMERIC_EXPECTATIONS and _as_number(value) is not None:
+        yield _number_as_text(document, path, value)
         return
     if isinstance(value, float) and "an integer" in expected and value.is_integer():
         yield SchemaIssue("float-for-int", path, f"`{dotted}` is the float {value!r} where an integer is required",
@@ -125,6 +118,17 @@ def _classify(document: Document, model: type[StrictModel], path: KeyPath,
     if literals:
         described += " or one of " + ", ".join(repr(c) for c in literals)
     yield SchemaIssue("wrong-type", path, f"`{dotted}` is {_describe(value)}; expected {described}")
+
+
+def _number_as_text(document: Document, path: KeyPath, value: str) -> SchemaIssue:
+    """A number written as a string where a number is expected: `"8"`, or `5e8` that YAML 1.1 loads as text."""
+    dotted = ".".join(map(str, path))
+    if "e" in value.lower() and "." not in value:
+        why = "quoted, so it is text" if document.syntax == "json" else f"YAML 1.1 reads `{value}` as text"
+        return SchemaIssue("float-for-int", path, f"`{dotted}` is the string {value!r}: {why}, not a number",
+                           f"write it out as an integer: `{int(float(value))}`")
+    return SchemaIssue("numeric-string", path, f"`{dotted}` is the string {value!r}, not a number",
+                       f"remove the quotes: `{value}`")
 
 
 def _extra_key(model: type[StrictModel], path: KeyPath) -> SchemaIssue:
