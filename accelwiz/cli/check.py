@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from accelwiz.cli.common import FormatOption, OutputFormat, SystemOption, exit_on_error, get_console, split_codes
+from accelwiz.cli.common import (FormatOption, MethodOption, OutputFormat, SystemOption, exit_on_error,
+                                 get_console, split_codes)
 from accelwiz.cli.fixes import DiffOption, FixOption, UnsafeFixesOption
 from accelwiz.cli.trainer_args import NumProcessesOption, TrainingArgsOption, TrlOption, trainer_argv
 
@@ -48,8 +49,9 @@ SeqLenOption = Annotated[int | None, typer.Option(min=1, help="Sequence length (
 GradientCheckpointingOption = Annotated[bool | None, typer.Option(
     help="Activations are recomputed in backward (default: the plan's, else off).", rich_help_panel="Memory",
     show_default=False)]
-LoraOption = Annotated[bool, typer.Option(help="LoRA fine-tuning instead of full.", rich_help_panel="Memory")]
-QloraOption = Annotated[bool, typer.Option(help="QLoRA: LoRA on a 4-bit base.", rich_help_panel="Memory")]
+LoraOption = Annotated[bool, typer.Option(help="Short for --method lora.", rich_help_panel="Memory")]
+QloraOption = Annotated[bool, typer.Option(help="Short for --method qlora (LoRA on a 4-bit base).",
+                                           rich_help_panel="Memory")]
 LoraDropoutOption = Annotated[float | None, typer.Option(
     min=0.0, rich_help_panel="Memory", show_default=False,
     help="PEFT's lora_dropout (default: the plan's, else 0.0).")]
@@ -79,7 +81,7 @@ def check(
     model: ModelOption = None,
     micro_batch: MicroBatchOption = None, seq_len: SeqLenOption = None,
     gradient_checkpointing: GradientCheckpointingOption = None,
-    lora: LoraOption = False, qlora: QloraOption = False,
+    method: MethodOption = None, lora: LoraOption = False, qlora: QloraOption = False,
     lora_dropout: LoraDropoutOption = None,
     plan: PlanOption = None,
     attention: AttentionOption = None,
@@ -96,7 +98,8 @@ def check(
 
         # each flag given replaces one field of the plan's workload (or of the defaults under --model)
         flags = workload_flags(micro_batch=micro_batch, seq_len=seq_len, gradient_checkpointing=gradient_checkpointing,
-                               lora=lora, qlora=qlora, attention=attention, lora_dropout=lora_dropout)
+                               method=method, lora=lora, qlora=qlora, attention=attention,
+                               lora_dropout=lora_dropout)
         checked = check_files(CheckRequest(
             files or [_default_config()], split_codes(select), split_codes(ignore), system, model, plan, flags,
             training_args, trainer_argv(ctx), trl, kind, {"num_processes": num_processes, "num_machines": num_machines},

@@ -93,23 +93,44 @@ SystemOption = Annotated[str | None, typer.Option(
 FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
 
 
-def checked_flags(*, lora: bool = False, qlora: bool = False, micro_batch: int | None = None,
-                  seq_len: int | None = None, **given: Any) -> dict[str, Any]:
+MethodOption = Annotated[str | None, typer.Option(
+    metavar="full|lora|qlora", show_default=False,
+    help="Fine-tuning method, as `init` and `run` take it (default: the plan's, else full); --lora and --qlora "
+         "are short for --method lora and --method qlora.")]
+_METHODS = ("full", "lora", "qlora")
+
+
+def chosen_method(*, method: str | None, lora: bool, qlora: bool) -> str | None:
+    """The one method --method, --lora and --qlora name between them (None: none given); refused in one line
+    where they name two."""
+    named = {name for name, given in (("lora", lora), ("qlora", qlora)) if given}
+    if method is not None:
+        if method.lower() not in _METHODS:
+            raise UsageError(f"--method {method} is not a method", hint="pass full, lora or qlora")
+        named.add(method.lower())
+    if len(named) > 1:
+        flags = ", ".join(sorted(f"--method {name}" if name == (method or "").lower() else f"--{name}"
+                                 for name in named))
+        raise UsageError(f"{flags} name two methods", hint="pass one: QLoRA is LoRA on a 4-bit base")
+    return next(iter(named), None)
+
+
+def checked_flags(*, lora: bool = False, qlora: bool = False, method: str | None = None,
+                  micro_batch: int | None = None, seq_len: int | None = None, **given: Any) -> dict[str, Any]:
     """The workload flags a command was given, checked where every command checks them: --lora and --qlora
     excluding each other, then ranges and choices (accelwiz.resolution.options.flags_from_options: one line with
     the valid values). Returned by the resolution's names (`method` for --lora/--qlora); `estimate` takes its
     flags through here, `check` through `workload_flags`."""
-    if lora and qlora:
-        raise UsageError("--lora and --qlora exclude each other", hint="QLoRA is LoRA on a 4-bit base: pass one")
+    regime = chosen_method(method=method, lora=lora, qlora=qlora)
     from accelwiz.resolution.options import flags_from_options
 
-    regime = "qlora" if qlora else "lora" if lora else None
     return flags_from_options(micro_batch=micro_batch, seq_len=seq_len, regime=regime, **given)
 
 
-def workload_flags(*, lora: bool = False, qlora: bool = False, **given: Any) -> dict[str, Any]:
+def workload_flags(*, lora: bool = False, qlora: bool = False, method: str | None = None,
+                   **given: Any) -> dict[str, Any]:
     """The workload flags a command was given (None: not given), checked by `checked_flags`, by check's names
-    (`regime` for --lora/--qlora): only those given."""
-    checked_flags(lora=lora, qlora=qlora, **given)  # refuses a bad value
-    given["regime"] = "qlora" if qlora else "lora" if lora else None
+    (`regime` for --method/--lora/--qlora): only those given."""
+    checked_flags(lora=lora, qlora=qlora, method=method, **given)  # refuses a bad value
+    given["regime"] = chosen_method(method=method, lora=lora, qlora=qlora)
     return {name: value for name, value in given.items() if value is not None}

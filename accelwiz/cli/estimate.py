@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from accelwiz.cli.common import FormatOption, OutputFormat, SystemOption, exit_on_error, get_console
+from accelwiz.cli.common import FormatOption, MethodOption, OutputFormat, SystemOption, exit_on_error, get_console
 from accelwiz.cli.estimate_render import print_models, show
 from accelwiz.errors import EXIT_FINDINGS
 
@@ -73,8 +73,10 @@ MicroBatchOption = Annotated[int | None, typer.Option(min=1, rich_help_panel=_TR
 SeqLenOption = Annotated[int | None, typer.Option(
     min=1, rich_help_panel=_TRAIN, show_default=False,
     help="Tokens per sequence (default: 2048, or the model's positions when fewer).")]
-LoraOption = Annotated[bool, typer.Option(help="LoRA adapters on all block linears.", rich_help_panel=_TRAIN)]
-QloraOption = Annotated[bool, typer.Option(help="LoRA on a 4-bit NF4 base.", rich_help_panel=_TRAIN)]
+LoraOption = Annotated[bool, typer.Option(help="Short for --method lora (adapters on all block linears).",
+                                          rich_help_panel=_TRAIN)]
+QloraOption = Annotated[bool, typer.Option(help="Short for --method qlora (LoRA on a 4-bit NF4 base).",
+                                           rich_help_panel=_TRAIN)]
 LoraRankOption = Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAIN, show_default=False,
                                                     help="Default 16.")]
 LoraTargetOption = Annotated[
@@ -168,7 +170,7 @@ def estimate(
     fsdp_version: FsdpVersionOption = 2,
     offload_optimizer: OffloadOptimizerOption = "none", offload_param: OffloadParamOption = "none",
     micro_batch: MicroBatchOption = None, seq_len: SeqLenOption = None,
-    lora: LoraOption = False, qlora: QloraOption = False,
+    method: MethodOption = None, lora: LoraOption = False, qlora: QloraOption = False,
     lora_rank: LoraRankOption = None,
     lora_target: LoraTargetOption = None,
     lora_dropout: LoraDropoutOption = None,
@@ -222,7 +224,7 @@ def _request(options: dict[str, Any]) -> EstimateRequest:
     from accelwiz.cli.common import checked_flags
     from accelwiz.estimate.request import EstimateRequest
 
-    workload = {name: options[name] for name in ("micro_batch", "seq_len", "lora", "qlora", "lora_rank",
+    workload = {name: options[name] for name in ("micro_batch", "seq_len", "method", "lora", "qlora", "lora_rank",
                                                  "lora_dropout", "precision", "optimizer",
                                                  "gradient_checkpointing", "attention")}
     flags = checked_flags(lora_targets=tuple(options["lora_target"] or ()) or None, **workload)

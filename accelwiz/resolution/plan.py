@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 WORKLOAD_FLAG_FIELDS = {"micro_batch": ("--micro-batch", "training.micro_batch"),
                         "seq_len": ("--seq-len", "training.sequence_length"),
                         "gradient_checkpointing": ("--gradient-checkpointing", "training.gradient_checkpointing"),
-                        "regime": ("--lora/--qlora", "fine_tuning.method"),
+                        "regime": ("--method", "fine_tuning.method"),
                         "lora_dropout": ("--lora-dropout", "fine_tuning.lora_dropout"),
                         "attention": ("--attention", "training.attention")}
 

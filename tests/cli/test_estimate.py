@@ -151,7 +151,7 @@ def test_list_models(cli):
         (("--model", "lama-8b"), "unknown model"),
         (("--model", "gpt2", "--gpu-memory", "80 potatoes"), "cannot read size"),
         (("--model", "gpt2", "--optimizer", "lion", "--gpu-memory", "1GB"), "invalid optimizer"),
-        (("--model", "gpt2", "--lora", "--qlora", "--gpu-memory", "1GB"), "exclude each other"),
+        (("--model", "gpt2", "--lora", "--qlora", "--gpu-memory", "1GB"), "name two methods"),
         (("--model", "gpt2", "--strategy", "zero9", "--gpu-memory", "1GB"), "unknown strategy"),
         # used to be an OverflowError traceback: float("1e400") is inf
         (("--params", "1e400"), "parameter count is too large"),

@@ -139,7 +139,7 @@ def test_init_answers_are_the_plan_every_command_resolves(cli, write):
 
 
 @pytest.mark.parametrize(("flags", "line"), [
-    (("--lora", "--qlora"), "--lora and --qlora exclude each other"),
+    (("--lora", "--qlora"), "--lora, --qlora name two methods"),
     (("--attention", "bogus"), "invalid attention `bogus`"),
     (("--lora-dropout", "1.5"), "LoRA dropout must be at least 0 and below 1 (got 1.5)"),
 ])

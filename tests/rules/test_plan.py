@@ -162,7 +162,7 @@ def test_qlora_for_files_without_a_plan(cli, write):
     qlora = cli(*args, "--qlora")
     assert qlora.exit_code == 0 and "AW50" not in qlora.stdout
     both = cli(*args, "--lora", "--qlora")
-    assert both.exit_code == 2 and "--lora and --qlora exclude each other" in both.stderr
+    assert both.exit_code == 2 and "--lora, --qlora name two methods" in both.stderr
 
 
 def test_inits_own_output_is_clean_and_a_breaking_edit_is_an_error(cli, tmp_path, monkeypatch):
