@@ -90,7 +90,7 @@ def build(
 
 
 def fp8_backend(system: MachineProfile) -> str:
-    from accelwiz.wizard.suggest import fp8_backend as target_backend
+    from accelwiz.wizard.precision_question import fp8_backend as target_backend
 
     return target_backend(system)
 

@@ -1,14 +1,21 @@
 """What `accelwiz init` asks, in order. Branching is a named predicate per question (predicates.py); defaults
-and choices are computed from the machine and the answers so far (suggest.py). Nothing here prompts."""
+and choices are computed from the machine and the answers so far (suggest.py and the question modules:
+fine_tuning.py, posttraining.py, grpo_questions.py, precision_question.py). The strategy and offload questions
+(strategy_questions.py) and the multi-node launch questions (launch_questions.py) live with their choices and are
+spliced in at their place. Nothing here prompts."""
 
 from __future__ import annotations
 
 from accelwiz.wizard import fine_tuning as ft
+from accelwiz.wizard import grpo_questions as grpo
 from accelwiz.wizard import posttraining as post
+from accelwiz.wizard import precision_question as precision
 from accelwiz.wizard import predicates as p
 from accelwiz.wizard import suggest as s
-from accelwiz.wizard.answers import Generation, Launcher, TrainingKind
+from accelwiz.wizard.answers import Generation, TrainingKind
 from accelwiz.wizard.catalog_types import Choice, Question
+from accelwiz.wizard.launch_questions import LAUNCH_QUESTIONS
+from accelwiz.wizard.strategy_questions import STRATEGY_QUESTIONS
 
 __all__ = ["CATALOG", "FLOW", "SYSTEM_QUESTION", "Choice", "Question", "question"]
 
@@ -176,60 +183,16 @@ CATALOG: tuple[Question, ...] = (
         verify=s.verify_processes,
         help="Each process trains a replica on the CPU and averages gradients with the others (real DDP on gloo).",
     ),
-    Question(
-        "strategy",
-        "How should training be distributed?",
-        kind="select",
-        when=p.has_gpu,
-        default=s.default_strategy,
-        choices=s.strategy_choices,
-        explain=s.explain_strategy,
-        help="Pre-selected: the fastest strategy that fits in GPU memory according to the estimate.",
-    ),
-    Question(
-        "offload_optimizer",
-        "Offload optimizer state off the GPU (to CPU memory, or NVMe with ZeRO-3)?",
-        kind="confirm",
-        when=p.uses_deepspeed,
-        default=s.default_offload_optimizer,
-        help="Frees GPU memory for large models at the cost of speed (DeepSpeed CPU Adam).",
-    ),
-    Question(
-        "offload_params",
-        "Offload parameters off the GPU (to CPU memory, or NVMe with ZeRO-3)?",
-        kind="confirm",
-        when=p.can_offload_params,
-        default=s.default_offload_params,
-        help="Only sharded parameters can leave the GPU (ZeRO-3, FSDP); slow, for models that do not fit.",
-    ),
-    Question(
-        "offload_device",
-        "Offload to which device?",
-        kind="select",
-        when=p.offloads_with_zero3,
-        default=s.default_offload_device,
-        choices=s.offload_device_choices,
-        explain=s.explain_offload_device,
-        help="CPU memory is faster; an NVMe drive holds what host RAM cannot (ZeRO-Infinity).",
-    ),
-    Question(
-        "nvme_path",
-        "Directory on a local NVMe drive for the offloaded states?",
-        kind="path",
-        when=p.offloads_to_nvme,
-        default=None,
-        verify=s.verify_nvme_path,
-        help="An absolute directory on every machine; DeepSpeed swaps tensors there (needs libaio).",
-    ),
+    *STRATEGY_QUESTIONS,
     Question(
         "precision",
         "Mixed precision?",
         kind="select",
         when=p.has_gpu,
-        default=s.default_precision,
-        choices=s.precision_choices,
-        refuse=s.refuse_precision,
-        explain=s.explain_precision,
+        default=precision.default_precision,
+        choices=precision.precision_choices,
+        refuse=precision.refuse_precision,
+        explain=precision.explain_precision,
         help="bf16 on Ampere and newer; fp16 on older GPUs; fp8 on Ada/Hopper with a backend, without DeepSpeed.",
     ),
     Question(
@@ -245,9 +208,9 @@ CATALOG: tuple[Question, ...] = (
         "Target global batch (samples per optimizer step)?",
         kind="int",
         when=p.wants_global_batch,
-        default=post.default_global_batch,
+        default=grpo.default_global_batch,
         explain=s.explain_global_batch,
-        verify=post.verify_grpo_batch("target_global_batch"),
+        verify=grpo.verify_grpo_batch("target_global_batch"),
         help="Samples per optimizer step; accumulation = global batch / (micro-batch x processes).",
     ),
     Question(
@@ -255,9 +218,9 @@ CATALOG: tuple[Question, ...] = (
         "Gradient accumulation steps?",
         kind="int",
         when=p.picks_accumulation,
-        default=post.default_accumulation,
+        default=grpo.default_accumulation,
         explain=s.explain_accumulation,
-        verify=post.verify_grpo_batch("gradient_accumulation"),
+        verify=grpo.verify_grpo_batch("gradient_accumulation"),
         help="Micro-batches per optimizer step; raises the global batch without more memory.",
     ),
     Question(
@@ -265,10 +228,10 @@ CATALOG: tuple[Question, ...] = (
         "Completions generated per prompt (num_generations)?",
         kind="select",
         when=p.trains_grpo,
-        default=post.default_generations,
-        choices=post.generation_choices_for_batch,
-        refuse=post.refuse_generations,
-        explain=post.explain_generations,
+        default=grpo.default_generations,
+        choices=grpo.generation_choices_for_batch,
+        refuse=grpo.refuse_generations,
+        explain=grpo.explain_generations,
         help="GRPO scores each completion against the others of its prompt; it must divide the generation batch.",
     ),
     Question(
@@ -305,51 +268,7 @@ CATALOG: tuple[Question, ...] = (
         default=True,
         help="Without it every process first loads the full model into CPU memory.",
     ),
-    Question(
-        "launcher",
-        "How will the machines be started?",
-        kind="select",
-        when=p.is_multi_node,
-        default=Launcher.slurm,
-        choices=s.launcher_choices,
-        help="SLURM derives each machine's rank; otherwise run one command per machine.",
-    ),
-    Question(
-        "machine_rank",
-        "Rank of this machine (0 = main)?",
-        kind="int",
-        when=p.launches_by_node_commands,
-        default=0,
-        verify=s.verify_machine_rank,
-        help="0 on the machine whose address the others connect to.",
-    ),
-    Question(
-        "main_process_ip",
-        "IP address of the main machine (rank 0)?",
-        kind="text",
-        when=p.launches_by_node_commands,
-        default=None,
-        verify=s.verify_address,
-        help="Every machine connects here; it must be reachable from all of them.",
-    ),
-    Question(
-        "main_process_port",
-        "Port on the main machine?",
-        kind="int",
-        when=p.is_multi_node,
-        default=29500,
-        verify=s.verify_port,
-        help="A free TCP port on the main machine, open to the others.",
-    ),
-    Question(
-        "rdzv_backend",
-        "Rendezvous backend?",
-        kind="select",
-        when=p.is_multi_node,
-        default="c10d",
-        choices=s.rdzv_choices,
-        help="How the machines find each other at start-up.",
-    ),
+    *LAUNCH_QUESTIONS,
 )
 
 

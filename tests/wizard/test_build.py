@@ -14,7 +14,8 @@ from accelwiz.wizard.catalog import CATALOG, question
 from accelwiz.wizard.flow import validate, walk
 from accelwiz.wizard.prompters import DefaultsPrompter
 from accelwiz.wizard.render import render_yaml
-from accelwiz.wizard.suggest import default_precision, precision_choices, strategy_choices
+from accelwiz.wizard.precision_question import default_precision, precision_choices
+from accelwiz.wizard.strategy_questions import strategy_choices
 from tests.wizard.scenarios import CPU, SCENARIOS, run_scenario, system
 
 # accelerate's DeepSpeedPlugin raises if any of these sits next to deepspeed_config_file

@@ -13,7 +13,7 @@ from accelwiz.probe.profiles import load_system
 from accelwiz.wizard import costing
 from accelwiz.wizard.answers import Regime
 from accelwiz.wizard.posttraining import kind_choices
-from accelwiz.wizard.suggest import strategy_choices
+from accelwiz.wizard.strategy_questions import strategy_choices
 
 
 def test_no_menu_calls_a_need_above_the_gpu_tight():
