@@ -24,7 +24,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # what is read from disk and from the machine, as written: files with positions, their shapes (pydantic),
     # the plan, the machine's profile, and the one atomic writer
     "documents": ("accelwiz.document", "accelwiz.modelspec", "accelwiz.config", "accelwiz.defaults", "accelwiz.atomic",
-                  "accelwiz.atomic_stage", "accelwiz.plan_file", "accelwiz.probe", "accelwiz.rank_status"),
+                  "accelwiz.atomic_stage", "accelwiz.atomic_update", "accelwiz.plan_file", "accelwiz.probe",
+                  "accelwiz.rank_status"),
     # what the files say a run will use, each value with its source
     "effective": ("accelwiz.effective", "accelwiz.effective_value", "accelwiz.effective_reader",
                   "accelwiz.effective_settings", "accelwiz.effective_deepspeed", "accelwiz.effective_fsdp",

@@ -14,7 +14,7 @@ from accelwiz.fix.search import MAX_PASSES, Unit, try_one
 
 def plan_fixes(paths: list[Path], rules: list, *, unsafe: bool, **facts: Any) -> FixReport:
     """The fixed texts of `paths` (and of the JSONs their YAMLs name), without writing anything."""
-    from accelwiz.atomic import read_for_update
+    from accelwiz.atomic_update import read_for_update
     from accelwiz.rules.engine import check_paths
     from accelwiz.rules.registry import select_rules
 
@@ -48,7 +48,7 @@ def plan_fixes(paths: list[Path], rules: list, *, unsafe: bool, **facts: Any) ->
 def write_fixes(report: FixReport) -> list[Path]:
     """Replace the changed files through the one writer (`atomic.update_all`): all or none, each refused when it
     changed since it was read, line endings and owner kept; returns the files written."""
-    from accelwiz.atomic import update_all
+    from accelwiz.atomic_update import update_all
 
     changed = report.changed
     update_all([(report.snapshots[path], text) for path, text in changed.items()])

@@ -33,7 +33,8 @@ class Migrated:
 
 
 def migrate_file(request: MigrateRequest) -> Migrated:
-    from accelwiz.atomic import atomic_write, locked, read_for_update, resolve_target, restore_layout, update
+    from accelwiz.atomic import atomic_write, locked, resolve_target
+    from accelwiz.atomic_update import read_for_update, restore_layout, update
 
     _require_paths(request)
     file, output = request.file, request.output

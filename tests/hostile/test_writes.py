@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from accelwiz.atomic import Snapshot, read_for_update, restore_layout, update
+from accelwiz.atomic_update import Snapshot, read_for_update, restore_layout, update
 from accelwiz.errors import WriteError
 
 REPO = Path(__file__).resolve().parents[2]
