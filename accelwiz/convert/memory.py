@@ -16,6 +16,7 @@ def compare_memory(before: EffectiveConfig, after: EffectiveConfig, workload: An
     strategy.
     """
     from accelwiz.estimate.memory import estimate_memory
+    from accelwiz.estimate.recommend import CompareRow
     from accelwiz.estimate.render import render_compare
     from accelwiz.estimate.strategy import strategy_from_effective
     from accelwiz.estimate.verdict import memory_verdict
@@ -29,6 +30,6 @@ def compare_memory(before: EffectiveConfig, after: EffectiveConfig, workload: An
         judged = None
         if system is not None and system.min_gpu_memory_bytes:
             judged = memory_verdict(estimate, system.min_gpu_memory_bytes, system.host.memory_total_bytes)
-        rows.append((estimate, judged))
+        rows.append(CompareRow(estimate, judged))  # both sides as asked: a conversion changes the strategy only
     table = render_compare(rows).replace("by strategy, fastest first", "before and after the conversion")
     return f"{table}\nworkload: {workload.model.name}, micro-batch {workload.micro_batch}, sequence {workload.seq_len}"
