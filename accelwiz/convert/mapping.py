@@ -40,6 +40,27 @@ def to_fsdp(context: Any) -> Conversion:
     conversion = Conversion()
     stage = effective.zero_stage.value
     section: dict[str, Any] = {"fsdp_version": 2}
+    _shard_like_zero(stage, section, conversion)
+    _offload_like_zero(effective, section, conversion)
+    section["fsdp_auto_wrap_policy"] = "TRANSFORMER_BASED_WRAP"
+    conversion.carried.append("wrapping: TRANSFORMER_BASED_WRAP (the model's _no_split_modules; DeepSpeed needs none)")
+    yaml_ds = context.accelerate.get("deepspeed_config") if context.accelerate is not None else None
+    json_doc = context.deepspeed
+    _load_and_save_like_zero(stage, yaml_ds, json_doc, section, conversion)
+    precision = effective.mixed_precision.value
+    conversion.not_carried += _script_owned_settings(effective, json_doc)
+    conversion.yaml_edits = _fsdp_yaml_edits(context, section, precision, conversion)
+    from accelwiz.convert.leftovers import deepspeed_settings_not_carried, inline_settings_not_carried
+    from accelwiz.convert.numerics import numerical_differences
+
+    conversion.not_carried += inline_settings_not_carried(yaml_ds)
+    conversion.not_carried += deepspeed_settings_not_carried(json_doc.data if json_doc is not None else None)
+    conversion.not_carried += numerical_differences(precision, json_doc.data if json_doc is not None else None)
+    return conversion
+
+
+def _shard_like_zero(stage: Any, section: dict[str, Any], conversion: Conversion) -> None:
+    """The ZeRO stage as FSDP2's fsdp_reshard_after_forward (ZeRO-3: full shard; ZeRO-1/2: SHARD_GRAD_OP)."""
     if stage == 3:
         section["fsdp_reshard_after_forward"] = True
         conversion.carried.append("ZeRO-3 -> full shard (fsdp_reshard_after_forward: true)")
@@ -51,6 +72,10 @@ def to_fsdp(context: Any) -> Conversion:
     else:
         section["fsdp_reshard_after_forward"] = True
         conversion.not_carried.append(f"ZeRO stage {stage}: no sharding; FSDP always shards (MULTI_GPU is DDP)")
+
+
+def _offload_like_zero(effective: Any, section: dict[str, Any], conversion: Conversion) -> None:
+    """DeepSpeed's optimizer/parameter offload as fsdp_offload_params (CPU only: NVMe has no FSDP form)."""
     offload = {effective.offload_optimizer.value, effective.offload_param.value} - {None, "none"}
     if offload:
         section["fsdp_offload_params"] = True
@@ -58,10 +83,11 @@ def to_fsdp(context: Any) -> Conversion:
                                   "optimizer step on the CPU)")
         if "nvme" in offload:
             conversion.not_carried.append("NVMe offload: FSDP offloads to CPU memory only")
-    section["fsdp_auto_wrap_policy"] = "TRANSFORMER_BASED_WRAP"
-    conversion.carried.append("wrapping: TRANSFORMER_BASED_WRAP (the model's _no_split_modules; DeepSpeed needs none)")
-    yaml_ds = context.accelerate.get("deepspeed_config") if context.accelerate is not None else None
-    json_doc = context.deepspeed
+
+
+def _load_and_save_like_zero(stage: Any, yaml_ds: Any, json_doc: Any, section: dict[str, Any],
+                             conversion: Conversion) -> None:
+    """zero3_init_flag as fsdp_cpu_ram_efficient_loading; a 16-bit gathered save as FULL_STATE_DICT."""
     init_flag = yaml_ds.get("zero3_init_flag") if isinstance(yaml_ds, dict) else None
     if init_flag is True or (init_flag is None and stage == 3):
         section["fsdp_cpu_ram_efficient_loading"] = True
@@ -69,18 +95,27 @@ def to_fsdp(context: Any) -> Conversion:
     gathered = json_doc.get("zero_optimization", "stage3_gather_16bit_weights_on_model_save") if json_doc else (
         yaml_ds.get("zero3_save_16bit_model") if isinstance(yaml_ds, dict) else None)
     section["fsdp_state_dict_type"] = "FULL_STATE_DICT" if gathered is True else "SHARDED_STATE_DICT"
-    precision = effective.mixed_precision.value
+
+
+def _script_owned_settings(effective: Any, json_doc: Any) -> list[str]:
+    """What DeepSpeed's config set and the script owns under FSDP: batch, accumulation, clipping, optimizer."""
+    named = []
     for name in ("gradient_accumulation", "gradient_clipping", "micro_batch"):
         item = getattr(effective, name)
         if item.source in ("json", "yaml") and item.value is not None:
-            conversion.not_carried.append(f"{name} {item.value}: under FSDP the script sets it "
-                                          "(Accelerator(gradient_accumulation_steps=...), clip_grad_norm_, the "
-                                          "DataLoader's batch_size)")
+            named.append(f"{name} {item.value}: under FSDP the script sets it "
+                         "(Accelerator(gradient_accumulation_steps=...), clip_grad_norm_, the "
+                         "DataLoader's batch_size)")
     if json_doc is not None:
         for key in ("optimizer", "scheduler"):
             if isinstance(json_doc.get(key), dict):
-                conversion.not_carried.append(f"the JSON's {key} block ({json_doc.get(key, 'type')}): FSDP uses the "
-                                              f"script's {key}")
+                named.append(f"the JSON's {key} block ({json_doc.get(key, 'type')}): FSDP uses the "
+                             f"script's {key}")
+    return named
+
+
+def _fsdp_yaml_edits(context: Any, section: dict[str, Any], precision: Any, conversion: Conversion) -> list[Edit]:
+    """The YAML's edits: distributed_type FSDP, the new fsdp_config in place of the DeepSpeed one, the precision."""
     edits: list[Edit] = [SetValue(("distributed_type",), "FSDP")]
     if context.accelerate.has("deepspeed_config"):
         edits.append(DeleteKey(("deepspeed_config",)))
@@ -91,20 +126,40 @@ def to_fsdp(context: Any) -> Conversion:
         edits.append(SetValue(("mixed_precision",), precision) if context.accelerate.has("mixed_precision")
                      else AddKey((), "mixed_precision", precision))
         conversion.carried.append(f"precision {precision} -> mixed_precision: {precision}")
-    conversion.yaml_edits = edits
-    from accelwiz.convert.leftovers import deepspeed_settings_not_carried, inline_settings_not_carried
-    from accelwiz.convert.numerics import numerical_differences
-
-    conversion.not_carried += inline_settings_not_carried(yaml_ds)
-    conversion.not_carried += deepspeed_settings_not_carried(json_doc.data if json_doc is not None else None)
-    conversion.not_carried += numerical_differences(precision, json_doc.data if json_doc is not None else None)
-    return conversion
+    return edits
 
 
 def to_deepspeed(context: Any, json_name: str) -> Conversion:
     """From an FSDP unit to DeepSpeed: the YAML names a new JSON, which owns the ZeRO settings and precision."""
     effective = context.effective
     conversion = Conversion()
+    stage, zero = _zero_like_fsdp(effective, conversion)
+    fsdp = context.accelerate.section("fsdp_config")  # {} when it is not a mapping
+    if stage == 3:
+        zero["stage3_gather_16bit_weights_on_model_save"] = str(_written(fsdp, "state_dict_type")).upper() == \
+            "FULL_STATE_DICT"
+    conversion.not_carried += _wrapping_not_carried(fsdp)
+    precision = effective.mixed_precision.value
+    conversion.json_data = _deepspeed_json(zero, precision, conversion)
+    conversion.yaml_edits = _deepspeed_yaml_edits(context, stage, fsdp, json_name, conversion)
+    from accelwiz.convert.leftovers import fsdp_settings_not_carried
+    from accelwiz.convert.numerics import numerical_differences
+
+    conversion.not_carried += fsdp_settings_not_carried(fsdp)
+    if precision == "fp8":
+        conversion.not_carried.append("mixed_precision fp8: the JSON gets no fp8 (nor bf16) block, so DeepSpeed "
+                                      'computes in fp32; write "bf16": {"enabled": true} at least')
+    conversion.not_carried += numerical_differences(precision)  # accelwiz/convert/numerics.py
+    return conversion
+
+
+def _written(fsdp: dict[str, Any], name: str) -> Any:
+    """An fsdp_config key as written, in either spelling (`fsdp_name` or `name`)."""
+    return fsdp.get(f"fsdp_{name}", fsdp.get(name))
+
+
+def _zero_like_fsdp(effective: Any, conversion: Conversion) -> tuple[int, dict[str, Any]]:
+    """FSDP's sharding as a ZeRO stage, and fsdp_offload_params as CPU offload: (stage, zero_optimization)."""
     sharding = effective.fsdp_sharding.value
     stage = 2 if sharding in ("SHARD_GRAD_OP", "HYBRID_SHARD_ZERO2") else 0 if sharding == "NO_SHARD" else 3
     conversion.carried.append(f"{sharding or 'full shard'} -> ZeRO-{stage}")
@@ -118,30 +173,37 @@ def to_deepspeed(context: Any, json_name: str) -> Conversion:
             zero["offload_param"] = {"device": "cpu", "pin_memory": True}
         conversion.carried.append("fsdp_offload_params -> CPU offload of the optimizer"
                                   + (" and the parameters" if stage == 3 else " (parameter offload needs ZeRO-3)"))
-    fsdp = context.accelerate.section("fsdp_config")  # {} when it is not a mapping
+    return stage, zero
 
-    def written(name: str) -> Any:
-        return fsdp.get(f"fsdp_{name}", fsdp.get(name))
 
-    if stage == 3:
-        zero["stage3_gather_16bit_weights_on_model_save"] = str(written("state_dict_type")).upper() == \
-            "FULL_STATE_DICT"
-    for name in ("transformer_layer_cls_to_wrap", "auto_wrap_policy", "min_num_params"):
-        if written(name) is not None:
-            conversion.not_carried.append(f"fsdp_{name}: DeepSpeed partitions every parameter; no wrapping")
-    if written("activation_checkpointing") is True:
-        conversion.not_carried.append("fsdp_activation_checkpointing: enable it in the script "
-                                      "(model.gradient_checkpointing_enable() or the Trainer's "
-                                      "--gradient_checkpointing); DeepSpeed's activation_checkpointing block does not "
-                                      "apply to Transformers models")
+def _wrapping_not_carried(fsdp: dict[str, Any]) -> list[str]:
+    """FSDP's wrapping and activation checkpointing, which DeepSpeed does not take from its config."""
+    named = [f"fsdp_{name}: DeepSpeed partitions every parameter; no wrapping"
+             for name in ("transformer_layer_cls_to_wrap", "auto_wrap_policy", "min_num_params")
+             if _written(fsdp, name) is not None]
+    if _written(fsdp, "activation_checkpointing") is True:
+        named.append("fsdp_activation_checkpointing: enable it in the script "
+                     "(model.gradient_checkpointing_enable() or the Trainer's "
+                     "--gradient_checkpointing); DeepSpeed's activation_checkpointing block does not "
+                     "apply to Transformers models")
+    return named
+
+
+def _deepspeed_json(zero: dict[str, Any], precision: Any, conversion: Conversion) -> dict[str, Any]:
+    """The new JSON: batch and clipping left "auto" to the launcher or the Trainer, the ZeRO block, the precision."""
     data: dict[str, Any] = {"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",
                             "gradient_accumulation_steps": "auto", "gradient_clipping": "auto",
                             "zero_optimization": zero}
-    precision = effective.mixed_precision.value
     if precision in ("fp16", "bf16"):
         data[precision] = {"enabled": True}
         conversion.carried.append(f"mixed_precision {precision} -> the JSON's {precision} block (the YAML's key goes: "
                                   "accelerate refuses it beside a deepspeed_config_file)")
+    return data
+
+
+def _deepspeed_yaml_edits(context: Any, stage: int, fsdp: dict[str, Any], json_name: str,
+                          conversion: Conversion) -> list[Edit]:
+    """The YAML's edits: distributed_type DEEPSPEED, the FSDP keys out, a deepspeed_config naming the new JSON."""
     edits: list[Edit] = [SetValue(("distributed_type",), "DEEPSPEED")]
     if context.accelerate.has("parallelism_config"):
         conversion.not_carried.append("parallelism_config (context/tensor parallel sizes): accelerate runs them "
@@ -152,8 +214,8 @@ def to_deepspeed(context: Any, json_name: str) -> Conversion:
             edits.append(DeleteKey((key,)))
     ds_section: dict[str, Any] = {"deepspeed_config_file": json_name}
     if stage == 3:
-        ds_section["zero3_init_flag"] = written("cpu_ram_efficient_loading") is not False
-    machines = effective.num_machines.value
+        ds_section["zero3_init_flag"] = _written(fsdp, "cpu_ram_efficient_loading") is not False
+    machines = context.effective.num_machines.value
     if isinstance(machines, int) and machines > 1:
         # FSDP runs torchrun on each node; DeepSpeed's default multi-node launcher (pdsh) would need a hostfile
         # and, without one, trains on the launching node alone (AW116)
@@ -161,17 +223,7 @@ def to_deepspeed(context: Any, json_name: str) -> Conversion:
         conversion.carried.append("num_machines > 1 -> deepspeed_multinode_launcher: standard (torchrun on each "
                                   "node, as FSDP ran)")
     edits.append(AddKey((), "deepspeed_config", ds_section))
-    conversion.yaml_edits = edits
-    conversion.json_data = data
-    from accelwiz.convert.leftovers import fsdp_settings_not_carried
-    from accelwiz.convert.numerics import numerical_differences
-
-    conversion.not_carried += fsdp_settings_not_carried(fsdp)
-    if precision == "fp8":
-        conversion.not_carried.append("mixed_precision fp8: the JSON gets no fp8 (nor bf16) block, so DeepSpeed "
-                                      'computes in fp32; write "bf16": {"enabled": true} at least')
-    conversion.not_carried += numerical_differences(precision)  # accelwiz/convert/numerics.py
-    return conversion
+    return edits
 
 
 def convert(yaml_path: Path, target: Backend, out: Path) -> tuple[str, str | None, Conversion]:
