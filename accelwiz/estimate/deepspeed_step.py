@@ -1,4 +1,5 @@
-"""DeepSpeed 0.19.8's optimizer step on the GPU: what its flat partition (ZeRO-3: sub-group) step allocates.
+"""DeepSpeed 0.19.8's optimizer: the widths of its master copy and states, and what its flat partition (ZeRO-3:
+sub-group) step allocates on the GPU.
 
 states.py asks for it (`optimizer_step_temporaries`); memory.py counts its temporaries in the optimizer phase and
 hands its flat buffers to reserve.py as segments of their own (`deepspeed_step_segments`). Measured by the H200's
@@ -11,11 +12,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from accelwiz.estimate.states import deepspeed_state_widths
-
 if TYPE_CHECKING:
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
+
+
+def deepspeed_state_widths(workload: Workload, strategy: Strategy) -> tuple[int, int]:
+    """Bytes per trainable parameter of DeepSpeed's master copy and of each optimizer state, 16-bit models.
+
+    DeepSpeed 0.19.8 (base_optimizer.py `_configure_master_weights`): the master partition is fp32 unless
+    `bf16.bf16_master_weights_and_grads`; Adam's states follow the master dtype only with
+    `bf16.bf16_optimizer_states` (which requires the former), else they stay fp32. A bf16 model without those
+    options is mixed precision to DeepSpeed (fp32 masters), never pure bf16.
+    """
+    if workload.precision == "fp32":
+        return 0, 4
+    low_master = workload.precision == "bf16" and strategy.bf16_master_weights_and_grads
+    low_states = low_master and strategy.bf16_optimizer_states
+    return (2 if low_master else 4), (2 if low_states else 4)
+
 
 ZERO3_SUB_GROUP_ELEMENTS = 1e9  # zero_optimization.sub_group_size's default (DeepSpeed 0.19.8 config)
 

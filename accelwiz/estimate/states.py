@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from accelwiz.estimate.deepspeed_step import deepspeed_state_widths, deepspeed_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 
 if TYPE_CHECKING:
@@ -45,21 +46,6 @@ class ModelStates:
     host_offload: float = 0.0  # bytes per node kept in host RAM (or NVMe) by offloading
     autocast_copy: float = 0.0  # part of `weights`: 16-bit copies kept alive through backward
     notes: tuple[str, ...] = ()
-
-
-def deepspeed_state_widths(workload: Workload, strategy: Strategy) -> tuple[int, int]:
-    """Bytes per trainable parameter of DeepSpeed's master copy and of each optimizer state, 16-bit models.
-
-    DeepSpeed 0.19.8 (base_optimizer.py `_configure_master_weights`): the master partition is fp32 unless
-    `bf16.bf16_master_weights_and_grads`; Adam's states follow the master dtype only with
-    `bf16.bf16_optimizer_states` (which requires the former), else they stay fp32. A bf16 model without those
-    options is mixed precision to DeepSpeed (fp32 masters), never pure bf16.
-    """
-    if workload.precision == "fp32":
-        return 0, 4
-    low_master = workload.precision == "bf16" and strategy.bf16_master_weights_and_grads
-    low_states = low_master and strategy.bf16_optimizer_states
-    return (2 if low_master else 4), (2 if low_states else 4)
 
 
 def peft_fp32_adapters(workload: Workload, strategy: Strategy | None) -> bool:
@@ -185,8 +171,6 @@ def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
     if strategy.offload_optimizer != "none":
         return 0.0, "optimizer step on the CPU: no GPU temporaries"
     if strategy.is_deepspeed:
-        from accelwiz.estimate.deepspeed_step import deepspeed_step_temporaries
-
         return deepspeed_step_temporaries(workload, strategy)
     if workload.optimizer != "adamw":
         return 0.0, f"{workload.optimizer} step: no parameter-sized temporaries counted"

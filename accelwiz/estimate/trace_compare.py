@@ -79,7 +79,7 @@ def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
     widen = {"parameters": 1.0, "gradients": 1.0, "optimizer": 1.0}
     notes: list[str] = []
     if strategy.is_deepspeed and workload.precision == "bf16" and trace.settings.precision == "bf16":
-        from accelwiz.estimate.states import deepspeed_state_widths  # DeepSpeed keeps a master copy of a bf16 model
+        from accelwiz.estimate.deepspeed_step import deepspeed_state_widths  # DeepSpeed keeps a master copy of a bf16 model
 
         master, state = deepspeed_state_widths(workload, strategy)
         widen["optimizer"] = (master + 2 * state) / 4  # the master + Adam m, v it allocates over the traced bf16 m, v
