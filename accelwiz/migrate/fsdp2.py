@@ -56,70 +56,104 @@ def _strategy(value: Any) -> str | None:
     return None
 
 
+_BASE = ("fsdp_config",)
+
+
 def plan_fsdp2(data: dict[str, Any]) -> Migration:
     """The edits that turn this config's `fsdp_config` into FSDP2."""
     migration = Migration()
     section = data.get("fsdp_config")
-    if not isinstance(section, dict) or not section:
+    nothing = _nothing_to_migrate(section)
+    if nothing is not None:
         migration.already = True
-        migration.notes.append("no fsdp_config: nothing to migrate")
+        migration.notes.append(nothing)
         return migration
+    written = _Written(section)
+    _migrate_strategy(written, migration)
+    _migrate_reshard_written_as_strategy(written, migration)
+    _remove_fsdp1_only(written, migration)
+    version_key = written.find("version")
+    if version_key is not None:
+        migration.edits.append(SetValue((*_BASE, version_key), 2))
+    else:
+        migration.edits.append(AddKey(_BASE, written.name("version"), 2))
+    return migration
+
+
+def _nothing_to_migrate(section: Any) -> str | None:
+    """Why there is nothing to do (no fsdp_config, or FSDP2 already); None for an FSDP1 section."""
+    if not isinstance(section, dict) or not section:
+        return "no fsdp_config: nothing to migrate"
     version = section.get("fsdp_version", section.get("version", 1))
     if str(version).strip() == "2":
-        migration.already = True
-        migration.notes.append("fsdp_config already says fsdp_version 2")
-        return migration
-    prefixed = any(str(k).startswith("fsdp_") for k in section)
+        return "fsdp_config already says fsdp_version 2"
+    return None
 
-    def name(short: str) -> str:
-        return f"fsdp_{short}" if prefixed else short
 
-    def find(short: str) -> str | None:
-        return next((k for k in (f"fsdp_{short}", short) if k in section), None)
+@dataclass(frozen=True)
+class _Written:
+    """The FSDP1 fsdp_config as written: its keys with the fsdp_ prefix or without (accelerate reads both)."""
 
-    base = ("fsdp_config",)
-    strategy_key, reshard_key = find("sharding_strategy"), find("reshard_after_forward")
-    if strategy_key is not None:
-        strategy = _strategy(section[strategy_key])
-        if reshard_key is not None:
-            migration.edits.append(DeleteKey((*base, strategy_key)))
-            migration.notes.append(f"{strategy_key} removed: {reshard_key} is already written and is what FSDP2 "
-                                   "reads")
-        elif strategy is None:
-            migration.edits.append(DeleteKey((*base, strategy_key)))
-            migration.notes.append(f"{strategy_key} {section[strategy_key]!r} is not a strategy; removed "
-                                   f"(FSDP2's {name('reshard_after_forward')} defaults to true, full sharding)")
-        else:
-            reshard, lost = STRATEGIES[strategy]
-            target = name("reshard_after_forward")
-            migration.edits += [RenameKey((*base, strategy_key), target), SetValue((*base, target), reshard)]
-            migration.notes.append(f"{strategy_key} {strategy} -> {target}: {str(reshard).lower()}")
-            if lost:
-                migration.notes.append(lost)
-    if reshard_key is not None and _strategy(section[reshard_key]) is not None and \
-            not isinstance(section[reshard_key], bool):
-        # accelerate config writes the FSDP1 strategy under this name (`fsdp_reshard_after_forward: FULL_SHARD`)
-        strategy = _strategy(section[reshard_key])
-        reshard, lost = STRATEGIES[strategy]  # type: ignore[index]
-        migration.edits.append(SetValue((*base, reshard_key), reshard))
-        migration.notes.append(f"{reshard_key} {strategy} (an FSDP1 strategy) -> {str(reshard).lower()}")
+    section: dict[str, Any]
+
+    def name(self, short: str) -> str:
+        """The spelling a new key takes: prefixed when any written key is."""
+        return f"fsdp_{short}" if any(str(k).startswith("fsdp_") for k in self.section) else short
+
+    def find(self, short: str) -> str | None:
+        return next((k for k in (f"fsdp_{short}", short) if k in self.section), None)
+
+
+def _migrate_strategy(written: _Written, migration: Migration) -> None:
+    """The FSDP1 sharding strategy as FSDP2's reshard_after_forward (dropped where that is already written)."""
+    section = written.section
+    strategy_key, reshard_key = written.find("sharding_strategy"), written.find("reshard_after_forward")
+    if strategy_key is None:
+        return
+    strategy = _strategy(section[strategy_key])
+    if reshard_key is not None:
+        migration.edits.append(DeleteKey((*_BASE, strategy_key)))
+        migration.notes.append(f"{strategy_key} removed: {reshard_key} is already written and is what FSDP2 "
+                               "reads")
+    elif strategy is None:
+        migration.edits.append(DeleteKey((*_BASE, strategy_key)))
+        migration.notes.append(f"{strategy_key} {section[strategy_key]!r} is not a strategy; removed "
+                               f"(FSDP2's {written.name('reshard_after_forward')} defaults to true, full sharding)")
+    else:
+        reshard, lost = STRATEGIES[strategy]
+        target = written.name("reshard_after_forward")
+        migration.edits += [RenameKey((*_BASE, strategy_key), target), SetValue((*_BASE, target), reshard)]
+        migration.notes.append(f"{strategy_key} {strategy} -> {target}: {str(reshard).lower()}")
         if lost:
             migration.notes.append(lost)
+
+
+def _migrate_reshard_written_as_strategy(written: _Written, migration: Migration) -> None:
+    """`fsdp_reshard_after_forward: FULL_SHARD` (how accelerate config writes the FSDP1 strategy) as a boolean."""
+    reshard_key = written.find("reshard_after_forward")
+    if reshard_key is None or isinstance(written.section[reshard_key], bool):
+        return
+    strategy = _strategy(written.section[reshard_key])
+    if strategy is None:
+        return
+    reshard, lost = STRATEGIES[strategy]
+    migration.edits.append(SetValue((*_BASE, reshard_key), reshard))
+    migration.notes.append(f"{reshard_key} {strategy} (an FSDP1 strategy) -> {str(reshard).lower()}")
+    if lost:
+        migration.notes.append(lost)
+
+
+def _remove_fsdp1_only(written: _Written, migration: Migration) -> None:
+    """The FSDP1 options FSDP2 does not have, removed with what FSDP2 does instead; a local state dict sharded."""
     for short, why in REMOVED.items():
-        key = find(short)
+        key = written.find(short)
         if key is not None:
-            migration.edits.append(DeleteKey((*base, key)))
+            migration.edits.append(DeleteKey((*_BASE, key)))
             migration.notes.append(f"{key} removed: {why}")
-    state_key = find("state_dict_type")
-    if state_key is not None and str(section[state_key]).upper() == "LOCAL_STATE_DICT":
-        migration.edits.append(SetValue((*base, state_key), "SHARDED_STATE_DICT"))
+    state_key = written.find("state_dict_type")
+    if state_key is not None and str(written.section[state_key]).upper() == "LOCAL_STATE_DICT":
+        migration.edits.append(SetValue((*_BASE, state_key), "SHARDED_STATE_DICT"))
         migration.notes.append(f"{state_key} LOCAL_STATE_DICT -> SHARDED_STATE_DICT: FSDP2 has no local state dict")
-    version_key = find("version")
-    if version_key is not None:
-        migration.edits.append(SetValue((*base, version_key), 2))
-    else:
-        migration.edits.append(AddKey(base, name("version"), 2))
-    return migration
 
 
 def migrate_text(text: str, syntax: str = "yaml") -> tuple[str, Migration]:
