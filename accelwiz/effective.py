@@ -28,8 +28,10 @@ the launcher and the estimator use `value`, the way the libraries read it.
 
 `resolve` never raises: a value the libraries cannot read resolves to None with source "unset".
 
-The DeepSpeed values are read in effective_deepspeed.py, the FSDP ones in effective_fsdp.py, the other
-settings in effective_settings.py; effective_reader.py is the typed reader they share.
+The launcher's values of the YAML (distributed type, topology, rendezvous, devices, precision) are read in
+effective_launch.py, the DeepSpeed values in effective_deepspeed.py, the FSDP ones in effective_fsdp.py, the other
+settings in effective_settings.py, what the plan adds in effective_plan.py; effective_reader.py is the typed reader
+they share.
 """
 
 from __future__ import annotations
@@ -38,10 +40,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from accelwiz import coerce
-from accelwiz.config.base import AUTO
+from accelwiz import effective_launch
 from accelwiz.effective_deepspeed import from_inline, from_json, json_batch
 from accelwiz.effective_fsdp import fsdp_values
+from accelwiz.effective_plan import from_plan
 from accelwiz.effective_reader import DocumentReader
 from accelwiz.effective_value import (  # re-exported: accelwiz.effective is where every command reads them
     NOT_WRITTEN,
@@ -196,9 +198,9 @@ def resolve(accelerate_doc: Document | None, deepspeed_doc: Document | None,
 
     yaml = DocumentReader(accelerate_doc, "accelerate")
     json = DocumentReader(deepspeed_doc, "deepspeed")
-    distributed_type = _distributed_type(yaml)
+    distributed_type = effective_launch.distributed_type(yaml)
     uses_deepspeed = deepspeed_doc is not None or distributed_type.value == "DEEPSPEED"
-    topology = with_launch_flags(_topology(yaml), launch_flags or {})
+    topology = with_launch_flags(effective_launch.topology(yaml), launch_flags or {})
     world = topology["num_processes"].value if "num_processes" in topology else None
     if deepspeed_doc is not None:
         deepspeed = from_json(json, accelerate_doc is None)
@@ -216,16 +218,16 @@ def resolve(accelerate_doc: Document | None, deepspeed_doc: Document | None,
     else:
         deepspeed, batch = {}, {}
     values: dict[str, EffectiveValue] = {
-        "distributed_type": distributed_type, **topology, **_launcher(yaml), **deepspeed, **batch,
-        "mixed_precision": _precision(yaml, json, accelerate_doc is None),
-        "launcher_mixed_precision": _launcher_precision(yaml),
+        "distributed_type": distributed_type, **topology, **effective_launch.launcher(yaml), **deepspeed, **batch,
+        "mixed_precision": effective_launch.precision(yaml, json, accelerate_doc is None),
+        "launcher_mixed_precision": effective_launch.launcher_precision(yaml),
         **fsdp_values(yaml, distributed_type.value),
     }
     from accelwiz.effective_settings import settings
 
     values.update(settings(yaml, json, uses_deepspeed=uses_deepspeed, fsdp=distributed_type.value == "FSDP"))
     if plan is not None:
-        values.update(_from_plan(plan, values, world))
+        values.update(from_plan(plan, values, world))
     return EffectiveConfig(
         **values, uses_deepspeed=uses_deepspeed, named_deepspeed_file=named_deepspeed_file(accelerate_doc),
         json_alone=accelerate_doc is None and deepspeed_doc is not None,
@@ -243,142 +245,6 @@ def named_deepspeed_file(accelerate_doc: Document | None) -> str | None:
     if not isinstance(written, str) or written.strip().lower() in ("", "none"):
         return None
     return written.strip()
-
-
-def _distributed_type(yaml: DocumentReader) -> EffectiveValue:
-    raw = yaml.raw("distributed_type")
-    if yaml.has("distributed_type") and raw is False:
-        # `DistributedType(value)` is only applied to strings: the boolean stays, and no launcher flag is set,
-        # so the simple launcher runs one process, exactly as for 'NO'.
-        return EffectiveValue("NO", "yaml", "accelerate", ("distributed_type",), written=False, invalid=True,
-                              note="an unquoted NO is YAML false; accelerate runs it as 'NO'")
-    return yaml.value("distributed_type", read=coerce.text, exact=lambda v: isinstance(v, str) and v == v.strip())
-
-
-def _topology(yaml: DocumentReader) -> dict[str, EffectiveValue]:
-    if yaml.document is None:
-        return {}
-    # accelerate's ClusterConfig: 1 for the string "NO" (not the boolean an unquoted NO loads as), else -1,
-    # which `accelerate launch` refuses unless --num_processes is passed.
-    absent = (EffectiveValue(1, "accelerate default") if yaml.raw("distributed_type") == "NO" else
-              EffectiveValue(None, "accelerate default", note="-1: `accelerate launch` needs --num_processes"))
-    processes = yaml.value("num_processes", read=coerce.integer, exact=coerce.exact_integer, default=absent)
-    machines = yaml.value("num_machines", read=coerce.integer, exact=coerce.exact_integer,
-                          default=EffectiveValue(1, "accelerate default"))
-    rank = yaml.value("machine_rank", read=coerce.integer, exact=coerce.exact_integer,
-                      default=EffectiveValue(0, "accelerate default"))
-    per_machine = UNSET
-    if processes.value is not None and processes.value > 0 and machines.value and machines.value > 0:
-        per_machine = EffectiveValue(processes.value // machines.value, "derived",
-                                     note="num_processes // num_machines")
-    elif processes.value is None and processes.source == "accelerate default":
-        per_machine = EffectiveValue(None, "unset", note="needs --num_processes")
-    return {"num_processes": processes, "num_machines": machines, "machine_rank": rank,
-            "processes_per_machine": per_machine}
-
-
-def _launcher(yaml: DocumentReader) -> dict[str, EffectiveValue]:
-    """The other launcher keys: where the ranks meet, which devices, CPU or not."""
-    if yaml.document is None:
-        return {}
-    ignored = "accelerate launch ignores the file's value (pass --rdzv_backend); torchrun uses static"
-    backend = yaml.value("rdzv_backend", read=coerce.text, default=EffectiveValue("static", "accelerate default"))
-    if backend.is_set and backend.value != "static":
-        backend = EffectiveValue(backend.value, backend.source, backend.role, backend.path, ignored,
-                                 backend.written, backend.invalid)
-    return {
-        "main_process_ip": yaml.value("main_process_ip", read=coerce.text),
-        "main_process_port": yaml.value("main_process_port", read=coerce.integer, exact=coerce.exact_integer),
-        "rdzv_backend": backend,
-        "same_network": yaml.value("same_network", read=coerce.flag, exact=coerce.exact_flag,
-                                   default=EffectiveValue(False, "accelerate default")),
-        "use_cpu": yaml.value("use_cpu", read=coerce.flag, exact=coerce.exact_flag,
-                              default=EffectiveValue(False, "accelerate default")),
-        # accelerate splits the string on commas; an integer (`gpu_ids: 0`) is a schema error, read as its digits
-        "gpu_ids": yaml.value("gpu_ids", read=_gpu_ids, exact=lambda v: isinstance(v, str)),
-        "deepspeed_multinode_launcher": yaml.value("deepspeed_config", "deepspeed_multinode_launcher",
-                                                   read=coerce.text),
-    }
-
-
-def _gpu_ids(value: Any) -> str | None:
-    if coerce.exact_integer(value):
-        return str(value)
-    return coerce.text(value)
-
-
-PRECISIONS = ("no", "fp16", "bf16", "fp8")
-
-
-def _precision(yaml: DocumentReader, json: DocumentReader, alone: bool) -> EffectiveValue:
-    from accelwiz.effective_settings import precision_blocks
-
-    for name, block in precision_blocks(json).items():  # fp16 first: DeepSpeed's order
-        if block.value is True:
-            return EffectiveValue(name.removesuffix("_enabled"), "json", "deepspeed", block.path,
-                                  written=block.written, invalid=block.written is not True)
-    written = _launcher_precision(yaml)
-    if written.is_written:
-        return written
-    decided_later = any(json.raw(block, "enabled") == AUTO for block in ("fp16", "bf16", "bfloat16"))
-    if json.document is not None and not decided_later:
-        # the JSON owns the precision (accelerate fills only "auto" from the launcher): no enabled block is fp32
-        return EffectiveValue("no", "deepspeed default", note="no fp16/bf16 block enabled in the JSON")
-    if decided_later and alone:
-        return EffectiveValue(None, "unset", note='"auto": the launcher\'s or the Trainer\'s precision')
-    if yaml.document is not None:
-        note = '"auto": no, unless the script or the Trainer asks for fp16/bf16' if decided_later else ""
-        return EffectiveValue("no", "accelerate default", note=note)
-    return UNSET
-
-
-def _launcher_precision(yaml: DocumentReader) -> EffectiveValue:
-    """The YAML's mixed_precision; the launcher lower-cases it (`PrecisionType(args.mixed_precision.lower())`)."""
-    if yaml.document is None:
-        return UNSET
-    if yaml.has("mixed_precision") and yaml.raw("mixed_precision") is False:
-        return EffectiveValue("no", "yaml", "accelerate", ("mixed_precision",), written=False, invalid=True,
-                              note="an unquoted no is YAML false")
-    return yaml.value("mixed_precision", read=lambda v: coerce.choice(v, PRECISIONS, case="lower"),
-                      default=EffectiveValue("no", "accelerate default"))
-
-
-def _from_plan(plan: PlanFile, values: dict[str, EffectiveValue], world: int | None) -> dict[str, EffectiveValue]:
-    """What only the plan knows, and the batch where no file owns it."""
-    training, found = plan.training, {}
-    found["sequence_length"] = EffectiveValue(training.sequence_length, "plan", "plan", ("training", "sequence_length"))
-    found["gradient_checkpointing"] = EffectiveValue(training.gradient_checkpointing, "plan", "plan",
-                                                     ("training", "gradient_checkpointing"))
-    found["attention"] = EffectiveValue(training.attention, "plan", "plan", ("training", "attention"))
-    found["fine_tuning_method"] = EffectiveValue(plan.fine_tuning.method, "plan", "plan",
-                                                 ("fine_tuning", "method"))
-    for name, planned in (("micro_batch", training.micro_batch),
-                          ("gradient_accumulation", training.gradient_accumulation)):
-        current = values.get(name, UNSET)
-        if current.source not in ("yaml", "json") and not current.is_written:
-            found[name] = EffectiveValue(planned, "plan", "plan", ("training", name))
-    if plan.launcher.supplies_rendezvous:
-        found["rdzv_backend"] = _launched_rdzv_backend(plan, values.get("rdzv_backend", UNSET))
-    micro = found.get("micro_batch", values.get("micro_batch", UNSET)).value
-    accumulation = found.get("gradient_accumulation", values.get("gradient_accumulation", UNSET)).value
-    if not values.get("global_batch", UNSET).is_set and None not in (micro, accumulation) and world:
-        found["global_batch"] = EffectiveValue(micro * accumulation * world, "derived",
-                                               note="micro batch x gradient accumulation x world size")
-    return found
-
-
-def _launched_rdzv_backend(plan: PlanFile, written: EffectiveValue) -> EffectiveValue:
-    """The rendezvous backend of a plan whose launcher starts each node (its node commands and sbatch script pass
-    --rdzv_backend): the plan's, else the YAML's (passed as the flag, so no longer ignored), else the launch default
-    (accelwiz.launch.command's MULTI_NODE_RDZV_BACKEND, written out: the launch modules import this one; a test
-    keeps the two equal)."""
-    how = f"the {plan.launcher.kind} launch passes --rdzv_backend"
-    if plan.launcher.rdzv_backend is not None:
-        return EffectiveValue(plan.launcher.rdzv_backend, "plan", "plan", ("launcher", "rdzv_backend"), note=how)
-    if written.is_written and written.is_set:
-        return EffectiveValue(written.value, written.source, written.role, written.path, f"{how} with the file's",
-                              written.written, written.invalid)
-    return EffectiveValue("c10d", "derived", note=f"{how} c10d (its default; the plan and the YAML name none)")
 
 
 def with_trainer(config: EffectiveConfig, values: dict[str, tuple[Any, str]]) -> EffectiveConfig:

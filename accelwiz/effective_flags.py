@@ -17,7 +17,7 @@ LAUNCH_FLAGS = {"num_processes": "--num-processes", "num_machines": "--num-machi
 
 def with_launch_flags(topology: Mapping[str, EffectiveValue],
                       flags: Mapping[str, int | None]) -> dict[str, EffectiveValue]:
-    """`topology` (effective._topology's values; empty for a lone JSON) with the flags given, source "command
+    """`topology` (effective_launch.topology's values; empty for a lone JSON) with the flags given, source "command
     line"; `written` holds the flag's value, since rules read a count only where someone wrote it."""
     found = dict(topology)
     given = {name: value for name, value in flags.items() if name in LAUNCH_FLAGS and value is not None}

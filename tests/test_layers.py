@@ -29,7 +29,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # what the files say a run will use, each value with its source
     "effective": ("accelwiz.effective", "accelwiz.effective_value", "accelwiz.effective_reader",
                   "accelwiz.effective_settings", "accelwiz.effective_deepspeed", "accelwiz.effective_fsdp",
-                  "accelwiz.effective_flags", "accelwiz.deepspeed_file"),
+                  "accelwiz.effective_flags", "accelwiz.effective_launch", "accelwiz.effective_plan",
+                  "accelwiz.deepspeed_file"),
     # files + plan + flags + Trainer arguments -> one resolved run
     "resolution": ("accelwiz.resolution",),
     # what is done with a resolved run: judged, estimated, launched, trained, fixed, converted, asked for
