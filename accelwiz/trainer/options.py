@@ -105,6 +105,16 @@ def _metavar(action: argparse.Action) -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="accelwiz-trainer", description="accelwiz's built-in causal-LM trainer.")
     defaults = TrainerOptions()
+    _workload_flags(parser, defaults)
+    _optimizer_flags(parser, defaults)
+    _output_flags(parser, defaults)
+    _input_flags(parser, defaults)
+    _post_training_flags(parser, defaults)
+    return parser
+
+
+def _workload_flags(parser: argparse.ArgumentParser, defaults: TrainerOptions) -> None:
+    """Steps, batch, sequence, checkpointing and the fine-tuning method: the plan's unless given."""
     planned = " (default: the plan, else the DeepSpeed JSON, else %s)"
     parser.add_argument("--steps", type=_positive, default=defaults.steps, help="Optimizer steps in total.")
     parser.add_argument("--micro-batch", type=_positive, help="Sequences per process." + planned % 1)
@@ -129,6 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="Comma-separated module names LoRA adapts, or all-linear (PEFT's every linear layer but the output "
         "head) (default: the plan, else the attention projections).",
     )
+
+
+def _optimizer_flags(parser: argparse.ArgumentParser, defaults: TrainerOptions) -> None:
+    """The learning-rate schedule and clipping."""
     parser.add_argument("--lr", type=float, default=defaults.lr, help="Peak learning rate.")
     parser.add_argument(
         "--warmup-ratio",
@@ -142,6 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=defaults.max_grad_norm,
         help="Gradient clipping norm (0 turns clipping off).",
     )
+
+
+def _output_flags(parser: argparse.ArgumentParser, defaults: TrainerOptions) -> None:
+    """Where checkpoints and the run report go, how many are kept, and resuming."""
     parser.add_argument(
         "--output-dir", type=Path, default=defaults.output_dir, help="Checkpoints and run_report.json go here."
     )
@@ -158,6 +176,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="Keep only the newest N checkpoints.",
     )
     parser.add_argument("--resume", action="store_true", help="Continue from the newest checkpoint in --output-dir.")
+
+
+def _input_flags(parser: argparse.ArgumentParser, defaults: TrainerOptions) -> None:
+    """The data, the model, the seed and the Accelerate YAML launched."""
     parser.add_argument(
         "--data",
         type=Path,
@@ -175,8 +197,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--config", type=Path, default=None, help="The Accelerate YAML launched (`accelwiz run` passes it)."
     )
-    _post_training_flags(parser, defaults)
-    return parser
 
 
 def _post_training_flags(parser: argparse.ArgumentParser, defaults: TrainerOptions) -> None:
