@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelwiz.probe.model import MachineProfile
-from accelwiz.vocab import GIB
+from accelwiz.vocab import GIB, PLAN_PRECISION_OF_MIXED
 from accelwiz.wizard.answers import Precision, Regime, StrategyChoice
 
 REGIME_NAME = {Regime.full: "full fine-tuning", Regime.lora: "LoRA", Regime.qlora: "QLoRA"}
@@ -151,7 +151,7 @@ def workload_for(answers: Mapping[str, Any], system: MachineProfile) -> Any:
     # DPO and GRPO: one sequence is prompt + completion (estimate_posttraining sizes its step the same way)
     given = {"micro_batch": answers.get("micro_batch"), "seq_len": post.sequence if post else answers.get("seq_len"),
              "method": _value(answers.get("regime")), "lora_rank": answers.get("lora_rank"),
-             "precision": "fp32" if precision is Precision.no else precision.value,
+             "precision": PLAN_PRECISION_OF_MIXED[precision.value],
              "gradient_checkpointing": recommended_checkpointing(answers, system) if checkpointing is None
              else bool(checkpointing)}
     resolved = resolve_workload(answers={k: int(v) if k in _COUNTS and v else v for k, v in given.items()},

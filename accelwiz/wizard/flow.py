@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -12,6 +11,7 @@ from pydantic import ValidationError
 
 from accelwiz.errors import InputError, UsageError
 from accelwiz.probe.model import MachineProfile
+from accelwiz.wizard.answer_parsing import finish, same_answer
 from accelwiz.wizard.answers import Answers
 from accelwiz.wizard.catalog_types import Choice, Question
 
@@ -73,63 +73,108 @@ def walk(
     - The system question (key `system`), when in `catalog`, loads the machine every later question uses.
     """
     remembered = {} if remembered is None else remembered
-    result = Walk(system=system)
-    decided: dict[int, tuple[Question, bool]] = {}
-    history: list[int] = []  # indices of the questions asked of the prompter, for GoBack
-    index = 0
-    while index < len(catalog):
-        question = catalog[index]
-        machine = result.system
-        applies = True if question.key == SYSTEM_KEY else question.when(result.answers, machine)  # type: ignore[arg-type]
-        decided[index] = (question, applies)
-        if not applies:
-            if question.key in preset:
-                result.ignored.append(question.key)
-            index += 1
+    state = _Walking(catalog, Walk(system=system))
+    while state.index < len(catalog):
+        question = catalog[state.index]
+        if not state.applies(question, preset):
             continue
-        choices = () if question.key == SYSTEM_KEY else question.resolve_choices(result.answers, machine)  # type: ignore[arg-type]
+        choices = () if question.key == SYSTEM_KEY else \
+            question.resolve_choices(state.result.answers, state.result.system)  # type: ignore[arg-type]
 
         def check(raw: Any, question: Question = question, choices: Sequence[Choice] = choices) -> Any:
-            return finish(question, raw, choices, result.answers, result.system)
+            return finish(question, raw, choices, state.result.answers, state.result.system)
 
-        if question.key in preset:
-            _store(result, question, check(preset[question.key]))
-            index += 1
+        if _given(state, question, check, preset, keep):
             continue
-        if question.key in keep:
-            try:
-                _store(result, question, check(keep[question.key]))
-                index += 1
-                continue
-            except (UsageError, InputError):
-                pass  # no longer valid here: ask it
-        ahead = {key: preset[key] for key in LOOKAHEAD if key in preset and key not in result.answers}
-        default = _default(question, choices, {**remembered, **keep}, result, check, ahead)
-        note = question.explain({**ahead, **result.answers}, machine) if question.explain else None  # type: ignore[arg-type]
+        default, note = _offer(question, choices, check, state.result, preset, {**remembered, **keep})
         try:
-            raw = prompter.ask(question, default=default, choices=choices, note=note, check=check)
-            value = check(raw)
+            value = check(prompter.ask(question, default=default, choices=choices, note=note, check=check))
         except GoBack:
-            if history:
-                index = history.pop()
-                for later in [k for k in result.answers if k not in _keys_before(catalog, index)]:
-                    del result.answers[later]
-                result.asked = result.asked[: len(history)]
-                decided = {i: d for i, d in decided.items() if i < index}
+            state.back()
             continue
         except (UsageError, InputError) as exc:
             if on_refused is None:
                 raise
             on_refused(question, exc)
             continue
-        _store(result, question, value)
+        state.answered(question, value)
         remembered[question.key] = value
-        history.append(index)
-        result.asked.append(question.key)
-        index += 1
-    result.decisions = [decided[i] for i in sorted(decided)]
-    result.ignored = list(dict.fromkeys(result.ignored))  # a question passed twice (after going back) once
-    return result
+    return state.finished()
+
+
+@dataclass
+class _Walking:
+    """Where a walk is: the next question's index, whether each question so far applied, and the questions asked
+    of the prompter (GoBack returns to the last of them)."""
+
+    catalog: Sequence[Question]
+    result: Walk
+    index: int = 0
+    decided: dict[int, tuple[Question, bool]] = field(default_factory=dict)
+    history: list[int] = field(default_factory=list)
+
+    def applies(self, question: Question, preset: Mapping[str, Any]) -> bool:
+        """Whether the question applies to the answers so far; one that does not is passed (an answer given up
+        front for it is noted as ignored)."""
+        answers, machine = self.result.answers, self.result.system
+        applies = True if question.key == SYSTEM_KEY else question.when(answers, machine)  # type: ignore[arg-type]
+        self.decided[self.index] = (question, applies)
+        if not applies:
+            if question.key in preset:
+                self.result.ignored.append(question.key)
+            self.index += 1
+        return applies
+
+    def take(self, question: Question, value: Any) -> None:
+        """An answer given without asking (up front, or kept from an earlier walk)."""
+        _store(self.result, question, value)
+        self.index += 1
+
+    def answered(self, question: Question, value: Any) -> None:
+        self.history.append(self.index)
+        self.result.asked.append(question.key)
+        self.take(question, value)
+
+    def back(self) -> None:
+        """To the previous question asked, forgetting the answers after it (they stay remembered)."""
+        if not self.history:
+            return
+        self.index = self.history.pop()
+        for later in [k for k in self.result.answers if k not in _keys_before(self.catalog, self.index)]:
+            del self.result.answers[later]
+        self.result.asked = self.result.asked[: len(self.history)]
+        self.decided = {i: d for i, d in self.decided.items() if i < self.index}
+
+    def finished(self) -> Walk:
+        self.result.decisions = [self.decided[i] for i in sorted(self.decided)]
+        # a question passed twice (after going back) once
+        self.result.ignored = list(dict.fromkeys(self.result.ignored))
+        return self.result
+
+
+def _given(state: _Walking, question: Question, check: Callable[[Any], Any], preset: Mapping[str, Any],
+           keep: Mapping[str, Any]) -> bool:
+    """Take a preset answer (a bad one is an error), or a kept one that still parses and verifies here."""
+    if question.key in preset:
+        state.take(question, check(preset[question.key]))
+        return True
+    if question.key in keep:
+        try:
+            state.take(question, check(keep[question.key]))
+            return True
+        except (UsageError, InputError):
+            pass  # no longer valid here: ask it
+    return False
+
+
+def _offer(question: Question, choices: Sequence[Choice], check: Callable[[Any], Any], result: Walk,
+           preset: Mapping[str, Any], remembered: Mapping[str, Any]) -> tuple[Any, str | None]:
+    """The default and the note a question is asked with, seeing answers given up front for later questions."""
+    ahead = {key: preset[key] for key in LOOKAHEAD if key in preset and key not in result.answers}
+    default = _default(question, choices, remembered, result, check, ahead)
+    seen = {**ahead, **result.answers}
+    note = question.explain(seen, result.system) if question.explain else None  # type: ignore[arg-type]
+    return default, note
 
 
 def _keys_before(catalog: Sequence[Question], index: int) -> set[str]:
@@ -196,7 +241,7 @@ def reject_contradicted(result: Walk, preset: Mapping[str, Any], answers: Answer
     """
     for key in result.ignored:
         used = getattr(answers, key)
-        if used is None or _same(preset[key], used):
+        if used is None or same_answer(preset[key], used):
             continue
         when = next(q.when.__name__ for q, _ in result.decisions if q.key == key)
         raise UsageError(
@@ -205,15 +250,6 @@ def reject_contradicted(result: Walk, preset: Mapping[str, Any], answers: Answer
             hint=f"remove `{key}` from the answers, or change the answers or the machine (--system) "
             "it depends on",
         )
-
-
-def _same(raw: Any, used: Any) -> bool:
-    parse = {bool: _confirm, int: _int, float: _float}.get(type(used))
-    try:
-        given = parse(None, raw, ()) if parse else str(raw).strip().lower()  # type: ignore[arg-type]
-        return given == getattr(used, "value", used)
-    except (TypeError, ValueError):
-        return False
 
 
 def validate(answers: Mapping[str, Any], system: MachineProfile) -> Answers:
@@ -233,90 +269,3 @@ def validate(answers: Mapping[str, Any], system: MachineProfile) -> Answers:
             f"inconsistent answers: {where + ': ' if where else ''}{message}",
             hint="change the answer (or --answers entry) named above",
         ) from None
-
-
-def parse_answer(question: Question, raw: Any, choices: Sequence[Choice]) -> Any:
-    """Turn a typed or scripted answer into the question's value; UsageError when it cannot be one."""
-    try:
-        return _PARSERS[question.kind](question, raw, choices)
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"{question.key}: {exc}", hint=question.help) from None
-
-
-def finish(question: Question, raw: Any, choices: Sequence[Choice], answers: Mapping[str, Any],
-           system: MachineProfile | None) -> Any:
-    """Parse an answer and check it against the answers so far: where it is given, not after the last question."""
-    try:
-        value = parse_answer(question, raw, choices)
-    except UsageError:
-        if question.refuse is not None and system is not None:
-            question.refuse(raw, answers, system)  # raises the specific reason, if it has one
-        raise
-    if question.verify is not None and value not in ("", None):
-        question.verify(value, answers, system)  # type: ignore[arg-type]
-    return value
-
-
-def _spelling(text: Any) -> str:
-    """Answer files may write `node_commands` or `node-commands`, `FSDP-HYBRID` or `fsdp_hybrid` (old words:
-    wizard/aliases.py)."""
-    return str(text).strip().lower().replace("_", "-")
-
-
-def _select(question: Question, raw: Any, choices: Sequence[Choice]) -> Any:
-    for choice in choices:
-        value = getattr(choice.value, "value", choice.value)
-        if raw == choice.value or _spelling(raw) == _spelling(value):
-            return choice.value
-    valid = ", ".join(str(getattr(c.value, "value", c.value)) for c in choices)
-    close = difflib.get_close_matches(_spelling(raw), [_spelling(getattr(c.value, "value", c.value)) for c in choices],
-                                      n=1, cutoff=0.5)
-    raise ValueError(f"{raw!r} is not one of the choices here: {valid}"
-                     + (f" (did you mean {close[0]}?)" if close else ""))
-
-
-def _confirm(question: Question, raw: Any, choices: Sequence[Choice]) -> bool:
-    if isinstance(raw, bool):
-        return raw
-    text = str(raw).strip().lower()
-    if text in ("y", "yes", "true", "1", "on"):
-        return True
-    if text in ("n", "no", "false", "0", "off"):
-        return False
-    raise ValueError(f"{raw!r} is not yes or no")
-
-
-def _int(question: Question, raw: Any, choices: Sequence[Choice]) -> int:
-    if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
-        raise ValueError(f"{raw!r} is not a whole number")
-    try:
-        return int(raw) if not isinstance(raw, str) else int(raw.strip().replace("_", ""))
-    except ValueError:
-        raise ValueError(f"{raw!r} is not a whole number") from None
-
-
-def _float(question: Question, raw: Any, choices: Sequence[Choice]) -> float:
-    if isinstance(raw, bool):
-        raise ValueError(f"{raw!r} is not a number")
-    try:
-        return float(raw)
-    except ValueError:
-        raise ValueError(f"{raw!r} is not a number") from None
-
-
-def _text(question: Question, raw: Any, choices: Sequence[Choice]) -> str:
-    if raw is None or isinstance(raw, (dict, list)):
-        raise ValueError(f"{raw!r} is not text")
-    text = str(raw).strip()
-    # An optional answer (default "") can be given as `none`: on a terminal, Enter keeps a remembered answer.
-    return "" if question.default == "" and text.lower() == "none" else text
-
-
-_PARSERS = {
-    "select": _select,
-    "confirm": _confirm,
-    "int": _int,
-    "float": _float,
-    "text": _text,
-    "path": _text,
-}

@@ -9,8 +9,8 @@ from typing import Any
 
 from accelwiz.probe.model import MachineProfile
 from accelwiz.resolution.workload import DEFAULTS
-from accelwiz.vocab import GIB
-from accelwiz.wizard.answers import Answers, Launcher, Owner, Precision
+from accelwiz.vocab import GIB, PLAN_PRECISION_OF_MIXED
+from accelwiz.wizard.answers import Answers, Launcher, Owner
 from accelwiz.wizard.build import DEEPSPEED_SUFFIX, build, launch_commands, trainer_arguments
 from accelwiz.wizard.costing import Option, plan_for, workload_for
 from accelwiz.wizard.render import Header, describe_hardware, render_json, render_yaml
@@ -92,34 +92,14 @@ def build_plan_file(answers: Answers, system: MachineProfile, system_spec: str, 
     """The plan: what the estimate assumed and how the job is launched (accelwiz.plan_file.PlanFile)."""
     import os
 
-    from accelwiz.plan_file import (
-        PlanEstimate,
-        PlanFile,
-        PlanFiles,
-        PlanFineTuning,
-        PlanLauncher,
-        PlanModel,
-        PlanSystem,
-        PlanTraining,
-    )
+    from accelwiz.plan_file import PlanFile, PlanFiles, PlanModel, PlanTraining
     from accelwiz.wizard.post_plan import post_fields
 
-    gpu = system.gpus[0] if system.gpus else None
     files = PlanFiles(accelerate=output.name,
                       deepspeed=os.path.relpath(deepspeed, output.parent) if deepspeed is not None else None)
-    launcher = PlanLauncher(
-        # one vocabulary: the wizard's launcher answer is the plan's launcher kind
-        kind=answers.launcher.value if answers.num_machines > 1 and answers.launcher else "local",  # type: ignore[arg-type]
-        rdzv_backend=answers.rdzv_backend if answers.num_machines > 1 else None,  # type: ignore[arg-type]
-    )
     model = PlanModel(name=answers.model or "none", source=_model_source(answers.model),
                       parameters=_parameters(answers, system, trainable=False),
                       trainable_parameters=_parameters(answers, system, trainable=True))
-    regime = answers.regime.value if answers.regime else "full"
-    rank = answers.lora_rank or DEFAULTS["lora_rank"]
-    # alpha = 2 x rank, the common PEFT recipe; every linear layer of the blocks, as the estimate assumed
-    tuning = PlanFineTuning(method=regime) if regime == "full" else PlanFineTuning(  # type: ignore[arg-type]
-        method=regime, lora_rank=rank, lora_alpha=2 * rank, lora_targets=["all-linear"])  # type: ignore[arg-type]
     training = PlanTraining(
         owner=answers.owner.value,
         micro_batch=answers.micro_batch,
@@ -127,21 +107,54 @@ def build_plan_file(answers: Answers, system: MachineProfile, system_spec: str, 
         sequence_length=answers.sequence_length or DEFAULTS["seq_len"],
         gradient_checkpointing=bool(answers.gradient_checkpointing) if answers.model else False,
         attention="sdpa",
-        precision="fp32" if answers.precision is Precision.no else answers.precision.value,  # type: ignore[arg-type]
+        precision=PLAN_PRECISION_OF_MIXED[answers.precision.value],  # type: ignore[arg-type]
         trainer_arguments=trainer_flags,
         **post_fields(answers, output),
     )
-    estimate = None
-    if option is not None:
-        estimate = PlanEstimate(strategy=option.label, per_gpu_bytes=option.per_gpu_bytes,
-                                host_bytes=option.host_bytes, verdict=option.verdict.verdict or "fits",
-                                phase=option.peak_phase)
-    plan_system = PlanSystem(name=system_spec, machines=answers.num_machines, gpus_per_machine=answers.gpus,
-                             processes_per_machine=answers.processes if not answers.gpus else None,
-                             gpu=gpu.name if gpu else None, gpu_memory_bytes=gpu.memory_total_bytes if gpu else None,
-                             host_memory_bytes=system.host.memory_total_bytes or None)
-    return PlanFile(created_by=command, files=files, system=plan_system, launcher=launcher, model=model,
-                    fine_tuning=tuning, training=training, estimate=estimate)
+    return PlanFile(created_by=command, files=files, system=_plan_system(answers, system, system_spec),
+                    launcher=_plan_launcher(answers), model=model, fine_tuning=_plan_fine_tuning(answers),
+                    training=training, estimate=_plan_estimate(option))
+
+
+def _plan_launcher(answers: Answers) -> Any:
+    from accelwiz.plan_file import PlanLauncher
+
+    several = answers.num_machines > 1
+    # one vocabulary: the wizard's launcher answer is the plan's launcher kind
+    kind = answers.launcher.value if several and answers.launcher else "local"
+    return PlanLauncher(kind=kind, rdzv_backend=answers.rdzv_backend if several else None)  # type: ignore[arg-type]
+
+
+def _plan_fine_tuning(answers: Answers) -> Any:
+    """Full, or LoRA/QLoRA with alpha = 2 x rank (the common PEFT recipe) on every linear layer of the blocks, as
+    the estimate assumed."""
+    from accelwiz.plan_file import PlanFineTuning
+
+    regime = answers.regime.value if answers.regime else "full"
+    if regime == "full":
+        return PlanFineTuning(method="full")
+    rank = answers.lora_rank or DEFAULTS["lora_rank"]
+    return PlanFineTuning(method=regime, lora_rank=rank, lora_alpha=2 * rank,  # type: ignore[arg-type]
+                          lora_targets=["all-linear"])
+
+
+def _plan_system(answers: Answers, system: MachineProfile, system_spec: str) -> Any:
+    from accelwiz.plan_file import PlanSystem
+
+    gpu = system.gpus[0] if system.gpus else None
+    return PlanSystem(name=system_spec, machines=answers.num_machines, gpus_per_machine=answers.gpus,
+                      processes_per_machine=answers.processes if not answers.gpus else None,
+                      gpu=gpu.name if gpu else None, gpu_memory_bytes=gpu.memory_total_bytes if gpu else None,
+                      host_memory_bytes=system.host.memory_total_bytes or None)
+
+
+def _plan_estimate(option: Option | None) -> Any:
+    from accelwiz.plan_file import PlanEstimate
+
+    if option is None:
+        return None
+    return PlanEstimate(strategy=option.label, per_gpu_bytes=option.per_gpu_bytes, host_bytes=option.host_bytes,
+                        verdict=option.verdict.verdict or "fits", phase=option.peak_phase)
 
 
 def _model_source(model: str | None) -> str:

@@ -10,8 +10,8 @@ from typing import Any
 from accelwiz.probe.model import MachineProfile
 from accelwiz.vocab import GIB
 from accelwiz.wizard import costing as memory
-from accelwiz.wizard.answers import OffloadDevice, StrategyChoice
 from accelwiz.wizard import predicates as p
+from accelwiz.wizard.answers import OffloadDevice, StrategyChoice
 from accelwiz.wizard.catalog_types import Choice, Question
 from accelwiz.wizard.suggest import verify_nvme_path, world_size
 

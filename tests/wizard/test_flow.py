@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from accelwiz.errors import UsageError
+from accelwiz.wizard.answer_parsing import parse_answer
 from accelwiz.wizard.answers import Precision, StrategyChoice
 from accelwiz.wizard.catalog import CATALOG, question
-from accelwiz.wizard.flow import ask, parse_answer, walk
+from accelwiz.wizard.flow import ask, walk
 from accelwiz.wizard.prompters import DefaultsPrompter, ScriptedPrompter
 from tests.wizard.scenarios import system
 
