@@ -63,7 +63,7 @@ def test_the_strategy_kinds_are_one_list_the_wizard_and_the_estimator_speak():
     from accelwiz.wizard.answers import StrategyChoice
 
     assert tuple(s.value for s in StrategyChoice) == vocab.STRATEGY_KINDS
-    assert get_args(estimate_strategy.Kind) == vocab.STRATEGY_KINDS  # the copy the estimator still spells out
+    assert estimate_strategy.Kind is vocab.StrategyKind  # the estimator's Strategy.kind is typed by vocab.py
     # every candidate the estimator costs is an answer the wizard takes, under the same name
     for gpus, nodes in ((1, 1), (8, 1), (8, 2)):
         for candidate in estimate_strategy.candidate_strategies(gpus, nodes):

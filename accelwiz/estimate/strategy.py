@@ -22,10 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from accelwiz.vocab import StrategyKind
+
 if TYPE_CHECKING:
     from accelwiz.effective import EffectiveConfig
 
-Kind = Literal["single", "ddp", "zero1", "zero2", "zero3", "fsdp_full", "fsdp_grad_op", "fsdp_hybrid"]
+Kind = StrategyKind  # the one vocabulary's strategy words (accelwiz/vocab.py), which the wizard speaks too
 Device = Literal["none", "cpu", "nvme"]
 
 _KIND_LABEL = {
