@@ -4,8 +4,8 @@ judged (tests/test_docs_commands.py runs every page; tests/test_worked_examples.
 A command is a `$ ` line of a ```console block or of a plain ``` block (a trailing `\\` joins the next line, as
 the shell does), every line of a ```bash/```sh block that is not a comment, or an `accelwiz ...` line of a console
 block that has no `$ ` line (docs/rules.md's examples). The output lines a page quotes under a `$ ` line (other than
-`...`) must appear in what the command printed, decimals free (the page's run; another CPU may differ in the last
-digits of a loss) and ` ... ` inside a line standing for what it leaves out. A command exits 0 unless its line
+`...`) must appear in what the command printed, its measurements free (MEASURED: the page's run; another CPU
+differs in the last digits of a loss or in tokens/s) and ` ... ` inside a line standing for what it leaves out. A command exits 0 unless its line
 says otherwise in a trailing comment (`# exit 1`), as a reader sees it.
 """
 
@@ -68,10 +68,15 @@ def commands(text: str, page: str = "") -> list[Command]:
     return found
 
 
+# What a run measures, which another machine prints otherwise: decimals (losses, rewards, GiB), counts grouped
+# by thousands (tokens/s, parameters) and sizes in KiB/MiB/GiB (a peak RSS)
+MEASURED = r"\d+\.\d+|\d{1,3}(?:,\d{3})+|\d+(?= [KMG]iB)"
+
+
 def loose(line: str) -> re.Pattern[str]:
-    """A quoted line as a pattern: its decimals (losses, rewards) match any number, and ` ... ` inside it stands
+    """A quoted line as a pattern: what it measures (MEASURED) matches any number, and ` ... ` inside it stands
     for what the page leaves out."""
     def exact(text: str) -> str:
-        return r"-?[\d.e+-]+".join(re.escape(p) for p in re.split(r"\d+\.\d+", text))
+        return r"-?[\d.,e+-]+".join(re.escape(p) for p in re.split(MEASURED, text))
 
     return re.compile(".*".join(exact(part) for part in re.split(r" \.\.\.(?: |$)", line)))

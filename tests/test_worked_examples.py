@@ -16,7 +16,10 @@ def test_the_page_has_its_examples():
     assert any(q.startswith("done: grpo step 4/4") for c in found for q in c.quoted)
 
 
-def test_a_quoted_line_leaves_decimals_and_dots_free():
+def test_a_quoted_line_leaves_measurements_and_dots_free():
     assert loose("done: dpo step 4/4, loss 0.693 -> 0.189").search("done: dpo step 4/4, loss 0.693 -> 0.2")
     assert not loose("done: dpo step 4/4, loss 0.693 -> 0.189").search("done: dpo step 3/4, loss 0.693 -> 0.2")
     assert loose("a ... z").search("a b c z") and loose("error x, ...").search("error x, and more")
+    done = loose("done: step 30/30, loss 5.567 -> 3.346, 8,971 tokens/s, peak 433 MiB (process_peak_rss)")
+    assert done.search("done: step 30/30, loss 5.567 -> 3.346, 10,212 tokens/s, peak 431 MiB (process_peak_rss)")
+    assert not done.search("done: step 29/30, loss 5.567 -> 3.346, 10,212 tokens/s, peak 431 MiB (process_peak_rss)")
