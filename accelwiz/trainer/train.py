@@ -9,10 +9,8 @@ warm-up + cosine LR, `save_state`/`load_state` checkpoints, then a JSON report o
 
 from __future__ import annotations
 
-import math
 import os
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,17 +20,11 @@ if __package__ in (None, ""):  # launched by path: make `accelwiz` importable fr
 
 from accelwiz.errors import AccelwizError  # noqa: E402
 from accelwiz.resolution.run import Run  # noqa: E402
-from accelwiz.trainer.checkpoints import (  # noqa: E402
-    TrainerState,
-    checkpoint_dir,
-    prune,
-    restore,
-    save_final,
-    write_state,
-)
+from accelwiz.trainer.checkpoints import restore, save_final  # noqa: E402
 from accelwiz.trainer.data import DataError, training_sequences  # noqa: E402
 from accelwiz.trainer.finetune import MethodError, apply_method, lora_base_dtype, parameter_counts  # noqa: E402
 from accelwiz.trainer.inputs import check_inputs  # noqa: E402
+from accelwiz.trainer.loop import train  # noqa: E402
 from accelwiz.trainer.models import (  # noqa: E402
     ModelChoiceError,
     ModelRef,
@@ -45,20 +37,6 @@ from accelwiz.trainer.options import TrainerOptions, parse_args  # noqa: E402
 from accelwiz.trainer.report import rank_report, report_run  # noqa: E402
 
 EXIT_BAD_INPUT = 2
-
-
-def lr_at(step: int, opts: TrainerOptions) -> float:
-    """Linear warm-up to `lr`, then cosine decay to a tenth of it, as a pure function of the optimizer step.
-
-    Set on the optimizer by hand instead of through a prepared LR scheduler: Accelerate steps a prepared
-    scheduler once per process per call and DeepSpeed steps its own, so a pure function of `step` is the one
-    schedule that is identical under every backend and exact after `--resume`.
-    """
-    warmup = max(1, round(opts.steps * opts.warmup_ratio))
-    if step < warmup:
-        return opts.lr * (step + 1) / warmup
-    progress = (step - warmup) / max(1, opts.steps - warmup)
-    return opts.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
 
 
 def make_accelerator() -> Any:
@@ -92,16 +70,6 @@ def describe(accelerator: Any) -> dict[str, Any]:
     }
 
 
-def save_checkpoint(accelerator: Any, opts: TrainerOptions, state: TrainerState) -> Path:
-    directory = checkpoint_dir(opts.output_dir, state.step)
-    accelerator.save_state(str(directory))  # every rank: DeepSpeed saves its shards collectively
-    if accelerator.is_main_process:
-        write_state(directory, state)  # last, so a directory without it is an interrupted save
-        prune(opts.output_dir, opts.keep_checkpoints)
-    accelerator.wait_for_everyone()
-    return directory
-
-
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
     uses_deepspeed = os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true"
@@ -121,10 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         gradient_accumulation=settings.gradient_accumulation.value,
         seq_len=settings.seq_len.value,
     )
-
-    import torch
     from accelerate.utils import set_seed
-    from torch.utils.data import DataLoader, TensorDataset
 
     accelerator = make_accelerator()
     apply_batch_settings(accelerator, opts)
@@ -136,42 +101,60 @@ def main(argv: list[str] | None = None) -> int:
         check_vocabulary(sequences, model_config)
     except (DataError, ModelChoiceError, MethodError) as exc:
         return bad_input(str(exc), exc.hint)
-    parameters, trainable = parameter_counts(model)
+    counts = parameter_counts(model)
     accelerator.print(settings.summary(), file=sys.stderr)
-    loader = DataLoader(TensorDataset(sequences), batch_size=opts.micro_batch, shuffle=True, drop_last=True)
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=opts.lr, weight_decay=0.0)
-    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+    model, optimizer, loader = _prepared(accelerator, model, sequences, opts)
     if len(loader) == 0:
-        accelerator.print(
-            f"error: the data gives fewer than one batch of {opts.micro_batch} x {opts.seq_len} "
-            f"tokens per process for {accelerator.num_processes} processes; use more data or "
-            "smaller --micro-batch/--seq-len",
-            file=sys.stderr,
-        )
-        return EXIT_BAD_INPUT
-
+        return _too_little_data(accelerator, opts)
     state, resumed_from = restore(accelerator, opts)
     facts = describe(accelerator)
     result = train(accelerator, model, optimizer, loader, opts, state)
     probe = logits_probe(accelerator, model, sequences[0][:16])
     saved, checksum = save_final(accelerator, model, tokenizer, opts.output_dir, settings.method.value, facts)
-    run = {
+    extra = {"saved": saved, "parameter_checksum": checksum, "logits_probe": probe,
+             "ranks": rank_report(accelerator, model, result["loss_last"])}
+    report_run(accelerator, opts, _run_facts(facts, checked, opts, counts), model_config, result, state,
+               resumed_from, extra)
+    finish(accelerator)
+    return 0
+
+
+def _prepared(accelerator: Any, model: Any, sequences: Any, opts: TrainerOptions) -> tuple[Any, Any, Any]:
+    """The model, an AdamW over its trainable parameters and a shuffled DataLoader, through `prepare()`."""
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    loader = DataLoader(TensorDataset(sequences), batch_size=opts.micro_batch, shuffle=True, drop_last=True)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=opts.lr, weight_decay=0.0)
+    return accelerator.prepare(model, optimizer, loader)
+
+
+def _too_little_data(accelerator: Any, opts: TrainerOptions) -> int:
+    """Fewer sequences than one batch per process: one line, exit 2."""
+    accelerator.print(
+        f"error: the data gives fewer than one batch of {opts.micro_batch} x {opts.seq_len} "
+        f"tokens per process for {accelerator.num_processes} processes; use more data or "
+        "smaller --micro-batch/--seq-len",
+        file=sys.stderr,
+    )
+    return EXIT_BAD_INPUT
+
+
+def _run_facts(facts: dict[str, Any], checked: Any, opts: TrainerOptions, counts: tuple[int, int]) -> dict[str, Any]:
+    """The report's `run`: the distributed facts, the model and method, and the settings it trained with."""
+    settings = checked.settings
+    return {
         **facts,
         "model": str(settings.model.value),
         "model_kind": checked.model.kind,
         "method": settings.method.value,
-        "parameters": parameters,
-        "trainable_parameters": trainable,
+        "parameters": counts[0],
+        "trainable_parameters": counts[1],
         "micro_batch": opts.micro_batch,
         "seq_len": opts.seq_len,
         "gradient_checkpointing": settings.gradient_checkpointing.value,
         "settings": settings.for_report(),
     }
-    extra = {"saved": saved, "parameter_checksum": checksum, "logits_probe": probe,
-             "ranks": rank_report(accelerator, model, result["loss_last"])}
-    report_run(accelerator, opts, run, model_config, result, state, resumed_from, extra)
-    finish(accelerator)
-    return 0
 
 
 def bad_input(message: str, hint: str | None, code: int = EXIT_BAD_INPUT) -> int:
@@ -299,74 +282,6 @@ def finish(accelerator: Any) -> None:
         sys.stderr.flush()
         os._exit(0)
     accelerator.end_training()
-
-
-def train(
-    accelerator: Any, model: Any, optimizer: Any, loader: Any, opts: TrainerOptions, state: TrainerState
-) -> dict[str, Any]:
-    """The loop: runs until `opts.steps` optimizer steps, checkpointing as asked; returns the measurements."""
-    from tqdm.auto import tqdm
-
-    tokens_per_batch = opts.micro_batch * opts.seq_len * accelerator.num_processes
-    step, epoch, skip, tokens = state.step, state.epoch, state.batches_in_epoch, state.tokens_seen
-    losses: list[float] = []
-    checkpoints: list[str] = []
-    window_loss, window_batches, saving_seconds = 0.0, 0, 0.0
-    progress = tqdm(
-        total=opts.steps, initial=step, desc="train", unit="step", disable=not accelerator.is_local_main_process
-    )
-    started = time.perf_counter()
-    model.train()
-    while step < opts.steps:
-        loader.set_epoch(epoch)
-        batches = accelerator.skip_first_batches(loader, skip) if skip else loader
-        consumed = skip
-        for (input_ids,) in batches:
-            for group in optimizer.param_groups:  # before backward: DeepSpeed steps inside backward()
-                group["lr"] = lr_at(step, opts)
-            with accelerator.accumulate(model):
-                loss = model(input_ids=input_ids, labels=input_ids).loss
-                accelerator.backward(loss)
-                if accelerator.sync_gradients and opts.max_grad_norm > 0:
-                    accelerator.clip_grad_norm_(model.parameters(), opts.max_grad_norm)
-                optimizer.step()
-                optimizer.zero_grad()
-            consumed, tokens = consumed + 1, tokens + tokens_per_batch
-            window_loss, window_batches = window_loss + loss.detach().float(), window_batches + 1
-            if not accelerator.sync_gradients:
-                continue
-            step += 1
-            losses.append(accelerator.reduce(window_loss / window_batches, reduction="mean").item())
-            window_loss, window_batches = 0.0, 0
-            progress.update(1)
-            progress.set_postfix(loss=f"{losses[-1]:.3f}", lr=f"{lr_at(step - 1, opts):.2e}")
-            if step == opts.steps or (opts.save_every and step % opts.save_every == 0):
-                saving = time.perf_counter()
-                at_end = consumed == len(loader)
-                saved = TrainerState(
-                    step=step, epoch=epoch + at_end, batches_in_epoch=0 if at_end else consumed, tokens_seen=tokens
-                )
-                checkpoints.append(str(save_checkpoint(accelerator, opts, saved)))
-                saving_seconds += time.perf_counter() - saving
-            if step >= opts.steps:
-                break
-        else:
-            epoch, skip = epoch + 1, 0
-            continue
-        break
-    progress.close()
-    seconds = time.perf_counter() - started - saving_seconds
-    trained_tokens = tokens - state.tokens_seen
-    return {
-        "steps": step,
-        "loss_first": losses[0] if losses else None,  # None (JSON null): resumed at the last step, nothing trained
-        "loss_last": losses[-1] if losses else None,
-        "losses": losses,
-        "tokens": trained_tokens,
-        "train_seconds": round(seconds, 3),
-        "tokens_per_second": trained_tokens / seconds if seconds > 0 else 0.0,
-        "checkpoints": checkpoints,
-    }
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from accelwiz.trainer.checkpoints import (
 )
 from accelwiz.trainer.data import DataError, byte_sequences, load_text
 from accelwiz.trainer.options import TrainerOptions, parse_args
-from accelwiz.trainer.train import lr_at
+from accelwiz.trainer.loop import lr_at
 
 
 def test_options_round_trip_through_argv():
