@@ -71,24 +71,34 @@ def render_sbatch(
     cpu_nodes = bool(planned.cpu_nodes) if cpu_nodes is None else cpu_nodes
     backend = rdzv_backend or planned.rdzv_backend or spec.rdzv_backend or MULTI_NODE_RDZV_BACKEND
     time_line = _time_limit_lines(time_limit or planned.time_limit)
-    per_node = spec.processes_per_machine
+    checked = planned.preflight and preflight
     config = _submit_relative(config_path)
     script = target[0] if target[0] == "-m" else _submit_relative(target[0])
     argv = node_argv(spec, config, script, target[1:], machine_rank=_RANK, main_process_ip=_IP,
                      rdzv_backend=backend, is_host=_IS_HOST,
                      launcher_flags=threads.launcher_flags() if threads is not None else ())
-    if planned.preflight and preflight:  # every node checked together first; each task's rank is SLURM_PROCID
+    if checked:  # every node checked together first; each task's rank is SLURM_PROCID
         argv = with_preflight(spec, config, argv, main_process_ip=_IP, node_rank=None, output_dir=output_dir)
-    gpus = [] if spec.use_cpu or cpu_nodes else [f"#SBATCH --gpus-per-node={per_node}"]
-    exports = [f"export {c.name}={shell.quote(c.value)}" for c in portable_changes(spec, env, cpu_nodes=cpu_nodes)]
-    if threads is not None:  # each node's share of its own cores, as the launch line's flag says
-        exports.append(f"export OMP_NUM_THREADS={shell.quote(threads.word())}")
-    rendezvous = (
-        ["# c10d rendezvous at the head node, one per job: torchrun reads its --rdzv-id from PET_RDZV_ID.",
-         'export PET_RDZV_ID="accelwiz-$SLURM_JOB_ID"']
-        if backend == "c10d" else ["# static rendezvous: node ranks are SLURM's node ids, the head node is rank 0."]
-    )
     lines = [
+        *_sbatch_header(spec, config, backend, job_name, time_line, gpus=not (spec.use_cpu or cpu_nodes)),
+        *_SUBMIT_DIR_AND_CACHES,
+        *_HEAD_NODE_ADDRESS,
+        *(_DOCTOR_SECRET if checked else []),
+        *_environment(spec, env, cpu_nodes, threads, backend),
+        "",
+        *_SRUN_NOTES,
+        f"srun --nodes={spec.num_machines} --ntasks-per-node=1 --kill-on-bad-exit=1 "
+        f"bash -c {shell.quote(shell.join(argv))}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _sbatch_header(spec: LaunchSpec, config: str, backend: str, job_name: str, time_line: list[str], *, gpus: bool
+                   ) -> list[str]:
+    """The shebang, what wrote the script, and the #SBATCH lines: nodes, one task each, GPUs, time limit, log."""
+    per_node = spec.processes_per_machine
+    return [
         "#!/bin/bash",
         # every value in a comment is a quoted word too: a newline in a file name cannot end the comment
         f"# Written by `accelwiz run --slurm` for {shell.quote(config)}: {spec.num_machines} nodes x "
@@ -97,37 +107,51 @@ def render_sbatch(
         f"#SBATCH --job-name={shell.quote(job_name)}",
         f"#SBATCH --nodes={spec.num_machines}",
         "#SBATCH --ntasks-per-node=1",
-        *gpus,
+        *([f"#SBATCH --gpus-per-node={per_node}"] if gpus else []),
         *time_line,
         "#SBATCH --output=%x-%j.out",
         "set -euo pipefail",
         "",
-        "# Relative paths (the config, the DeepSpeed JSON it names, the output) are from the submit directory.",
-        'cd "$SLURM_SUBMIT_DIR"',
-        "# Caches are the cluster's, resolved at job time: DeepSpeed's JIT-compiled ops go to torch's per-build",
-        "# cache under the job's $HOME (~/.cache/torch_extensions/<python>_<cuda>) unless the job sets",
-        "# TORCH_EXTENSIONS_DIR.",
-        "",
-        "# The first host of the allocation is the rendezvous point for every node: its address, at job time.",
-        'HEAD_NODE=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
-        "MAIN_PROCESS_IP=$(scontrol show node \"$HEAD_NODE\" -o | tr ' ' '\\n' | sed -n 's/^NodeAddr=//p' || true)",
-        'MAIN_PROCESS_IP=${MAIN_PROCESS_IP:-$HEAD_NODE}',
-        "export MAIN_PROCESS_IP",
-        *(_DOCTOR_SECRET if planned.preflight and preflight else []),
-        *rendezvous,
-        *exports,
-        "",
-        "# One task per node: `accelwiz doctor` checks every node together (a mismatch ends the job with one",
-        "# table per node in this job's output), then accelerate launch starts that node's processes.",
-        "# SLURM_NODEID (0..nodes-1) is the machine rank, so it is expanded inside each task, not here. Any node",
-        "# failing ends the job: torchrun does not restart (--max_restarts 0) and its rendezvous gives up in",
-        "# minutes, and srun --kill-on-bad-exit=1 stops every other node's task as soon as one exits non-zero.",
-        "# shellcheck disable=SC2016",
-        f"srun --nodes={spec.num_machines} --ntasks-per-node=1 --kill-on-bad-exit=1 "
-        f"bash -c {shell.quote(shell.join(argv))}",
-        "",
     ]
-    return "\n".join(lines)
+
+
+def _environment(spec: LaunchSpec, env: Sequence[EnvChange], cpu_nodes: bool, threads: Threads | None,
+                 backend: str) -> list[str]:
+    """The rendezvous's exports, then the values of `run`'s environment that mean the same on every machine."""
+    exports = [f"export {c.name}={shell.quote(c.value)}" for c in portable_changes(spec, env, cpu_nodes=cpu_nodes)]
+    if threads is not None:  # each node's share of its own cores, as the launch line's flag says
+        exports.append(f"export OMP_NUM_THREADS={shell.quote(threads.word())}")
+    rendezvous = (
+        ["# c10d rendezvous at the head node, one per job: torchrun reads its --rdzv-id from PET_RDZV_ID.",
+         'export PET_RDZV_ID="accelwiz-$SLURM_JOB_ID"']
+        if backend == "c10d" else ["# static rendezvous: node ranks are SLURM's node ids, the head node is rank 0."]
+    )
+    return [*rendezvous, *exports]
+
+
+_SUBMIT_DIR_AND_CACHES = [
+    "# Relative paths (the config, the DeepSpeed JSON it names, the output) are from the submit directory.",
+    'cd "$SLURM_SUBMIT_DIR"',
+    "# Caches are the cluster's, resolved at job time: DeepSpeed's JIT-compiled ops go to torch's per-build",
+    "# cache under the job's $HOME (~/.cache/torch_extensions/<python>_<cuda>) unless the job sets",
+    "# TORCH_EXTENSIONS_DIR.",
+    "",
+]
+_HEAD_NODE_ADDRESS = [
+    "# The first host of the allocation is the rendezvous point for every node: its address, at job time.",
+    'HEAD_NODE=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
+    "MAIN_PROCESS_IP=$(scontrol show node \"$HEAD_NODE\" -o | tr ' ' '\\n' | sed -n 's/^NodeAddr=//p' || true)",
+    'MAIN_PROCESS_IP=${MAIN_PROCESS_IP:-$HEAD_NODE}',
+    "export MAIN_PROCESS_IP",
+]
+_SRUN_NOTES = [
+    "# One task per node: `accelwiz doctor` checks every node together (a mismatch ends the job with one",
+    "# table per node in this job's output), then accelerate launch starts that node's processes.",
+    "# SLURM_NODEID (0..nodes-1) is the machine rank, so it is expanded inside each task, not here. Any node",
+    "# failing ends the job: torchrun does not restart (--max_restarts 0) and its rendezvous gives up in",
+    "# minutes, and srun --kill-on-bad-exit=1 stops every other node's task as soon as one exits non-zero.",
+    "# shellcheck disable=SC2016",
+]
 
 
 # One random secret per job, exported to every srun task: node 0's preflight store takes only records sealed with
