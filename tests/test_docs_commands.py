@@ -104,7 +104,10 @@ def run_page(page: Path, folder: Path, example: Path | None) -> list[str]:
 def example_files(tmp_path_factory) -> Path:
     """`accelwiz example`'s files, made once for every page that takes them as the reader's own."""
     folder = tmp_path_factory.mktemp("example") / "made"
-    subprocess.run(["accelwiz", "example", str(folder)], check=True, capture_output=True, timeout=600)
+    made = subprocess.run(["accelwiz", "example", str(folder)], check=True, capture_output=True, text=True,
+                          env={**os.environ, "NO_COLOR": "1"}, timeout=600)
+    # its own two lines only: no library warning about a missing GPU, no progress bar
+    assert [line.split(":")[0] for line in made.stderr.splitlines()] == [f"wrote {folder}", "next"], made.stderr
     (folder / ".accelwiz-example").unlink()  # a reader's own files, not an example folder
     return folder
 

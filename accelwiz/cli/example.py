@@ -29,7 +29,22 @@ def example(
     with exit_on_error(console):
         from accelwiz.samples import make_example
 
+        _quiet_libraries()
         made = make_example(folder)
         verb = "reused" if made.reused else "wrote"
         console.info(f"{verb} {folder}: ckpt/ (2-layer Llama and tokenizer), prefs.jsonl, prompts.jsonl, rewards.py")
         console.info(f"next: cd {folder} && accelwiz init --model ./ckpt --kind dpo --defaults")
+
+
+def _quiet_libraries() -> None:
+    """Only this command's two lines: DeepSpeed, which transformers imports on the way, warns on a machine without
+    a GPU that it "was unable to detect" one (saving a checkpoint needs no accelerator: say CPU), and the
+    checkpoint's save draws a progress bar for its one shard."""
+    import os
+
+    import torch
+    from transformers.utils import logging
+
+    if not torch.cuda.is_available():
+        os.environ.setdefault("DS_ACCELERATOR", "cpu")
+    logging.disable_progress_bar()
