@@ -101,6 +101,10 @@ AttentionOption = Annotated[
     typer.Option(metavar="eager|sdpa|flash", rich_help_panel=_TRAIN,
                  help="Default: sdpa where transformers has it for the model, else eager."),
 ]
+VaryingLengthsOption = Annotated[bool, typer.Option(
+    "--varying-lengths", rich_help_panel=_TRAIN,
+    help="Batches padded to their own longest sample, up to --seq-len (the HF Trainer's and TRL's collators "
+         "without packing): the allocator caches loss tensors of every length.")]
 GpuMemoryOption = Annotated[
     str | None, typer.Option(help="Memory of one GPU: 80GiB, 80GB, 81920MiB.", rich_help_panel=_MEM)
 ]
@@ -178,6 +182,7 @@ def estimate(
     optimizer: OptimizerOption = None,
     gradient_checkpointing: GradientCheckpointingOption = None,
     attention: AttentionOption = None,
+    varying_lengths: VaryingLengthsOption = False,
     system: SystemOption = None,
     gpu_memory: GpuMemoryOption = None,
     compare: CompareOption = False,

@@ -42,6 +42,7 @@ from accelwiz.estimate.small_pool import adapter_small_pool_bytes
 from accelwiz.estimate.deepspeed_step import deepspeed_step_segments
 from accelwiz.estimate.states import ModelStates, as_the_engine_trains, model_states, optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
+from accelwiz.estimate.varying_lengths import varying_length_reserve
 from accelwiz.estimate.workload import Workload
 from accelwiz.estimate.zero3_gathered import reduce_bucket_elements, zero3_gathered_buffer_bytes, zero3_kept_bytes
 from accelwiz.vocab import GIB
@@ -202,7 +203,9 @@ def _reserved(workload: Workload, strategy: Strategy, states: ModelStates, phase
     # takes a block forward and backward freed where one is large enough, or a segment of its own where none is
     reserved = max(reserved, peak.total)
     small_pool, small_pool_note = adapter_small_pool_bytes(workload, strategy, peak.name)
-    return reserved + small_pool, [note, *((small_pool_note,) if small_pool_note else ())]
+    varying, varying_note = varying_length_reserve(workload)  # batches of varying length (varying_lengths.py)
+    notes = [note, *((small_pool_note,) if small_pool_note else ()), *((varying_note,) if varying_note else ())]
+    return reserved + small_pool + varying, notes
 
 
 def _loss_tail_notes(workload: Workload, logits: float) -> list[str]:

@@ -44,6 +44,8 @@ class EstimateRequest:
     trace: bool = False
     layers: int | None = None
     plot: str | None = None
+    # batches padded to their own longest sample rather than packed to seq_len (estimate/varying_lengths.py)
+    varying_lengths: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,8 @@ def estimate_for(request: EstimateRequest, say: Callable[[str], None] = lambda _
     else:
         workload, profile, from_config = _workload(request), None, None
         post = _post_settings(workload, request.post_flags)
+    if request.varying_lengths:
+        workload = replace(workload, varying_lengths=True)
     choice = select_target(request.system, request.gpu_memory, request.gpus, request.nodes, profile=profile)
     strategy = _chosen_strategy(request, choice.gpus_per_node, choice.nodes)
     if strategy is None and from_config is not None:

@@ -75,6 +75,10 @@ class Workload:
     # (major, minor) of the transformers that trains (resolution: the installed one); None: today's. The loss
     # tail depends on it (`copies_shifted_logits`)
     transformers_version: tuple[int, int] | None = None
+    # Batches of varying length (padded to each batch's longest, up to seq_len: the HF Trainer's and TRL's
+    # collators without packing) rather than all of seq_len (accelwiz's trainer packs): the caching allocator
+    # keeps loss-tail blocks of every length it saw (estimate/varying_lengths.py)
+    varying_lengths: bool = False
 
     @property
     def copies_shifted_logits(self) -> bool:

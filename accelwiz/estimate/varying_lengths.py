@@ -1,0 +1,62 @@
+"""Batches of varying length: what the caching allocator keeps beyond one step's reserve (issue 28, cause 4).
+
+The estimate replays one training step at `--seq-len`. accelwiz's own trainer packs its data into windows of
+exactly that length, so every step is that step. A run whose batches vary in length is not: the HF Trainer's and
+TRL's default collators pad each batch to its own longest sample, and ms-swift 1.x's `data_collate_fn` does the
+same (its benchmark ran batch 1: every sample at its own length, up to `max_length`). Each step then allocates
+its tensors at its own length, and the caching allocator (allocator.py) keeps every block a step frees. A
+shorter step is served by splitting the larger cached blocks; a tensor that outlives the loss (a checkpointed
+layer's input, the saved fp32 log-softmax) pins a piece of such a block, so a later long step finds no
+contiguous block for its [tokens x vocab] loss tensors (16-bit logits, their fp32 copy, the log-softmax and its
+two gradients: the largest requests of the step) and takes new segments. `max_memory_reserved` grows by
+logits-sized blocks over the first hundreds of steps; `max_memory_allocated` stays the fixed-length step's.
+
+Shown without a GPU (tests/estimate/test_varying_lengths.py): the fake-tensor trace's allocation stream of a
+real step (trace.py) at two lengths gives every request's size as a function of the length; replayed through the
+allocator model at one length the reserve is the fixed step's, at lengths drawn below it the allocated peak is
+no higher and the reserve grows by several loss tails. For ms-swift's Qwen-7B LoRA at 2048 tokens (32 layers
+traced, 300 steps of lengths drawn as the page's data, five orders: benchmarks/varying_lengths_replay.py,
+results/varying_lengths_replay.json) the replays reserve 26.1-40.5 GiB (median 33.8) where the fixed step
+reserves 19.3 and the allocated peak stays 18.5; swift measured 27.74.
+
+How much: `LOSS_TAIL_MULTIPLE` loss tails (`activations.logits_bytes`, 4·b·s·V at the longest batch) beyond the
+fixed step's reserve, the median over ms-swift's LoRA rows (a design source) of their shortfall in loss tails,
+which is the same for Qwen 1.8B, 7B and 14B at a length (it scales with tokens x vocabulary, not with the
+model's activations). The growth depends on the data's order: the replays above range 5.9-18.3 loss tails
+(median 12.6); ms-swift's run grew 7.3 over the same fixed step. With `expandable_segments:True` the replays do
+not grow at all (4 layers traced, three orders: 8.08-8.10 GiB against 8.12 fixed; a segment grows by pages at
+its end instead of leaving split blocks behind); the estimate is not told the allocator's configuration, so
+with it `--varying-lengths` over-states the reserve. Not modelled either: how many steps reach
+the longest length (few, where `max_length` is far above most samples: ms-swift's 8192-token rows are 3.0 loss
+tails short, not 7) and `torch.cuda.empty_cache()` between steps.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from accelwiz.estimate.activations import logits_bytes
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.workload import Workload
+
+# The median over the 23 ms-swift LoRA rows (benchmarks/published/ms_swift_benchmark.py) of (measured reserved -
+# the fixed-length estimate) / logits_bytes, on the tree before this module: 2.7-14.0, median 7.11.
+LOSS_TAIL_MULTIPLE = 7.1
+
+
+def varying_length_reserve(workload: Workload) -> tuple[float, str | None]:
+    """The reserve that batches of varying length add beyond the fixed-length step's, and its note; (0, None) for
+    batches of one length (packed or padded to `--seq-len`) and for models without an LM head."""
+    if not workload.varying_lengths:
+        return 0.0, None
+    tail = logits_bytes(workload)
+    if not tail:
+        return 0.0, None
+    extra = LOSS_TAIL_MULTIPLE * tail
+    return extra, (
+        f"batches of varying length (padded to each batch's longest, up to {workload.seq_len} tokens): the "
+        f"caching allocator keeps loss-tail blocks of every length it saw, +{extra / 2**30:.2f} GiB reserved "
+        f"({LOSS_TAIL_MULTIPLE} x the {tail / 2**30:.2f} GiB fp32 log-softmax of the longest; "
+        "estimate/varying_lengths.py)"
+    )
