@@ -42,11 +42,15 @@ def _transformers_version() -> str:
         return "none"
 
 
+# The modules whose code turns a config into a spec (reading, checking, building, the spec and its features).
+_DERIVING = ("from_config.py", "config_checks.py", "meta_build.py", "spec.py", "families.py")
+
+
 def _code_version() -> str:
-    """The code that derives a spec (from_config.py, spec.py, families.py): an entry written by other code is not read."""
+    """The code that derives a spec (`_DERIVING`): an entry written by other code is not read."""
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    for name in ("from_config.py", "spec.py", "families.py"):
+    for name in _DERIVING:
         digest.update((here / name).read_bytes())
     return digest.hexdigest()[:16]
 

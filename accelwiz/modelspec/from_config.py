@@ -12,43 +12,25 @@
 * `analytic_activations` says whether activations.py has an exact formula for this block layout; when not, the
   reason names the terms it lacks and `accelwiz estimate --trace` measures the real model instead.
 
-torch and transformers are imported here only, inside functions: presets never import them. Every failure a
-user can cause (unknown model_type, missing or non-integer fields, absurd sizes, a config transformers rejects)
-is a UsageError with a hint, never a traceback.
+torch and transformers are imported only inside functions (here, config_checks.py, meta_build.py): presets never
+import them. Every failure a user can cause (unknown model_type, missing or non-integer fields, absurd sizes, a
+config transformers rejects) is a UsageError with a hint, never a traceback. config_checks.py checks the config,
+meta_build.py builds it; this module reads the built model.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
 from accelwiz.errors import UsageError
+from accelwiz.modelspec.config_checks import check_fields, config_class
+from accelwiz.modelspec.meta_build import build_on_meta
 from accelwiz.modelspec.spec import ModelSpec, Tensor
 
-# Config keys (after the config class's attribute_map) that must be written in the file: transformers fills a
-# missing one with its own default (Llama: 32 layers of 4096), which would silently estimate another model.
-_REQUIRED = ("hidden_size", "num_hidden_layers", "num_attention_heads")
-# Upper bounds far above any released model; a value past one is a typo (or a units mistake), and building
-# it would take minutes. Far above released values: hidden 18,432 (PaLM), 126 layers (Llama-3.1-405B),
-# 262,144 vocab (Gemma 3), 256 routed experts (DeepSeek-V3), 16,384 tiny experts (Doge).
-_LIMITS = {
-    "hidden_size": 131_072,
-    "num_hidden_layers": 1_024,
-    "num_attention_heads": 4_096,
-    "num_key_value_heads": 4_096,
-    "intermediate_size": 1_048_576,
-    "moe_intermediate_size": 1_048_576,
-    "vocab_size": 16_777_216,
-    "num_local_experts": 65_536,  # Doge's default has 16,384 tiny experts
-    "num_experts": 65_536,
-    "n_routed_experts": 65_536,
-    "head_dim": 65_536,
-}
 _MAX_PARAMETERS = 10**14  # 100T: past any model a training plan is made for
-# Configs that wrap a language model (multimodal Gemma-3, Llava, ...): the text model's structure matters.
-_TEXT_KEYS = ("text_config", "language_config", "llm_config")
 
 
 def spec_from_config(config: dict[str, Any], *, name: str, source: str) -> ModelSpec:
@@ -69,150 +51,10 @@ def spec_from_config(config: dict[str, Any], *, name: str, source: str) -> Model
 @lru_cache(maxsize=32)
 def _cached_spec(config_json: str, name: str, source: str) -> ModelSpec:
     config = json.loads(config_json)
-    model_type = config.get("model_type")
-    if not isinstance(model_type, str) or not model_type:
-        raise UsageError(f"{source} has no model_type", hint="pass a HF config.json (it names its model_type)")
-    config_class = _config_class(model_type, source)
-    _check_fields(config, config_class, source)
-    from transformers.utils import logging as hf_logging
-
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # config validation and "Instantiating ..." notices are not ours to show
-    try:
-        hf_config = _build_config(config_class, config, source)
-        model = _build_meta_model(hf_config, config, source)
-    finally:
-        hf_logging.set_verbosity(verbosity)
+    known = config_class(config, source)
+    check_fields(config, known, source)
+    hf_config, model = build_on_meta(known, config, source)
     return _spec(model, hf_config, name=name, source=source)
-
-
-def _config_class(model_type: str, source: str) -> Any:
-    from transformers import CONFIG_MAPPING
-
-    try:
-        return CONFIG_MAPPING[model_type]
-    except KeyError:
-        close = difflib.get_close_matches(model_type, list(CONFIG_MAPPING.keys()), n=3, cutoff=0.6)
-        import transformers
-
-        raise UsageError(
-            f"model_type `{model_type}` in {source} is not one transformers {transformers.__version__} knows",
-            hint=(f"did you mean {', '.join(close)}? " if close else "")
-            + "upgrade transformers for a newer family, or pass the count, e.g. --params 7e9",
-        ) from None
-
-
-def _text_part(config: dict[str, Any]) -> dict[str, Any]:
-    for key in _TEXT_KEYS:
-        if isinstance(config.get(key), dict):
-            return config[key]
-    return config
-
-
-def _check_fields(config: dict[str, Any], config_class: Any, source: str) -> None:
-    """Required fields present; every size a positive integer below its limit (after attribute_map aliases)."""
-    text = _text_part(config)
-    text_class = config_class
-    if text is not config:
-        from transformers import CONFIG_MAPPING
-
-        text_class = CONFIG_MAPPING.get(text.get("model_type"), None) if "model_type" in text else None
-    # attribute_map maps the canonical name to the one the class stores (gpt2: hidden_size -> n_embd)
-    written = dict(getattr(text_class, "attribute_map", {}) or {})
-    stored_to_canonical = {stored: canonical for canonical, stored in written.items()}
-    canonical = {stored_to_canonical.get(key, key): value for key, value in text.items()}
-    # a composite config may leave its text part to the class defaults (released checkpoints do); a field is
-    # required only where the class itself writes it (Mamba has no heads, EXAONE stores num_layers)
-    if text is config:
-        missing = [key for key in _required(text_class, stored_to_canonical) if key not in canonical]
-        if missing:
-            names = ", ".join(written.get(key, key) for key in missing)
-            raise UsageError(
-                f"{source}: missing field(s) {names}",
-                hint="transformers would fill them with its defaults (another model); write the model's values",
-            )
-    for key, limit in _LIMITS.items():
-        if key not in canonical or canonical[key] is None:
-            continue
-        values = canonical[key] if isinstance(canonical[key], list) else [canonical[key]]  # per-layer lists
-        if not values or any(type(v) is not int or v < 1 for v in values):
-            raise UsageError(
-                f"{source}: {key} must be a positive integer (got {json.dumps(canonical[key])[:60]})",
-                hint="pass a complete HF config.json",
-            )
-        value = max(values)
-        if value > limit:
-            raise UsageError(
-                f"{source}: {key} {value:,} is larger than any model ({limit:,} at most)",
-                hint="check the config.json for a typo",
-            )
-
-
-def _required(config_class: Any, stored_to_canonical: dict[str, str]) -> list[str]:
-    """The `_REQUIRED` fields this config class writes into its own config.json (its default's to_dict)."""
-    if config_class is None:
-        return []
-    try:
-        written = config_class().to_dict()
-    except Exception:  # noqa: BLE001 - a class that cannot build its default: require nothing, transformers checks
-        return list(_REQUIRED)
-    keys = {stored_to_canonical.get(key, key) for key in written}
-    return [key for key in _REQUIRED if key in keys]
-
-
-def _build_config(config_class: Any, config: dict[str, Any], source: str) -> Any:
-    fields = {key: value for key, value in config.items() if key not in ("model_type", "transformers_version")}
-    try:
-        return config_class.from_dict(fields)
-    except Exception as exc:  # noqa: BLE001 - third-party validation raises anything; one line for the user
-        raise UsageError(
-            f"transformers rejects the config in {source}: {_first_line(exc)}", hint="pass a complete HF config.json"
-        ) from None
-
-
-def _model_class(hf_config: Any, config: dict[str, Any]) -> Any:
-    """The class the checkpoint is (its `architectures`), else the causal LM, else the base model.
-
-    Encoders (BERT-like types that have a masked-LM head) without `architectures` count as their base model
-    with pooler, as the bert presets and the published 110M/340M counts do.
-    """
-    import transformers
-    from transformers.models.auto import modeling_auto as auto
-
-    for architecture in config.get("architectures") or ():
-        cls = getattr(transformers, str(architecture), None) if isinstance(architecture, str) else None
-        if cls is not None and hasattr(cls, "_from_config"):
-            return cls
-    model_type = hf_config.model_type
-    encoder = model_type in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES
-    if model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and not encoder:
-        return transformers.AutoModelForCausalLM
-    if model_type in auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
-        return transformers.AutoModelForImageTextToText
-    return transformers.AutoModel
-
-
-def _build_meta_model(hf_config: Any, config: dict[str, Any], source: str) -> Any:
-    import warnings
-
-    import torch
-
-    cls = _model_class(hf_config, config)
-    try:
-        with warnings.catch_warnings(), torch.device("meta"):
-            warnings.simplefilter("ignore")
-            build = cls.from_config if hasattr(cls, "from_config") else cls._from_config
-            return build(hf_config)
-    except Exception as exc:  # noqa: BLE001 - any model code may raise on a bad config; say it in one line
-        raise UsageError(
-            f"transformers cannot build the model in {source}: {_first_line(exc)}",
-            hint="check the config.json's values against the model's published config, or pass --params 7e9",
-        ) from None
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
 # -- reading the built model ---------------------------------------------------------------------------------
@@ -288,17 +130,58 @@ def _spec(model: Any, hf_config: Any, *, name: str, source: str) -> ModelSpec:
     text = hf_config.get_text_config() if hasattr(hf_config, "get_text_config") else hf_config
     blocks_path, blocks = _blocks(model)
     tensors = _tensors(model, blocks_path)
+    _refuse_too_many(tensors, source)
+    vocab, hidden, tied = _embeddings(model)
+    heads, kv_heads, head_dim = _attention(text, hidden, source)
+    family = str(_attr(text, "model_type") or hf_config.model_type)
+    spec = ModelSpec(
+        name=name,
+        family=family,
+        vocab_size=vocab,
+        hidden_size=hidden,
+        num_layers=len(blocks),
+        num_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=head_dim,
+        tie_word_embeddings=tied,
+        max_position_embeddings=_int(_attr(text, "max_position_embeddings")) or 4096,
+        attention_bias=any(t.name == "bias" and t.kind in ("q_proj", "k_proj") for t in tensors),
+        source=source,
+        sliding_window=_int(_attr(text, "sliding_window")),
+        softcapped_logits=_attr(text, "final_logit_softcapping") is not None,  # the class default counts
+        sdpa_refusal=_sdpa_refusal(model, family),
+        built_tensors=tensors,
+        **_mlp(text, hidden),
+        **_latent_attention(text),
+    )
+    analytic, why = activation_coverage(
+        spec,
+        blocks,
+        hidden_from_config=_int(_attr(text, "hidden_size")),
+        layers_from_config=_int(_attr(text, "num_hidden_layers")),
+    )
+    return spec if analytic else replace(spec, analytic_activations=False, activations_note=why)
+
+
+def _refuse_too_many(tensors: tuple[Tensor, ...], source: str) -> None:
     total = sum(t.numel for t in tensors)
     if total > _MAX_PARAMETERS:
         raise UsageError(
             f"{source} describes {total:,} parameters, more than any trainable model",
             hint="check the config.json for a typo",
         )
+
+
+def _embeddings(model: Any) -> tuple[int, int, bool]:
+    """(vocab, hidden) from the built input embedding, and whether the output layer shares its weight."""
     embedding = model.get_input_embeddings()
     vocab, hidden = (int(d) for d in embedding.weight.shape)
     output = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
-    tied = output is None or output.weight is embedding.weight
+    return vocab, hidden, output is None or output.weight is embedding.weight
 
+
+def _attention(text: Any, hidden: int, source: str) -> tuple[int, int, int]:
+    """(heads, key/value heads, head dim); UsageError where the heads cannot share the key/value heads."""
     heads = _int(_attr(text, "num_attention_heads")) or 1
     kv_heads = _int(_attr(text, "num_key_value_heads")) or heads
     if heads % kv_heads:
@@ -307,6 +190,12 @@ def _spec(model: Any, hf_config: Any, *, name: str, source: str) -> ModelSpec:
             hint="num_attention_heads must be a multiple of num_key_value_heads",
         )
     head_dim = _int(_attr(text, "head_dim")) or _int(_attr(text, "v_head_dim")) or hidden // heads
+    return heads, kv_heads, head_dim
+
+
+def _mlp(text: Any, hidden: int) -> dict[str, int]:
+    """The MLP's ModelSpec fields: the routed experts (one expert of the dense width where there are none),
+    experts per token, one expert's width and the shared experts' total width."""
     experts = next(
         (
             _int(_attr(text, key))
@@ -324,45 +213,23 @@ def _spec(model: Any, hf_config: Any, *, name: str, source: str) -> ModelSpec:
         shared = _int(_attr(text, "n_shared_experts")) * expert_width  # type: ignore[operator]
     if experts <= 1:
         top_k, expert_width, shared = 1, dense_width, 0
-    window = _int(_attr(text, "sliding_window"))
-    family = str(_attr(text, "model_type") or hf_config.model_type)
-    spec = ModelSpec(
-        name=name,
-        family=family,
-        vocab_size=vocab,
-        hidden_size=hidden,
-        intermediate_size=expert_width,
-        num_layers=len(blocks),
-        num_heads=heads,
-        num_kv_heads=kv_heads,
-        head_dim=head_dim,
-        tie_word_embeddings=tied,
-        max_position_embeddings=_int(_attr(text, "max_position_embeddings")) or 4096,
-        num_experts=experts,
-        experts_per_token=min(top_k, experts),
-        attention_bias=any(t.name == "bias" and t.kind in ("q_proj", "k_proj") for t in tensors),
-        source=source,
-        shared_expert_intermediate_size=shared,
-        q_lora_rank=_int(_attr(text, "q_lora_rank")),
-        kv_lora_rank=_int(_attr(text, "kv_lora_rank")),
-        qk_rope_head_dim=_int(_attr(text, "qk_rope_head_dim")),
-        v_head_dim=_int(_attr(text, "v_head_dim")) if _int(_attr(text, "kv_lora_rank")) else None,
-        sliding_window=window,
-        softcapped_logits=_attr(text, "final_logit_softcapping") is not None,  # the class default counts
-        sdpa_refusal=_sdpa_refusal(model, family),
-        built_tensors=tensors,
-    )
-    analytic, why = activation_coverage(
-        spec,
-        blocks,
-        hidden_from_config=_int(_attr(text, "hidden_size")),
-        layers_from_config=_int(_attr(text, "num_hidden_layers")),
-    )
-    if not analytic:
-        from dataclasses import replace
+    return {
+        "intermediate_size": expert_width,
+        "num_experts": experts,
+        "experts_per_token": min(top_k, experts),
+        "shared_expert_intermediate_size": shared,
+    }
 
-        spec = replace(spec, analytic_activations=False, activations_note=why)
-    return spec
+
+def _latent_attention(text: Any) -> dict[str, int | None]:
+    """Multi-head latent attention's ranks (DeepSeek-V2/V3); all None for other attention."""
+    kv_rank = _int(_attr(text, "kv_lora_rank"))
+    return {
+        "q_lora_rank": _int(_attr(text, "q_lora_rank")),
+        "kv_lora_rank": kv_rank,
+        "qk_rope_head_dim": _int(_attr(text, "qk_rope_head_dim")),
+        "v_head_dim": _int(_attr(text, "v_head_dim")) if kv_rank else None,
+    }
 
 
 def activation_coverage(
