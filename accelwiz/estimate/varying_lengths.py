@@ -5,11 +5,12 @@ exactly that length, so every step is that step. A run whose batches vary in len
 TRL's default collators pad each batch to its own longest sample, and ms-swift 1.x's `data_collate_fn` does the
 same (its benchmark ran batch 1: every sample at its own length, up to `max_length`). Each step then allocates
 its tensors at its own length, and the caching allocator (allocator.py) keeps every block a step frees. A
-shorter step is served by splitting the larger cached blocks; a tensor that outlives the loss (a checkpointed
-layer's input, the saved fp32 log-softmax) pins a piece of such a block, so a later long step finds no
-contiguous block for its [tokens x vocab] loss tensors (16-bit logits, their fp32 copy, the log-softmax and its
-two gradients: the largest requests of the step) and takes new segments. `max_memory_reserved` grows by
-logits-sized blocks over the first hundreds of steps; `max_memory_allocated` stays the fixed-length step's.
+shorter step is served by splitting the larger cached blocks, and the pieces left between blocks in use do not
+merge back in time, so a later longer step finds no contiguous block for its [tokens x vocab] loss tensors
+(16-bit logits, their fp32 copy, the log-softmax and its two gradients: the largest requests of the step) and
+takes new segments: in the replays below, every segment taken after the first steps is such an fp32 loss
+tensor, three at a time. `max_memory_reserved` grows by them over the first hundreds of steps;
+`max_memory_allocated` stays the fixed-length step's.
 
 Shown without a GPU (tests/estimate/test_varying_lengths.py): the fake-tensor trace's allocation stream of a
 real step (trace.py) at two lengths gives every request's size as a function of the length; replayed through the
