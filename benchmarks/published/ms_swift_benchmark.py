@@ -41,10 +41,9 @@ _FUSED = ("LoRA on Qwen's fused c_attn (one adapter of rank r, 4096 -> 12288): t
 _SWIFT_LORA = "swift's own LoRA implementation (tuner_backend swift), not PEFT"
 # swift/llm/utils/utils.py data_collate_fn at 4312aeb28: padding_to only for longlora, else pad_sequence to the
 # batch's longest; the Trainer's RandomSampler (train_sampler_random) shuffles them
-_VARYING = ("batches of varying length (data_collate_fn pads each batch to its own longest sample; batch 1: every "
-            "sample at its own length, 91 tokens up to max_length, in random order): the caching allocator keeps "
-            "loss-tail blocks of every length (estimate/varying_lengths.py, +7.1 fp32 log-softmaxes of the longest "
-            "reserved); `--varying-lengths` says it, this argv does not")
+# said by the argv (--varying-lengths): batches of varying length (data_collate_fn pads each batch to its own
+# longest sample; batch 1: every sample at its own length, 91 tokens up to max_length, in random order), so the
+# caching allocator keeps loss-tail blocks of every length (estimate/varying_lengths.py)
 
 
 def _lora_flags(model: str, rank: int, target: str) -> str:
@@ -65,7 +64,7 @@ def _row(section: str, model: str, seq: int, gib: str, *, method: str = "lora", 
            "argv": f"estimate --model benchmarks/published/models/{_MODELS[model]}/config.json --system 1xA100-80GB "
                    f"--strategy single --precision bf16 {regime}--micro-batch {batch} --seq-len {seq} "
                    f"--{'' if gc else 'no-'}gradient-checkpointing --attention {'flash' if flash else 'eager'} "
-                   "--format json",
+                   "--varying-lengths --format json",
            "assumptions": _SETTINGS.format(section=section, model=model, what=f"at {seq} tokens", batch=batch,
                                            seq=seq, gc="on" if gc else "off", flash="on" if flash else "off",
                                            method=how[method]),
@@ -76,7 +75,6 @@ def _row(section: str, model: str, seq: int, gib: str, *, method: str = "lora", 
             row["unexpressed"].append(_FUSED)
     if method != "full":
         row["unexpressed"].append(_SWIFT_LORA)
-    row["unexpressed"].append(_VARYING)
     return row
 
 
