@@ -19,7 +19,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from accelwiz.modelspec.spec import ModelSpec, Tensor
+from accelwiz.modelspec.spec import ModelSpec
+from accelwiz.modelspec.tensors import Tensor
 
 FORMAT = 1
 _PER_CALL = ("name", "source")  # the same config under another name or path is the same spec
@@ -43,7 +44,7 @@ def _transformers_version() -> str:
 
 
 # The modules whose code turns a config into a spec (reading, checking, building, the spec and its features).
-_DERIVING = ("from_config.py", "config_checks.py", "meta_build.py", "spec.py", "families.py")
+_DERIVING = ("from_config.py", "config_checks.py", "meta_build.py", "spec.py", "tensors.py", "families.py")
 
 
 def _code_version() -> str:

@@ -28,7 +28,8 @@ from typing import Any
 from accelwiz.errors import UsageError
 from accelwiz.modelspec.config_checks import check_fields, config_class
 from accelwiz.modelspec.meta_build import build_on_meta
-from accelwiz.modelspec.spec import ModelSpec, Tensor
+from accelwiz.modelspec.spec import ModelSpec
+from accelwiz.modelspec.tensors import Tensor
 
 _MAX_PARAMETERS = 10**14  # 100T: past any model a training plan is made for
 
