@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from accelwiz.errors import AccelwizError, InputError, UsageError
-from accelwiz.modelspec.presets import AMBIGUOUS_ALIASES, PRESETS, SAME_ARCHITECTURE_REPOS, TOY_MODELS
+from accelwiz.modelspec.preset_names import AMBIGUOUS_ALIASES, SAME_ARCHITECTURE_REPOS
+from accelwiz.modelspec.presets import PRESETS
 from accelwiz.modelspec.spec import ModelSpec
+from accelwiz.modelspec.toy_models import TOY_MODELS
 
 if TYPE_CHECKING:
     from accelwiz.plan_file import PlanFile
@@ -62,7 +64,7 @@ def named_model(name: str) -> ModelSpec | None:
 
 
 def _refuse_ambiguous(name: str) -> None:
-    """A short name several released models answer to (presets.AMBIGUOUS_ALIASES) is refused with them all: read as
+    """A short name several released models answer to (preset_names.AMBIGUOUS_ALIASES) is refused with them all: read as
     one of them, `qwen-7b` would silently size Qwen2.5-7B for a user training Qwen-7B (another vocabulary, another
     MLP)."""
     candidates = AMBIGUOUS_ALIASES.get(name.lower())

@@ -1,7 +1,9 @@
 """Named models: the parameter-relevant fields of each published `config.json`, with its URL.
 
 Each entry's counts are pinned by tests/estimate/test_models.py against the published totals. `head_dim` is
-`hidden_size // num_attention_heads` unless the config says otherwise (Gemma-2, Llama-3.2-3B/1B).
+`hidden_size // num_attention_heads` unless the config says otherwise (Gemma-2, Llama-3.2-3B/1B). accelwiz's own
+toy models are in toy_models.py; other names of these models (instruct releases, ambiguous aliases) in
+preset_names.py.
 """
 
 from __future__ import annotations
@@ -24,6 +26,25 @@ def _gpt2(name: str, repo: str, h: int, layers: int, heads: int, aliases: tuple[
         head_dim=h // heads,
         tie_word_embeddings=True,
         max_position_embeddings=1024,
+        aliases=aliases,
+        source=HF.format(repo),
+    )
+
+
+def _bert(name: str, repo: str, h: int, layers: int, heads: int, aliases: tuple[str, ...]) -> ModelSpec:
+    """BertModel with pooler (the published 110M/340M counts): 4h MLP, 512 positions, the uncased vocabulary."""
+    return ModelSpec(
+        name,
+        "bert",
+        vocab_size=30522,
+        hidden_size=h,
+        intermediate_size=4 * h,
+        num_layers=layers,
+        num_heads=heads,
+        num_kv_heads=heads,
+        head_dim=h // heads,
+        tie_word_embeddings=True,
+        max_position_embeddings=512,
         aliases=aliases,
         source=HF.format(repo),
     )
@@ -84,6 +105,24 @@ def _qwen(size: str, *, vocab: int, h: int, f: int, layers: int, heads: int, kv:
         bias=True,
         # "qwen-7b" is no alias: Qwen, Qwen1.5, Qwen2 and Qwen2.5 all have a 7B (AMBIGUOUS_ALIASES); only Qwen2.5 has a 3B
         aliases=(f"qwen2.5-{size.lower()}-instruct", *(("qwen-3b",) if size == "3B" else ())),
+    )
+
+
+def _gemma2(size: str, *, h: int, f: int, layers: int, heads: int, kv: int, head_dim: int) -> ModelSpec:
+    return _llama(
+        f"gemma-2-{size}",
+        f"google/gemma-2-{size}",
+        vocab=256000,
+        h=h,
+        f=f,
+        layers=layers,
+        heads=heads,
+        kv=kv,
+        max_pos=8192,
+        tie=True,
+        head_dim=head_dim,
+        family="gemma2",
+        aliases=(f"gemma2-{size}",),
     )
 
 
@@ -227,51 +266,9 @@ PRESETS: tuple[ModelSpec, ...] = (
     _qwen("14B", vocab=152064, h=5120, f=13824, layers=48, heads=40, kv=8, tie=False),
     _qwen("32B", vocab=152064, h=5120, f=27648, layers=64, heads=40, kv=8, tie=False),
     _qwen("72B", vocab=152064, h=8192, f=29568, layers=80, heads=64, kv=8, tie=False),
-    _llama(
-        "gemma-2-2b",
-        "google/gemma-2-2b",
-        vocab=256000,
-        h=2304,
-        f=9216,
-        layers=26,
-        heads=8,
-        kv=4,
-        max_pos=8192,
-        tie=True,
-        head_dim=256,
-        family="gemma2",
-        aliases=("gemma2-2b",),
-    ),
-    _llama(
-        "gemma-2-9b",
-        "google/gemma-2-9b",
-        vocab=256000,
-        h=3584,
-        f=14336,
-        layers=42,
-        heads=16,
-        kv=8,
-        max_pos=8192,
-        tie=True,
-        head_dim=256,
-        family="gemma2",
-        aliases=("gemma2-9b",),
-    ),
-    _llama(
-        "gemma-2-27b",
-        "google/gemma-2-27b",
-        vocab=256000,
-        h=4608,
-        f=36864,
-        layers=46,
-        heads=32,
-        kv=16,
-        max_pos=8192,
-        tie=True,
-        head_dim=128,
-        family="gemma2",
-        aliases=("gemma2-27b",),
-    ),
+    _gemma2("2b", h=2304, f=9216, layers=26, heads=8, kv=4, head_dim=256),
+    _gemma2("9b", h=3584, f=14336, layers=42, heads=16, kv=8, head_dim=256),
+    _gemma2("27b", h=4608, f=36864, layers=46, heads=32, kv=16, head_dim=128),
     _llama(
         "phi-3-mini",
         "microsoft/Phi-3-mini-4k-instruct",
@@ -285,87 +282,6 @@ PRESETS: tuple[ModelSpec, ...] = (
         family="phi3",
         aliases=("phi-3-mini-4k", "phi3-mini"),
     ),
-    ModelSpec(
-        "bert-base",
-        "bert",
-        vocab_size=30522,
-        hidden_size=768,
-        intermediate_size=3072,
-        num_layers=12,
-        num_heads=12,
-        num_kv_heads=12,
-        head_dim=64,
-        tie_word_embeddings=True,
-        max_position_embeddings=512,
-        aliases=("bert-base-uncased",),
-        source=HF.format("google-bert/bert-base-uncased"),
-    ),
-    ModelSpec(
-        "bert-large",
-        "bert",
-        vocab_size=30522,
-        hidden_size=1024,
-        intermediate_size=4096,
-        num_layers=24,
-        num_heads=16,
-        num_kv_heads=16,
-        head_dim=64,
-        tie_word_embeddings=True,
-        max_position_embeddings=512,
-        aliases=("bert-large-uncased",),
-        source=HF.format("google-bert/bert-large-uncased"),
-    ),
+    _bert("bert-base", "google-bert/bert-base-uncased", 768, 12, 12, ("bert-base-uncased",)),
+    _bert("bert-large", "google-bert/bert-large-uncased", 1024, 24, 16, ("bert-large-uncased",)),
 )
-
-
-def _toy(name: str, h: int, f: int, layers: int, heads: int) -> ModelSpec:
-    """accelwiz's own toy models (random init, byte tokens), which the built-in trainer builds as LlamaConfig: 256
-    positions, so that their default sequence (the positions, when fewer than 2048) trains in seconds on a CPU."""
-    return ModelSpec(name, "llama", vocab_size=256, hidden_size=h, intermediate_size=f, num_layers=layers,
-                     num_heads=heads, num_kv_heads=heads, head_dim=h // heads, tie_word_embeddings=False,
-                     max_position_embeddings=256, source="accelwiz's built-in toy model (random init, byte tokens)")
-
-
-# Trained only when asked for by name (`--model tiny`): no weights, nothing downloaded. Not in PRESETS, whose
-# counts are pinned against published models.
-TOY_MODELS: tuple[ModelSpec, ...] = (
-    _toy("tiny", 64, 128, 2, 4),
-    _toy("small", 256, 688, 4, 4),
-    _toy("medium", 768, 2048, 12, 12),
-)
-
-# Chat/instruct releases whose config.json has the same architecture fields as the preset's base repo (only
-# generation settings such as eos_token_id differ), so the hub id resolves to the preset without a download.
-# Not listed: releases that change the shape (Mistral-7B-Instruct-v0.3 has a 32,768 vocabulary).
-SAME_ARCHITECTURE_REPOS: dict[str, tuple[str, ...]] = {
-    "llama-2-7b": ("meta-llama/Llama-2-7b-chat-hf",),
-    "llama-2-13b": ("meta-llama/Llama-2-13b-chat-hf",),
-    "llama-2-70b": ("meta-llama/Llama-2-70b-chat-hf",),
-    "llama-3.1-8b": ("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Meta-Llama-3.1-8B-Instruct"),
-    "llama-3.1-70b": ("meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Meta-Llama-3.1-70B-Instruct"),
-    "llama-3.1-405b": ("meta-llama/Llama-3.1-405B-Instruct", "meta-llama/Meta-Llama-3.1-405B-Instruct"),
-    "llama-3.2-1b": ("meta-llama/Llama-3.2-1B-Instruct",),
-    "llama-3.2-3b": ("meta-llama/Llama-3.2-3B-Instruct",),
-    "mistral-7b": ("mistralai/Mistral-7B-Instruct-v0.1",),
-    "mixtral-8x7b": ("mistralai/Mixtral-8x7B-Instruct-v0.1",),
-    "gemma-2-2b": ("google/gemma-2-2b-it",),
-    "gemma-2-9b": ("google/gemma-2-9b-it",),
-    "gemma-2-27b": ("google/gemma-2-27b-it",),
-    **{
-        f"qwen2.5-{size.lower()}": (f"Qwen/Qwen2.5-{size}-Instruct",)
-        for size in ("0.5B", "1.5B", "3B", "7B", "14B", "32B", "72B")
-    },
-}
-
-
-# Short names that more than one released model answers to: refused with the candidates (models.resolve_model),
-# never read as one of them. Each candidate is a preset name or a hub id `--model` accepts.
-AMBIGUOUS_ALIASES: dict[str, tuple[str, ...]] = {
-    "qwen-0.5b": ("qwen2.5-0.5b", "Qwen/Qwen2-0.5B", "Qwen/Qwen1.5-0.5B"),
-    "qwen-1.5b": ("qwen2.5-1.5b", "Qwen/Qwen2-1.5B"),
-    "qwen-7b": ("qwen2.5-7b", "Qwen/Qwen2-7B", "Qwen/Qwen1.5-7B", "Qwen/Qwen-7B"),
-    "qwen-14b": ("qwen2.5-14b", "Qwen/Qwen3-14B", "Qwen/Qwen1.5-14B", "Qwen/Qwen-14B"),
-    "qwen-32b": ("qwen2.5-32b", "Qwen/Qwen3-32B", "Qwen/Qwen1.5-32B"),
-    "qwen-72b": ("qwen2.5-72b", "Qwen/Qwen2-72B", "Qwen/Qwen1.5-72B", "Qwen/Qwen-72B"),
-    "llama-70b": ("llama-3.1-70b", "llama-2-70b", "meta-llama/Llama-3.3-70B-Instruct"),
-}

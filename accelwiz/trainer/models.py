@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from accelwiz.modelspec.presets import TOY_MODELS
 from accelwiz.modelspec.spec import ModelSpec
+from accelwiz.modelspec.toy_models import TOY_MODELS
 
 BYTE_VOCAB = 256  # byte tokens: every randomly initialised model needs at least 256 token ids
 
-# accelwiz's toy models, as the estimator knows them (accelwiz.modelspec.presets.TOY_MODELS): one definition.
+# accelwiz's toy models, as the estimator knows them (accelwiz.modelspec.toy_models.TOY_MODELS): one definition.
 PRESETS: dict[str, ModelSpec] = {spec.name: spec for spec in TOY_MODELS}
 
 # What save_pretrained writes for the weights (single file or sharded), and for a tokenizer.

@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 from accelwiz.cli import app
 from accelwiz.errors import UsageError
 from accelwiz.modelspec.lookup import named_model, resolve_model
-from accelwiz.modelspec.presets import AMBIGUOUS_ALIASES, PRESETS
+from accelwiz.modelspec.preset_names import AMBIGUOUS_ALIASES
+from accelwiz.modelspec.presets import PRESETS
 
 
 @pytest.mark.parametrize("alias", sorted(AMBIGUOUS_ALIASES))
