@@ -41,4 +41,16 @@ SOURCES = {
     "unsloth-readme-context": (
         "design", "new (issue 28; found 4th, even: design): Unsloth README's longest context that fits for the "
         "'Hugging Face + FA2' baseline (Llama 3.1 8B and 3.3 70B QLoRA): verdict rows only, no peak printed"),
+    # Issue 28, third round: three more sources, all frozen (registered here before any of their rows was scored).
+    "universal-llm-trainer-gpu-test": (
+        "frozen", "new (issue 28, third round): ljm565/universal-llm-trainer docs/gpu_test.md, H100 table (Llama "
+        "3.1 8B, Llama 2 13B, Gemma 2 9B, Gemma 7B, Phi-3-mini; full, LoRA, QLoRA at 2 x 8,192 tokens, 2025): "
+        "never used to tune anything"),
+    "torchtune-lora-qlora-tutorials": (
+        "frozen", "new (issue 28, third round): torchtune's LoRA and QLoRA tutorials (April 2024; Llama-2-7B "
+        "LoRA ranks and targets, QLoRA; peak reserved in GB), not the README table: never used to tune anything"),
+    "litgpt-resource-tables": (
+        "frozen", "new (issue 28, third round): LitGPT's tutorials/resource-tables.md (lit-gpt 8641822, "
+        "A100-40GB, Oct 2023; Llama 2 7B/13B LoRA on one GPU, bf16-true, nf4 with and without double "
+        "quantization), a different table from the config hub's: never used to tune anything"),
 }
