@@ -11,6 +11,7 @@ optimizer states) applied to the sharded step.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from accelwiz.estimate.memory import PHASE_LABEL, process_runtime
 
 if TYPE_CHECKING:
     from accelwiz.estimate.memory import MemoryEstimate
+    from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.trace import TraceResult
 
 ROWS = ("weights", "gradients", "optimizer_states", "activations", "peak", "reserved", "total")
@@ -72,34 +74,75 @@ class TraceComparison:
 
 def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
     """Shard the trace like `estimate.strategy`, add its buffers and overhead, and pair it with `estimate`."""
-    strategy, workload = estimate.strategy, estimate.workload
-    n = strategy.shard_degree
-    # DeepSpeed and FSDP run mixed precision as a 16-bit model, traced in bf16 (TraceSettings.from_workload);
-    # their states are wider than the traced bf16 ones: explicit per-byte corrections, said in the notes
-    widen = {"parameters": 1.0, "gradients": 1.0, "optimizer": 1.0}
-    notes: list[str] = []
-    if strategy.is_deepspeed and workload.precision == "bf16" and trace.settings.precision == "bf16":
-        from accelwiz.estimate.deepspeed_step import deepspeed_state_widths  # DeepSpeed keeps a master copy of a bf16 model
+    strategy = estimate.strategy
+    widen, notes = _widths(estimate, trace)
+    divide = _divisors(strategy)
+    per_gpu = _per_gpu(estimate, widen, divide)
+    phases = {phase: per_gpu(snap.bytes) for phase, snap in trace.phase_peaks.items()}
+    traced_phase = max(phases, key=lambda phase: phases[phase])
+    peak = phases[traced_phase]
+    reserved, reserve_notes = _reserved(estimate, trace, traced_phase, peak, per_gpu)
+    traced = {
+        **_traced_states(estimate, trace, widen, divide),
+        "activations": trace.activations,
+        "peak": peak,
+        "reserved": reserved,
+        "total": reserved + process_runtime(strategy).total,
+    }
+    analytic = {**analytic_categories(estimate), "total": estimate.per_gpu_total}
+    notes += reserve_notes
+    if strategy.world_size > 1:
+        sharded = ", ".join(k for k, d in divide.items() if d > 1) or "nothing"
+        notes.append(f"sharding over {strategy.shard_degree}: {sharded} divided")
+    return TraceComparison(analytic, traced, estimate.peak_phase, traced_phase, trace, tuple(notes))
 
-        master, state = deepspeed_state_widths(workload, strategy)
-        widen["optimizer"] = (master + 2 * state) / 4  # the master + Adam m, v it allocates over the traced bf16 m, v
-        notes.append(f"DeepSpeed: a bf16 model still gets a {master}-byte master copy and {state}-byte Adam states "
-                     f"in its ZeRO optimizer ({master + 2 * state} B/param over the traced 4)")
-    elif workload.precision == "mixed" and trace.settings.precision == "bf16":
-        if strategy.is_deepspeed:
-            widen["optimizer"] = 3.0  # fp32 master + m + v = 12 B/param, traced as bf16 m + v = 4
-            notes.append("DeepSpeed: traced as its 16-bit model; optimizer states scaled from the traced bf16 "
-                         "Adam (4 B/param) to fp32 master + Adam (12 B/param)")
-        else:
-            widen = {"parameters": 2.0, "gradients": 2.0, "optimizer": 2.0}
-            notes.append("FSDP: traced with bf16 compute; parameters, gradients and Adam states scaled to the "
-                         "fp32 shards FSDP keeps (x2)")
-    divide = {
+
+# A traced category's bytes -> the strategy's bytes per GPU: times its width factor, over its shard divisor.
+PerGpu = Callable[[dict[str, int]], int]
+
+
+def _widths(estimate: MemoryEstimate, trace: TraceResult) -> tuple[dict[str, float], list[str]]:
+    """How much wider than traced each state is, with the notes that say why. DeepSpeed and FSDP run mixed
+    precision as a 16-bit model, traced in bf16 (TraceSettings.from_workload); their states are wider than the
+    traced bf16 ones: explicit per-byte corrections. DeepSpeed keeps a master copy of a bf16 model too."""
+    strategy, workload = estimate.strategy, estimate.workload
+    traced_bf16 = trace.settings.precision == "bf16"
+    if strategy.is_deepspeed and workload.precision == "bf16" and traced_bf16:
+        from accelwiz.estimate.deepspeed_step import deepspeed_state_widths
+
+        master, state = deepspeed_state_widths(workload, strategy)  # its master + Adam m, v over the traced m, v
+        return {"parameters": 1.0, "gradients": 1.0, "optimizer": (master + 2 * state) / 4}, [
+            f"DeepSpeed: a bf16 model still gets a {master}-byte master copy and {state}-byte Adam states "
+            f"in its ZeRO optimizer ({master + 2 * state} B/param over the traced 4)"
+        ]
+    if workload.precision == "mixed" and traced_bf16 and strategy.is_deepspeed:
+        return {"parameters": 1.0, "gradients": 1.0, "optimizer": 3.0}, [  # fp32 master + m + v = 12 B/param, traced 4
+            "DeepSpeed: traced as its 16-bit model; optimizer states scaled from the traced bf16 "
+            "Adam (4 B/param) to fp32 master + Adam (12 B/param)"
+        ]
+    if workload.precision == "mixed" and traced_bf16:
+        return {"parameters": 2.0, "gradients": 2.0, "optimizer": 2.0}, [
+            "FSDP: traced with bf16 compute; parameters, gradients and Adam states scaled to the fp32 shards FSDP "
+            "keeps (x2)"
+        ]
+    return {"parameters": 1.0, "gradients": 1.0, "optimizer": 1.0}, []
+
+
+def _divisors(strategy: Strategy) -> dict[str, int]:
+    """Each traced category's shard degree under `strategy` (1: every GPU holds all of it)."""
+    n = strategy.shard_degree
+    return {
         "parameters": n if strategy.shards_parameters else 1,
         "autocast_copies": 1,
         "gradients": n if strategy.shards_gradients else 1,
         "optimizer": n if strategy.shards_optimizer else 1,
     }
+
+
+def _per_gpu(estimate: MemoryEstimate, widen: dict[str, float], divide: dict[str, int]) -> PerGpu:
+    """A traced snapshot's bytes on one GPU: widened, sharded, the offloaded categories left out, plus the
+    analytic model's communication buffers (not in a single-process trace)."""
+    strategy = estimate.strategy
     offloaded = strategy.offload_optimizer != "none"
 
     def per_gpu(snapshot: dict[str, int]) -> int:
@@ -112,10 +155,15 @@ def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
             total += value * widen.get(key, 1.0) / divide.get(key, 1)
         return round(total + estimate.buffers)
 
-    phases = {phase: per_gpu(snap.bytes) for phase, snap in trace.phase_peaks.items()}
-    traced_phase = max(phases, key=lambda phase: phases[phase])
-    peak = phases[traced_phase]
-    reserved = _traced_reserved(trace, peak, per_gpu)
+    return per_gpu
+
+
+def _reserved(
+    estimate: MemoryEstimate, trace: TraceResult, traced_phase: str, peak: int, per_gpu: PerGpu
+) -> tuple[int, list[str]]:
+    """The sharded step's reserved peak, with the strategy's own reserve the one-stream replay does not see."""
+    strategy = estimate.strategy
+    reserved, notes = _traced_reserved(trace, peak, per_gpu), []
     if strategy.is_fsdp:  # FSDP's streams and its wrap cache, which a one-stream replay does not see
         reserved = _fsdp_traced_reserved(estimate, trace, traced_phase, peak, per_gpu)
         notes.append("FSDP: its gathered units and reduce copies reserved at their size on its own streams, the "
@@ -123,28 +171,29 @@ def compare(estimate: MemoryEstimate, trace: TraceResult) -> TraceComparison:
     if strategy.is_deepspeed:  # the trace runs no ZeRO optimizer: its step's own segments, as the analytic path
         from accelwiz.estimate.deepspeed_step import deepspeed_step_segments
 
-        reserved = max(reserved, round(peak + deepspeed_step_segments(workload, strategy)))
+        reserved = max(reserved, round(peak + deepspeed_step_segments(estimate.workload, strategy)))
+    return reserved, notes
+
+
+def _traced_states(
+    estimate: MemoryEstimate, trace: TraceResult, widen: dict[str, float], divide: dict[str, int]
+) -> dict[str, int]:
+    """Weights, gradients and optimizer states per GPU from the trace (0 where offloaded to the host)."""
+    strategy = estimate.strategy
+    offloaded = strategy.offload_optimizer != "none"
     weights = trace.forward_end.bytes["parameters"] * widen["parameters"] / divide["parameters"] + (
         trace.forward_end.bytes["autocast_copies"]
     )
-    traced = {
+    return {
         "weights": 0 if strategy.offload_param != "none" else round(weights),
         "gradients": 0 if offloaded else round(trace.gradients * widen["gradients"] / divide["gradients"]),
         "optimizer_states": 0
         if offloaded
         else round(trace.optimizer_states * widen["optimizer"] / divide["optimizer"]),
-        "activations": trace.activations,
-        "peak": peak,
-        "reserved": reserved,
-        "total": reserved + process_runtime(strategy).total,
     }
-    analytic = {**analytic_categories(estimate), "total": estimate.per_gpu_total}
-    if strategy.world_size > 1:
-        notes.append(f"sharding over {n}: {', '.join(k for k, d in divide.items() if d > 1) or 'nothing'} divided")
-    return TraceComparison(analytic, traced, estimate.peak_phase, traced_phase, trace, tuple(notes))
 
 
-def _replay_ratio(trace: TraceResult, per_gpu: Any) -> tuple[float, int]:
+def _replay_ratio(trace: TraceResult, per_gpu: PerGpu) -> tuple[float, int]:
     """The replay's reserve beyond the static bytes (parameters, buffers, optimizer states) per dynamic byte,
     and those static bytes sharded as the strategy shards them (reserved at their size)."""
     snapshot = trace.phase_peaks[trace.peak_phase].bytes
@@ -156,7 +205,7 @@ def _replay_ratio(trace: TraceResult, per_gpu: Any) -> tuple[float, int]:
     return (trace.reserved - static) / (trace.peak - static), static_here
 
 
-def _traced_reserved(trace: TraceResult, peak: int, per_gpu: Any) -> int:
+def _traced_reserved(trace: TraceResult, peak: int, per_gpu: PerGpu) -> int:
     """The replay's ratio applied to the sharded peak beyond its static bytes."""
     if not trace.reserved:
         return peak
@@ -165,7 +214,7 @@ def _traced_reserved(trace: TraceResult, peak: int, per_gpu: Any) -> int:
 
 
 def _fsdp_traced_reserved(estimate: MemoryEstimate, trace: TraceResult, traced_phase: str, peak: int,
-                          per_gpu: Any) -> int:
+                          per_gpu: PerGpu) -> int:
     """Under FSDP the traced step's dynamic bytes are the default stream's: FSDP's reserve as the analytic path
     builds it (fsdp_reserve.py), over the traced peak, at the replay's ratio or FSDP's where that is higher."""
     from accelwiz.estimate.fsdp_reserve import fsdp_step_reserve
