@@ -55,12 +55,19 @@ def convert_files(request: ConvertRequest) -> Converted:
     workload = _workload(request, source_plan, before.effective)
     yaml_text, json_text, conversion = _converted_text(request.file, request.to, out)
     json_path = out.with_name(out.stem + ".ds.json") if json_text is not None else None
-    plan_path = plan_text = None
+    from accelwiz.launch import shell
+
+    # what wrote these files (the memory options do not change them): the plan's created_by and the header's
+    command = shell.join(["accelwiz", "convert", str(request.file), "--to", request.to, "-o", str(out)])
+    plan_path = plan_text = new_plan = None
     if source_plan is not None:
         from accelwiz.defaults import plan_path_for
+        from accelwiz.plan_file import dump_plan
 
         plan_path = plan_path_for(out)
-        plan_text = _carried_plan(request, source_plan, out, yaml_text, json_path, json_text)
+        new_plan = _carried_plan(source_plan, out, yaml_text, json_path, json_text, command)
+        plan_text = dump_plan(new_plan)
+    yaml_text = _with_header(yaml_text, request, out, command, (source_plan, new_plan))
     for path in (out, json_path, plan_path):
         if path is not None and path.exists() and not request.force:
             raise UsageError(f"{path} exists", hint="pass --force to overwrite it, or -o another name")
@@ -124,17 +131,29 @@ def _converted_text(file: Path, to: Literal["deepspeed", "fsdp"], out: Path) -> 
                          hint="remove duplicate keys and use plain two-space indentation, then convert again") from None
 
 
-def _carried_plan(request: ConvertRequest, source: PlanFile, out: Path, yaml_text: str, json_path: Path | None,
-                  json_text: str | None) -> str:
-    import shlex
-
+def _carried_plan(source: PlanFile, out: Path, yaml_text: str, json_path: Path | None, json_text: str | None,
+                  command: str) -> PlanFile:
     from accelwiz.convert.carried_plan import converted_plan
-    from accelwiz.plan_file import dump_plan
 
-    # what wrote these files (the memory options do not change them)
-    command = shlex.join(["accelwiz", "convert", str(request.file), "--to", request.to, "-o", str(out)])
-    return dump_plan(converted_plan(source, yaml_path=out, yaml_text=yaml_text, json_path=json_path,
-                                    json_text=json_text, command=command))
+    return converted_plan(source, yaml_path=out, yaml_text=yaml_text, json_path=json_path, json_text=json_text,
+                          command=command)
+
+
+def _with_header(yaml_text: str, request: ConvertRequest, out: Path, command: str,
+                 plans: tuple[PlanFile | None, PlanFile | None]) -> str:
+    """The converted YAML with a header naming the convert command and launch lines for `out`, not the source's."""
+    import yaml
+
+    from accelwiz.convert.header import converted_header
+
+    accelerate = yaml.safe_load(yaml_text)
+    system = None
+    if plans[0] is not None:
+        from accelwiz.plan_file import plan_system
+
+        system = plan_system(plans[0])
+    return converted_header(yaml_text, command=command, source=request.file, out=out, to=request.to, plans=plans,
+                            accelerate=accelerate if isinstance(accelerate, dict) else {}, system=system)
 
 
 def _workload(request: ConvertRequest, plan: PlanFile | None, effective: EffectiveConfig) -> Workload | None:

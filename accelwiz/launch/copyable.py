@@ -21,6 +21,23 @@ from accelwiz.launch.threads import available_cores
 
 if TYPE_CHECKING:
     from accelwiz.probe.model import MachineProfile
+    from accelwiz.vocab import LauncherKind
+
+
+def launch_lines(accelerate: dict[str, Any], config_path: Path | str, *, launcher: LauncherKind = "local",
+                 system: MachineProfile | None = None) -> list[str]:
+    """The commands that start the config at `config_path`, each a line a user can paste into a shell as is (the
+    path quoted as one shell word): on one machine `accelwiz run` with the built-in trainer and with a script, and
+    the plain `accelerate launch` line; on several, the `run` form for the plan's launcher (multi-node launch
+    lines are owned by `accelwiz run`)."""
+    run = shell.join(["accelwiz", "run", "--config", str(config_path)])
+    machines = accelerate.get("num_machines") if isinstance(accelerate.get("num_machines"), int) else 1
+    if machines <= 1:
+        plain = plain_launch_line(accelerate, config_path, "your_script.py", system=system)
+        return [f"{run}                 # the built-in trainer", f"{run} your_script.py   # your own script", plain]
+    if launcher == "slurm":
+        return [f"{run} --slurm job.sbatch your_script.py && sbatch job.sbatch"]
+    return [f"{run} --print-node-commands your_script.py   # one accelerate launch line per machine"]
 
 
 def plain_launch_line(accelerate: dict[str, Any], config_path: Path | str, script: str, *,

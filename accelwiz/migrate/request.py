@@ -54,6 +54,7 @@ def migrate_file(request: MigrateRequest) -> Migrated:
             atomic_write(file.with_name(file.name + ".bak"), snapshot.raw, follow_symlinks=False)
             update(snapshot, migrated)
         else:
+            migrated = _header_for(migrated, request)
             atomic_write(output, restore_layout(snapshot, migrated), create_parents=False, new_output=True,
                          force=request.force)
     written = output or file
@@ -61,6 +62,30 @@ def migrate_file(request: MigrateRequest) -> Migrated:
     from accelwiz.rules.registry import select_rules
 
     return Migrated(notes, True, written=written, check=check_paths([written], select_rules()))
+
+
+def _header_for(migrated: str, request: MigrateRequest) -> str:
+    """A new file (-o) gets a header naming this command and launch lines for it, where the source's accelwiz
+    header would name the source (issue 31: a copied launch line must run the written file). In place, the
+    header stays: its file name is still right."""
+    from accelwiz.convert.header import converted_header, has_header
+
+    if request.output is None or not has_header(migrated):
+        return migrated
+    import yaml
+
+    from accelwiz.launch import shell
+
+    argv = ["accelwiz", "migrate", str(request.file), "-o", str(request.output)]
+    if request.to_accelerate is not None:
+        argv += ["--to-accelerate", request.to_accelerate]
+    try:
+        accelerate = yaml.safe_load(migrated)
+    except yaml.YAMLError:  # not YAML (a DeepSpeed JSON never starts with the header): keep the text as migrated
+        return migrated
+    return converted_header(migrated, command=shell.join(argv), source=request.file, out=request.output, to=None,
+                            plans=(None, None), accelerate=accelerate if isinstance(accelerate, dict) else {},
+                            system=None)
 
 
 def _require_paths(request: MigrateRequest) -> None:
