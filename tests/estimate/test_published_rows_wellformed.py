@@ -23,7 +23,8 @@ from benchmarks.published import ROWS, SOURCES  # noqa: E402
 
 # The new sources and the unit each prints its figures in (bytes per printed unit).
 NEW_SOURCES = {"qwen-readme-profiling": 1e9, "ms-swift-benchmark-2024": 2**30, "chatglm3-finetune-demo": 2**20,
-               "unsloth-readme-context": None}
+               "unsloth-readme-context": None, "universal-llm-trainer-gpu-test": 2**30,
+               "torchtune-lora-qlora-tutorials": 1e9, "litgpt-resource-tables": 1e9}
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
