@@ -167,7 +167,11 @@ def _answerai(key: str, model: str, regime: str, batch: int, seq: int, gib: floa
                   "lora_targets": ("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "down_proj"),
                   "transformers_version": (4, 37),
                   # train.py loads everything in bf16 and never calls prepare_model_for_kbit_training
-                  "kbit_prepared": False},
+                  "kbit_prepared": False,
+                  # and its LoRA adapters end in bf16 too: rank 0 of 2 on an H200 held 6.91 GB after wrapping
+                  # Llama-2-7B LoRA, the bf16 base's 6.74 GB + 0.14 GB of bf16 adapters (fp32: 0.29 GB)
+                  # (benchmarks/results/gpu_fsdp_answerai.jsonl, allocated_after_wrap)
+                  "adapter_dtype": "bf16"},
         strategy=strategy,
         measured_bytes=gib * GIB_,
         printed=f"{gib:.2f}",

@@ -55,7 +55,13 @@ def peft_fp32_adapters(workload: Workload, strategy: Strategy | None) -> bool:
     script and TRL's SFT/DPO/GRPO trainers keep that default outside ZeRO-3, so torch AdamW keeps fp32 states for
     them. Under mixed precision they are fp32 with the rest of the trainable parameters anyway; DeepSpeed casts
     the whole module, adapters included, to the compute dtype (its fp32 masters are counted apart), and TRL asks
-    for bf16 adapters under ZeRO-3 (`autocast_adapter_dtype=False`), the same bytes."""
+    for bf16 adapters under ZeRO-3 (`autocast_adapter_dtype=False`), the same bytes. QLoRA loaded by a Trainer or
+    TRL (`kbit_prepared` False): TRL's SFTTrainer casts the adapters of a quantized model to bf16 after
+    get_peft_model (trl 1.16 sft_trainer.py), so they stay 2 B there; the built-in trainer's QLoRA keeps fp32."""
+    if workload.adapter_dtype is not None:  # the script says
+        return workload.adapter_dtype == "fp32" and workload.regime != "full"
+    if workload.regime == "qlora" and not workload.kbit_prepared:
+        return False
     return (workload.regime != "full" and workload.precision == "bf16"
             and not (strategy is not None and strategy.is_deepspeed))
 

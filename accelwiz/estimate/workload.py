@@ -72,6 +72,9 @@ class Workload:
     # trainer calls it (finetune.apply_method) after loading those parameters in fp32 anyway; TRL's SFTTrainer
     # (1.16) does not, and a Trainer script is not read for it: False leaves them in `base_dtype`.
     kbit_prepared: bool = True
+    # LoRA's A and B as the script leaves them; None: PEFT's default, fp32 over a 16-bit base outside DeepSpeed
+    # (states.py `peft_fp32_adapters`); "bf16": a script casts them (Answer.AI's train.py, measured on an H200)
+    adapter_dtype: Literal["fp32", "bf16"] | None = None
     # (major, minor) of the transformers that trains (resolution: the installed one); None: today's. The loss
     # tail depends on it (`copies_shifted_logits`)
     transformers_version: tuple[int, int] | None = None

@@ -5,6 +5,8 @@ counted byte for byte against states.py."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from accelwiz.estimate.states import model_states, optimizer_step_temporaries, peft_fp32_adapters
@@ -61,3 +63,9 @@ def test_bf16_adapters_where_peft_is_told_not_to_upcast_are_deepspeeds_case() ->
     assert peft_fp32_adapters(workload, Strategy("single")) and peft_fp32_adapters(workload, Strategy("fsdp_full"))
     full = Workload(workload.model, precision="bf16")
     assert not peft_fp32_adapters(full, Strategy("single"))  # full fine-tuning keeps bf16 parameters
+    # TRL's SFTTrainer casts a quantized model's adapters to bf16 (a Trainer/TRL load: kbit_prepared False);
+    # the built-in trainer's QLoRA keeps PEFT's fp32; a script that casts them says so (adapter_dtype)
+    qlora = Workload(workload.model, regime="qlora", precision="bf16")
+    assert peft_fp32_adapters(qlora, Strategy("single"))
+    assert not peft_fp32_adapters(replace(qlora, kbit_prepared=False), Strategy("single"))
+    assert not peft_fp32_adapters(replace(workload, adapter_dtype="bf16"), Strategy("single"))
