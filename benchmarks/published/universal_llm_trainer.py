@@ -24,10 +24,23 @@ from __future__ import annotations
 _URL = ("https://github.com/ljm565/universal-llm-trainer/blob/9efd14b514148b765cf188d301093542307a4827/"
         "docs/gpu_test.md")
 _GEMMA_7B = "benchmarks/published/models/gemma-7b/config.json"
+# Stand-ins with the presets' shapes and the positions the runs used: the CLI refuses --seq-len past a model's
+# max_position_embeddings, while transformers computes RoPE for any position (Llama-2-13B ran at 8,192 of its 4,096).
+_LLAMA2_13B = "benchmarks/published/models/llama-2-13b-8k/config.json"
+_PHI3_128K = "benchmarks/published/models/phi-3-mini-128k/config.json"
+_STAND_IN = {
+    _GEMMA_7B: "Gemma 7B is not a preset: the argv names its config.json (28 layers, hidden 3072, 16 heads of 256, "
+               "MLP 24576, vocabulary 256000, tied: 8,537,680,896 parameters)",
+    _LLAMA2_13B: "meta-llama/Llama-2-13b-hf has 4,096 positions and the CLI refuses 8,192 for it: the argv names "
+                 "a config.json of its shapes (13,015,864,320 parameters) with max_position_embeddings 8192",
+    _PHI3_128K: "microsoft/Phi-3-mini-128k-instruct (src/utils/training_utils.py; the preset is the 4k model of the "
+                "same shapes): the argv names a config.json of its shapes (3,821,079,552 parameters) and 131,072 "
+                "positions, without its LongRoPE factors",
+}
 _SETTINGS = (
     "universal-llm-trainer docs/gpu_test.md, H100 table, config/{config}.yaml: batch 2, 8,192 tokens per sample "
     "(the page: fully filled, no padding), bf16 weights without autocast, torch AdamW, transformers' gradient "
-    "checkpointing, sdpa (attn_implementation null on transformers 4.49), {how}; 'Peak Mem.' read as "
+    "checkpointing, {attention} (attn_implementation null: transformers 4.49's default), {how}; 'Peak Mem.' read as "
     "torch.cuda.memory_reserved() in GiB, one H100 80GB"
 )
 _HOW = {
@@ -45,19 +58,20 @@ _LOGITS = ("del_logits_after_forward: True (the trainer drops the logits after t
 
 def _row(model: str, regime: str, config: str, gib: int | None, quote: str) -> dict:
     name = model.rsplit("/", 2)[-2] if model.endswith(".json") else model
+    # Gemma 2's default is eager (soft-capping: transformers swapped sdpa for eager, and the CLI refuses sdpa)
+    attention = "eager" if name.startswith("gemma-2") else "sdpa"
     row = {"key": f"ult-h100-{name}-{regime}", "source": "universal-llm-trainer-gpu-test", "url": _URL,
            "quote": quote, "printed": f"{gib} GiB" if gib else "OOM",
            "measured_bytes": gib * 2**30 if gib else None, "metric": "reserved",
            "argv": f"estimate --model {model} --system 1xH100-80GB --strategy single --precision bf16 "
-                   f"{_FLAGS[regime]}--micro-batch 2 --seq-len 8192 --gradient-checkpointing --attention sdpa "
+                   f"{_FLAGS[regime]}--micro-batch 2 --seq-len 8192 --gradient-checkpointing --attention {attention} "
                    "--format json",
-           "assumptions": _SETTINGS.format(config=config, how=_HOW[regime]), "unexpressed": [_LOGITS]}
+           "assumptions": _SETTINGS.format(config=config, how=_HOW[regime], attention=attention),
+           "unexpressed": [_LOGITS]}
     if gib is None:
         row["ran"] = False
-    if model.endswith(".json"):
-        row["unexpressed"].append("Gemma 7B is not a preset: the argv names its config.json (28 layers, hidden "
-                                  "3072, 16 heads of 256, MLP 24576, vocabulary 256000, tied: 8,537,680,896 "
-                                  "parameters)")
+    if model in _STAND_IN:
+        row["unexpressed"].append(_STAND_IN[model])
     return row
 
 
@@ -80,10 +94,10 @@ ROWS = [
     _row("llama-3.1-8b", "qlora", "llm_llama3.1_qlora", 48,
          "| [Llama 3.1 8B](../config//llm_llama3.1_qlora.yaml) **             | QLoRA  | H100 x 1  "
          "| 48 GiB (8.0 GiB)      | 26.1   |"),
-    _row("llama-2-13b", "lora", "llm_llama2_lora", 43,
+    _row(_LLAMA2_13B, "lora", "llm_llama2_lora", 43,
          "| [Llama 2 13B](../config//llm_llama2_lora.yaml)                    | LoRA   | H100 x 1  "
          "| 43 GiB (25.5 GiB)     | 9.8    |"),
-    _row("llama-2-13b", "qlora", "llm_llama2_qlora", 38,
+    _row(_LLAMA2_13B, "qlora", "llm_llama2_qlora", 38,
          "| [Llama 2 13B](../config//llm_llama2_qlora.yaml) **                | QLoRA  | H100 x 1  "
          "| 38 GiB (8.3 GiB)      | 43.0   |"),
     _row("gemma-2-9b", "lora", "llm_gemma2_lora", 60,
@@ -98,13 +112,13 @@ ROWS = [
     _row(_GEMMA_7B, "qlora", "llm_gemma_qlora", 70,
          "| [Gemma 7B](../config//llm_gemma_qlora.yaml) **                    | QLoRA  | H100 x 1  "
          "| 70 GiB (7.5 GiB)      | 27.4   |"),
-    _row("phi-3-mini", "full", "llm_phi3_full", 40,
+    _row(_PHI3_128K, "full", "llm_phi3_full", 40,
          "| [Phi3-mini (3.8B)](../config//llm_phi3_full.yaml)                 | Full   | H100 x 1  "
          "| 40 GiB (8 GiB)        | 4.0    |"),
-    _row("phi-3-mini", "lora", "llm_phi3_lora", 17,
+    _row(_PHI3_128K, "lora", "llm_phi3_lora", 17,
          "| [Phi3-mini (3.8B)](../config//llm_phi3_lora.yaml)                 | LoRA   | H100 x 1  "
          "| 17 GiB (8 GiB)        | 5.0    |"),
-    _row("phi-3-mini", "qlora", "llm_phi3_qlora", 21,
+    _row(_PHI3_128K, "qlora", "llm_phi3_qlora", 21,
          "| [Phi3-mini (3.8B)](../config//llm_phi3_qlora.yaml) **             | QLoRA  | H100 x 1  "
          "| 21 GiB (3.2 GiB)      | 17.6   |"),
     _fsdp("ult-h100x2-llama-3.1-70b-lora-fsdp-offload",
