@@ -89,13 +89,17 @@ def _bar(estimate: MemoryEstimate, judged: MemoryVerdict | None, x: float, y) ->
 
 
 def compare_table_html(rows: Rows) -> str:
-    """The numbers under the chart, as `--compare` prints them (GiB per GPU, the total and the verdict)."""
+    """The numbers under the chart, as `--compare` prints them (GiB per GPU, the total, the verdict and what the
+    recommendation's ladder changed for that strategy: recommend.CompareRow)."""
     head = "".join(f"<th>{escape(_ROW_LABEL.get(r, r))}</th>" for r in ROWS)
     body = []
-    for estimate, judged in rows:
+    for row in rows:
+        estimate, judged = row
         cells = "".join(f"<td>{value / GIB:.2f}</td>" for value in at_peak(estimate).values())
         verdict = "?" if judged is None else judged.short()
+        changes = "; ".join(getattr(row, "changes", ())) or "as asked"
         body.append(f"<tr><th>{escape(estimate.strategy.short_label)}</th>{cells}"
-                    f"<td>{estimate.per_gpu_total / GIB:.2f}</td><td>{escape(verdict)}</td></tr>")
+                    f"<td>{estimate.per_gpu_total / GIB:.2f}</td><td>{escape(verdict)}</td>"
+                    f"<td>{escape(changes)}</td></tr>")
     return (f'<table border="1" cellspacing="0" cellpadding="3"><tr><th>strategy</th>{head}<th>total</th>'
-            f"<th>fits</th></tr>\n" + "\n".join(body) + "\n</table>")
+            f"<th>fits</th><th>as run</th></tr>\n" + "\n".join(body) + "\n</table>")

@@ -50,3 +50,14 @@ def test_a_fixed_flag_is_never_changed_in_a_row() -> None:
     data = _run(*_CASE, "--no-gradient-checkpointing")
     assert all(not row["gradient_checkpointing"] for row in data["compare"])
     assert all("gradient checkpointing on" not in row["changes"] for row in data["compare"])
+
+
+def test_the_plot_s_table_says_what_each_row_carries(tmp_path) -> None:
+    page = tmp_path / "memory.html"
+    result = CliRunner().invoke(app, [*_CASE, "--plot", str(page)])
+    assert result.exit_code in (0, 1), result.output
+    html = page.read_text()
+    assert "<th>as run</th>" in html
+    assert ("<td>gradient checkpointing on; micro-batch 8 -&gt; 4 with gradient accumulation x2 (the same global "
+            "batch)</td>") in html
+    assert "<td>as asked</td>" in html
