@@ -49,8 +49,12 @@ class LayerActivations:
         return sum(value for _, value in self.terms)
 
 
-def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerActivations:
+def layer_activations(workload: Workload, *, autocast: bool = False,
+                      fp32_adapters: bool | None = None) -> LayerActivations:
     """One layer's saved activations for `workload` (no checkpointing).
+
+    `fp32_adapters`: LoRA's adapters in fp32 over a 16-bit base (None: as states.peft_fp32_adapters has them
+    outside DeepSpeed, PEFT's default in pure bf16); each adapted linear then keeps an fp32 copy of its input.
 
     `autocast`: torch.autocast over fp32 weights (single GPU, DDP). In full fine-tuning the residual stream then
     stays fp32 (the fp32 embedding's output is not cast), so norms keep fp32 inputs and outputs; LoRA and QLoRA
@@ -99,15 +103,29 @@ def layer_activations(workload: Workload, *, autocast: bool = False) -> LayerAct
         if width == 2 and autocast:  # LayerNorm in/out, residual adds and gelu_new's pow/tanh chain in fp32
             terms.append(("autocast fp32 residual stream", 22 * sbh))  # measured by the trace
             score_bytes = 9
-    if workload.regime != "full" and workload.lora_dropout > 0:
-        from accelwiz.estimate.activations_lora import lora_dropout_bytes
+    if workload.regime != "full":  # what the frozen base does not keep, what the adapters add
+        from accelwiz.estimate.activations_lora import frozen_base_terms, lora_dropout_bytes
 
-        terms.append(("LoRA dropout masks and dropped inputs", lora_dropout_bytes(workload, autocast=autocast)))
+        fp32 = adapters_in_fp32(workload, fp32_adapters)
+        terms += frozen_base_terms(workload, autocast=autocast, fp32_adapters=fp32)
+        if workload.lora_dropout > 0:
+            terms.append(("LoRA dropout masks and dropped inputs",
+                          lora_dropout_bytes(workload, autocast=autocast, fp32_adapters=fp32)))
     if workload.attention == "eager":
         terms.append(("attention scores (eager)", score_bytes * a * s * s * b))
     else:
         terms.append(("attention log-sum-exp (fp32)", 4 * a * s * b))
     return LayerActivations(tuple(terms))
+
+
+def adapters_in_fp32(workload: Workload, fp32_adapters: bool | None) -> bool:
+    """Whether LoRA's adapters are fp32 over a 16-bit base: as asked, else as states.py counts them (no strategy:
+    outside DeepSpeed, which casts them with the model)."""
+    if fp32_adapters is not None:
+        return fp32_adapters
+    from accelwiz.estimate.states import peft_fp32_adapters
+
+    return peft_fp32_adapters(workload, None)
 
 
 def has_head_norms(spec: ModelSpec) -> bool:
@@ -130,10 +148,11 @@ def head_norm_bytes(workload: Workload) -> int:
     return tokens * (per_element * elements + 4 * (spec.num_heads + spec.num_kv_heads))
 
 
-def activation_bytes(workload: Workload, *, autocast: bool = False) -> tuple[int, tuple[str, ...]]:
+def activation_bytes(workload: Workload, *, autocast: bool = False,
+                     fp32_adapters: bool | None = None) -> tuple[int, tuple[str, ...]]:
     """Saved activations of all layers per GPU at the end of forward (without the loss tail), and notes."""
     spec = workload.model
-    layer = layer_activations(workload, autocast=autocast)
+    layer = layer_activations(workload, autocast=autocast, fp32_adapters=fp32_adapters)
     per_term = ", ".join(f"{name} {value / 2**20:.0f} MiB" for name, value in layer.terms)
     notes = [f"activations per layer: {per_term}"]
     if workload.gradient_checkpointing:
@@ -147,7 +166,7 @@ def activation_bytes(workload: Workload, *, autocast: bool = False) -> tuple[int
     if workload.regime != "full":
         dropout = (f"lora_dropout {workload.lora_dropout:g}: each adapted linear keeps a mask and its dropped input"
                    if workload.lora_dropout > 0 else "lora_dropout 0")
-        notes.append(f"LoRA: activations as in full fine-tuning (adapted layers keep their inputs; {dropout})")
+        notes.append(f"LoRA: frozen linears and norms keep none of their inputs, adapted ones do ({dropout})")
     return total, tuple(notes)
 
 
@@ -161,9 +180,21 @@ def tail_bytes(workload: Workload, *, autocast: bool = False) -> int:
     sbh = workload.seq_len * workload.micro_batch * workload.model.hidden_size
     if not workload.model.gated_decoder:
         return 2 * boundary_bytes(workload, autocast=autocast)
+    if frozen_head(workload):  # LoRA's frozen norm and LM head keep only the norm's fp32 input (the tests)
+        return 4 * sbh
     if workload.precision == "fp32":
         return 8 * sbh
     return (10 if fp32_residual(workload, autocast) else 8) * sbh
+
+
+def frozen_head(workload: Workload) -> bool:
+    """LoRA/QLoRA of a dense gated decoder whose LM head is not adapted: the final RMSNorm's weight is frozen
+    (its normalised tensor is not kept) and the head keeps nothing of its input."""
+    from accelwiz.modelspec.spec import OUTSIDE_BLOCK_TARGETS
+
+    spec = workload.model
+    return (workload.regime != "full" and spec.gated_decoder and spec.num_experts <= 1
+            and not set(workload.lora_targets) & OUTSIDE_BLOCK_TARGETS)
 
 
 def boundary_bytes(workload: Workload, *, autocast: bool = False) -> int:
@@ -182,11 +213,11 @@ def fp32_residual(workload: Workload, autocast: bool) -> bool:
     return autocast and workload.regime == "full"
 
 
-def recompute_bytes(workload: Workload, *, autocast: bool = False) -> int:
+def recompute_bytes(workload: Workload, *, autocast: bool = False, fp32_adapters: bool | None = None) -> int:
     """Gradient checkpointing: one layer's full activations, alive again while backward recomputes it."""
     if not workload.gradient_checkpointing:
         return 0
-    return layer_activations(workload, autocast=autocast).total
+    return layer_activations(workload, autocast=autocast, fp32_adapters=fp32_adapters).total
 
 
 def logits_bytes(workload: Workload) -> int:

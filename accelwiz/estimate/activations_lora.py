@@ -1,4 +1,5 @@
-"""What PEFT's `lora_dropout` adds to one layer's saved activations (activations.py's `lora dropout` term).
+"""LoRA's saved activations against full fine-tuning's: what the frozen base does not keep and what the adapters
+add (`frozen_base_terms`), and what PEFT's `lora_dropout` adds (activations.py's `lora dropout` term).
 
 PEFT's LoRA layer (peft/tuners/lora/layer.py `Linear.forward`, bnb.py `Linear4bit.forward`) computes
 `result = base_layer(x) + lora_B(lora_A(dropout(x))) * scaling`, where `dropout` is `nn.Dropout(p)` for
@@ -56,8 +57,10 @@ def _adapted(workload: Workload) -> list[Tensor]:
     return [t for t in workload.model.block_linears() if everything or t.kind in workload.lora_targets]
 
 
-def lora_dropout_bytes(workload: Workload, *, autocast: bool = False) -> int:
-    """Bytes one layer keeps for backward because of `lora_dropout > 0` (module docstring); 0 without it."""
+def lora_dropout_bytes(workload: Workload, *, autocast: bool = False, fp32_adapters: bool = False) -> int:
+    """Bytes one layer keeps for backward because of `lora_dropout > 0` (module docstring); 0 without it.
+    `fp32_adapters`: fp32 adapters over a 16-bit base without autocast, whose cast copies (`frozen_base_terms`)
+    are what dropout drops: only the masks are added."""
     if workload.regime == "full" or workload.lora_dropout <= 0:
         return 0
     spec = workload.model
@@ -72,6 +75,9 @@ def lora_dropout_bytes(workload: Workload, *, autocast: bool = False) -> int:
     masks = inputs  # 1 B each
     if workload.regime == "lora" and autocast:  # PEFT's fp32 cast already made the copy (module docstring)
         return int(masks)
+    dense_gated = spec.gated_decoder and spec.num_experts <= 1  # where frozen_base_terms counts the casts
+    if dense_gated and _copy_width(workload, "attention input", autocast=autocast, fp32_adapters=fp32_adapters) == 4:
+        return int(masks)  # the fp32 casts are the copies dropout drops (frozen_base_terms counts them)
     width = 4 if workload.precision == "fp32" else 2
     freed: dict[str, float] = {}
     for t in adapted:
@@ -81,3 +87,83 @@ def lora_dropout_bytes(workload: Workload, *, autocast: bool = False) -> int:
         if group is not None:
             freed[group] = max(freed.get(group, 0.0), elements(t))
     return int(masks + width * (inputs - sum(freed.values())))
+
+
+# -- what a frozen base does not keep, what the adapters add --------------------------------------------------
+
+
+def frozen_base_terms(workload: Workload, *, autocast: bool = False,
+                      fp32_adapters: bool = False) -> list[tuple[str, int]]:
+    """How one gated-decoder layer's saved activations under LoRA/QLoRA differ from full fine-tuning's terms.
+
+    A frozen weight keeps nothing of its input: `F.linear` saves the input only for the weight's gradient, and
+    bitsandbytes' `MatMul4Bit` keeps only the packed weight (`ctx.tensors = (None, B)`). So, against full
+    fine-tuning (activations.py's terms, which count every norm's normalised tensor and every linear's input):
+
+    * each RMSNorm's 16-bit normalised tensor (`weight * x.to(dtype)` keeps it only for the weight's gradient);
+    * an input group (the attention input, the MLP input, the MLP's `act(gate) * up`) none of whose linears is
+      adapted; with an adapted one, `lora_A` keeps the input itself (PEFT's `dropout` is `nn.Identity` at 0);
+      eager attention's `transpose(1, 2).contiguous()` copy that only `o_proj` reads (SDPA keeps its output
+      for itself, which `o_proj` reads without a copy);
+    * where the adapters cast their input, each adapted linear keeps its own cast of it instead, and the shared
+      input is kept by none (`_copy_width`: 16-bit under autocast, fp32 for fp32 adapters without it);
+    * `lora_A`'s output (r per token, per adapted linear), which `lora_B` keeps;
+    * with SDPA, the trace's "attention output copy, rotary" (3 q-widths per token): `o_proj` reads SDPA's
+      output, which SDPA keeps anyway, without a copy, and rotary keeps only cos and sin. The H200's LoRA streams
+      (tests/fixtures/allocator_streams 14 and 16: eight q-width 16-bit blocks per layer at the peak, each named
+      above) and the real layers on this CPU agree; full fine-tuning keeps the trace's term (not re-measured).
+
+    Dense gated decoders only (MoE layers keep the full fine-tuning terms). Measured against every tensor
+    autograd saves in the real PEFT layer, LoRA and bitsandbytes QLoRA (tests/estimate/test_lora_frozen_base.py).
+    Not counted: the first layer, whose input needs no gradient, keeps less; after
+    `prepare_model_for_kbit_training` the fp32 norms make the MLP's activations fp32 (seen on this CPU).
+    """
+    spec = workload.model
+    if workload.regime == "full" or not spec.gated_decoder or spec.num_experts > 1:
+        return []
+    tokens = workload.seq_len * workload.micro_batch
+    width = 4 if workload.precision == "fp32" else 2
+    adapted = _adapted(workload)
+    sbh, q_width = tokens * spec.hidden_size, spec.num_heads * spec.head_dim / spec.hidden_size
+    terms = [("norm weights frozen: normalised tensors not kept", -width * spec.norms_per_block * sbh)]
+    if workload.attention != "eager":  # o_proj reads SDPA's output without a copy; rotary keeps cos and sin
+        terms.append(("no attention output copy (sdpa); rotary cos, sin",
+                      -int(3 * q_width * sbh) * (width // 2) + 2 * width * spec.head_dim * tokens))
+    inputs: dict[str, int] = {}  # group -> elements per token of its input
+    chosen: dict[str, int] = {}  # group -> adapted linears reading it
+    for t in spec.block_linears():
+        group = _SHARED_INPUT.get(t.kind)
+        if group is not None:
+            inputs[group] = _input_features(workload, t)
+            chosen[group] = chosen.get(group, 0) + (t in adapted)
+    for group, features in inputs.items():
+        kept_by_sdpa = group == "attention output" and workload.attention != "eager"
+        copy = _copy_width(workload, group, autocast=autocast, fp32_adapters=fp32_adapters)
+        if copy:  # one cast per adapted linear; the shared input is kept by none
+            own = copy * chosen[group] * features * tokens
+            shared = 0 if kept_by_sdpa else width * features * tokens
+            terms.append((f"{group}: each adapter's own cast of the input", own - shared))
+        elif not chosen[group] and not kept_by_sdpa:
+            terms.append((f"{group}: read by frozen linears only, not kept", -width * features * tokens))
+    adapter_width = 4 if fp32_adapters and not autocast else width  # autocast runs lora_A in 16-bit
+    terms.append(("lora_A outputs (lora_B keeps them)", adapter_width * workload.lora_rank * tokens * len(adapted)))
+    return [term for term in terms if term[1]]
+
+
+def _copy_width(workload: Workload, group: str, *, autocast: bool, fp32_adapters: bool) -> int:
+    """Bytes per element of the cast of `group`'s input each adapted linear keeps for itself; 0: none (`lora_A`
+    keeps the shared input itself).
+
+    PEFT's LoRA `Linear` casts `x` to the adapters' dtype (`_cast_input_dtype`): fp32 adapters over a 16-bit base
+    keep an fp32 copy each (4); under autocast, autocast casts that back to 16-bit for `lora_A`, a new tensor per
+    adapter (2). Its bitsandbytes `Linear4bit` skips PEFT's cast while CUDA autocast is on (`requires_conversion
+    = not torch.is_autocast_enabled()`), so a 16-bit input reaches `lora_A` unchanged and is shared; but after
+    `prepare_model_for_kbit_training` the norms' weights are fp32 and so are the attention and MLP inputs, which
+    autocast casts once per adapter (with dropout the dropped copies are these casts: lora_dropout_bytes).
+    """
+    if autocast:
+        if workload.regime == "lora":
+            return 2
+        kbit = workload.kbit_prepared and workload.lora_dropout <= 0
+        return 2 if kbit and group in ("attention input", "mlp input") else 0
+    return 4 if fp32_adapters and workload.precision != "fp32" else 0

@@ -81,6 +81,9 @@ class TraceSettings:
     lora_rank: int | None = None
     lora_targets: tuple[str, ...] = ()
     lora_dropout: float = 0.0
+    # PEFT's adapters over a bf16 base in pure bf16 are fp32 (states.peft_fp32_adapters: its default
+    # autocast_adapter_dtype=True; DeepSpeed casts them with the model)
+    fp32_adapters: bool = False
 
     @classmethod
     def from_workload(cls, workload: Workload, strategy: Strategy | None = None) -> TraceSettings:
@@ -102,6 +105,8 @@ class TraceSettings:
         kinds = {t.kind for t in workload.model.all_block_linears()} | OUTSIDE_BLOCK_TARGETS
         everything = workload.lora_targets == ALL_LINEAR  # PEFT's "all-linear": () below
         engine16 = strategy is not None and (strategy.is_deepspeed or strategy.is_fsdp)
+        from accelwiz.estimate.states import peft_fp32_adapters
+
         return cls(
             micro_batch=workload.micro_batch,
             seq_len=workload.seq_len,
@@ -111,6 +116,7 @@ class TraceSettings:
             lora_rank=workload.lora_rank if lora else None,
             lora_targets=tuple(t for t in workload.lora_targets if t in kinds) if lora and not everything else (),
             lora_dropout=workload.lora_dropout if lora else 0.0,
+            fp32_adapters=lora and peft_fp32_adapters(workload, strategy),
         )
 
 

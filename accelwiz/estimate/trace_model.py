@@ -143,8 +143,8 @@ def materialise(model: Any, fake_mode: Any, settings: TraceSettings) -> None:
     compute = torch.bfloat16 if settings.autocast_dtype == "bf16" else torch.float16
     if settings.precision == "fp32":
         frozen = trainable = torch.float32
-    elif settings.precision == "bf16":
-        frozen = trainable = torch.bfloat16
+    elif settings.precision == "bf16":  # PEFT's fp32 adapters over the bf16 base where it keeps them so
+        frozen, trainable = torch.bfloat16, (torch.float32 if settings.fp32_adapters else torch.bfloat16)
     else:  # mixed: fp32 trainable parameters under autocast; a LoRA base is loaded in 16-bit
         frozen, trainable = (compute if settings.lora_rank is not None else torch.float32), torch.float32
     done: dict[int, torch.nn.Parameter] = {}
