@@ -5,15 +5,25 @@ user types for them, and beside it what the source did not say (`assumptions`) o
 (`unexpressed`). `ran: False` marks a setting the source measured to run out of memory (a verdict check only).
 """
 
-_PEFT = "https://github.com/huggingface/peft/blob/main/method_comparison/MetaMathQA/results/{}.json"
+# pinned: the 2025 run these figures come from (main's file now holds a 2026 rerun on another stack)
+_PEFT = ("https://github.com/huggingface/peft/blob/bda9665bc9ad5e89279a55bc202724271bd5643b/method_comparison/"
+         "MetaMathQA/results/{}.json")
 _PEFT_SETTINGS = (
-    "PEFT method_comparison/MetaMathQA/run.py: meta-llama/Llama-3.2-3B loaded in bfloat16 (use_amp false: pure bf16, "
-    "torch AdamW states in bf16 for trained bf16 parameters; LoRA adapters in fp32, autocast_adapter_dtype true), "
-    "batch 4, max_seq_length 768, default (sdpa) attention, no gradient checkpointing, one NVIDIA L40S, torch "
-    "2.7.1+cu126, transformers 4.52.4; 'cuda_memory_reserved_99th' is the 99th percentile of "
-    "torch.cuda.memory_reserved() read after each training step (less the ~2 MiB reserved before the model), "
-    "with empty_cache every 10 steps; assumed: the 99th-percentile step is a batch padded to the full 768 tokens "
-    "(batches are padded to their longest sample, bucketed by length; the source does not print the length)"
+    "PEFT method_comparison/MetaMathQA/run.py at that commit: meta-llama/Llama-3.2-3B loaded in bfloat16 (use_amp "
+    "false: pure bf16, torch AdamW states in bf16 for trained bf16 parameters; LoRA adapters in fp32, "
+    "autocast_adapter_dtype true, so each adapted linear keeps an fp32 copy of its input: the argv's bf16 LoRA "
+    "counts it), batch 4, default (sdpa) attention, no gradient checkpointing, one NVIDIA L40S, torch 2.7.1+cu126, "
+    "transformers 4.52.4; 'cuda_memory_reserved_99th' is the 99th percentile over 5,000 steps of "
+    "torch.cuda.memory_reserved() read after each training step (less what was reserved before the model), "
+    "with torch.cuda.empty_cache() after every step (the every-10-steps schedule came in Nov 2025, PR #2894): the "
+    "99th-percentile step's own peak reserved"
+)
+_PEFT_LENGTHS = (
+    "sequence length: batches are padded to their longest sample (utils.py BucketIterator: 20 batches per bucket, "
+    "sorted by length) of MetaMathQA query + response filtered to <= 1300 characters (data.py CHAR_LIMIT) and "
+    "truncated at max_seq_length 768 tokens; the source counts 4,198,051 tokens in its 20,000 samples (210 per "
+    "sample, EOS included: 'train total tokens'). The argv says the 768-token cap; the 99th-percentile step's "
+    "padded length is below it and not recorded (the dataset and tokenizer were not at hand to count it)"
 )
 _LITGPT = ("https://github.com/Lightning-AI/litgpt/blob/03ffc5515b251fb7e3a461efd0e3c163e45b6b3b/"
            "config_hub/finetune/README.md")
@@ -33,7 +43,7 @@ def _peft(key: str, result: str, argv: str, reserved: int, printed_field: str) -
             "measured_bytes": reserved, "metric": "reserved",
             "argv": "estimate --model llama-3.2-3b --system 1xL40S --strategy single --micro-batch 4 --seq-len 768 "
                     f"--precision bf16 {argv}--format json",
-            "assumptions": _PEFT_SETTINGS + printed_field}
+            "assumptions": _PEFT_SETTINGS + printed_field, "unexpressed": [_PEFT_LENGTHS]}
 
 
 def _litgpt(key: str, config: str, model: str, regime: str, mb: int, gb: float | None, quote: str) -> dict:
@@ -108,7 +118,18 @@ ROWS = [
 # LitGPT's QLoRA (its bitsandbytes plugin, precision bf16-true) keeps the non-quantized parameters in bf16; the CLI
 # estimates the built-in trainer, which upcasts them to fp32 (PEFT's prepare_model_for_kbit_training). Noted, not
 # tuned: these rows moved by +0.5..+2.0 GiB when that upcast was modelled for the built-in trainer (issue 28).
+# The mechanism of their under-estimate: LitGPT pinned bitsandbytes 0.42.0 when the table was measured
+# (pyproject.toml at e5493986, 2024-07-22), whose MatMul4Bit kept every 4-bit linear's input for backward
+# (`ctx.tensors = (A, B)`); 0.43.2 keeps only the weight (bitsandbytes PR #1270, 9e75374 "fix QLoRA mem bug:
+# delete useless buffered activation"), and today's frozen base keeps no input (activations_lora.py).
+_OLD_BNB = ("bitsandbytes 0.42.0 (LitGPT's pin when measured) keeps every 4-bit linear's input for backward "
+            "(MatMul4Bit ctx.tensors = (A, B), dropped in 0.43.2); the argv estimates today's bitsandbytes")
+_LITGPT_ADAPTERS = ("LitGPT's own LoRA keeps its adapters in bf16 under bf16-true; the argv's bf16 LoRA counts "
+                    "PEFT's default fp32 adapters, each adapted linear keeping an fp32 copy of its input")
 for _row in ROWS:
     if _row["source"] == "litgpt-config-hub" and "--qlora" in (_row.get("argv") or ""):
         _row["unexpressed"] = [*_row.get("unexpressed", []), "the non-quantized parameters kept in bf16 (no "
-                               "prepare_model_for_kbit_training); the CLI's built-in trainer upcasts them to fp32"]
+                               "prepare_model_for_kbit_training); the CLI's built-in trainer upcasts them to fp32",
+                               _OLD_BNB]
+    if _row["source"] == "litgpt-config-hub" and "--lora " in (_row.get("argv") or ""):
+        _row["unexpressed"] = [*_row.get("unexpressed", []), _LITGPT_ADAPTERS]
