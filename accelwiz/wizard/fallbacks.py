@@ -26,14 +26,17 @@ class Fallback:
     """A change of answers that makes the plan fit, and the one line that says why it was chosen."""
 
     changes: dict[str, Any]
-    option: Option
+    option: Option | None  # None on a machine without GPUs: `where` says what the run then holds
     reason: str
     asks: tuple[str, ...] = field(default=())  # questions the change brings that have no default (nvme_path)
+    where: str = ""
 
     @property
     def title(self) -> str:
         what = ", ".join(f"{k}: {_value(v) if not isinstance(v, bool) else str(v).lower()}"
                          for k, v in self.changes.items())
+        if self.option is None:
+            return f"{what} ({self.where})"
         return f"{what} ({self.option.label}, {self.option.per_gpu_bytes / GIB:.1f} GiB per GPU)"
 
 
@@ -41,7 +44,9 @@ def fallbacks(answers: Mapping[str, Any], system: MachineProfile, *, fixed: froz
               nvme: bool = True) -> list[Fallback]:
     """What fits, in order of speed: the chosen fine-tuning with CPU offload, then with NVMe offload, LoRA,
     QLoRA, a shorter sequence, more GPUs of this machine. `fixed` are answers the user gave explicitly (never
-    changed); `nvme` False leaves NVMe out (no path can be asked)."""
+    changed); `nvme` False leaves NVMe out (no path can be asked). Without GPUs: `cpu_fallback`."""
+    if not system.gpus:
+        return cpu_fallback(answers, system, fixed=fixed)
     plan = plan_for(answers, system)
     if plan is None:
         return []
@@ -154,6 +159,19 @@ def _more_gpus(search: _Search) -> Fallback | None:
         return None
     return search.first_fit([({"gpus": system.gpu_count},
                               lambda o: f"{system.gpu_count} GPUs fit ({o.label}) where {gpus} do not")])
+
+
+def cpu_fallback(answers: Mapping[str, Any], system: MachineProfile, *,
+                 fixed: frozenset[str] = frozenset()) -> list[Fallback]:
+    """A machine without GPUs: the first change of `estimate`'s CPU ladder that fits its RAM (cpu_plan.py)."""
+    from accelwiz.wizard.cpu_plan import cpu_cost, first_fit
+
+    fit = first_fit(answers, system, fixed)
+    asked = cpu_cost(answers, system)
+    if fit is None or not fit.changes or asked is None:
+        return []
+    return [Fallback(fit.changes, None, f"with {fit.words}, {fit.cost.describe()}; as asked, {asked.describe()}",
+                     where=fit.cost.where)]
 
 
 def what_would_fit(answers: Mapping[str, Any], system: MachineProfile, *,

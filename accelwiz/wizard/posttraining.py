@@ -52,6 +52,10 @@ def _best(answers: Mapping[str, Any], system: MachineProfile) -> str:
     QLoRA: the first that fits), named: a 7B on one 24 GiB GPU is 'LoRA, single GPU, ...', not 'does not fit'."""
     named = answers.get("regime") is not None
     regime = answers.get("regime") if named else default_regime(answers, system)
+    if not system.gpus:  # host RAM, as `estimate` judges a CPU run (cpu_plan.py)
+        from accelwiz.wizard.cpu_plan import choice_words
+
+        return choice_words({**answers, "regime": regime}, system)
     plan = memory.plan_for({**answers, "regime": regime}, system)
     if plan is None:
         return ""

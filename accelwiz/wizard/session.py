@@ -91,7 +91,7 @@ def plan_until_accepted(request: InitRequest, prompter: Any, preset: dict[str, A
         system = result.system
         generated = generate(answers, system, output=request.output, command=request.command,
                              system_spec=result.system_spec, deepspeed_output=request.deepspeed_output)
-        runs = generated.option is None or generated.option.verdict.runs
+        runs = _runs(generated, result.answers, system)
         options = [] if runs else _fallbacks(result.answers, system, preset, interactive=interactive)
         if not interactive:
             if runs:
@@ -143,6 +143,17 @@ def _walk(prompter: Any, preset: dict[str, Any], keep: dict[str, Any], remembere
     return result, answers
 
 
+def _runs(generated: Generated, answers: dict[str, Any], system: Any) -> bool:
+    """The plan runs as asked: its costed GPU option, or on a machine without GPUs its processes in host RAM
+    (cpu_plan.py, the verdict `estimate` gives); True where nothing was costed (no model)."""
+    if generated.option is not None:
+        return bool(generated.option.verdict.runs)
+    from accelwiz.wizard.cpu_plan import cpu_cost
+
+    cost = cpu_cost(answers, system)
+    return cost is None or cost.runs
+
+
 def _apply(fallback: Any, answers: dict[str, Any], console: Console) -> dict[str, Any]:
     """The answers with a fallback's changes, said in one line: the next walk keeps them."""
     console.info(f"chose {fallback.title}: {fallback.reason}")
@@ -162,6 +173,12 @@ def _nothing_fits(generated: Generated, answers: dict[str, Any], system: Any, *,
     from accelwiz.wizard.costing import REGIME_NAME
     from accelwiz.wizard.fallbacks import SHORTER_SEQUENCES, what_would_fit
 
+    if not system.gpus:  # CPU training: host RAM is the one resource
+        from accelwiz.wizard.cpu_plan import nothing_fits
+
+        return NothingFits(nothing_fits(answers, system, frozenset(fixed)),
+                           hint="nothing was written; train on a machine with more RAM or a GPU "
+                           "(--system PRESET|profile.json), or change the answers given")
     option = generated.option
     regime = answers.get("regime")
     planned = f"{REGIME_NAME[regime]} with " if regime in REGIME_NAME else ""
