@@ -163,6 +163,12 @@ def _show(console: Console, request: RunRequest, checked: Preflight, target: _Ta
     stands before a refusal too."""
     from accelwiz.launch.preflight import render_summary
 
+    if request.here:  # judged on this machine: say so where it is not the plan's
+        from accelwiz.launch.machine_line import machine_line
+
+        line = machine_line(checked.unit.plan, checked.unit.system)
+        if line:
+            console.warn(line)
     if request.explain:
         console.info(_for_terminal(render_summary(checked, threads)))
     _report_findings(console, checked, force=request.force)

@@ -27,6 +27,10 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
     Estimates host RAM per node (offloaded optimizer states and parameters, or model loading, whichever is
     larger) and reports when it exceeds the RAM of the `--system` profile.
 
+    The message names what fills the host, and the hint is the one true for it: offload less for offloaded states; for the weights each process
+    loads on the CPU before moving them to its GPU, fewer processes per node, low_cpu_mem_usage / meta-device
+    loading, or a host with more RAM. A plan made for a GPU machine and judged on one without GPUs says so.
+
     The offloaded states are counted as DeepSpeed allocates them (checked on a real DeepSpeedCPUAdam engine):
     ZeRO-3 with optimizer offload holds 18 bytes per parameter in bf16 (fp32 master, Adam m and v, fp32
     gradients, and a 16-bit gradient partition), 20 with parameter offload, divided among the nodes, plus
@@ -60,7 +64,7 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
     if _cpu_run(estimate):
         yield Finding(role, path, f"estimated {cpu_need(estimate)} exceeds the machine's {gib(ram)}", CPU_FIX)
         return
-    what = "offloaded states" if "cpu" in (strategy.offload_optimizer, strategy.offload_param) else "model loading"
+    what, fix = host_filled_by(estimate, strategy)
     elsewhere = planned_elsewhere(ctx, strategy)
     yield Finding(
         role,
@@ -68,8 +72,39 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
         f"estimated {gib(estimate.host_bytes)} of host RAM per node for {what} "
         f"({strategy.label}, {ctx.workload.model.name}) exceeds the node's {gib(ram)}"
         + (elsewhere[0] if elsewhere else ""),
-        elsewhere[1] if elsewhere else None,
+        _with_elsewhere(fix, elsewhere),
     )
+
+
+def _with_elsewhere(fix: str, elsewhere: tuple[str, str] | None) -> str:
+    """Offloaded states that fit the planned machine: only "run it there" is true. The load: one copy less, a
+    bigger host, or the planned machine are all true here."""
+    if elsewhere is None:
+        return fix
+    if fix == OFFLOAD_FIX:
+        return elsewhere[1]
+    return f"{fix}; or {elsewhere[1][0].lower()}{elsewhere[1][1:]}"
+
+
+OFFLOAD_FIX = "Offload less (optimizer only, or none), use NVMe offload, or add nodes"
+LOAD_FIX = ("Load fewer copies: fewer processes per node, low_cpu_mem_usage / meta-device loading (FSDP's "
+            "cpu_ram_efficient_loading, ZeRO-3's zero.Init), or a host with more RAM")
+
+
+def host_filled_by(estimate: Any, strategy: Any) -> tuple[str, str]:
+    """What fills a GPU run's host RAM, in the estimator's words (estimate/host.py: the offloaded states, or the
+    weights each process loads on the CPU before moving them to its GPU), and the fix that is true for it."""
+    if "cpu" in (strategy.offload_optimizer, strategy.offload_param):
+        return "offloaded states", OFFLOAD_FIX
+    from accelwiz.estimate.host import HOST_PROCESS_BYTES  # lazily: check's start-up imports no estimator
+
+    # host.py's note (loading.py's 'loading: ... on the GPU' is the GPU side of the same phase)
+    how = next((a.removeprefix("loading: ") for a in estimate.assumptions
+                if a.startswith("loading:") and "on the GPU" not in a), "the model as loaded")
+    processes = strategy.gpus_per_node
+    runtime = processes * HOST_PROCESS_BYTES  # without offload the node holds the load beside each runtime
+    return (f"the weights as loaded on the CPU before they move to the GPU ({gib(estimate.host_bytes - runtime)}: "
+            f"{how}; + {processes} process(es) x {gib(HOST_PROCESS_BYTES)} for Python, torch and CUDA)", LOAD_FIX)
 
 
 CPU_FIX = ("Use fewer processes, a smaller micro-batch, gradient checkpointing or LoRA (`accelwiz estimate --config "
@@ -93,8 +128,8 @@ def cpu_need(estimate: CpuMemoryEstimate) -> str:
 def planned_elsewhere(ctx: CheckContext, strategy: Any) -> tuple[str, str] | None:
     """A GPU strategy judged on a machine without GPUs (`check --system local`, `run` on a CPU machine): the
     plan was made for another machine, whose RAM is what matters; (message tail, fix), never "offload less"."""
-    if ctx.system is None or ctx.system.gpus or strategy.world_size == 1 and strategy.kind == "single":
-        return None  # judged where it runs (a single process plans the same on a CPU)
+    if ctx.system is None or ctx.system.gpus:
+        return None  # judged where it runs (a single process without a plan is a CPU run: estimate/cpu.py)
     planned = ctx.plan.system if ctx.plan is not None else None
     if planned is None or not planned.gpus_per_machine:
         where, fix = f"a machine with {strategy.world_size} GPU(s)", "`accelwiz check --system PRESET|profile.json`"
@@ -154,11 +189,12 @@ def host_memory_tight(ctx: CheckContext) -> Iterator[Finding]:
         yield Finding(role, path, f"estimated {cpu_need(estimate)} is tight: above {HEADROOM:.0%} of the machine's "
                                   f"{gib(ram)}", CPU_FIX)
         return
+    what, _ = host_filled_by(estimate, strategy)
     elsewhere = planned_elsewhere(ctx, strategy)
     yield Finding(
         role,
         path,
-        f"estimated {gib(estimate.host_bytes)} of host RAM per machine ({strategy.label}, "
+        f"estimated {gib(estimate.host_bytes)} of host RAM per machine for {what} ({strategy.label}, "
         f"{ctx.workload.model.name}) is tight: above {HEADROOM:.0%} of the machine's {gib(ram)}"
         + (elsewhere[0] if elsewhere else ""),
         elsewhere[1] if elsewhere else None,
