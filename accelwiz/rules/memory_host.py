@@ -189,7 +189,7 @@ def host_memory_tight(ctx: CheckContext) -> Iterator[Finding]:
         yield Finding(role, path, f"estimated {cpu_need(estimate)} is tight: above {HEADROOM:.0%} of the machine's "
                                   f"{gib(ram)}", CPU_FIX)
         return
-    what, _ = host_filled_by(estimate, strategy)
+    what, fix = host_filled_by(estimate, strategy)
     elsewhere = planned_elsewhere(ctx, strategy)
     yield Finding(
         role,
@@ -197,5 +197,6 @@ def host_memory_tight(ctx: CheckContext) -> Iterator[Finding]:
         f"estimated {gib(estimate.host_bytes)} of host RAM per machine for {what} ({strategy.label}, "
         f"{ctx.workload.model.name}) is tight: above {HEADROOM:.0%} of the machine's {gib(ram)}"
         + (elsewhere[0] if elsewhere else ""),
-        elsewhere[1] if elsewhere else None,
+        # offloaded states: the rule's own fix (offload less, to keep 10% free); the load: its own
+        _with_elsewhere(fix, elsewhere) if elsewhere or fix != OFFLOAD_FIX else None,
     )

@@ -93,3 +93,13 @@ def test_run_says_it_in_one_line_here(cli, r7b):
     ran = cli("run", "--config", "r7b.yaml", "--dry-run")
     lines = [line for line in ran.stderr.splitlines() if "the plan was made for 1xRTX4090" in line]
     assert len(lines) == 1 and "this machine has no GPU" in lines[0], ran.stderr
+
+
+def test_a_tight_load_gets_the_load_hint_too(cli, r7b, tmp_path):
+    # 27.1 GiB of load on a 29 GiB box: AW506, whose hint was "Offload less" for a plan without offload
+    found = cli("check", "r7b.yaml", "--system", _cpu_box(tmp_path, 29), "--select", "AW502,AW506", "--format",
+                "json")
+    findings = json.loads(found.stdout)
+    assert [f["code"] for f in findings] == ["AW506"], found.stdout
+    assert "for the weights as loaded on the CPU" in findings[0]["message"]
+    assert "Offload less" not in findings[0]["fix"] and "low_cpu_mem_usage" in findings[0]["fix"]
