@@ -45,12 +45,13 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from accelwiz.errors import UsageError
 from accelwiz.estimate.trace_autocast import cuda_autocast_on_cpu
 from accelwiz.estimate.trace_model import build_model, hf_config_for, layer_count_key, materialise, prepare_config
+from accelwiz.estimate.trace_result import PHASES, Snapshot, TraceResult
 
 if TYPE_CHECKING:
 
@@ -58,9 +59,6 @@ if TYPE_CHECKING:
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
 
-Phase = Literal["forward", "backward", "optimizer"]
-PHASES: tuple[Phase, ...] = ("forward", "backward", "optimizer")
-CATEGORIES = ("parameters", "buffers", "autocast_copies", "gradients", "activations", "temporaries", "optimizer")
 # Seconds per traced transformer layer per training step on one core of the reference machine (2 vCPU AMD
 # EPYC, benchmarks/trace_timing.py), and the fixed cost of importing torch/transformers and building the model.
 SECONDS_PER_LAYER_STEP = 0.12
@@ -120,98 +118,6 @@ class TraceSettings:
         )
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """Bytes by category at one moment."""
-
-    bytes: dict[str, int]
-
-    @property
-    def total(self) -> int:
-        return sum(self.bytes.values())
-
-    def scaled(self, one: Snapshot, layers_traced: int, layers: int) -> Snapshot:
-        """Linear extrapolation from this (traced with `layers_traced` layers) and `one` (1 layer)."""
-        result = {}
-        for key in CATEGORIES:
-            per_layer = (self.bytes.get(key, 0) - one.bytes.get(key, 0)) / (layers_traced - 1)
-            result[key] = max(0, round(self.bytes.get(key, 0) + per_layer * (layers - layers_traced)))
-        return Snapshot(result)
-
-
-@dataclass(frozen=True)
-class TraceResult:
-    """Bytes of one traced training step (the second), unsharded, without CUDA context or allocator slack."""
-
-    model_type: str
-    settings: TraceSettings
-    layers: int  # of the model
-    layers_traced: int  # equal to `layers` unless scaled
-    forward_end: Snapshot  # what is live when the loss is returned
-    phase_peaks: dict[str, Snapshot]  # the largest moment of each phase
-    gradients: int  # all parameter gradients, when the optimizer step begins
-    optimizer_states: int  # Adam m and v after the step (the step counters excluded)
-    seconds: float
-    # the caching-allocator replay of the recorded allocations and frees (allocator.py): `reserved` and
-    # `allocated` peaks, and `reserved_<phase>` / `allocated_<phase>` per phase
-    allocator: dict[str, int] = field(default_factory=dict)
-    # (phase, allocated, reserved) over the second step, from the replay (at most 1500 points)
-    timeline: tuple[tuple[str, int, int], ...] = ()
-    notes: tuple[str, ...] = field(default=())
-
-    @property
-    def scaled(self) -> bool:
-        return self.layers_traced != self.layers
-
-    @property
-    def peak_phase(self) -> str:
-        return max(PHASES, key=lambda p: self.phase_peaks[p].total)
-
-    @property
-    def peak(self) -> int:
-        return self.phase_peaks[self.peak_phase].total
-
-    @property
-    def reserved(self) -> int:
-        """What `torch.cuda.max_memory_reserved` should show: the allocator replay's reserved peak."""
-        return self.allocator.get("reserved", 0)
-
-    @property
-    def weights(self) -> int:
-        """Parameters plus autocast's 16-bit copies, as the analytic model counts weights."""
-        return self.forward_end.bytes["parameters"] + self.forward_end.bytes["autocast_copies"]
-
-    @property
-    def activations(self) -> int:
-        """Everything forward keeps for backward, logits and loss included (autocast weight copies not)."""
-        return self.forward_end.bytes["activations"]
-
-    @property
-    def optimizer_temporaries(self) -> int:
-        peak = self.phase_peaks["optimizer"].bytes
-        return max(0, peak["optimizer"] - self.optimizer_states)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "model_type": self.model_type,
-            "layers": self.layers,
-            "layers_traced": self.layers_traced,
-            "weights": self.weights,
-            "gradients": self.gradients,
-            "optimizer_states": self.optimizer_states,
-            "activations": self.activations,
-            "optimizer_temporaries": self.optimizer_temporaries,
-            "peak": self.peak,
-            "peak_phase": self.peak_phase,
-            "reserved": self.reserved,
-            "allocator": dict(self.allocator),
-            "phase_peaks": {p: {"total": s.total, **s.bytes} for p, s in self.phase_peaks.items()},
-            "forward_end": {"total": self.forward_end.total, **self.forward_end.bytes},
-            "seconds": round(self.seconds, 2),
-            "notes": list(self.notes),
-        }
-
-
 # -- time and limits ------------------------------------------------------------------------------------------
 
 
@@ -247,80 +153,9 @@ def check_trace_input(spec: ModelSpec, settings: TraceSettings, layers: int | No
 
 def _phase_tracker(param_storages: Any) -> Any:
     """A MemTracker that keeps the peak of each phase and files autocast's parameter copies apart."""
-    import torch
-    from torch.distributed._tools.common_utils import get_untyped_storages
-    from torch.distributed._tools.mem_tracker import _TOTAL_KEY, MemTracker, _MemRefType, _UpdateType
+    from accelwiz.estimate.trace_tracker import PhaseTracker  # imports torch
 
-    names = {
-        _MemRefType.PARAM: "parameters",
-        _MemRefType.BUFFER: "buffers",
-        _MemRefType.OTH: "autocast_copies",
-        _MemRefType.GRAD: "gradients",
-        _MemRefType.ACT: "activations",
-        _MemRefType.TEMP: "temporaries",
-        _MemRefType.OPT: "optimizer",
-    }
-
-    class PhaseTracker(MemTracker):
-        def __init__(self) -> None:
-            super().__init__()
-            self._phase: str = "setup"
-            self.peaks: dict[str, tuple[int, dict[str, int]]] = {}
-            # every allocation and free, in order, for the caching-allocator replay (allocator.py)
-            self.events: list[tuple] = []
-
-        @property
-        def phase(self) -> str:
-            return self._phase
-
-        @phase.setter
-        def phase(self, name: str) -> None:
-            self._phase = name
-            self.events.append(("phase", name))
-
-        def _update_snap(self, u_type: Any, winfo: Any, old_mem_consumed: Any = None, old_reftype: Any = None) -> None:
-            super()._update_snap(u_type, winfo, old_mem_consumed, old_reftype)
-            if u_type == _UpdateType.ADD:
-                self.events.append(("alloc", id(winfo), winfo.mem_consumed))
-            elif u_type == _UpdateType.DEL:
-                self.events.append(("free", id(winfo)))
-            elif u_type == _UpdateType.SIZE:  # a storage resized in place: freed and allocated again
-                self.events += [("free", id(winfo)), ("alloc", id(winfo), winfo.mem_consumed)]
-
-        def snapshot(self) -> dict[str, int]:
-            snap = self._curr_mem_snap.get(torch.device("cpu"), {})
-            return {names[k]: v for k, v in snap.items() if k != _TOTAL_KEY}
-
-        def _track_module_params_and_buffers(self, module: Any, install_grad_hooks: bool = True) -> Any:
-            # MemTracker hooks every parameter, and a frozen one (LoRA's base) refuses a hook: hook trainables only
-            memory = super()._track_module_params_and_buffers(module, install_grad_hooks=False)
-            for param in module.parameters():
-                if install_grad_hooks and param.requires_grad and param not in self._param_to_grad_hook_handles:
-                    def grad_hook(grad: Any) -> None:
-                        self._update_and_maybe_create_winfos(grad, _MemRefType.GRAD)
-
-                    self._param_to_grad_hook_handles[param] = (
-                        param.register_hook(grad_hook),
-                        param.register_post_accumulate_grad_hook(lambda p: grad_hook(p.grad)),
-                    )
-            return memory
-
-        def _update_peak_stats(self, peak_state: Any) -> None:  # per operator: only the phase maxima
-            snap = self._curr_mem_snap.get(torch.device("cpu"))
-            if snap is None:
-                return
-            best = self.peaks.get(self.phase)
-            if best is None or snap[_TOTAL_KEY] > best[0]:
-                self.peaks[self.phase] = (snap[_TOTAL_KEY], self.snapshot())
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            result = super().__torch_dispatch__(func, types, args, kwargs)
-            is_copy = func is torch.ops.aten._to_copy.default and isinstance(args[0], torch.Tensor)
-            if is_copy and any(st in param_storages for st in get_untyped_storages(args[0])):
-                self._update_and_maybe_create_winfos(result, _MemRefType.OTH)
-            return result
-
-    return PhaseTracker()
+    return PhaseTracker(param_storages)
 
 
 # -- the trace ------------------------------------------------------------------------------------------------
@@ -330,54 +165,75 @@ def _trace_once(
     config: Any, settings: TraceSettings
 ) -> tuple[Snapshot, dict[str, Snapshot], int, int, dict[str, int], tuple[tuple[str, int, int], ...]]:
     import torch
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.distributed._tools.common_utils import get_untyped_storages
-    from torch.utils.weak import WeakIdKeyDictionary
 
     from accelwiz.estimate.trace_dropout import cuda_dropout_on_cpu
     from accelwiz.estimate.trace_replay import replayed
 
-    model = build_model(config, settings)
-    fake_mode = FakeTensorMode()
-    materialise(model, fake_mode, settings)
+    model, fake_mode, param_storages = _fake_model(config, settings)
     trainable = [p for p in model.parameters() if p.requires_grad]
-    param_storages = WeakIdKeyDictionary()
-    for param in model.parameters():
-        for storage in get_untyped_storages(param):
-            param_storages[storage] = True
     vocab = int(config.get_text_config().vocab_size)
     with fake_mode:
         tokens = torch.randint(0, vocab, (settings.micro_batch, settings.seq_len))
         optimizer = torch.optim.AdamW(trainable, lr=1e-5, foreach=True)  # module docstring, 3
-    autocast_dtype = torch.bfloat16 if settings.autocast_dtype == "bf16" else torch.float16
     tracker = _phase_tracker(param_storages)
-    forward_end: dict[str, int] = {}
-    gradients = 0
     with fake_mode, cuda_autocast_on_cpu(), cuda_dropout_on_cpu(), tracker:
         for _ in range(2):  # the second step has optimizer states
-            tracker.peaks.clear()
-            tracker.phase = "forward"
-            autocast = (torch.autocast("cpu", dtype=autocast_dtype) if settings.precision == "mixed"
-                        else contextlib.nullcontext())
-            with autocast:
-                loss = model(input_ids=tokens, labels=tokens).loss
-            forward_end = tracker.snapshot()
-            tracker.phase = "backward"
-            loss.backward()
-            del loss
-            gradients = tracker.snapshot().get("gradients", 0)
-            tracker.phase = "optimizer"
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            tracker.reset_mod_stats()
-    states = sum(
+            forward_end, gradients = _step(model, tokens, optimizer, tracker, settings)
+    phases = {phase: Snapshot(tracker.peaks[phase][1]) for phase in PHASES}
+    return Snapshot(forward_end), phases, gradients, _state_bytes(optimizer), *replayed(tracker.events)
+
+
+def _fake_model(config: Any, settings: TraceSettings) -> tuple[Any, Any, Any]:
+    """The model on fake cpu tensors, its FakeTensorMode, and its parameters' storages (whose autocast copies the
+    tracker files apart)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.distributed._tools.common_utils import get_untyped_storages
+    from torch.utils.weak import WeakIdKeyDictionary
+
+    model = build_model(config, settings)
+    fake_mode = FakeTensorMode()
+    materialise(model, fake_mode, settings)
+    param_storages = WeakIdKeyDictionary()
+    for param in model.parameters():
+        for storage in get_untyped_storages(param):
+            param_storages[storage] = True
+    return model, fake_mode, param_storages
+
+
+def _step(model: Any, tokens: Any, optimizer: Any, tracker: Any, settings: TraceSettings) -> tuple[dict[str, int], int]:
+    """One training step with its phases marked: (what is live when the loss is returned, the gradients' bytes
+    when the optimizer step begins)."""
+    import torch
+
+    tracker.peaks.clear()
+    tracker.phase = "forward"
+    autocast_dtype = torch.bfloat16 if settings.autocast_dtype == "bf16" else torch.float16
+    autocast = (torch.autocast("cpu", dtype=autocast_dtype) if settings.precision == "mixed"
+                else contextlib.nullcontext())
+    with autocast:
+        loss = model(input_ids=tokens, labels=tokens).loss
+    forward_end = tracker.snapshot()
+    tracker.phase = "backward"
+    loss.backward()
+    del loss
+    gradients = tracker.snapshot().get("gradients", 0)
+    tracker.phase = "optimizer"
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    tracker.reset_mod_stats()
+    return forward_end, gradients
+
+
+def _state_bytes(optimizer: Any) -> int:
+    """Adam's m and v after the step (the step counters excluded)."""
+    import torch
+
+    return sum(
         value.untyped_storage().nbytes()
         for state in optimizer.state.values()
         for key, value in state.items()
         if key != "step" and isinstance(value, torch.Tensor)
     )
-    phases = {phase: Snapshot(tracker.peaks[phase][1]) for phase in PHASES}
-    return Snapshot(forward_end), phases, gradients, states, *replayed(tracker.events)
 
 
 def trace_training_step(config: Any, settings: TraceSettings, *, layers: int | None = None) -> TraceResult:

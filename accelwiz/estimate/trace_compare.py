@@ -20,7 +20,7 @@ from accelwiz.estimate.memory import PHASE_LABEL, process_runtime
 if TYPE_CHECKING:
     from accelwiz.estimate.memory import MemoryEstimate
     from accelwiz.estimate.strategy import Strategy
-    from accelwiz.estimate.trace import TraceResult
+    from accelwiz.estimate.trace_result import TraceResult
 
 ROWS = ("weights", "gradients", "optimizer_states", "activations", "peak", "reserved", "total")
 _LABEL = {
