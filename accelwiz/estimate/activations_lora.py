@@ -115,8 +115,9 @@ def frozen_base_terms(workload: Workload, *, autocast: bool = False,
 
     Dense gated decoders only (MoE layers keep the full fine-tuning terms). Measured against every tensor
     autograd saves in the real PEFT layer, LoRA and bitsandbytes QLoRA (tests/estimate/test_lora_frozen_base.py).
-    Not counted: the first layer, whose input needs no gradient, keeps less; after
-    `prepare_model_for_kbit_training` the fp32 norms make the MLP's activations fp32 (seen on this CPU).
+    After `prepare_model_for_kbit_training` under autocast the fp32 norms make the MLP's gate, up and act(gate)
+    and rotary's cos and sin fp32 (counted; without autocast not measured, not counted). Not counted: the first
+    layer, whose input needs no gradient, keeps less.
     """
     spec = workload.model
     if workload.regime == "full" or not spec.gated_decoder or spec.num_experts > 1:
@@ -145,6 +146,11 @@ def frozen_base_terms(workload: Workload, *, autocast: bool = False,
             terms.append((f"{group}: each adapter's own cast of the input", own - shared))
         elif not chosen[group] and not kept_by_sdpa:
             terms.append((f"{group}: read by frozen linears only, not kept", -width * features * tokens))
+    if autocast and workload.regime == "qlora" and workload.kbit_prepared and width == 2:
+        # fp32 norm weights make the norms' outputs fp32, and bitsandbytes returns its input's dtype: the MLP's
+        # gate, up and act(gate) are fp32 (2 more bytes each), and so are rotary's cos and sin (the tests)
+        terms.append(("kbit-prepared: fp32 MLP activations, cos and sin",
+                      2 * 3 * spec.intermediate_size * tokens + 2 * 2 * spec.head_dim * tokens))
     adapter_width = 4 if fp32_adapters and not autocast else width  # autocast runs lora_A in 16-bit
     terms.append(("lora_A outputs (lora_B keeps them)", adapter_width * workload.lora_rank * tokens * len(adapted)))
     return [term for term in terms if term[1]]

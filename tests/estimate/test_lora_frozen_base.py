@@ -36,8 +36,12 @@ def _model(attention: str, regime: str, precision: str, targets: tuple[str, ...]
     torch.manual_seed(0)
     model = transformers.LlamaForCausalLM(_config(attention))
     model = model.to(torch.float32 if precision == "fp32" else torch.bfloat16)  # "full": bf16 or fp32 only
-    if regime == "qlora":
+    if regime.startswith("qlora"):
         model = _quantized(model)
+    if regime == "qlora+kbit":  # as the built-in trainer prepares it: non-quantized parameters in fp32
+        from peft import prepare_model_for_kbit_training
+
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
     if regime != "full":
         wanted = "all-linear" if targets == ALL_LINEAR else list(targets)
         # PEFT's default upcasts the adapters of a 16-bit base to fp32 (mixed, bf16+fp32); bf16: 16-bit adapters
@@ -93,8 +97,9 @@ def _inner(model: object) -> object:
 def _layer_bytes(attention: str, regime: str, precision: str, targets: tuple[str, ...]) -> int:
     model = _model(attention, regime, precision, targets)
     inner = _inner(model)
-    dtype = torch.float32 if precision == "fp32" else torch.bfloat16
-    hidden = torch.randn(1, SEQ, HIDDEN, dtype=dtype, requires_grad=True)  # a layer inside the network
+    # a layer inside the network; after kbit preparation the fp32 embedding makes the residual stream fp32
+    dtype = torch.float32 if precision == "fp32" or regime == "qlora+kbit" else torch.bfloat16
+    hidden = torch.randn(1, SEQ, HIDDEN, dtype=dtype, requires_grad=True)
     rotary = inner.rotary_emb(hidden, torch.arange(SEQ)[None])
     return _saved(model, lambda: inner.layers[0](hidden, position_embeddings=rotary), precision)
 
@@ -110,9 +115,9 @@ def _head_bytes(regime: str, precision: str) -> int:
 
 def _workload(attention: str, regime: str, precision: str, targets: tuple[str, ...]) -> Workload:
     spec = spec_from_hf_config(_config(attention).to_dict(), name="llama-tiny", source="test")
-    return Workload(spec, micro_batch=1, seq_len=SEQ, regime=regime, lora_rank=RANK,  # type: ignore[arg-type]
-                    lora_targets=targets, precision=precision.split("+")[0],  # type: ignore[arg-type]
-                    attention=attention, kbit_prepared=False)  # type: ignore[arg-type]
+    return Workload(spec, micro_batch=1, seq_len=SEQ, regime=regime.split("+")[0],  # type: ignore[arg-type]
+                    lora_rank=RANK, lora_targets=targets, precision=precision.split("+")[0],  # type: ignore[arg-type]
+                    attention=attention, kbit_prepared=regime == "qlora+kbit")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("regime", "precision", "attention", "targets"), [
@@ -120,6 +125,8 @@ def _workload(attention: str, regime: str, precision: str, targets: tuple[str, .
     ("qlora", "mixed", "sdpa", ALL_LINEAR),
     ("qlora", "bf16", "eager", ("o_proj", "down_proj")),
     ("qlora", "bf16+fp32", "sdpa", ("q_proj", "v_proj")),
+    ("qlora+kbit", "mixed", "sdpa", ALL_LINEAR),  # the built-in trainer's QLoRA
+    ("qlora+kbit", "mixed", "sdpa", ("o_proj", "down_proj")),
     ("lora", "bf16+fp32", "sdpa", ("q_proj", "v_proj")),  # PEFT's MetaMathQA benchmark: use_amp false
     ("lora", "bf16+fp32", "sdpa", ALL_LINEAR),
     ("lora", "bf16+fp32", "eager", ("o_proj", "down_proj")),
