@@ -73,6 +73,9 @@ def describe(accelerator: Any) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
     uses_deepspeed = os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true"
+    from accelwiz.trainer.library_notices import quiet_unused_libraries
+
+    quiet_unused_libraries(uses_deepspeed=uses_deepspeed)  # before accelerate or TRL import deepspeed
     try:
         checked = check_inputs(opts, uses_deepspeed=uses_deepspeed)
     except AccelwizError as exc:
