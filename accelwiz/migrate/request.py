@@ -92,8 +92,11 @@ def _require_paths(request: MigrateRequest) -> None:
     output = request.output
     if output is not None and not request.diff and not (output.parent if str(output.parent) else Path(".")).is_dir():
         # like `run --slurm`: a mistyped -o folder is an error, not a folder to create
+        from accelwiz.launch.shell import quote  # the hint's command is pasted into a shell: a folder with a space
+
         raise UsageError(f"cannot write {output}: the folder {output.parent} does not exist",
-                         hint=f"create it first (mkdir -p {output.parent}), or pass -o in an existing folder")
+                         hint=f"create it first (mkdir -p {quote(str(output.parent))}), or pass -o in an existing "
+                              "folder")
     from accelwiz.document.read import exists
 
     if not exists(request.file):
