@@ -291,6 +291,10 @@ def _combined(training: MemoryEstimate, phases: list[tuple[str, int]], ref: int,
         parts["gradients"] = training.gradients
     rest = {"forward": "activations", "backward": "activations", "optimizer": "temporaries"}.get(peak, peak)
     parts[rest] = allocated - sum(parts.values())
+    if parts[rest] < 0 and "gradients" in parts:
+        # a peak in the backward comes before the last gradients exist: only part of them is live at it
+        parts["gradients"] += parts[rest]
+        parts[rest] = 0
     return replace(training, weights=training.weights + ref, logits=0, phases=tuple(phases), overhead=round(overhead),
                    at_peak=tuple(parts.items()), assumptions=training.assumptions + tuple(notes),
                    reserved=round(held), runtime_parts=tuple(extra.parts().items()))

@@ -38,6 +38,8 @@ def training_gpus(post: PostTraining, gpus_per_node: int, nodes: int) -> int:
 def build_post_report(workload: Workload, post: PostTraining, target: Target | None, strategy: Strategy | None,
                       gpus_per_node: int, nodes: int) -> tuple[PostTrainingEstimate, Report]:
     """The given strategy, else the fastest whose post-training estimate fits, else the most frugal."""
+    if target is not None and target.on_cpu:
+        return _cpu_post_report(workload, post, target, strategy, gpus_per_node, nodes)
     gpu, name = (None, None) if target is None else (target.gpu_bytes, target.gpu_name)
     if strategy is not None:
         chosen = estimate_posttraining(workload, strategy, post, gpu, gpu_name=name)
@@ -55,6 +57,20 @@ def build_post_report(workload: Workload, post: PostTraining, target: Target | N
         text += (f"; vLLM does not start: its KV cache holds {vllm.blocks} blocks, one request of max_model_len "
                  f"{vllm.max_model_len} needs {vllm.blocks_one_request}")
     return chosen, Report(shown, target, text, fits, None, None, judged)
+
+
+def _cpu_post_report(workload: Workload, post: PostTraining, target: Target, strategy: Strategy | None,
+                     processes: int, nodes: int) -> tuple[PostTrainingEstimate, Report]:
+    """A machine without GPUs: TRL's processes train on its CPU, judged on its RAM as `check` and `run` judge it
+    (rules/memory_view.estimate_for): the post-training estimate with a CPU strategy, as a CPU run."""
+    from accelwiz.estimate.cpu import as_cpu_run, cpu_advice, cpu_strategy, processes_strategy
+
+    chosen = estimate_posttraining(workload, cpu_strategy(strategy or processes_strategy(processes, nodes)), post,
+                                   None)
+    shown = as_cpu_run(chosen.combined)
+    judged = memory_verdict(shown, None, target.host_bytes, HEADROOM)
+    return chosen, Report(shown, target, verdict(shown, target, HEADROOM), judged.runs if judged.verdict else None,
+                          cpu_advice(shown, target.host_bytes), None, judged)
 
 
 def _fits(option: PostTrainingEstimate, target: Target) -> bool:

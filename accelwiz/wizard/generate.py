@@ -210,27 +210,14 @@ def _workload_words(answers: Answers) -> str:
 
 
 def _cpu_estimate_line(answers: Answers, system: MachineProfile) -> str:
-    """A machine without GPUs: the run's processes judged on host RAM, as `estimate --config` of this plan
-    judges them (estimate/cpu.py, report.py's CPU report): 'CPU, 2 processes: fits: host RAM 1.2 GiB of ...'."""
-    from accelwiz.estimate.cpu import cpu_estimate, processes_strategy
-    from accelwiz.modelspec.lookup import resolve_model
-    from accelwiz.estimate.verdict import HEADROOM, memory_verdict
-    from accelwiz.wizard.post_settings import post_settings
+    """A machine without GPUs: the run's processes judged on host RAM, as `estimate --config` of this plan, `check`
+    and `run` judge them (wizard/cpu_plan.cpu_cost): 'CPU, 2 processes: fits: host RAM 1.2 GiB of ...'."""
+    from accelwiz.wizard.cpu_plan import cpu_cost
 
-    given = answers.model_dump()
-    workload, processes = workload_for(given, system), answers.processes or 1
-    strategy = processes_strategy(processes, answers.num_machines or 1)
-    post = post_settings(given, resolve_model(answers.model).max_position_embeddings) if answers.kind.post else None
-    if post is not None:  # DPO/GRPO: the policy's step with the reference or generation, as estimate costs them
-        from accelwiz.estimate.posttraining import estimate_posttraining
-
-        shown = estimate_posttraining(workload, strategy, post, None).combined
-    else:
-        shown = cpu_estimate(workload, strategy)
-    judged = memory_verdict(shown, None, system.host.memory_total_bytes or None, HEADROOM)
-    verdict = (judged.describe() if judged.verdict is not None else
-               f"host RAM {shown.host_bytes / GIB:.1f} GiB per machine, no verdict (this machine's RAM is unknown)")
-    return f"CPU, {processes} process(es) per machine: {verdict} ({_workload_words(answers)})"
+    cost = cpu_cost(answers.model_dump(), system)
+    if cost is None:  # no model named: nothing to cost
+        return "not estimated (no model named)"
+    return f"CPU, {cost.processes} process(es) per machine: {cost.describe()} ({_workload_words(answers)})"
 
 
 def _short_resource(option: Option) -> str:
