@@ -40,7 +40,13 @@ from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.runtime import Runtime, runtime
 from accelwiz.estimate.small_pool import adapter_small_pool_bytes
 from accelwiz.estimate.deepspeed_step import deepspeed_step_segments
-from accelwiz.estimate.states import ModelStates, as_the_engine_trains, model_states, optimizer_step_temporaries
+from accelwiz.estimate.states import (
+    ModelStates,
+    as_the_engine_trains,
+    model_states,
+    optimizer_step_temporaries,
+    peft_fp32_adapters,
+)
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.varying_lengths import varying_length_reserve
 from accelwiz.estimate.workload import Workload
@@ -128,7 +134,9 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     states = model_states(workload, strategy)
     # torch.autocast over fp32 weights only where the model itself stays fp32 (DeepSpeed and FSDP cast it)
     autocast = workload.precision == "mixed" and strategy.kind in ("single", "ddp")
-    activations, activation_notes = activation_bytes(workload, autocast=autocast)
+    # LoRA's adapters in fp32 over a bf16 base keep fp32 input copies; DeepSpeed casts them to 16-bit
+    activations, activation_notes = activation_bytes(
+        workload, autocast=autocast, fp32_adapters=peft_fp32_adapters(workload, strategy))
     logits = logits_bytes(workload)
     buffers, buffer_notes = buffer_bytes(workload, strategy)
     turn, recomputing, turn_note = zero3_kept_bytes(workload, strategy)
@@ -290,7 +298,9 @@ def _phases(
     recompute = _Phase(
         "backward",
         parts(weights=states.weights, activations=float(activations),
-              temporaries=recompute_bytes(workload, autocast=autocast), buffers=buffers + recomputing),
+              temporaries=recompute_bytes(workload, autocast=autocast,
+                                          fp32_adapters=peft_fp32_adapters(workload, strategy)),
+              buffers=buffers + recomputing),
     )
     backward_end = _Phase(
         "backward",
