@@ -21,6 +21,13 @@ def main() -> None:
         sys.exit("usage: python -m accelwiz.launch.child SCRIPT [ARGS...]")
     script = sys.argv[1]
     sys.argv = sys.argv[1:]
+    import os
+
+    from accelwiz.trainer.library_notices import quiet_unused_libraries
+
+    # a script's `accelerator.unwrap_model` imports deepspeed whenever it is installed, as the built-in trainer's
+    # does: the same one DeepSpeed line is dropped where the launch is not DeepSpeed (trainer/library_notices.py)
+    quiet_unused_libraries(uses_deepspeed=os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true")
     sys.path.insert(0, str(Path(script).resolve().parent))  # as `python SCRIPT` puts the script's directory first
     status = 1
     try:
