@@ -1,7 +1,7 @@
 """Library lines that are false or meaningless in a built-in trainer run, each kept out by the narrowest means.
 
 DeepSpeed's CPU-fallback notice in a run that does not use DeepSpeed. With deepspeed installed, accelerate's
-`extract_model_from_parallel` (accelerate 1.15, accelerate/utils/other.py:321-322, `if is_deepspeed_available():
+`extract_model_from_parallel` (accelerate 1.16, accelerate/utils/other.py:321-322, `if is_deepspeed_available():
 from deepspeed import DeepSpeedEngine`) imports deepspeed only to add DeepSpeedEngine to an isinstance check; the
 built-in trainer reaches it through `Accelerator.unwrap_model` (saving the model, the rank report), and TRL's
 trainers through theirs. On a machine without a GPU, importing deepspeed runs its accelerator detection, which logs
