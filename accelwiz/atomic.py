@@ -24,6 +24,8 @@ What it guarantees, and why:
 
 from __future__ import annotations
 
+import shlex
+
 import contextlib
 import errno
 import fcntl
@@ -73,7 +75,8 @@ def ensure_folder(target: Path, *, create_parents: bool, shown: Path) -> None:
             raise _write_error(shown, exc) from None
     elif not is_dir(directory):
         raise WriteError(f"cannot write {shown}: the folder {directory} does not exist; nothing was written",
-                         hint=f"create it first (mkdir -p {directory}), or write in an existing folder")
+                         hint=f"create it first (mkdir -p {shlex.quote(str(directory))}), or write in an existing "
+                              "folder")
 
 
 def resolve_target(path: Path, *, strict: bool = False) -> Path:

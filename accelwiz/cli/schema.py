@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from pathlib import Path
 from typing import Annotated
 
@@ -52,7 +54,7 @@ def schema(
                      if not (check_dir / n).is_file() or (check_dir / n).read_text() != text]
             if stale:
                 console.error(f"stale schema files: {', '.join(stale)}",
-                              hint=f"run `accelwiz schema --write {check_dir}`")
+                              hint=f"run `accelwiz schema --write {shlex.quote(str(check_dir))}`")
                 raise typer.Exit(EXIT_FINDINGS)
             console.info("schemas are up to date")
             return

@@ -244,7 +244,7 @@ def _report_findings(console: Console, checked: Preflight, *, force: bool) -> No
         console.info(summary(shown))
     if suggestions:
         plural = "s" if suggestions > 1 else ""
-        console.info(f"{suggestions} suggestion{plural}: see `accelwiz check {checked.config_path}`")
+        console.info(f"{suggestions} suggestion{plural}: see `accelwiz check {shlex.quote(str(checked.config_path))}`")
     for diagnostic in checked.handled:
         console.info(f"note: {diagnostic.code} ({diagnostic.name}) handled: {diagnostic.handled}")
     errors = checked.errors

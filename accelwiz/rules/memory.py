@@ -5,6 +5,8 @@ sharding_advice.py (AW503, AW504); what they share, in memory_view.py.
 
 from __future__ import annotations
 
+import shlex
+
 from collections.abc import Iterator
 
 from accelwiz.estimate.verdict import gpu_verdict
@@ -59,8 +61,8 @@ def estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
     role, path = anchor(ctx, strategy)
     better = fastest_fitting(ctx, strategy, capacity)
     fix = (
-        f"Use {better.strategy.label} ({gib(better.per_gpu_total)} per GPU), or see `accelwiz estimate "
-        f"--compare`"
+        f"Use {better.strategy.label} ({gib(better.per_gpu_total)} per GPU), or see `accelwiz estimate --config "
+        f"{shlex.quote(str(ctx.accelerate.path)) if ctx.accelerate is not None else 'FILE'} --compare`"
         if better
         else None
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +29,9 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
     Estimates host RAM per node (offloaded optimizer states and parameters, or model loading, whichever is
     larger) and reports when it exceeds the RAM of the `--system` profile.
 
-    The message names what fills the host, and the hint is the one true for it: offload less for offloaded states; for the weights each process
-    loads on the CPU before moving them to its GPU, fewer processes per node, low_cpu_mem_usage / meta-device
-    loading, or a host with more RAM. A plan made for a GPU machine and judged on one without GPUs says so.
+    The message names what fills the host, and the hint is the one true for it: offload less for offloaded
+    states; for the weights each process loads on the CPU before moving them to its GPU, fewer processes per
+    node, low_cpu_mem_usage / meta-device loading, or a host with more RAM. A plan made for a GPU machine and judged on one without GPUs says so.
 
     The offloaded states are counted as DeepSpeed allocates them (checked on a real DeepSpeedCPUAdam engine):
     ZeRO-3 with optimizer offload holds 18 bytes per parameter in bf16 (fp32 master, Adam m and v, fp32
@@ -131,11 +133,13 @@ def planned_elsewhere(ctx: CheckContext, strategy: Any) -> tuple[str, str] | Non
     if ctx.system is None or ctx.system.gpus:
         return None  # judged where it runs (a single process without a plan is a CPU run: estimate/cpu.py)
     planned = ctx.plan.system if ctx.plan is not None else None
+    judged_file = shlex.quote(str(ctx.accelerate.path)) + " " if ctx.accelerate is not None else ""
     if planned is None or not planned.gpus_per_machine:
-        where, fix = f"a machine with {strategy.world_size} GPU(s)", "`accelwiz check --system PRESET|profile.json`"
+        where = f"a machine with {strategy.world_size} GPU(s)"
+        fix = f"`accelwiz check {judged_file}--system PRESET|profile.json`"
     else:
         where = f"{planned.name} ({planned.machines} x {planned.gpus_per_machine} GPU(s))"
-        fix = f"`accelwiz check --system {planned.name}`"
+        fix = f"`accelwiz check {judged_file}--system {shlex.quote(planned.name)}`"
     return (f"; the plan is for {where} and this machine has no GPU: it was planned for another machine",
             f"Judge and run it on the machine it was planned for ({fix}), or plan for this one with "
             f"`accelwiz init --system local`")

@@ -277,16 +277,12 @@ def _fp16(enabled: bool) -> dict[str, Any]:
 
 def launch_commands(answers: Answers, config_path: Path | str, accelerate: dict[str, Any] | None = None,
                     system: MachineProfile | None = None) -> list[str]:
-    """The commands that start this configuration. Multi-node launch lines (machine rank, main address, the
-    rendezvous backend accelerate ignores in the file) are owned by `accelwiz run`, so we point there. The plain
-    `accelerate launch` line is the one a user can copy as is: on CPUs with its environment in front (the CPU
-    fallback that makes the processes one DDP job, each process's threads), as `accelwiz run` launches it."""
-    run = f"accelwiz run --config {config_path}"
-    if answers.num_machines == 1:
-        from accelwiz.launch.copyable import plain_launch_line
+    """The commands that start this configuration, each pasteable as is (launch/copyable.launch_lines, the one
+    form `convert` and `migrate` print too): multi-node launch lines are owned by `accelwiz run`, so we point there;
+    on one machine the plain `accelerate launch` line with its CPU environment in front, as `accelwiz run`
+    launches it."""
+    from accelwiz.launch.copyable import launch_lines
 
-        plain = plain_launch_line(accelerate or {}, config_path, "your_script.py", system=system)
-        return [f"{run}                 # the built-in trainer", f"{run} your_script.py   # your own script", plain]
-    if answers.launcher is Launcher.slurm:
-        return [f"{run} --slurm job.sbatch your_script.py && sbatch job.sbatch"]
-    return [f"{run} --print-node-commands your_script.py   # one accelerate launch line per machine"]
+    written = {**(accelerate or {}), "num_machines": answers.num_machines}
+    launcher = "local" if answers.num_machines == 1 else answers.launcher.value
+    return launch_lines(written, config_path, launcher=launcher, system=system)

@@ -46,7 +46,7 @@ def test_the_load_is_named_with_a_true_hint_and_the_planned_machine(cli, r7b, tm
     assert "every process materialises the model on the CPU" in message and "+ 1 process(es) x 2.0 GiB" in message
     assert "the plan is for 1xRTX4090 (1 x 1 GPU(s)) and this machine has no GPU" in message
     assert "Offload less" not in fix and "low_cpu_mem_usage" in fix and "fewer processes per node" in fix
-    assert "accelwiz check --system 1xRTX4090" in fix
+    assert "accelwiz check r7b.yaml --system 1xRTX4090" in fix  # the file judged, pasteable
 
 
 def test_a_ddp_load_on_its_own_gpu_machine_gets_the_load_hint_alone(cli, tmp_path, monkeypatch):
