@@ -11,6 +11,9 @@ from __future__ import annotations
 from benchmarks.published.chatglm3_finetune import ROWS as _CHATGLM3
 from benchmarks.published.design import ROWS as _DESIGN
 from benchmarks.published.frozen import ROWS as _FROZEN
+from benchmarks.published.hf_blog_4bit_qlora import ROWS as _HF_4BIT
+from benchmarks.published.hf_blog_accelerate_deepspeed import ROWS as _HF_DEEPSPEED
+from benchmarks.published.hf_blog_pytorch_fsdp import ROWS as _HF_FSDP
 from benchmarks.published.litgpt_resource_tables import ROWS as _LITGPT_TABLES
 from benchmarks.published.ms_swift_benchmark import ROWS as _MS_SWIFT
 from benchmarks.published.qwen_readme import ROWS as _QWEN_README
@@ -22,7 +25,7 @@ from benchmarks.published.universal_llm_trainer import ROWS as _UNIVERSAL_LLM_TR
 # One module per source added for issue 28 (its set is in sources.py); their argv name model config.json files
 # under benchmarks/published/models/ by paths relative to the repository root.
 _NEW = (*_QWEN_README, *_MS_SWIFT, *_CHATGLM3, *_UNSLOTH, *_UNIVERSAL_LLM_TRAINER, *_TORCHTUNE_TUTORIALS,
-        *_LITGPT_TABLES)
+        *_LITGPT_TABLES, *_HF_4BIT, *_HF_FSDP, *_HF_DEEPSPEED)
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

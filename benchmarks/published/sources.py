@@ -58,4 +58,18 @@ SOURCES = {
         "frozen", "new (issue 28, third round): LitGPT's tutorials/resource-tables.md (lit-gpt 8641822, "
         "A100-40GB, Oct 2023; Llama 2 7B/13B LoRA on one GPU, bf16-true, nf4 with and without double "
         "quantization), a different table from the config hub's: never used to tune anything"),
+    # Issue 28, fourth round: three more sources, all frozen (registered here before any of their rows was scored).
+    # Verdict rows only (each printed "OOM", "No OOM" or a largest batch that ran): nothing to score but the verdict.
+    "hf-blog-4bit-qlora": (
+        "frozen", "new (issue 28, fourth round): HF blog 'Making LLMs even more accessible with bitsandbytes, 4-bit "
+        "quantization and QLoRA' (May 2023), T4 table: LLaMA 7B/13B, 4-bit NF4/FP4 with and without gradient "
+        "checkpointing at 512/1,024 tokens, OOM or not: never used to tune anything"),
+    "hf-blog-pytorch-fsdp": (
+        "frozen", "new (issue 28, fourth round): HF blog 'Accelerate Large Model Training using PyTorch FSDP' "
+        "(April 2022), GPT-2 Large/XL on 2 x Titan RTX 24 GB: largest batch that ran under DDP, FSDP1 and FSDP1 "
+        "with CPU offload, DDP out of memory: never used to tune anything"),
+    "hf-blog-accelerate-deepspeed": (
+        "frozen", "new (issue 28, fourth round): HF blog 'Accelerate Large Model Training using DeepSpeed' (June "
+        "2022), 2 x Titan RTX 24 GB: GPT-2 XL under ZeRO-3 with CPU offload (batch 16 ran) and DDP (out of "
+        "memory at batch 1); its encoder and seq2seq tables kept as not expressible: never used to tune anything"),
 }

@@ -24,7 +24,9 @@ from benchmarks.published import ROWS, SOURCES  # noqa: E402
 # The new sources and the unit each prints its figures in (bytes per printed unit).
 NEW_SOURCES = {"qwen-readme-profiling": 1e9, "ms-swift-benchmark-2024": 2**30, "chatglm3-finetune-demo": 2**20,
                "unsloth-readme-context": None, "universal-llm-trainer-gpu-test": 2**30,
-               "torchtune-lora-qlora-tutorials": 1e9, "litgpt-resource-tables": 1e9}
+               "torchtune-lora-qlora-tutorials": 1e9, "litgpt-resource-tables": 1e9,
+               # verdict rows only (OOM or not, a largest batch that ran): nothing printed in bytes
+               "hf-blog-4bit-qlora": None, "hf-blog-pytorch-fsdp": None, "hf-blog-accelerate-deepspeed": None}
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
