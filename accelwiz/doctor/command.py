@@ -8,7 +8,10 @@ import re
 import shlex
 from pathlib import Path
 
-_SHELL_VARIABLE = re.compile(r"\$(\w+|\{\w+\})")
+# `$NAME`, `${NAME}`, or `${NAME:?message}` (stop with the message when NAME is unset or empty, as the launch part
+# of a printed node line does): double-quoted, so the message may hold spaces and `<>`, but nothing that double
+# quotes would still expand or end (`"`, `$`, a backquote, a backslash, `}`) nor `!` (history at a prompt)
+_SHELL_VARIABLE = re.compile(r"\$(\w+|\{\w+(:\?[^\"$`\\}!]*)?\})")
 
 
 def preflight_line(*, nodes: int, main_address: str, main_port: int | str, node_rank: int | str | None = None,
@@ -16,8 +19,8 @@ def preflight_line(*, nodes: int, main_address: str, main_port: int | str, node_
                    timeout: float | None = None) -> str:
     """`accelwiz doctor --expect-nodes N --main-address A --main-port P [...]` as one shell line.
 
-    A value written as a shell variable (`$MAIN_PROCESS_IP`, `${SLURM_NODEID}`) is expanded by the shell at job
-    time (it is double-quoted); every other value is quoted literally. Under srun, leave `node_rank` out: each
+    A value written as a shell variable (`$MAIN_PROCESS_IP`, `${SLURM_NODEID}`, `${MAIN_PROCESS_IP:?message}`) is
+    expanded by the shell at job time (it is double-quoted); every other value is quoted literally. Under srun, leave `node_rank` out: each
     task reads its rank from SLURM_PROCID. `config` (the Accelerate YAML or its plan) adds the plan comparison.
     """
     words = ["accelwiz", "doctor", "--expect-nodes", str(nodes), "--main-address", _word(main_address),

@@ -19,10 +19,14 @@ if TYPE_CHECKING:
 # on ranks up front and hangs silently when one is late (accelerate#1489).
 MULTI_NODE_RDZV_BACKEND = "c10d"
 DEFAULT_PORT = 29500
-# Without main_process_ip in the YAML the printed lines read it from the environment at run time, and stop with
-# this message when it is not set: runnable as printed once MAIN_PROCESS_IP is exported on every machine.
-MAIN_IP_FROM_ENV = shell.Raw(
-    '"${MAIN_PROCESS_IP:?export MAIN_PROCESS_IP=the address of machine 0 on every machine}"')
+# Without main_process_ip in the YAML the printed lines read it from the environment at run time: the doctor part
+# and the launch part both expand this one word, so a line pasted where the variable is not set stops before
+# anything starts, with the shell's one line naming it (`bash: MAIN_PROCESS_IP: export MAIN_PROCESS_IP=...`; exit
+# 127 from bash -c or a script, 1 at a prompt, which stays open). MASTER_ADDR, which the doctor alone would also
+# read, cannot make one part pass and the other stop.
+MAIN_IP_VARIABLE = "MAIN_PROCESS_IP"
+MAIN_IP_SETTING = f"export {MAIN_IP_VARIABLE}=<address of machine 0>"
+MAIN_IP_FROM_ENV = shell.Raw(f'"${{{MAIN_IP_VARIABLE}:?{MAIN_IP_SETTING} on every machine, then run the line again}}"')
 # The module `accelwiz run` starts: `accelerate launch` in-process, keeping the failing rank's exit status and
 # owning every process below it (launch/launcher.py). It takes accelerate launch's own arguments.
 LAUNCHER_MODULE = "accelwiz.launch.launcher"
@@ -184,6 +188,17 @@ def node_commands(
     return lines
 
 
+def main_address_note(spec: LaunchSpec, config_path: Path | str) -> str | None:
+    """What every machine needs before its printed line runs, said once above the lines: without main_process_ip
+    in the YAML, the variable both parts of each line read (MAIN_IP_FROM_ENV) and how to set it."""
+    if spec.main_process_ip or spec.num_machines <= 1:
+        return None
+    return (f"note: {shell.printable(str(config_path))} has no main_process_ip: each line reads machine 0's "
+            f"address from ${MAIN_IP_VARIABLE}, so on each of the {spec.num_machines} machines first run "
+            f"`{MAIN_IP_SETTING}` (the same address on all), then paste its line; a line pasted without it stops "
+            f"before starting anything, naming {MAIN_IP_VARIABLE}")
+
+
 def job_secret() -> str:
     """A fresh job secret for the doctors of one launch: 16 random bytes in hex, as the sbatch script draws its
     own from /dev/urandom (launch/slurm.py)."""
@@ -262,8 +277,10 @@ def with_preflight(spec: LaunchSpec, config: Path | str, launch: Sequence[str | 
     from two folders never share)."""
     from accelwiz.doctor.command import preflight_line
 
-    # machine 0's address from the job's environment where the launch line takes it from there
-    address = "$MAIN_PROCESS_IP" if isinstance(main_process_ip, shell.Raw) else main_process_ip
+    # machine 0's address from the job's environment where the launch line takes it from there: the very same
+    # expansion (`"$MAIN_PROCESS_IP"` in the sbatch script, MAIN_IP_FROM_ENV in printed lines), unquoted here
+    # because preflight_line double-quotes an expansion itself
+    address = main_process_ip.strip('"') if isinstance(main_process_ip, shell.Raw) else main_process_ip
     doctor = preflight_line(nodes=spec.num_machines, main_address=address,
                             main_port=spec.main_process_port or DEFAULT_MAIN_PORT, node_rank=node_rank,
                             config=str(config), output_dir=output_dir)

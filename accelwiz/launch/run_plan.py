@@ -106,6 +106,11 @@ class RunPlan:
                 console.info("note: no plan beside the config, and this machine has no GPU: the lines train as CPU "
                              "DDP on gloo (ACCELERATE_USE_CPU=true); a plan for GPU machines (`accelwiz init "
                              "--system ...`) says otherwise")
+        from accelwiz.launch.command import main_address_note
+
+        note = main_address_note(self.checked.spec, self.checked.config_path)
+        if console is not None and note is not None:  # said once, before the lines
+            console.info(note)
         return node_commands(self.checked.spec, self.checked.config_path, target[0], target[1:],
                              cpu_nodes=cpu_nodes, preflight=preflight, output_dir=self.output_dir,
                              threads=self.node_threads if cpu_nodes or self.checked.spec.use_cpu else None)

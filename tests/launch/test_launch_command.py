@@ -109,7 +109,7 @@ def test_node_commands_one_line_per_rank_with_every_topology_value():
     fake = 'accelerate() { echo "$*"; }\n'
     unset = subprocess.run(["bash", "-c", fake + no_ip[1]], env={"PATH": "/usr/bin:/bin"}, capture_output=True,
                            text=True)
-    assert unset.returncode != 0 and "export MAIN_PROCESS_IP=the address of machine 0" in unset.stderr
+    assert unset.returncode != 0 and "export MAIN_PROCESS_IP=<address of machine 0>" in unset.stderr
     given = subprocess.run(["bash", "-c", fake + no_ip[1]], env={"PATH": "/usr/bin:/bin", "MAIN_PROCESS_IP": "10.1.1.1"},
                            capture_output=True, text=True, check=True)
     assert "--machine_rank 1 --main_process_ip 10.1.1.1 " in given.stdout
