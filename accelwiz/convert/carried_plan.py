@@ -5,6 +5,10 @@ workload); without it `check` of the converted YAML judges a plain `accelerate l
 the memory rules have no workload. Carried: every field, with the file names of the output, paths inside the plan
 rebased to the new folder, `created_by` the convert command, and the estimate recomputed by the estimator for the
 strategy the converted files ask for.
+
+One owner for every command that writes a config under a new name: `convert` (new files for the other backend)
+and `migrate -o` (the same backend rewritten, the DeepSpeed JSON it names unchanged) both carry the plan here;
+without it `run --config NEW.yaml` would have no model and train other defaults than the source's plan.
 """
 
 from __future__ import annotations
@@ -14,6 +18,39 @@ from pathlib import Path
 from typing import Any
 
 from accelwiz.plan_file import PlanEstimate, PlanFile, PlanFiles
+
+
+def source_plan(file: Path) -> PlanFile | None:
+    """The plan beside `file` (accelerate.plan.yaml beside accelerate.yaml, OLD.plan.yaml beside OLD.yaml),
+    loaded; None without one."""
+    from accelwiz.defaults import find_plan
+
+    found = find_plan(file)
+    if found is None:
+        return None
+    from accelwiz.plan_file import load_plan
+
+    return load_plan(found)
+
+
+def carried_plan_text(plan: PlanFile, *, yaml_path: Path, yaml_text: str, command: str) -> tuple[Path, PlanFile, str]:
+    """(where the plan of `yaml_path` goes, that plan, its text) for a YAML rewritten without a new JSON: the
+    DeepSpeed JSON the source plan names stays the one the YAML uses, seen from the new folder."""
+    from accelwiz.defaults import plan_path_for
+    from accelwiz.plan_file import dump_plan
+
+    json_path = json_text = None
+    if plan.files.deepspeed is not None:
+        json_path = plan.resolve(plan.files.deepspeed)
+        try:
+            json_text = json_path.read_text(encoding="utf-8") if json_path.is_file() else None
+        except (OSError, UnicodeDecodeError):  # check of the new YAML names it; the estimate goes without it
+            json_text = None
+    carried = converted_plan(plan, yaml_path=yaml_path, yaml_text=yaml_text, json_path=json_path,
+                             json_text=json_text, command=command)
+    if plan.estimate is None:  # the source's plan had none (init writes none for CPU machines): none claimed here
+        carried = carried.model_copy(update={"estimate": None})
+    return plan_path_for(yaml_path), carried, dump_plan(carried)
 
 
 def converted_plan(plan: PlanFile, *, yaml_path: Path, yaml_text: str, json_path: Path | None,

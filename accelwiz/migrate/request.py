@@ -54,20 +54,69 @@ def migrate_file(request: MigrateRequest) -> Migrated:
             atomic_write(file.with_name(file.name + ".bak"), snapshot.raw, follow_symlinks=False)
             update(snapshot, migrated)
         else:
-            migrated = _header_for(migrated, request)
-            atomic_write(output, restore_layout(snapshot, migrated), create_parents=False, new_output=True,
-                         force=request.force)
+            carried = _carried(request, migrated)
+            migrated = _header_for(migrated, request, carried)
+            _write_output(request, restore_layout(snapshot, migrated), carried)
+            if carried is not None:
+                notes.append(f"the plan beside {file} ({carried.source.path}) carried to {carried.path}: "
+                             f"`accelwiz run --config {output}` trains what {file}'s plan says")
     written = output or file
-    from accelwiz.rules.engine import check_paths
+    from accelwiz.rules.engine import check_with_plans
     from accelwiz.rules.registry import select_rules
 
-    return Migrated(notes, True, written=written, check=check_paths([written], select_rules()))
+    # as `accelwiz check WRITTEN` judges it: with the plan beside it
+    return Migrated(notes, True, written=written, check=check_with_plans([written], select_rules()))
 
 
-def _header_for(migrated: str, request: MigrateRequest) -> str:
-    """A new file (-o) gets a header naming this command and launch lines for it, where the source's accelwiz
-    header would name the source (issue 31: a copied launch line must run the written file). In place, the
-    header stays: its file name is still right."""
+@dataclass(frozen=True)
+class _Carried:
+    source: Any  # the PlanFile beside the input
+    path: Path  # where the output's plan goes
+    plan: Any  # that PlanFile
+    text: str
+
+
+def _carried(request: MigrateRequest, migrated: str) -> _Carried | None:
+    """The plan beside the input, carried to the output's name (accelwiz/convert/carried_plan.py, as `convert`
+    carries it): without it `run --config OUT` has no model and trains other defaults than the input's plan."""
+    from accelwiz.convert.carried_plan import carried_plan_text, source_plan
+    from accelwiz.launch import shell
+
+    assert request.output is not None
+    source = source_plan(request.file)
+    if source is None:
+        return None
+    path, plan, text = carried_plan_text(source, yaml_path=request.output, yaml_text=migrated,
+                                         command=shell.join(_command(request)))
+    return _Carried(source, path, plan, text)
+
+
+def _write_output(request: MigrateRequest, text: str, carried: _Carried | None) -> None:
+    """The output, and its carried plan first, all or none (a YAML whose plan could not be written would run other
+    defaults); a link at either name is refused unless --force, then replaced, never followed."""
+    assert request.output is not None
+    if carried is None:
+        from accelwiz.atomic import atomic_write
+
+        atomic_write(request.output, text, create_parents=False, new_output=True, force=request.force)
+        return
+    from accelwiz.atomic_stage import write_all
+
+    write_all([(carried.path, carried.text), (request.output, text)], create_parents=False, force=request.force)
+
+
+def _command(request: MigrateRequest) -> list[str]:
+    """What wrote the output: the header's and the carried plan's `created_by`."""
+    argv = ["accelwiz", "migrate", str(request.file), "-o", str(request.output)]
+    if request.to_accelerate is not None:
+        argv += ["--to-accelerate", request.to_accelerate]
+    return argv
+
+
+def _header_for(migrated: str, request: MigrateRequest, carried: _Carried | None) -> str:
+    """A new file (-o) gets a header naming this command and launch lines for it (the carried plan's launcher),
+    where the source's accelwiz header would name the source (issue 31: a copied launch line must run the written
+    file). In place, the header stays: its file name is still right."""
     from accelwiz.convert.header import converted_header, has_header
 
     if request.output is None or not has_header(migrated):
@@ -76,16 +125,19 @@ def _header_for(migrated: str, request: MigrateRequest) -> str:
 
     from accelwiz.launch import shell
 
-    argv = ["accelwiz", "migrate", str(request.file), "-o", str(request.output)]
-    if request.to_accelerate is not None:
-        argv += ["--to-accelerate", request.to_accelerate]
     try:
         accelerate = yaml.safe_load(migrated)
     except yaml.YAMLError:  # not YAML (a DeepSpeed JSON never starts with the header): keep the text as migrated
         return migrated
-    return converted_header(migrated, command=shell.join(argv), source=request.file, out=request.output, to=None,
-                            plans=(None, None), accelerate=accelerate if isinstance(accelerate, dict) else {},
-                            system=None)
+    system = None
+    if carried is not None:
+        from accelwiz.plan_file import plan_system
+
+        system = plan_system(carried.source)
+    plans = (carried.source, carried.plan) if carried is not None else (None, None)
+    return converted_header(migrated, command=shell.join(_command(request)), source=request.file,
+                            out=request.output, to=None, plans=plans,
+                            accelerate=accelerate if isinstance(accelerate, dict) else {}, system=system)
 
 
 def _require_paths(request: MigrateRequest) -> None:
