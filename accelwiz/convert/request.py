@@ -47,7 +47,9 @@ class Converted:
 def convert_files(request: ConvertRequest) -> Converted:
     """Convert, write the files (all or none), check them as `accelwiz check OUT` would, and size both sides."""
     before = _source_unit(request)
-    source_plan = _source_plan(request.file)
+    from accelwiz.convert.carried_plan import source_plan as plan_beside
+
+    source_plan = plan_beside(request.file)  # what init planned: the launcher, the machine, the workload
     out = request.output or request.file.with_name(f"{request.file.stem}.{request.to}.yaml")
     if out.resolve() == request.file.resolve():
         raise UsageError("the output would replace the input", hint="pass -o with another name")
@@ -106,18 +108,6 @@ def _source_unit(request: ConvertRequest) -> Any:
         raise UsageError(f"{request.file} uses {current or 'no distributed_type'}, not DeepSpeed or FSDP",
                          hint="convert works between DEEPSPEED and FSDP configs")
     return unit
-
-
-def _source_plan(file: Path) -> PlanFile | None:
-    """What init planned beside the YAML: the launcher, the machine, the workload."""
-    from accelwiz.defaults import find_plan
-
-    found = find_plan(file)
-    if found is None:
-        return None
-    from accelwiz.plan_file import load_plan
-
-    return load_plan(found)
 
 
 def _converted_text(file: Path, to: Literal["deepspeed", "fsdp"], out: Path) -> Any:
