@@ -117,8 +117,8 @@ def resolve_workload(*, plan: PlanFile | None = None, answers: dict[str, Any] | 
                   _given(flags or {}, FLAG)):
         chosen.update(layer)
     seq = chosen["seq_len"]
-    if plan is not None and plan.model.missing and seq.source == PLAN and max_positions is not None \
-            and seq.value > max_positions:
+    if max_positions is not None and plan is not None and seq.source == PLAN and seq.value > max_positions \
+            and plan.model.missing:
         # a plan written without a model sized the sequence for none: the model named now brings its own default
         chosen["seq_len"] = Sourced(max_positions, MODEL, f"the model's {max_positions} positions (the plan's "
                                     f"{seq.value} was planned without a model)")
