@@ -14,12 +14,13 @@ from accelwiz.cli.common import exit_on_error, get_console
 from accelwiz.doctor import DEFAULT_TIMEOUT
 
 EPILOG = """\
-Examples (one process per node, inside the allocation):
+Examples (one process per node: srun inside the allocation, or by hand):
 
-  $ srun --ntasks-per-node=1 accelwiz doctor --expect-nodes 2 \\
-      --main-port 29500
-  $ accelwiz doctor --nodes 2 --node-rank 1 --main-address 10.0.0.1 \\
-      --main-port 29500 --config accelerate.yaml
+  $ srun --ntasks-per-node=1 accelwiz doctor --expect-nodes 2
+
+  $ export MASTER_ADDR=10.0.0.1 MASTER_PORT=29500  # node 0's, on every node
+  $ accelwiz doctor --nodes 2 --node-rank 0 --config accelerate.yaml  # on 0
+  $ accelwiz doctor --nodes 2 --node-rank 1 --config accelerate.yaml  # on 1
   $ accelwiz doctor --format json   # one node, or each node of a CI job: JSON
 
 Exit codes: 0 the nodes can train together; 2 bad usage; 3 nodes differ

@@ -26,6 +26,7 @@ class Allocation:
     main_port: int
     store_port: int  # where node 0 hosts the preflight's own store: the main port stays free for training
     hosts: tuple[str, ...] = ()  # SLURM's node list, in rank order, when known
+    main_from_nodelist: bool = False  # node 0's address is SLURM's name for it (no flag, no MASTER_ADDR)
 
     def host_of(self, rank: int) -> str | None:
         return self.hosts[rank] if rank < len(self.hosts) else None
@@ -59,7 +60,22 @@ def read_allocation(environ: Mapping[str, str], *, nodes: int | None = None, nod
     if nodes > 1 and not address:
         raise UsageError(f"{nodes} nodes but no main address",
                          hint="pass --main-address (node 0's address), or set MASTER_ADDR")
-    return Allocation(nodes, rank, address, port, store, hosts)
+    from_nodelist = not (main_address or environ.get("MASTER_ADDR")) and bool(hosts)
+    return Allocation(nodes, rank, address, port, store, hosts, from_nodelist)
+
+
+def slurm_node_address(name: str) -> str | None:
+    """The address SLURM knows node `name` by (`scontrol show node NAME -o`: NodeAddr), as the sbatch script `run
+    --slurm` writes looks up its head node: a node name need not resolve (NodeName vs NodeAddr in slurm.conf).
+    None when scontrol is absent, fails or names no address."""
+    import subprocess
+
+    try:
+        shown = subprocess.run(["scontrol", "show", "node", name, "-o"], capture_output=True, text=True, timeout=15)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"(?:^|\s)NodeAddr=(\S+)", shown.stdout) if shown.returncode == 0 else None
+    return found[1] if found and found[1] != name else None
 
 
 def _first(*values: int | None) -> int:

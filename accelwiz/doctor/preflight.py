@@ -108,8 +108,9 @@ def run_preflight(alloc: Allocation, options: Options, *, environ: Mapping[str, 
 
 
 def _together(run: _Run, facts: NodeFacts) -> Report:
-    alloc = run.alloc
-    if alloc.rank != 0 and (error := resolve(alloc.main_address)) is not None:
+    alloc = run.alloc = _slurm_address(run.alloc)
+    # node 0 too: a name it cannot resolve is that, not "another program holds the port" (its store's bind)
+    if (error := resolve(alloc.main_address)) is not None:
         return run.report([facts], [*local_findings(facts), Finding(
             problem=Problem.UNREACHABLE, node=0, host=alloc.main_address, check="main address",
             detail=f"node {alloc.rank} cannot resolve node 0's address {alloc.main_address}: {error}",
@@ -128,6 +129,19 @@ def _together(run: _Run, facts: NodeFacts) -> Report:
         return _exchange(run, store, facts)
     finally:
         _finish(run, store)
+
+
+def _slurm_address(alloc: Allocation) -> Allocation:
+    """Node 0 named by SLURM's node list under a name that does not resolve: the address SLURM knows it by, as
+    the sbatch script looks it up (every node asks the same scontrol, so all meet at the same address)."""
+    if not alloc.main_from_nodelist or alloc.main_address is None or resolve(alloc.main_address) is None:
+        return alloc
+    from dataclasses import replace
+
+    from accelwiz.doctor.allocation import slurm_node_address
+
+    looked_up = slurm_node_address(alloc.main_address)
+    return replace(alloc, main_address=looked_up) if looked_up else alloc
 
 
 def _store_failure(run: _Run, exc: StoreUnreachable) -> Finding:
