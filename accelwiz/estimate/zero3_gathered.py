@@ -18,6 +18,7 @@ from accelwiz.vocab import GIB
 if TYPE_CHECKING:
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
+    from accelwiz.modelspec.spec import ModelSpec
 
 # DeepSpeed defaults (runtime/zero/config.py, 0.19.8): buckets are element counts.
 REDUCE_BUCKET_ELEMENTS = 500_000_000
@@ -115,14 +116,22 @@ def zero3_gathered_working_set(workload: Workload, strategy: Strategy) -> ZeroGa
     persistent and counted apart. Prefetching adds at most `stage3_prefetch_bucket_size` elements while fewer
     than `stage3_max_live_parameters` are gathered (counted by the caller).
     """
-    spec = workload.model
     reuse = strategy.zero3_max_reuse_distance if strategy.zero3_max_reuse_distance is not None else MAX_REUSE_DISTANCE
+    modules = _modules(workload, strategy)
+    forward = _forward_order(workload.model, modules)
+    trace = forward + _backward_order(forward, modules, workload.gradient_checkpointing)
+    peak, turn = _replay(trace, modules, reuse, len(forward))
+    return ZeroGathered(peak, max(size for _, size in modules.values()), turn)
+
+
+def _modules(workload: Workload, strategy: Strategy) -> dict[str, list[float]]:
+    """Per module, in forward order: [numel DeepSpeed traverses, gathered bytes of its non-persistent params]."""
+    spec = workload.model
     threshold = persistence_threshold(workload, strategy)
     width = 4.0 if workload.precision == "fp32" else 2.0
     scale = 1.0
     if spec.parameters_override is not None:
         scale = spec.parameters_override / sum(t.numel for t in spec.tensors())
-    # per module, in forward order: (numel DeepSpeed traverses, gathered bytes of its non-persistent params)
     modules: dict[str, list[float]] = {}
     for t in spec.tensors():
         numel, size = t.numel * scale, t.numel * scale * width
@@ -135,12 +144,22 @@ def zero3_gathered_working_set(workload: Workload, strategy: Strategy) -> ZeroGa
         entry[0] += numel
         if t.numel > threshold:
             entry[1] += size
+    return modules
+
+
+def _forward_order(spec: ModelSpec, modules: dict[str, list[float]]) -> list[str]:
+    """The modules as forward runs them; a tied LM head is the embedding's parameter used again at the end."""
     forward = list(modules)
     names = {t.module for t in spec.tensors()}
-    if spec.tie_word_embeddings and "lm_head" not in names:  # the tied LM head: the embedding's parameter again
+    if spec.tie_word_embeddings and "lm_head" not in names:
         embedding = next((t.module for t in spec.tensors() if t.shape and t.shape[0] == spec.vocab_size), None)
         if embedding is not None:
             forward.append(embedding)
+    return forward
+
+
+def _backward_order(forward: list[str], modules: dict[str, list[float]], checkpointing: bool) -> list[str]:
+    """The modules as backward runs them: forward reversed, each checkpointed layer recomputed first."""
     layer_of = {name: found.group(1) for name in modules if (found := _LAYER_INDEX.search(name))}
     groups: dict[str, list[str]] = {}
     for name in forward:
@@ -150,7 +169,7 @@ def zero3_gathered_working_set(workload: Workload, strategy: Strategy) -> ZeroGa
     recomputed: set[str] = set()
     for name in reversed(forward):
         layer = layer_of.get(name)
-        if not (workload.gradient_checkpointing and layer is not None):
+        if not (checkpointing and layer is not None):
             backward.append(name)
         elif layer not in recomputed:
             # a checkpointed layer, as DeepSpeed records it (0.19.8, HF non-reentrant checkpointing): the
@@ -161,11 +180,15 @@ def zero3_gathered_working_set(workload: Workload, strategy: Strategy) -> ZeroGa
             group = groups[layer]
             last = next((m for m in reversed(group) if modules[m][1]), group[-1])
             backward += [last, *group, *(m for m in reversed(group) if m != last)]
-    trace = forward + backward
-    numel = [modules[name][0] for name in trace]
+    return backward
+
+
+def _replay(trace: list[str], modules: dict[str, list[float]], reuse: float, forward_steps: int
+            ) -> tuple[float, float]:
+    """The release rule over the trace: (the most gathered at once, what is kept from forward into backward)."""
     prefix = [0.0]
-    for value in numel:
-        prefix.append(prefix[-1] + value)
+    for name in trace:
+        prefix.append(prefix[-1] + modules[name][0])
     held = [0.0] * (len(trace) + 1)  # difference array of gathered bytes per step
     last_use: dict[str, int] = {}
     turn = 0.0  # kept from a use in forward to a use in backward: gathered between loss and backward
@@ -174,7 +197,7 @@ def zero3_gathered_working_set(workload: Workload, strategy: Strategy) -> ZeroGa
         start = step
         if previous is not None and prefix[step] - prefix[previous + 1] < reuse:
             start = previous + 1  # kept gathered since its previous use
-            if previous < len(forward) <= step:
+            if previous < forward_steps <= step:
                 turn += modules[name][1]
         held[start] += modules[name][1]
         held[step + 1] -= modules[name][1]
@@ -183,4 +206,4 @@ def zero3_gathered_working_set(workload: Workload, strategy: Strategy) -> ZeroGa
     for value in held[:-1]:
         live += value
         peak = max(peak, live)
-    return ZeroGathered(peak, max(size for _, size in modules.values()), turn)
+    return peak, turn
