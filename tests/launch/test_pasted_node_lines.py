@@ -81,3 +81,43 @@ def test_a_yaml_with_main_process_ip_needs_no_variable(printed, write):
     assert "MAIN_PROCESS_IP" not in stderr and "MAIN_PROCESS_IP" not in "".join(lines)
     doctor, launch = (shlex.split(part) for part in lines[0].split(" && "))
     assert doctor[doctor.index("--main-address") + 1] == launch[launch.index("--main_process_ip") + 1] == "10.0.0.1"
+
+
+@pytest.mark.slow
+def test_with_the_variable_exported_the_pasted_lines_train_as_one_world(tmp_path):
+    """The user's path: the note's export on each "machine" (two process trees on loopback), then its line as
+    printed. Both preflights pass and the two ranks train as one gloo world."""
+    import json
+    import sys
+    import time
+
+    from accelwiz.plan_file import dump_plan
+    from tests.launch.test_multinode_loopback import TIMEOUT, child_env, cpu_pair_plan, stop
+    from tests.ports import free_port
+
+    (tmp_path / "accelerate.yaml").write_text(  # one process on each machine, as the plan says
+        TWO_NODES.replace("num_processes: 4", "num_processes: 2").replace("29600", str(free_port())))
+    (tmp_path / "accelerate.plan.yaml").write_text(dump_plan(cpu_pair_plan(None)))
+    printed = subprocess.run([sys.executable, "-m", "accelwiz", "run", "--model", "tiny", "--steps", "2",
+                              "--print-node-commands"], cwd=tmp_path, env=child_env(), capture_output=True,
+                             text=True, timeout=120)
+    assert printed.returncode == 0 and "export MAIN_PROCESS_IP=" in printed.stderr, printed.stderr
+    lines = printed.stdout.splitlines()
+    env = {**child_env(), "MAIN_PROCESS_IP": "127.0.0.1"}
+    logs = [tmp_path / f"node{rank}.log" for rank in (0, 1)]
+    nodes = []
+    try:
+        for rank in (1, 0):
+            with logs[rank].open("w") as log:
+                nodes.append(subprocess.Popen(["bash", "-c", lines[rank]], cwd=tmp_path, env=env, stdout=log,
+                                              stderr=subprocess.STDOUT, start_new_session=True))
+        deadline = time.monotonic() + TIMEOUT
+        codes = [node.wait(timeout=max(1.0, deadline - time.monotonic())) for node in nodes]
+    finally:
+        for node in nodes:
+            stop(node)
+    text = [log.read_text() for log in logs]
+    assert codes == [0, 0], "\n".join(t[-3000:] for t in text)
+    assert all("accelwiz preflight: 2 nodes ready" in t for t in text)
+    report = json.loads((tmp_path / "accelwiz-run" / "run_report.json").read_text())
+    assert report["world_size"] == 2 and sorted(r["node_rank"] for r in report["ranks"]) == [0, 1]
