@@ -104,3 +104,21 @@ def test_a_link_at_the_plan_name_is_refused_and_nothing_is_written(cli, planned)
     refused = cli("migrate", "old.yaml", "-o", "new.yaml")
     assert refused.exit_code == 2 and "new.plan.yaml" in refused.stderr, refused.stderr
     assert not (planned / "new.yaml").exists() and (planned / "elsewhere.yaml").read_text() == "keep me\n"
+
+
+def test_a_deepspeed_plan_keeps_naming_the_json_the_yaml_uses(cli, tmp_path, monkeypatch):
+    """migrate writes no JSON: the carried plan names the source's, from the output's folder, and its estimate
+    is the estimator's for that JSON's strategy."""
+    monkeypatch.chdir(tmp_path)
+    made = cli("init", "--model", "llama-3.2-1b", "--system", "2xA100-40GB", "--strategy", "zero2", "--defaults",
+               "-o", "old.yaml")
+    assert made.exit_code == 0, made.stderr
+    with (tmp_path / "old.yaml").open("a") as old:
+        old.write("dynamo_backend: 'NO'\n")
+    (tmp_path / "out").mkdir()
+    migrated = cli("migrate", "old.yaml", "--to-accelerate", "1.15", "-o", "out/new.yaml")
+    plan = yaml.safe_load((tmp_path / "out" / "new.plan.yaml").read_text())
+    assert plan["files"] == {"accelerate": "new.yaml", "deepspeed": "../old.ds.json"}
+    assert plan["estimate"]["strategy"].startswith("ZeRO-2")
+    checked = cli("check", "out/new.yaml")
+    assert migrated.exit_code == checked.exit_code and "AW50" in checked.stdout  # the plan's workload is judged
