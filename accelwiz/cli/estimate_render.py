@@ -20,7 +20,8 @@ def show(console: Console, estimated: Estimated, plot: str | None, output_format
     """The report (with --compare's table, the trace beside it, the post-training phases) as text or JSON, and
     the plot file."""
     from accelwiz.estimate.posttraining_report import post_json, render_post_text
-    from accelwiz.estimate.render import render_compare, render_json, render_text
+    from accelwiz.estimate.json_report import render_json
+    from accelwiz.estimate.render import render_compare, render_text
 
     for line in estimated.debug:
         console.debug(line)

@@ -1,16 +1,12 @@
-"""How an estimate looks: a text breakdown, a comparison table, JSON. Formatting lives here."""
+"""How an estimate looks: a text breakdown and a comparison table (its JSON: estimate/json_report.py)."""
 
 from __future__ import annotations
-
-import json
-from typing import Any
 
 from accelwiz.estimate.cpu import CpuMemoryEstimate
 from accelwiz.estimate.memory import MemoryEstimate
 from accelwiz.estimate.recommend import CompareRow
 from accelwiz.estimate.report import Report
 from accelwiz.estimate.sizes import gib
-from accelwiz.estimate.verdict import MemoryVerdict
 from accelwiz.vocab import HEADROOM
 
 ROWS = ("weights", "gradients", "optimizer_states", "activations", "logits", "temporaries", "buffers", "reserve",
@@ -35,22 +31,9 @@ def at_peak(estimate: MemoryEstimate) -> dict[str, int]:
             "reserve": estimate.reserved - estimate.allocated, "runtime": estimate.runtime}
 
 
-def _size(estimate: MemoryEstimate, row: str) -> int:
+def row_bytes(estimate: MemoryEstimate, row: str) -> int:
+    """A category's own size (the reserve: what the allocator holds beyond the allocated peak)."""
     return estimate.reserved - estimate.allocated if row == "reserve" else getattr(estimate, row)
-
-
-def peak_json(estimate: MemoryEstimate, device_total: int | None) -> dict[str, Any]:
-    """`estimate.peak`: the allocated and reserved peaks, the runtime beside them and the GPU's memory, in
-    bytes, with the phase each is reached in (the runtime is held from CUDA's start, through every phase)."""
-    return {
-        "allocated": estimate.allocated,
-        "reserved": estimate.reserved,
-        "runtime": estimate.runtime,
-        "runtime_parts": dict(estimate.runtime_parts),
-        "total": estimate.per_gpu_total,
-        "device_total": device_total,
-        "phase": {"allocated": estimate.peak_phase, "reserved": estimate.peak_phase, "runtime": "every"},
-    }
 
 
 def render_text(report: Report) -> str:
@@ -77,7 +60,7 @@ def render_text(report: Report) -> str:
         f"per GPU{'size':>25}{'at peak':>12}",
     ]
     live = at_peak(estimate)
-    sizes = {row: _size(estimate, row) for row in ROWS}
+    sizes = {row: row_bytes(estimate, row) for row in ROWS}
     lines += [f"  {_ROW_LABEL.get(row, row):<20}{gib(sizes[row]):>12}{gib(live[row]):>12}" for row in ROWS]
     phase = _PHASE_LABEL.get(estimate.peak_phase, estimate.peak_phase)
     lines += [
@@ -146,108 +129,6 @@ def render_compare(rows: list[CompareRow]) -> str:
 
 def _g(value: float) -> str:
     return f"{value / 2**30:.1f}"
-
-
-def estimate_json(estimate: MemoryEstimate) -> dict[str, Any]:
-    s = estimate.strategy
-    return {
-        "strategy": {
-            "kind": s.kind,
-            "label": s.label,
-            "offload_optimizer": s.offload_optimizer,
-            "offload_param": s.offload_param,
-            "gpus_per_node": s.gpus_per_node,
-            "nodes": s.nodes,
-            "fsdp_version": s.fsdp_version,
-        },
-        # live at the peak, summing to the total; `sizes` are the categories' own sizes
-        "per_gpu_bytes": {**at_peak(estimate), "total": estimate.per_gpu_total},
-        "sizes": {row: _size(estimate, row) for row in ROWS},
-        "peak_phase": estimate.peak_phase,
-        "phases": dict(estimate.phases),
-        "host_bytes_per_node": estimate.host_bytes,
-        "nvme_bytes_per_node": estimate.nvme_bytes,
-        "assumptions": list(estimate.assumptions),
-        # a CPU run (no GPU): the per-GPU fields are each process's tensors in host RAM
-        "cpu": None if not isinstance(estimate, CpuMemoryEstimate) else {
-            "processes_per_machine": estimate.processes,
-            "tensors_bytes_per_process": estimate.allocated,
-            "baseline_bytes_per_process": estimate.baseline_bytes,
-            "per_process_bytes": estimate.per_process,
-            "launcher_bytes_per_machine": estimate.launcher_bytes,
-        },
-    }
-
-
-def render_json(report: Report, trace: dict[str, Any] | None = None) -> str:
-    estimate, recommendation, compare, target = report.shown, report.advice, report.rows, report.target
-    w, spec = estimate.workload, estimate.workload.model
-    data: dict[str, Any] = {
-        "model": {
-            "name": spec.name,
-            "family": spec.family,
-            "parameters": spec.num_parameters,
-            "active_parameters": spec.active_parameters,
-            "largest_layer_parameters": spec.largest_layer_parameters,
-            "source": spec.source,
-        },
-        "workload": {
-            "micro_batch": w.micro_batch,
-            "seq_len": w.seq_len,
-            "regime": w.regime,
-            "lora_rank": w.lora_rank if w.regime != "full" else None,
-            "lora_dropout": w.lora_dropout if w.regime != "full" else None,
-            "precision": w.precision,
-            "optimizer": w.optimizer,
-            "gradient_checkpointing": w.gradient_checkpointing,
-            "attention": w.attention,
-            "trainable_parameters": w.trainable_parameters,
-            # the loss tail follows it (Workload.copies_shifted_logits); null: today's transformers assumed
-            "transformers": ".".join(map(str, w.transformers_version)) if w.transformers_version else None,
-        },
-        "estimate": {**estimate_json(estimate), "peak": peak_json(estimate, target and target.gpu_bytes)},
-        "target": None
-        if target is None
-        else {
-            "gpu_memory_bytes": target.gpu_bytes,
-            "source": target.description,
-            "host_memory_bytes": target.host_bytes,
-        },
-        "verdict": report.verdict,
-        "fits": report.fits,
-        # fits / tight / does not fit for each resource (null: no capacity to judge against)
-        "verdicts": {
-            "gpu_memory": report.judged.gpu.verdict if report.judged and report.judged.gpu else None,
-            "host_ram": report.judged.host.verdict if report.judged and report.judged.host else None,
-        },
-        # what the GPU verdict judged: reserved + runtime, or allocated + runtime where the allocator retries
-        "gpu_need_bytes": report.judged.gpu.need if report.judged and report.judged.gpu else None,
-        "allocator_retries": report.judged.gpu.retries if report.judged and report.judged.gpu else None,
-    }
-    if recommendation is not None:
-        data["recommendation"] = {
-            "strategy": None if recommendation.best is None else recommendation.best.strategy.label,
-            "max_micro_batch": recommendation.max_micro_batch,
-            "reason": recommendation.reason,
-            # how the recommended workload differs from the one asked; another method that would fit (not applied)
-            "changes": list(recommendation.changes),
-            "suggestions": list(recommendation.suggestions),
-            "gradient_checkpointing": None if recommendation.best is None
-            else recommendation.best.workload.gradient_checkpointing,
-            "micro_batch": None if recommendation.best is None else recommendation.best.workload.micro_batch,
-            "accumulation_factor": recommendation.accumulation_factor,
-        }
-    if compare is not None:
-        data["compare"] = [  # each strategy as the recommendation's ladder would run it, and what it changed
-            {**estimate_json(row.estimate), "fits": None if row.verdict is None else row.verdict.runs,
-             "verdict": None if row.verdict is None else row.verdict.verdict, "changes": list(row.changes),
-             "micro_batch": row.estimate.workload.micro_batch,
-             "gradient_checkpointing": row.estimate.workload.gradient_checkpointing}
-            for row in compare
-        ]
-    if trace is not None:
-        data["trace"] = trace
-    return json.dumps(data, indent=2)
 
 
 def _mib_or_gib(value: float) -> str:
