@@ -24,7 +24,8 @@ def migrate(
     file: Annotated[Path, typer.Argument(help="The config to migrate: an Accelerate YAML, or a DeepSpeed JSON.",
                                          show_default=False)],
     output: Annotated[Path | None, typer.Option("--output", "-o", metavar="OUT", show_default=False,
-                                                help="Write the result here (default: in place, with FILE.bak).")]
+                                                help="Write the result here (default: in place, with FILE.bak), and the plan beside "
+                                                     "FILE beside it (new.yaml: new.plan.yaml), as convert does.")]
     = None,
     diff: Annotated[bool, typer.Option("--diff", help="Print the change as a unified diff; write nothing (exit 1 "
                                                       "when there is something to migrate).")] = False,
@@ -35,9 +36,9 @@ def migrate(
              "PR #1150]; ipex_config removed [1.13.0, PR #3883]; a note, no edit, where an unset DeepSpeed "
              "gradient_clipping now clips at 1.0 [0.30.0, PR #2649]). A key whose new form VERSION cannot read "
              "yet is kept. See docs/migrate.md.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="With -o: replace a symbolic link at OUT (the link itself; "
-                                                        "what it names stays untouched). Without it a link there "
-                                                        "is refused.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="With -o: replace a symbolic link at OUT or at its plan (the "
+                                                        "link itself; what it names stays untouched). Without it a "
+                                                        "link there is refused.")] = False,
 ) -> None:
     """Migrate a config: FSDP1 -> FSDP2 (what `accelerate to-fsdp2` does, without leaking FSDP1 keys), and legacy or
     removed keys that have a successor (a DeepSpeed JSON too); or, with --to-accelerate VERSION, the Accelerate keys
