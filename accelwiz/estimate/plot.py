@@ -11,6 +11,7 @@ style from the network. The file is written whole or not at all.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
@@ -36,38 +37,66 @@ def render_svg(timeline: tuple[tuple[str, int, int], ...], title: str, capacity:
     """The step's allocated and reserved bytes (plus `runtime`, drawn as its own line) against the capacity."""
     if not timeline:
         raise UsageError("the trace recorded no allocations to plot", hint="trace a training step (--trace)")
-    top = max(max(r for _, _, r in timeline) + runtime, capacity or 0) * 1.08
-    span_x, span_y = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    count = max(len(timeline) - 1, 1)
-
-    def x(i: int) -> float:
-        return LEFT + span_x * i / count
-
-    def y(value: float) -> float:
-        return TOP + span_y * (1 - value / top)
-
+    frame = _Frame(max(max(r for _, _, r in timeline) + runtime, capacity or 0) * 1.08, max(len(timeline) - 1, 1))
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
              f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">',
              f'<title>{escape(title)}</title>',
-             f'<text x="{LEFT}" y="20" font-size="14">{escape(title)}</text>']
-    start = 0
-    for end in range(1, len(timeline) + 1):  # one shaded band per run of the same phase
+             f'<text x="{LEFT}" y="20" font-size="14">{escape(title)}</text>',
+             *_phase_bands(timeline, frame), *_memory_axis(frame), *_lines(timeline, frame, capacity, runtime),
+             *_legend(runtime),
+             f'<text x="{LEFT}" y="{HEIGHT - 8}" fill="#555">allocations and frees of one training step, '
+             'in order (replayed through the caching-allocator model)</text>',
+             "</svg>"]
+    return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """The plot area: `top` bytes at its top edge, `count` steps across."""
+
+    top: float
+    count: int
+
+    def x(self, i: int) -> float:
+        return LEFT + (WIDTH - LEFT - RIGHT) * i / self.count
+
+    def y(self, value: float) -> float:
+        return TOP + (HEIGHT - TOP - BOTTOM) * (1 - value / self.top)
+
+
+def _phase_bands(timeline: tuple[tuple[str, int, int], ...], frame: _Frame) -> list[str]:
+    """One shaded, named band per run of the same phase."""
+    parts, start, x = [], 0, frame.x
+    for end in range(1, len(timeline) + 1):
         if end == len(timeline) or timeline[end][0] != timeline[start][0]:
             phase = timeline[start][0]
             parts.append(f'<rect x="{x(start):.1f}" y="{TOP}" width="{max(x(end - 1) - x(start), 1):.1f}" '
-                         f'height="{span_y}" fill="{_PHASE_FILL.get(phase, "#f4f4f4")}"/>')
+                         f'height="{HEIGHT - TOP - BOTTOM}" fill="{_PHASE_FILL.get(phase, "#f4f4f4")}"/>')
             parts.append(f'<text x="{x(start) + 4:.1f}" y="{TOP + 14}" fill="#555">'
                          f'{escape(_PHASE_LABEL.get(phase, phase))}</text>')
             start = end
-    for tick in range(0, 6):  # the memory axis in GiB
-        value = top * tick / 5
-        parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
+    return parts
+
+
+def _memory_axis(frame: _Frame) -> list[str]:
+    """Six grid lines labelled in GiB, and the axis title."""
+    parts, middle = [], TOP + (HEIGHT - TOP - BOTTOM) / 2
+    for tick in range(0, 6):
+        value = frame.top * tick / 5
+        parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{frame.y(value):.1f}" y2="{frame.y(value):.1f}" '
                      'stroke="#ddd"/>')
-        parts.append(f'<text x="{LEFT - 6}" y="{y(value) + 4:.1f}" text-anchor="end">{value / GIB:.1f}</text>')
-    parts.append(f'<text x="14" y="{TOP + span_y / 2}" transform="rotate(-90 14 {TOP + span_y / 2})" '
-                 'text-anchor="middle">GiB per GPU</text>')
-    series = [("allocated", "#1f77b4", 1), ("reserved", "#d62728", 2)]
-    for _, colour, column in series:
+        parts.append(f'<text x="{LEFT - 6}" y="{frame.y(value) + 4:.1f}" text-anchor="end">{value / GIB:.1f}</text>')
+    parts.append(f'<text x="14" y="{middle}" transform="rotate(-90 14 {middle})" text-anchor="middle">GiB per GPU'
+                 '</text>')
+    return parts
+
+
+def _lines(timeline: tuple[tuple[str, int, int], ...], frame: _Frame, capacity: int | None,
+           runtime: int) -> list[str]:
+    """The allocated and reserved lines, reserved + runtime where there is one, the capacity dashed."""
+    x, y = frame.x, frame.y
+    parts = []
+    for colour, column in (("#1f77b4", 1), ("#d62728", 2)):
         points = " ".join(f"{x(i):.1f},{y(point[column]):.1f}" for i, point in enumerate(timeline))
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{points}"/>')
     if runtime:
@@ -77,18 +106,21 @@ def render_svg(timeline: tuple[tuple[str, int, int], ...], title: str, capacity:
         parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(capacity):.1f}" y2="{y(capacity):.1f}" '
                      'stroke="#000" stroke-dasharray="6 4"/>')
         parts.append(f'<text x="{LEFT + 4}" y="{y(capacity) + 14:.1f}">GPU memory {capacity / GIB:.1f} GiB</text>')
+    return parts
+
+
+def _legend(runtime: int) -> list[str]:
+    """The lines' names, stacked at the top right, inside the frame."""
     legend = [("allocated (tensors)", "#1f77b4"), ("reserved (caching allocator)", "#d62728")]
     if runtime:
         legend.append((f"reserved + runtime ({runtime / GIB:.2f} GiB: CUDA context, cuBLAS, NCCL)", "#9467bd"))
-    for i, (label, colour) in enumerate(legend):  # stacked at the top right, inside the frame
+    parts = []
+    for i, (label, colour) in enumerate(legend):
         base, offset = TOP + 40 + 16 * i, WIDTH - RIGHT - 420
         parts.append(f'<line x1="{offset}" x2="{offset + 20}" y1="{base}" y2="{base}" stroke="{colour}" '
                      'stroke-width="2"/>')
         parts.append(f'<text x="{offset + 26}" y="{base + 4}">{escape(label)}</text>')
-    parts.append(f'<text x="{LEFT}" y="{HEIGHT - 8}" fill="#555">allocations and frees of one training step, '
-                 'in order (replayed through the caching-allocator model)</text>')
-    parts.append("</svg>")
-    return "\n".join(parts)
+    return parts
 
 
 def write_plot(path: str, svg: str, title: str = "GPU memory over one step", after: str = "") -> None:
