@@ -105,6 +105,16 @@ VaryingLengthsOption = Annotated[bool, typer.Option(
     "--varying-lengths", rich_help_panel=_TRAIN,
     help="Batches padded to their own longest sample, up to --seq-len (the HF Trainer's and TRL's collators "
          "without packing): the allocator caches loss tensors of every length.")]
+LossDtypeOption = Annotated[str | None, typer.Option(
+    metavar="fp32|bf16", rich_help_panel=_TRAIN, show_default=False,
+    help="The dtype the loss runs in (default fp32: transformers' loss upcasts the logits); bf16: the script "
+         "computes the loss itself on a bf16 model's logits (a custom loop's nn.CrossEntropyLoss), with "
+         "--precision bf16.")]
+KbitPrepareOption = Annotated[bool | None, typer.Option(
+    rich_help_panel=_TRAIN, show_default=False,
+    help="QLoRA: PEFT's prepare_model_for_kbit_training casts the embedding, norms and LM head to fp32 (default "
+         "on, as accelwiz's trainer; without autocast every activation is then fp32); --no-kbit-prepare: they stay "
+         "16-bit (torchtune, Lightning's bitsandbytes precision).")]
 GpuMemoryOption = Annotated[
     str | None, typer.Option(help="Memory of one GPU: 80GiB, 80GB, 81920MiB.", rich_help_panel=_MEM)
 ]
@@ -183,6 +193,8 @@ def estimate(
     gradient_checkpointing: GradientCheckpointingOption = None,
     attention: AttentionOption = None,
     varying_lengths: VaryingLengthsOption = False,
+    loss_dtype: LossDtypeOption = None,
+    kbit_prepare: KbitPrepareOption = None,
     system: SystemOption = None,
     gpu_memory: GpuMemoryOption = None,
     compare: CompareOption = False,

@@ -25,7 +25,12 @@ size and 16-bit activations (×2 for fp32 training):
   and `log_softmax` saves only its fp32 output, so what forward leaves for backward is `4bsV`
   (`logits_bytes`). The 16-bit logits and their fp32 copy (`2bsV + 4bsV`; fp32 training: the `4bsV` logits)
   are a forward transient, and backward's first step adds the loss gradient and the log-softmax gradient
-  (`8bsV`) while the saved output still lives (`loss_transient_bytes`).
+  (`8bsV`) while the saved output still lives (`loss_transient_bytes`). A loss the script computes on the
+  16-bit logits itself (`Workload.loss_dtype` "bf16", estimate/loss_dtype.py) keeps half: `2bsV`, with `4bsV`
+  transients either side.
+* QLoRA after PEFT's `prepare_model_for_kbit_training` without autocast (`kbit_fp32_stream`): the embedding, the
+  norms and the LM head are fp32 and bitsandbytes returns its input's dtype, so every activation is fp32, as in
+  fp32 LoRA (tests/estimate/test_kbit_fp32_stream.py, to the byte on the real prepared layer).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from typing import TYPE_CHECKING
 
 
 if TYPE_CHECKING:
+    from accelwiz.estimate.strategy import Strategy
     from accelwiz.modelspec.spec import ModelSpec
     from accelwiz.estimate.workload import Workload
 
@@ -49,8 +55,8 @@ class LayerActivations:
         return sum(value for _, value in self.terms)
 
 
-def layer_activations(workload: Workload, *, autocast: bool = False,
-                      fp32_adapters: bool | None = None) -> LayerActivations:
+def layer_activations(workload: Workload, *, autocast: bool = False, fp32_adapters: bool | None = None,
+                      strategy: Strategy | None = None) -> LayerActivations:
     """One layer's saved activations for `workload` (no checkpointing).
 
     `fp32_adapters`: LoRA's adapters in fp32 over a 16-bit base (None: as states.peft_fp32_adapters has them
@@ -61,6 +67,7 @@ def layer_activations(workload: Workload, *, autocast: bool = False,
     load the frozen base (the embedding included) in 16-bit, so their residual stream is 16-bit as without
     autocast (the trace: `trace_model.materialise`). Either way autocast runs softmax in fp32.
     """
+    workload = as_activations_run(workload, autocast=autocast, fp32_adapters=fp32_adapters, strategy=strategy)
     spec = workload.model
     s, b, h, a = workload.seq_len, workload.micro_batch, spec.hidden_size, spec.num_heads
     sbh = s * b * h
@@ -118,6 +125,31 @@ def layer_activations(workload: Workload, *, autocast: bool = False,
     return LayerActivations(tuple(terms))
 
 
+def kbit_fp32_stream(workload: Workload, *, autocast: bool = False, fp32_adapters: bool | None = None,
+                     strategy: Strategy | None = None) -> bool:
+    """QLoRA after PEFT's `prepare_model_for_kbit_training` (peft 0.21 casts every parameter that is no
+    `Params4bit` to fp32), without autocast: the fp32 embedding starts an fp32 residual stream, the fp32 norms keep
+    it fp32, and bitsandbytes' `Linear4bit` computes in its compute dtype but returns its input's dtype (fp32), so
+    every activation, every checkpointed input and the logits are fp32, exactly as in fp32 LoRA (the test). Not
+    under DeepSpeed, which casts every floating parameter to 16-bit (then no adapter is fp32 either), nor FSDP,
+    whose mixed precision gathers the parameters in 16-bit (`strategy`: None, as on one GPU)."""
+    if strategy is not None and strategy.kind not in ("single", "ddp"):
+        return False
+    return (workload.regime == "qlora" and workload.kbit_prepared and workload.precision == "bf16"
+            and not autocast and adapters_in_fp32(workload, fp32_adapters))
+
+
+def as_activations_run(workload: Workload, *, autocast: bool = False, fp32_adapters: bool | None = None,
+                       strategy: Strategy | None = None) -> Workload:
+    """The workload as its activations see it: fp32 where `kbit_fp32_stream` (the activation formulas then count
+    fp32 LoRA's tensors, which the real prepared QLoRA layer keeps to the byte); else unchanged."""
+    if not kbit_fp32_stream(workload, autocast=autocast, fp32_adapters=fp32_adapters, strategy=strategy):
+        return workload
+    from dataclasses import replace
+
+    return replace(workload, precision="fp32")
+
+
 def adapters_in_fp32(workload: Workload, fp32_adapters: bool | None) -> bool:
     """Whether LoRA's adapters are fp32 over a 16-bit base: as asked, else as states.py counts them (no strategy:
     outside DeepSpeed, which casts them with the model)."""
@@ -148,13 +180,17 @@ def head_norm_bytes(workload: Workload) -> int:
     return tokens * (per_element * elements + 4 * (spec.num_heads + spec.num_kv_heads))
 
 
-def activation_bytes(workload: Workload, *, autocast: bool = False,
-                     fp32_adapters: bool | None = None) -> tuple[int, tuple[str, ...]]:
+def activation_bytes(workload: Workload, *, autocast: bool = False, fp32_adapters: bool | None = None,
+                     strategy: Strategy | None = None) -> tuple[int, tuple[str, ...]]:
     """Saved activations of all layers per GPU at the end of forward (without the loss tail), and notes."""
     spec = workload.model
-    layer = layer_activations(workload, autocast=autocast, fp32_adapters=fp32_adapters)
+    layer = layer_activations(workload, autocast=autocast, fp32_adapters=fp32_adapters, strategy=strategy)
     per_term = ", ".join(f"{name} {value / 2**20:.0f} MiB" for name, value in layer.terms)
     notes = [f"activations per layer: {per_term}"]
+    if kbit_fp32_stream(workload, autocast=autocast, fp32_adapters=fp32_adapters, strategy=strategy):
+        notes.append("QLoRA after prepare_model_for_kbit_training without autocast: the fp32 embedding, norms and "
+                     "LM head keep every activation fp32 (bitsandbytes returns its input's dtype)")
+        workload = as_activations_run(workload, autocast=autocast, fp32_adapters=fp32_adapters, strategy=strategy)
     if workload.gradient_checkpointing:
         total = spec.num_layers * boundary_bytes(workload, autocast=autocast)
         notes.append("gradient checkpointing: each layer keeps its input; one layer is recomputed at a time")
@@ -213,11 +249,12 @@ def fp32_residual(workload: Workload, autocast: bool) -> bool:
     return autocast and workload.regime == "full"
 
 
-def recompute_bytes(workload: Workload, *, autocast: bool = False, fp32_adapters: bool | None = None) -> int:
+def recompute_bytes(workload: Workload, *, autocast: bool = False, fp32_adapters: bool | None = None,
+                    strategy: Strategy | None = None) -> int:
     """Gradient checkpointing: one layer's full activations, alive again while backward recomputes it."""
     if not workload.gradient_checkpointing:
         return 0
-    return layer_activations(workload, autocast=autocast, fp32_adapters=fp32_adapters).total
+    return layer_activations(workload, autocast=autocast, fp32_adapters=fp32_adapters, strategy=strategy).total
 
 
 def logits_bytes(workload: Workload) -> int:
@@ -232,9 +269,10 @@ def logits_bytes(workload: Workload) -> int:
     if not spec.causal_lm:
         return 0
     tokens = workload.micro_batch * workload.seq_len * spec.vocab_size
+    log_softmax = 2 if workload.loss_dtype == "bf16" else 4  # a 16-bit loss keeps a 16-bit output (loss_dtype.py)
     if spec.softcapped_logits:
-        return (4 + (4 if workload.precision == "fp32" else 2)) * tokens
-    return 4 * tokens
+        return (log_softmax + (4 if workload.precision == "fp32" else 2)) * tokens
+    return log_softmax * tokens
 
 
 def loss_transient_bytes(workload: Workload) -> tuple[int, int]:
@@ -250,10 +288,17 @@ def loss_transient_bytes(workload: Workload) -> tuple[int, int]:
     Answer.AI's train.py does; the HF Trainer does not) also keeps fp32 logits where today's are 16-bit: +2bsV
     more, not counted. Answer.AI's rows measured on 2024's stack sit 4.0-4.5 bsV above the same settings run
     today (an H200, benchmarks/results/fsdp_streams.json).
+
+    A 16-bit loss (`Workload.loss_dtype` "bf16": nn.CrossEntropyLoss on the shifted 16-bit logits, which a script
+    copies: `logits[:, :-1].reshape(...)` of a batch above 1, `[..., :-1, :].contiguous()`): forward the logits
+    and the copy (2bsV each), backward the log-softmax's and the input's 16-bit gradients (2bsV each), measured
+    on the real loss (tests/estimate/test_loss_dtype.py).
     """
     if not workload.model.causal_lm:
         return 0, 0
     tokens = workload.micro_batch * workload.seq_len * workload.model.vocab_size
+    if workload.loss_dtype == "bf16":  # the 16-bit logits and their shifted copy; two 16-bit gradients (loss_dtype.py)
+        return 4 * tokens, 4 * tokens
     forward = 4 * tokens if workload.precision == "fp32" else 6 * tokens
     if workload.copies_shifted_logits:
         return forward + (4 if workload.precision == "fp32" else 2) * tokens, 12 * tokens

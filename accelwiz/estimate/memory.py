@@ -136,7 +136,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     autocast = workload.precision == "mixed" and strategy.kind in ("single", "ddp")
     # LoRA's adapters in fp32 over a bf16 base keep fp32 input copies; DeepSpeed casts them to 16-bit
     activations, activation_notes = activation_bytes(
-        workload, autocast=autocast, fp32_adapters=peft_fp32_adapters(workload, strategy))
+        workload, autocast=autocast, fp32_adapters=peft_fp32_adapters(workload, strategy), strategy=strategy)
     logits = logits_bytes(workload)
     buffers, buffer_notes = buffer_bytes(workload, strategy)
     turn, recomputing, turn_note = zero3_kept_bytes(workload, strategy)
@@ -219,7 +219,8 @@ def _reserved(workload: Workload, strategy: Strategy, states: ModelStates, phase
 def _loss_tail_notes(workload: Workload, logits: float) -> list[str]:
     if not logits:
         return ["no LM head counted"]
-    notes = [f"loss tail: fp32 log-softmax kept for backward ({workload.micro_batch}×{workload.seq_len} tokens × "
+    dtype = "bf16 (the script's own loss on the bf16 logits)" if workload.loss_dtype == "bf16" else "fp32"
+    notes = [f"loss tail: {dtype} log-softmax kept for backward ({workload.micro_batch}×{workload.seq_len} tokens × "
              f"vocab {workload.model.vocab_size:,}); logits and loss gradients are phase temporaries"]
     if workload.copies_shifted_logits:
         major, minor = workload.transformers_version or (0, 0)
@@ -298,7 +299,7 @@ def _phases(
     recompute = _Phase(
         "backward",
         parts(weights=states.weights, activations=float(activations),
-              temporaries=recompute_bytes(workload, autocast=autocast,
+              temporaries=recompute_bytes(workload, autocast=autocast, strategy=strategy,
                                           fp32_adapters=peft_fp32_adapters(workload, strategy)),
               buffers=buffers + recomputing),
     )

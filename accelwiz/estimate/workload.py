@@ -82,6 +82,10 @@ class Workload:
     # collators without packing) rather than all of seq_len (accelwiz's trainer packs): the caching allocator
     # keeps loss-tail blocks of every length it saw (estimate/varying_lengths.py)
     varying_lengths: bool = False
+    # The dtype the loss runs in (estimate/loss_dtype.py): "fp32", transformers' loss (ForCausalLMLoss upcasts the
+    # logits); "bf16", a loss the script computes itself on the 16-bit logits of a pure-bf16 model (a custom
+    # loop's nn.CrossEntropyLoss, a remote-code model's own loss), outside autocast
+    loss_dtype: Literal["fp32", "bf16"] = "fp32"
 
     @property
     def copies_shifted_logits(self) -> bool:
