@@ -30,14 +30,26 @@ _ADAPTERS = ("LitGPT's LoRA keeps its adapters in bf16 under bf16-true; the argv
              "fp32 adapters, each adapted linear keeping an fp32 copy of its input")
 _OLD_BNB = ("bitsandbytes 0.41.1 (the page's) keeps every 4-bit linear's input for backward (MatMul4Bit "
             "ctx.tensors = (A, B), dropped in 0.43.2); the argv estimates today's bitsandbytes")
-_QUANT = ("Lightning 2.1's BitsandbytesPrecision converts every torch.nn.Linear (the output layer included) and "
-          "keeps the rest in bf16 (no prepare_model_for_kbit_training; the CLI quantizes the block linears and "
-          "upcasts the rest to fp32)")
+# Read at 8641822 (finetune/lora.py, lit_gpt/utils.py), not measured: FSDPStrategy(auto_wrap_policy={Block},
+# activation_checkpointing_policy={Block}, state_dict_type="full", limit_all_gathers=True, cpu_offload=False), the
+# model built under `fabric.init_module(empty_init=(devices > 1))` (torch 2.1: on the meta device, materialised one
+# Block at a time as FSDP wraps it), then `load_checkpoint` -> `fabric.load_raw(checkpoint_path, model)`: Lightning's
+# `_load_raw_module_state` loads the full lit_model.pth (lazy, on the CPU) under FULL_STATE_DICT, "gathering all
+# weights first and then writing back to each shard" as its docstring says, where torch 2.1's pre-load hook
+# unshards one unit at a time. Both FSDP configurations sit about one whole bf16 model above a sharded run
+# (7B on 2 GPUs 20.66 GB, 13.5 GB of weights + 7.2; 13B on 4 GPUs 33.13 GB, 26.0 + 7.1; the 7B on one GPU without
+# checkpointing 21.30): something holds the unsharded model once per GPU; which step does is not identified.
+_FSDP = ("per GPU about one whole bf16 model more than a sharded run (7B on 2 GPUs 20.66 GB = 13.5 GB of weights + "
+         "7.2; 13B on 4: 33.13 = 26.0 + 7.1): Fabric's FSDP setup and full-state-dict load_raw hold the unsharded "
+         "model at some point (not identified; torch 2.1's load hooks unshard one unit at a time as read)")
+_QUANT = ("Lightning 2.1's BitsandbytesPrecision converts every torch.nn.Linear, the output layer included (the "
+          "CLI quantizes the block linears only); the rest stays bf16 (--no-kbit-prepare says so)")
 
 
 def _row(size: str, quant: str, mb: int, gpus: int, gb: float | None, quote: str) -> dict:
     model = f"llama-2-{size.lower()}"
-    flags = {"none": "--lora", "nf4": "--qlora", "nf4-dq": "--qlora"}[quant]
+    # BitsandbytesPrecision converts the linears and leaves the rest bf16 (bf16-true): no kbit preparation
+    flags = {"none": "--lora", "nf4": "--qlora --no-kbit-prepare", "nf4-dq": "--qlora --no-kbit-prepare"}[quant]
     if gpus == 1:
         where = f"--system 4xA100-40GB --gpus 1 --strategy single --micro-batch {mb} --no-gradient-checkpointing"
         how = "one GPU, no activation checkpointing" + (
@@ -46,7 +58,7 @@ def _row(size: str, quant: str, mb: int, gpus: int, gb: float | None, quote: str
         where = (f"--system 4xA100-40GB --gpus {gpus} --strategy fsdp_full --fsdp-version 1 --micro-batch {mb} "
                  "--gradient-checkpointing")
         how = f"{gpus} GPUs under Fabric's FSDP1 (full shard, every Block wrapped and checkpointed), torch AdamW"
-    unexpressed = [_CODE, _ADAPTERS]
+    unexpressed = [_CODE, _ADAPTERS] + ([_FSDP] if gpus > 1 else [])
     if quant != "none":
         unexpressed += [_OLD_BNB, _QUANT]
         if quant == "nf4":

@@ -48,9 +48,11 @@ SOURCES = {
         "'Hugging Face + FA2' baseline (Llama 3.1 8B and 3.3 70B QLoRA): verdict rows only, no peak printed"),
     # Issue 28, third round: three more sources, all frozen (registered here before any of their rows was scored).
     "universal-llm-trainer-gpu-test": (
-        "frozen", "new (issue 28, third round): ljm565/universal-llm-trainer docs/gpu_test.md, H100 table (Llama "
-        "3.1 8B, Llama 2 13B, Gemma 2 9B, Gemma 7B, Phi-3-mini; full, LoRA, QLoRA at 2 x 8,192 tokens, 2025): "
-        "never used to tune anything"),
+        "design", "frozen until this round (ljm565/universal-llm-trainer docs/gpu_test.md, H100 table, 2025); moved "
+        "after its misses were read in its code and two mechanisms modelled, nothing tuned: the trainer's own "
+        "nn.CrossEntropyLoss on the bf16 logits (--loss-dtype bf16: LoRA +39.6/+54.6% -> -1.4/-3.1%), and QLoRA's "
+        "fp32 non-quantized parameters without autocast keeping every activation fp32 (activations.kbit_fp32_stream: "
+        "-37.3/-32.1% -> -10.4/-14.1%); tests/estimate/test_loss_dtype.py, test_kbit_fp32_stream.py"),
     "torchtune-lora-qlora-tutorials": (
         "frozen", "new (issue 28, third round): torchtune's LoRA and QLoRA tutorials (April 2024; Llama-2-7B "
         "LoRA ranks and targets, QLoRA; peak reserved in GB), not the README table: never used to tune anything"),

@@ -32,6 +32,19 @@ _UNEXPRESSED = [
     "PEFT's default fp32 adapters, each adapted linear keeping an fp32 copy of its input)",
     "the padded length of the window's longest batch (not printed; the argv says the 512-token cap)",
 ]
+# The model is built in bf16 on the GPU (`with utils.set_default_dtype(self._dtype), self._device: model =
+# config.instantiate(cfg_model)`, lora_finetune_single_device.py `_setup_model`): the embedding, norms, output layer
+# and adapters stay bf16 (`utils.validate_expected_param_dtype(self.adapter_params.items(), dtype=self._dtype)`),
+# no prepare_model_for_kbit_training: --no-kbit-prepare. Each quantized linear runs torchao 0.1's to_nf4 twice on
+# the GPU, at build (LoRALinear `to_nf4(linear.weight)`) and at load (torchtune's NF4 `copy_` dispatch:
+# `to_nf4(args[0][1].to(dest_tensor.device))`), and torchao 0.1's `quantize_tensor_nearest` materialises
+# `diff = (value - nf4).abs()`: a (numel x 16) bf16 tensor and its abs (2 x 1.44 GB for an 11008 x 4096 MLP weight)
+# plus int64 indices (0.36 GB). The caching allocator keeps those blocks: the tutorial's 9.13 GB reserved after
+# model init (8.5 GiB), above the whole training step; the training peak (9.29 GB) reuses them.
+_NF4_BUILD = ("torchao 0.1's NF4 quantization on the GPU at model build and state-dict load: "
+              "quantize_tensor_nearest's (numel x 16) bf16 difference tensor and its abs (2 x 1.44 GB for the "
+              "11008 x 4096 MLP weights, 0.36 GB of int64 indices) stay reserved by the caching allocator (9.13 GB "
+              "reserved after init, before any step); the argv estimates bitsandbytes' loading")
 _QV = "--lora-target q_proj --lora-target v_proj "
 _ALL = "".join(f"--lora-target {m} " for m in ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
                                                 "down_proj", "lm_head"))
@@ -64,11 +77,11 @@ ROWS = [
          "LoRA rank 64 alpha 128 on q/k/v/output_proj, the MLP and the output layer"),
     _row("torchtune-llama2-7b-qlora-r8", _QLORA_URL,
          "QLoRA                  9.13 GB                             9.29 GB", 9.29,
-         "--qlora --lora-rank 8 --lora-dropout 0.05 --lora-target q_proj --lora-target k_proj --lora-target v_proj "
-         "--lora-target o_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj ",
+         "--qlora --no-kbit-prepare --lora-rank 8 --lora-dropout 0.05 --lora-target q_proj --lora-target k_proj "
+         "--lora-target v_proj --lora-target o_proj --lora-target gate_proj --lora-target up_proj "
+         "--lora-target down_proj ",
          "llama2/7B_qlora_single_device.yaml", "QLoRA: rank 8 alpha 16 on q/k/v/output_proj and the MLP over "
          "torchao NF4 base weights",
          ["torchao's NF4Tensor (block 64, scalers quantized in blocks of 256) instead of bitsandbytes",
-          "the embedding, norms and output layer kept in bf16 (no prepare_model_for_kbit_training; the CLI's "
-          "built-in trainer upcasts them to fp32)"]),
+          _NF4_BUILD]),
 ]

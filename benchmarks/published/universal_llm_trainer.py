@@ -6,10 +6,13 @@ configs the table links (config/llm_*.yaml at the pinned commit) and the trainer
 the weights in bf16 and `amp_training: False` (no autocast): pure bf16, AdamW states in bf16 for the full rows;
 `gradient_checkpointing: {activate: True, checkpoint_type: hf_checkpoint}` (transformers'
 gradient_checkpointing_enable); `attn_implementation: null` (transformers 4.49's default, sdpa);
-`del_logits_after_forward: True`. LoRA (config_lora/llm_lora_config.yaml, Phi-3: llm_phi3_lora_config.yaml):
+`del_logits_after_forward: True` (the logits are dropped after the loss: the estimate's loss transient). The loss
+is the trainer's own `nn.CrossEntropyLoss` on the model's logits (no labels reach the model): bf16 for the bf16
+rows (`--loss-dtype bf16`), fp32 for QLoRA, whose `bit: 4` loads every non-quantized parameter in fp32. LoRA (config_lora/llm_lora_config.yaml, Phi-3: llm_phi3_lora_config.yaml):
 r=8, alpha 16, dropout 0.05 on every block linear (q/k/v/o/gate/up/down; Phi-3's fused qkv_proj and gate_up_proj),
 PEFT's default fp32 adapters over the bf16 base. QLoRA: `bit: 4` with config_quant/bnb_4bit.yaml (NF4, double
-quantization, bf16 compute) and peft's prepare_model_for_kbit_training (src/trainer/build.py).
+quantization, bf16 compute), the rest loaded in fp32 (`dtype=... else torch.float32` for an int `bit`), and
+peft's prepare_model_for_kbit_training (src/trainer/build.py), no autocast: the argv's `--qlora --precision bf16`.
 
 What the number is: "Peak Mem." in GiB as printed. The trainer's progress bar prints torch.cuda.memory_reserved()
 (src/trainer/trainer.py, in 10^9 bytes with a "G"); the page says GiB: read as reserved, in GiB. The cells are
@@ -40,8 +43,8 @@ _STAND_IN = {
 _SETTINGS = (
     "universal-llm-trainer docs/gpu_test.md, H100 table, config/{config}.yaml: batch 2, 8,192 tokens per sample "
     "(the page: fully filled, no padding), bf16 weights without autocast, torch AdamW, transformers' gradient "
-    "checkpointing, {attention} (attn_implementation null: transformers 4.49's default), {how}; 'Peak Mem.' read as "
-    "torch.cuda.memory_reserved() in GiB, one H100 80GB"
+    "checkpointing, {attention} (attn_implementation null: transformers 4.49's default), {how}, {loss}; 'Peak Mem.' "
+    "read as torch.cuda.memory_reserved() in GiB, one H100 80GB"
 )
 _HOW = {
     "full": "full fine-tuning (AdamW states in bf16)",
@@ -50,10 +53,19 @@ _HOW = {
     "qlora": "QLoRA: bitsandbytes NF4 with double quantization, bf16 compute, prepare_model_for_kbit_training, "
              "LoRA r=8 alpha 16 dropout 0.05 on every block linear, accumulation 32",
 }
-_FLAGS = {"full": "", "lora": "--lora --lora-rank 8 --lora-dropout 0.05 ",
+# The trainer computes the loss itself on the model's bf16 logits (no labels reach the model, so transformers'
+# fp32 upcast never runs; transformers 4.49's LlamaForCausalLM returns the lm_head's dtype): src/models/llama3.py at
+# the pinned commit, `loss = self.criterion(output.logits[:, :-1, :].reshape(-1, output.logits.size(-1)),
+# label[:, 1:].reshape(-1))` with `self.criterion = nn.CrossEntropyLoss(ignore_index=ignore_index)`, inside
+# `torch.autocast(..., enabled=self.amp)` with amp_training False (src/trainer/trainer.py): --loss-dtype bf16.
+# QLoRA (`bit: 4`) loads with `dtype=torch.float32` (`instantiate(torch, self.bit) if isinstance(self.bit, str)
+# else torch.float32`) and prepare_model_for_kbit_training: fp32 LM head, fp32 logits, the loss in fp32.
+_FLAGS = {"full": "--loss-dtype bf16 ", "lora": "--lora --lora-rank 8 --lora-dropout 0.05 --loss-dtype bf16 ",
           "qlora": "--qlora --lora-rank 8 --lora-dropout 0.05 "}
-_LOGITS = ("del_logits_after_forward: True (the trainer drops the logits after the loss; the argv counts "
-           "transformers' own lifetime of them)")
+_LOSS = {"full": "nn.CrossEntropyLoss on the bf16 logits (the trainer's own loss, no fp32 upcast)",
+         "lora": "nn.CrossEntropyLoss on the bf16 logits (the trainer's own loss, no fp32 upcast)",
+         "qlora": "nn.CrossEntropyLoss on the fp32 logits of the fp32 LM head (the non-quantized parameters are "
+                  "loaded in fp32, dtype=torch.float32 for bit 4)"}
 
 
 def _row(model: str, regime: str, config: str, gib: int | None, quote: str) -> dict:
@@ -66,8 +78,8 @@ def _row(model: str, regime: str, config: str, gib: int | None, quote: str) -> d
            "argv": f"estimate --model {model} --system 1xH100-80GB --strategy single --precision bf16 "
                    f"{_FLAGS[regime]}--micro-batch 2 --seq-len 8192 --gradient-checkpointing --attention {attention} "
                    "--format json",
-           "assumptions": _SETTINGS.format(config=config, how=_HOW[regime], attention=attention),
-           "unexpressed": [_LOGITS]}
+           "assumptions": _SETTINGS.format(config=config, how=_HOW[regime], attention=attention, loss=_LOSS[regime]),
+           "unexpressed": []}
     if gib is None:
         row["ran"] = False
     if model in _STAND_IN:
