@@ -88,7 +88,7 @@ def _estimate(plan: PlanFile, yaml_path: Path, yaml_text: str, json_path: Path |
     from accelwiz.document import parse_text
     from accelwiz.effective import resolve
     from accelwiz.estimate.memory import estimate_memory
-    from accelwiz.estimate.strategy import strategy_from_effective
+    from accelwiz.estimate.configured_strategy import strategy_from_effective
     from accelwiz.estimate.verdict import memory_verdict
     from accelwiz.estimate.planned import plan_workload
 

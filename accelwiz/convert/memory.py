@@ -18,7 +18,7 @@ def compare_memory(before: EffectiveConfig, after: EffectiveConfig, workload: An
     from accelwiz.estimate.memory import estimate_memory
     from accelwiz.estimate.recommend import CompareRow
     from accelwiz.estimate.render import render_compare
-    from accelwiz.estimate.strategy import strategy_from_effective
+    from accelwiz.estimate.configured_strategy import strategy_from_effective
     from accelwiz.estimate.verdict import memory_verdict
 
     rows = []

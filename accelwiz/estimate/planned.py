@@ -37,7 +37,7 @@ class PlannedRun:
 def planned_run(config: Path, *, model: str | None, flags: dict[str, Any]) -> PlannedRun:
     """The run `accelerate launch --config_file config` would train, ready for the estimator; UsageError when the
     config or its plan does not name a model the estimator can size."""
-    from accelwiz.estimate.strategy import strategy_from_effective
+    from accelwiz.estimate.configured_strategy import strategy_from_effective
     from accelwiz.estimate.resolved import to_post_training, to_workload
     from accelwiz.resolution.run import resolve_run
 

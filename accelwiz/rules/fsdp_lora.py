@@ -73,7 +73,7 @@ def _fsdp1_lora_with_orig_params(view: object, workload: object) -> object | Non
         return None
     if view.fsdp_use_orig_params.value is False:
         return None
-    from accelwiz.estimate.strategy import strategy_from_effective
+    from accelwiz.estimate.configured_strategy import strategy_from_effective
 
     strategy = strategy_from_effective(view)
     return strategy if strategy is not None and strategy.is_fsdp else None

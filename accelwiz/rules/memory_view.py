@@ -1,7 +1,7 @@
 """What the memory rules (memory.py, memory_host.py, sharding_advice.py) share: the planned run's estimate, the
 machine it is judged against, and where in the files a finding points.
 
-The strategy is built from the config's effective values (`estimate.strategy.strategy_from_effective` of
+The strategy is built from the config's effective values (`estimate.configured_strategy.strategy_from_effective` of
 `ctx.effective`): distributed_type, num_processes / num_machines, the ZeRO stage and offload devices from the
 DeepSpeed JSON or the inline `deepspeed_config`, and the FSDP sharding strategy, version and offload flag.
 """
@@ -29,7 +29,7 @@ def gib(value: float) -> str:
 
 def planned_estimate(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | None:
     """The config's strategy and its estimate, or None when the config does not say enough."""
-    from accelwiz.estimate.strategy import strategy_from_effective
+    from accelwiz.estimate.configured_strategy import strategy_from_effective
 
     strategy = strategy_from_effective(ctx.effective)
     if strategy is None and ctx.effective.distributed_type.value == "MULTI_CPU":

@@ -20,7 +20,7 @@ def posttraining_estimate(ctx: CheckContext, args: Any, strategy: Any = None) ->
     (accelwiz.resolution.posttraining), the workload (`--model`, the plan, the files), the config's strategy;
     None when the config or the workload does not say enough."""
     from accelwiz.estimate.posttraining import estimate_posttraining
-    from accelwiz.estimate.strategy import strategy_from_effective
+    from accelwiz.estimate.configured_strategy import strategy_from_effective
     from accelwiz.estimate.resolved import to_post_training
     from accelwiz.resolution.posttraining import resolve_posttraining
 

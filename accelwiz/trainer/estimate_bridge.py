@@ -37,7 +37,7 @@ def estimate_from_settings(settings: dict[str, Any]) -> dict[str, Any]:
     sequence as the run report records them) on the strategy and precision the Accelerator resolved."""
     from accelwiz.estimate.memory import estimate_memory
     from accelwiz.modelspec.lookup import spec_from_hf_config
-    from accelwiz.estimate.strategy import strategy_from_effective, training_precision
+    from accelwiz.estimate.configured_strategy import strategy_from_effective, training_precision
     from accelwiz.estimate.resolved import to_workload
     from accelwiz.resolution.workload import DEFAULTS, resolve_workload
 

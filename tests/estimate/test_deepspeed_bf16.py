@@ -17,7 +17,8 @@ from accelwiz.effective import resolve
 from accelwiz.estimate.memory import estimate_memory
 from accelwiz.modelspec.lookup import resolve_model, spec_from_hf_config
 from accelwiz.estimate.states import model_states
-from accelwiz.estimate.strategy import Strategy, strategy_from_effective
+from accelwiz.estimate.configured_strategy import strategy_from_effective
+from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 from tests.estimate.deepspeed_engine import engine_lines
 

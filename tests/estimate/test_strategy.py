@@ -7,13 +7,8 @@ import pytest
 from accelwiz.document import load_document
 from accelwiz.effective import EffectiveConfig
 from accelwiz.errors import UsageError
-from accelwiz.estimate.strategy import (
-    Strategy,
-    candidate_strategies,
-    strategy_from_effective,
-    strategy_from_options,
-    training_precision,
-)
+from accelwiz.estimate.configured_strategy import strategy_from_effective, training_precision
+from accelwiz.estimate.strategy import Strategy, candidate_strategies, strategy_from_options
 from accelwiz.rules.context import CheckContext
 
 

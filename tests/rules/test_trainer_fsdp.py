@@ -66,7 +66,7 @@ def test_the_trainers_fsdp_reaches_the_effective_values(write):
     assert effective.is_fsdp and effective.distributed_type.source == "trainer"
     assert (effective.fsdp_version.value, effective.fsdp_sharding.value) == (2, "SHARD_GRAD_OP")
     assert effective.fsdp_offload_params.value is True
-    from accelwiz.estimate.strategy import strategy_from_effective
+    from accelwiz.estimate.configured_strategy import strategy_from_effective
 
     strategy = strategy_from_effective(effective)  # the memory estimate's: FSDP with parameter offload, not DDP
     assert (strategy.kind, strategy.offload_param) == ("fsdp_grad_op", "cpu")
