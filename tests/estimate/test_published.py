@@ -184,8 +184,11 @@ def test_design_rows_run_through_the_cli_and_no_verdict_contradicts_a_measured_r
     """Each design row runs as `accelwiz estimate ARGV --format json` (with `--config` of its YAML) and no verdict
     says "does not fit" for a setting the source measured to run."""
     for key, result in design_rows.items():
+        if "not_expressible" in result:  # a moved source's rows the command line cannot say (they name why)
+            assert result["not_expressible"], key
+            continue
         assert result["estimate_gib"] > 0 and result["verdict"] in ("fits", "tight", "does not fit", None), key
-    assert [k for k, r in design_rows.items() if r["verdict_contradiction"]] == []
+    assert [k for k, r in design_rows.items() if r.get("verdict_contradiction")] == []
 
 
 HF_BERT_LARGE_KEYS = [
