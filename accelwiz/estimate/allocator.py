@@ -40,10 +40,11 @@ free pages of a segment still in use (only wholly free segments are released her
 
 from __future__ import annotations
 
-import bisect
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from accelwiz.estimate.allocator_pool import Block, Pool
 
 K_MIN_BLOCK_SIZE = 512  # kMinBlockSize
 K_SMALL_SIZE = 1 << 20  # kSmallSize: the largest small-pool request, 1 MiB
@@ -74,46 +75,6 @@ def allocation_size(size: int) -> int:
     return K_ROUND_LARGE * ((size + K_ROUND_LARGE - 1) // K_ROUND_LARGE)
 
 
-class Block:
-    """A piece of a segment: `size` bytes at `ptr`, in use or cached; neighbours in the same segment."""
-
-    __slots__ = ("allocated", "next", "prev", "ptr", "size", "small", "stream")
-
-    def __init__(self, size: int, ptr: int, small: bool, stream: int = 0) -> None:
-        self.size, self.ptr, self.small, self.stream = size, ptr, small, stream
-        self.allocated = False
-        self.prev: Block | None = None
-        self.next: Block | None = None
-
-    @property
-    def is_split(self) -> bool:
-        return self.prev is not None or self.next is not None
-
-
-class _Pool:
-    """The cached (free) blocks of one pool, ordered by (stream, size, address) as `BlockComparatorSize`."""
-
-    def __init__(self) -> None:
-        self.keys: list[tuple[int, int, int]] = []
-        self.blocks: dict[int, Block] = {}
-
-    def insert(self, block: Block) -> None:
-        bisect.insort(self.keys, (block.stream, block.size, block.ptr))
-        self.blocks[block.ptr] = block
-
-    def remove(self, block: Block) -> None:
-        index = bisect.bisect_left(self.keys, (block.stream, block.size, block.ptr))
-        del self.keys[index]
-        del self.blocks[block.ptr]
-
-    def lower_bound(self, stream: int, size: int) -> Block | None:
-        """`get_free_block`'s `pool.blocks.lower_bound(&search_key)`: a block of another stream is not offered."""
-        index = bisect.bisect_left(self.keys, (stream, size, -1))
-        if index == len(self.keys) or self.keys[index][0] != stream:
-            return None
-        return self.blocks[self.keys[index][2]]
-
-
 @dataclass
 class CachingAllocator:
     """One device's caching allocator, all streams; sizes in bytes, `capacity` None for an unbounded GPU."""
@@ -133,8 +94,8 @@ class CachingAllocator:
     # The address the driver gave the next segment, (ptr, size, stream), where a recorded stream says so;
     # `_new_block` takes it if it makes that segment, else the next of `_next_ptr`.
     hint: tuple[int, int, int] | None = None
-    _small: _Pool = field(default_factory=_Pool)
-    _large: _Pool = field(default_factory=_Pool)
+    _small: Pool = field(default_factory=Pool)
+    _large: Pool = field(default_factory=Pool)
     # Where no address is recorded, each new segment lies below the last: the addresses cudaMalloc returned
     # on the H200 (tests/fixtures/allocator_streams) mostly decrease, and `BlockComparatorSize` breaks a tie
     # between equal cached blocks by address, so the order decides which of them a request splits.
@@ -207,7 +168,7 @@ class CachingAllocator:
             return remaining >= K_MIN_BLOCK_SIZE
         return size < self.max_split_size and remaining > K_SMALL_SIZE
 
-    def _free_block(self, pool: _Pool, size: int, stream: int) -> Block | None:
+    def _free_block(self, pool: Pool, size: int, stream: int) -> Block | None:
         block = pool.lower_bound(stream, size)
         if block is None:
             return None
@@ -217,7 +178,7 @@ class CachingAllocator:
             return None
         return block
 
-    def _new_block(self, pool: _Pool, size: int, small: bool, stream: int) -> Block:
+    def _new_block(self, pool: Pool, size: int, small: bool, stream: int) -> Block:
         """`alloc_block`, releasing the cache and retrying once at the capacity, as `malloc` does."""
         grow = self._expansion(size, small, stream) if self.expandable_segments else allocation_size(size)
         if self.capacity is not None and self.reserved + grow > self.capacity:
@@ -253,7 +214,7 @@ class CachingAllocator:
         free_tail = tail.size if tail is not None and not tail.allocated else 0
         return page * -(-(size - free_tail) // page)
 
-    def _expand(self, pool: _Pool, grow: int, small: bool, stream: int) -> Block:
+    def _expand(self, pool: Pool, grow: int, small: bool, stream: int) -> Block:
         tail = self._tail.get((small, stream))
         if tail is not None and not tail.allocated:
             pool.remove(tail)
