@@ -128,8 +128,9 @@ _LITGPT_ADAPTERS = ("LitGPT's own LoRA keeps its adapters in bf16 under bf16-tru
                     "PEFT's default fp32 adapters, each adapted linear keeping an fp32 copy of its input")
 for _row in ROWS:
     if _row["source"] == "litgpt-config-hub" and "--qlora" in (_row.get("argv") or ""):
-        _row["unexpressed"] = [*_row.get("unexpressed", []), "the non-quantized parameters kept in bf16 (no "
-                               "prepare_model_for_kbit_training); the CLI's built-in trainer upcasts them to fp32",
-                               _OLD_BNB]
+        # the non-quantized parameters kept in bf16 (no prepare_model_for_kbit_training): said by the argv since
+        # this source moved to design (8625a58) and the flag came (b66131e)
+        _row["argv"] = _row["argv"].replace(" --format json", " --no-kbit-prepare --format json")
+        _row["unexpressed"] = [*_row.get("unexpressed", []), _OLD_BNB]
     if _row["source"] == "litgpt-config-hub" and "--lora " in (_row.get("argv") or ""):
         _row["unexpressed"] = [*_row.get("unexpressed", []), _LITGPT_ADAPTERS]
