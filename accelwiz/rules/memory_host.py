@@ -66,16 +66,19 @@ def offload_exceeds_host_memory(ctx: CheckContext) -> Iterator[Finding]:
     if _cpu_run(estimate):
         yield Finding(role, path, f"estimated {cpu_need(estimate)} exceeds the machine's {gib(ram)}", CPU_FIX)
         return
+    need, fix, elsewhere = _gpu_run_need(ctx, strategy, estimate, "node")
+    tail = elsewhere[0] if elsewhere else ""
+    yield Finding(role, path, f"estimated {need} exceeds the node's {gib(ram)}{tail}", _with_elsewhere(fix, elsewhere))
+
+
+def _gpu_run_need(ctx: CheckContext, strategy: Any, estimate: Any, per: str
+                  ) -> tuple[str, str, tuple[str, str] | None]:
+    """A GPU run's host need ('40.2 GiB of host RAM per node for offloaded states (ZeRO-3 ..., llama-...)'),
+    the fix true for what fills it, and the planned machine when this one is not it (`planned_elsewhere`)."""
     what, fix = host_filled_by(estimate, strategy)
-    elsewhere = planned_elsewhere(ctx, strategy)
-    yield Finding(
-        role,
-        path,
-        f"estimated {gib(estimate.host_bytes)} of host RAM per node for {what} "
-        f"({strategy.label}, {ctx.workload.model.name}) exceeds the node's {gib(ram)}"
-        + (elsewhere[0] if elsewhere else ""),
-        _with_elsewhere(fix, elsewhere),
-    )
+    need = (f"{gib(estimate.host_bytes)} of host RAM per {per} for {what} ({strategy.label}, "
+            f"{ctx.workload.model.name})")
+    return need, fix, planned_elsewhere(ctx, strategy)
 
 
 def _with_elsewhere(fix: str, elsewhere: tuple[str, str] | None) -> str:
@@ -193,14 +196,8 @@ def host_memory_tight(ctx: CheckContext) -> Iterator[Finding]:
         yield Finding(role, path, f"estimated {cpu_need(estimate)} is tight: above {HEADROOM:.0%} of the machine's "
                                   f"{gib(ram)}", CPU_FIX)
         return
-    what, fix = host_filled_by(estimate, strategy)
-    elsewhere = planned_elsewhere(ctx, strategy)
-    yield Finding(
-        role,
-        path,
-        f"estimated {gib(estimate.host_bytes)} of host RAM per machine for {what} ({strategy.label}, "
-        f"{ctx.workload.model.name}) is tight: above {HEADROOM:.0%} of the machine's {gib(ram)}"
-        + (elsewhere[0] if elsewhere else ""),
-        # offloaded states: the rule's own fix (offload less, to keep 10% free); the load: its own
-        _with_elsewhere(fix, elsewhere) if elsewhere or fix != OFFLOAD_FIX else None,
-    )
+    need, fix, elsewhere = _gpu_run_need(ctx, strategy, estimate, "machine")
+    tail = elsewhere[0] if elsewhere else ""
+    yield Finding(role, path, f"estimated {need} is tight: above {HEADROOM:.0%} of the machine's {gib(ram)}{tail}",
+                  # offloaded states: the rule's own fix (offload less, to keep 10% free); the load: its own
+                  _with_elsewhere(fix, elsewhere) if elsewhere or fix != OFFLOAD_FIX else None)
