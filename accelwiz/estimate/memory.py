@@ -26,16 +26,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accelwiz.estimate.activations import (
-    activation_bytes,
-    logits_bytes,
-    loss_transient_bytes,
-    recompute_bytes,
-)
+from accelwiz.estimate.activations import activation_bytes, logits_bytes
 from accelwiz.estimate.buffers import buffer_bytes
 from accelwiz.estimate.fsdp_reserve import fsdp_step_reserve
 from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (HOST_PROCESS_BYTES: re-exported)
 from accelwiz.estimate.loading import loading_bytes
+from accelwiz.estimate.memory_notes import PartNotes, assumptions
 from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.runtime import Runtime, runtime
 from accelwiz.estimate.small_pool import adapter_small_pool_bytes
@@ -47,15 +43,15 @@ from accelwiz.estimate.states import (
     optimizer_step_temporaries,
     peft_fp32_adapters,
 )
+from accelwiz.estimate.step_phases import Phase, StepTensors, gradients_kept, step_phases
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.varying_lengths import varying_length_reserve
 from accelwiz.estimate.workload import Workload
-from accelwiz.estimate.zero3_gathered import reduce_bucket_elements, zero3_gathered_buffer_bytes, zero3_kept_bytes
-from accelwiz.vocab import GIB
+from accelwiz.estimate.zero3_gathered import zero3_kept_bytes
 
 # What a process holds beside its tensors (CUDA context, cuBLAS workspaces, NCCL) is runtime.py's; what the
-# caching allocator reserves beyond the allocated peak is reserve.py's (taught by allocator replays).
-PHASE_LABEL = {"loading": "loading", "forward": "forward", "backward": "backward", "optimizer": "optimizer step"}
+# caching allocator reserves beyond the allocated peak is reserve.py's (taught by allocator replays); the
+# phases of the step are step_phases.py's, the assumptions' wording memory_notes.py's.
 
 
 @dataclass(frozen=True)
@@ -117,14 +113,6 @@ class MemoryEstimate:
         return int(gpu_bytes) if gpu_bytes and self.retries_on(gpu_bytes) else self.per_gpu_total
 
 
-@dataclass(frozen=True)
-class _Phase:
-    name: str
-    parts: dict[str, float]  # category -> bytes live at this phase's peak
-
-    @property
-    def total(self) -> float:
-        return sum(self.parts.values())
 
 
 def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = None) -> MemoryEstimate:
@@ -132,73 +120,49 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     a GPU name, when known: the runtime beside the tensors depends on its generation)."""
     workload, engine_note = as_the_engine_trains(workload, strategy)
     states = model_states(workload, strategy)
-    # torch.autocast over fp32 weights only where the model itself stays fp32 (DeepSpeed and FSDP cast it)
-    autocast = workload.precision == "mixed" and strategy.kind in ("single", "ddp")
-    # LoRA's adapters in fp32 over a bf16 base keep fp32 input copies; DeepSpeed casts them to 16-bit
-    activations, activation_notes = activation_bytes(
-        workload, autocast=autocast, fp32_adapters=peft_fp32_adapters(workload, strategy), strategy=strategy)
-    logits = logits_bytes(workload)
-    buffers, buffer_notes = buffer_bytes(workload, strategy)
-    turn, recomputing, turn_note = zero3_kept_bytes(workload, strategy)
-    if turn_note:
-        buffer_notes.append(turn_note)
-    step, step_note = optimizer_step_temporaries(workload, strategy)
-    phases = _phases(workload, strategy, states, activations, logits, buffers, autocast, step, turn, recomputing)
-    loaded, loading_note = loading_bytes(workload, strategy, states)
-    resident = states.weights - states.autocast_copy
-    loading = _Phase("loading", {**dict.fromkeys(phases[0].parts, 0.0), "weights": resident,
-                                 "temporaries": loaded - resident})
-    phases = (loading, *phases)
+    tensors, notes = _step_tensors(workload, strategy, states)
+    phases = step_phases(workload, strategy, states, tensors)
     peak = max(phases, key=lambda p: p.total)
     allocated = peak.total
     reserved, reserve_notes = _reserved(workload, strategy, states, phases, peak)
     extra = process_runtime(strategy, gpu)
     overhead = extra.total + (reserved - allocated)
     host, nvme, host_notes = _host(workload, strategy, states.host_offload)
-    phase_text = ", ".join(f"{PHASE_LABEL[p.name]} {p.total / GIB:.2f} GiB" for p in phases)
-    assumptions = (
-        f"{strategy.label} over {strategy.world_size} GPU(s) ({strategy.nodes} node(s))",
-        _numerics(workload, strategy),
-        *((engine_note,) if engine_note else ()),
-        *states.notes,
-        *activation_notes,
-        *((workload.model.activations_note,) if not workload.model.analytic_activations else ()),
-        *_loss_tail_notes(workload, logits),
-        *buffer_notes,
-        f"peak over phases (allocated): {phase_text}; the largest is the {PHASE_LABEL[peak.name]}",
-        step_note,
-        _gradients_note(workload, strategy),
-        *reserve_notes,
-        "runtime beside the tensors: " + "; ".join(extra.notes),
-        loading_note,
-        *host_notes,
-    )
+    said = PartNotes(engine_note, notes["activations"], notes["buffers"], notes["step"], tuple(reserve_notes),
+                     tuple(extra.notes), notes["loading"], tuple(host_notes))
     return MemoryEstimate(
-        strategy,
-        workload,
-        round(states.weights),
-        round(states.gradients),
-        round(states.optimizer_states),
-        activations,
-        logits,
-        round(buffers),
-        round(overhead),
-        round(host),
-        round(nvme),
-        assumptions,
-        tuple((p.name, round(p.total)) for p in phases),
-        round(peak.parts["temporaries"]),
-        _rounded_parts(peak.parts, allocated),
-        round(reserved),
-        tuple(extra.parts().items()),
+        strategy, workload, round(states.weights), round(states.gradients), round(states.optimizer_states),
+        tensors.activations, tensors.logits, round(tensors.buffers), round(overhead), round(host), round(nvme),
+        assumptions(workload, strategy, states, tensors.logits, phases, peak, said),
+        tuple((p.name, round(p.total)) for p in phases), round(peak.parts["temporaries"]),
+        _rounded_parts(peak.parts, allocated), round(reserved), tuple(extra.parts().items()),
     )
 
 
-def _reserved(workload: Workload, strategy: Strategy, states: ModelStates, phases: tuple[_Phase, ...],
-              peak: _Phase) -> tuple[float, list[str]]:
+def _step_tensors(workload: Workload, strategy: Strategy, states: ModelStates) -> tuple[StepTensors, dict]:
+    """The step's tensors besides the model states (activations, loss tail, buffers, the step's and loading's
+    temporaries), and the notes each gave."""
+    # torch.autocast over fp32 weights only where the model itself stays fp32 (DeepSpeed and FSDP cast it)
+    autocast = workload.precision == "mixed" and strategy.kind in ("single", "ddp")
+    # LoRA's adapters in fp32 over a bf16 base keep fp32 input copies; DeepSpeed casts them to 16-bit
+    activations, activation_notes = activation_bytes(
+        workload, autocast=autocast, fp32_adapters=peft_fp32_adapters(workload, strategy), strategy=strategy)
+    buffers, buffer_notes = buffer_bytes(workload, strategy)
+    turn, recomputing, turn_note = zero3_kept_bytes(workload, strategy)
+    step, step_note = optimizer_step_temporaries(workload, strategy)
+    loaded, loading_note = loading_bytes(workload, strategy, states)
+    tensors = StepTensors(activations, logits_bytes(workload), buffers, autocast, step, loaded, turn, recomputing)
+    notes = {"activations": tuple(activation_notes), "buffers": (*buffer_notes, *((turn_note,) if turn_note else ())),
+             "step": step_note, "loading": loading_note}
+    return tensors, notes
+
+
+
+def _reserved(workload: Workload, strategy: Strategy, states: ModelStates, phases: tuple[Phase, ...],
+              peak: Phase) -> tuple[float, list[str]]:
     """What the caching allocator reserves at the peak (reserve.py, fsdp_reserve.py, small_pool.py), and notes."""
     static = peak.parts["optimizer_states"] + (states.weights - states.autocast_copy)
-    if _gradients_kept(workload, strategy):  # gradients allocated once, kept between steps
+    if gradients_kept(workload, strategy):  # gradients allocated once, kept between steps
         static += peak.parts["gradients"]
     step_segments = deepspeed_step_segments(workload, strategy)  # flat buffers: segments of their own (reserve.py)
     fsdp = None
@@ -216,28 +180,8 @@ def _reserved(workload: Workload, strategy: Strategy, states: ModelStates, phase
     return reserved + small_pool + varying, notes
 
 
-def _loss_tail_notes(workload: Workload, logits: float) -> list[str]:
-    if not logits:
-        return ["no LM head counted"]
-    dtype = "bf16 (the script's own loss on the bf16 logits)" if workload.loss_dtype == "bf16" else "fp32"
-    notes = [f"loss tail: {dtype} log-softmax kept for backward ({workload.micro_batch}×{workload.seq_len} tokens × "
-             f"vocab {workload.model.vocab_size:,}); logits and loss gradients are phase temporaries"]
-    if workload.copies_shifted_logits:
-        major, minor = workload.transformers_version or (0, 0)
-        notes.append(f"transformers {major}.{minor} copies the fp32 logits for the shifted loss (before 4.49): "
-                     "+2 x batch x seq x vocab bytes in forward, +4 in backward")
-    return notes
 
 
-def _gradients_note(workload: Workload, strategy: Strategy) -> str:
-    """When the gradients exist, as the strategy and the training loop keep them."""
-    if strategy.kind == "zero3":
-        return "gradients: ZeRO-3 keeps its flat gradient partition between steps"
-    if strategy.is_deepspeed:
-        return "gradients: ZeRO's partition from backward's first reduce to the step, its reduce bucket with it"
-    if workload.legacy_trainer:
-        return "gradients zeroed in place: allocated through every phase"
-    return "gradients exist from backward to the optimizer step (zero_grad(set_to_none=True))"
 
 
 def process_runtime(strategy: Strategy, gpu: str | None = None) -> Runtime:
@@ -254,114 +198,14 @@ def _rounded_parts(parts: dict[str, float], total: float) -> tuple[tuple[str, in
     return tuple(rounded.items())
 
 
-def _phases(
-    workload: Workload,
-    strategy: Strategy,
-    states: ModelStates,
-    activations: int,
-    logits: int,
-    buffers: float,
-    autocast: bool,
-    step: float,
-    turn: float = 0.0,
-    recomputing: float = 0.0,
-) -> tuple[_Phase, _Phase, _Phase]:
-    """Live bytes at the peak of forward, backward and the optimizer step (see the module docstring); `step`:
-    the optimizer step's temporaries (states.py `optimizer_step_temporaries`).
-
-    `turn`, `recomputing`: ZeRO-3's parameters gathered beyond the largest module that `buffers` already
-    holds, kept across the forward→backward turn (end of forward, start of backward) and at their most during
-    backward (a checkpointed layer's recomputation included).
-    """
-    grads_always = states.gradients if _gradients_kept(workload, strategy) else 0.0
-    bucket = _backward_bucket(workload, strategy)  # ZeRO-1/2's reduce bucket: from backward's start to the step
-
-    def parts(**live: float) -> dict[str, float]:
-        base = {
-            "weights": states.weights - states.autocast_copy,
-            "gradients": grads_always,
-            "optimizer_states": states.optimizer_states,
-            "activations": 0.0,
-            "logits": 0.0,
-            "temporaries": 0.0,
-            "buffers": buffers,
-        }
-        return {**base, **live}
-
-    forward_kept = {
-        "weights": states.weights,
-        "activations": float(activations),
-        "logits": float(logits),
-    }
-    loss_forward, loss_backward = loss_transient_bytes(workload)
-    forward = _Phase("forward", parts(**forward_kept, temporaries=loss_forward, buffers=buffers - bucket + turn))
-    backward_start = _Phase("backward", parts(**forward_kept, temporaries=loss_backward, buffers=buffers + turn))
-    recompute = _Phase(
-        "backward",
-        parts(weights=states.weights, activations=float(activations),
-              temporaries=recompute_bytes(workload, autocast=autocast, strategy=strategy,
-                                          fp32_adapters=peft_fp32_adapters(workload, strategy)),
-              buffers=buffers + recomputing),
-    )
-    backward_end = _Phase(
-        "backward",
-        parts(gradients=states.gradients, temporaries=_tied_embedding_gradients(workload, strategy)),
-    )
-    backward = max((backward_start, recompute, backward_end), key=lambda p: p.total)
-    # ZeRO-3's step starts by releasing every gathered parameter (stage3.py `_partition_all_parameters`)
-    released = zero3_gathered_buffer_bytes(workload, strategy)
-    optimizer = _Phase("optimizer", parts(gradients=states.gradients, temporaries=step, buffers=buffers - released))
-    return forward, backward, optimizer
 
 
-def _gradients_kept(workload: Workload, strategy: Strategy) -> bool:
-    """Gradients allocated once and kept between steps: ZeRO-3's flat partition (stage3.py
-    `grad_partitions_flat_buffer`) and the legacy Trainer's (no set_to_none)."""
-    return strategy.kind == "zero3" or workload.legacy_trainer
 
 
-def _backward_bucket(workload: Workload, strategy: Strategy) -> float:
-    """ZeRO-1/2's reduce bucket (stage_1_and_2.py `backward` allocates `ipg_buffer`; the step drops it)."""
-    if strategy.kind not in ("zero1", "zero2"):
-        return 0.0
-    return (4 if workload.precision == "fp32" else 2) * reduce_bucket_elements(workload, strategy)
 
 
-def _tied_embedding_gradients(workload: Workload, strategy: Strategy) -> float:
-    """A trained tied embedding gets two gradients (LM head, embedding) summed into a third at backward's end."""
-    spec = workload.model
-    if workload.regime != "full" or not spec.tied_lm_head:
-        return 0.0
-    if strategy.offload_optimizer != "none" and strategy.is_deepspeed:
-        return 0.0
-    width = 4 if workload.precision == "fp32" or (workload.precision == "mixed" and not strategy.is_deepspeed) else 2
-    return 2.0 * width * spec.vocab_size * spec.hidden_size
 
 
-def _numerics(workload: Workload, strategy: Strategy) -> str:
-    dropout = f", dropout {workload.lora_dropout:g}" if workload.lora_dropout else ""
-    regime = {
-        "full": "full fine-tuning",
-        "lora": f"LoRA r={workload.lora_rank}{dropout}",
-        "qlora": f"QLoRA r={workload.lora_rank}{dropout}, NF4 base with double quantization (4.127 bits/param)",
-    }
-    precision = {
-        "fp32": "fp32",
-        "mixed": "mixed precision (16-bit compute, fp32 master weights)",
-        "bf16": "pure bf16 (no fp32 master copy)",
-    }
-    if workload.precision == "bf16" and strategy.is_deepspeed:  # DeepSpeed keeps a master copy (states.py)
-        master = "bf16" if strategy.bf16_master_weights_and_grads else "fp32"
-        states = "bf16" if strategy.bf16_master_weights_and_grads and strategy.bf16_optimizer_states else "fp32"
-        precision["bf16"] = (
-            f"bf16 model under DeepSpeed: {master} master weights and {states} optimizer states in its ZeRO "
-            "optimizer (not pure bf16"
-            + (": the JSON's bf16 section says so)" if master == "bf16" else "; bf16_master_weights_and_grads off)")
-        )
-    return (
-        f"{regime[workload.regime]}; {workload.trainable_parameters:,} trainable of "
-        f"{workload.model.num_parameters:,} parameters; {precision[workload.precision]}"
-    )
 
 
 def _host(workload: Workload, strategy: Strategy, offloaded: float) -> tuple[float, float, list[str]]:

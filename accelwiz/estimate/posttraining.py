@@ -34,14 +34,10 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from accelwiz.estimate.activations import logits_bytes, loss_transient_bytes, recompute_bytes
-from accelwiz.estimate.memory import (
-    MemoryEstimate,
-    _tied_embedding_gradients,  # the backward's end, as estimate_memory counts it
-    estimate_memory,
-    process_runtime,
-)
+from accelwiz.estimate.memory import MemoryEstimate, estimate_memory, process_runtime
 from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.states import optimizer_step_temporaries
+from accelwiz.estimate.step_phases import tied_embedding_gradients  # backward's end, as estimate_memory's
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.vllm_kv import VllmCache, kv_bytes_per_token, vllm_cache
 from accelwiz.estimate.workload import Workload
@@ -166,7 +162,7 @@ def fused_head_phases(step: Workload, strategy: Strategy, training: MemoryEstima
     autocast = step.precision == "mixed" and strategy.kind in ("single", "ddp")
     recompute = phases["forward"] - logits - loss_forward + recompute_bytes(step, autocast=autocast)
     step_temporaries, _ = optimizer_step_temporaries(step, strategy)
-    end = phases["optimizer"] - step_temporaries + _tied_embedding_gradients(step, strategy)
+    end = phases["optimizer"] - step_temporaries + tied_embedding_gradients(step, strategy)
     backward = max(forward, recompute, end)
     loading = [("loading", phases["loading"])] if "loading" in phases else []  # before the first step: unchanged
     return [*loading, ("forward", round(forward)), ("backward", round(backward)),

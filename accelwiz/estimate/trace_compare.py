@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from accelwiz.estimate.memory import PHASE_LABEL, process_runtime
+from accelwiz.estimate.memory import process_runtime
+from accelwiz.estimate.memory_notes import PHASE_LABEL
 
 if TYPE_CHECKING:
     from accelwiz.estimate.memory import MemoryEstimate

@@ -1,0 +1,110 @@
+"""The phases of one training step and the bytes live at each one's peak (memory.py takes their maximum).
+
+Loading, forward, backward and the optimizer step, as memory.py's docstring describes them; each phase is
+a dict of category -> bytes, so the peak can say what is live (`MemoryEstimate.at_peak`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelwiz.estimate.activations import loss_transient_bytes, recompute_bytes
+from accelwiz.estimate.states import ModelStates, peft_fp32_adapters
+from accelwiz.estimate.strategy import Strategy
+from accelwiz.estimate.workload import Workload
+from accelwiz.estimate.zero3_gathered import reduce_bucket_elements, zero3_gathered_buffer_bytes
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    parts: dict[str, float]  # category -> bytes live at this phase's peak
+
+    @property
+    def total(self) -> float:
+        return sum(self.parts.values())
+
+
+@dataclass(frozen=True)
+class StepTensors:
+    """What the step's phases are made of, besides the model states: bytes per GPU."""
+
+    activations: int  # what the layers keep for backward at the end of forward
+    logits: int  # the loss tail kept for backward
+    buffers: float  # communication buffers
+    autocast: bool  # torch.autocast over fp32 weights
+    step: float  # the optimizer step's temporaries (states.py `optimizer_step_temporaries`)
+    loaded: float  # loading's peak (loading.py)
+    turn: float = 0.0  # ZeRO-3: gathered parameters kept across the forward->backward turn
+    recomputing: float = 0.0  # ZeRO-3: gathered parameters at their most during backward
+
+
+def step_phases(workload: Workload, strategy: Strategy, states: ModelStates,
+                tensors: StepTensors) -> tuple[Phase, Phase, Phase, Phase]:
+    """Live bytes at the peak of loading, forward, backward and the optimizer step.
+
+    `tensors.turn`, `tensors.recomputing`: ZeRO-3's parameters gathered beyond the largest module that
+    `buffers` already holds, kept across the forward→backward turn (end of forward, start of backward) and at
+    their most during backward (a checkpointed layer's recomputation included).
+    """
+    grads_always = states.gradients if gradients_kept(workload, strategy) else 0.0
+    base = {
+        "weights": states.weights - states.autocast_copy,
+        "gradients": grads_always,
+        "optimizer_states": states.optimizer_states,
+        "activations": 0.0,
+        "logits": 0.0,
+        "temporaries": 0.0,
+        "buffers": tensors.buffers,
+    }
+    forward, backward = _forward_backward(workload, strategy, states, tensors, base)
+    # ZeRO-3's step starts by releasing every gathered parameter (stage3.py `_partition_all_parameters`)
+    released = zero3_gathered_buffer_bytes(workload, strategy)
+    optimizer = Phase("optimizer", {**base, "gradients": states.gradients, "temporaries": tensors.step,
+                                    "buffers": tensors.buffers - released})
+    resident = states.weights - states.autocast_copy
+    loading = Phase("loading", {**dict.fromkeys(forward.parts, 0.0), "weights": resident,
+                                "temporaries": tensors.loaded - resident})
+    return loading, forward, backward, optimizer
+
+
+def _forward_backward(workload: Workload, strategy: Strategy, states: ModelStates, tensors: StepTensors,
+                      base: dict[str, float]) -> tuple[Phase, Phase]:
+    """Forward's peak, and backward's: the largest of its start, a layer's recomputation and its end."""
+    buffers, turn = tensors.buffers, tensors.turn
+    bucket = _backward_bucket(workload, strategy)  # ZeRO-1/2's reduce bucket: from backward's start to the step
+    kept = {"weights": states.weights, "activations": float(tensors.activations), "logits": float(tensors.logits)}
+    loss_forward, loss_backward = loss_transient_bytes(workload)
+    forward = Phase("forward", {**base, **kept, "temporaries": loss_forward, "buffers": buffers - bucket + turn})
+    backward_start = Phase("backward", {**base, **kept, "temporaries": loss_backward, "buffers": buffers + turn})
+    recomputed = recompute_bytes(workload, autocast=tensors.autocast, strategy=strategy,
+                                 fp32_adapters=peft_fp32_adapters(workload, strategy))
+    recompute = Phase("backward", {**base, "weights": states.weights, "activations": float(tensors.activations),
+                                   "temporaries": recomputed, "buffers": buffers + tensors.recomputing})
+    backward_end = Phase("backward", {**base, "gradients": states.gradients,
+                                      "temporaries": tied_embedding_gradients(workload, strategy)})
+    return forward, max((backward_start, recompute, backward_end), key=lambda p: p.total)
+
+
+def gradients_kept(workload: Workload, strategy: Strategy) -> bool:
+    """Gradients allocated once and kept between steps: ZeRO-3's flat partition (stage3.py
+    `grad_partitions_flat_buffer`) and the legacy Trainer's (no set_to_none)."""
+    return strategy.kind == "zero3" or workload.legacy_trainer
+
+
+def _backward_bucket(workload: Workload, strategy: Strategy) -> float:
+    """ZeRO-1/2's reduce bucket (stage_1_and_2.py `backward` allocates `ipg_buffer`; the step drops it)."""
+    if strategy.kind not in ("zero1", "zero2"):
+        return 0.0
+    return (4 if workload.precision == "fp32" else 2) * reduce_bucket_elements(workload, strategy)
+
+
+def tied_embedding_gradients(workload: Workload, strategy: Strategy) -> float:
+    """A trained tied embedding gets two gradients (LM head, embedding) summed into a third at backward's end."""
+    spec = workload.model
+    if workload.regime != "full" or not spec.tied_lm_head:
+        return 0.0
+    if strategy.offload_optimizer != "none" and strategy.is_deepspeed:
+        return 0.0
+    width = 4 if workload.precision == "fp32" or (workload.precision == "mixed" and not strategy.is_deepspeed) else 2
+    return 2.0 * width * spec.vocab_size * spec.hidden_size
