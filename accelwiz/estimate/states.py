@@ -19,10 +19,10 @@ counted as mixed: 2 + 2 + 12 (`deepspeed_state_widths`).
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from accelwiz.estimate.autocast_copies import autocast_cast_parameters
 from accelwiz.estimate.deepspeed_step import deepspeed_state_widths, deepspeed_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 
@@ -34,8 +34,6 @@ if TYPE_CHECKING:
 QLORA_BYTES_PER_PARAM = 0.5 + 1 / 64 + 4 / (64 * 256)
 # bitsandbytes 8-bit Adam: one byte for m and one for v, plus an fp32 absmax per 2048-element block each.
 ADAM8BIT_BYTES_PER_PARAM = 2 + 2 * 4 / 2048
-_IN_LAYER = re.compile(r"(^|\.)(layers|layer|h)\.\d+\.")
-_ATTENTION_INPUTS = ("q_proj", "k_proj", "v_proj", "qkv_proj")
 
 
 @dataclass(frozen=True)
@@ -95,68 +93,8 @@ def optimizer_state_bytes(workload: Workload, strategy: Strategy | None = None) 
     return width * count
 
 
-def autocast_cast_parameters(workload: Workload) -> float:
-    """Trainable parameters autocast copies to 16-bit and autograd keeps until backward (measured by the trace).
-
-    The copies kept are of the matrices a matmul reads: the linear weights and the LM head (the embedding when
-    tied); not the biases (their gradient needs no copy), the input embeddings or the norms. Under gradient
-    checkpointing a checkpointed layer's copies are not kept (they are made again when the layer is
-    recomputed), only the LM head's.
-    """
-    spec = workload.model
-    if workload.regime != "full":  # the adapters are all linear; all sit inside the checkpointed layers
-        if workload.gradient_checkpointing and not workload.legacy_trainer:
-            return frozen_cast_parameters(workload)
-        # the first layer's q/k/v read the frozen embedding's output, which needs no gradient: autograd does
-        # not keep the copies of their lora_A (r × hidden) that only the input's gradient would need
-        unsaved = sum(
-            workload.lora_rank * t.shape[1]
-            for t in spec.block_linears()
-            if t.kind in workload.lora_targets and t.kind in _ATTENTION_INPUTS and spec.gated_decoder
-        )
-        return float(workload.trainable_parameters - unsaved) + frozen_cast_parameters(workload)
-    count = 0
-    for t in spec.tensors():
-        kind = t.kind.lower()
-        if "norm" in kind or kind.startswith("ln") or t.name == "bias":  # a bias's copy is not kept for backward
-            continue
-        if "embed" in kind or kind in ("wte", "wpe"):
-            if spec.tied_lm_head and kind in ("embed_tokens", "wte"):
-                count += t.numel  # the tied LM head reads it
-            continue
-        if workload.gradient_checkpointing and not workload.legacy_trainer and _IN_LAYER.search(t.module):
-            continue
-        count += t.numel
-    if spec.parameters_override is not None:  # a bare count has no shape: the published 2 B/param for all
-        return float(spec.parameters_override)
-    return float(count)
 
 
-def frozen_cast_parameters(workload: Workload) -> float:
-    """LoRA/QLoRA over a base loaded in fp32 (TRL's default float32, PEFT's k-bit fp32 upcast) under autocast:
-    the frozen matrices a matmul reads whose 16-bit copy autograd keeps for the input's gradient. torch's
-    autocast caches only casts of leaf tensors that require grad, so each frozen weight is cast anew and its
-    copy is saved by the matmul until backward: every non-quantized block linear (a checkpointed layer's
-    are made again in its recompute, not kept) and the LM head (the embedding when tied)."""
-    if workload.regime == "full" or workload.precision != "mixed" or workload.frozen_base_width != 4:
-        return 0.0
-    spec, count = workload.model, 0
-    checkpointed = workload.gradient_checkpointing and not workload.legacy_trainer
-    for t in spec.tensors():
-        kind = t.kind.lower()
-        if "norm" in kind or kind.startswith("ln") or t.name == "bias":
-            continue
-        if "embed" in kind or kind in ("wte", "wpe"):
-            if spec.tied_lm_head and kind in ("embed_tokens", "wte"):
-                count += t.numel
-            continue
-        if _IN_LAYER.search(t.module) and (workload.regime == "qlora" or checkpointed):
-            continue  # bitsandbytes' 4-bit matmul keeps the packed weight, not a 16-bit copy
-        if (spec.gated_decoder and t.module.startswith("layers.0.") and t.kind in _ATTENTION_INPUTS
-                and not checkpointed):
-            continue  # they read the frozen embedding's output, which needs no gradient: nothing to keep
-        count += t.numel
-    return float(count)
 
 
 def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[float, str]:
@@ -203,8 +141,6 @@ def as_the_engine_trains(workload: Workload, strategy: Strategy) -> tuple[Worklo
     FSDP2 in utils/fsdp_utils.py `fsdp2_prepare_model`, trainable parameters only, not with 4-bit ones), so
     full fine-tuning of a bf16 model under FSDP keeps fp32 parameters, gradients and Adam states: mixed."""
     if workload.precision == "bf16" and strategy.is_fsdp and workload.regime == "full":
-        from dataclasses import replace
-
         return replace(workload, precision="mixed"), (
             "bf16 weights under FSDP: accelerate upcasts them to fp32 before wrapping (mixed_precision != 'no'), "
             "so the shards, gradients and Adam states are fp32 and FSDP gathers them in bf16")
@@ -221,16 +157,21 @@ def trainable_width(workload: Workload, strategy: Strategy) -> int:
     return 4 if workload.precision == "fp32" else 2
 
 
+
+
 def model_states(workload: Workload, strategy: Strategy) -> ModelStates:
-    """Unsharded bytes for each state, then divided or moved as the strategy says."""
-    total, trainable = workload.model.num_parameters, workload.trainable_parameters
-    frozen = total if workload.regime != "full" else 0  # LoRA adapters come on top of the frozen base
+    """Unsharded bytes for each state (`_unsharded`), then divided (`_sharded`) or moved to the host
+    (`_offloaded`) as the strategy says."""
+    return _offloaded(workload, strategy, _sharded(workload, strategy, _unsharded(workload, strategy)))
+
+
+def _unsharded(workload: Workload, strategy: Strategy) -> ModelStates:
+    """Weights, gradients and optimizer states of the whole model on one GPU, by precision and regime."""
+    trainable = workload.trainable_parameters
+    frozen = workload.model.num_parameters if workload.regime != "full" else 0  # LoRA adapters come on top
     precision, deepspeed = workload.precision, strategy.is_deepspeed
-    notes: list[str] = []
     compute = 4 if precision == "fp32" else 2  # bytes of the weights the matmuls read
-    master = 4 if precision == "mixed" else 0  # fp32 master copy of trainable params (mixed only)
-    if deepspeed:  # DeepSpeed keeps a master copy for any 16-bit model (fp32 unless the bf16 options say so)
-        master = deepspeed_state_widths(workload, strategy)[0]
+    master = _master_width(workload, strategy)
     grad_width = trainable_width(workload, strategy)
     if deepspeed or precision != "mixed":  # the trainable parameters in their dtype (PEFT's fp32 adapters too)
         trainable_weights, autocast = (compute if deepspeed else grad_width) * trainable, 0.0
@@ -238,58 +179,75 @@ def model_states(workload: Workload, strategy: Strategy) -> ModelStates:
     else:  # autocast: fp32 parameters are the model; 16-bit copies are made for the matmuls
         trainable_weights, optimizer_master = 4.0 * trainable, 0.0
         autocast = 2.0 * autocast_cast_parameters(workload) if strategy.kind in ("single", "ddp") else 0.0
-    frozen_bytes = _frozen_weight_bytes(workload, strategy, frozen, compute)
-    weights = trainable_weights + frozen_bytes + autocast
+    weights = trainable_weights + _frozen_weight_bytes(workload, strategy, frozen, compute) + autocast
     gradients = float(grad_width * trainable)
+    notes: list[str] = []
     if _frozen_in_flat_gradient(workload, strategy):
         gradients += grad_width * frozen
         notes.append("FSDP1 with use_orig_params: a unit's flat gradient covers its frozen base too (torch's "
                      "FSDP docs: gradient memory 'equivalent to not freezing those parameters')")
     states_bytes = optimizer_state_bytes(workload, strategy)
-    optimizer = optimizer_master + states_bytes
     notes.append(
         f"{workload.optimizer} states {states_bytes / max(trainable, 1):.2f} B/param"
         + (f" + {'fp32' if master == 4 else 'bf16'} master copy {master} B/param in the optimizer"
            if optimizer_master else "")
     )
+    return ModelStates(weights, gradients, optimizer_master + states_bytes, 0.0, autocast, tuple(notes))
 
-    n, nodes = strategy.shard_degree, strategy.nodes
-    host = 0.0
-    # bitsandbytes keeps a 4-bit weight's quantization state (the 8-bit absmax per 64 weights and its fp32
-    # second level: QuantState, on the Params4bit and the Linear4bit module) outside the module's parameters and
-    # buffers: FSDP and ZeRO-3 shard and offload only the packed weight, every rank holds the whole state.
-    replicated = quant_state_bytes(workload)
-    if strategy.shards_optimizer:
-        optimizer /= n
-    if strategy.shards_gradients:
-        gradients /= n
-    gathered_16bit = 0.0
+
+def _master_width(workload: Workload, strategy: Strategy) -> int:
+    """Bytes per trainable parameter of the optimizer's master copy: fp32 under mixed precision; DeepSpeed keeps
+    one for any 16-bit model (fp32 unless the bf16 options say so)."""
+    if strategy.is_deepspeed:
+        return deepspeed_state_widths(workload, strategy)[0]
+    return 4 if workload.precision == "mixed" else 0
+
+
+def _sharded(workload: Workload, strategy: Strategy, states: ModelStates) -> ModelStates:
+    """The states each GPU holds once the strategy shards them over `shard_degree` GPUs."""
+    n, notes, weights = strategy.shard_degree, list(states.notes), states.weights
+    optimizer = states.optimizer_states / n if strategy.shards_optimizer else states.optimizer_states
+    gradients = states.gradients / n if strategy.shards_gradients else states.gradients
     if strategy.shards_parameters or strategy.kind == "fsdp_grad_op":
-        sharded = weights - autocast - replicated
-        if strategy.kind == "fsdp_grad_op":  # parameters stay gathered (16-bit) from forward to backward
-            gathered_16bit = (2 if precision == "mixed" else compute) * total
+        # bitsandbytes keeps a 4-bit weight's quantization state (the 8-bit absmax per 64 weights and its fp32
+        # second level: QuantState, on the Params4bit and the Linear4bit module) outside the module's parameters
+        # and buffers: FSDP and ZeRO-3 shard and offload only the packed weight, every rank holds the whole state.
+        replicated = quant_state_bytes(workload)
+        sharded = weights - states.autocast_copy - replicated
+        if strategy.kind == "fsdp_grad_op":
             notes.append("FSDP SHARD_GRAD_OP keeps gathered 16-bit parameters from forward through backward")
-        weights = sharded / n + gathered_16bit + replicated
+        weights = sharded / n + _gathered_16bit(workload, strategy) + replicated
         if replicated and n > 1:
             notes.append(f"QLoRA: bitsandbytes' quantization state ({replicated / 2**30:.2f} GiB) is no parameter: "
                          "every rank holds all of it")
+    return replace(states, weights=weights, gradients=gradients, optimizer_states=optimizer, notes=tuple(notes))
+
+
+def _gathered_16bit(workload: Workload, strategy: Strategy) -> float:
+    """FSDP SHARD_GRAD_OP: the parameters stay gathered (16-bit) from forward to backward."""
+    if strategy.kind != "fsdp_grad_op":
+        return 0.0
+    return (4 if workload.precision == "fp32" else 2) * workload.model.num_parameters  # mixed: 16-bit too
+
+
+def _offloaded(workload: Workload, strategy: Strategy, states: ModelStates) -> ModelStates:
+    """What the GPU keeps once optimizer or parameter offload moves states to host memory (per node)."""
+    n, notes, host = strategy.shard_degree, list(states.notes), 0.0
+    per_node_share = strategy.world_size / strategy.nodes / n  # hybrid: each node holds a full set
+    weights, gradients, optimizer = states.weights, states.gradients, states.optimizer_states
     if strategy.offload_optimizer != "none":
-        per_node_share = strategy.world_size / nodes / n  # hybrid: each node holds a full set
         # DeepSpeed keeps an fp32 gradient partition on the host; FSDP moves its (fp32) gradient shards there
-        moved_grads = 4.0 * trainable if deepspeed else gradients * n
+        moved_grads = 4.0 * workload.trainable_parameters if strategy.is_deepspeed else gradients * n
         host += (optimizer * n + moved_grads) * per_node_share
-        optimizer = 0.0
-        gradients = 0.0  # gradients stream to host memory as they are reduced
-        notes.append(
-            "optimizer offload: the optimizer step runs on the CPU; gradients are copied to host memory"
-        )
+        optimizer = gradients = 0.0  # gradients stream to host memory as they are reduced
+        notes.append("optimizer offload: the optimizer step runs on the CPU; gradients are copied to host memory")
     if strategy.offload_param != "none":
-        per_node_share = strategy.world_size / nodes / n
-        kept = gathered_16bit + (replicated if strategy.shards_parameters else 0.0)  # the quant state stays
+        replicated = quant_state_bytes(workload) if strategy.shards_parameters else 0.0  # the quant state stays
+        kept = _gathered_16bit(workload, strategy) + replicated
         host += (weights - kept) * n * per_node_share
         weights = kept
         notes.append("parameter offload: parameters live in host memory and are fetched layer by layer")
-    return ModelStates(weights, gradients, optimizer, host, autocast, tuple(notes))
+    return ModelStates(weights, gradients, optimizer, host, states.autocast_copy, tuple(notes))
 
 
 def quant_state_bytes(workload: Workload) -> float:

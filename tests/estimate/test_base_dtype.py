@@ -14,7 +14,8 @@ from accelwiz.config.training_args import parse_argv
 from accelwiz.config.trl_arguments import with_trl
 from accelwiz.modelspec.lookup import spec_from_hf_config
 from accelwiz.estimate.resolved import to_workload
-from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM, frozen_base_width, frozen_cast_parameters, model_states
+from accelwiz.estimate.autocast_copies import frozen_cast_parameters
+from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM, frozen_base_width, model_states
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 from accelwiz.resolution.workload import resolve_workload
