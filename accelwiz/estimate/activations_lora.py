@@ -130,13 +130,30 @@ def frozen_base_terms(workload: Workload, *, autocast: bool = False,
     if workload.attention != "eager":  # o_proj reads SDPA's output without a copy; rotary keeps cos and sin
         terms.append(("no attention output copy (sdpa); rotary cos, sin",
                       -int(3 * q_width * sbh) * (width // 2) + 2 * width * spec.head_dim * tokens))
+    terms += _input_group_terms(workload, adapted, autocast=autocast, fp32_adapters=fp32_adapters)
+    if autocast and workload.regime == "qlora" and workload.kbit_prepared and width == 2:
+        # fp32 norm weights make the norms' outputs fp32, and bitsandbytes returns its input's dtype: the MLP's
+        # gate, up and act(gate) are fp32 (2 more bytes each), and so are rotary's cos and sin (the tests)
+        terms.append(("kbit-prepared: fp32 MLP activations, cos and sin",
+                      2 * 3 * spec.intermediate_size * tokens + 2 * 2 * spec.head_dim * tokens))
+    adapter_width = 4 if fp32_adapters and not autocast else width  # autocast runs lora_A in 16-bit
+    terms.append(("lora_A outputs (lora_B keeps them)", adapter_width * workload.lora_rank * tokens * len(adapted)))
+    return [term for term in terms if term[1]]
+
+
+def _input_group_terms(workload: Workload, adapted: list[Tensor], *, autocast: bool,
+                       fp32_adapters: bool) -> list[tuple[str, int]]:
+    """Per input group (attention input, MLP input, ...): kept by no frozen linear, or cast by each adapter."""
+    tokens = workload.seq_len * workload.micro_batch
+    width = 4 if workload.precision == "fp32" else 2
     inputs: dict[str, int] = {}  # group -> elements per token of its input
     chosen: dict[str, int] = {}  # group -> adapted linears reading it
-    for t in spec.block_linears():
+    for t in workload.model.block_linears():
         group = _SHARED_INPUT.get(t.kind)
         if group is not None:
             inputs[group] = _input_features(workload, t)
             chosen[group] = chosen.get(group, 0) + (t in adapted)
+    terms: list[tuple[str, int]] = []
     for group, features in inputs.items():
         kept_by_sdpa = group == "attention output" and workload.attention != "eager"
         copy = _copy_width(workload, group, autocast=autocast, fp32_adapters=fp32_adapters)
@@ -146,14 +163,7 @@ def frozen_base_terms(workload: Workload, *, autocast: bool = False,
             terms.append((f"{group}: each adapter's own cast of the input", own - shared))
         elif not chosen[group] and not kept_by_sdpa:
             terms.append((f"{group}: read by frozen linears only, not kept", -width * features * tokens))
-    if autocast and workload.regime == "qlora" and workload.kbit_prepared and width == 2:
-        # fp32 norm weights make the norms' outputs fp32, and bitsandbytes returns its input's dtype: the MLP's
-        # gate, up and act(gate) are fp32 (2 more bytes each), and so are rotary's cos and sin (the tests)
-        terms.append(("kbit-prepared: fp32 MLP activations, cos and sin",
-                      2 * 3 * spec.intermediate_size * tokens + 2 * 2 * spec.head_dim * tokens))
-    adapter_width = 4 if fp32_adapters and not autocast else width  # autocast runs lora_A in 16-bit
-    terms.append(("lora_A outputs (lora_B keeps them)", adapter_width * workload.lora_rank * tokens * len(adapted)))
-    return [term for term in terms if term[1]]
+    return terms
 
 
 def _copy_width(workload: Workload, group: str, *, autocast: bool, fp32_adapters: bool) -> int:

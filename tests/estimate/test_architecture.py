@@ -156,7 +156,8 @@ def test_mixtral_experts_are_one_fused_module_in_transformers_5():
 
 
 def test_llama_shaped_config_is_analytic_and_qwen3_adds_its_head_norms():
-    from accelwiz.estimate.activations import activation_bytes, head_norm_bytes
+    from accelwiz.estimate.activations import activation_bytes
+    from accelwiz.estimate.layer_terms import head_norm_bytes
 
     llama = {"model_type": "llama", "vocab_size": 1000, "hidden_size": 256, "intermediate_size": 688,
              "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2}

@@ -1,0 +1,96 @@
+"""One transformer layer's saved activations by architecture, as named terms (activations.py adds the
+attention scores and LoRA's changes, and sums them; its docstring gives the accounting): gated decoders
+(Llama family) and LayerNorm models (GPT-2, BERT)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from accelwiz.modelspec.spec import ModelSpec
+    from accelwiz.estimate.workload import Workload
+
+
+def gated_decoder_terms(workload: Workload, *, autocast: bool) -> tuple[list[tuple[str, int]], int]:
+    """A gated decoder layer's terms (no attention scores), and the bytes per eager attention score."""
+    spec = workload.model
+    s, b, h = workload.seq_len, workload.micro_batch, spec.hidden_size
+    sbh = s * b * h
+    width = 4 if workload.precision == "fp32" else 2  # bytes per activation element
+    scale = width // 2  # the formulas below are written for 16-bit activations
+    terms: list[tuple[str, int]] = []
+    r, f = spec.kv_ratio, spec.intermediate_size
+    q_width = spec.num_heads * spec.head_dim / h  # Gemma-2 and Llama-3.2 heads need not fill h
+    norms = spec.norms_per_block
+    terms.append(("norm inputs and outputs", int(4 * norms * sbh) * scale))
+    terms.append(
+        ("q, k, v, attention output", int(sbh * (2 * q_width + 4 * r * q_width + 2 * q_width)) * scale)
+    )
+    terms.append(
+        ("gated MLP (gate, up, act, product)", int(8 * s * b * f * spec.experts_per_token) * scale)
+    )
+    if spec.shared_expert_intermediate_size:  # Qwen2-MoE/DeepSeek: a gated MLP every token runs (trace: 8 B)
+        terms.append(("shared expert MLP", 8 * s * b * spec.shared_expert_intermediate_size * scale))
+    if has_head_norms(spec):
+        terms.append(("per-head q/k RMSNorm", head_norm_bytes(workload)))
+    if width == 2:
+        terms.append(("RMSNorm fp32 upcast", 4 * norms * sbh))
+    else:  # fp32: the normalised tensor (before the weight) is kept beside input and output (the trace)
+        terms.append(("RMSNorm normalised copy", 4 * norms * sbh))
+    # Not in the reference: the attention output laid out again for o_proj and the rotary products,
+    # measured by the fake-tensor trace (tests/estimate/test_trace_matrix.py)
+    terms.append(("attention output copy, rotary (trace)", int(3 * q_width * sbh) * scale))
+    if width == 2 and fp32_residual(workload, autocast):  # fp32 normalised outputs, 16-bit casts, fp32 adds
+        # measured by the trace: 5 sbh per norm with separate projections, 2 with Phi-3's fused qkv/gate_up
+        per_norm = 2 if spec.fused_projections else 5
+        terms.append(("autocast fp32 residual stream", per_norm * norms * sbh))
+    # fp32 probabilities + their 16-bit cast; in fp32 the probabilities alone (dropout p=0 returns its input)
+    score_bytes = 6 if width == 2 else 4
+    return terms, score_bytes
+
+
+def layernorm_terms(workload: Workload, *, autocast: bool) -> tuple[list[tuple[str, int]], int]:
+    """A GPT-2/BERT layer's terms (Korthikanti's 34sbh; no attention scores), and the bytes per eager score."""
+    spec = workload.model
+    sbh = workload.seq_len * workload.micro_batch * spec.hidden_size
+    width = 4 if workload.precision == "fp32" else 2  # bytes per activation element
+    scale = width // 2  # the formulas below are written for 16-bit activations
+    terms: list[tuple[str, int]] = []
+    terms.append(("layer tensors (34sbh, Korthikanti)", 34 * sbh * scale))
+    if spec.gelu_new_mlp:
+        terms.append(("gelu_new intermediates", 24 * sbh * scale))
+    score_bytes = 5 * scale
+    if width == 2 and autocast:  # LayerNorm in/out, residual adds and gelu_new's pow/tanh chain in fp32
+        terms.append(("autocast fp32 residual stream", 22 * sbh))  # measured by the trace
+        score_bytes = 9
+    return terms, score_bytes
+
+
+def has_head_norms(spec: ModelSpec) -> bool:
+    """Qwen3, Gemma-3, OLMo-2...: an RMSNorm over each head's queries and keys (`q_norm`, `k_norm`)."""
+    return any(t.kind in ("q_norm", "k_norm") for t in spec.tensors())
+
+
+def head_norm_bytes(workload: Workload) -> int:
+    """What the per-head q/k RMSNorms keep, per layer (measured by the trace against the same model without them:
+    Qwen3 vs Llama, Gemma-3 vs Gemma-2, at equal widths).
+
+    Each keeps its fp32 input (the upcast; in fp32 the input itself) and the normalised tensor the weight
+    multiplies: 16-bit in HF's Llama-style RMSNorm (4 + 2 B per query/key element), fp32 in fp32 training and in
+    Gemma's RMSNorm, which multiplies by `1 + weight` in fp32 (4 + 4); plus the fp32 `rsqrt` per head (4 B).
+    """
+    spec = workload.model
+    tokens = workload.seq_len * workload.micro_batch
+    elements = (spec.num_heads + spec.num_kv_heads) * spec.head_dim
+    per_element = 8 if workload.precision == "fp32" or spec.fp32_normalised_norm else 6
+    return tokens * (per_element * elements + 4 * (spec.num_heads + spec.num_kv_heads))
+
+
+def fp32_residual(workload: Workload, autocast: bool) -> bool:
+    """Autocast over fp32 weights keeps an fp32 residual stream in gated decoders only when the embedding is
+    fp32: full fine-tuning; LoRA and QLoRA load their frozen base, embedding included, in 16-bit (the trace
+    matrix: Llama-3 LoRA +9% with the term). GPT-2's measured term is mostly gelu_new's pow/tanh chain, which
+    autocast runs in fp32 whatever the weights (the trace matrix: GPT-2 LoRA -14% without it), so it stays."""
+    if not workload.model.gated_decoder:
+        return autocast
+    return autocast and workload.regime == "full"
