@@ -33,7 +33,7 @@ SPECS: list[tuple[str, str, str | MachineProfile, dict[str, Any]]] = [
     ("single-gpu", "one GPU, bf16 (fp16 on pre-Ampere GPUs: change mixed_precision)", "1xL4", {"precision": "bf16"}),
     ("ddp", "data parallel on 8 GPUs of one machine, bf16", "8xH100-80GB", {"strategy": StrategyChoice.ddp}),
     ("fsdp2", "FSDP2 full sharding on 8 GPUs, bf16, transformer-block wrapping", "8xH100-80GB",
-     {"strategy": StrategyChoice.fsdp}),
+     {"strategy": StrategyChoice.fsdp_full}),
     ("zero2", "DeepSpeed ZeRO-2 on 8 GPUs, bf16", "8xH100-80GB", {"strategy": StrategyChoice.zero2}),
     ("zero3", "DeepSpeed ZeRO-3 on 8 GPUs, bf16, zero.Init", "8xH100-80GB",
      {"strategy": StrategyChoice.zero3, "zero3_init": True}),
