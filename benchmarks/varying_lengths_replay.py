@@ -38,24 +38,15 @@ SWIFT_DATA = {"mean": 3234.4, "std": 2547.5, "min": 91}  # ms-swift Benchmark.md
 def traced_events(config: dict, settings: object) -> list[tuple]:
     """Two training steps of `config` under fake tensors (as trace.py runs them): every allocation and free."""
     import torch
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.distributed._tools.common_utils import get_untyped_storages
-    from torch.utils.weak import WeakIdKeyDictionary
 
-    from accelwiz.estimate.trace import _phase_tracker
+    from accelwiz.estimate.trace import _fake_model, _phase_tracker
     from accelwiz.estimate.trace_autocast import cuda_autocast_on_cpu
     from accelwiz.estimate.trace_dropout import cuda_dropout_on_cpu
-    from accelwiz.estimate.trace_model import build_model, config_from_dict, materialise, prepare_config
+    from accelwiz.estimate.trace_model import config_from_dict, prepare_config
 
     hf = config_from_dict(dict(config), source="varying_lengths_replay")
     hf = prepare_config(hf, settings, getattr(hf, "num_hidden_layers"))
-    model = build_model(hf, settings)
-    fake = FakeTensorMode()
-    materialise(model, fake, settings)
-    storages = WeakIdKeyDictionary()
-    for param in model.parameters():
-        for storage in get_untyped_storages(param):
-            storages[storage] = True
+    model, fake, storages = _fake_model(hf, settings)  # the trace's own: model on fake tensors, param storages
     with fake:
         tokens = torch.randint(0, int(hf.vocab_size), (settings.micro_batch, settings.seq_len))
         optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5, foreach=True)
