@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,7 +93,8 @@ def save_final(
         checksum = parameter_checksum(state_dict if state_dict is not None else unwrapped.state_dict())
         partial = output_dir / (target.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
-        unwrapped.save_pretrained(str(partial), state_dict=state_dict, safe_serialization=True)
+        with _no_progress_bar():  # transformers 5 draws "Writing model shards" even for one file: noise beside
+            unwrapped.save_pretrained(str(partial), state_dict=state_dict, safe_serialization=True)  # "saved ..."
         if tokenizer is not None:
             tokenizer.save_pretrained(str(partial))
         shutil.rmtree(target, ignore_errors=True)
@@ -111,3 +114,17 @@ def restore(accelerator: Any, opts: TrainerOptions) -> tuple[TrainerState, Path 
     accelerator.load_state(str(path))
     accelerator.print(f"resuming from {path} at step {state.step}", file=sys.stderr)
     return state, path
+
+
+@contextmanager
+def _no_progress_bar() -> Iterator[None]:
+    """transformers' own progress bars off for the block (its logging switch), as they were after it."""
+    from transformers.utils import logging as hf_logging
+
+    was = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was:
+            hf_logging.enable_progress_bar()

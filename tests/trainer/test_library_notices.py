@@ -59,3 +59,4 @@ def test_the_quickstart_trainer_prints_no_deepspeed_line(tmp_path):
     assert "done: step 2/2" in done.stderr, done.stderr
     said = done.stdout + done.stderr
     assert NOTICE not in said and "real_accelerator" not in said and "deepspeed" not in said.lower(), said
+    assert "Writing model shards" not in said, said  # transformers' one-file progress bar beside our "saved" line
