@@ -215,8 +215,8 @@ def _cpu_estimate_line(answers: Answers, system: MachineProfile) -> str:
     from accelwiz.wizard.cpu_plan import cpu_cost
 
     cost = cpu_cost(answers.model_dump(), system)
-    if cost is None:  # no model named: nothing to cost
-        return "not estimated (no model named)"
+    if cost is None:  # an answer cpu_cost could not make a workload of (the caller has checked the model)
+        return "not estimated (`accelwiz estimate --config` of the written file gives one)"
     return f"CPU, {cost.processes} process(es) per machine: {cost.describe()} ({_workload_words(answers)})"
 
 
