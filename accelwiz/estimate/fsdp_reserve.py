@@ -160,8 +160,5 @@ def fsdp_step_reserve(workload: Workload, strategy: Strategy, *, static: float, 
 
 def fsdp_root_parameters(spec: ModelSpec) -> float:
     """Parameters FSDP's root unit holds: every tensor outside the transformer blocks (which auto-wrap wraps)."""
-    tensors = spec.tensors()
-    root = sum(t.numel for t in tensors if not t.module.startswith("layers."))
-    if spec.parameters_override is not None:
-        return root * spec.parameters_override / sum(t.numel for t in tensors)
-    return float(root)
+    root = sum(t.numel for t in spec.tensors() if not t.module.startswith("layers."))
+    return root * spec.override_scale

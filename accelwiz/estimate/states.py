@@ -86,15 +86,7 @@ def optimizer_state_bytes(workload: Workload, strategy: Strategy | None = None) 
         )
         return width * per_layer * workload.model.num_layers
     count = sum(sum(t.shape) if len(t.shape) == 2 else t.numel for t in workload.model.tensors())
-    if workload.model.parameters_override is not None:
-        count = round(
-            count * workload.model.parameters_override / sum(t.numel for t in workload.model.tensors())
-        )
-    return width * count
-
-
-
-
+    return width * workload.model.scaled(count)
 
 
 def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[float, str]:

@@ -115,7 +115,7 @@ class Workload:
         """QLoRA: the block linears bitsandbytes turns into 4-bit (embeddings, norms, lm_head stay 16-bit)."""
         if self.regime != "qlora":
             return 0
-        return sum(t.numel for t in self.model.all_block_linears())
+        return self.model.scaled(sum(t.numel for t in self.model.all_block_linears()))  # --params: at its count
 
     @property
     def frozen_base_width(self) -> int | None:

@@ -129,9 +129,7 @@ def _modules(workload: Workload, strategy: Strategy) -> dict[str, list[float]]:
     spec = workload.model
     threshold = persistence_threshold(workload, strategy)
     width = 4.0 if workload.precision == "fp32" else 2.0
-    scale = 1.0
-    if spec.parameters_override is not None:
-        scale = spec.parameters_override / sum(t.numel for t in spec.tensors())
+    scale = spec.override_scale
     modules: dict[str, list[float]] = {}
     for t in spec.tensors():
         numel, size = t.numel * scale, t.numel * scale * width

@@ -84,6 +84,18 @@ class ModelSpec(families.FamilyFeatures):
 
     # -- counts -------------------------------------------------------------------------------------------
     @cached_property
+    def override_scale(self) -> float:
+        """`--params N`: the given count over the borrowed shape's; every count taken from that shape (a block,
+        the block linears QLoRA quantizes, the root unit) is multiplied by it. 1.0 for a real shape."""
+        if self.parameters_override is None:
+            return 1.0
+        return self.parameters_override / sum(t.numel for t in self.tensors())
+
+    def scaled(self, count: float) -> int:
+        """`count`, measured on the shape, at the parameter count `--params` gave (itself for a real shape)."""
+        return round(count * self.override_scale)
+
+    @cached_property
     def num_parameters(self) -> int:
         """Unique parameters (tied embeddings once), as `sum(p.numel() for p in model.parameters())`."""
         if self.parameters_override is not None:
@@ -102,9 +114,7 @@ class ModelSpec(families.FamilyFeatures):
             return total
         routed = sum(t.numel for t in self.tensors() if ".experts." in f".{t.module}.")
         idle = routed * (self.num_experts - self.experts_per_token) // self.num_experts
-        if self.parameters_override is not None:
-            idle = round(idle * self.parameters_override / sum(t.numel for t in self.tensors()))
-        return total - idle
+        return total - self.scaled(idle)
 
     @cached_property
     def largest_layer_parameters(self) -> int:
@@ -112,10 +122,7 @@ class ModelSpec(families.FamilyFeatures):
         per_module: dict[str, int] = {}
         for t in self.tensors():
             per_module[t.module] = per_module.get(t.module, 0) + t.numel
-        largest = max(per_module.values())
-        if self.parameters_override is not None:
-            return round(largest * self.parameters_override / sum(per_module.values()))
-        return largest
+        return self.scaled(max(per_module.values()))
 
     @cached_property
     def layer_parameters(self) -> int:
@@ -128,10 +135,7 @@ class ModelSpec(families.FamilyFeatures):
             if t.module.startswith("layers."):
                 block = t.module.split(".", 2)[1]
                 per_block[block] = per_block.get(block, 0) + t.numel
-        count = max(per_block.values())
-        if self.parameters_override is not None:
-            return round(count * self.parameters_override / sum(t.numel for t in self.tensors()))
-        return count
+        return self.scaled(max(per_block.values()))
 
     @property
     def kv_ratio(self) -> float:

@@ -164,3 +164,19 @@ def test_bad_input_is_a_usage_error(cli, args, message):
     result = cli("estimate", *args)
     assert result.exit_code == 2
     assert message in result.stderr and "hint:" in result.stderr
+
+
+@pytest.mark.parametrize("method", ["--qlora", "--lora"])
+def test_params_scales_every_shape_count(cli, method):
+    """`--params N` borrows a preset's shape and scales every count taken from it: at llama-2-70b's own count the
+    weights are the preset's; at 65e9 they shrink by the same ratio (QLoRA's quantized linears were once taken
+    unscaled from the 70B shape, leaving 65e9 QLoRA below a 33 GiB 4-bit base alone)."""
+    def weights(*model):
+        result = cli("estimate", *model, "--system", "1xRTX-A6000", method, "--seq-len", "512", "--format", "json")
+        assert result.exit_code == 0, result.stderr
+        return json.loads(result.stdout)["estimate"]["per_gpu_bytes"]["weights"]
+
+    preset = weights("--model", "llama-2-70b")
+    same_count = json.loads(cli("estimate", "--model", "llama-2-70b", "--format", "json").stdout)["model"]["parameters"]
+    assert weights("--params", str(same_count)) == pytest.approx(preset, rel=1e-6)
+    assert weights("--params", "65e9") == pytest.approx(preset * 65e9 / same_count, rel=0.02)
