@@ -50,7 +50,7 @@ TRL_FIELDS: dict[str, tuple[str, Any, Any]] = {
     "vllm_importance_sampling_mode": ("str", _ABSENT, "sequence_mask"),
     "vllm_importance_sampling_clip_min": ("optional_float", _ABSENT, None),
     "vllm_importance_sampling_clip_max": ("optional_float", _ABSENT, 3.0),
-    # the dtype the model is loaded in (resolution.workload.trainer_load_dtype): the configs' model_init_kwargs
+    # the dtype the model is loaded in (resolution.load_dtype.trainer_load_dtype): the configs' model_init_kwargs
     # (a dict, or its JSON on the command line) and the TRL scripts' ModelConfig --dtype (--torch_dtype before it)
     "model_init_kwargs": ("str", None, None),
     "dtype": ("str", None, None),

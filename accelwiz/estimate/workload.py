@@ -64,7 +64,7 @@ class Workload:
     legacy_trainer: bool = False
     # The frozen base's dtype as the run's loader leaves it, where a Trainer or TRL load says it (a script's
     # from_pretrained dtype="auto": the checkpoint's bf16; TRL's model_init_kwargs/--dtype, default float32:
-    # resolution/workload.py `trainer_load_dtype`). None: the built-in trainer's (trainer/finetune.py
+    # resolution/load_dtype.py `trainer_load_dtype`). None: the built-in trainer's (trainer/finetune.py
     # `lora_base_dtype`: LoRA's base in the compute dtype under mixed precision, fp32 under FSDP or fp32 training).
     base_dtype: Literal["fp32", "bf16", "fp16"] | None = None
     # QLoRA: PEFT's prepare_model_for_kbit_training ran, casting every non-quantized parameter (embeddings, norms,
