@@ -74,4 +74,15 @@ SOURCES = {
         "frozen", "new (issue 28, fourth round): HF blog 'Accelerate Large Model Training using DeepSpeed' (June "
         "2022), 2 x Titan RTX 24 GB: GPT-2 XL under ZeRO-3 with CPU offload (batch 16 ran) and DDP (out of "
         "memory at batch 1); its encoder and seq2seq tables kept as not expressible: never used to tune anything"),
+    # Issue 28, fifth round (framework docs and blog posts): registered here, frozen, before any row was scored.
+    "raschka-lora-insights-2023": (
+        "frozen", "new (issue 28, fifth round): Sebastian Raschka's LoRA/QLoRA experiments (Lightning AI 'Finetuning "
+        "LLMs with LoRA and QLoRA: Insights from Hundreds of Experiments', Oct 2023, and Ahead of AI 'Practical Tips "
+        "for Finetuning LLMs Using LoRA', Nov 2023): Llama 2 7B on one A100 with lit-gpt bf60124, bf16 LoRA and NF4/FP4 "
+        "QLoRA, ranks 8-256, query/value or every linear, AdamW or SGD; 'Memory used' = max_memory_allocated: never "
+        "used to tune anything"),
+    "torchtune-llama3-tutorial": (
+        "frozen", "new (issue 28, fifth round): torchtune's 'Llama3 in torchtune' tutorial (April 2024, 20747cd), "
+        "Llama3-8B LoRA on one GPU (18.5 GB peak), not the README table nor the LoRA/QLoRA tutorials: never used to "
+        "tune anything"),
 }
