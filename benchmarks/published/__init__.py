@@ -11,10 +11,12 @@ from __future__ import annotations
 from benchmarks.published.chatglm3_finetune import ROWS as _CHATGLM3
 from benchmarks.published.design import ROWS as _DESIGN
 from benchmarks.published.frozen import ROWS as _FROZEN
+from benchmarks.published.glm4_finetune import ROWS as _GLM4
 from benchmarks.published.hf_blog_4bit_qlora import ROWS as _HF_4BIT
 from benchmarks.published.hf_blog_accelerate_deepspeed import ROWS as _HF_DEEPSPEED
 from benchmarks.published.hf_blog_pytorch_fsdp import ROWS as _HF_FSDP
 from benchmarks.published.litgpt_resource_tables import ROWS as _LITGPT_TABLES
+from benchmarks.published.minicpm_finetune import ROWS as _MINICPM
 from benchmarks.published.ms_swift_benchmark import ROWS as _MS_SWIFT
 from benchmarks.published.qwen_readme import ROWS as _QWEN_README
 from benchmarks.published.raschka_lora_insights import ROWS as _RASCHKA
@@ -27,7 +29,8 @@ from benchmarks.published.universal_llm_trainer import ROWS as _UNIVERSAL_LLM_TR
 # One module per source added for issue 28 (its set is in sources.py); their argv name model config.json files
 # under benchmarks/published/models/ by paths relative to the repository root.
 _NEW = (*_QWEN_README, *_MS_SWIFT, *_CHATGLM3, *_UNSLOTH, *_UNIVERSAL_LLM_TRAINER, *_TORCHTUNE_TUTORIALS,
-        *_LITGPT_TABLES, *_HF_4BIT, *_HF_FSDP, *_HF_DEEPSPEED, *_RASCHKA, *_TORCHTUNE_LLAMA3)
+        *_LITGPT_TABLES, *_HF_4BIT, *_HF_FSDP, *_HF_DEEPSPEED, *_RASCHKA, *_TORCHTUNE_LLAMA3,
+        *_GLM4, *_MINICPM)
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -85,4 +85,13 @@ SOURCES = {
         "frozen", "new (issue 28, fifth round): torchtune's 'Llama3 in torchtune' tutorial (April 2024, 20747cd), "
         "Llama3-8B LoRA on one GPU (18.5 GB peak), not the README table nor the LoRA/QLoRA tutorials: never used to "
         "tune anything"),
+    # Issue 28, fifth round (model repositories): registered here, frozen, before any row was scored.
+    "glm4-finetune-demo": (
+        "frozen", "new (issue 28, fifth round): GLM-4's finetune_demo 'Hardware check' table (c0a6d1e, June 2024), "
+        "GLM-4-9B-Chat on A100-SXM4-80GB: LoRA on one GPU, fp32 full fine-tuning under ZeRO-3 on eight, nvidia-smi "
+        "MiB per GPU; not ChatGLM3's demo: never used to tune anything"),
+    "minicpm-finetune": (
+        "frozen", "new (issue 28, fifth round): MiniCPM's finetune README 'Testing Hardware Standard' (a250c20, Feb "
+        "2024), MiniCPM-2B under ZeRO-3 with parameter and optimizer CPU offload: full fine-tuning on four GPUs, LoRA "
+        "on one, nvidia-smi MiB per GPU: never used to tune anything"),
 }
