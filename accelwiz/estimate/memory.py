@@ -43,7 +43,7 @@ from accelwiz.estimate.states import (
     optimizer_step_temporaries,
     peft_fp32_adapters,
 )
-from accelwiz.estimate.step_phases import Phase, StepTensors, gradients_kept, step_phases
+from accelwiz.estimate.step_phases import Phase, StepTensors, gradients_kept, phases_of, step_moments
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.varying_lengths import varying_length_reserve
 from accelwiz.estimate.workload import Workload
@@ -73,6 +73,9 @@ class MemoryEstimate:
     at_peak: tuple[tuple[str, int], ...] = ()  # what is live at the peak, by category; sums to `allocated`
     reserved: int = 0  # what the caching allocator holds at the peak (torch.cuda.max_memory_reserved)
     runtime_parts: tuple[tuple[str, int], ...] = ()  # CUDA context, cuBLAS workspaces, NCCL (runtime.py)
+    # every moment of the step (step_phases.step_moments: "forward", "backward start", ...) with its live parts,
+    # each summing to its total: what a post-training step reshapes (posttraining.py)
+    moments: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
 
     @property
     def model_states(self) -> int:
@@ -121,7 +124,8 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     workload, engine_note = as_the_engine_trains(workload, strategy)
     states = model_states(workload, strategy)
     tensors, notes = _step_tensors(workload, strategy, states)
-    phases = step_phases(workload, strategy, states, tensors)
+    moments = step_moments(workload, strategy, states, tensors)
+    phases = phases_of(moments)
     peak = max(phases, key=lambda p: p.total)
     allocated = peak.total
     reserved, reserve_notes = _reserved(workload, strategy, states, phases, peak)
@@ -136,6 +140,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
         assumptions(workload, strategy, states, tensors.logits, phases, peak, said),
         tuple((p.name, round(p.total)) for p in phases), round(peak.parts["temporaries"]),
         _rounded_parts(peak.parts, allocated), round(reserved), tuple(extra.parts().items()),
+        tuple((m.label, _rounded_parts(m.parts, m.total)) for m in moments),
     )
 
 

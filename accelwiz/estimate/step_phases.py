@@ -19,6 +19,11 @@ from accelwiz.estimate.zero3_gathered import reduce_bucket_elements, zero3_gathe
 class Phase:
     name: str
     parts: dict[str, float]  # category -> bytes live at this phase's peak
+    moment: str = ""  # backward's moments: "start", "recompute", "end" (the phase's peak is the largest)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.moment}" if self.moment else self.name
 
     @property
     def total(self) -> float:
@@ -39,9 +44,18 @@ class StepTensors:
     recomputing: float = 0.0  # ZeRO-3: gathered parameters at their most during backward
 
 
-def step_phases(workload: Workload, strategy: Strategy, states: ModelStates,
-                tensors: StepTensors) -> tuple[Phase, Phase, Phase, Phase]:
-    """Live bytes at the peak of loading, forward, backward and the optimizer step.
+def phases_of(moments: tuple[Phase, ...]) -> tuple[Phase, Phase, Phase, Phase]:
+    """Live bytes at the peak of loading, forward, backward and the optimizer step, from `step_moments`:
+    backward's peak is the largest of its moments."""
+    loading, forward, *backward, optimizer = moments
+    return loading, forward, max(backward, key=lambda p: p.total), optimizer
+
+
+def step_moments(workload: Workload, strategy: Strategy, states: ModelStates,
+                 tensors: StepTensors) -> tuple[Phase, ...]:
+    """Live bytes at loading, forward, backward's start, a checkpointed layer's recomputation, backward's end
+    and the optimizer step: every moment a phase's peak is taken over (post-training replaces the loss tail in
+    some of them and keeps the others: posttraining.py).
 
     `tensors.turn`, `tensors.recomputing`: ZeRO-3's parameters gathered beyond the largest module that
     `buffers` already holds, kept across the forward→backward turn (end of forward, start of backward) and at
@@ -57,7 +71,7 @@ def step_phases(workload: Workload, strategy: Strategy, states: ModelStates,
         "temporaries": 0.0,
         "buffers": tensors.buffers,
     }
-    forward, backward = _forward_backward(workload, strategy, states, tensors, base)
+    forward, *backward = _forward_backward(workload, strategy, states, tensors, base)
     # ZeRO-3's step starts by releasing every gathered parameter (stage3.py `_partition_all_parameters`)
     released = zero3_gathered_buffer_bytes(workload, strategy)
     optimizer = Phase("optimizer", {**base, "gradients": states.gradients, "temporaries": tensors.step,
@@ -65,25 +79,27 @@ def step_phases(workload: Workload, strategy: Strategy, states: ModelStates,
     resident = states.weights - states.autocast_copy
     loading = Phase("loading", {**dict.fromkeys(forward.parts, 0.0), "weights": resident,
                                 "temporaries": tensors.loaded - resident})
-    return loading, forward, backward, optimizer
+    return loading, forward, *backward, optimizer
 
 
 def _forward_backward(workload: Workload, strategy: Strategy, states: ModelStates, tensors: StepTensors,
-                      base: dict[str, float]) -> tuple[Phase, Phase]:
-    """Forward's peak, and backward's: the largest of its start, a layer's recomputation and its end."""
+                      base: dict[str, float]) -> tuple[Phase, Phase, Phase, Phase]:
+    """Forward's peak, and backward's moments: its start, a layer's recomputation and its end."""
     buffers, turn = tensors.buffers, tensors.turn
     bucket = _backward_bucket(workload, strategy)  # ZeRO-1/2's reduce bucket: from backward's start to the step
     kept = {"weights": states.weights, "activations": float(tensors.activations), "logits": float(tensors.logits)}
     loss_forward, loss_backward = loss_transient_bytes(workload)
     forward = Phase("forward", {**base, **kept, "temporaries": loss_forward, "buffers": buffers - bucket + turn})
-    backward_start = Phase("backward", {**base, **kept, "temporaries": loss_backward, "buffers": buffers + turn})
+    backward_start = Phase("backward", {**base, **kept, "temporaries": loss_backward, "buffers": buffers + turn},
+                           "start")
     recomputed = recompute_bytes(workload, autocast=tensors.autocast, strategy=strategy,
                                  fp32_adapters=peft_fp32_adapters(workload, strategy))
     recompute = Phase("backward", {**base, "weights": states.weights, "activations": float(tensors.activations),
-                                   "temporaries": recomputed, "buffers": buffers + tensors.recomputing})
+                                   "temporaries": recomputed, "buffers": buffers + tensors.recomputing},
+                      "recompute")
     backward_end = Phase("backward", {**base, "gradients": states.gradients,
-                                      "temporaries": tied_embedding_gradients(workload, strategy)})
-    return forward, max((backward_start, recompute, backward_end), key=lambda p: p.total)
+                                      "temporaries": tied_embedding_gradients(workload, strategy)}, "end")
+    return forward, backward_start, recompute, backward_end
 
 
 def gradients_kept(workload: Workload, strategy: Strategy) -> bool:
