@@ -14,6 +14,7 @@ from benchmarks.published.frozen import ROWS as _FROZEN
 from benchmarks.published.glm4_finetune import ROWS as _GLM4
 from benchmarks.published.hf_blog_4bit_qlora import ROWS as _HF_4BIT
 from benchmarks.published.hf_blog_accelerate_deepspeed import ROWS as _HF_DEEPSPEED
+from benchmarks.published.hf_blog_llama2_70b_fsdp import ROWS as _HF_LLAMA2_70B_FSDP
 from benchmarks.published.hf_blog_pytorch_fsdp import ROWS as _HF_FSDP
 from benchmarks.published.litgpt_resource_tables import ROWS as _LITGPT_TABLES
 from benchmarks.published.minicpm_finetune import ROWS as _MINICPM
@@ -30,7 +31,7 @@ from benchmarks.published.universal_llm_trainer import ROWS as _UNIVERSAL_LLM_TR
 # under benchmarks/published/models/ by paths relative to the repository root.
 _NEW = (*_QWEN_README, *_MS_SWIFT, *_CHATGLM3, *_UNSLOTH, *_UNIVERSAL_LLM_TRAINER, *_TORCHTUNE_TUTORIALS,
         *_LITGPT_TABLES, *_HF_4BIT, *_HF_FSDP, *_HF_DEEPSPEED, *_RASCHKA, *_TORCHTUNE_LLAMA3,
-        *_GLM4, *_MINICPM)
+        *_GLM4, *_MINICPM, *_HF_LLAMA2_70B_FSDP)
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

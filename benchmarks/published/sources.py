@@ -78,13 +78,17 @@ SOURCES = {
     "raschka-lora-insights-2023": (
         "frozen", "new (issue 28, fifth round): Sebastian Raschka's LoRA/QLoRA experiments (Lightning AI 'Finetuning "
         "LLMs with LoRA and QLoRA: Insights from Hundreds of Experiments', Oct 2023, and Ahead of AI 'Practical Tips "
-        "for Finetuning LLMs Using LoRA', Nov 2023): Llama 2 7B on one A100 with lit-gpt bf60124, bf16 LoRA and NF4/FP4 "
-        "QLoRA, ranks 8-256, query/value or every linear, AdamW or SGD; 'Memory used' = max_memory_allocated: never "
-        "used to tune anything"),
+        "for Finetuning LLMs Using LoRA', Nov 2023): Llama 2 7B on one A100 with lit-gpt bf60124, bf16 LoRA and "
+        "NF4/FP4 QLoRA, ranks 8-256, query/value or every linear, AdamW or SGD; 'Memory used' = "
+        "max_memory_allocated: never used to tune anything"),
     "torchtune-llama3-tutorial": (
         "frozen", "new (issue 28, fifth round): torchtune's 'Llama3 in torchtune' tutorial (April 2024, 20747cd), "
         "Llama3-8B LoRA on one GPU (18.5 GB peak), not the README table nor the LoRA/QLoRA tutorials: never used to "
         "tune anything"),
+    "hf-blog-llama2-70b-fsdp": (
+        "frozen", "new (issue 28, fifth round): HF blog 'Fine-tuning Llama 2 70B using PyTorch FSDP' (Sept 2023): "
+        "full fine-tuning on 2 x 8 A100 80GB under FSDP1 with bf16 mixed precision, measured to run (a verdict "
+        "row, no peak printed): never used to tune anything"),
     # Issue 28, fifth round (model repositories): registered here, frozen, before any row was scored.
     "glm4-finetune-demo": (
         "frozen", "new (issue 28, fifth round): GLM-4's finetune_demo 'Hardware check' table (c0a6d1e, June 2024), "
