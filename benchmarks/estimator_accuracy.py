@@ -10,7 +10,12 @@ real command-line app; `--dry-run` prints each argv) (the
 CUDA context, compared with max_memory_reserved) and `accelerate estimate-memory`'s "Training using Adam"
 number for the same model (`estimate_training_usage(calculate_maximum_sizes(model))`, computed offline on a
 meta-device model: it has no batch, sequence, activations or sharding). Each setting is also traced on the
-CPU with fake tensors (`accelwiz estimate --trace`), so one GPU session gives measured vs trace vs analytic.
+CPU with fake tensors through the same command with `--trace` (`trace_argv`: `accelwiz estimate ... --trace
+--format json`, its traced peak read from the JSON's `trace.traced`; `--trace-layers N` adds `--layers N` where
+--trace's time cap would refuse a whole model), so one GPU session gives measured vs trace vs analytic.
+Every figure of this script is the output of a command a user types; none is built from internal objects
+(the GPU's own training loop, benchmarks/gpu_step.py, is the measurement, and `accelerate estimate-memory` is
+accelerate's figure).
 
     python benchmarks/estimator_accuracy.py --dry-run      # list the matrix (no GPU needed)
     python benchmarks/estimator_accuracy.py --dry-run --trace --only 0,7   # and the trace (CPU)
@@ -36,12 +41,8 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results"
 sys.path.insert(0, str(REPO))
 
-from accelwiz.estimate.memory import estimate_memory  # noqa: E402
 from accelwiz.modelspec.lookup import resolve_model  # noqa: E402
 from accelwiz.modelspec.spec import ModelSpec  # noqa: E402
-from accelwiz.estimate.strategy import Strategy, strategy_from_options  # noqa: E402
-from accelwiz.estimate.workload import Workload  # noqa: E402
-from accelwiz.estimate.resolved import workload_from_options  # noqa: E402
 
 GIB = 2**30
 # What a command-line user passes as --model: a preset name, or a config.json (a ~100M Llama-shaped model,
@@ -140,13 +141,25 @@ def estimate_argv(setting: Setting) -> list[str]:
     return [*argv, "--format", "json"]
 
 
-def run_estimate(argv: list[str]) -> dict:
-    """`accelwiz ARGV` in-process through the real command-line app (typer's CliRunner); its JSON."""
+def trace_argv(setting: Setting, layers: int | None = None) -> list[str]:
+    """The command a user types to trace the setting: `estimate_argv` with `--trace` (every layer, within
+    --trace's time cap), or `--trace --layers N` (N layers traced with 1, scaled linearly)."""
+    traced = ["--trace", *(["--layers", str(layers)] if layers is not None else [])]
+    return [*estimate_argv(setting)[:-2], *traced, "--format", "json"]
+
+
+def invoke(argv: list[str]):  # noqa: ANN201 (click's Result)
+    """`accelwiz ARGV` in-process through the real command-line app (typer's CliRunner)."""
     from typer.testing import CliRunner
 
     from accelwiz.cli import app
 
-    result = CliRunner().invoke(app, argv)
+    return CliRunner().invoke(app, argv)
+
+
+def run_estimate(argv: list[str]) -> dict:
+    """`accelwiz ARGV` through the command-line app; its JSON."""
+    result = invoke(argv)
     if result.exit_code not in (0, 1):  # 1: does not fit, still a JSON estimate
         raise RuntimeError(f"`accelwiz {' '.join(argv)}` exited {result.exit_code}: {result.output[-400:]}")
     return json.loads(result.stdout)
@@ -163,40 +176,21 @@ def accelwiz_estimate(setting: Setting) -> dict:
     }
 
 
-def accelwiz_strategy(setting: Setting) -> Strategy:
-    """The trace's strategy, as `estimate_argv` asks for it (the trace runs on internal objects: the CLI's
-    --trace caps its time and would scale large models from a few layers)."""
-    if setting.strategy == "zero3_offload":
-        return strategy_from_options("zero3", gpus_per_node=1, nodes=1, offload_optimizer="cpu")
-    if setting.strategy.startswith("fsdp"):
-        return strategy_from_options("fsdp_full", gpus_per_node=1, nodes=1, fsdp_version=int(setting.strategy[-1]))
-    return strategy_from_options(setting.strategy, gpus_per_node=1, nodes=1)
-
-
-def accelwiz_workload(setting: Setting) -> Workload:
-    """The trace's workload, as `estimate_argv` asks for it (tests/estimate/test_accuracy_argv.py holds the two
-    equal)."""
-    lora = {"regime": "lora", "lora_dropout": 0.0} if setting.regime == "lora" else {}
-    return workload_from_options(model=MODEL_ARGUMENTS[setting.model], micro_batch=setting.micro_batch,
-                                 seq_len=setting.seq_len, gradient_checkpointing=setting.gradient_checkpointing,
-                                 attention=setting.attention, **lora)
-
-
-def trace_figures(setting: Setting) -> dict:
-    """The fake-tensor trace of the same step on the CPU (accelwiz estimate --trace), as the strategy runs it."""
-    from accelwiz.estimate.trace import trace_workload
-    from accelwiz.estimate.trace_compare import compare
-
-    workload = accelwiz_workload(setting)
-    strategy = accelwiz_strategy(setting)
-    comparison = compare(estimate_memory(workload, strategy), trace_workload(workload, strategy=strategy,
-                                                                             time_limit=1e9))
+def trace_figures(setting: Setting, layers: int | None = None) -> dict:
+    """The fake-tensor trace of the same step on the CPU, as `accelwiz estimate ... --trace [--layers N] --format
+    json` prints it (`trace.traced`: the traced step sharded as the strategy runs it, its reserve replayed).
+    Every model of the matrix traces whole within --trace's time cap; a trace the cap refuses raises with the
+    CLI's message, whose hint names the `--layers` to pass (this script's --trace-layers)."""
+    argv = trace_argv(setting, layers)
+    comparison = run_estimate(argv)["trace"]
     return {
-        "trace_allocated": comparison.traced["peak"],
-        "trace_reserved": comparison.traced["reserved"],  # as `estimate --trace` shows it: the replay, sharded
-        "trace_phase": comparison.traced_phase,
-        "trace_breakdown": comparison.traced,
-        "trace_seconds": round(comparison.trace.seconds, 1),
+        "trace_allocated": comparison["traced"]["peak"],
+        "trace_reserved": comparison["traced"]["reserved"],  # the traced stream replayed through the allocator
+        "trace_phase": comparison["traced_peak_phase"],
+        "trace_breakdown": comparison["traced"],
+        "trace_seconds": comparison["trace"]["seconds"],
+        "trace_layers": comparison["trace"]["layers_traced"],
+        "trace_argv": " ".join(argv),
     }
 
 
@@ -356,34 +350,34 @@ def re_estimate() -> int:
     return 0
 
 
-def add_traces() -> int:
+def add_traces(layers: int | None = None) -> int:
     """Trace, on this CPU, the settings a GPU run measured with --no-trace, and rewrite the results."""
     saved = json.loads((RESULTS / "estimator_accuracy.json").read_text())
     rows = saved["rows"]
     for row in rows:
         if "trace_allocated" not in row:
-            row.update(trace_figures(Setting.from_row(row)))
+            row.update(trace_figures(Setting.from_row(row), layers))
             add_errors(row)
             print(f"{row['setting']}: trace {row['trace_allocated'] / GIB:.2f} GiB", file=sys.stderr)
     write_results(rows, saved["summary"]["gpu"])
     return 0
 
 
-def dry_run(settings: list[Setting], trace: bool) -> int:
+def dry_run(settings: list[Setting], trace: bool, layers: int | None = None) -> int:
     for number, setting in enumerate(matrix()):
         if setting not in settings:
             continue
         estimate = accelwiz_estimate(setting)
         traced = ""
         if trace:
-            figures = trace_figures(setting)
+            figures = trace_figures(setting, layers)
             traced = f"  trace {figures['trace_allocated'] / GIB:6.2f} GiB ({figures['trace_phase']})"
         print(f"{number:>2}  {setting.label:<50} accelwiz {estimate['allocated'] / GIB:6.2f} GiB allocated"
               + traced + f"\n    accelwiz {' '.join(estimate_argv(setting))}")
     return 0
 
 
-def measure_all(settings: list[Setting], *, trace: bool, history: Path | None) -> int:
+def measure_all(settings: list[Setting], *, trace: bool, history: Path | None, layers: int | None = None) -> int:
     """Each setting measured on the GPU (and traced on the CPU unless told not to); results saved after each."""
     import torch
 
@@ -403,7 +397,7 @@ def measure_all(settings: list[Setting], *, trace: bool, history: Path | None) -
                **run_setting(setting, history / f"{number:02d}.jsonl.gz" if history else None)}
         if trace:
             try:  # the same step traced on the CPU: measured vs trace vs analytic in one table
-                row.update(trace_figures(setting))
+                row.update(trace_figures(setting, layers))
             except Exception as exc:  # noqa: BLE001 - a failed trace must not lose the GPU measurement
                 row["trace_error"] = f"{type(exc).__name__}: {exc}"[:200]
         rows.append(add_errors(row))
@@ -426,21 +420,24 @@ def main() -> int:
     parser.add_argument("--re-estimate", action="store_true",
                         help="recompute accelwiz's estimates for the saved measurements (CPU)")
     parser.add_argument("--history", help="directory for each setting's allocator event stream (jsonl.gz)")
+    parser.add_argument("--trace-layers", type=int, help="trace N layers and scale (`estimate --trace --layers N`): "
+                        "for a model whose whole trace --trace's time cap refuses")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(run_worker(Setting(**json.loads(args.worker)), args.history)))
         return 0
     if args.add_traces:
-        return add_traces()
+        return add_traces(args.trace_layers)
     if args.re_estimate:
         return re_estimate()
     settings = matrix()
     if args.only:
         settings = [settings[int(i)] for i in args.only.split(",")]
     if args.dry_run:
-        return dry_run(settings, args.trace)
-    return measure_all(settings, trace=not args.no_trace, history=Path(args.history) if args.history else None)
+        return dry_run(settings, args.trace, args.trace_layers)
+    return measure_all(settings, trace=not args.no_trace, history=Path(args.history) if args.history else None,
+                       layers=args.trace_layers)
 
 
 if __name__ == "__main__":

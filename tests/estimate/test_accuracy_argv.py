@@ -1,6 +1,7 @@
-"""benchmarks/estimator_accuracy.py (the GPU script) estimates each setting through the command a user types
-(issue 28): every setting's argv parses, and the CLI's workload and strategy are the ones the script built from
-internal objects before (and its trace still builds), so the H200 rows keep comparing the same estimate."""
+"""benchmarks/estimator_accuracy.py (the GPU script) estimates and traces each setting through the command a user
+types (issue 28): every setting's argv parses into the setting's workload and strategy (built here from internal
+objects only to check the argv's mapping), and the trace column is `accelwiz estimate ... --trace --format json`,
+the same traced figures as the trace the script used to build itself."""
 
 from __future__ import annotations
 
@@ -10,27 +11,49 @@ from pathlib import Path
 import pytest
 
 from accelwiz.estimate.memory import estimate_memory
+from accelwiz.estimate.resolved import workload_from_options
+from accelwiz.estimate.strategy import Strategy, strategy_from_options
+from accelwiz.estimate.workload import Workload
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from estimator_accuracy import (  # noqa: E402
-    accelwiz_strategy,
-    accelwiz_workload,
+    MODEL_ARGUMENTS,
+    Setting,
     estimate_argv,
     matrix,
     run_estimate,
+    trace_argv,
+    trace_figures,
 )
 
 SETTINGS = matrix()
 
 
+def internal_strategy(setting: Setting) -> Strategy:
+    """The strategy `estimate_argv` asks for, built directly."""
+    if setting.strategy == "zero3_offload":
+        return strategy_from_options("zero3", gpus_per_node=1, nodes=1, offload_optimizer="cpu")
+    if setting.strategy.startswith("fsdp"):
+        return strategy_from_options("fsdp_full", gpus_per_node=1, nodes=1, fsdp_version=int(setting.strategy[-1]))
+    return strategy_from_options(setting.strategy, gpus_per_node=1, nodes=1)
+
+
+def internal_workload(setting: Setting) -> Workload:
+    """The workload `estimate_argv` asks for, built directly."""
+    lora = {"regime": "lora", "lora_dropout": 0.0} if setting.regime == "lora" else {}
+    return workload_from_options(model=MODEL_ARGUMENTS[setting.model], micro_batch=setting.micro_batch,
+                                 seq_len=setting.seq_len, gradient_checkpointing=setting.gradient_checkpointing,
+                                 attention=setting.attention, **lora)
+
+
 @pytest.mark.parametrize("setting", SETTINGS, ids=[s.label for s in SETTINGS])
-def test_each_settings_argv_is_the_workload_the_script_built(setting) -> None:
+def test_each_settings_argv_is_the_settings_workload(setting) -> None:
     argv = estimate_argv(setting)
     assert argv[0] == "estimate" and argv[-2:] == ["--format", "json"]
     shown = run_estimate(argv)
-    workload, strategy = accelwiz_workload(setting), accelwiz_strategy(setting)
+    workload, strategy = internal_workload(setting), internal_strategy(setting)
     cli_workload = shown["workload"]
     assert {key: cli_workload[key] for key in ("micro_batch", "seq_len", "regime", "precision", "optimizer",
                                                "gradient_checkpointing", "attention", "trainable_parameters")} == {
@@ -44,3 +67,33 @@ def test_each_settings_argv_is_the_workload_the_script_built(setting) -> None:
     internal = estimate_memory(workload, strategy)
     assert (shown["estimate"]["peak"]["allocated"], shown["estimate"]["peak"]["reserved"]) == (
         internal.allocated, internal.reserved)
+
+
+def test_the_trace_argv_is_the_estimate_argv_with_trace() -> None:
+    setting = SETTINGS[0]
+    assert trace_argv(setting) == [*estimate_argv(setting)[:-2], "--trace", "--format", "json"]
+    assert trace_argv(setting, 4)[-5:] == ["--trace", "--layers", "4", "--format", "json"]
+
+
+def test_the_trace_column_is_the_commands_trace_and_equals_the_internal_trace() -> None:
+    """The smallest setting (llama-small, 12 layers): the command's traced peak and replayed reserve are the
+    bytes the script's former internal trace (every layer, no time cap) gave."""
+    from accelwiz.estimate.trace import trace_workload
+    from accelwiz.estimate.trace_compare import compare
+
+    setting = SETTINGS[0]
+    figures = trace_figures(setting)
+    workload, strategy = internal_workload(setting), internal_strategy(setting)
+    internal = compare(estimate_memory(workload, strategy),
+                       trace_workload(workload, strategy=strategy, time_limit=1e9))
+    assert figures["trace_layers"] == workload.model.num_layers  # traced whole, within the CLI's cap
+    assert (figures["trace_allocated"], figures["trace_reserved"], figures["trace_phase"]) == (
+        internal.traced["peak"], internal.traced["reserved"], internal.traced_phase)
+    assert figures["trace_argv"] == " ".join(trace_argv(setting))
+
+
+def test_a_layers_trace_runs_as_the_command_scales_it() -> None:
+    figures = trace_figures(SETTINGS[0], layers=4)
+    assert figures["trace_layers"] == 4 and "--layers 4" in figures["trace_argv"]
+    whole = trace_figures(SETTINGS[0])["trace_allocated"]
+    assert figures["trace_allocated"] == pytest.approx(whole, rel=0.05)  # linear in depth: close, not equal
