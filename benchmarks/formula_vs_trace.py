@@ -3,8 +3,18 @@ docs/performance.md ("Formula vs trace") and benchmarks/results/formula_vs_trace
 
     python benchmarks/formula_vs_trace.py            # run the matrix, write the JSON and the Markdown table
     python benchmarks/formula_vs_trace.py --print    # print the Markdown table from the saved JSON
+    python benchmarks/formula_vs_trace.py --only llama-3.2-1b   # one architecture's rows, printed, nothing saved
 
 The matrix (accelwiz/estimate/trace_matrix.py) is the one tests/estimate/test_trace_matrix.py asserts on.
+
+Every figure here is a MECHANISM CHECK, built from internal objects on purpose: the formulas of memory.py
+(`estimate_memory` on a `Workload`) against the trace of the same workload (`trace_training_step`), category by
+category, on 2-layer models at their published widths, built from transformers' config classes (shapes no
+`--model` names). It says whether a formula counts what the real model code allocates, not how close a command's
+answer is to a GPU: it is no accuracy claim for `accelwiz estimate`. The accuracy figures come from the command a
+user types, never from internals: benchmarks/estimator_accuracy.py (GPU measurements against `accelwiz estimate
+... --format json`, and the trace column as `accelwiz estimate ... --trace --format json`) and
+benchmarks/estimator_vs_published.py (published measurements against the same argv).
 """
 
 from __future__ import annotations
@@ -23,11 +33,13 @@ sys.path.insert(0, str(REPO))
 MIB = 2**20
 
 
-def run_matrix() -> list[dict]:
+def run_matrix(only: str | None = None) -> list[dict]:
     from accelwiz.estimate.trace_matrix import matrix, run
 
     rows = []
     for setting in matrix():
+        if only is not None and setting.arch != only:
+            continue
         row = run(setting)
         print(json.dumps(row), flush=True, file=sys.stderr)
         rows.append(row)
@@ -69,9 +81,13 @@ def table(rows: list[dict]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--print", action="store_true", help="print the table from the saved JSON")
+    parser.add_argument("--only", help="one architecture's rows (e.g. llama-3.2-1b), printed; the JSON is kept")
     args = parser.parse_args()
     if args.print:
         print(table(json.loads(RESULTS.read_text())["rows"]))
+        return 0
+    if args.only:
+        print(table(run_matrix(args.only)))
         return 0
     started = time.perf_counter()
     rows = run_matrix()
