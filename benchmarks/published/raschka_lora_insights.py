@@ -39,9 +39,12 @@ _SETTINGS = (
     "torch SDPA, the script's chunked cross-entropy on bf16 logits; 'Memory used' is "
     "torch.cuda.max_memory_allocated() in 10^9 bytes on one A100 (40GB assumed: not named)"
 )
-_LITGPT = ("LitGPT's own GPT module and LoRA (fused qkv; adapters in bf16 under bf16-true: the argv's bf16 LoRA counts "
-           "PEFT's default fp32 adapters, each adapted linear keeping an fp32 copy of its input); its "
+_LITGPT = ("LitGPT's own GPT module and LoRA (fused qkv; adapters in bf16 under bf16-true: {adapters}); its "
            "chunked_cross_entropy over 128-token chunks of the bf16 logits")
+_PEFT_FP32 = ("the argv's bf16 LoRA counts PEFT's default fp32 adapters, each adapted linear keeping an fp32 copy of "
+              "its input")
+# Under --qlora --no-kbit-prepare the CLI keeps the adapters in the 16-bit dtype (states.peft_fp32_adapters).
+_BF16_ADAPTERS = "as the argv's QLoRA without kbit preparation counts them"
 _QUANT = ("Lightning 2.1's BitsandbytesPrecision converts every torch.nn.Linear, the output layer included (the CLI "
           "quantizes the block linears only)")
 _OLD_BNB = ("bitsandbytes of October 2023 (0.41, unpinned at bf60124) keeps every 4-bit linear's input for backward "
@@ -63,7 +66,7 @@ _ALL = "".join(f"--lora-target {m} " for m in ("q_proj", "k_proj", "v_proj", "o_
 def _row(key: str, url: str, quote: str, gb: float, *, quant: str | None, rank: int, targets: str,
          optimizer: str = "adamw", how: str, extra: tuple = ()) -> dict:
     method = "--qlora --no-kbit-prepare " if quant else "--lora "
-    unexpressed = [_LITGPT]
+    unexpressed = [_LITGPT.format(adapters=_BF16_ADAPTERS if quant else _PEFT_FP32)]
     if quant:
         unexpressed += [_QUANT, _OLD_BNB, _FP4 if quant == "fp4" else _NO_DQ]
         if optimizer == "adamw":
