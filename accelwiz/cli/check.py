@@ -55,6 +55,16 @@ QloraOption = Annotated[bool, typer.Option(help="Short for --method qlora (LoRA 
 LoraDropoutOption = Annotated[float | None, typer.Option(
     min=0.0, rich_help_panel="Memory", show_default=False,
     help="PEFT's lora_dropout (default: the plan's, else 0.0).")]
+VaryingLengthsOption = Annotated[bool | None, typer.Option(
+    "--varying-lengths/--fixed-lengths", rich_help_panel="Memory", show_default=False,
+    help="Batches padded to their own longest sample (default: TRL SFT without packing varies, else fixed).")]
+LossDtypeOption = Annotated[str | None, typer.Option(
+    metavar="fp32|bf16|fp16", rich_help_panel="Memory", show_default=False,
+    help="The dtype the loss runs in (default fp32, transformers' loss; `estimate --help`).")]
+KbitPrepareOption = Annotated[bool | None, typer.Option(
+    rich_help_panel="Memory", show_default=False,
+    help="QLoRA: PEFT's prepare_model_for_kbit_training ran (default: the built-in trainer's yes; a Trainer/TRL "
+         "run's no).")]
 PlanOption = Annotated[Path | None, typer.Option(help="The plan file `accelwiz init` wrote (default: the one beside "
                                                       "the YAML, accelerate.plan.yaml for accelerate.yaml).",
                                                  rich_help_panel="Memory", show_default=False)]
@@ -83,6 +93,8 @@ def check(
     gradient_checkpointing: GradientCheckpointingOption = None,
     method: MethodOption = None, lora: LoraOption = False, qlora: QloraOption = False,
     lora_dropout: LoraDropoutOption = None,
+    varying_lengths: VaryingLengthsOption = None, loss_dtype: LossDtypeOption = None,
+    kbit_prepare: KbitPrepareOption = None,
     plan: PlanOption = None,
     attention: AttentionOption = None,
     training_args: TrainingArgsOption = None, trl: TrlOption = False,
@@ -99,7 +111,8 @@ def check(
         # each flag given replaces one field of the plan's workload (or of the defaults under --model)
         flags = workload_flags(micro_batch=micro_batch, seq_len=seq_len, gradient_checkpointing=gradient_checkpointing,
                                method=method, lora=lora, qlora=qlora, attention=attention,
-                               lora_dropout=lora_dropout)
+                               lora_dropout=lora_dropout, varying_lengths=varying_lengths, loss_dtype=loss_dtype,
+                               kbit_prepared=kbit_prepare)
         checked = check_files(CheckRequest(
             files or [_default_config()], split_codes(select), split_codes(ignore), system, model, plan, flags,
             training_args, trainer_argv(ctx), trl, kind, {"num_processes": num_processes, "num_machines": num_machines},

@@ -101,15 +101,15 @@ AttentionOption = Annotated[
     typer.Option(metavar="eager|sdpa|flash", rich_help_panel=_TRAIN,
                  help="Default: sdpa where transformers has it for the model, else eager."),
 ]
-VaryingLengthsOption = Annotated[bool, typer.Option(
-    "--varying-lengths", rich_help_panel=_TRAIN,
-    help="Batches padded to their own longest sample, up to --seq-len (the HF Trainer's and TRL's collators "
-         "without packing): the allocator caches loss tensors of every length.")]
+VaryingLengthsOption = Annotated[bool | None, typer.Option(
+    "--varying-lengths/--fixed-lengths", rich_help_panel=_TRAIN, show_default=False,
+    help="Batches padded to their own longest sample, up to --seq-len (TRL's SFT collator without packing): the "
+         "allocator caches loss tensors of every length. Default: fixed (the built-in trainer packs).")]
 LossDtypeOption = Annotated[str | None, typer.Option(
-    metavar="fp32|bf16", rich_help_panel=_TRAIN, show_default=False,
-    help="The dtype the loss runs in (default fp32: transformers' loss upcasts the logits); bf16: the script "
-         "computes the loss itself on a bf16 model's logits (a custom loop's nn.CrossEntropyLoss), with "
-         "--precision bf16.")]
+    metavar="fp32|bf16|fp16", rich_help_panel=_TRAIN, show_default=False,
+    help="The dtype the loss runs in (default fp32: transformers' loss upcasts the logits); bf16/fp16: a loss "
+         "computed on the 16-bit logits (a custom loop's nn.CrossEntropyLoss, a remote-code model's own loss), "
+         "with --precision bf16, or --precision mixed under a DeepSpeed --strategy (no autocast).")]
 KbitPrepareOption = Annotated[bool | None, typer.Option(
     rich_help_panel=_TRAIN, show_default=False,
     help="QLoRA: PEFT's prepare_model_for_kbit_training casts the embedding, norms and LM head to fp32 (default "
@@ -192,7 +192,7 @@ def estimate(
     optimizer: OptimizerOption = None,
     gradient_checkpointing: GradientCheckpointingOption = None,
     attention: AttentionOption = None,
-    varying_lengths: VaryingLengthsOption = False,
+    varying_lengths: VaryingLengthsOption = None,
     loss_dtype: LossDtypeOption = None,
     kbit_prepare: KbitPrepareOption = None,
     system: SystemOption = None,
@@ -243,7 +243,8 @@ def _request(options: dict[str, Any]) -> EstimateRequest:
 
     workload = {name: options[name] for name in ("micro_batch", "seq_len", "method", "lora", "qlora", "lora_rank",
                                                  "lora_dropout", "precision", "optimizer",
-                                                 "gradient_checkpointing", "attention")}
+                                                 "gradient_checkpointing", "attention", "varying_lengths",
+                                                 "loss_dtype", "kbit_prepare")}
     flags = checked_flags(lora_targets=tuple(options["lora_target"] or ()) or None, **workload)
     post = {name: options[name] for name in _POST_FLAGS}
     post["precompute_ref_log_probs"] = post["precompute_ref_log_probs"] or None  # False: not given

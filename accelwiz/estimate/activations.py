@@ -26,7 +26,7 @@ size and 16-bit activations (×2 for fp32 training):
   (`logits_bytes`). The 16-bit logits and their fp32 copy (`2bsV + 4bsV`; fp32 training: the `4bsV` logits)
   are a forward transient, and backward's first step adds the loss gradient and the log-softmax gradient
   (`8bsV`) while the saved output still lives (`loss_transient_bytes`). A loss the script computes on the
-  16-bit logits itself (`Workload.loss_dtype` "bf16", estimate/loss_dtype.py) keeps half: `2bsV`, with `4bsV`
+  16-bit logits itself (`Workload.loss_dtype` "bf16" or "fp16", loss_dtype.py) keeps half: `2bsV`, with `4bsV`
   transients either side.
 * QLoRA after PEFT's `prepare_model_for_kbit_training` without autocast (`kbit_fp32_stream`): the embedding, the
   norms and the LM head are fp32 and bitsandbytes returns its input's dtype, so every activation is fp32, as in
@@ -207,7 +207,7 @@ def logits_bytes(workload: Workload) -> int:
     if not spec.causal_lm:
         return 0
     tokens = workload.micro_batch * workload.seq_len * spec.vocab_size
-    log_softmax = 2 if workload.loss_dtype == "bf16" else 4  # a 16-bit loss keeps a 16-bit output (loss_dtype.py)
+    log_softmax = 2 if workload.loss_dtype != "fp32" else 4  # a 16-bit loss keeps a 16-bit output (loss_dtype.py)
     if spec.softcapped_logits:
         return (log_softmax + (4 if workload.precision == "fp32" else 2)) * tokens
     return log_softmax * tokens
@@ -227,7 +227,7 @@ def loss_transient_bytes(workload: Workload) -> tuple[int, int]:
     more, not counted. Answer.AI's rows measured on 2024's stack sit 4.0-4.5 bsV above the same settings run
     today (an H200, benchmarks/results/fsdp_streams.json).
 
-    A 16-bit loss (`Workload.loss_dtype` "bf16": nn.CrossEntropyLoss on the shifted 16-bit logits, which a script
+    A 16-bit loss (`Workload.loss_dtype` bf16/fp16: nn.CrossEntropyLoss on the shifted 16-bit logits, which a script
     copies: `logits[:, :-1].reshape(...)` of a batch above 1, `[..., :-1, :].contiguous()`): forward the logits
     and the copy (2bsV each), backward the log-softmax's and the input's 16-bit gradients (2bsV each), measured
     on the real loss (tests/estimate/test_loss_dtype.py).
@@ -235,7 +235,7 @@ def loss_transient_bytes(workload: Workload) -> tuple[int, int]:
     if not workload.model.causal_lm:
         return 0, 0
     tokens = workload.micro_batch * workload.seq_len * workload.model.vocab_size
-    if workload.loss_dtype == "bf16":  # the 16-bit logits and their shifted copy; two 16-bit gradients (loss_dtype.py)
+    if workload.loss_dtype != "fp32":  # the 16-bit logits and their shifted copy; two 16-bit gradients (loss_dtype.py)
         return 4 * tokens, 4 * tokens
     forward = 4 * tokens if workload.precision == "fp32" else 6 * tokens
     if workload.copies_shifted_logits:

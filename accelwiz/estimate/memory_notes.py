@@ -53,7 +53,8 @@ def assumptions(workload: Workload, strategy: Strategy, states: ModelStates, log
 def _loss_tail_notes(workload: Workload, logits: float) -> list[str]:
     if not logits:
         return ["no LM head counted"]
-    dtype = "bf16 (the script's own loss on the bf16 logits)" if workload.loss_dtype == "bf16" else "fp32"
+    dtype = "fp32" if workload.loss_dtype == "fp32" else \
+        f"{workload.loss_dtype} (a loss on the {workload.loss_dtype} logits, no fp32 upcast)"
     notes = [f"loss tail: {dtype} log-softmax kept for backward ({workload.micro_batch}×{workload.seq_len} tokens × "
              f"vocab {workload.model.vocab_size:,}); logits and loss gradients are phase temporaries"]
     if workload.copies_shifted_logits:

@@ -44,13 +44,6 @@ class EstimateRequest:
     trace: bool = False
     layers: int | None = None
     plot: str | None = None
-    # batches padded to their own longest sample rather than packed to seq_len (estimate/varying_lengths.py)
-    varying_lengths: bool = False
-    # the dtype the loss runs in; None: transformers' fp32 upcast (estimate/loss_dtype.py)
-    loss_dtype: str | None = None
-    # QLoRA: whether PEFT's prepare_model_for_kbit_training casts the non-quantized parameters to fp32 (None: as
-    # the run does, the built-in trainer's yes; False: torchtune, Lightning's bitsandbytes precision keep 16-bit)
-    kbit_prepare: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -81,23 +74,15 @@ def estimate_for(request: EstimateRequest, say: Callable[[str], None] = lambda _
     else:
         workload, profile, from_config = _workload(request), None, None
         post = _post_settings(workload, request.post_flags)
-    if request.varying_lengths:
-        workload = replace(workload, varying_lengths=True)
-    if request.loss_dtype is not None:
-        from accelwiz.estimate.loss_dtype import with_loss_dtype
-
-        workload = with_loss_dtype(workload, request.loss_dtype, trace=request.trace, post_training=post is not None)
-    if request.kbit_prepare is not None:
-        workload = _with_kbit_prepare(workload, request.kbit_prepare)
     choice = select_target(request.system, request.gpu_memory, request.gpus, request.nodes, profile=profile)
     strategy = _chosen_strategy(request, choice.gpus_per_node, choice.nodes)
     if strategy is None and from_config is not None:
         strategy = from_config
         choice = replace(choice, gpus_per_node=strategy.gpus_per_node, nodes=strategy.nodes)
-    if strategy is not None:  # what the stack refuses or replaces, refused with its reason (estimate/refusals.py)
-        from accelwiz.estimate.refusals import refuse_unrunnable
+    from accelwiz.estimate.refusals import refuse_unrunnable
 
-        refuse_unrunnable(workload, strategy)
+    # what the stack refuses or replaces, refused with its reason (estimate/refusals.py)
+    refuse_unrunnable(workload, strategy, trace=request.trace, post_training=post is not None)
     told = {"warnings": choice.warnings, "debug": choice.debug}
     if post is not None:
         return _posttraining(workload, post, choice, strategy, told)
@@ -108,15 +93,6 @@ def estimate_for(request: EstimateRequest, say: Callable[[str], None] = lambda _
                           compare=compares, fixed=_fixed(request))
     traced = _trace(report, request.layers, say) if request.trace else None
     return Estimated(report, traced=traced, **told)
-
-
-def _with_kbit_prepare(workload: Workload, prepare: bool) -> Workload:
-    """`--kbit-prepare/--no-kbit-prepare`: QLoRA's non-quantized parameters in fp32 or as loaded (16-bit)."""
-    if workload.regime != "qlora":
-        flag = "--kbit-prepare" if prepare else "--no-kbit-prepare"
-        raise UsageError(f"{flag} with --method {workload.regime}: PEFT's prepare_model_for_kbit_training is for a "
-                         "quantized base", hint="add --qlora, or drop the flag")
-    return replace(workload, kbit_prepared=prepare)
 
 
 def _fixed(request: EstimateRequest) -> frozenset[str]:

@@ -20,8 +20,12 @@ if TYPE_CHECKING:
 
 
 def to_workload(resolved: ResolvedWorkload, spec: ModelSpec) -> Workload:
-    """The estimator's Workload for this resolution and model; UsageError for LoRA targets matching nothing."""
+    """The estimator's Workload for this resolution and model; UsageError for LoRA targets matching nothing and
+    for a k-bit preparation flag without a quantized base."""
+    from accelwiz.estimate.refusals import refuse_kbit_flag
     from accelwiz.estimate.workload import Workload
+
+    refuse_kbit_flag(resolved)
     from accelwiz.resolution.workload import estimator_precision, installed_transformers_version
 
     workload = Workload(
@@ -38,6 +42,9 @@ def to_workload(resolved: ResolvedWorkload, spec: ModelSpec) -> Workload:
         gradient_checkpointing=bool(resolved.gradient_checkpointing.value),
         attention=resolved.attention.value,
         transformers_version=installed_transformers_version(),
+        varying_lengths=bool(resolved.varying_lengths.value),
+        loss_dtype=resolved.loss_dtype.value,
+        kbit_prepared=bool(resolved.kbit_prepared.value),
         **resolved.base_as_loaded(),
     )
     if workload.regime != "full" and workload.trainable_parameters == 0:

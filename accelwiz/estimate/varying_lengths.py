@@ -58,6 +58,6 @@ def varying_length_reserve(workload: Workload) -> tuple[float, str | None]:
     return extra, (
         f"batches of varying length (padded to each batch's longest, up to {workload.seq_len} tokens): the "
         f"caching allocator keeps loss-tail blocks of every length it saw, +{extra / 2**30:.2f} GiB reserved "
-        f"({LOSS_TAIL_MULTIPLE} x the {tail / 2**30:.2f} GiB fp32 log-softmax of the longest; "
+        f"({LOSS_TAIL_MULTIPLE} x the {tail / 2**30:.2f} GiB {workload.loss_dtype} log-softmax of the longest; "
         "estimate/varying_lengths.py)"
     )

@@ -83,9 +83,9 @@ class Workload:
     # keeps loss-tail blocks of every length it saw (estimate/varying_lengths.py)
     varying_lengths: bool = False
     # The dtype the loss runs in (estimate/loss_dtype.py): "fp32", transformers' loss (ForCausalLMLoss upcasts the
-    # logits); "bf16", a loss the script computes itself on the 16-bit logits of a pure-bf16 model (a custom
-    # loop's nn.CrossEntropyLoss, a remote-code model's own loss), outside autocast
-    loss_dtype: Literal["fp32", "bf16"] = "fp32"
+    # logits); "bf16"/"fp16", a loss computed on the 16-bit logits outside autocast (a custom loop's
+    # nn.CrossEntropyLoss on a pure-bf16 model; a remote-code model's own loss under DeepSpeed's 16-bit engine)
+    loss_dtype: Literal["fp32", "bf16", "fp16"] = "fp32"
 
     @property
     def copies_shifted_logits(self) -> bool:

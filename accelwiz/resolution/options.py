@@ -13,6 +13,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "precision": ("fp32", "mixed", "bf16"),
     "optimizer": ("adamw", "adamw8bit", "sgd", "adafactor"),
     "attention": ("eager", "sdpa", "flash"),
+    # fp32: transformers' own loss; bf16/fp16: a loss on the 16-bit logits (estimate/loss_dtype.py)
+    "loss_dtype": ("fp32", "bf16", "fp16"),
 }
 
 
@@ -31,6 +33,8 @@ def flags_from_options(*, micro_batch: int | None, seq_len: int | None, **more: 
     dropout = more.get("lora_dropout")
     if dropout is not None and not 0.0 <= dropout < 1.0:
         raise UsageError(f"LoRA dropout must be at least 0 and below 1 (got {dropout})", hint="pass --lora-dropout 0.1")
+    if "kbit_prepare" in more:  # the flag says what to do; the workload records whether it was done
+        more["kbit_prepared"] = more.pop("kbit_prepare")
     flags = {"micro_batch": micro_batch, "seq_len": seq_len, "method": more.pop("regime", None), **more}
     given = flags.get("precision")
     if given is not None:  # the estimator's words, as compute and load dtypes: each reaches it unchanged

@@ -48,6 +48,19 @@ DEFAULTS: dict[str, Any] = {
     "optimizer_kernel": "foreach",
     "gradient_checkpointing": False,
     "attention": "sdpa",
+    # batches padded to their own longest sample (estimate/varying_lengths.py); the built-in trainer packs
+    "varying_lengths": False,
+    # the dtype the loss runs in (estimate/loss_dtype.py): transformers' loss upcasts the logits
+    "loss_dtype": "fp32",
+    # QLoRA: PEFT's prepare_model_for_kbit_training casts the non-quantized parameters to fp32; the built-in
+    # trainer calls it (trainer/finetune.py `apply_method`), a Trainer or TRL run does not (the trainer layer)
+    "kbit_prepared": True,
+}
+# why each of these defaults is what the built-in trainer runs (shown beside "default" in summaries)
+_DEFAULT_NOTES = {
+    "varying_lengths": "the built-in trainer packs its data into windows of seq_len tokens (trainer/data.py pack)",
+    "loss_dtype": "transformers' causal-LM loss upcasts the logits to fp32 (ForCausalLMLoss)",
+    "kbit_prepared": "the built-in trainer calls PEFT's prepare_model_for_kbit_training (trainer/finetune.py)",
 }
 
 # The sources, as the run summary, `--explain` and run_report.json say them.
@@ -86,30 +99,35 @@ class ResolvedWorkload:
     optimizer_kernel: Sourced
     gradient_checkpointing: Sourced
     attention: Sourced
+    varying_lengths: Sourced
+    loss_dtype: Sourced
+    kbit_prepared: Sourced
 
     def items(self) -> list[tuple[str, Sourced]]:
         names = [f.name for f in fields(self)]
         if self.method.value == "full":
             names = [n for n in names if not n.startswith("lora_")]
+        if self.method.value != "qlora":  # PEFT's k-bit preparation is for a quantized base only
+            names.remove("kbit_prepared")
         return [(n, getattr(self, n)) for n in names]
 
     def value(self, name: str) -> Any:
         return getattr(self, name).value
 
     def base_as_loaded(self) -> dict[str, Any]:
-        """The frozen base's dtype where a Trainer or TRL run loads it (`trainer_load_dtype`); neither calls
-        PEFT's prepare_model_for_kbit_training on its own (TRL 1.16's SFTTrainer does not; a Trainer script may,
-        unread). The built-in trainer's own choice otherwise (the estimator's defaults)."""
+        """The frozen base's dtype where a Trainer or TRL run loads it (`load_dtype.trainer_load_dtype`); the
+        built-in trainer's own choice otherwise (the estimator's defaults). Whether PEFT's k-bit preparation
+        then casts it is `kbit_prepared`."""
         if self.weights_dtype.source != TRAINER or self.method.value == "full":
             return {}
-        return {"base_dtype": self.weights_dtype.value, "kbit_prepared": False}
+        return {"base_dtype": self.weights_dtype.value}
 
 
 def resolve_workload(*, plan: PlanFile | None = None, answers: dict[str, Any] | None = None,
                      effective: EffectiveConfig | None = None, trainer_args: TrainerArguments | None = None,
                      flags: dict[str, Any] | None = None, max_positions: int | None = None) -> ResolvedWorkload:
     """The workload from every layer (module docstring); `max_positions` caps the default sequence length."""
-    chosen: dict[str, Sourced] = {name: Sourced(value, DEFAULT) for name, value in DEFAULTS.items()}
+    chosen = {name: Sourced(value, DEFAULT, _DEFAULT_NOTES.get(name, "")) for name, value in DEFAULTS.items()}
     if max_positions is not None and max_positions < DEFAULT_SEQ_LEN:
         chosen["seq_len"] = Sourced(max_positions, DEFAULT, f"the model's {max_positions} positions")
     files = file_layer(effective)
@@ -216,6 +234,11 @@ def trainer_layer(args: TrainerArguments | None) -> dict[str, Sourced]:
     kernel = {"adamw_torch_fused": "fused", "adamw_torch": "foreach"}.get(str(args["optim"]))
     if kernel is not None:
         layer["optimizer_kernel"] = owned(kernel, "optim")
+    from accelwiz.resolution.collator import trainer_lengths
+
+    layer["kbit_prepared"] = Sourced(False, TRAINER, "neither the Trainer nor TRL 1.16's SFTTrainer calls PEFT's "
+                                     "prepare_model_for_kbit_training (a script's own call is not read)")
+    layer.update(trainer_lengths(args))
     return layer
 
 

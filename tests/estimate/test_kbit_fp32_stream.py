@@ -84,3 +84,37 @@ def test_no_kbit_prepare_keeps_the_16_bit_stream_and_is_refused_without_qlora() 
     (_, prepared), (_, kept) = _allocated("--qlora"), _allocated("--qlora", "--no-kbit-prepare")
     assert prepared - kept == 32 * 2 * (2 * 512) * 4096  # 32 checkpointed layer inputs, fp32 against bf16
     assert _allocated("--lora", "--no-kbit-prepare")[0] == 2
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_deepspeeds_module_cast_undoes_the_preparation_and_leaves_the_4_bit_storage(dtype) -> None:
+    """DeepSpeed 0.19.8's engine casts the module it is given (engine.py `_configure_distributed_model` ->
+    `_cast_module_mixed_precision`: every parameter of a CASTABLE_DTYPES float dtype to the engine's 16-bit
+    dtype). Run on a prepared NF4 model, it turns PEFT's fp32 embedding, norms, LM head and adapters back to 16
+    bits and leaves bitsandbytes' uint8 storage as it is: the stream and logits are 16-bit, so the estimate
+    counts no fp32 stream and 2 B per frozen parameter under ZeRO (the same loss may then run in 16 bits)."""
+    from types import SimpleNamespace
+
+    engine = pytest.importorskip("deepspeed.runtime.engine")
+    bnb = pytest.importorskip("bitsandbytes")
+    from accelwiz.estimate.states import frozen_base_width
+    from accelwiz.estimate.strategy import strategy_from_options
+
+    model = _model("sdpa", "qlora+kbit", "bf16+fp32", ALL_LINEAR)
+    packed = {id(p): (p.dtype, p.data_ptr()) for p in model.parameters() if isinstance(p, bnb.nn.Params4bit)}
+    assert packed and any(p.dtype == torch.float32 for p in model.parameters())  # prepared: fp32 beside NF4
+    wanted = getattr(torch, dtype)
+    engine.DeepSpeedEngine._cast_module_mixed_precision(SimpleNamespace(module=model), wanted, None, False)
+    for parameter in model.parameters():
+        if id(parameter) in packed:
+            assert (parameter.dtype, parameter.data_ptr()) == packed[id(parameter)] == (torch.uint8,
+                                                                                       packed[id(parameter)][1])
+        else:
+            assert parameter.dtype == wanted
+    ids = torch.randint(0, 512, (1, SEQ))
+    assert _inner(model).embed_tokens(ids).dtype == wanted
+    assert model(input_ids=ids).logits.dtype == wanted
+    qlora = _workload("sdpa", "qlora+kbit", "bf16", ALL_LINEAR)
+    zero2 = strategy_from_options("zero2", gpus_per_node=1, nodes=1)
+    assert not kbit_fp32_stream(qlora, fp32_adapters=False, strategy=zero2)
+    assert frozen_base_width(replace(qlora, precision="mixed"), zero2) == 2

@@ -91,7 +91,29 @@ def test_the_flag_lowers_the_peak_by_the_loss_tail_it_halves() -> None:
     before, after = (json.loads(r.stdout)["estimate"]["peak"]["allocated"] for r in (fp32, bf16))
     tokens = 2 * 8192 * 128_256
     assert before - after == (4 + 8 - 2 - 4) * tokens  # the backward peak: kept + gradients, fp32 vs bf16
-    assert "bf16 (the script's own loss" in bf16.stdout
+    assert "bf16 (a loss on the bf16 logits" in bf16.stdout
+
+
+def _deepspeed(*extra: str) -> object:
+    return CliRunner().invoke(app, ["estimate", "--model", "llama-3.1-8b", "--system", "1xH100-80GB", "--qlora",
+                                    "--precision", "mixed", "--micro-batch", "2", "--seq-len", "8192",
+                                    "--gradient-checkpointing", "--format", "json", *extra])
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_deepspeeds_16_bit_engine_runs_a_16_bit_loss_under_mixed(dtype) -> None:
+    """No autocast under DeepSpeed (loss_dtype.py): --precision mixed with a ZeRO strategy takes a 16-bit loss,
+    the same bytes for fp16 and bf16; the same loss on one GPU (autocast) or with the strategy left open is
+    refused."""
+    import json
+
+    fp32, sixteen = _deepspeed("--strategy", "zero2"), _deepspeed("--strategy", "zero2", "--loss-dtype", dtype)
+    assert fp32.exit_code in (0, 1) and sixteen.exit_code in (0, 1), fp32.output + sixteen.output
+    before, after = (json.loads(r.stdout)["estimate"]["peak"]["allocated"] for r in (fp32, sixteen))
+    assert before - after == (4 + 8 - 2 - 4) * 2 * 8192 * 128_256
+    for refused, said in ((("--strategy", "single"), "under single"), ((), "no --strategy")):
+        result = _deepspeed(*refused, "--loss-dtype", dtype)
+        assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output
 
 
 @pytest.mark.parametrize(("extra", "said"), [
@@ -99,7 +121,8 @@ def test_the_flag_lowers_the_peak_by_the_loss_tail_it_halves() -> None:
     (("--precision", "fp32"), "fp32 logits"),
     (("--precision", "bf16", "--trace"), "model's own loss"),
     (("--precision", "bf16", "--kind", "dpo"), "TRL"),
-    (("--precision", "bf16", "--loss-dtype", "fp16"), "not one of"),
+    (("--precision", "bf16", "--loss-dtype", "fp16"), "a bf16 model's logits are bf16"),
+    (("--precision", "bf16", "--loss-dtype", "fp8"), "invalid loss_dtype `fp8`"),
 ])
 def test_what_torch_would_not_run_is_refused_in_one_line(extra, said) -> None:
     dtype = () if "--loss-dtype" in extra else ("--loss-dtype", "bf16")

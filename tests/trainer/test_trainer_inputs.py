@@ -87,6 +87,8 @@ def test_the_plan_beside_the_yaml_supplies_the_workload_and_the_model(tmp_path, 
         "precision": ("fp32", "accelerate yaml"),  # the YAML's mixed_precision: what the launcher computes in
         "optimizer": ("adamw", "plan"),
         "attention": ("sdpa", "plan"),
+        "varying_lengths": (False, "default"),  # the built-in trainer packs windows of seq_len (issue 28)
+        "loss_dtype": ("fp32", "default"),  # transformers' loss on the model's labels
     }
     assert report["plan_file"] == "accelerate.plan.yaml"
 

@@ -1,0 +1,89 @@
+"""Issue 28: batches of varying length, the loss dtype and PEFT's k-bit preparation are fields of the one
+resolution (accelwiz/resolution/workload.py), each with its source: the defaults are the built-in trainer's, the
+trainer layer says what a Trainer or TRL run does, and `estimate`/`check` flags replace them."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from accelwiz.cli import app
+from accelwiz.config.training_args import parse_argv
+from accelwiz.config.trl_arguments import with_trl_defaults
+from accelwiz.resolution.run import Run
+from accelwiz.resolution.workload import DEFAULT, FLAG, TRAINER, Sourced, resolve_workload
+
+NEW = ("varying_lengths", "loss_dtype", "kbit_prepared")
+
+
+def _sft(*argv: str) -> object:
+    return with_trl_defaults(parse_argv(list(argv)), sft=True)
+
+
+def test_the_defaults_are_the_built_in_trainers_with_why() -> None:
+    workload = resolve_workload(flags={"method": "qlora"})
+    assert [(workload.value(n), getattr(workload, n).source) for n in NEW] == [(False, DEFAULT), ("fp32", DEFAULT),
+                                                                              (True, DEFAULT)]
+    assert "packs" in workload.varying_lengths.note and "ForCausalLMLoss" in workload.loss_dtype.note
+    assert "prepare_model_for_kbit_training" in workload.kbit_prepared.note
+
+
+def test_trl_sft_without_packing_varies_and_a_plain_trainer_is_not_read() -> None:
+    sft = resolve_workload(trainer_args=_sft("--bf16"), flags={"method": "qlora"})
+    assert (sft.value("varying_lengths"), sft.varying_lengths.source) == (True, TRAINER)
+    assert "packing" in sft.varying_lengths.note
+    assert (sft.value("kbit_prepared"), sft.kbit_prepared.source) == (False, TRAINER)
+    packed = resolve_workload(trainer_args=_sft("--packing"))
+    plain = resolve_workload(trainer_args=parse_argv(["--bf16"]))
+    assert packed.varying_lengths.source == plain.varying_lengths.source == DEFAULT
+    assert plain.value("varying_lengths") is False and plain.value("kbit_prepared") is False
+
+
+def test_flags_replace_the_trainer_layer() -> None:
+    flags = {"varying_lengths": False, "loss_dtype": "bf16", "kbit_prepared": True, "method": "qlora"}
+    workload = resolve_workload(trainer_args=_sft(), flags=flags)
+    assert [(workload.value(n), getattr(workload, n).source) for n in NEW] == [(False, FLAG), ("bf16", FLAG),
+                                                                              (True, FLAG)]
+
+
+def test_the_run_summary_and_report_show_them_with_their_source() -> None:
+    qlora = Run(model=Sourced("tiny", FLAG), workload=resolve_workload(flags={"method": "qlora"}))
+    line = qlora.summary()
+    assert "varying lengths false (default)" in line and "loss dtype fp32 (default)" in line
+    assert "kbit prepared true (default)" in line
+    assert qlora.for_report()["loss_dtype"]["source"] == DEFAULT
+    full = Run(model=Sourced("tiny", FLAG), workload=resolve_workload())
+    assert "kbit prepared" not in full.summary()  # k-bit preparation is QLoRA's only
+
+
+def _estimate(*extra: str) -> object:
+    return CliRunner().invoke(app, ["estimate", "--model", "qwen2.5-7b", "--system", "1xA100-80GB", "--strategy",
+                                    "single", "--qlora", "--format", "json", *extra])
+
+
+def test_estimate_flags_reach_the_estimate_through_the_resolution() -> None:
+    fixed, varying = _estimate(), _estimate("--varying-lengths")
+    assert fixed.exit_code == varying.exit_code == 0, fixed.output + varying.output
+    reserved = [json.loads(r.stdout)["estimate"]["peak"]["reserved"] for r in (fixed, varying)]
+    assert reserved[1] > reserved[0]
+    kept, prepared = _estimate("--no-kbit-prepare"), _estimate("--kbit-prepare")
+    assert json.loads(kept.stdout)["estimate"]["per_gpu_bytes"]["weights"] < \
+        json.loads(prepared.stdout)["estimate"]["per_gpu_bytes"]["weights"]
+    refused = _estimate("--lora", "--kbit-prepare")
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
+
+
+def test_check_takes_them_for_its_memory_rules(tmp_path) -> None:
+    config = tmp_path / "accelerate.yaml"
+    config.write_text("distributed_type: 'NO'\nmixed_precision: bf16\nnum_processes: 1\n")
+
+    def said(*extra: str) -> str:
+        result = CliRunner().invoke(app, ["check", str(config), "--model", "qwen2.5-7b", "--system", "1xRTX4090",
+                                          "--qlora", "--seq-len", "4096", "--trl", *extra])
+        return result.output
+
+    varying, fixed = said(), said("--fixed-lengths")
+    assert "AW50" in varying and varying != fixed
+    refused = CliRunner().invoke(app, ["check", str(config), "--model", "qwen2.5-7b", "--loss-dtype", "fp8"])
+    assert refused.exit_code == 2 and "invalid loss_dtype `fp8`" in refused.output
