@@ -24,6 +24,7 @@ from benchmarks.published.raschka_lora_insights import ROWS as _RASCHKA
 from benchmarks.published.sources import SOURCES
 from benchmarks.published.torchtune_llama3_tutorial import ROWS as _TORCHTUNE_LLAMA3
 from benchmarks.published.torchtune_tutorials import ROWS as _TORCHTUNE_TUTORIALS
+from benchmarks.published.trl_docs_sft_t4 import ROWS as _TRL_DOCS_T4
 from benchmarks.published.unsloth_context import ROWS as _UNSLOTH
 from benchmarks.published.universal_llm_trainer import ROWS as _UNIVERSAL_LLM_TRAINER
 
@@ -31,7 +32,7 @@ from benchmarks.published.universal_llm_trainer import ROWS as _UNIVERSAL_LLM_TR
 # under benchmarks/published/models/ by paths relative to the repository root.
 _NEW = (*_QWEN_README, *_MS_SWIFT, *_CHATGLM3, *_UNSLOTH, *_UNIVERSAL_LLM_TRAINER, *_TORCHTUNE_TUTORIALS,
         *_LITGPT_TABLES, *_HF_4BIT, *_HF_FSDP, *_HF_DEEPSPEED, *_RASCHKA, *_TORCHTUNE_LLAMA3,
-        *_GLM4, *_MINICPM, *_HF_LLAMA2_70B_FSDP)
+        *_GLM4, *_MINICPM, *_HF_LLAMA2_70B_FSDP, *_TRL_DOCS_T4)
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

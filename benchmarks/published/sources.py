@@ -89,6 +89,10 @@ SOURCES = {
         "frozen", "new (issue 28, fifth round): HF blog 'Fine-tuning Llama 2 70B using PyTorch FSDP' (Sept 2023): "
         "full fine-tuning on 2 x 8 A100 80GB under FSDP1 with bf16 mixed precision, measured to run (a verdict "
         "row, no peak printed): never used to tune anything"),
+    "trl-docs-sft-llama2-t4": (
+        "frozen", "new (issue 28, fifth round): TRL's docs (lora_tuning_peft.mdx at 5857d0a, July 2023): Llama-2-7b "
+        "QLoRA with the official SFT script 'tested on a single NVIDIA T4-16GB' (a verdict row, no peak printed): "
+        "never used to tune anything"),
     # Issue 28, fifth round (model repositories): registered here, frozen, before any row was scored.
     "glm4-finetune-demo": (
         "frozen", "new (issue 28, fifth round): GLM-4's finetune_demo 'Hardware check' table (c0a6d1e, June 2024), "
