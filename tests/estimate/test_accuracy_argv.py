@@ -11,16 +11,12 @@ from pathlib import Path
 import pytest
 
 from accelwiz.estimate.memory import estimate_memory
-from accelwiz.estimate.resolved import workload_from_options
-from accelwiz.estimate.strategy import Strategy, strategy_from_options
-from accelwiz.estimate.workload import Workload
+from tests.estimate.accuracy_settings import internal_strategy, internal_workload
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from estimator_accuracy import (  # noqa: E402
-    MODEL_ARGUMENTS,
-    Setting,
     estimate_argv,
     matrix,
     run_estimate,
@@ -29,23 +25,6 @@ from estimator_accuracy import (  # noqa: E402
 )
 
 SETTINGS = matrix()
-
-
-def internal_strategy(setting: Setting) -> Strategy:
-    """The strategy `estimate_argv` asks for, built directly."""
-    if setting.strategy == "zero3_offload":
-        return strategy_from_options("zero3", gpus_per_node=1, nodes=1, offload_optimizer="cpu")
-    if setting.strategy.startswith("fsdp"):
-        return strategy_from_options("fsdp_full", gpus_per_node=1, nodes=1, fsdp_version=int(setting.strategy[-1]))
-    return strategy_from_options(setting.strategy, gpus_per_node=1, nodes=1)
-
-
-def internal_workload(setting: Setting) -> Workload:
-    """The workload `estimate_argv` asks for, built directly."""
-    lora = {"regime": "lora", "lora_dropout": 0.0} if setting.regime == "lora" else {}
-    return workload_from_options(model=MODEL_ARGUMENTS[setting.model], micro_batch=setting.micro_batch,
-                                 seq_len=setting.seq_len, gradient_checkpointing=setting.gradient_checkpointing,
-                                 attention=setting.attention, **lora)
 
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=[s.label for s in SETTINGS])

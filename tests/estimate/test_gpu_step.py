@@ -10,14 +10,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from estimator_accuracy import accelwiz_strategy, matrix  # noqa: E402
+from estimator_accuracy import matrix  # noqa: E402
 from gpu_step import _train_single, wrap_fsdp  # noqa: E402
+
+from tests.estimate.accuracy_settings import internal_strategy  # noqa: E402
 
 
 def test_the_fsdp_settings_are_estimated_as_full_shard_of_their_version():
     fsdp = [s for s in matrix() if s.strategy.startswith("fsdp")]
-    assert [accelwiz_strategy(s).fsdp_version for s in fsdp] == [2, 1, 2, 1]
-    assert {accelwiz_strategy(s).kind for s in fsdp} == {"fsdp_full"}
+    assert [internal_strategy(s).fsdp_version for s in fsdp] == [2, 1, 2, 1]
+    assert {internal_strategy(s).kind for s in fsdp} == {"fsdp_full"}
 
 
 def test_fsdp2_wraps_each_block_and_the_root_and_trains_a_step(monkeypatch):

@@ -24,7 +24,9 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "allocator_streams"
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from estimator_accuracy import Setting, accelwiz_workload  # noqa: E402
+from estimator_accuracy import Setting  # noqa: E402
+
+from tests.estimate.accuracy_settings import internal_workload  # noqa: E402
 
 ROWS = {row["setting"]: row for row in json.loads((REPO / "benchmarks/results/estimator_accuracy.json").read_text())["rows"]}
 LORA_STREAMS = {name: entry["setting"] for name, entry in json.loads((FIXTURES / "index.json").read_text())["streams"].items()
@@ -42,7 +44,7 @@ def test_the_lora_streams_are_there() -> None:
 
 @pytest.mark.parametrize("name", sorted(LORA_STREAMS), ids=lambda n: LORA_STREAMS[n])
 def test_the_small_pool_holds_the_states_the_gradients_and_the_temporary(name: str) -> None:
-    workload = accelwiz_workload(Setting.from_row(ROWS[LORA_STREAMS[name]]))
+    workload = internal_workload(Setting.from_row(ROWS[LORA_STREAMS[name]]))
     held, note = adapter_small_pool_bytes(workload, Strategy("single"), "backward")
     states = 2 * 4 * workload.trainable_parameters  # AdamW's two fp32 states
     assert held == 2 * 4 * workload.trainable_parameters  # every r=16 matrix of these models is 1 MiB or less
