@@ -35,8 +35,11 @@ SOURCES = {
     # rule: the sources in the order they were found, odd positions frozen, even positions design (1 Qwen README,
     # 2 ms-swift benchmark, 3 ChatGLM3 finetune_demo, 4 Unsloth README).
     "qwen-readme-profiling": (
-        "frozen", "new (issue 28; found 1st, odd: frozen): QwenLM/Qwen README 'Profiling of Memory and Speed' "
-        "(Qwen-1.8B/7B/14B/72B on A100-80G: LoRA, Q-LoRA, ZeRO-3 full and LoRA, 2 nodes): never used to tune anything"),
+        "design", "frozen until this round (QwenLM/Qwen README 'Profiling of Memory and Speed', Qwen-1.8B/7B/14B/72B "
+        "on A100-80G); moved after its Q-LoRA rows (over by up to +57.3%, growing with length) led to the loss dtype "
+        "under DeepSpeed: no autocast there, so Qwen's remote-code loss on the fp16 logits is a 16-bit loss "
+        "(--loss-dtype fp16 allowed with --precision mixed under ZeRO, estimate/loss_dtype.py); its 24 Q-LoRA rows "
+        "went from -1.6..+57.3% to -5.6..+6.3%"),
     "ms-swift-benchmark-2024": (
         "design", "new (issue 28; found 2nd, even: design): ms-swift's LLM Benchmark page (Qwen/Yi on A100, swift "
         "1.x's max_memory_reserved in GiB): may be fitted to"),
