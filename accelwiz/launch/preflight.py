@@ -162,7 +162,7 @@ def render_summary(checked: Preflight, threads: Threads | None = None) -> str:
 
         unit = copy.copy(unit)
         unit.__dict__["effective"] = shown_effective(checked.unit.effective, checked.run)
-    explanation = render_explanation(unit)
+    explanation = render_explanation(unit, checked.run.workload if checked.run is not None else None)
     if explanation:
         lines.append(explanation)
     return "\n".join(lines)

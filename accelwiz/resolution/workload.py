@@ -63,6 +63,9 @@ _DEFAULT_NOTES = {
     "kbit_prepared": "the built-in trainer calls PEFT's prepare_model_for_kbit_training (trainer/finetune.py)",
 }
 
+# workload fields no file writes: the values table shows them from the resolution (`explained`)
+_NOT_IN_FILES = ("varying_lengths", "loss_dtype", "kbit_prepared")
+
 # The sources, as the run summary, `--explain` and run_report.json say them.
 DEFAULT, PLAN, FLAG, TRAINER = "default", "plan", "flag", "trainer arguments"
 MODEL = "model"  # the model named on the command line, where the plan was written without one
@@ -113,6 +116,11 @@ class ResolvedWorkload:
 
     def value(self, name: str) -> Any:
         return getattr(self, name).value
+
+    def explained(self) -> list[tuple[str, Sourced]]:
+        """The fields the values table (`check --explain`, `run`'s summary) shows beside the files' values: the
+        ones no file writes (the others are the effective values' rows, resolution/given.py)."""
+        return [(name, item) for name, item in self.items() if name in _NOT_IN_FILES]
 
     def base_as_loaded(self) -> dict[str, Any]:
         """The frozen base's dtype where a Trainer or TRL run loads it (`load_dtype.trainer_load_dtype`); the

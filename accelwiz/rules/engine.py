@@ -124,16 +124,23 @@ def unit_workload(context: CheckContext, model: ModelSpec) -> Any:
     with a note, when it cannot be built (LoRA targets that match nothing)."""
     from accelwiz.errors import AccelwizError
     from accelwiz.estimate.resolved import to_workload
-    from accelwiz.resolution.workload import resolve_workload
 
-    flags = {_FLAG_NAMES.get(name, name): value for name, value in context.workload_flags.items()}
-    resolved = resolve_workload(plan=context.plan, effective=context.effective, trainer_args=context.training_args,
-                                flags=flags, max_positions=model.max_position_embeddings)
+    resolved = unit_resolution(context, model.max_position_embeddings)
     try:
         return to_workload(resolved, model)
     except AccelwizError as exc:
         context.notes.append(f"memory rules skipped: {exc.message}")
         return None
+
+
+def unit_resolution(context: CheckContext, max_positions: int | None = None) -> Any:
+    """The unit's workload, resolved once over its plan, files, Trainer arguments and check's flags (the memory
+    rules' workload and `--explain`'s rows)."""
+    from accelwiz.resolution.workload import resolve_workload
+
+    flags = {_FLAG_NAMES.get(name, name): value for name, value in context.workload_flags.items()}
+    return resolve_workload(plan=context.plan, effective=context.effective, trainer_args=context.training_args,
+                            flags=flags, max_positions=max_positions)
 
 
 def build_units(paths: Sequence[Path], result: CheckResult) -> list[CheckContext]:

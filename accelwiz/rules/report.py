@@ -67,8 +67,11 @@ def render_github(diagnostics: Sequence[Diagnostic]) -> str:
     )
 
 
-def render_explanation(unit: CheckContext) -> str:
-    """A plain-text table of every effective value and its source, for `accelwiz check --explain`."""
+def render_explanation(unit: CheckContext, workload: Any = None) -> str:
+    """A plain-text table of every effective value and its source, for `accelwiz check --explain`, then the
+    workload's values no file writes (`ResolvedWorkload.explained`; `workload` None: the unit's own resolution)."""
+    from accelwiz.rules.engine import unit_resolution
+
     names = " + ".join(printable(d.name) for d in unit.documents) or "<no files>"
     effective = unit.effective
     rows = [("setting", "value", "source", "written at / why")]
@@ -76,6 +79,8 @@ def render_explanation(unit: CheckContext) -> str:
         if item.source == "unset" and item.value is None and not item.note and not item.path:
             continue
         rows.append((name, printable(_shown(item.value)), item.source, printable(_origin(unit, item))))
+    for name, sourced in (workload or unit_resolution(unit)).explained():
+        rows.append((name, printable(_shown(sourced.value)), sourced.source, printable(sourced.note)))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [f"Effective values for {names}:"]
     for row in rows:

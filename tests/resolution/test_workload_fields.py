@@ -5,6 +5,7 @@ trainer layer says what a Trainer or TRL run does, and `estimate`/`check` flags 
 from __future__ import annotations
 
 import json
+import re
 
 from typer.testing import CliRunner
 
@@ -87,3 +88,19 @@ def test_check_takes_them_for_its_memory_rules(tmp_path) -> None:
     assert "AW50" in varying and varying != fixed
     refused = CliRunner().invoke(app, ["check", str(config), "--model", "qwen2.5-7b", "--loss-dtype", "fp8"])
     assert refused.exit_code == 2 and "invalid loss_dtype `fp8`" in refused.output
+
+
+def test_explain_and_runs_summary_list_them_with_their_source(tmp_path, monkeypatch, cli) -> None:
+    """`check --explain` shows the values no file writes from the same resolution as the memory rules; `run`'s
+    table shows the built-in trainer's."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.yaml").write_text("distributed_type: 'NO'\nmixed_precision: bf16\nnum_processes: 1\n")
+    checked = cli("check", "a.yaml", "--explain", "--model", "qwen2.5-7b", "--qlora", "--trl", "--", "--bf16")
+    rows = {line.split()[0]: line.split()[1:] for line in checked.stdout.splitlines() if line.startswith("  ")}
+    assert rows["varying_lengths"][:3] == ["true", "trainer", "arguments"]
+    assert rows["kbit_prepared"][:3] == ["false", "trainer", "arguments"]
+    assert rows["loss_dtype"][:2] == ["fp32", "default"]
+    assert cli("init", "--model", "tiny", "--defaults", "-o", "b.yaml").exit_code == 0
+    ran = cli("run", "--config", "b.yaml", "--explain", "--dry-run")
+    assert ran.exit_code == 0, ran.stderr
+    assert re.search(r"^  varying_lengths\s+false\s+default\s+the built-in trainer packs", ran.stderr, re.M)
