@@ -121,13 +121,20 @@ _FLAG_NAMES = RENAMED_WORKLOAD_FIELDS
 
 def unit_workload(context: CheckContext, model: ModelSpec) -> Any:
     """The estimator's Workload for one unit: every layer resolved once (accelwiz.resolution.workload); None,
-    with a note, when it cannot be built (LoRA targets that match nothing)."""
+    with a note, when it cannot be built (LoRA targets that match nothing) or would not run as asked (a 16-bit
+    loss under the files' autocast: estimate/loss_dtype.py)."""
     from accelwiz.errors import AccelwizError
+    from accelwiz.estimate.configured_strategy import strategy_from_effective
+    from accelwiz.estimate.loss_dtype import refuse_loss_dtype
     from accelwiz.estimate.resolved import to_workload
 
     resolved = unit_resolution(context, model.max_position_embeddings)
     try:
-        return to_workload(resolved, model)
+        workload = to_workload(resolved, model)
+        strategy = strategy_from_effective(context.effective)
+        if strategy is not None:  # the files' engine: DeepSpeed's 16-bit module, or autocast
+            refuse_loss_dtype(workload, strategy)
+        return workload
     except AccelwizError as exc:
         context.notes.append(f"memory rules skipped: {exc.message}")
         return None

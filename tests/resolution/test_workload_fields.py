@@ -104,3 +104,16 @@ def test_explain_and_runs_summary_list_them_with_their_source(tmp_path, monkeypa
     ran = cli("run", "--config", "b.yaml", "--explain", "--dry-run")
     assert ran.exit_code == 0, ran.stderr
     assert re.search(r"^  varying_lengths\s+false\s+default\s+the built-in trainer packs", ran.stderr, re.M)
+
+
+def test_check_judges_the_loss_dtype_against_the_files_engine(tmp_path, cli) -> None:
+    """The same refusal as `estimate`'s, where check's files name the engine: a 16-bit loss under DDP's autocast
+    skips the memory rules with torch's reason; under DeepSpeed (no autocast) it is estimated."""
+    ddp, zero2 = tmp_path / "ddp.yaml", tmp_path / "zero2.yaml"
+    ddp.write_text("distributed_type: MULTI_GPU\nmixed_precision: bf16\nnum_processes: 2\n")
+    zero2.write_text("distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\nmixed_precision: bf16\n"
+                     "num_processes: 2\n")
+    said = {path.stem: cli("check", str(path), "--model", "qwen2.5-7b", "--system", "2xA100-80GB", "--qlora",
+                           "--loss-dtype", "fp16").stderr for path in (ddp, zero2)}
+    assert "memory rules skipped: --loss-dtype fp16 with --precision mixed under ddp: under autocast" in said["ddp"]
+    assert "memory rules skipped" not in said["zero2"]
