@@ -43,13 +43,22 @@ def config_class(config: dict[str, Any], source: str) -> Any:
     try:
         return CONFIG_MAPPING[model_type]
     except KeyError:
-        close = difflib.get_close_matches(model_type, list(CONFIG_MAPPING.keys()), n=3, cutoff=0.6)
+        from accelwiz.modelspec.remote_code import REMOTE_FAMILIES
+
+        known = [*CONFIG_MAPPING.keys(), *REMOTE_FAMILIES]
+        close = difflib.get_close_matches(model_type, known, n=3, cutoff=0.6)
         import transformers
 
+        # a repository that ships its own modeling code says so in auto_map (trust_remote_code=True)
+        remote = "auto_map" in config
         raise UsageError(
-            f"model_type `{model_type}` in {source} is not one transformers {transformers.__version__} knows",
+            f"model_type `{model_type}` in {source} is not one transformers {transformers.__version__} knows"
+            + (" (its auto_map names the repository's own modeling code, which accelwiz does not run)" if remote
+               else ""),
             hint=(f"did you mean {', '.join(close)}? " if close else "")
-            + "upgrade transformers for a newer family, or pass the count, e.g. --params 7e9",
+            + f"remote-code families sized offline: model_type {', '.join(REMOTE_FAMILIES)}; "
+            + ("" if remote else "upgrade transformers for a newer family, ")
+            + "or pass the count, e.g. --params 7e9",
         ) from None
 
 

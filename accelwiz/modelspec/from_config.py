@@ -10,7 +10,9 @@
   experts per token, shared experts, MLA ranks, vocab, tied embeddings, sliding window) comes from the config,
   checked against the built modules (embedding width and rows, number of blocks, tied lm_head);
 * `analytic_activations` says whether activations.py has an exact formula for this block layout; when not, the
-  reason names the terms it lacks and `accelwiz estimate --trace` measures the real model instead.
+  reason names the terms it lacks and `accelwiz estimate --trace` measures the real model instead;
+* a remote-code model_type (qwen, chatglm, baichuan, internlm2: remote_code.py) is built as the transformers
+  architecture with the same tensors, then renamed to its own modules and given its code's features.
 
 torch and transformers are imported only inside functions (here, config_checks.py, meta_build.py): presets never
 import them. Every failure a user can cause (unknown model_type, missing or non-integer fields, absurd sizes, a
@@ -28,6 +30,7 @@ from typing import Any
 from accelwiz.errors import UsageError
 from accelwiz.modelspec.config_checks import check_fields, config_class
 from accelwiz.modelspec.meta_build import build_on_meta
+from accelwiz.modelspec.remote_code import as_remote, described, remote_family
 from accelwiz.modelspec.spec import ModelSpec
 from accelwiz.modelspec.tensors import Tensor
 
@@ -40,6 +43,9 @@ def spec_from_config(config: dict[str, Any], *, name: str, source: str) -> Model
         raise UsageError(f"{source} is not a JSON object", hint="pass a HF config.json")
     from accelwiz.modelspec import cache as spec_cache
 
+    remote = remote_family(config)
+    if remote is not None:  # translated (and refused) before the cache: no torch for a config it cannot size
+        source = described(remote, config, source)
     canonical = json.dumps(config, sort_keys=True, default=str)
     cached = spec_cache.load(canonical, name, source)  # built before: no torch, no transformers
     if cached is not None:
@@ -52,10 +58,13 @@ def spec_from_config(config: dict[str, Any], *, name: str, source: str) -> Model
 @lru_cache(maxsize=32)
 def _cached_spec(config_json: str, name: str, source: str) -> ModelSpec:
     config = json.loads(config_json)
-    known = config_class(config, source)
-    check_fields(config, known, source)
-    hf_config, model = build_on_meta(known, config, source)
-    return _spec(model, hf_config, name=name, source=source)
+    remote = remote_family(config)
+    built = remote.translate(config, source) if remote is not None else config  # the stand-in's config
+    known = config_class(built, source)
+    check_fields(built, known, source)
+    hf_config, model = build_on_meta(known, built, source)
+    spec = _spec(model, hf_config, name=name, source=source)
+    return as_remote(spec, remote, config) if remote is not None else spec
 
 
 # -- reading the built model ---------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from accelwiz.errors import AccelwizError, InputError, UsageError
 from accelwiz.modelspec.preset_names import AMBIGUOUS_ALIASES, SAME_ARCHITECTURE_REPOS
 from accelwiz.modelspec.presets import PRESETS
+from accelwiz.modelspec.presets_remote import BUNDLED_PRESETS
 from accelwiz.modelspec.spec import ModelSpec
 from accelwiz.modelspec.toy_models import TOY_MODELS
 
@@ -36,15 +37,16 @@ def _index(presets: tuple[ModelSpec, ...]) -> dict[str, ModelSpec]:
     return index
 
 
-MODEL_PRESETS: dict[str, ModelSpec] = {spec.name: spec for spec in PRESETS}
-_BY_ANY_NAME = _index(PRESETS + TOY_MODELS)
+# the bundled configs are named models too, but no shape `--params` borrows (model_with_count reads PRESETS)
+MODEL_PRESETS: dict[str, ModelSpec] = {spec.name: spec for spec in PRESETS + BUNDLED_PRESETS}
+_BY_ANY_NAME = _index(PRESETS + BUNDLED_PRESETS + TOY_MODELS)
 _COUNT = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbt]?)\s*$", re.I)
 _SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
 
 
 def list_models() -> list[ModelSpec]:
     """The presets, smallest first."""
-    return sorted(PRESETS, key=lambda s: (s.num_parameters, s.name))
+    return sorted(MODEL_PRESETS.values(), key=lambda s: (s.num_parameters, s.name))
 
 
 def parse_count(text: str) -> int | None:

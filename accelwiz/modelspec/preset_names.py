@@ -24,6 +24,12 @@ SAME_ARCHITECTURE_REPOS: dict[str, tuple[str, ...]] = {
         f"qwen2.5-{size.lower()}": (f"Qwen/Qwen2.5-{size}-Instruct",)
         for size in ("0.5B", "1.5B", "3B", "7B", "14B", "32B", "72B")
     },
+    # presets_remote.py's bundled configs: the chat releases share their base's architecture fields
+    **{f"qwen1-{size.lower().replace('_', '.')}": (f"Qwen/Qwen-{size}-Chat",) for size in ("1_8B", "7B", "14B", "72B")},
+    "qwen1.5-7b": ("Qwen/Qwen1.5-7B-Chat",),
+    "baichuan2-7b": ("baichuan-inc/Baichuan2-7B-Chat",),
+    "baichuan2-13b": ("baichuan-inc/Baichuan2-13B-Chat",),
+    "internlm2-7b": ("internlm/internlm2-chat-7b",),
 }
 
 

@@ -62,6 +62,11 @@ class ModelSpec(families.FamilyFeatures):
     # it has SDPA: the default attention is then eager and `--attention sdpa` is refused (workload.py).
     # architecture.py reads it from the built model's class; None (the presets): the family's (families.NO_SDPA).
     sdpa_refusal: str | None = None
+    # Whether the model's own forward computes its loss on fp32 logits: transformers' ForCausalLMLoss does
+    # (`logits.float()`), so do ChatGLM's (`lm_logits.to(torch.float32)`) and InternLM2's (`logits.float()`) remote
+    # code; Qwen-1's and Baichuan2's call CrossEntropyLoss on the 16-bit logits, with no fp32 [tokens, vocab] copy
+    # (remote_code.py cites the lines). Set by remote_code.py; True for every transformers architecture.
+    loss_upcasts_logits: bool = True
     # False when activations.py has no exact formula for this block layout; the reason says which terms
     # it lacks, and `--trace` measures the real model instead.
     analytic_activations: bool = True

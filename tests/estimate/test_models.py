@@ -42,17 +42,34 @@ OTHERS = {
     "bert-base": 109_482_240,
     "bert-large": 335_141_888,
 }
+# The bundled configs (presets_remote.py), each total from a published source (test_remote_code.py names them).
+BUNDLED = {
+    "qwen1-1.8b": 1_836_828_672,
+    "qwen1-7b": 7_721_324_544,
+    "qwen1-14b": 14_167_290_880,
+    "qwen1-72b": 72_287_920_128,
+    "qwen1.5-7b": 7_721_324_544,  # Qwen-7B's tensors under transformers' qwen2
+    "qwen2-7b": 7_615_616_512,  # Qwen2.5-7B's shape
+    "chatglm2-6b": 6_243_584_000,
+    "chatglm3-6b": 6_243_584_000,
+    "glm-4-9b-chat": 9_399_951_360,
+    "baichuan2-7b": 7_505_973_248,
+    "baichuan2-13b": 13_896_668_160,
+    "internlm2-7b": 7_737_708_544,
+}
 
 
-@pytest.mark.parametrize(("name", "count"), sorted({**PUBLISHED, **OTHERS}.items()))
+@pytest.mark.parametrize(("name", "count"), sorted({**PUBLISHED, **OTHERS, **BUNDLED}.items()))
 def test_parameter_counts_match_published(name, count):
     assert MODEL_PRESETS[name].num_parameters == count
 
 
 def test_every_preset_is_pinned_and_has_a_source():
-    assert set(MODEL_PRESETS) == set(PUBLISHED) | set(OTHERS)
+    assert set(MODEL_PRESETS) == set(PUBLISHED) | set(OTHERS) | set(BUNDLED)
     for spec in MODEL_PRESETS.values():
-        assert spec.source.startswith("https://huggingface.co/") and spec.source.endswith("config.json")
+        url, _, remote = spec.source.partition("; ")  # a remote-code model says what was estimated in its place
+        assert url.startswith("https://huggingface.co/") and url.endswith("config.json")
+        assert (remote != "") == (spec.name in BUNDLED and not spec.name.startswith(("qwen1.5", "qwen2")))
 
 
 def test_qwen_non_embedding_count_matches_model_card():
