@@ -30,6 +30,7 @@ SAME_ARCHITECTURE_REPOS: dict[str, tuple[str, ...]] = {
     "baichuan2-7b": ("baichuan-inc/Baichuan2-7B-Chat",),
     "baichuan2-13b": ("baichuan-inc/Baichuan2-13B-Chat",),
     "internlm2-7b": ("internlm/internlm2-chat-7b",),
+    "internlm2-20b": ("internlm/internlm2-chat-20b",),
 }
 
 

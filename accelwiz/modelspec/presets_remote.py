@@ -58,6 +58,8 @@ BUNDLED: tuple[tuple[str, str, dict[str, Any], tuple[str, ...]], ...] = (
     ("baichuan2-13b", "baichuan-inc/Baichuan2-13B-Base", _BAICHUAN2_13B, ("baichuan2-13b-base",)),
     ("internlm2-7b", "internlm/internlm2-7b", {**_dense("internlm2", 4096, 14336, 32, 32, 8, 92544, 32768),
                                               "bias": False}, ()),
+    ("internlm2-20b", "internlm/internlm2-20b", {**_dense("internlm2", 6144, 16384, 48, 48, 8, 92544, 32768),
+                                                "bias": False}, ()),
 )
 
 

@@ -12,7 +12,8 @@ pytorch_model.bin.index.json; chatglm2/3-6b 12,487,168,064 bytes, i.e. 6,243,584
 the rotary `inv_freq` buffer, and `model.num_parameters()` 6,243,584,000 as printed in public training logs;
 internlm2-7b 7,737,708,544 `total_parameters` of a loaded-weights report (embeddings 758,120,448); Qwen-1.8B
 3,673,657,344 weight bytes; Qwen-14B 14,167,290,880 (llama.cpp's n_params of a model of its shapes,
-5120/13696/40 layers/152064); glm-4-9b-chat 9,399,951,360 (benchmarks/published/glm4_finetune.py).
+5120/13696/40 layers/152064); glm-4-9b-chat 9,399,951,360 (benchmarks/published/glm4_finetune.py); internlm2-20b
+19,861,149,696 (a model-size table's internlm2_5-20b-chat, the same shapes 6144/16384/48 layers/8 kv heads).
 """
 
 from __future__ import annotations
