@@ -150,6 +150,7 @@ _BAICHUAN_LAYOUT: Layout = (("self_attn.W_pack", _QKV), ("input_layernorm", _NOR
 
 
 def _baichuan_attention(config: dict[str, Any]) -> str:
+    # the rotary 7B's own modeling_baichuan.py was not available to read: its SDPA default is assumed, unverified
     if not _alibi(config):
         return ""
     return ("Baichuan's ALiBi attention (modeling_baichuan.py l.174-186): without xformers installed it is "
