@@ -175,7 +175,8 @@ def _reserved(workload: Workload, strategy: Strategy, states: ModelStates, phase
         fsdp = fsdp_step_reserve(workload, strategy, static=static, gradients=states.gradients,
                                  phases=[(p.total, p.parts["gradients"]) for p in phases])
     before_step = max(p.total for p in phases if p.name != "optimizer")
-    reserved, note = reserved_bytes(peak.total, static, workload, step_segments, fsdp, before_step)
+    reserved, note = reserved_bytes(peak.total, static, workload, step_segments, fsdp, before_step,
+                                    step_peak=peak.name == "optimizer")
     # never below the allocated peak: DeepSpeed's step also flattens its gradients into a 16-bit buffer, which
     # takes a block forward and backward freed where one is large enough, or a segment of its own where none is
     reserved = max(reserved, peak.total)

@@ -96,17 +96,17 @@ def estimate_near_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
 
     ## Example
     ```yaml
-    # accelwiz check --system 8xH100-80GB --model llama-3.1-8b --micro-batch 4 --seq-len 4608 --gradient-checkpointing
+    # accelwiz check --system 8xH100-80GB --model llama-3.1-8b --micro-batch 4 --seq-len 5120 --gradient-checkpointing
     distributed_type: DEEPSPEED
     num_processes: 8
     deepspeed_config:
       zero_stage: 1
     ```
-    (about 75.0 of 79.6 GiB per GPU, the allocator's reserve and the CUDA runtime included).
+    (about 76.0 of 79.6 GiB per GPU, the allocator's reserve and the CUDA runtime included).
 
-    Use instead: `zero_stage: 3` (66.8 GiB), or micro-batch 3.
+    Use instead: `zero_stage: 3` (67.6 GiB), or micro-batch 3.
     ```yaml
-    # accelwiz check --system 8xH100-80GB --model llama-3.1-8b --micro-batch 4 --seq-len 4608 --gradient-checkpointing
+    # accelwiz check --system 8xH100-80GB --model llama-3.1-8b --micro-batch 4 --seq-len 5120 --gradient-checkpointing
     distributed_type: DEEPSPEED
     num_processes: 8
     deepspeed_config:

@@ -18,15 +18,16 @@ from accelwiz.vocab import HEADROOM
 
 GIB = 2**30
 # The case from issue 10: ZeRO-1 at 73.6 of 79.6 GiB (when the issue was filed) was "no" in --compare, "does not
-# fit" in the wizard and "fits, tight" (exit 0) with --strategy zero1. Micro-batch 4 at 4608 since ZeRO-1's gradient
+# fit" in the wizard and "fits, tight" (exit 0) with --strategy zero1. Micro-batch 4 at 5120 since ZeRO-1's gradient
 # partition and reduce bucket live only from backward to the step, and checkpointed steps reserve more (both from
-# the H200's measurements): 75.0 GiB with the reserve and the runtime, in the tight band.
+# the H200's measurements): 76.0 GiB with the reserve and the runtime, in the tight band (4608 was, until
+# the step-peak replays took the checkpointed group's two optimizer-peaked replays out of its median).
 CASE = ("--model", "llama-3.1-8b", "--system", "8xH100-80GB", "--gradient-checkpointing", "--micro-batch", "4",
-        "--seq-len", "4608")
+        "--seq-len", "5120")
 
 
 def zero1_case():
-    workload = workload_from_options(model="llama-3.1-8b", micro_batch=4, seq_len=4608, gradient_checkpointing=True)
+    workload = workload_from_options(model="llama-3.1-8b", micro_batch=4, seq_len=5120, gradient_checkpointing=True)
     return workload, estimate_memory(workload, strategy_from_options("zero1", gpus_per_node=8, nodes=1))
 
 
@@ -61,7 +62,7 @@ def test_the_issue_case_is_tight_in_estimate_compare_and_recommend(cli):
     # --compare shows each strategy as the recommendation's ladder runs it: ZeRO-1, tight as asked, with the
     # smaller micro-batch that fits (the same global batch), in the table and in JSON
     table = cli("estimate", *CASE, "--compare").stdout
-    zero1_row = next(line for line in table.splitlines() if line.startswith("ZeRO-1 "))
+    zero1_row = next(line for line in table.splitlines() if line.startswith("ZeRO-1 ") and "node(s)" not in line)
     assert zero1_row.split()[-4:] == ["yes", "mb", "2", "x2"]
     rows = json.loads(cli("estimate", *CASE, "--compare", "--format", "json").stdout)["compare"]
     zero1 = next(r for r in rows if r["strategy"]["label"] == "ZeRO-1")
@@ -76,10 +77,10 @@ def test_the_issue_case_is_tight_in_estimate_compare_and_recommend(cli):
     assert verdicts["ZeRO-1"] == "tight"
     # ZeRO-2 is as tight as ZeRO-1 here: the peak is in forward, where neither holds a gradient partition
     assert verdicts["ZeRO-2"] == "tight"
-    # FSDP2 shard-grad-op fits under 90%: its default stream fragments less than ZeRO's (the full fine-tuning
-    # ratio measured over FSDP's streams, fsdp_reserve.py), and it shards the optimizer states at rest
-    assert advice.best is not None and advice.best.strategy.label == "FSDP2 shard-grad-op"
-    assert Budget(capacity, system.host.memory_total_bytes).verdict(estimate).verdict == "tight"
+    # what it recommends fits with headroom (here ZeRO-1 at micro-batch 2, accumulation x2: the same global batch)
+    budget = Budget(capacity, system.host.memory_total_bytes)
+    assert advice.best is not None and budget.verdict(advice.best).verdict == "fits"
+    assert budget.verdict(estimate).verdict == "tight"
 
 
 def test_does_not_fit_exits_1_and_tight_exits_0(cli):

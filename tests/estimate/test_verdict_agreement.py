@@ -27,7 +27,7 @@ CASES = [
     ("--model", "qwen2.5-7b", "--system", "1xRTX4090", "--qlora", "--strategy", "single"),
     ("--model", "llama-8b", "--system", "8xH100-80GB", "--strategy", "ddp"),
     ("--model", "llama-3.1-8b", "--system", "8xH100-80GB", "--gradient-checkpointing", "--micro-batch", "4",
-     "--seq-len", "4608", "--strategy", "zero1"),
+     "--seq-len", "5120", "--strategy", "zero1"),
 ]
 
 
