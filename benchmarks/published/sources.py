@@ -105,4 +105,20 @@ SOURCES = {
         "frozen", "new (issue 28, fifth round): MiniCPM's finetune README 'Testing Hardware Standard' (a250c20, Feb "
         "2024), MiniCPM-2B under ZeRO-3 with parameter and optimizer CPU offload: full fine-tuning on four GPUs, LoRA "
         "on one, nvidia-smi MiB per GPU: never used to tune anything"),
+    # Issue 28, sixth round (papers and training repositories): registered here, frozen, before any row was scored.
+    # Verdict rows only: each page says a run trained on named hardware and prints no peak.
+    "stanford-alpaca-readme": (
+        "frozen", "new (issue 28, sixth round): Stanford Alpaca's README (761dc5b, May 2023), LLaMA-7B fully "
+        "fine-tuned on 4 A100 80G under the Trainer's FSDP full_shard (fp32 weights, bf16 mixed precision, batch "
+        "4, 512 tokens, no checkpointing): measured to run; never used to tune anything"),
+    "fastchat-training": (
+        "frozen", "new (issue 28, sixth round): FastChat's README 'Fine-tuning' (c478bbf Sept 2023 and 00d9e66 April "
+        "2023): Vicuna-7B full fine-tuning on 4 x A100 40GB and the SkyPilot recipe's LLaMA-13B/7B on 8 x A100 "
+        "80GB, FSDP full_shard, fp32 weights with bf16 mixed precision, 2,048 tokens, checkpointing, flash-attn: "
+        "stated to train there; never used to tune anything"),
+    "qlora-guanaco-readme": (
+        "frozen", "new (issue 28, sixth round): the QLoRA repository's README (artidoro/qlora 7f4e95a, the paper's "
+        "abstract): a 65B model fine-tuned on a single 48GB GPU with scripts/finetune_guanaco_65b.sh (NF4 double "
+        "quantization, LoRA r=64 on every linear, batch 1, 528 tokens, paged AdamW): measured to run; never used "
+        "to tune anything"),
 }
