@@ -121,4 +121,9 @@ SOURCES = {
         "abstract): a 65B model fine-tuned on a single 48GB GPU with scripts/finetune_guanaco_65b.sh (NF4 double "
         "quantization, LoRA r=64 on every linear, batch 1, 528 tokens, paged AdamW): measured to run; never used "
         "to tune anything"),
+    "alignment-handbook-zephyr": (
+        "frozen", "new (issue 28, sixth round, registered after the three above were scored and before this one "
+        "was): the alignment-handbook's Zephyr-7B-beta recipe README (f0ffa0d, Jan 2024), full SFT (batch 16 x "
+        "2,048 packed, flash-attn 2) and DPO (batch 8, 512 + 512) of Mistral 7B under DeepSpeed ZeRO-3 on 8 x 80 "
+        "GB: stated to train there; never used to tune anything"),
 }

@@ -31,7 +31,8 @@ NEW_SOURCES = {"qwen-readme-profiling": 1e9, "ms-swift-benchmark-2024": 2**30, "
                "trl-docs-sft-llama2-t4": None,
                "glm4-finetune-demo": 2**20, "minicpm-finetune": 2**20,
                # verdict rows only (a run stated to train on named hardware): nothing printed in bytes
-               "stanford-alpaca-readme": None, "fastchat-training": None, "qlora-guanaco-readme": None}
+               "stanford-alpaca-readme": None, "fastchat-training": None, "qlora-guanaco-readme": None,
+               "alignment-handbook-zephyr": None}
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
