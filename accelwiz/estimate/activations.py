@@ -207,7 +207,7 @@ def logits_bytes(workload: Workload) -> int:
     if not spec.causal_lm:
         return 0
     tokens = workload.micro_batch * workload.seq_len * spec.vocab_size
-    log_softmax = 2 if workload.loss_dtype != "fp32" else 4  # a 16-bit loss keeps a 16-bit output (loss_dtype.py)
+    log_softmax = 2 if workload.loss_dtype in ("bf16", "fp16") else 4  # a 16-bit loss keeps a 16-bit output (loss_dtype.py)
     if spec.softcapped_logits:
         return (log_softmax + (4 if workload.precision == "fp32" else 2)) * tokens
     return log_softmax * tokens
@@ -235,7 +235,7 @@ def loss_transient_bytes(workload: Workload) -> tuple[int, int]:
     if not workload.model.causal_lm:
         return 0, 0
     tokens = workload.micro_batch * workload.seq_len * workload.model.vocab_size
-    if workload.loss_dtype != "fp32":  # the 16-bit logits and their shifted copy; two 16-bit gradients (loss_dtype.py)
+    if workload.loss_dtype in ("bf16", "fp16"):  # the 16-bit logits and their shifted copy; two 16-bit gradients (loss_dtype.py)
         return 4 * tokens, 4 * tokens
     forward = 4 * tokens if workload.precision == "fp32" else 6 * tokens
     if workload.copies_shifted_logits:

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from accelwiz.estimate.workload import Workload
 
 _IN_LAYER = re.compile(r"(^|\.)(layers|layer|h)\.\d+\.")
-_ATTENTION_INPUTS = ("q_proj", "k_proj", "v_proj", "qkv_proj")
+_ATTENTION_INPUTS = ("q_proj", "k_proj", "v_proj", "qkv_proj", "c_attn", "query_key_value", "W_pack", "wqkv")  # fused too
 
 
 def autocast_cast_parameters(workload: Workload) -> float:

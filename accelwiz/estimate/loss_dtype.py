@@ -30,6 +30,7 @@ log-probabilities, not this tail.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from accelwiz.errors import UsageError
@@ -46,7 +47,7 @@ def refuse_loss_dtype(workload: Workload, strategy: Strategy | None, *, trace: b
     """UsageError where the run cannot compute its loss in `workload.loss_dtype` (module docstring); `strategy`
     None: left to the recommendation."""
     dtype = workload.loss_dtype
-    if dtype == "fp32":
+    if dtype in ("fp32", "logits"):  # "logits": the model's own loss, whatever dtype the engine leaves them in
         return
     flag = f"--loss-dtype {dtype}"
     deepspeed = strategy is not None and strategy.is_deepspeed
@@ -72,3 +73,14 @@ def refuse_loss_dtype(workload: Workload, strategy: Strategy | None, *, trace: b
     if post_training:
         raise UsageError(f"{flag} with --kind dpo/grpo: TRL's trainers compute their own log-probabilities, not a "
                          "cross-entropy on the logits", hint="drop --loss-dtype, or use --kind sft")
+
+
+def as_the_model_computes_its_loss(workload: Workload, strategy: Strategy) -> Workload:
+    """`workload` with a "logits" loss dtype (the model's own loss, no upcast) made the dtype the logits have
+    under `strategy`: 16-bit for a bf16 model, and for mixed precision under DeepSpeed (accelerate does not
+    autocast there, and the engine casts the model: the logits come out 16-bit); fp32 under autocast (torch
+    runs cross_entropy and log_softmax in fp32 whatever the logits) and in fp32 training."""
+    if workload.loss_dtype != "logits":
+        return workload
+    sixteen = workload.precision == "bf16" or (workload.precision == "mixed" and strategy.is_deepspeed)
+    return replace(workload, loss_dtype="bf16" if sixteen else "fp32")

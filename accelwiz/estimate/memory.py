@@ -31,6 +31,7 @@ from accelwiz.estimate.buffers import buffer_bytes
 from accelwiz.estimate.fsdp_reserve import fsdp_step_reserve
 from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (HOST_PROCESS_BYTES: re-exported)
 from accelwiz.estimate.loading import loading_bytes
+from accelwiz.estimate.loss_dtype import as_the_model_computes_its_loss
 from accelwiz.estimate.memory_notes import PartNotes, assumptions
 from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.runtime import Runtime, runtime
@@ -122,6 +123,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     """Peak training memory per GPU (bytes) and per node host RAM for `workload` under `strategy` (on `gpu`,
     a GPU name, when known: the runtime beside the tensors depends on its generation)."""
     workload, engine_note = as_the_engine_trains(workload, strategy)
+    workload = as_the_model_computes_its_loss(workload, strategy)
     states = model_states(workload, strategy)
     tensors, notes = _step_tensors(workload, strategy, states)
     moments = step_moments(workload, strategy, states, tensors)

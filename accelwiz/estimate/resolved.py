@@ -43,7 +43,7 @@ def to_workload(resolved: ResolvedWorkload, spec: ModelSpec) -> Workload:
         attention=resolved.attention.value,
         transformers_version=installed_transformers_version(),
         varying_lengths=bool(resolved.varying_lengths.value),
-        loss_dtype=resolved.loss_dtype.value,
+        loss_dtype=model_loss_dtype(resolved, spec),
         kbit_prepared=bool(resolved.kbit_prepared.value),
         **resolved.base_as_loaded(),
     )
@@ -52,6 +52,16 @@ def to_workload(resolved: ResolvedWorkload, spec: ModelSpec) -> Workload:
         raise UsageError(f"lora_targets {', '.join(resolved.lora_targets.value)} ({resolved.lora_targets.source}) "
                          f"matches no linear layer of {spec.name}", hint=f"its block linears are {names} (or all-linear)")
     return workload
+
+
+def model_loss_dtype(resolved: ResolvedWorkload, spec: ModelSpec) -> str:
+    """The loss dtype the resolution gives, or "logits" where nothing set it and the model's own code computes
+    its loss on the logits without upcasting them (Qwen-1, Baichuan2: ModelSpec.loss_upcasts_logits)."""
+    from accelwiz.resolution.workload import DEFAULT
+
+    if resolved.loss_dtype.source == DEFAULT and not spec.loss_upcasts_logits:
+        return "logits"
+    return resolved.loss_dtype.value
 
 
 def lora_target_names(resolved: ResolvedWorkload) -> tuple[str, ...]:

@@ -36,6 +36,13 @@ ALL_LINEAR = (
     "key",
     "value",
     "dense",
+    # the remote-code families' own module names (modelspec/remote_code.py): ChatGLM, Baichuan2, InternLM2
+    "query_key_value",
+    "dense_h_to_4h",
+    "dense_4h_to_h",
+    "W_pack",
+    "wqkv",
+    "wo",
 )
 
 
@@ -84,8 +91,10 @@ class Workload:
     varying_lengths: bool = False
     # The dtype the loss runs in (estimate/loss_dtype.py): "fp32", transformers' loss (ForCausalLMLoss upcasts the
     # logits); "bf16"/"fp16", a loss computed on the 16-bit logits outside autocast (a custom loop's
-    # nn.CrossEntropyLoss on a pure-bf16 model; a remote-code model's own loss under DeepSpeed's 16-bit engine)
-    loss_dtype: Literal["fp32", "bf16", "fp16"] = "fp32"
+    # nn.CrossEntropyLoss on a pure-bf16 model; a remote-code model's own loss under DeepSpeed's 16-bit engine);
+    # "logits", the model's own loss on its logits in their dtype (a model whose code does not upcast them:
+    # ModelSpec.loss_upcasts_logits), made one of the others where the engine is known (loss_dtype.py)
+    loss_dtype: Literal["fp32", "bf16", "fp16", "logits"] = "fp32"
 
     @property
     def copies_shifted_logits(self) -> bool:

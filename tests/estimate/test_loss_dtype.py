@@ -9,6 +9,7 @@ activations.py counts: `logits_bytes` kept, `loss_transient_bytes` on top at the
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -129,3 +130,19 @@ def test_what_torch_would_not_run_is_refused_in_one_line(extra, said) -> None:
     result = _estimate(*extra, *dtype)
     assert result.exit_code == 2, result.output
     assert said in result.output and "Traceback" not in result.output
+
+
+def _loss_tail(cli, *flags: str) -> int:
+    result = cli("estimate", "--model", "Qwen/Qwen-1_8B", "--system", "1xA100-80GB", "--qlora", "--micro-batch", "1",
+                 "--seq-len", "4096", "--gradient-checkpointing", *flags, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)["estimate"]["per_gpu_bytes"]["logits"]
+
+
+def test_a_model_whose_own_loss_does_not_upcast_computes_it_in_the_logits_dtype(cli):
+    """Qwen-1's remote code (ModelSpec.loss_upcasts_logits False) takes CrossEntropyLoss on lm_logits as they are:
+    16-bit under DeepSpeed's 16-bit engine (no autocast), fp32 under autocast; a --loss-dtype given wins."""
+    zero2 = _loss_tail(cli, "--strategy", "zero2", "--precision", "mixed")
+    assert zero2 * 2 == _loss_tail(cli, "--strategy", "zero2", "--precision", "mixed", "--loss-dtype", "fp32")
+    assert _loss_tail(cli, "--strategy", "single", "--precision", "mixed") == 2 * zero2
+    assert _loss_tail(cli, "--strategy", "single", "--precision", "bf16") == zero2
