@@ -18,15 +18,22 @@ if TYPE_CHECKING:
 
 
 def deepspeed_state_widths(workload: Workload, strategy: Strategy) -> tuple[int, int]:
-    """Bytes per trainable parameter of DeepSpeed's master copy and of each optimizer state, 16-bit models.
+    """Bytes per trainable parameter of DeepSpeed's master copy and of each optimizer state.
 
     DeepSpeed 0.19.8 (base_optimizer.py `_configure_master_weights`): the master partition is fp32 unless
     `bf16.bf16_master_weights_and_grads`; Adam's states follow the master dtype only with
     `bf16.bf16_optimizer_states` (which requires the former), else they stay fp32. A bf16 model without those
     options is mixed precision to DeepSpeed (fp32 masters), never pure bf16.
+
+    An fp32 model (no bf16/fp16 section) still gets a separate fp32 master partition, 4 more bytes per (sharded)
+    parameter: ZeRO-1/2 clone it (stage_1_and_2.py 560-561, `...[partition_id].detach().clone().to(device=...,
+    dtype=self.master_weights_and_grads_dtype)`), and ZeRO-3's alias for an fp32 partition (stage3.py 1162-1167,
+    #7651) needs `partition.device == self.device`, a torch.device against the accelerator's device name, a str
+    (line 333), which torch compares unequal, so it copies (1169-1172, `.to(...).clone().detach()`). Both counted
+    on real fp32 engines on this CPU (tests/estimate/test_deepspeed_fp32_master.py).
     """
     if workload.precision == "fp32":
-        return 0, 4
+        return 4, 4
     low_master = workload.precision == "bf16" and strategy.bf16_master_weights_and_grads
     low_states = low_master and strategy.bf16_optimizer_states
     return (2 if low_master else 4), (2 if low_states else 4)

@@ -58,9 +58,7 @@ def deepspeed_host_buffers(workload: Workload, strategy: Strategy) -> tuple[floa
     sharded = workload.trainable_parameters * per_node_share  # this node's part of the trainable parameters
     parts: list[str] = []
     extra = 0.0
-    if workload.precision == "fp32":  # the CPU optimizer's own fp32 partition, a copy of the GPU's parameters
-        extra += 4 * sharded
-        parts.append("fp32 training: the CPU optimizer's own fp32 copy of the partition (4 B/param)")
+    # fp32 training's own fp32 master partition (a copy, on the host here) is states.py's (deepspeed_state_widths)
     if strategy.kind == "zero3":
         extra += model_width * sharded
         parts.append(

@@ -14,7 +14,8 @@ makes an fp32 master partition and steps fp32 Adam states on it (at stage 0 its 
 but stage 0 is estimated as DDP here, without DeepSpeed's master copy: not modelled yet)
 (`_configure_master_weights` returns float32 unless the JSON's `bf16.bf16_master_weights_and_grads` is set,
 and the states stay fp32 unless `bf16.bf16_optimizer_states` is set too), so "bf16" under DeepSpeed is
-counted as mixed: 2 + 2 + 12 (`deepspeed_state_widths`).
+counted as mixed: 2 + 2 + 12 (`deepspeed_state_widths`). An fp32 model under DeepSpeed gets its separate fp32
+master partition too: 4 + 4 + 12.
 """
 
 from __future__ import annotations
@@ -189,7 +190,7 @@ def _unsharded(workload: Workload, strategy: Strategy) -> ModelStates:
 
 def _master_width(workload: Workload, strategy: Strategy) -> int:
     """Bytes per trainable parameter of the optimizer's master copy: fp32 under mixed precision; DeepSpeed keeps
-    one for any 16-bit model (fp32 unless the bf16 options say so)."""
+    one for any model, an fp32 one included (fp32 unless the bf16 options say so)."""
     if strategy.is_deepspeed:
         return deepspeed_state_widths(workload, strategy)[0]
     return 4 if workload.precision == "mixed" else 0
