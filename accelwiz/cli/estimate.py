@@ -92,7 +92,8 @@ PrecisionOption = Annotated[
     typer.Option(metavar="fp32|mixed|bf16", rich_help_panel=_TRAIN, show_default=False,
                  help="mixed (the default) = 16-bit compute with fp32 master weights."),
 ]
-OptimizerOption = Annotated[str | None, typer.Option(metavar="adamw|adamw8bit|sgd|adafactor", rich_help_panel=_TRAIN,
+OptimizerOption = Annotated[str | None, typer.Option(metavar="adamw|adamw8bit|sgd|adafactor|paged-adamw|paged-adamw8bit",
+                                                     rich_help_panel=_TRAIN,
                                                      show_default=False, help="Default adamw.")]
 GradientCheckpointingOption = Annotated[bool | None, typer.Option(rich_help_panel=_TRAIN, show_default=False,
                                                                   help="Default off.")]

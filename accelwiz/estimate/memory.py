@@ -77,6 +77,8 @@ class MemoryEstimate:
     # every moment of the step (step_phases.step_moments: "forward", "backward start", ...) with its live parts,
     # each summing to its total: what a post-training step reshapes (posttraining.py)
     moments: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
+    # bitsandbytes' paged optimizer states per GPU: CUDA managed memory, outside torch's allocator (paged_states.py)
+    paged_states: int = 0
 
     @property
     def model_states(self) -> int:
@@ -101,7 +103,13 @@ class MemoryEstimate:
 
     @property
     def per_gpu_total(self) -> int:
-        """What the process holds on its GPU at the peak: the reserved peak plus the runtime (as nvidia-smi)."""
+        """What the process holds on its GPU at the peak: the reserved peak plus the runtime, and paged optimizer
+        states while resident (as nvidia-smi)."""
+        return self.unpaged_total + self.paged_states
+
+    @property
+    def unpaged_total(self) -> int:
+        """`per_gpu_total` without the paged optimizer states: what torch's allocator and the runtime hold."""
         return self.allocated + self.overhead
 
     def retries_on(self, gpu_bytes: int | None) -> bool:
@@ -109,12 +117,20 @@ class MemoryEstimate:
         caching allocator then fills the GPU, and a cudaMalloc that fails makes it release its cached blocks and
         retry (c10 `release_cached_blocks`, counted in `num_alloc_retries`): slower, and tight, not out of
         memory. Answer.AI's 7B QLoRA at 10 x 2048 tokens trained on a 24 GB RTX 3090 this way."""
-        return bool(gpu_bytes) and self.per_gpu_total > gpu_bytes >= self.allocated + self.runtime  # type: ignore[operator]
+        return bool(gpu_bytes) and self.unpaged_total > gpu_bytes >= self.allocated + self.runtime  # type: ignore[operator]
+
+    def pages_out_on(self, gpu_bytes: int | None) -> bool:
+        """Whether bitsandbytes' paged states do not fit beside the rest on a GPU of `gpu_bytes`: the driver then
+        keeps part of them in host RAM and pages them in for each step (paged_states.py)."""
+        return bool(gpu_bytes) and bool(self.paged_states) and self.per_gpu_total > gpu_bytes  # type: ignore[operator]
 
     def need_on(self, gpu_bytes: int | None) -> int:
         """What the process will hold at its peak on a GPU of `gpu_bytes` (unknown: None): `per_gpu_total`,
         held at the GPU's memory where the allocator would release its cache and retry (`retries_on`)."""
-        return int(gpu_bytes) if gpu_bytes and self.retries_on(gpu_bytes) else self.per_gpu_total
+        if gpu_bytes and (self.retries_on(gpu_bytes) or (self.pages_out_on(gpu_bytes)
+                                                          and self.unpaged_total <= gpu_bytes)):
+            return int(gpu_bytes)  # the allocator's cache or the paged states give way up to the GPU's memory
+        return self.per_gpu_total
 
 
 
@@ -142,7 +158,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
         assumptions(workload, strategy, states, tensors.logits, phases, peak, said),
         tuple((p.name, round(p.total)) for p in phases), round(peak.parts["temporaries"]),
         _rounded_parts(peak.parts, allocated), round(reserved), tuple(extra.parts().items()),
-        tuple((m.label, _rounded_parts(m.parts, m.total)) for m in moments),
+        tuple((m.label, _rounded_parts(m.parts, m.total)) for m in moments), round(states.paged),
     )
 
 

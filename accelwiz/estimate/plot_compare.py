@@ -23,7 +23,8 @@ GIB = 2**30
 LEFT, RIGHT, TOP, BOTTOM = 70, 250, 40, 110
 BAR, GAP, HEIGHT = 46, 22, 460
 # one colour per component, in stacking order (bottom first)
-COLOURS = {"weights": "#1f77b4", "gradients": "#ff7f0e", "optimizer_states": "#2ca02c", "activations": "#d62728",
+COLOURS = {"weights": "#1f77b4", "gradients": "#ff7f0e", "optimizer_states": "#2ca02c", "paged_states": "#98df8a",
+           "activations": "#d62728",
            "logits": "#9467bd", "temporaries": "#8c564b", "buffers": "#e377c2", "reserve": "#bcbd22",
            "runtime": "#7f7f7f"}
 _VERDICT_WORD = {"yes": "fits", "no": "does not fit", "tight": "tight", "?": "no verdict"}

@@ -9,11 +9,13 @@ from accelwiz.estimate.report import Report
 from accelwiz.estimate.sizes import gib
 from accelwiz.vocab import HEADROOM
 
-ROWS = ("weights", "gradients", "optimizer_states", "activations", "logits", "temporaries", "buffers", "reserve",
-        "runtime")
-_ON_TOP = ("reserve", "runtime")  # beyond the allocated tensors
+ROWS = ("weights", "gradients", "optimizer_states", "paged_states", "activations", "logits", "temporaries", "buffers",
+        "reserve", "runtime")
+# beyond the allocated tensors; bitsandbytes' paged optimizer states are CUDA managed memory (paged_states.py)
+_ON_TOP = ("paged_states", "reserve", "runtime")
 _ROW_LABEL = {
     "optimizer_states": "optimizer states",
+    "paged_states": "optimizer (paged)",
     "logits": "loss tail",
     "temporaries": "step temporaries",
     "buffers": "comm. buffers",
@@ -27,7 +29,7 @@ def at_peak(estimate: MemoryEstimate) -> dict[str, int]:
     """Bytes held at the step's peak by category (they sum to the total): the tensors live at the allocated
     peak, the caching allocator's reserve beyond them, and the runtime beside them."""
     live = dict(estimate.at_peak) or {row: getattr(estimate, row) for row in ROWS if row not in _ON_TOP}
-    return {**{row: live.get(row, 0) for row in ROWS if row not in _ON_TOP},
+    return {**{row: live.get(row, 0) for row in ROWS if row not in _ON_TOP}, "paged_states": estimate.paged_states,
             "reserve": estimate.reserved - estimate.allocated, "runtime": estimate.runtime}
 
 
@@ -61,12 +63,14 @@ def render_text(report: Report) -> str:
     ]
     live = at_peak(estimate)
     sizes = {row: row_bytes(estimate, row) for row in ROWS}
-    lines += [f"  {_ROW_LABEL.get(row, row):<20}{gib(sizes[row]):>12}{gib(live[row]):>12}" for row in ROWS]
+    lines += [f"  {_ROW_LABEL.get(row, row):<20}{gib(sizes[row]):>12}{gib(live[row]):>12}" for row in ROWS
+              if row != "paged_states" or sizes[row]]  # the paged line only where a paged optimizer runs
     phase = _PHASE_LABEL.get(estimate.peak_phase, estimate.peak_phase)
     lines += [
         f"  {'peak allocated':<20}{'':>12}{gib(estimate.allocated):>12}   torch max_memory_allocated",
         f"  {'peak reserved':<20}{'':>12}{gib(estimate.reserved):>12}   torch max_memory_reserved",
-        f"  {'total (peak)':<20}{'':>12}{gib(estimate.per_gpu_total):>12}   reserved + runtime, peak in the {phase}",
+        f"  {'total (peak)':<20}{'':>12}{gib(estimate.per_gpu_total):>12}   reserved + runtime"
+        + (" + paged states" if estimate.paged_states else "") + f", peak in the {phase}",
         "  phases (allocated): "
         + ", ".join(f"{_PHASE_LABEL.get(name, name)} {gib(value)}" for name, value in estimate.phases),
         f"per node host RAM     {gib(estimate.host_bytes):>12}",

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from accelwiz.estimate.autocast_copies import autocast_cast_parameters
 from accelwiz.estimate.deepspeed_step import deepspeed_state_widths, deepspeed_step_temporaries
+from accelwiz.estimate.paged_states import PAGED_OPTIMIZERS, paged_state_bytes
 from accelwiz.estimate.strategy import Strategy
 
 if TYPE_CHECKING:
@@ -33,18 +34,21 @@ if TYPE_CHECKING:
 # bitsandbytes NF4 with double quantization (QLoRA paper §3): 4 bits per weight, one 8-bit absmax per block of
 # 64 weights, and one fp32 second-level constant per 256 blocks: 4.127 bits/param.
 QLORA_BYTES_PER_PARAM = 0.5 + 1 / 64 + 4 / (64 * 256)
-# bitsandbytes 8-bit Adam: one byte for m and one for v, plus an fp32 absmax per 2048-element block each.
-ADAM8BIT_BYTES_PER_PARAM = 2 + 2 * 4 / 2048
+# bitsandbytes 8-bit Adam: one byte for m and one for v, plus an fp32 absmax per 256-element block each (0.50.2
+# optim/optimizer.py Optimizer2State.init_state `blocksize = 256`; older releases blocked by 2048).
+ADAM8BIT_BYTES_PER_PARAM = 2 + 2 * 4 / 256
 
 
 @dataclass(frozen=True)
 class ModelStates:
     weights: float
     gradients: float
-    optimizer_states: float
+    optimizer_states: float  # in torch's caching allocator (the paged states apart)
     host_offload: float = 0.0  # bytes per node kept in host RAM (or NVMe) by offloading
     autocast_copy: float = 0.0  # part of `weights`: 16-bit copies kept alive through backward
     notes: tuple[str, ...] = ()
+    # bitsandbytes' paged optimizer states: CUDA managed memory, outside torch's allocator (`paged_state_bytes`)
+    paged: float = 0.0
 
 
 def peft_fp32_adapters(workload: Workload, strategy: Strategy | None) -> bool:
@@ -73,7 +77,9 @@ def optimizer_state_bytes(workload: Workload, strategy: Strategy | None = None) 
         width = deepspeed_state_widths(workload, strategy)[1]
     if name == "adamw":
         return 2 * width * trainable
-    if name == "adamw8bit":
+    if name == "paged-adamw":  # bnb's 32-bit states are fp32 whatever the parameter (Optimizer2State.init_state)
+        return 8.0 * trainable
+    if name in ("adamw8bit", "paged-adamw8bit"):
         return ADAM8BIT_BYTES_PER_PARAM * trainable
     if name == "sgd":
         return width * trainable
@@ -109,6 +115,9 @@ def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
         return 0.0, "optimizer step on the CPU: no GPU temporaries"
     if strategy.is_deepspeed:
         return deepspeed_step_temporaries(workload, strategy)
+    if workload.optimizer in PAGED_OPTIMIZERS:
+        return 0.0, (f"bitsandbytes' {workload.optimizer} step: its kernel updates the parameter and states in place "
+                     "(F.optimizer_update_32bit / optimizer_update_8bit_blockwise), no parameter-sized temporary")
     if workload.optimizer != "adamw":
         return 0.0, f"{workload.optimizer} step: no parameter-sized temporaries counted"
     if strategy.device == "cpu":  # torch's AdamW on CPU tensors: the single-tensor loop (estimate/cpu.py)
@@ -185,7 +194,15 @@ def _unsharded(workload: Workload, strategy: Strategy) -> ModelStates:
         + (f" + {'fp32' if master == 4 else 'bf16'} master copy {master} B/param in the optimizer"
            if optimizer_master else "")
     )
-    return ModelStates(weights, gradients, optimizer_master + states_bytes, 0.0, autocast, tuple(notes))
+    paged = paged_state_bytes(workload, strategy)
+    if paged:
+        notes.append(f"bitsandbytes' {workload.optimizer}: {paged / 2**30:.2f} GiB of its states (unsharded) in CUDA "
+                     "managed memory (cudaMallocManaged), outside torch's caching allocator: not in "
+                     "max_memory_allocated/reserved; resident on the GPU while it has room, paged to host RAM by the "
+                     "driver when it has not")
+    return ModelStates(weights, gradients, optimizer_master + states_bytes - paged, 0.0, autocast, tuple(notes),
+                       paged=paged)
+
 
 
 def _master_width(workload: Workload, strategy: Strategy) -> int:
@@ -200,6 +217,7 @@ def _sharded(workload: Workload, strategy: Strategy, states: ModelStates) -> Mod
     """The states each GPU holds once the strategy shards them over `shard_degree` GPUs."""
     n, notes, weights = strategy.shard_degree, list(states.notes), states.weights
     optimizer = states.optimizer_states / n if strategy.shards_optimizer else states.optimizer_states
+    paged = states.paged / n if strategy.shards_optimizer else states.paged
     gradients = states.gradients / n if strategy.shards_gradients else states.gradients
     if strategy.shards_parameters or strategy.kind == "fsdp_grad_op":
         # bitsandbytes keeps a 4-bit weight's quantization state (the 8-bit absmax per 64 weights and its fp32
@@ -213,7 +231,8 @@ def _sharded(workload: Workload, strategy: Strategy, states: ModelStates) -> Mod
         if replicated and n > 1:
             notes.append(f"QLoRA: bitsandbytes' quantization state ({replicated / 2**30:.2f} GiB) is no parameter: "
                          "every rank holds all of it")
-    return replace(states, weights=weights, gradients=gradients, optimizer_states=optimizer, notes=tuple(notes))
+    return replace(states, weights=weights, gradients=gradients, optimizer_states=optimizer, notes=tuple(notes),
+                   paged=paged)
 
 
 def _gathered_16bit(workload: Workload, strategy: Strategy) -> float:
@@ -240,7 +259,7 @@ def _offloaded(workload: Workload, strategy: Strategy, states: ModelStates) -> M
         host += (weights - kept) * n * per_node_share
         weights = kept
         notes.append("parameter offload: parameters live in host memory and are fetched layer by layer")
-    return ModelStates(weights, gradients, optimizer, host, states.autocast_copy, tuple(notes))
+    return ModelStates(weights, gradients, optimizer, host, states.autocast_copy, tuple(notes), paged=states.paged)
 
 
 def quant_state_bytes(workload: Workload) -> float:

@@ -15,6 +15,11 @@ runtime (`MemoryEstimate.per_gpu_total`), except where the caching allocator wou
 (`MemoryEstimate.retries_on`: the tensors and the runtime fit, the cache beyond them does not): there the need is
 the allocated peak plus the runtime, the verdict at least "tight", and the message names the reserve that would
 not fit, so no line reads "tight: 79.6 of 79.6 GiB (100%)" or "84.2 GiB per GPU, tight" on an 80 GiB GPU.
+
+bitsandbytes' paged optimizer states (`MemoryEstimate.paged_states`, estimate/paged_states.py) live in CUDA managed
+memory: where they fit beside the rest the GPU is judged with them; where they do not (`pages_out_on`) the driver
+keeps them in host RAM and pages them in for each step, so the GPU is judged without them, host RAM with them (up
+to all of them, on every GPU of the machine), and the message says the step slows.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ if TYPE_CHECKING:
 
 RETRIES = ("the caching allocator would reach the GPU's limit, release its cache and retry: slower, and close "
            "to out of memory")
+PAGED_OUT = ("they do not fit beside the rest, so CUDA's driver keeps them in host RAM and pages them in for every "
+             "optimizer step (slower)")
 _ORDER: dict[str, int] = {"fits": 0, "tight": 1, "does not fit": 2}
 
 
@@ -49,6 +56,8 @@ def gpu_need(estimate: MemoryEstimate, gpu_bytes: int | None) -> tuple[int, bool
     runtime (the cache beyond them is released, not needed)."""
     if estimate.retries_on(gpu_bytes):
         return int(estimate.allocated + estimate.runtime), True
+    if estimate.pages_out_on(gpu_bytes):  # the paged states give way to the rest (module docstring)
+        return int(estimate.unpaged_total), False
     return int(estimate.per_gpu_total), False
 
 
@@ -67,13 +76,18 @@ class ResourceVerdict:
     headroom: float = HEADROOM
     retries: bool = False  # the allocator would fill the GPU and release its cache (MemoryEstimate.retries_on)
     reserved: int | None = None  # with `retries`: the reserved peak + runtime that would not fit
+    paged_out: int = 0  # bitsandbytes' paged optimizer states the GPU cannot hold, per GPU (module docstring)
 
     @property
     def retry_note(self) -> str:
-        """' (allocated + runtime; with its cache 81.4 GiB: the caching allocator would ...)' or ''."""
-        if not self.retries:
-            return ""
-        return f" (allocated + runtime; with its cache {gib(self.reserved or 0)}: {RETRIES})"
+        """' (allocated + runtime; with its cache 81.4 GiB: the caching allocator would ...)', the paged states'
+        note, or ''."""
+        note = f" (allocated + runtime; with its cache {gib(self.reserved or 0)}: {RETRIES})" if self.retries else ""
+        if self.paged_out and self.resource == "GPU memory":
+            note += f" (without {gib(self.paged_out)} of bitsandbytes' paged optimizer states: {PAGED_OUT})"
+        elif self.paged_out:
+            note += f" (with up to {gib(self.paged_out)} of paged optimizer states the GPUs cannot hold)"
+        return note
 
     @property
     def verdict(self) -> Verdict:
@@ -88,6 +102,7 @@ class ResourceVerdict:
         """A menu's words: '30.8 GiB per GPU, fits', '73.3 GiB per GPU (allocator retries), tight'."""
         per = "per GPU" if self.resource == "GPU memory" else "per machine"
         retry = " (allocator retries)" if self.retries else ""
+        retry += " (optimizer states paged to host RAM)" if self.paged_out and self.resource == "GPU memory" else ""
         return f"{gib(self.need)} {per}{retry}, {self.verdict}"
 
     @property
@@ -160,12 +175,16 @@ def memory_verdict(
 ) -> MemoryVerdict:
     """Judge an estimate against one GPU's memory and one machine's RAM (either may be unknown: None)."""
     gpu = gpu_verdict(estimate, gpu_bytes, headroom) if gpu_bytes else None
-    host = ResourceVerdict("host RAM", int(estimate.host_bytes), host_bytes, headroom) if host_bytes else None
+    # paged states the GPUs cannot hold are in host RAM, up to all of them on each GPU of the machine
+    spilled = estimate.paged_states * estimate.strategy.gpus_per_node if gpu and gpu.paged_out else 0
+    host = ResourceVerdict("host RAM", int(estimate.host_bytes + spilled), host_bytes, headroom,
+                           paged_out=spilled) if host_bytes else None
     return MemoryVerdict(gpu, host)
 
 
 def gpu_verdict(estimate: MemoryEstimate, gpu_bytes: int, headroom: float = HEADROOM) -> ResourceVerdict:
     """The verdict on one GPU's memory (`gpu_need`): what every command's GPU verdict is."""
     need, retries = gpu_need(estimate, gpu_bytes)
+    paged_out = estimate.paged_states if estimate.pages_out_on(gpu_bytes) else 0
     return ResourceVerdict("GPU memory", need, gpu_bytes, headroom, retries,
-                           int(estimate.per_gpu_total) if retries else None)
+                           int(estimate.unpaged_total) if retries else None, paged_out)

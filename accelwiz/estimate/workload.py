@@ -11,7 +11,7 @@ from accelwiz.modelspec.spec import OUTSIDE_BLOCK_TARGETS, ModelSpec
 
 Regime = Literal["full", "lora", "qlora"]
 Precision = Literal["fp32", "mixed", "bf16"]
-Optimizer = Literal["adamw", "adamw8bit", "sgd", "adafactor"]
+Optimizer = Literal["adamw", "adamw8bit", "sgd", "adafactor", "paged-adamw", "paged-adamw8bit"]
 Attention = Literal["eager", "sdpa", "flash"]
 
 # The QLoRA paper's choice and the common PEFT recipe: every linear layer inside the blocks ("all-linear"),

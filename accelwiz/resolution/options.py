@@ -11,7 +11,7 @@ from accelwiz.resolution.workload import FLAG, Sourced
 CHOICES: dict[str, tuple[str, ...]] = {
     "regime": ("full", "lora", "qlora"),
     "precision": ("fp32", "mixed", "bf16"),
-    "optimizer": ("adamw", "adamw8bit", "sgd", "adafactor"),
+    "optimizer": ("adamw", "adamw8bit", "sgd", "adafactor", "paged-adamw", "paged-adamw8bit"),
     "attention": ("eager", "sdpa", "flash"),
     # fp32: transformers' own loss; bf16/fp16: a loss on the 16-bit logits (estimate/loss_dtype.py)
     "loss_dtype": ("fp32", "bf16", "fp16"),

@@ -242,12 +242,18 @@ def trainer_layer(args: TrainerArguments | None) -> dict[str, Sourced]:
     kernel = {"adamw_torch_fused": "fused", "adamw_torch": "foreach"}.get(str(args["optim"]))
     if kernel is not None:
         layer["optimizer_kernel"] = owned(kernel, "optim")
+    if str(args["optim"]) in PAGED_OPTIM:  # bitsandbytes' paged AdamW (estimate/paged_states.py)
+        layer["optimizer"] = owned(PAGED_OPTIM[str(args["optim"])], "optim")
     from accelwiz.resolution.collator import trainer_lengths
 
     layer["kbit_prepared"] = Sourced(False, TRAINER, "neither the Trainer nor TRL 1.16's SFTTrainer calls PEFT's "
                                      "prepare_model_for_kbit_training (a script's own call is not read)")
     layer.update(trainer_lengths(args))
     return layer
+
+
+# the Trainer's `optim` names of bitsandbytes' paged AdamW (transformers OptimizerNames) -> the estimator's words
+PAGED_OPTIM = {"paged_adamw_32bit": "paged-adamw", "paged_adamw_8bit": "paged-adamw8bit"}
 
 
 def estimator_precision(compute: str, weights: str) -> str:

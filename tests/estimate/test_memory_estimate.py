@@ -175,7 +175,7 @@ def test_lora_and_qlora_shrink_model_states():
     )
 
 
-@pytest.mark.parametrize(("optimizer", "bytes_per_param"), [("adamw", 8), ("adamw8bit", 2), ("sgd", 4)])
+@pytest.mark.parametrize(("optimizer", "bytes_per_param"), [("adamw", 8), ("adamw8bit", 2 + 8 / 256), ("sgd", 4)])
 def test_optimizer_bytes_per_parameter(optimizer, bytes_per_param):
     w = Workload(resolve_model("1e9"), optimizer=optimizer)
     states = estimate_memory(w, Strategy("single")).optimizer_states
