@@ -40,10 +40,11 @@ def buffer_bytes(workload: Workload, strategy: Strategy) -> tuple[float, list[st
         threshold = persistence_threshold(workload, strategy)
         persistent = sum(t.numel for t in spec.tensors() if t.numel <= threshold)
         prefetch, bucket = zero3_prefetch_elements(workload, strategy), reduce_bucket_elements(workload, strategy)
-        # the largest module gathered with its gradient and one prefetch bucket (zero3_gathered.py)
+        # the largest module gathered (its gradient too in full fine-tuning), one prefetch bucket (zero3_gathered.py)
         buffers += zero3_gathered_buffer_bytes(workload, strategy) + width * (bucket + persistent)
+        gradient = "with its gradient" if workload.regime == "full" else "(frozen: no gradient)"
         notes.append(
-            f"ZeRO-3: largest module gathered with its gradient, prefetch bucket {prefetch:.3g}, reduce bucket "
+            f"ZeRO-3: largest module gathered {gradient}, prefetch bucket {prefetch:.3g}, reduce bucket "
             f"{bucket:.3g}, persistent small parameters (≤{threshold:.3g} elements) replicated"
         )
     elif strategy.is_fsdp:

@@ -62,13 +62,22 @@ def zero3_prefetch_elements(workload: Workload, strategy: Strategy) -> float:
 
 
 def zero3_gathered_buffer_bytes(workload: Workload, strategy: Strategy) -> float:
-    """ZeRO-3's gathering as buffers.py holds it: the largest module's 16-bit parameters and its full gradient
-    (before the reduce partitions it), and one prefetch bucket. None of it exists in the optimizer step: stage3.py
-    `step` starts with `_partition_all_parameters()` (memory.py leaves it out of that phase)."""
+    """ZeRO-3's gathering as buffers.py holds it: the largest module's 16-bit parameters and, in full fine-tuning,
+    its full gradient (before the reduce partitions it), and one prefetch bucket. None of it exists in the
+    optimizer step: stage3.py `step` starts with `_partition_all_parameters()` (memory.py leaves it out of that
+    phase).
+
+    Under LoRA/QLoRA the largest module (the embedding or the LM head) is frozen: stage3.py
+    `create_reduce_and_remove_grad_hooks` hooks only parameters with `requires_grad`, and autograd makes no
+    gradient for a frozen one, so only the gathered parameters count (the adapters' gradients are the
+    trainable states').
+    """
     if strategy.kind != "zero3":
         return 0.0
     width = 4 if workload.precision == "fp32" else 2
-    return 2 * width * workload.model.largest_layer_parameters + width * zero3_prefetch_elements(workload, strategy)
+    copies = 2 if workload.regime == "full" else 1
+    largest = workload.model.largest_layer_parameters
+    return copies * width * largest + width * zero3_prefetch_elements(workload, strategy)
 
 
 def zero3_kept_bytes(workload: Workload, strategy: Strategy) -> tuple[float, float, str]:
