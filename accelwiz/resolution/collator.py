@@ -13,17 +13,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from accelwiz.resolution.workload import TRAINER, Sourced
-
 if TYPE_CHECKING:
     from accelwiz.config.training_args import TrainerArguments
 
 
-def trainer_lengths(args: TrainerArguments) -> dict[str, Sourced]:
-    """`varying_lengths` where the arguments are an SFTConfig's and leave `packing` at TRL's default; nothing
-    where they say packing (its value is not read: `--packing false` is taken as unknown too) or are not TRL
-    SFT's."""
+def batches_vary_in_length(args: TrainerArguments) -> str | None:
+    """Why the batches vary in length where the arguments are an SFTConfig's and leave `packing` at TRL's
+    default (the trainer layer's note); None where they say packing (its value is not read: `--packing false` is
+    taken as unknown too) or are not TRL SFT's."""
     if args.trl_config != "sft" or "packing" in args.unread:  # DPO/GRPO configs are "trl"
-        return {}
-    return {"varying_lengths": Sourced(True, TRAINER, "packing: SFTConfig's default false (trl 1.16): its collator "
-                                                      "pads each batch to its own longest sample")}
+        return None
+    return "packing: SFTConfig's default false (trl 1.16): its collator pads each batch to its own longest sample"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from accelwiz.resolution.workload import TRAINER, Sourced
+from accelwiz.resolution.sourced import TRAINER, Sourced
 
 if TYPE_CHECKING:
     from accelwiz.config.training_args import TrainerArguments

@@ -21,6 +21,8 @@ import functools
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
+from accelwiz.resolution.sourced import DEFAULT, FLAG, MODEL, PLAN, TRAINER, Sourced  # noqa: F401 (re-exported)
+
 if TYPE_CHECKING:
     from accelwiz.config.training_args import TrainerArguments
     from accelwiz.effective import EffectiveConfig
@@ -66,22 +68,10 @@ _DEFAULT_NOTES = {
 # workload fields no file writes: the values table shows them from the resolution (`explained`)
 _NOT_IN_FILES = ("varying_lengths", "loss_dtype", "kbit_prepared")
 
-# The sources, as the run summary, `--explain` and run_report.json say them.
-DEFAULT, PLAN, FLAG, TRAINER = "default", "plan", "flag", "trainer arguments"
-MODEL = "model"  # the model named on the command line, where the plan was written without one
 _FILE_SOURCES = {"yaml": "accelerate yaml", "json": "deepspeed json", "accelerate default": "accelerate default",
                  "deepspeed default": "deepspeed default"}
 # effective.py's mixed_precision values, in the plan's precision vocabulary
 _PRECISION = {"no": "fp32", "fp16": "fp16", "bf16": "bf16", "fp8": "fp8"}
-
-
-@dataclass(frozen=True)
-class Sourced:
-    """One resolved value and where it came from."""
-
-    value: Any
-    source: str
-    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -244,11 +234,13 @@ def trainer_layer(args: TrainerArguments | None) -> dict[str, Sourced]:
         layer["optimizer_kernel"] = owned(kernel, "optim")
     if str(args["optim"]) in PAGED_OPTIM:  # bitsandbytes' paged AdamW (estimate/paged_states.py)
         layer["optimizer"] = owned(PAGED_OPTIM[str(args["optim"])], "optim")
-    from accelwiz.resolution.collator import trainer_lengths
+    from accelwiz.resolution.collator import batches_vary_in_length
 
     layer["kbit_prepared"] = Sourced(False, TRAINER, "neither the Trainer nor TRL 1.16's SFTTrainer calls PEFT's "
                                      "prepare_model_for_kbit_training (a script's own call is not read)")
-    layer.update(trainer_lengths(args))
+    varying = batches_vary_in_length(args)
+    if varying is not None:
+        layer["varying_lengths"] = Sourced(True, TRAINER, varying)
     return layer
 
 
