@@ -32,7 +32,7 @@ ROWS = [
              "--strategy single --precision mixed --qlora --no-kbit-prepare --lora-rank 64 --lora-target q_proj "
              "--lora-target k_proj --lora-target v_proj --lora-target o_proj --lora-target gate_proj "
              "--lora-target up_proj --lora-target down_proj --lora-dropout 0.05 --micro-batch 1 --seq-len 528 "
-             "--varying-lengths --gradient-checkpointing --attention eager --optimizer adamw --format json",
+             "--varying-lengths --gradient-checkpointing --attention eager --optimizer paged-adamw --format json",
      "assumptions": (
          f"artidoro/qlora at {_COMMIT[:7]}: scripts/finetune_guanaco_65b.sh (LLaMA-65B, NF4 with double "
          "quantization, bf16 compute, LoRA r=64 alpha 16 dropout 0.05 on every block linear, adapters and "
@@ -42,9 +42,6 @@ ROWS = [
          "printed); the stand-in config.json has LLaMA-65B's shapes (8,192 hidden, 22,016 MLP, 80 layers, 64 "
          "heads, 32,000 tokens: 65,285,660,672 parameters)"),
      "unexpressed": [
-         "bitsandbytes' paged_adamw_32bit (its 32-bit states for the 0.8 B adapter parameters in CUDA managed "
-         "memory, paged to the host when the GPU runs short: the argv's adamw counts them on the GPU, so a 'does "
-         "not fit' here can be the pager's margin)",
          "bitsandbytes 0.40.0 keeps every 4-bit linear's input for backward (MatMul4Bit ctx.tensors = (A, B), "
          "dropped in 0.43.2); the argv estimates today's bitsandbytes",
          "the norms cast to fp32 by qlora.py (161 vectors of 8,192: 5 MB)",

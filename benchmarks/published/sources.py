@@ -124,7 +124,12 @@ SOURCES = {
         "80GB, FSDP full_shard, fp32 weights with bf16 mixed precision, 2,048 tokens, checkpointing, flash-attn: "
         "stated to train there; never used to tune anything"),
     "qlora-guanaco-readme": (
-        "frozen", "new (issue 28, sixth round): the QLoRA repository's README (artidoro/qlora 7f4e95a, the paper's "
+        "design", "frozen until this round, moved after its one row's contradiction was read and its mechanism "
+        "modelled (bitsandbytes' paged_adamw_32bit: no foreach temporary, states in CUDA managed memory that pages "
+        "to the host, estimate/paged_states.py; the argv's `--optimizer adamw` became `paged-adamw`, the word the "
+        "row listed as missing): 'does not fit' 50.2 of 44.7 GiB -> 'tight' 40.5 GiB on the GPU with 6.0 GiB of "
+        "paged states in host RAM. Was: new (issue 28, sixth round): the QLoRA repository's README "
+        "(artidoro/qlora 7f4e95a, the paper's "
         "abstract): a 65B model fine-tuned on a single 48GB GPU with scripts/finetune_guanaco_65b.sh (NF4 double "
         "quantization, LoRA r=64 on every linear, batch 1, 528 tokens, paged AdamW): measured to run; never used "
         "to tune anything"),

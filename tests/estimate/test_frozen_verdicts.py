@@ -19,10 +19,6 @@ FROZEN = [row for row in ROWS if row["set"] == "frozen" and row.get("argv")]
 # Contradictions a new frozen source revealed and no mechanism fixes yet (issue 28): each is owed a fix, not a
 # retune; strict, so the fix fails this marker and its entry goes.
 OPEN = {
-    "qlora-guanaco-llama-65b-nf4-1x48gb-ran": "qlora.py casts the LoRA layers to bf16 under --bf16 and steps them "
-    "with bitsandbytes' paged_adamw_32bit (no foreach temporary, states in CUDA managed memory); the argv's "
-    "--precision mixed keeps the 0.8 B adapter parameters and their gradients fp32 (+1.5 + 1.5 GiB) and its torch "
-    "AdamW adds a 3.0 GiB foreach temporary: 50.2 GiB on a 44.7 GiB (48 GB) GPU",
 }
 
 
