@@ -62,22 +62,39 @@ def zero3_prefetch_elements(workload: Workload, strategy: Strategy) -> float:
 
 
 def zero3_gathered_buffer_bytes(workload: Workload, strategy: Strategy) -> float:
-    """ZeRO-3's gathering as buffers.py holds it: the largest module's 16-bit parameters and, in full fine-tuning,
-    its full gradient (before the reduce partitions it), and one prefetch bucket. None of it exists in the
-    optimizer step: stage3.py `step` starts with `_partition_all_parameters()` (memory.py leaves it out of that
-    phase).
-
-    Under LoRA/QLoRA the largest module (the embedding or the LM head) is frozen: stage3.py
-    `create_reduce_and_remove_grad_hooks` hooks only parameters with `requires_grad`, and autograd makes no
-    gradient for a frozen one, so only the gathered parameters count (the adapters' gradients are the
-    trainable states').
-    """
+    """ZeRO-3's gathering as buffers.py holds it: the largest module's gathered bytes at their most
+    (`_largest_module_copies`) and one prefetch bucket. None of it exists in the optimizer step: stage3.py `step`
+    starts with `_partition_all_parameters()` (memory.py leaves it out of that phase)."""
     if strategy.kind != "zero3":
         return 0.0
     width = 4 if workload.precision == "fp32" else 2
-    copies = 2 if workload.regime == "full" else 1
-    largest = workload.model.largest_layer_parameters
-    return copies * width * largest + width * zero3_prefetch_elements(workload, strategy)
+    prefetch = 0.0 if _gathers_in_place(strategy) else zero3_prefetch_elements(workload, strategy)
+    return _largest_module_copies(workload, strategy) * width * workload.model.largest_layer_parameters + (
+        width * prefetch)
+
+
+def _gathers_in_place(strategy: Strategy) -> bool:
+    """One rank with its partitions on the GPU: a gathered parameter is its partition (partition_parameters.py,
+    0.19.8: one rank takes `_no_gather_coalesced`, and `NoGatherHandle` sets `param.data =
+    ds_tensor.data.to(device)`, which returns the partition itself), so gathering adds no bytes."""
+    return strategy.world_size == 1 and strategy.offload_param == "none"
+
+
+def _largest_module_copies(workload: Workload, strategy: Strategy) -> int:
+    """How many copies of the largest module's bytes its gathering holds at once (DeepSpeed 0.19.8).
+
+    Several ranks: the coalesced all-gather fills one flat buffer and `AllGatherCoalescedHandle.wait` copies each
+    parameter out of it (`torch.cat`), two copies at the wait, as many as the gathered parameter and its full
+    gradient later in backward. One rank: `NoGatherHandle` copies an offloaded partition to the GPU (one copy)
+    and uses a partition already there (none). The full gradient (before the reduce partitions it) exists only in
+    full fine-tuning: under LoRA/QLoRA the largest module (the embedding or the LM head) is frozen, and stage3.py
+    `create_reduce_and_remove_grad_hooks` hooks only parameters with `requires_grad` (the adapters' gradients
+    are the trainable states').
+    """
+    gradient = 1 if workload.regime == "full" else 0
+    if strategy.world_size > 1:
+        return 2
+    return gradient + (0 if _gathers_in_place(strategy) else 1)
 
 
 def zero3_kept_bytes(workload: Workload, strategy: Strategy) -> tuple[float, float, str]:
@@ -87,7 +104,7 @@ def zero3_kept_bytes(workload: Workload, strategy: Strategy) -> tuple[float, flo
     Parameters kept for reuse are never released to honour `stage3_max_live_parameters`: DeepSpeed checks that
     limit only before prefetching (the prefetch is bounded by it, `zero3_prefetch_elements`).
     """
-    if strategy.kind != "zero3":
+    if strategy.kind != "zero3" or _gathers_in_place(strategy):  # kept parameters are their partitions
         return 0.0, 0.0, ""
     gathered = zero3_gathered_working_set(workload, strategy)
     turn = max(0.0, gathered.turn - gathered.largest_module)
