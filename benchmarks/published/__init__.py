@@ -24,6 +24,7 @@ from benchmarks.published.ms_swift_benchmark import ROWS as _MS_SWIFT
 from benchmarks.published.qlora_guanaco import ROWS as _QLORA_GUANACO
 from benchmarks.published.qwen_readme import ROWS as _QWEN_README
 from benchmarks.published.raschka_lora_insights import ROWS as _RASCHKA
+from benchmarks.published.rocm_blogs_llama import ROWS as _ROCM_BLOGS
 from benchmarks.published.sources import SOURCES
 from benchmarks.published.stanford_alpaca_readme import ROWS as _ALPACA
 from benchmarks.published.torchtune_llama3_tutorial import ROWS as _TORCHTUNE_LLAMA3
@@ -37,7 +38,7 @@ from benchmarks.published.universal_llm_trainer import ROWS as _UNIVERSAL_LLM_TR
 _NEW = (*_QWEN_README, *_MS_SWIFT, *_CHATGLM3, *_UNSLOTH, *_UNIVERSAL_LLM_TRAINER, *_TORCHTUNE_TUTORIALS,
         *_LITGPT_TABLES, *_HF_4BIT, *_HF_FSDP, *_HF_DEEPSPEED, *_RASCHKA, *_TORCHTUNE_LLAMA3,
         *_GLM4, *_MINICPM, *_HF_LLAMA2_70B_FSDP, *_TRL_DOCS_T4, *_ALPACA, *_FASTCHAT, *_QLORA_GUANACO,
-        *_ZEPHYR)
+        *_ZEPHYR, *_ROCM_BLOGS)
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

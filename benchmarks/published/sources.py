@@ -138,4 +138,14 @@ SOURCES = {
         "was): the alignment-handbook's Zephyr-7B-beta recipe README (f0ffa0d, Jan 2024), full SFT (batch 16 x "
         "2,048 packed, flash-attn 2) and DPO (batch 8, 512 + 512) of Mistral 7B under DeepSpeed ZeRO-3 on 8 x 80 "
         "GB: stated to train there; never used to tune anything"),
+    # Issue 28, seventh round (notebooks and vendor blog repositories): registered here, frozen, before any row was
+    # scored. rocm_blogs_llama.py: one recipe (trl 0.4.7 SFTTrainer, Llama-2-7B, rocm-smi VRAM%), one GPU per source.
+    "rocm-blogs-llama-mi300x": (
+        "frozen", "new (issue 28, seventh round): AMD's ROCm blog posts 'Fine-tune Llama model with LoRA' and "
+        "'Enhancing LLM Accessibility: A Deep Dive into QLoRA' (ROCm/rocm-blogs 876d80c, Oct 2024), Llama-2-7B on "
+        "one MI300X: fp32 full fine-tuning, fp32 LoRA and QLoRA, rocm-smi VRAM% in GB: never used to tune anything"),
+    "rocm-blogs-llama2-mi250": (
+        "frozen", "new (issue 28, seventh round): the same recipe's earlier posts (ROCm/rocm-blogs llama2-lora and "
+        "llama2-Qlora, 0864e24, July 2024) on an MI250: QLoRA on one GCD (scored), LoRA and full fine-tuning split "
+        "over two GCDs by device_map='auto' (not expressible): never used to tune anything"),
 }
