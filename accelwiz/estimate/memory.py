@@ -41,9 +41,9 @@ from accelwiz.estimate.states import (
     ModelStates,
     as_the_engine_trains,
     model_states,
-    optimizer_step_temporaries,
     peft_fp32_adapters,
 )
+from accelwiz.estimate.step_temporaries import optimizer_step_temporaries
 from accelwiz.estimate.step_phases import Phase, StepTensors, gradients_kept, phases_of, step_moments
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.varying_lengths import varying_length_reserve
@@ -117,7 +117,8 @@ class MemoryEstimate:
         caching allocator then fills the GPU, and a cudaMalloc that fails makes it release its cached blocks and
         retry (c10 `release_cached_blocks`, counted in `num_alloc_retries`): slower, and tight, not out of
         memory. Answer.AI's 7B QLoRA at 10 x 2048 tokens trained on a 24 GB RTX 3090 this way."""
-        return bool(gpu_bytes) and self.unpaged_total > gpu_bytes >= self.allocated + self.runtime  # type: ignore[operator]
+        needed = self.unpaged_total
+        return bool(gpu_bytes) and needed > gpu_bytes >= self.allocated + self.runtime  # type: ignore[operator]
 
     def pages_out_on(self, gpu_bytes: int | None) -> bool:
         """Whether bitsandbytes' paged states do not fit beside the rest on a GPU of `gpu_bytes`: the driver then

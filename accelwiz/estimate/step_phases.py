@@ -38,7 +38,7 @@ class StepTensors:
     logits: int  # the loss tail kept for backward
     buffers: float  # communication buffers
     autocast: bool  # torch.autocast over fp32 weights
-    step: float  # the optimizer step's temporaries (states.py `optimizer_step_temporaries`)
+    step: float  # the optimizer step's temporaries (step_temporaries.py `optimizer_step_temporaries`)
     loaded: float  # loading's peak (loading.py)
     turn: float = 0.0  # ZeRO-3: gathered parameters kept across the forward->backward turn
     recomputing: float = 0.0  # ZeRO-3: gathered parameters at their most during backward

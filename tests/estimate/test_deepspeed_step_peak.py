@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from accelwiz.estimate.deepspeed_step import deepspeed_step_segments
-from accelwiz.estimate.states import optimizer_step_temporaries
+from accelwiz.estimate.step_temporaries import optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 from accelwiz.modelspec.lookup import resolve_model, spec_from_hf_config

@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 from accelwiz.cli import app
 from accelwiz.config.training_args import parse_argv
 from accelwiz.estimate.paged_states import PAGED_MIN_ELEMENTS
-from accelwiz.estimate.states import optimizer_state_bytes, optimizer_step_temporaries
+from accelwiz.estimate.states import optimizer_state_bytes
+from accelwiz.estimate.step_temporaries import optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 from accelwiz.modelspec.lookup import resolve_model

@@ -9,7 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from accelwiz.estimate.states import model_states, optimizer_step_temporaries, peft_fp32_adapters
+from accelwiz.estimate.states import model_states, peft_fp32_adapters
+from accelwiz.estimate.step_temporaries import optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 from accelwiz.modelspec.lookup import spec_from_hf_config

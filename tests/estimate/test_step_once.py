@@ -18,7 +18,7 @@ from accelwiz.effective import resolve
 from accelwiz.estimate.memory import estimate_memory
 from accelwiz.modelspec.lookup import resolve_model
 from accelwiz.estimate.deepspeed_step import deepspeed_step_segments
-from accelwiz.estimate.states import optimizer_step_temporaries
+from accelwiz.estimate.step_temporaries import optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 from accelwiz.resolution.workload import resolve_workload

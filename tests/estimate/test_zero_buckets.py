@@ -21,7 +21,7 @@ import pytest
 from accelwiz.document import parse_text
 from accelwiz.effective import resolve
 from accelwiz.estimate.memory import estimate_memory
-from accelwiz.estimate.states import optimizer_step_temporaries
+from accelwiz.estimate.step_temporaries import optimizer_step_temporaries
 from accelwiz.estimate.configured_strategy import strategy_from_effective
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload

@@ -20,7 +20,8 @@ from accelwiz.estimate.posttraining import (
     reference_bytes,
     training_workload,
 )
-from accelwiz.estimate.states import model_states, optimizer_step_temporaries, peft_fp32_adapters
+from accelwiz.estimate.states import model_states, peft_fp32_adapters
+from accelwiz.estimate.step_temporaries import optimizer_step_temporaries
 from accelwiz.estimate.step_phases import tied_embedding_gradients
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
