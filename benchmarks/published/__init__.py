@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from benchmarks.published.alignment_handbook_zephyr import ROWS as _ZEPHYR
 from benchmarks.published.chatglm3_finetune import ROWS as _CHATGLM3
+from benchmarks.published.databricks_ml_examples import ROWS as _DATABRICKS
 from benchmarks.published.design import ROWS as _DESIGN
 from benchmarks.published.fastchat_training import ROWS as _FASTCHAT
 from benchmarks.published.frozen import ROWS as _FROZEN
@@ -38,7 +39,7 @@ from benchmarks.published.universal_llm_trainer import ROWS as _UNIVERSAL_LLM_TR
 _NEW = (*_QWEN_README, *_MS_SWIFT, *_CHATGLM3, *_UNSLOTH, *_UNIVERSAL_LLM_TRAINER, *_TORCHTUNE_TUTORIALS,
         *_LITGPT_TABLES, *_HF_4BIT, *_HF_FSDP, *_HF_DEEPSPEED, *_RASCHKA, *_TORCHTUNE_LLAMA3,
         *_GLM4, *_MINICPM, *_HF_LLAMA2_70B_FSDP, *_TRL_DOCS_T4, *_ALPACA, *_FASTCHAT, *_QLORA_GUANACO,
-        *_ZEPHYR, *_ROCM_BLOGS)
+        *_ZEPHYR, *_ROCM_BLOGS, *_DATABRICKS)
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -148,4 +148,12 @@ SOURCES = {
         "frozen", "new (issue 28, seventh round): the same recipe's earlier posts (ROCm/rocm-blogs llama2-lora and "
         "llama2-Qlora, 0864e24, July 2024) on an MI250: QLoRA on one GCD (scored), LoRA and full fine-tuning split "
         "over two GCDs by device_map='auto' (not expressible): never used to tune anything"),
+    # Verdict rows only (each notebook names the instance it ran on; no peak printed).
+    "databricks-ml-examples": (
+        "frozen", "new (issue 28, seventh round, registered after the two ROCm sources were scored and before this "
+        "one was): Databricks' LLM fine-tuning notebooks (databricks/databricks-ml-examples 4b1b32f, Aug-Nov 2023): "
+        "QLoRA of Llama-2-7B/13B and Mistral-7B on one A10G and Llama-2-70B on one A100 80GB (TRL SFTTrainer, r=64 "
+        "on every block linear, fp16), full fine-tuning of Llama-2-7B/13B and Mistral-7B under ZeRO-3 with "
+        "parameter and optimizer offload (8 x A100 40GB, 4 x A100 80GB, 8 x A10G, one A10G): stated to run there; "
+        "never used to tune anything"),
 }

@@ -33,7 +33,8 @@ NEW_SOURCES = {"qwen-readme-profiling": 1e9, "ms-swift-benchmark-2024": 2**30, "
                # verdict rows only (a run stated to train on named hardware): nothing printed in bytes
                "stanford-alpaca-readme": None, "fastchat-training": None, "qlora-guanaco-readme": None,
                "alignment-handbook-zephyr": None,
-               "rocm-blogs-llama-mi300x": 2**30, "rocm-blogs-llama2-mi250": 2**30}
+               "rocm-blogs-llama-mi300x": 2**30, "rocm-blogs-llama2-mi250": 2**30,
+               "databricks-ml-examples": None}
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
