@@ -61,6 +61,9 @@ VaryingLengthsOption = Annotated[bool | None, typer.Option(
 LossDtypeOption = Annotated[str | None, typer.Option(
     metavar="fp32|bf16|fp16", rich_help_panel="Memory", show_default=False,
     help="The dtype the loss runs in (default fp32, transformers' loss; `estimate --help`).")]
+LossKernelOption = Annotated[str | None, typer.Option(
+    metavar="standard|liger", rich_help_panel="Memory", show_default=False,
+    help="standard (default) or liger: Liger's fused loss, no logits (`estimate --help`).")]
 KbitPrepareOption = Annotated[bool | None, typer.Option(
     rich_help_panel="Memory", show_default=False,
     help="QLoRA: PEFT's prepare_model_for_kbit_training ran (default: the built-in trainer's yes; a Trainer/TRL "
@@ -94,6 +97,7 @@ def check(
     method: MethodOption = None, lora: LoraOption = False, qlora: QloraOption = False,
     lora_dropout: LoraDropoutOption = None,
     varying_lengths: VaryingLengthsOption = None, loss_dtype: LossDtypeOption = None,
+    loss_kernel: LossKernelOption = None,
     kbit_prepare: KbitPrepareOption = None,
     plan: PlanOption = None,
     attention: AttentionOption = None,
@@ -112,7 +116,7 @@ def check(
         flags = workload_flags(micro_batch=micro_batch, seq_len=seq_len, gradient_checkpointing=gradient_checkpointing,
                                method=method, lora=lora, qlora=qlora, attention=attention,
                                lora_dropout=lora_dropout, varying_lengths=varying_lengths, loss_dtype=loss_dtype,
-                               kbit_prepared=kbit_prepare)
+                               loss_kernel=loss_kernel, kbit_prepared=kbit_prepare)
         checked = check_files(CheckRequest(
             files or [_default_config()], split_codes(select), split_codes(ignore), system, model, plan, flags,
             training_args, trainer_argv(ctx), trl, kind, {"num_processes": num_processes, "num_machines": num_machines},

@@ -111,6 +111,10 @@ LossDtypeOption = Annotated[str | None, typer.Option(
     help="The dtype the loss runs in (default fp32: transformers' loss upcasts the logits); bf16/fp16: a loss "
          "computed on the 16-bit logits (a custom loop's nn.CrossEntropyLoss, a remote-code model's own loss), "
          "with --precision bf16, or --precision mixed under a DeepSpeed --strategy (no autocast).")]
+LossKernelOption = Annotated[str | None, typer.Option(
+    metavar="standard|liger", rich_help_panel=_TRAIN, show_default=False,
+    help="How the loss is computed: standard (default), on the full logits; liger, Liger's fused linear "
+         "cross-entropy (the HF Trainer's --use_liger_kernel): no logits tensor, chunk by chunk.")]
 KbitPrepareOption = Annotated[bool | None, typer.Option(
     rich_help_panel=_TRAIN, show_default=False,
     help="QLoRA: PEFT's prepare_model_for_kbit_training casts the embedding, norms and LM head to fp32 (default "
@@ -195,6 +199,7 @@ def estimate(
     attention: AttentionOption = None,
     varying_lengths: VaryingLengthsOption = None,
     loss_dtype: LossDtypeOption = None,
+    loss_kernel: LossKernelOption = None,
     kbit_prepare: KbitPrepareOption = None,
     system: SystemOption = None,
     gpu_memory: GpuMemoryOption = None,
@@ -245,7 +250,7 @@ def _request(options: dict[str, Any]) -> EstimateRequest:
     workload = {name: options[name] for name in ("micro_batch", "seq_len", "method", "lora", "qlora", "lora_rank",
                                                  "lora_dropout", "precision", "optimizer",
                                                  "gradient_checkpointing", "attention", "varying_lengths",
-                                                 "loss_dtype", "kbit_prepare")}
+                                                 "loss_dtype", "loss_kernel", "kbit_prepare")}
     flags = checked_flags(lora_targets=tuple(options["lora_target"] or ()) or None, **workload)
     post = {name: options[name] for name in _POST_FLAGS}
     post["precompute_ref_log_probs"] = post["precompute_ref_log_probs"] or None  # False: not given

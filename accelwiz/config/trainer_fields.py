@@ -62,6 +62,9 @@ FIELDS: dict[str, FieldSpec] = {
     # `fsdp` is `str | None` with nargs="?", const=True, so a bare --fsdp is True and "full_shard auto_wrap" a string
     "fsdp": FieldSpec("fsdp", None),
     "fsdp_config": FieldSpec("mapping", None),
+    # Liger's kernels, its fused loss among them (resolution/loss_kernel.py)
+    "use_liger_kernel": FieldSpec("bool", False),
+    "liger_kernel_config": FieldSpec("mapping", None),
 }
 
 # Every `TrainingArguments` field of transformers 5.x (for abbreviations and for "known but not read" notes).

@@ -27,7 +27,8 @@ size and 16-bit activations (×2 for fp32 training):
   are a forward transient, and backward's first step adds the loss gradient and the log-softmax gradient
   (`8bsV`) while the saved output still lives (`loss_transient_bytes`). A loss the script computes on the
   16-bit logits itself (`Workload.loss_dtype` "bf16" or "fp16", loss_dtype.py) keeps half: `2bsV`, with `4bsV`
-  transients either side.
+  transients either side. Liger's fused linear cross-entropy (`Workload.loss_kernel` "liger") makes no logits
+  tensor: its input gradient, chunk logits and lm_head gradient are fused_loss.py's (`autocast` decides their dtypes).
 * QLoRA after PEFT's `prepare_model_for_kbit_training` without autocast (`kbit_fp32_stream`): the embedding, the
   norms and the LM head are fp32 and bitsandbytes returns its input's dtype, so every activation is fp32, as in
   fp32 LoRA (tests/estimate/test_kbit_fp32_stream.py, to the byte on the real prepared layer).
@@ -195,7 +196,7 @@ def recompute_bytes(workload: Workload, *, autocast: bool = False, fp32_adapters
     return layer_activations(workload, autocast=autocast, fp32_adapters=fp32_adapters, strategy=strategy).total
 
 
-def logits_bytes(workload: Workload) -> int:
+def logits_bytes(workload: Workload, *, autocast: bool = False) -> int:
     """The loss tail forward leaves for backward: the fp32 log-softmax output (4bsV).
 
     For large vocabularies (Llama-3: 128,256; Gemma: 256,000) this and its gradients are often the peak of
@@ -206,6 +207,10 @@ def logits_bytes(workload: Workload) -> int:
     spec = workload.model
     if not spec.causal_lm:
         return 0
+    if workload.loss_kernel == "liger":  # no logits: the input gradient Liger's forward made (fused_loss.py)
+        from accelwiz.estimate.fused_loss import fused_loss_bytes
+
+        return fused_loss_bytes(as_activations_run(workload, autocast=autocast), autocast=autocast).kept
     tokens = workload.micro_batch * workload.seq_len * spec.vocab_size
     log_softmax = 2 if workload.loss_dtype in ("bf16", "fp16") else 4  # a 16-bit loss keeps a 16-bit output (loss_dtype.py)
     if spec.softcapped_logits:
@@ -213,7 +218,7 @@ def logits_bytes(workload: Workload) -> int:
     return log_softmax * tokens
 
 
-def loss_transient_bytes(workload: Workload) -> tuple[int, int]:
+def loss_transient_bytes(workload: Workload, *, autocast: bool = False) -> tuple[int, int]:
     """Short-lived loss tensors on top of `logits_bytes`: (in forward, at the start of backward).
 
     Forward: the logits (16-bit, 2bsV; fp32 training 4bsV) and their fp32 copy (4bsV, none in fp32) exist
@@ -234,6 +239,11 @@ def loss_transient_bytes(workload: Workload) -> tuple[int, int]:
     """
     if not workload.model.causal_lm:
         return 0, 0
+    if workload.loss_kernel == "liger":  # chunked logits, the lm_head gradient made in forward (fused_loss.py)
+        from accelwiz.estimate.fused_loss import fused_loss_bytes
+
+        fused = fused_loss_bytes(as_activations_run(workload, autocast=autocast), autocast=autocast)
+        return fused.forward, fused.backward
     tokens = workload.micro_batch * workload.seq_len * workload.model.vocab_size
     if workload.loss_dtype in ("bf16", "fp16"):  # the 16-bit logits and their shifted copy; two 16-bit gradients (loss_dtype.py)
         return 4 * tokens, 4 * tokens

@@ -175,7 +175,8 @@ def _step_tensors(workload: Workload, strategy: Strategy, states: ModelStates) -
     turn, recomputing, turn_note = zero3_kept_bytes(workload, strategy)
     step, step_note = optimizer_step_temporaries(workload, strategy)
     loaded, loading_note = loading_bytes(workload, strategy, states)
-    tensors = StepTensors(activations, logits_bytes(workload), buffers, autocast, step, loaded, turn, recomputing)
+    tensors = StepTensors(activations, logits_bytes(workload, autocast=autocast), buffers, autocast, step, loaded,
+                          turn, recomputing)
     notes = {"activations": tuple(activation_notes), "buffers": (*buffer_notes, *((turn_note,) if turn_note else ())),
              "step": step_note, "loading": loading_note}
     return tensors, notes

@@ -53,6 +53,10 @@ def assumptions(workload: Workload, strategy: Strategy, states: ModelStates, log
 def _loss_tail_notes(workload: Workload, logits: float) -> list[str]:
     if not logits:
         return ["no LM head counted"]
+    if workload.loss_kernel == "liger":
+        from accelwiz.estimate.fused_loss import fused_loss_note
+
+        return [fused_loss_note(workload)]
     dtype = "fp32" if workload.loss_dtype == "fp32" else \
         f"{workload.loss_dtype} (a loss on the {workload.loss_dtype} logits, no fp32 upcast)"
     notes = [f"loss tail: {dtype} log-softmax kept for backward ({workload.micro_batch}×{workload.seq_len} tokens × "

@@ -3,8 +3,9 @@ with their reason in one line (issue 28, bad input): the estimate never counts w
 
 One place, where the workload and the strategy are both known (estimate/request.py calls `refuse_unrunnable`
 for flags and `--config` alike): the optimizer under DeepSpeed's offload here, the loss dtype against the precision
-and the engine (estimate/loss_dtype.py), and the k-bit preparation flag without a quantized base
-(`refuse_kbit_flag`, from the resolution, for every command). Each entry names the installed source it reads.
+and the engine (estimate/loss_dtype.py), Liger's fused loss (estimate/fused_loss.py), and the k-bit preparation
+flag without a quantized base (`refuse_kbit_flag`, from the resolution, for every command). Each entry names the
+installed source it reads.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ def refuse_unrunnable(workload: Workload, strategy: Strategy | None, *, trace: b
                       post_training: bool = False) -> None:
     """UsageError for a combination the stack refuses or replaces; None when it runs as asked. `strategy` None:
     left to the recommendation; `trace`, `post_training`: what else the estimate runs (the loss dtype)."""
+    from accelwiz.estimate.fused_loss import refuse_fused_loss
     from accelwiz.estimate.loss_dtype import refuse_loss_dtype
 
     refuse_loss_dtype(workload, strategy, trace=trace, post_training=post_training)
+    refuse_fused_loss(workload, strategy, trace=trace, post_training=post_training)
     if strategy is None:
         return
     if strategy.is_deepspeed and strategy.offload_optimizer != "none" and workload.optimizer != "adamw":

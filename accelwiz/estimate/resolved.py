@@ -44,6 +44,7 @@ def to_workload(resolved: ResolvedWorkload, spec: ModelSpec) -> Workload:
         transformers_version=installed_transformers_version(),
         varying_lengths=bool(resolved.varying_lengths.value),
         loss_dtype=model_loss_dtype(resolved, spec),
+        loss_kernel=model_loss_kernel(resolved, spec),
         kbit_prepared=bool(resolved.kbit_prepared.value),
         **resolved.base_as_loaded(),
     )
@@ -62,6 +63,22 @@ def model_loss_dtype(resolved: ResolvedWorkload, spec: ModelSpec) -> str:
     if resolved.loss_dtype.source == DEFAULT and not spec.loss_upcasts_logits:
         return "logits"
     return resolved.loss_dtype.value
+
+
+def model_loss_kernel(resolved: ResolvedWorkload, spec: ModelSpec) -> str:
+    """The loss kernel the resolution gives, where Liger has a fused loss for the model's type; a Trainer's
+    use_liger_kernel on another type patches nothing (liger's `_apply_liger_kernel_to_instance` returns), and a
+    flag asking for it is refused (estimate/fused_loss.py)."""
+    from accelwiz.estimate.fused_loss import LIGER_FUSED_LOSS_FAMILIES
+    from accelwiz.resolution.workload import FLAG
+
+    kernel = resolved.loss_kernel
+    if kernel.value != "liger" or spec.family in LIGER_FUSED_LOSS_FAMILIES:
+        return kernel.value
+    if kernel.source == FLAG:
+        raise UsageError(f"--loss-kernel liger: Liger has no fused loss for {spec.name} (model type {spec.family})",
+                         hint="drop --loss-kernel: transformers' loss runs")
+    return "standard"
 
 
 def lora_target_names(resolved: ResolvedWorkload) -> tuple[str, ...]:

@@ -88,7 +88,7 @@ def _forward_backward(workload: Workload, strategy: Strategy, states: ModelState
     buffers, turn = tensors.buffers, tensors.turn
     bucket = _backward_bucket(workload, strategy)  # ZeRO-1/2's reduce bucket: from backward's start to the step
     kept = {"weights": states.weights, "activations": float(tensors.activations), "logits": float(tensors.logits)}
-    loss_forward, loss_backward = loss_transient_bytes(workload)
+    loss_forward, loss_backward = loss_transient_bytes(workload, autocast=tensors.autocast)
     forward = Phase("forward", {**base, **kept, "temporaries": loss_forward, "buffers": buffers - bucket + turn})
     backward_start = Phase("backward", {**base, **kept, "temporaries": loss_backward, "buffers": buffers + turn},
                            "start")

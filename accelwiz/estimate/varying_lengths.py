@@ -55,9 +55,12 @@ def varying_length_reserve(workload: Workload) -> tuple[float, str | None]:
     if not tail:
         return 0.0, None
     extra = LOSS_TAIL_MULTIPLE * tail
+    # Liger's fused loss keeps its input gradient, not a log-softmax (fused_loss.py); the multiple was fitted on the
+    # standard tail
+    kept = "Liger input gradient" if workload.loss_kernel == "liger" else f"{workload.loss_dtype} log-softmax"
     return extra, (
         f"batches of varying length (padded to each batch's longest, up to {workload.seq_len} tokens): the "
         f"caching allocator keeps loss-tail blocks of every length it saw, +{extra / 2**30:.2f} GiB reserved "
-        f"({LOSS_TAIL_MULTIPLE} x the {tail / 2**30:.2f} GiB {workload.loss_dtype} log-softmax of the longest; "
+        f"({LOSS_TAIL_MULTIPLE} x the {tail / 2**30:.2f} GiB {kept} of the longest; "
         "estimate/varying_lengths.py)"
     )

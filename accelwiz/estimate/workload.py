@@ -95,6 +95,9 @@ class Workload:
     # "logits", the model's own loss on its logits in their dtype (a model whose code does not upcast them:
     # ModelSpec.loss_upcasts_logits), made one of the others where the engine is known (loss_dtype.py)
     loss_dtype: Literal["fp32", "bf16", "fp16", "logits"] = "fp32"
+    # How the loss is computed (estimate/fused_loss.py): "standard", on the full logits; "liger", Liger's fused
+    # linear cross-entropy (the HF Trainer's use_liger_kernel), chunk by chunk with no logits tensor
+    loss_kernel: Literal["standard", "liger"] = "standard"
 
     @property
     def copies_shifted_logits(self) -> bool:

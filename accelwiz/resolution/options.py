@@ -15,6 +15,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "attention": ("eager", "sdpa", "flash"),
     # fp32: transformers' own loss; bf16/fp16: a loss on the 16-bit logits (estimate/loss_dtype.py)
     "loss_dtype": ("fp32", "bf16", "fp16"),
+    # standard: the loss on the full logits; liger: Liger's fused linear cross-entropy (estimate/fused_loss.py)
+    "loss_kernel": ("standard", "liger"),
 }
 
 

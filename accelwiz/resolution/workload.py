@@ -54,6 +54,8 @@ DEFAULTS: dict[str, Any] = {
     "varying_lengths": False,
     # the dtype the loss runs in (estimate/loss_dtype.py): transformers' loss upcasts the logits
     "loss_dtype": "fp32",
+    # how the loss is computed (estimate/fused_loss.py): on the full logits, or Liger's fused linear cross-entropy
+    "loss_kernel": "standard",
     # QLoRA: PEFT's prepare_model_for_kbit_training casts the non-quantized parameters to fp32; the built-in
     # trainer calls it (trainer/finetune.py `apply_method`), a Trainer or TRL run does not (the trainer layer)
     "kbit_prepared": True,
@@ -62,11 +64,12 @@ DEFAULTS: dict[str, Any] = {
 _DEFAULT_NOTES = {
     "varying_lengths": "the built-in trainer packs its data into windows of seq_len tokens (trainer/data.py pack)",
     "loss_dtype": "transformers' causal-LM loss upcasts the logits to fp32 (ForCausalLMLoss)",
+    "loss_kernel": "transformers' loss on the full logits (the built-in trainer applies no Liger kernel)",
     "kbit_prepared": "the built-in trainer calls PEFT's prepare_model_for_kbit_training (trainer/finetune.py)",
 }
 
 # workload fields no file writes: the values table shows them from the resolution (`explained`)
-_NOT_IN_FILES = ("varying_lengths", "loss_dtype", "kbit_prepared")
+_NOT_IN_FILES = ("varying_lengths", "loss_dtype", "loss_kernel", "kbit_prepared")
 
 _FILE_SOURCES = {"yaml": "accelerate yaml", "json": "deepspeed json", "accelerate default": "accelerate default",
                  "deepspeed default": "deepspeed default"}
@@ -94,6 +97,7 @@ class ResolvedWorkload:
     attention: Sourced
     varying_lengths: Sourced
     loss_dtype: Sourced
+    loss_kernel: Sourced
     kbit_prepared: Sourced
 
     def items(self) -> list[tuple[str, Sourced]]:
@@ -238,6 +242,9 @@ def trainer_layer(args: TrainerArguments | None) -> dict[str, Sourced]:
 
     layer["kbit_prepared"] = Sourced(False, TRAINER, "neither the Trainer nor TRL 1.16's SFTTrainer calls PEFT's "
                                      "prepare_model_for_kbit_training (a script's own call is not read)")
+    from accelwiz.resolution.loss_kernel import trainer_loss_kernel
+
+    layer.update({"loss_kernel": loss} if (loss := trainer_loss_kernel(args)) else {})
     varying = batches_vary_in_length(args)
     if varying is not None:
         layer["varying_lengths"] = Sourced(True, TRAINER, varying)

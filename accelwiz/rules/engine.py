@@ -134,6 +134,9 @@ def unit_workload(context: CheckContext, model: ModelSpec) -> Any:
         strategy = strategy_from_effective(context.effective)
         if strategy is not None:  # the files' engine: DeepSpeed's 16-bit module, or autocast
             refuse_loss_dtype(workload, strategy)
+        from accelwiz.estimate.fused_loss import refuse_fused_loss
+
+        refuse_fused_loss(workload, strategy)  # Liger's fused loss where it cannot run (ZeRO-3's untied head)
         return workload
     except AccelwizError as exc:
         context.notes.append(f"memory rules skipped: {exc.message}")

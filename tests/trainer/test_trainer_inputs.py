@@ -89,6 +89,7 @@ def test_the_plan_beside_the_yaml_supplies_the_workload_and_the_model(tmp_path, 
         "attention": ("sdpa", "plan"),
         "varying_lengths": (False, "default"),  # the built-in trainer packs windows of seq_len (issue 28)
         "loss_dtype": ("fp32", "default"),  # transformers' loss on the model's labels
+        "loss_kernel": ("standard", "default"),  # no Liger kernel in the built-in trainer
     }
     assert report["plan_file"] == "accelerate.plan.yaml"
 
