@@ -62,8 +62,8 @@ LossDtypeOption = Annotated[str | None, typer.Option(
     metavar="fp32|bf16|fp16", rich_help_panel="Memory", show_default=False,
     help="The dtype the loss runs in (default fp32, transformers' loss; `estimate --help`).")]
 LossKernelOption = Annotated[str | None, typer.Option(
-    metavar="standard|liger", rich_help_panel="Memory", show_default=False,
-    help="standard (default) or liger: Liger's fused loss, no logits (`estimate --help`).")]
+    metavar="standard|liger|trl-fused-head", rich_help_panel="Memory", show_default=False,
+    help="standard (default), liger or trl-fused-head: fused losses, no logits (`estimate --help`).")]
 KbitPrepareOption = Annotated[bool | None, typer.Option(
     rich_help_panel="Memory", show_default=False,
     help="QLoRA: PEFT's prepare_model_for_kbit_training ran (default: the built-in trainer's yes; a Trainer/TRL "

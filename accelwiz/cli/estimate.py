@@ -112,9 +112,10 @@ LossDtypeOption = Annotated[str | None, typer.Option(
          "computed on the 16-bit logits (a custom loop's nn.CrossEntropyLoss, a remote-code model's own loss), "
          "with --precision bf16, or --precision mixed under a DeepSpeed --strategy (no autocast).")]
 LossKernelOption = Annotated[str | None, typer.Option(
-    metavar="standard|liger", rich_help_panel=_TRAIN, show_default=False,
+    metavar="standard|liger|trl-fused-head", rich_help_panel=_TRAIN, show_default=False,
     help="How the loss is computed: standard (default), on the full logits; liger, Liger's fused linear "
-         "cross-entropy (the HF Trainer's --use_liger_kernel): no logits tensor, chunk by chunk.")]
+         "cross-entropy (the HF Trainer's --use_liger_kernel); trl-fused-head, TRL's SFTTrainer's chunked "
+         "LM head (what a TRL SFT config resolves to). Neither fused kernel makes a logits tensor.")]
 KbitPrepareOption = Annotated[bool | None, typer.Option(
     rich_help_panel=_TRAIN, show_default=False,
     help="QLoRA: PEFT's prepare_model_for_kbit_training casts the embedding, norms and LM head to fp32 (default "

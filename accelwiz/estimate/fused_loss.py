@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
 
-LOSS_KERNELS = ("standard", "liger")
+LOSS_KERNELS = ("standard", "liger", "trl-fused-head")
 
 # HF model types whose Liger patch installs the fused loss by default: liger-kernel 0.8.2
 # transformers/monkey_patch.py `MODEL_TYPE_TO_APPLY_LIGER_FN`, each `apply_liger_kernel_to_*` with
@@ -135,9 +135,17 @@ def refuse_fused_loss(workload: Workload, strategy: Strategy | None, *, trace: b
                       post_training: bool = False) -> None:
     """UsageError where Liger's fused loss cannot run as asked (module docstring); `strategy` None: left to the
     recommendation."""
-    if workload.loss_kernel != "liger":
+    if workload.loss_kernel == "standard":
         return
-    flag = "--loss-kernel liger"
+    flag = f"--loss-kernel {workload.loss_kernel}"
+    if workload.loss_kernel == "trl-fused-head":
+        if trace:
+            raise UsageError(f"{flag} with --trace: the trace runs the model's own loss on the full logits",
+                             hint="drop --trace, or --loss-kernel")
+        if post_training:
+            raise UsageError(f"{flag} with --kind dpo/grpo: TRL's DPO and GRPO estimates count their fused head "
+                             "already", hint="drop --loss-kernel")
+        return
     if trace:
         raise UsageError(f"{flag} with --trace: the trace runs the model's own loss on the full logits",
                          hint="drop --trace, or --loss-kernel")

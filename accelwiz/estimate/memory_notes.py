@@ -53,6 +53,10 @@ def assumptions(workload: Workload, strategy: Strategy, states: ModelStates, log
 def _loss_tail_notes(workload: Workload, logits: float) -> list[str]:
     if not logits:
         return ["no LM head counted"]
+    if workload.loss_kernel == "trl-fused-head":
+        from accelwiz.estimate.trl_fused_head import fused_head_note
+
+        return [fused_head_note(workload)]
     if workload.loss_kernel == "liger":
         from accelwiz.estimate.fused_loss import fused_loss_note
 

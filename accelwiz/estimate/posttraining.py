@@ -39,10 +39,9 @@ from accelwiz.estimate.memory import MemoryEstimate, estimate_memory, process_ru
 from accelwiz.estimate.posttraining_settings import KINDS, Kind, PostTraining  # noqa: F401 (re-exported)
 from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.strategy import Strategy
+from accelwiz.estimate.trl_fused_head import fused_head_tile
 from accelwiz.estimate.workload import Workload
 
-FUSED_TOKENS = 4096  # chunked_logprob.TOKEN_CHUNK_SIZE
-FUSED_VOCAB = 32768  # trainer/utils._CHUNKED_LOGPROB_CHUNK_SIZE
 Parts = dict[str, int]  # category (render.ROWS) -> bytes live at one moment
 
 
@@ -97,8 +96,7 @@ def fused_head_buffer(step: Workload, post: PostTraining, *, compact: bool = Tru
     """The fused LM head's tile buffer: `min(N, 4096) × 32768` in the compute dtype. `compact` (Triton, CUDA):
     N counts the completion positions only; else every position of every sequence."""
     positions = step.micro_batch * (post.max_completion_length if compact else step.seq_len)
-    width = 4 if step.precision == "fp32" else 2
-    return min(positions, FUSED_TOKENS) * FUSED_VOCAB * width
+    return fused_head_tile(positions, step.precision)
 
 
 HEAD_MOMENTS = ("forward", "backward start")  # the training step's moments that run the LM head and the loss

@@ -97,7 +97,7 @@ class Workload:
     loss_dtype: Literal["fp32", "bf16", "fp16", "logits"] = "fp32"
     # How the loss is computed (estimate/fused_loss.py): "standard", on the full logits; "liger", Liger's fused
     # linear cross-entropy (the HF Trainer's use_liger_kernel), chunk by chunk with no logits tensor
-    loss_kernel: Literal["standard", "liger"] = "standard"
+    loss_kernel: Literal["standard", "liger", "trl-fused-head"] = "standard"
 
     @property
     def copies_shifted_logits(self) -> bool:

@@ -20,7 +20,12 @@ if TYPE_CHECKING:
 
 
 def trainer_loss_kernel(args: TrainerArguments) -> Sourced | None:
-    """The loss kernel the arguments give, or None where they leave the default (use_liger_kernel not given)."""
+    """The loss kernel the arguments give, or None where they leave the default: TRL's SFTTrainer computes its
+    loss through its fused LM head whatever Liger says; a Trainer runs Liger's fused loss where use_liger_kernel
+    turns it on."""
+    if args.trl_config == "sft":
+        return Sourced("trl-fused-head", TRAINER, "TRL 1.16's SFTTrainer patches the model with add_fused_lm_head "
+                                                  "and takes its loss from chunked log-probabilities: no logits")
     if not args.is_given("use_liger_kernel"):
         return None
     written = args.given["use_liger_kernel"]

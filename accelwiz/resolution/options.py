@@ -16,7 +16,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     # fp32: transformers' own loss; bf16/fp16: a loss on the 16-bit logits (estimate/loss_dtype.py)
     "loss_dtype": ("fp32", "bf16", "fp16"),
     # standard: the loss on the full logits; liger: Liger's fused linear cross-entropy (estimate/fused_loss.py)
-    "loss_kernel": ("standard", "liger"),
+    "loss_kernel": ("standard", "liger", "trl-fused-head"),
 }
 
 

@@ -186,3 +186,30 @@ def test_a_model_liger_has_no_fused_loss_for_is_refused_from_the_flag() -> None:
 def test_check_takes_the_flag() -> None:
     result = CliRunner().invoke(app, ["check", "--model", "qwen2.5-7b", "--loss-kernel", "nope"])
     assert result.exit_code == 2 and "invalid loss_kernel `nope`" in result.output
+
+
+def test_trls_fused_head_keeps_no_logits_and_one_tile_at_a_time_as_trl_runs_it():
+    """TRL 1.16's fused LM head on CPU: the forward saves the hidden states, the weight, the targets and per-position
+    floats -- no [tokens x vocab] logits and no vocabulary tile -- which is what the estimate's "trl-fused-head"
+    kernel keeps (`fused_head_kept`, two fp32 floats per token)."""
+    import torch
+    from trl.kernels.chunked_logprob import ChunkedLogProbFunction  # noqa: F401 (the class the head runs)
+    from trl.trainer.utils import add_fused_lm_head
+
+    from accelwiz.estimate.trl_fused_head import FUSED_VOCAB, fused_head_kept
+
+    assert FUSED_VOCAB == __import__("trl.trainer.utils", fromlist=["x"])._CHUNKED_LOGPROB_CHUNK_SIZE
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=40_000, hidden_size=64, intermediate_size=128, num_hidden_layers=1,
+                         num_attention_heads=4, num_key_value_heads=4)
+    model = LlamaForCausalLM(config)
+    add_fused_lm_head(model)
+    tokens = torch.randint(0, config.vocab_size, (2, 48))
+    saved: list[torch.Tensor] = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+        out = model(input_ids=tokens, labels=tokens, fused_lm_head=True)
+    vocab_wide = [t for t in saved if t.dim() >= 1 and t.shape[-1] in (config.vocab_size, FUSED_VOCAB)]
+    assert out.log_probs.shape[0] == 2 and saved and not vocab_wide
+    workload = Workload(resolve_model("llama-3.2-1b"), micro_batch=2, seq_len=48, loss_kernel="trl-fused-head")
+    assert fused_head_kept(workload) == 8 * 2 * 48

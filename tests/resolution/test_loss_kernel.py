@@ -30,13 +30,15 @@ def test_liger_kernel_config_can_turn_the_fused_loss_off(tmp_path) -> None:
     assert (kernel.value, kernel.source) == ("standard", TRAINER) and "fused_linear_cross_entropy false" in kernel.note
 
 
-def test_a_trl_yaml_with_use_liger_kernel_keeps_the_standard_kernel_with_why(tmp_path) -> None:
+def test_a_trl_sft_yaml_runs_trls_fused_lm_head_with_or_without_liger(tmp_path) -> None:
+    """TRL 1.16's SFTTrainer patches the model with add_fused_lm_head and turns Liger's fused loss off: its loss
+    comes from chunked log-probabilities whatever use_liger_kernel says."""
     recipe = tmp_path / "config_demo.yaml"  # open-r1's SFT recipes write it so
     recipe.write_text("bf16: true\nuse_liger_kernel: true\nper_device_train_batch_size: 4\nmax_length: 8192\n")
-    kernel = resolve_workload(trainer_args=with_trl_defaults(parse_file(recipe), sft=True)).loss_kernel
-    assert (kernel.value, kernel.source) == ("standard", TRAINER)
-    assert "config_demo.yaml: use_liger_kernel" in kernel.note
-    assert "TRL 1.16 turns Liger's fused loss off" in kernel.note
+    for text in (recipe.read_text(), "bf16: true\nper_device_train_batch_size: 4\n"):
+        recipe.write_text(text)
+        kernel = resolve_workload(trainer_args=with_trl_defaults(parse_file(recipe), sft=True)).loss_kernel
+        assert (kernel.value, kernel.source) == ("trl-fused-head", TRAINER) and "add_fused_lm_head" in kernel.note
 
 
 def test_the_flag_replaces_the_trainer_layer() -> None:

@@ -84,7 +84,9 @@ def test_check_takes_them_for_its_memory_rules(tmp_path) -> None:
                                           "--qlora", "--seq-len", "4096", "--trl", *extra])
         return result.output
 
-    varying, fixed = said(), said("--fixed-lengths")
+    # the standard loss kernel: under TRL's own fused LM head (what --trl resolves to) there is no loss tail for
+    # lengths to fragment
+    varying, fixed = said("--loss-kernel", "standard"), said("--fixed-lengths", "--loss-kernel", "standard")
     assert "AW50" in varying and varying != fixed
     refused = CliRunner().invoke(app, ["check", str(config), "--model", "qwen2.5-7b", "--loss-dtype", "fp8"])
     assert refused.exit_code == 2 and "invalid loss_dtype `fp8`" in refused.output
