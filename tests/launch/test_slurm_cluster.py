@@ -199,10 +199,17 @@ def submit(cluster: Cluster, work: Path, *run_args: str) -> dict:
 
 
 def job_state(cluster: Cluster, job_id: str) -> dict[str, str]:
-    """JobState, ExitCode, ... of a finished job, from slurmctld's memory (no accounting database here)."""
-    shown = subprocess.run(["scontrol", "show", "job", job_id, "-o"], env=cluster.env, capture_output=True,
-                           text=True, timeout=20, check=True)
-    return dict(field.split("=", 1) for field in shown.stdout.split() if "=" in field)
+    """JobState, ExitCode, ... of a finished job, from slurmctld's memory (no accounting database here). `sbatch
+    --wait` can return while slurmctld still shows the job COMPLETING (the other node's processes being reaped, slow
+    on a loaded machine): read again until it settles, for up to 30 s."""
+    deadline = time.monotonic() + 30
+    while True:
+        shown = subprocess.run(["scontrol", "show", "job", job_id, "-o"], env=cluster.env, capture_output=True,
+                               text=True, timeout=20, check=True)
+        state = dict(field.split("=", 1) for field in shown.stdout.split() if "=" in field)
+        if state.get("JobState") != "COMPLETING" or time.monotonic() > deadline:
+            return state
+        time.sleep(0.5)
 
 
 def test_sbatch_script_runs_on_a_two_node_cluster(cluster: Cluster, tmp_path: Path):
