@@ -138,20 +138,16 @@ def refuse_fused_loss(workload: Workload, strategy: Strategy | None, *, trace: b
     if workload.loss_kernel == "standard":
         return
     flag = f"--loss-kernel {workload.loss_kernel}"
-    if workload.loss_kernel == "trl-fused-head":
-        if trace:
-            raise UsageError(f"{flag} with --trace: the trace runs the model's own loss on the full logits",
-                             hint="drop --trace, or --loss-kernel")
-        if post_training:
-            raise UsageError(f"{flag} with --kind dpo/grpo: TRL's DPO and GRPO estimates count their fused head "
-                             "already", hint="drop --loss-kernel")
-        return
     if trace:
         raise UsageError(f"{flag} with --trace: the trace runs the model's own loss on the full logits",
                          hint="drop --trace, or --loss-kernel")
     if post_training:
-        raise UsageError(f"{flag} with --kind dpo/grpo: TRL's Liger losses (LigerFusedLinearDPOLoss/GRPOLoss) "
-                         "are other ops than the SFT fused cross-entropy", hint="drop --loss-kernel, or use --kind sft")
+        why = ("TRL's DPO and GRPO estimates count their fused head already" if workload.loss_kernel == "trl-fused-head"
+               else "TRL's Liger losses (LigerFusedLinearDPOLoss/GRPOLoss) are other ops than the SFT fused "
+                    "cross-entropy")
+        raise UsageError(f"{flag} with --kind dpo/grpo: {why}", hint="drop --loss-kernel, or use --kind sft")
+    if workload.loss_kernel == "trl-fused-head":
+        return
     if workload.loss_dtype in ("bf16", "fp16"):
         raise UsageError(f"{flag} with --loss-dtype {workload.loss_dtype}: Liger's loss runs in fp32 inside its "
                          "kernel, on no logits tensor", hint="drop --loss-dtype")
