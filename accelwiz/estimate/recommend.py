@@ -112,7 +112,7 @@ def recommend(
     micro-batch. `fixed`: workload fields never changed ("gradient_checkpointing", "micro_batch");
     `strategies`: the ones to choose from (default: every candidate, fastest first)."""
     budget = Budget(gpu_memory_bytes, host_memory_bytes, headroom)
-    strategies = strategies if strategies is not None else candidate_strategies(gpus_per_node, nodes)
+    strategies = strategies if strategies is not None else runnable_strategies(workload, gpus_per_node, nodes)
     asked = {s: estimate_memory(workload, s, gpu) for s in strategies}
     verdicts = tuple(budget.verdict(e) for e in asked.values())
     candidates = tuple((e, v.fits) for e, v in zip(asked.values(), verdicts, strict=True))
@@ -126,7 +126,7 @@ def recommend(
             suggestions = tuple(_method_suggestions(workload, group, budget, gpu, fixed))
     best = found.estimate if found else None
     max_batch = largest_micro_batch(best.workload, best.strategy, budget, gpu) if best else None
-    reason = _reason(candidates, found, budget, suggestions, fixed)
+    reason = _reason(candidates, found, budget, suggestions, fixed, gpu)
     return Recommendation(best, max_batch, candidates, reason, verdicts, found.changes if found else (), suggestions,
                           found.factor if found else 1)
 
@@ -139,12 +139,31 @@ def compare_rows(workload: Workload, *, gpus_per_node: int, nodes: int = 1, gpu_
     fits only with checkpointing or a smaller micro-batch says so; a row nothing makes fit is shown as asked."""
     budget = Budget(gpu_memory_bytes, host_memory_bytes, headroom)
     rows = []
-    for strategy in candidate_strategies(gpus_per_node, nodes):
+    for strategy in runnable_strategies(workload, gpus_per_node, nodes):
         asked = estimate_memory(workload, strategy, gpu)
         found = next(_cheapest(workload, [strategy], {strategy: asked}, budget, gpu, fixed), None)
         shown = found.estimate if found else asked
         rows.append(CompareRow(shown, budget.verdict(shown), found.changes if found else ()))
     return rows
+
+
+def runnable_strategies(workload: Workload, gpus_per_node: int, nodes: int = 1) -> list[Strategy]:
+    """The candidate strategies the stack runs this workload under as asked (estimate/refusals.py): never one that
+    would be refused if named (a paged or 8-bit optimizer under DeepSpeed's optimizer offload, Liger's fused loss
+    under ZeRO-3 with an untied head, a 16-bit loss under autocast). All of them where none is: the refusal of the
+    workload itself is said where it is asked."""
+    from accelwiz.errors import UsageError
+    from accelwiz.estimate.refusals import refuse_unrunnable
+
+    def runs(strategy: Strategy) -> bool:
+        try:
+            refuse_unrunnable(workload, strategy)
+        except UsageError:
+            return False
+        return True
+
+    candidates = candidate_strategies(gpus_per_node, nodes)
+    return [s for s in candidates if runs(s)] or candidates
 
 
 def _cheapest(workload: Workload, group: list[Strategy], asked: dict[Strategy, MemoryEstimate], budget: Budget,
@@ -210,12 +229,15 @@ def largest_micro_batch(workload: Workload, strategy: Strategy, budget: Budget, 
 
 
 def _reason(candidates: tuple[tuple[MemoryEstimate, bool], ...], found: _Found | None, budget: Budget,
-            suggestions: tuple[str, ...], budget_fixed: frozenset[str] = frozenset()) -> str:
+            suggestions: tuple[str, ...], budget_fixed: frozenset[str] = frozenset(), gpu: str | None = None) -> str:
     """One line: 'ZeRO-2: 61.2 of 80.0 GiB per GPU; DDP would need 131.0 GiB', the changes named first."""
     capacity = gib(budget.gpu_bytes)
     tail = "".join(f"; or {s}" for s in suggestions)
     if found is None:
         frugal = min((e for e, _ in candidates), key=budget.gpu_need)
+        if "gradient_checkpointing" not in budget_fixed and not frugal.workload.gradient_checkpointing:
+            # as the ladder tried it: where checkpointing makes the GPU fit, the host is what stops the run
+            frugal = estimate_memory(replace(frugal.workload, gradient_checkpointing=True), frugal.strategy, gpu)
         verdict = budget.verdict(frugal)
         if verdict.gpu is not None and verdict.gpu.verdict == "fits":
             return (f"nothing fits host RAM: {frugal.strategy.label} needs {gib(frugal.host_bytes)} of "

@@ -97,3 +97,15 @@ def test_the_trainers_paged_optim_names_are_the_paged_words() -> None:
 def test_an_unknown_optimizer_word_is_refused_with_the_choices() -> None:
     result = CliRunner().invoke(app, [*_1B, "--optimizer", "paged_adamw_32bit"])
     assert result.exit_code != 0 and "paged-adamw" in result.output
+
+
+def test_the_recommendation_never_offers_a_strategy_the_optimizer_is_refused_under(cli):
+    """DeepSpeed's optimizer offload replaces a paged optimizer by DeepSpeedCPUAdam (refusals.py): named, it is
+    refused; left to the recommendation and --compare, it is never offered (it once was: ZeRO-3 + NVMe offload)."""
+    argv = ("estimate", "--model", "llama-3.1-70b", "--system", "8xA100-40GB", "--optimizer", "paged-adamw")
+    named = cli(*argv, "--strategy", "zero3", "--offload-optimizer", "cpu")
+    assert named.exit_code == 2 and "DeepSpeedCPUAdam" in named.stderr
+    data = json.loads(cli(*argv, "--compare", "--format", "json").stdout)
+    offloaded = [row for row in data["compare"] if "ZeRO" in row["strategy"]["label"] and "+" in row["strategy"]["label"]]
+    recommended = (data["recommendation"] or {}).get("strategy") or ""
+    assert not offloaded and not ("ZeRO" in recommended and "offload" in recommended.lower())
