@@ -21,6 +21,9 @@ import functools
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
+from accelwiz.resolution.collator import batches_vary_in_length
+from accelwiz.resolution.load_dtype import trainer_load_dtype
+from accelwiz.resolution.loss_kernel import trainer_loss_kernel
 from accelwiz.resolution.sourced import DEFAULT, FLAG, MODEL, PLAN, TRAINER, Sourced  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
@@ -54,7 +57,8 @@ DEFAULTS: dict[str, Any] = {
     "varying_lengths": False,
     # the dtype the loss runs in (estimate/loss_dtype.py): transformers' loss upcasts the logits
     "loss_dtype": "fp32",
-    # how the loss is computed (estimate/fused_loss.py): on the full logits, or Liger's fused linear cross-entropy
+    # how the loss is computed: on the full logits, Liger's fused linear cross-entropy (estimate/fused_loss.py) or
+    # TRL's fused LM head (estimate/trl_fused_head.py)
     "loss_kernel": "standard",
     # QLoRA: PEFT's prepare_model_for_kbit_training casts the non-quantized parameters to fp32; the built-in
     # trainer calls it (trainer/finetune.py `apply_method`), a Trainer or TRL run does not (the trainer layer)
@@ -230,21 +234,17 @@ def trainer_layer(args: TrainerArguments | None) -> dict[str, Sourced]:
     for flag in ("bf16", "fp16"):  # without either, the launcher's mixed_precision decides (the file layer)
         if args[flag] is True:
             layer["precision"] = owned(flag, flag)
-    from accelwiz.resolution.load_dtype import trainer_load_dtype
-
     layer["weights_dtype"] = trainer_load_dtype(args)
     kernel = {"adamw_torch_fused": "fused", "adamw_torch": "foreach"}.get(str(args["optim"]))
     if kernel is not None:
         layer["optimizer_kernel"] = owned(kernel, "optim")
     if str(args["optim"]) in PAGED_OPTIM:  # bitsandbytes' paged AdamW (estimate/paged_states.py)
         layer["optimizer"] = owned(PAGED_OPTIM[str(args["optim"])], "optim")
-    from accelwiz.resolution.collator import batches_vary_in_length
-
     layer["kbit_prepared"] = Sourced(False, TRAINER, "neither the Trainer nor TRL 1.16's SFTTrainer calls PEFT's "
                                      "prepare_model_for_kbit_training (a script's own call is not read)")
-    from accelwiz.resolution.loss_kernel import trainer_loss_kernel
-
-    layer.update({"loss_kernel": loss} if (loss := trainer_loss_kernel(args)) else {})
+    loss_kernel = trainer_loss_kernel(args)
+    if loss_kernel is not None:
+        layer["loss_kernel"] = loss_kernel
     varying = batches_vary_in_length(args)
     if varying is not None:
         layer["varying_lengths"] = Sourced(True, TRAINER, varying)
