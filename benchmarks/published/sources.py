@@ -156,4 +156,16 @@ SOURCES = {
         "on every block linear, fp16), full fine-tuning of Llama-2-7B/13B and Mistral-7B under ZeRO-3 with "
         "parameter and optimizer offload (8 x A100 40GB, 4 x A100 80GB, 8 x A10G, one A10G): stated to run there; "
         "never used to tune anything"),
+    # Issue 28, eighth round (framework benchmark pages): registered here, frozen, before any row was scored.
+    "liger-kernel-hf-example": (
+        "frozen", "new (issue 28, eighth round): Liger-Kernel's examples/huggingface README benchmark (03fd603 and "
+        "1129508, Aug 2024): Llama-3-8B, Qwen2-7B and Gemma-7B full fine-tuning with TRL's SFTTrainer under the "
+        "Trainer's FSDP1 on 4 x A100 80GB, bf16, AdamW, checkpointing, Alpaca at 512 tokens, with and without "
+        "Liger's kernels; the Qwen2 chart prints max_memory_allocated in MiB per GPU, the other charts only which "
+        "batches ran or hit OOM (verdict rows): never used to tune anything"),
+    "torchao-low-bit-optim-llama2": (
+        "frozen", "new (issue 28, eighth round): torchao's low-bit optimizer README (1e7f132, Sept 2024), "
+        "Llama2-7B full BF16 fine-tuning on Alpaca with torchtune 52d1b838 on one A100: peak memory allocated for "
+        "PyTorch's fused AdamW and bitsandbytes' 8-bit AdamW (torchao's own 8-bit and 4-bit AdamW kept as not "
+        "expressible): never used to tune anything"),
 }
