@@ -19,6 +19,7 @@ from benchmarks.published.hf_blog_4bit_qlora import ROWS as _HF_4BIT
 from benchmarks.published.hf_blog_accelerate_deepspeed import ROWS as _HF_DEEPSPEED
 from benchmarks.published.hf_blog_llama2_70b_fsdp import ROWS as _HF_LLAMA2_70B_FSDP
 from benchmarks.published.hf_blog_pytorch_fsdp import ROWS as _HF_FSDP
+from benchmarks.published.liger_kernel_hf_example import ROWS as _LIGER_HF
 from benchmarks.published.litgpt_resource_tables import ROWS as _LITGPT_TABLES
 from benchmarks.published.minicpm_finetune import ROWS as _MINICPM
 from benchmarks.published.ms_swift_benchmark import ROWS as _MS_SWIFT
@@ -28,6 +29,7 @@ from benchmarks.published.raschka_lora_insights import ROWS as _RASCHKA
 from benchmarks.published.rocm_blogs_llama import ROWS as _ROCM_BLOGS
 from benchmarks.published.sources import SOURCES
 from benchmarks.published.stanford_alpaca_readme import ROWS as _ALPACA
+from benchmarks.published.torchao_low_bit_optim import ROWS as _TORCHAO_LOW_BIT
 from benchmarks.published.torchtune_llama3_tutorial import ROWS as _TORCHTUNE_LLAMA3
 from benchmarks.published.torchtune_tutorials import ROWS as _TORCHTUNE_TUTORIALS
 from benchmarks.published.trl_docs_sft_t4 import ROWS as _TRL_DOCS_T4
@@ -40,6 +42,7 @@ _NEW = (*_QWEN_README, *_MS_SWIFT, *_CHATGLM3, *_UNSLOTH, *_UNIVERSAL_LLM_TRAINE
         *_LITGPT_TABLES, *_HF_4BIT, *_HF_FSDP, *_HF_DEEPSPEED, *_RASCHKA, *_TORCHTUNE_LLAMA3,
         *_GLM4, *_MINICPM, *_HF_LLAMA2_70B_FSDP, *_TRL_DOCS_T4, *_ALPACA, *_FASTCHAT, *_QLORA_GUANACO,
         *_ZEPHYR, *_ROCM_BLOGS, *_DATABRICKS)
+_NEW += (*_LIGER_HF, *_TORCHAO_LOW_BIT)  # issue 28, eighth round: framework benchmark pages
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

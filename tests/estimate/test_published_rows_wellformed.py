@@ -35,6 +35,8 @@ NEW_SOURCES = {"qwen-readme-profiling": 1e9, "ms-swift-benchmark-2024": 2**30, "
                "alignment-handbook-zephyr": None,
                "rocm-blogs-llama-mi300x": 2**30, "rocm-blogs-llama2-mi250": 2**30,
                "databricks-ml-examples": None}
+# framework benchmark pages: Liger prints MiB ("MB", callback.py), torchao torchtune's GiB ("GB")
+NEW_SOURCES.update({"liger-kernel-hf-example": 2**20, "torchao-low-bit-optim-llama2": 2**30})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
