@@ -168,4 +168,23 @@ SOURCES = {
         "Llama2-7B full BF16 fine-tuning on Alpaca with torchtune 52d1b838 on one A100: peak memory allocated for "
         "PyTorch's fused AdamW and bitsandbytes' 8-bit AdamW (torchao's own 8-bit and 4-bit AdamW kept as not "
         "expressible): never used to tune anything"),
+    # Issue 28, eighth round (issue threads: users' own measurements, one source per repository's tracker):
+    # registered here, frozen, before any row was scored (one argv, trl#1376's DDP full fine-tuning, was run once
+    # to check that the OPT stand-in parses; nothing was changed after it).
+    "trl-issues-memory-reports": (
+        "frozen", "new (issue 28, eighth round): huggingface/trl's issue tracker: trl#1376 (Feb 2024), TRL's "
+        "examples/scripts/sft.py (b32656f) on facebook/opt-350m, batch 64 x 512 packed tokens, full and LoRA r=64, "
+        "under DeepSpeed ZeRO-3 and DDP (accelerate's bf16 configs, 8 processes): the user's per-GPU GB; "
+        "never used to tune anything"),
+    "llamafactory-issues-memory-reports": (
+        "frozen", "new (issue 28, eighth round): hiyouga/LLaMA-Factory's issue tracker, verdict rows, each out of "
+        "memory: #4133 Qwen1.5-7B full SFT under ZeRO-2 on 8 x A100 40GB, #5187 Qwen2-72B LoRA under DDP on 4 x "
+        "A100 80GB, #3259 Qwen1.5-32B full SFT at 32k tokens under ZeRO-3 offload on 8 x A100, #1409 Qwen-14B "
+        "LoRA under ZeRO-2 on 8 x RTX 3090, #3035 Qwen1.5-14B LoRA under ZeRO-3 without zero.Init on 2 x RTX "
+        "4090 (its Accelerate YAML); #7055 (72,782 MiB, Liger under ZeRO-3) kept as not expressible; never used "
+        "to tune anything"),
+    "openrlhf-issues-memory-reports": (
+        "frozen", "new (issue 28, eighth round): OpenRLHF/OpenRLHF's issue tracker, verdict rows: #698 (Jan 2025) "
+        "Llama-3-8B full SFT under ZeRO-2 on one A100 80GB out of memory in the optimizer step, and trained with "
+        "--adam_offload; never used to tune anything"),
 }

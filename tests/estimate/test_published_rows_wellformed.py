@@ -34,7 +34,10 @@ NEW_SOURCES = {"qwen-readme-profiling": 1e9, "ms-swift-benchmark-2024": 2**30, "
                "stanford-alpaca-readme": None, "fastchat-training": None, "qlora-guanaco-readme": None,
                "alignment-handbook-zephyr": None,
                "rocm-blogs-llama-mi300x": 2**30, "rocm-blogs-llama2-mi250": 2**30,
-               "databricks-ml-examples": None}
+               "databricks-ml-examples": None,
+               # issue threads (users' own figures; the LLaMA-Factory and OpenRLHF rows are verdicts)
+               "trl-issues-memory-reports": 2**30, "llamafactory-issues-memory-reports": None,
+               "openrlhf-issues-memory-reports": None}
 # framework benchmark pages: Liger prints MiB ("MB", callback.py), torchao torchtune's GiB ("GB")
 NEW_SOURCES.update({"liger-kernel-hf-example": 2**20, "torchao-low-bit-optim-llama2": 2**30})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
