@@ -83,3 +83,26 @@ def test_an_unknown_top_level_key_deepspeed_ignores_is_a_warning(tmp_path):
                             "zero_optimisation": {"stage": 2}})
     found = {(d.code, d.severity.value, d.path) for d in diagnostics(path, select=("AW001", "AW017"))}
     assert found == {("AW017", "warning", ("cuda_visible_devices",)), ("AW001", "error", ("zero_optimisation",))}
+
+
+def test_zero3_init_flag_false_says_what_the_installed_accelerate_does(tmp_path):
+    """AW217: before accelerate 1.0 `zero3_init_flag: false` loaded the whole model on every rank; since 1.0 the
+    plugin sets transformers' HfDeepSpeedConfig whatever the flag (the installed one: read it below), so it is
+    ignored for a transformers model."""
+    import inspect
+
+    from accelerate.utils import DeepSpeedPlugin
+
+    weakref_source = inspect.getsource(DeepSpeedPlugin.set_deepspeed_weakref)
+    # the HfDeepSpeedConfig is made outside the flag's `if` in the installed accelerate (the 1.0 behaviour)
+    assert "\n        self.dschf = HfDeepSpeedConfig(ds_config)" in weakref_source
+    yaml = tmp_path / "a.yaml"
+    yaml.write_text("distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n  zero_stage: 3\n"
+                    "  zero3_init_flag: false\n")
+    [today] = messages(yaml, "AW217")
+    assert today.startswith(f"`zero3_init_flag: false` is ignored for a transformers model by accelerate "
+                            f"{version('accelerate')} ")
+    [old] = messages(yaml, "AW217", system=with_packages(accelerate="0.34.2"))
+    assert old == ("ZeRO-3 without `zero3_init_flag`: accelerate 0.34.2 builds the model outside "
+                   "deepspeed.zero.Init, so every rank loads a full copy and moves it to its GPU before it is "
+                   "partitioned")

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.deepspeed._shared import zero_stage
 from accelwiz.rules.diagnostic import Finding, Severity
+from accelwiz.rules.installed import stack_at_least, stack_version
 from accelwiz.rules.rule import rule
 
 
@@ -55,8 +56,15 @@ def zero3_without_init_flag(ctx: CheckContext) -> Iterator[Finding]:
     Finds ZeRO stage 3 with `zero3_init_flag: false` in the YAML.
 
     ## Why is this bad?
-    Without `deepspeed.zero.Init` every rank first loads the whole model into memory and only then partitions
-    it: a large model runs out of host or GPU memory while loading (accelerate#2079, trl#4100).
+    Before accelerate 1.0 the flag decided whether transformers builds the model under `deepspeed.zero.Init`:
+    without it every rank first loads the whole model into memory and the engine moves it to the GPU before
+    partitioning it (deepspeed engine.py `_configure_distributed_model`: `self.module.to(self.device)` for a model
+    not made under zero.Init), so a large model runs out of host or GPU memory while loading (accelerate#2079,
+    trl#4100). Since accelerate 1.0 (e9e5a73, "multiple model/configuration DeepSpeed support") the plugin hands
+    transformers its config whatever the flag (`DeepSpeedPlugin.set_deepspeed_weakref`), so a transformers model
+    is built under zero.Init anyway and `false` is ignored there; only accelerate's own `GatheredParameters`
+    reads it, and skips gathering the parameters that are partitioned all the same. The finding says which of
+    the two the stack that will run does.
 
     ## Example
     ```yaml
@@ -77,6 +85,19 @@ def zero3_without_init_flag(ctx: CheckContext) -> Iterator[Finding]:
     """
     flag = ctx.effective.zero3_init_flag
     if zero_stage(ctx) == 3 and flag.value is False and flag.role == "accelerate":
-        yield Finding("accelerate", flag.path,
-                      "ZeRO-3 without `zero3_init_flag`: every rank loads a full copy of the model before it "
-                      "is partitioned")
+        yield Finding("accelerate", flag.path, _without_init_message(ctx))
+
+
+# accelerate e9e5a73 (v1.0.0): set_deepspeed_weakref sets transformers' HfDeepSpeedConfig whatever zero3_init_flag
+FLAG_IGNORED_SINCE = "1.0.0"
+
+
+def _without_init_message(ctx: CheckContext) -> str:
+    if stack_at_least(ctx, "accelerate", FLAG_IGNORED_SINCE) is False:
+        return (f"ZeRO-3 without `zero3_init_flag`: accelerate {stack_version(ctx, 'accelerate')} builds the model "
+                "outside deepspeed.zero.Init, so every rank loads a full copy and moves it to its GPU before it is "
+                "partitioned")
+    version = stack_version(ctx, "accelerate") or f">= {FLAG_IGNORED_SINCE}"
+    return (f"`zero3_init_flag: false` is ignored for a transformers model by accelerate {version} (since "
+            f"{FLAG_IGNORED_SINCE} transformers builds it under deepspeed.zero.Init whatever the flag); only "
+            "accelerate's GatheredParameters reads it, and then skips gathering partitioned parameters")
