@@ -207,7 +207,7 @@ def logits_bytes(workload: Workload, *, autocast: bool = False) -> int:
     spec = workload.model
     if not spec.causal_lm:
         return 0
-    if workload.loss_kernel == "trl-fused-head":  # no logits: two fp32 floats per token (trl_fused_head.py)
+    if workload.loss_kernel == "trl-fused-head":  # no logits: 16 bytes per scored position (trl_fused_head.py)
         from accelwiz.estimate.trl_fused_head import fused_head_kept
 
         return fused_head_kept(workload)
@@ -244,9 +244,9 @@ def loss_transient_bytes(workload: Workload, *, autocast: bool = False) -> tuple
     if not workload.model.causal_lm:
         return 0, 0
     if workload.loss_kernel == "trl-fused-head":  # one tile at a time, forward and backward (trl_fused_head.py)
-        from accelwiz.estimate.trl_fused_head import fused_head_tile
+        from accelwiz.estimate.trl_fused_head import fused_head_transient
 
-        tile = fused_head_tile(workload.micro_batch * workload.seq_len, workload.precision)
+        tile = fused_head_transient(workload)  # over the positions it scores (Workload.scored_positions_per_sequence)
         return tile, tile
     if workload.loss_kernel == "liger":  # chunked logits, the lm_head gradient made in forward (fused_loss.py)
         from accelwiz.estimate.fused_loss import fused_loss_bytes

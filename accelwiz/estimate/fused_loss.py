@@ -37,12 +37,13 @@ weight and an fp32 rstd per row), SwiGLU (transformers/swiglu.py line 21, ops/sw
 HF MLP activations.py counts) and RoPE change the per-layer activations; the estimate keeps transformers' layer
 terms, which counts more than a Liger run keeps without checkpointing.
 
-Refused (`refuse_fused_loss`): `--trace` (the trace runs the model's own loss); DPO/GRPO (TRL's Liger losses
-are other ops, LigerFusedLinearDPOLoss/GRPOLoss); a 16-bit `--loss-dtype` (Liger's loss is fp32 in its kernel);
-LoRA on lm_head (`lce_forward` reads `lm_head.weight`, the frozen base under PEFT's lora.Linear: the adapter is
-skipped); ZeRO-3 with an untied lm_head (the head's module never runs, so ZeRO-3 never gathers its weight:
-Liger-Kernel#1048, open; the same cause TRL fixed for its own Liger paths in trl#5891/#6372). A model type Liger
-has no fused loss for is refused from a flag and left standard from Trainer arguments (resolved.py).
+Refused (`refuse_fused_loss`): `--trace` (the trace runs the model's own loss); DPO/GRPO (TRL 1.16's DPOTrainer and
+GRPOTrainer turn Liger's fused loss off and run their own fused LM head: resolution/loss_kernel.py); a 16-bit
+`--loss-dtype` (Liger's loss is fp32 in its kernel); LoRA on lm_head (`lce_forward` reads `lm_head.weight`, the
+frozen base under PEFT's lora.Linear: the adapter is skipped); ZeRO-3 with an untied lm_head (the head's module
+never runs, so ZeRO-3 never gathers its weight: Liger-Kernel#1048, open; the same cause TRL fixed for its own Liger
+paths in trl#5891/#6372). A model type Liger has no fused loss for is refused from a flag and left standard from
+Trainer arguments (resolved.py).
 """
 
 from __future__ import annotations
@@ -133,21 +134,21 @@ def fused_loss_note(workload: Workload) -> str:
 
 def refuse_fused_loss(workload: Workload, strategy: Strategy | None, *, trace: bool = False,
                       post_training: bool = False) -> None:
-    """UsageError where Liger's fused loss cannot run as asked (module docstring); `strategy` None: left to the
-    recommendation."""
+    """UsageError where a fused loss cannot run as asked (module docstring); `strategy` None: left to the
+    recommendation; `post_training`: TRL's DPO/GRPO, whose trainers run their own fused LM head."""
     if workload.loss_kernel == "standard":
         return
     flag = f"--loss-kernel {workload.loss_kernel}"
     if trace:
         raise UsageError(f"{flag} with --trace: the trace runs the model's own loss on the full logits",
                          hint="drop --trace, or --loss-kernel")
-    if post_training:
-        why = ("TRL's DPO and GRPO estimates count their fused head already" if workload.loss_kernel == "trl-fused-head"
-               else "TRL's Liger losses (LigerFusedLinearDPOLoss/GRPOLoss) are other ops than the SFT fused "
-                    "cross-entropy")
-        raise UsageError(f"{flag} with --kind dpo/grpo: {why}", hint="drop --loss-kernel, or use --kind sft")
-    if workload.loss_kernel == "trl-fused-head":
+    if workload.loss_kernel == "trl-fused-head":  # what TRL's trainers run (trl_fused_head.py)
         return
+    if post_training:  # DPO/GRPO: their fused LM head whatever is asked (resolution/loss_kernel.py)
+        from accelwiz.resolution.loss_kernel import trl_refuses_kernel
+
+        raise UsageError(f"{flag} with --kind dpo/grpo: {trl_refuses_kernel(workload.loss_kernel, None)}",
+                         hint="drop --loss-kernel (TRL's fused LM head runs), or pass --kind sft")
     if workload.loss_dtype in ("bf16", "fp16"):
         raise UsageError(f"{flag} with --loss-dtype {workload.loss_dtype}: Liger's loss runs in fp32 inside its "
                          "kernel, on no logits tensor", hint="drop --loss-dtype")

@@ -13,21 +13,21 @@ What TRL 1.16 does, read in its source (trl/trainer/dpo_trainer.py, grpo_trainer
   `precompute_ref_log_probs` (computed before training, then freed) and with GRPO's `beta == 0.0` (its
   default). Under DeepSpeed, `prepare_deepspeed` keeps ZeRO-3 (the copy is sharded) and sets any other stage
   to 0 (a whole copy per GPU); under FSDP, `prepare_fsdp` shards it.
-* **Fused LM head** (trl/trainer/utils.py `add_fused_lm_head`, trl/kernels/chunked_logprob.py): DPO and GRPO call
-  the model with `fused_lm_head=True`, which never materialises the `[tokens, vocab]` logits. It projects
-  through the head in tiles of one buffer, `min(N, 4096) × 32768` in the compute dtype (N: the scored positions,
-  only the completion tokens where Triton runs), keeps a per-token log-sum-exp for backward, and recomputes the
-  tiles there. The SFT loss tail of estimate_memory (fp32 log-softmax, loss gradients) is replaced by that
-  buffer, in the policy's forward, in the reference forward (which runs while the policy's activations are
-  kept) and at the start of backward. Measured against a trace of the real DPOTrainer step
-  (tests/posttraining/test_posttraining_trace.py).
+* **Fused LM head**: DPO and GRPO, like SFT, call the model with `fused_lm_head=True` (trl/trainer/utils.py
+  `add_fused_lm_head`), which never materialises the `[tokens, vocab]` logits. The training step is a workload
+  that says so (`training_workload`: `loss_kernel` "trl-fused-head", `scored_positions_per_sequence` the
+  completion length where Triton runs, `compact`), and estimate_memory counts it as it counts SFT's
+  (estimate/trl_fused_head.py: one tile buffer in forward and backward, 16 bytes kept per scored position). The
+  reference forward runs inside the policy's forward moment (the policy's activations kept, the reference's tile
+  in the same buffer size); GRPO's no-grad log-prob pass holds one micro-batch's tile. Measured against a trace
+  of the real DPOTrainer and GRPOTrainer steps (tests/posttraining/test_posttraining_trace.py).
 * **Generation** (GRPO): HF `generate`'s KV cache, ZeRO-3's gathered model, vLLM's share (grpo_generation.py).
 
 Every moment of the combined estimate is a moment of the training step (`MemoryEstimate.moments`: forward,
-backward's start, recomputation and end, the step) with its own live parts, the fused head's tile in place of the
-loss tail where the head runs, plus what TRL holds through it (the reference copy as weights, vLLM colocate's share
-as its weights and the rest); GRPO's log-prob pass and generation are the step's forward moment without its
-activations and loss, plus their own tensors. So the parts at the peak are what is live at the peak's moment.
+backward's start, recomputation and end, the step) with its own live parts, plus what TRL holds through it (the
+reference copy as weights, vLLM colocate's share as its weights and the rest); GRPO's log-prob pass and generation
+are the step's forward moment without its activations and loss, plus their own tensors. So the parts at the peak are
+what is live at the peak's moment.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from accelwiz.estimate.memory import MemoryEstimate, estimate_memory, process_ru
 from accelwiz.estimate.posttraining_settings import KINDS, Kind, PostTraining  # noqa: F401 (re-exported)
 from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.strategy import Strategy
-from accelwiz.estimate.trl_fused_head import fused_head_tile
+from accelwiz.estimate.trl_fused_head import fused_head_kept, fused_head_transient
 from accelwiz.estimate.workload import Workload
 
 Parts = dict[str, int]  # category (render.ROWS) -> bytes live at one moment
@@ -56,8 +56,10 @@ class PostTrainingEstimate:
     notes: tuple[str, ...] = field(default=())
 
 
-def training_workload(workload: Workload, post: PostTraining) -> Workload:
-    """The sequences one training micro-step runs: DPO's chosen and rejected together, prompt + completion."""
+def training_workload(workload: Workload, post: PostTraining, *, compact: bool = True) -> Workload:
+    """The training micro-step as TRL runs it: its sequences (DPO's chosen and rejected together, prompt +
+    completion), its loss through TRL's fused LM head (trl_fused_head.py), which scores the completion positions
+    only where Triton runs (`compact`: add_fused_lm_head's `hidden_states[mask]`) and every position elsewhere."""
     if post.kind == "sft":
         return workload
     batch = workload.micro_batch * (2 if post.kind == "dpo" else 1)
@@ -67,7 +69,8 @@ def training_workload(workload: Workload, post: PostTraining) -> Workload:
         # model named by string in float32 (create_model_from_path): the frozen base is fp32, not the built-in
         # trainer's 16-bit one (estimate/states.py `frozen_base_width`)
         loaded = {"base_dtype": "fp32", "kbit_prepared": False}
-    return replace(workload, micro_batch=batch, seq_len=post.sequence, **loaded)
+    return replace(workload, micro_batch=batch, seq_len=post.sequence, loss_kernel="trl-fused-head",
+                   scored_positions_per_sequence=post.max_completion_length if compact else None, **loaded)
 
 
 def reference_bytes(workload: Workload, strategy: Strategy, post: PostTraining) -> tuple[int, str]:
@@ -92,27 +95,6 @@ def reference_bytes(workload: Workload, strategy: Strategy, post: PostTraining) 
     return whole, f"reference: a whole {width * 8}-bit copy of the model on every GPU{stage}"
 
 
-def fused_head_buffer(step: Workload, post: PostTraining, *, compact: bool = True) -> int:
-    """The fused LM head's tile buffer: `min(N, 4096) × 32768` in the compute dtype. `compact` (Triton, CUDA):
-    N counts the completion positions only; else every position of every sequence."""
-    positions = step.micro_batch * (post.max_completion_length if compact else step.seq_len)
-    return fused_head_tile(positions, step.precision)
-
-
-HEAD_MOMENTS = ("forward", "backward start")  # the training step's moments that run the LM head and the loss
-
-
-def fused_head_moments(moments: list[tuple[str, Parts]], tile: int) -> list[tuple[str, Parts]]:
-    """The training step's moments with the SFT loss tail replaced by the fused head's tile buffer.
-
-    Forward and the start of backward hold the kept log-softmax and the loss's transients; under the fused head
-    they hold the tile instead. The other moments (a checkpointed layer's recomputation, backward's end with all
-    gradients, the optimizer step, loading) do not involve the head and keep the training step's parts.
-    """
-    return [(label, {**parts, "logits": 0, "temporaries": tile} if label in HEAD_MOMENTS else parts)
-            for label, parts in moments]
-
-
 def estimate_posttraining(workload: Workload, strategy: Strategy, post: PostTraining,
                           gpu_bytes: int | None = None, *, compact: bool = True,
                           gpu_name: str | None = None) -> PostTrainingEstimate:
@@ -120,26 +102,22 @@ def estimate_posttraining(workload: Workload, strategy: Strategy, post: PostTrai
 
     `workload.micro_batch` is TRL's `per_device_train_batch_size` (pairs for DPO, completions for GRPO);
     `gpu_bytes` (one GPU's memory) sizes vLLM colocate's share; `gpu_name`, when known, the runtime beside the
-    tensors (as estimate_memory). Every moment is the training step's own live parts (`MemoryEstimate.moments`)
-    reshaped, plus what TRL adds at it, so the combined peak says what is live at it.
+    tensors (as estimate_memory); `compact`: the fused head scores the completion positions only (Triton, as on
+    CUDA) rather than every position (training_workload). Every moment is the training step's own live parts
+    (`MemoryEstimate.moments`), plus what TRL adds at it, so the combined peak says what is live at it.
     """
-    step = training_workload(workload, post)
-    training = estimate_memory(step, strategy, gpu_name)
+    step = training_workload(workload, post, compact=compact)
+    training = estimate_memory(step, strategy, gpu_name)  # the loss tail is the fused head's (trl_fused_head.py)
     ref, ref_note = reference_bytes(workload, strategy, post)
     notes = [ref_note] if ref_note else []
     moments = [(label, dict(parts)) for label, parts in training.moments]
-    if post.kind != "sft":
-        tile = fused_head_buffer(step, post, compact=compact)
-        moments = fused_head_moments(moments, tile)
-        notes.append(f"TRL's fused LM head: no [tokens × vocab] logits, a {tile / 2**20:.0f} MiB tile buffer "
-                     "instead of the loss tail above")
     if post.kind == "dpo":
         notes.append(f"DPO: chosen and rejected in one forward: {step.micro_batch} sequences of "
                      f"{post.max_prompt_length} + {post.max_completion_length} tokens per micro-step")
     generation = None
     if post.kind == "grpo":
         generation = grpo_generation(workload, strategy, post, gpu_bytes)
-        moments += _grpo_moments(dict(dict(training.moments)["forward"]), step, post, generation)
+        moments += _grpo_moments(dict(dict(training.moments)["forward"]), step, generation)
         notes += generation_notes(generation, post)
     added = _added_everywhere(ref, generation)  # the reference copy, vLLM colocate's share: in every moment
     moments = [(label, {key: value + added.get(key, 0) for key, value in parts.items()}) for label, parts in moments]
@@ -147,13 +125,12 @@ def estimate_posttraining(workload: Workload, strategy: Strategy, post: PostTrai
     return PostTrainingEstimate(post, training, ref, ref_note, generation, combined, tuple(notes))
 
 
-def _grpo_moments(forward: Parts, step: Workload, post: PostTraining,
-                  generation: GenerationEstimate) -> list[tuple[str, Parts]]:
+def _grpo_moments(forward: Parts, step: Workload, generation: GenerationEstimate) -> list[tuple[str, Parts]]:
     """GRPO's log-prob pass and generation, between two training steps: what the training step holds outside
     its forward's activations and loss (its forward moment without them: weights with autocast's copies, the
     optimizer states, gradients where kept between steps, the buffers a forward holds), plus the pass's own."""
     between = {**forward, "activations": 0, "logits": 0, "temporaries": 0}
-    moments = [("logprob", {**between, "temporaries": _logprob_transient(step, post)})]
+    moments = [("logprob", {**between, "temporaries": _logprob_transient(step)})]
     if generation.mode != "vllm-server":  # HF generate's KV cache; ZeRO-3's gathered model beyond the shard
         moments.append(("generation", {**between, "activations": generation.kv_cache_bytes,
                                        "buffers": between["buffers"] + generation.gathered_bytes}))
@@ -168,10 +145,11 @@ def _added_everywhere(ref: int, generation: GenerationEstimate | None) -> Parts:
     return {"weights": ref + weights, "activations": share - weights}
 
 
-def _logprob_transient(step: Workload, post: PostTraining) -> float:
-    """The no-grad pass over the completions (old and reference log-probs), one micro-batch at a time: 16-bit
-    logits of the completion positions (`logits_to_keep`) and their fp32 log-softmax."""
-    return step.micro_batch * post.max_completion_length * step.model.vocab_size * (2 + 4)
+def _logprob_transient(step: Workload) -> int:
+    """The no-grad pass over the completions (old and reference log-probs), one micro-batch at a time
+    (`_get_per_token_logps_and_entropies` with `batch_size` per_device_train_batch_size): through the same fused
+    LM head as the step, its tile and its per-position floats, no logits."""
+    return fused_head_transient(step) + fused_head_kept(step)
 
 
 def _combined(training: MemoryEstimate, moments: list[tuple[str, Parts]], ref: int, added: Parts,

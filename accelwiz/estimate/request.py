@@ -136,11 +136,13 @@ def _workload(request: EstimateRequest) -> Workload:
     transformers picks where none was given."""
     from accelwiz.modelspec.lookup import resolve_model
     from accelwiz.estimate.resolved import to_workload
+    from accelwiz.resolution.posttraining import posttraining_workload
     from accelwiz.resolution.workload import beyond_positions, resolve_workload
 
     flags = request.workload_flags
     spec = resolve_model(request.model or request.params or "")
     resolved = resolve_workload(flags=flags, max_positions=spec.max_position_embeddings)
+    resolved = posttraining_workload(resolved, request.post_flags.get("kind"))  # DPO/GRPO: TRL's fused LM head
     problem = beyond_positions(resolved.seq_len.value, spec.max_position_embeddings, spec.name)
     if problem is not None:
         raise UsageError(problem, hint=f"pass --seq-len {spec.max_position_embeddings} or less")

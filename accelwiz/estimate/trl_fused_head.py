@@ -1,13 +1,27 @@
 """TRL's fused LM head (`Workload.loss_kernel` "trl-fused-head"): the loss without the [tokens x vocab] logits.
 
-TRL 1.16's SFTTrainer patches the model with `add_fused_lm_head` (trl/trainer/sft_trainer.py: "Compute the
-per-token log-probabilities in chunks, without materializing the full logits") and computes its loss from
-`model(**inputs, fused_lm_head=True).log_probs`; its DPO and GRPO trainers do the same (estimate/posttraining.py).
-The head runs `ChunkedLogProbFunction` (trl/kernels/chunked_logprob.py): tiles of at most `TOKEN_CHUNK_SIZE` (4,096)
-positions by `_CHUNKED_LOGPROB_CHUNK_SIZE` (32,768) vocabulary entries in the compute dtype, one tile at a time, in
-forward and again in backward; it saves the hidden states (already the activations'), the head's weight and, per
-token, the fp32 log-normaliser and entropy (`ctx.save_for_backward(hidden, weight, bias, targets, log_z, ...)`).
-What the loss keeps is those two per-token floats; what it allocates and frees is one tile.
+TRL 1.16's SFTTrainer, DPOTrainer and GRPOTrainer all patch the policy with `add_fused_lm_head`
+(trl/trainer/sft_trainer.py, dpo_trainer.py, grpo_trainer.py `__init__`: "Compute the per-token log-probabilities in
+chunks, without materializing the full logits") and take their loss from `model(..., labels=labels,
+fused_lm_head=True).log_probs`. One owner for all three: the training step's workload carries the kernel and the
+positions it scores (`Workload.scored_positions_per_sequence`), and estimate_memory counts it like any loss tail
+(activations.py `logits_bytes`, `loss_transient_bytes`); posttraining.py only sets the workload.
+
+Which positions (trl/trainer/utils.py `add_fused_lm_head`): the head projects `hidden_states[mask]`, the positions
+whose shifted label is not -100, where Triton runs (`compact = _use_triton(device)`, trl/kernels/chunked_logprob.py:
+CUDA or XPU with Triton installed); elsewhere (a CPU) every position, `hidden_states.reshape(-1, H)`, so the tile
+shapes do not change from batch to batch. The labels decide the rest: SFT scores every position of a packed or
+language-modelling batch (counted so: None); DPO (`DPOTrainer._compute_loss`: `input_ids.masked_fill(
+completion_mask == 0, -100)`) and GRPO (`_get_per_token_logps_and_entropies`: `labels[:, :-logits_to_keep] =
+-100`) score the completion tokens only: `max_completion_length` per sequence under Triton.
+
+What it runs (`ChunkedLogProbFunction`, trl/kernels/chunked_logprob.py): tiles of at most `TOKEN_CHUNK_SIZE` (4,096)
+scored positions by `_CHUNKED_LOGPROB_CHUNK_SIZE` (32,768) vocabulary entries in the compute dtype (autocast's, else
+the hidden states'), one buffer (`mm_buf`) reused for every tile, in forward and again in backward. It saves
+(`ctx.save_for_backward(hidden, weight, bias, targets, log_z, entropy)`) the scored rows of the hidden states (a
+gathered copy standing in for the final norm's output the activations already count), the head's weight, and per
+scored position the int64 target (`labels[mask]`, a new tensor) and the fp32 log-normaliser and entropy (all three
+trainers request `entropy`): 16 bytes per scored position, no logits.
 """
 
 from __future__ import annotations
@@ -19,6 +33,13 @@ if TYPE_CHECKING:
 
 FUSED_TOKENS = 4096  # chunked_logprob.TOKEN_CHUNK_SIZE
 FUSED_VOCAB = 32768  # trainer/utils._CHUNKED_LOGPROB_CHUNK_SIZE
+KEPT_PER_POSITION = 8 + 4 + 4  # the int64 target, the fp32 log_z and entropy saved for backward
+
+
+def scored_positions(workload: Workload) -> int:
+    """The positions one micro-step's head scores: `scored_positions_per_sequence` (None: every position) of each
+    sequence."""
+    return workload.micro_batch * (workload.scored_positions_per_sequence or workload.seq_len)
 
 
 def fused_head_tile(positions: int, precision: str) -> int:
@@ -26,14 +47,21 @@ def fused_head_tile(positions: int, precision: str) -> int:
     return min(positions, FUSED_TOKENS) * FUSED_VOCAB * (4 if precision == "fp32" else 2)
 
 
+def fused_head_transient(workload: Workload) -> int:
+    """What the head allocates and frees in forward and again in backward: its tile buffer."""
+    return fused_head_tile(scored_positions(workload), workload.precision)
+
+
 def fused_head_kept(workload: Workload) -> int:
-    """What the fused head keeps for backward beyond the activations: the fp32 log-normaliser and entropy of each
-    position."""
-    return 8 * workload.micro_batch * workload.seq_len
+    """What the fused head keeps for backward beyond the activations: 16 bytes per scored position."""
+    return KEPT_PER_POSITION * scored_positions(workload)
 
 
 def fused_head_note(workload: Workload) -> str:
-    tile = fused_head_tile(workload.micro_batch * workload.seq_len, workload.precision)
-    return (f"loss tail: TRL's fused LM head (SFTTrainer's add_fused_lm_head), no [{workload.micro_batch}x"
-            f"{workload.seq_len} tokens x vocab {workload.model.vocab_size:,}] logits: one {tile / 2**20:.0f} MiB "
-            "tile at a time in forward and backward, two fp32 floats per token kept")
+    """The loss tail's line in the estimate's assumptions, for SFT, DPO and GRPO alike."""
+    every = workload.scored_positions_per_sequence is None
+    scored = (f"every position of {workload.micro_batch}x{workload.seq_len}" if every else
+              f"{workload.micro_batch}x{workload.scored_positions_per_sequence} completion positions (Triton)")
+    return (f"loss tail: TRL's fused LM head (add_fused_lm_head), no [tokens x vocab {workload.model.vocab_size:,}] "
+            f"logits; it scores {scored}: one {fused_head_transient(workload) / 2**20:.0f} MiB tile at a time in "
+            f"forward and backward, {KEPT_PER_POSITION} bytes per scored position kept")

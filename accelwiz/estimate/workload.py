@@ -98,6 +98,10 @@ class Workload:
     # How the loss is computed (estimate/fused_loss.py): "standard", on the full logits; "liger", Liger's fused
     # linear cross-entropy (the HF Trainer's use_liger_kernel), chunk by chunk with no logits tensor
     loss_kernel: Literal["standard", "liger", "trl-fused-head"] = "standard"
+    # TRL's fused LM head ("trl-fused-head", estimate/trl_fused_head.py): the positions of each sequence it projects
+    # and keeps floats for. None: every position (SFT; DPO/GRPO where Triton does not run, e.g. on a CPU). DPO and
+    # GRPO under Triton: the completion length (add_fused_lm_head scores only labels != -100, the completion's)
+    scored_positions_per_sequence: int | None = None
 
     @property
     def copies_shifted_logits(self) -> bool:

@@ -13,15 +13,19 @@ TRL's DPOConfig has one `max_length` (prompt + completion); GRPOConfig a `max_co
 limit. accelwiz keeps the prompt and the completion apart, as the estimator needs them: a DPO `max_length` is
 split around the prompt length given elsewhere, else in halves.
 
+The kind changes one field of the workload: DPO and GRPO compute their loss through TRL's fused LM head
+(`posttraining_workload`, called where the run is resolved), as SFTTrainer does.
+
 No torch, no pydantic.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from accelwiz.errors import UsageError
+from accelwiz.resolution.loss_kernel import TRL_TRAINERS, trl_fused_head, trl_refuses_kernel
 from accelwiz.resolution.workload import DEFAULT, FLAG, PLAN, Sourced
 from accelwiz.vocab import TRAINING_KINDS
 
@@ -173,6 +177,19 @@ def _check(resolved: ResolvedPostTraining) -> None:
         if not isinstance(item.value, int) or isinstance(item.value, bool) or item.value < 1:
             raise UsageError(f"{name} must be a positive integer, got {item.value!r} ({item.source})",
                              hint=f"set {name} to 1 or more")
+
+
+def posttraining_workload(workload: ResolvedWorkload, kind: str | None) -> ResolvedWorkload:
+    """A DPO/GRPO run's workload with the loss kernel TRL 1.16 runs: its fused LM head, in the trainer layer as for
+    SFT (resolution/loss_kernel.py), so `check --explain`, the run summary and the estimate say so. A flag asking
+    for another kernel is refused with TRL's reason; for SFT (or None) the workload is unchanged."""
+    if kind not in TRL_TRAINERS or kind == "sft":
+        return workload
+    asked = workload.loss_kernel
+    if asked.source == FLAG and asked.value != "trl-fused-head":
+        raise UsageError(f"--loss-kernel {asked.value} with --kind {kind}: {trl_refuses_kernel(asked.value, kind)}",
+                         hint="drop --loss-kernel (TRL's fused LM head runs), or pass --kind sft")
+    return replace(workload, loss_kernel=trl_fused_head(kind))
 
 
 def beyond_positions(post: ResolvedPostTraining, positions: int | None, model: str) -> str | None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from accelwiz.errors import UsageError
 from accelwiz.resolution.model import model_to_train
-from accelwiz.resolution.posttraining import ResolvedPostTraining, resolve_posttraining
+from accelwiz.resolution.posttraining import ResolvedPostTraining, posttraining_workload, resolve_posttraining
 from accelwiz.resolution.workload import ResolvedWorkload, Sourced, beyond_positions, resolve_workload
 
 if TYPE_CHECKING:
@@ -91,6 +91,7 @@ def resolve_run(config: Path | None, *, model: str | None = None, flags: dict[st
     effective = _effective(accelerate_doc, deepspeed_doc, plan)
     workload = resolve_workload(plan=plan, effective=effective, flags=flags, max_positions=positions)
     post = resolve_posttraining(plan=plan, flags=flags, max_positions=positions)
+    workload = posttraining_workload(workload, post.kind.value)  # DPO/GRPO: TRL's fused LM head
     check_limits(workload, post, positions, choice.name)
     from accelwiz.resolution.given import refuse_flags_against_files
 

@@ -146,11 +146,14 @@ def unit_workload(context: CheckContext, model: ModelSpec) -> Any:
 def unit_resolution(context: CheckContext, max_positions: int | None = None) -> Any:
     """The unit's workload, resolved once over its plan, files, Trainer arguments and check's flags (the memory
     rules' workload and `--explain`'s rows)."""
+    from accelwiz.resolution.posttraining import posttraining_workload
     from accelwiz.resolution.workload import resolve_workload
 
     flags = {_FLAG_NAMES.get(name, name): value for name, value in context.workload_flags.items()}
-    return resolve_workload(plan=context.plan, effective=context.effective, trainer_args=context.training_args,
-                            flags=flags, max_positions=max_positions)
+    resolved = resolve_workload(plan=context.plan, effective=context.effective, trainer_args=context.training_args,
+                                flags=flags, max_positions=max_positions)
+    # DPO/GRPO (TRL's arguments carry the kind): TRL's fused LM head, a --loss-kernel against it refused
+    return posttraining_workload(resolved, getattr(context.training_args, "kind", None))
 
 
 def build_units(paths: Sequence[Path], result: CheckResult) -> list[CheckContext]:

@@ -162,7 +162,7 @@ def test_the_flag_replaces_the_loss_tail_by_the_fused_loss() -> None:
 
 @pytest.mark.parametrize(("extra", "said"), [
     (("--trace",), "--loss-kernel liger with --trace"),
-    (("--kind", "dpo"), "--loss-kernel liger with --kind dpo/grpo"),
+    (("--kind", "dpo"), "--loss-kernel liger with --kind dpo: in TRL 1.16's DPOTrainer Liger's fused loss is off"),
     (("--precision", "bf16", "--loss-dtype", "bf16"), "--loss-kernel liger with --loss-dtype bf16"),
     (("--lora", "--lora-target", "q_proj", "--lora-target", "lm_head"), "with LoRA on lm_head"),
     (("--strategy", "zero3"), "under ZeRO-3 with qwen2.5-7b's untied lm_head"),
@@ -189,9 +189,10 @@ def test_check_takes_the_flag() -> None:
 
 
 def test_trls_fused_head_keeps_no_logits_and_one_tile_at_a_time_as_trl_runs_it():
-    """TRL 1.16's fused LM head on CPU: the forward saves the hidden states, the weight, the targets and per-position
-    floats -- no [tokens x vocab] logits and no vocabulary tile -- which is what the estimate's "trl-fused-head"
-    kernel keeps (`fused_head_kept`, two fp32 floats per token)."""
+    """TRL 1.16's fused LM head on CPU, patched as its trainers patch it (entropy requested): the forward saves the
+    hidden states, the weight and, per scored position, the int64 target and the fp32 log-normaliser and entropy --
+    no [tokens x vocab] logits and no vocabulary tile -- which is what the estimate's "trl-fused-head" kernel keeps
+    (`fused_head_kept`). On a CPU every position is scored (no Triton: `compact` False), B x (S - 1) of them."""
     import torch
     from trl.kernels.chunked_logprob import ChunkedLogProbFunction  # noqa: F401 (the class the head runs)
     from trl.trainer.utils import add_fused_lm_head
@@ -204,12 +205,17 @@ def test_trls_fused_head_keeps_no_logits_and_one_tile_at_a_time_as_trl_runs_it()
     config = LlamaConfig(vocab_size=40_000, hidden_size=64, intermediate_size=128, num_hidden_layers=1,
                          num_attention_heads=4, num_key_value_heads=4)
     model = LlamaForCausalLM(config)
-    add_fused_lm_head(model)
+    add_fused_lm_head(model, outputs=("log_probs", "entropy"))  # SFT, DPO and GRPO all ask for the entropy
     tokens = torch.randint(0, config.vocab_size, (2, 48))
     saved: list[torch.Tensor] = []
     with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
         out = model(input_ids=tokens, labels=tokens, fused_lm_head=True)
     vocab_wide = [t for t in saved if t.dim() >= 1 and t.shape[-1] in (config.vocab_size, FUSED_VOCAB)]
     assert out.log_probs.shape[0] == 2 and saved and not vocab_wide
-    workload = Workload(resolve_model("llama-3.2-1b"), micro_batch=2, seq_len=48, loss_kernel="trl-fused-head")
-    assert fused_head_kept(workload) == 8 * 2 * 48
+    positions = 2 * 47  # the shifted labels: every position but each sequence's last
+    per_position = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in saved
+                    if t.dim() == 1 and t.numel() == positions}
+    assert sorted(per_position.values()) == [4 * positions, 4 * positions, 8 * positions]  # log_z, entropy, target
+    workload = Workload(resolve_model("llama-3.2-1b"), micro_batch=2, seq_len=48, loss_kernel="trl-fused-head",
+                        scored_positions_per_sequence=47)
+    assert fused_head_kept(workload) == sum(per_position.values())

@@ -2,8 +2,9 @@
 
 Each moment of the combined estimate is a moment of the training step (its own parts, `MemoryEstimate.moments`)
 plus what TRL adds at it; the parts at the peak are checked here against figures computed apart from it: the
-training step's states and activations, the reference model, the fused head's tile, the log-prob pass's
-logits, the KV cache and vLLM's share. DPO and GRPO, LoRA and full, with and without a reference model.
+training step's states and activations, the reference model, the fused head's tile and kept floats (the same
+trl_fused_head.py accounting as SFT's, over the completion positions), the log-prob pass's tile, the KV cache and
+vLLM's share. DPO and GRPO, LoRA and full, with and without a reference model.
 """
 
 from __future__ import annotations
@@ -13,17 +14,12 @@ import json
 import pytest
 
 from accelwiz.estimate.activations import recompute_bytes
-from accelwiz.estimate.posttraining import (
-    PostTraining,
-    estimate_posttraining,
-    fused_head_buffer,
-    reference_bytes,
-    training_workload,
-)
+from accelwiz.estimate.posttraining import PostTraining, estimate_posttraining, reference_bytes, training_workload
 from accelwiz.estimate.states import model_states, peft_fp32_adapters
 from accelwiz.estimate.step_temporaries import optimizer_step_temporaries
 from accelwiz.estimate.step_phases import tied_embedding_gradients
 from accelwiz.estimate.strategy import Strategy
+from accelwiz.estimate.trl_fused_head import fused_head_tile
 from accelwiz.estimate.workload import Workload
 from accelwiz.modelspec.lookup import resolve_model
 
@@ -73,22 +69,26 @@ def _expected(workload, strategy, post, estimate, moment: str) -> dict[str, int]
     weights = training.weights + ref + vllm_weights
     resident = weights - model_states(step, strategy).autocast_copy  # autocast's copies are gone after backward
     kept = training.gradients if strategy.kind == "zero3" else 0  # ZeRO-3's flat partition stays between steps
+    # the fused head over the completion positions (Triton): its tile, and 16 bytes kept per position
+    positions = step.micro_batch * post.max_completion_length
+    tile = fused_head_tile(positions, step.precision)
     live = {"weights": weights, "gradients": kept, "optimizer_states": training.optimizer_states,
-            "activations": training.activations + share - vllm_weights, "logits": 0,
-            "temporaries": fused_head_buffer(step, post)}
-    between = {**live, "activations": share - vllm_weights}  # GRPO's passes between two steps
+            "activations": training.activations + share - vllm_weights, "logits": 16 * positions,
+            "temporaries": tile}
+    between = {**live, "activations": share - vllm_weights, "logits": 0}  # GRPO's passes between two steps
     training_moment = "forward" if moment in ("logprob", "generation") else moment
     buffers = dict(dict(training.moments)[training_moment])["buffers"]
     if moment == "backward recompute":
         autocast = step.precision == "mixed" and strategy.kind in ("single", "ddp")
+        live["logits"] = 0  # the loss's backward ran before the layers': nothing of the head is left
         live["temporaries"] = recompute_bytes(step, autocast=autocast, strategy=strategy,
                                               fp32_adapters=peft_fp32_adapters(step, strategy))
     elif moment in ("backward end", "optimizer"):
         temporaries = (tied_embedding_gradients(step, strategy) if moment == "backward end"
                        else optimizer_step_temporaries(step, strategy)[0])
         live = {**between, "weights": resident, "gradients": training.gradients, "temporaries": temporaries}
-    elif moment == "logprob":  # 16-bit logits of the completions and their fp32 log-softmax, one micro-batch
-        live = {**between, "temporaries": step.micro_batch * post.max_completion_length * step.model.vocab_size * 6}
+    elif moment == "logprob":  # one micro-batch through the same fused head (no grad): its tile and floats
+        live = {**between, "temporaries": tile + 16 * positions}
     elif moment == "generation":
         live = {**between, "activations": between["activations"] + generation.kv_cache_bytes, "temporaries": 0}
         buffers += generation.gathered_bytes

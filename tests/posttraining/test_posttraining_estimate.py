@@ -41,14 +41,21 @@ def test_the_reference_model_per_gpu(kind, regime, strategy, more, expected) -> 
 def test_dpo_runs_chosen_and_rejected_of_prompt_plus_completion_in_one_step() -> None:
     post = PostTraining("dpo", max_prompt_length=300, max_completion_length=200)
     step = training_workload(workload(), post)
-    assert (step.micro_batch, step.seq_len) == (4, 500)
+    # the step says how TRL computes its loss: the fused LM head over the completion positions (Triton)
+    assert (step.micro_batch, step.seq_len, step.loss_kernel, step.scored_positions_per_sequence) == \
+        (4, 500, "trl-fused-head", 200)
+    assert training_workload(workload(), post, compact=False).scored_positions_per_sequence is None  # a CPU's
     strategy = Strategy("zero3", gpus_per_node=8)
     estimate = estimate_posttraining(workload(), strategy, post)
     assert estimate.training == estimate_memory(step, strategy)
-    # the phases carry the reference; the fused head replaces the loss tail, so the forward is below SFT's + ref
+    # no log-softmax of the full logits: 16 bytes kept per completion position, a forward below the standard loss's
+    assert estimate.training.logits == 16 * 4 * 200
+    standard = estimate_memory(replace(step, loss_kernel="standard"), strategy)
+    assert dict(estimate.training.phases)["forward"] < dict(standard.phases)["forward"]
+    # the phases carry the reference copy, nothing else rewritten
     forward = dict(estimate.combined.phases)["forward"]
-    assert forward < dict(estimate.training.phases)["forward"] + estimate.reference_bytes
-    assert estimate.combined.logits == 0 and estimate.generation is None
+    assert forward == dict(estimate.training.phases)["forward"] + estimate.reference_bytes
+    assert estimate.generation is None
 
 
 def test_grpo_hf_generation_holds_the_kv_cache_of_every_sequence_and_zero3_gathers_the_model() -> None:

@@ -1,8 +1,11 @@
-"""The loss kernel (`loss_kernel`: standard or Liger's fused linear cross-entropy) is a field of the one
-resolution: the HF Trainer's `use_liger_kernel` gives Liger's fused loss, TRL 1.16's trainers turn it off
-(SFTTrainer sets fused_linear_cross_entropy False for its own chunked LM head), and `--loss-kernel` replaces both."""
+"""The loss kernel (`loss_kernel`: standard, Liger's fused linear cross-entropy or TRL's fused LM head) is a field
+of the one resolution: the HF Trainer's `use_liger_kernel` gives Liger's fused loss, TRL 1.16's trainers turn it off
+(SFTTrainer, DPOTrainer and GRPOTrainer set fused_linear_cross_entropy False for their own fused LM head), and
+`--loss-kernel` replaces both, except where TRL's DPO/GRPO trainer cannot run what it asks (refused)."""
 
 from __future__ import annotations
+
+import pytest
 
 from accelwiz.config.training_args import parse_argv, parse_file
 from accelwiz.config.trl_arguments import with_trl_defaults
@@ -62,3 +65,42 @@ def test_check_explains_it_and_estimates_with_it(tmp_path, cli) -> None:
                      "num_processes: 2\n")
     said = cli("check", str(zero3), "--model", "qwen2.5-7b", "--system", "2xA100-80GB", "--loss-kernel", "liger")
     assert "memory rules skipped: --loss-kernel liger under ZeRO-3 with qwen2.5-7b's untied lm_head" in said.stderr
+
+
+@pytest.mark.parametrize(("kind", "trainer"), [("dpo", "DPOTrainer"), ("grpo", "GRPOTrainer")])
+def test_a_dpo_or_grpo_run_resolves_to_trls_fused_head(kind, trainer, tmp_path, cli) -> None:
+    """TRL 1.16's DPOTrainer and GRPOTrainer patch the policy with add_fused_lm_head as SFTTrainer does: the
+    trainer layer says so for `check --kind` (TRL's arguments carry the kind), and the run's resolution for `run`,
+    `estimate --config` and the run summary, with or without use_liger_kernel (Liger's layer kernels only)."""
+    from accelwiz.config.trl_arguments import with_trl
+    from accelwiz.resolution.run import resolve_run
+
+    config = tmp_path / "a.yaml"
+    config.write_text("distributed_type: 'NO'\nmixed_precision: bf16\nnum_processes: 1\n")
+    checked = cli("check", str(config), "--explain", "--model", "llama-3.2-1b", "--kind", kind)
+    row = next(line for line in checked.stdout.splitlines() if line.split()[:1] == ["loss_kernel"])
+    assert row.split()[1:4] == ["trl-fused-head", "trainer", "arguments"] and f"TRL 1.16's {trainer}" in row
+    run = resolve_run(None, model="llama-3.2-1b", flags={"kind": kind})
+    assert (run.loss_kernel.value, run.loss_kernel.source) == ("trl-fused-head", TRAINER)
+    assert "loss kernel trl-fused-head (trainer arguments)" in run.summary()
+    liger = with_trl(parse_argv(["--use_liger_kernel"]), kind, None, [])
+    assert resolve_workload(trainer_args=liger).loss_kernel.value == "trl-fused-head"
+    assert resolve_run(None, model="llama-3.2-1b", flags={"kind": "sft"}).loss_kernel.value == "standard"
+
+
+@pytest.mark.parametrize("command", ["estimate", "check"])
+@pytest.mark.parametrize(("kernel", "why"), [("standard", "the log-probabilities always come from add_fused_lm_head"),
+                                             ("liger", "Liger's fused loss is off")])
+def test_a_loss_kernel_trl_does_not_run_is_refused_for_dpo_and_grpo(command, kernel, why, tmp_path, cli) -> None:
+    config = tmp_path / "a.yaml"
+    config.write_text("distributed_type: 'NO'\nmixed_precision: bf16\nnum_processes: 1\n")
+    where = [str(config)] if command == "check" else ["--gpu-memory", "80GiB"]
+    for kind, trainer in (("dpo", "DPOTrainer"), ("grpo", "GRPOTrainer")):
+        result = cli(command, *where, "--model", "llama-3.2-1b", "--kind", kind, "--loss-kernel", kernel)
+        assert result.exit_code == 2, result.output
+        said = [line for line in result.stderr.splitlines() if not line.startswith("note:")]  # check's notes first
+        assert said[0].startswith(f"error: --loss-kernel {kernel} with --kind {kind}: in TRL 1.16's {trainer} ")
+        assert why in said[0], said
+        assert "drop --loss-kernel" in said[1] and "Traceback" not in result.output
+    asked = cli(command, *where, "--model", "llama-3.2-1b", "--kind", "dpo", "--loss-kernel", "trl-fused-head")
+    assert asked.exit_code in (0, 1), asked.output  # what TRL runs: accepted
