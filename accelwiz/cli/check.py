@@ -68,6 +68,10 @@ KbitPrepareOption = Annotated[bool | None, typer.Option(
     rich_help_panel="Memory", show_default=False,
     help="QLoRA: PEFT's prepare_model_for_kbit_training ran (default: the built-in trainer's yes; a Trainer/TRL "
          "run's no).")]
+StackOption = Annotated[list[str] | None, typer.Option(
+    metavar="NAME==VERSION", rich_help_panel="Memory", show_default=False,
+    help="A library version the run trains with, repeatable: transformers, bitsandbytes (default: the installed; "
+         "`estimate --help`).")]
 PlanOption = Annotated[Path | None, typer.Option(help="The plan file `accelwiz init` wrote (default: the one beside "
                                                       "the YAML, accelerate.plan.yaml for accelerate.yaml).",
                                                  rich_help_panel="Memory", show_default=False)]
@@ -99,6 +103,7 @@ def check(
     varying_lengths: VaryingLengthsOption = None, loss_dtype: LossDtypeOption = None,
     loss_kernel: LossKernelOption = None,
     kbit_prepare: KbitPrepareOption = None,
+    stack: StackOption = None,
     plan: PlanOption = None,
     attention: AttentionOption = None,
     training_args: TrainingArgsOption = None, trl: TrlOption = False,
@@ -116,7 +121,7 @@ def check(
         flags = workload_flags(micro_batch=micro_batch, seq_len=seq_len, gradient_checkpointing=gradient_checkpointing,
                                method=method, lora=lora, qlora=qlora, attention=attention,
                                lora_dropout=lora_dropout, varying_lengths=varying_lengths, loss_dtype=loss_dtype,
-                               loss_kernel=loss_kernel, kbit_prepared=kbit_prepare)
+                               loss_kernel=loss_kernel, kbit_prepared=kbit_prepare, stack=stack)
         checked = check_files(CheckRequest(
             files or [_default_config()], split_codes(select), split_codes(ignore), system, model, plan, flags,
             training_args, trainer_argv(ctx), trl, kind, {"num_processes": num_processes, "num_machines": num_machines},

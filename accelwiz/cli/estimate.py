@@ -121,6 +121,10 @@ KbitPrepareOption = Annotated[bool | None, typer.Option(
     help="QLoRA: PEFT's prepare_model_for_kbit_training casts the embedding, norms and LM head to fp32 (default "
          "on, as accelwiz's trainer; without autocast every activation is then fp32); --no-kbit-prepare: they stay "
          "16-bit (torchtune, Lightning's bitsandbytes precision).")]
+StackOption = Annotated[list[str] | None, typer.Option(
+    metavar="NAME==VERSION", rich_help_panel=_TRAIN, show_default=False,
+    help="A library version the run trains with, repeatable: transformers (before 4.49 the loss copies the "
+         "logits), bitsandbytes (before 0.43.2 QLoRA keeps each 4-bit linear's input). Default: the installed.")]
 GpuMemoryOption = Annotated[
     str | None, typer.Option(help="Memory of one GPU: 80GiB, 80GB, 81920MiB.", rich_help_panel=_MEM)
 ]
@@ -201,7 +205,7 @@ def estimate(
     varying_lengths: VaryingLengthsOption = None,
     loss_dtype: LossDtypeOption = None,
     loss_kernel: LossKernelOption = None,
-    kbit_prepare: KbitPrepareOption = None,
+    kbit_prepare: KbitPrepareOption = None, stack: StackOption = None,
     system: SystemOption = None,
     gpu_memory: GpuMemoryOption = None,
     compare: CompareOption = False,
@@ -251,7 +255,7 @@ def _request(options: dict[str, Any]) -> EstimateRequest:
     workload = {name: options[name] for name in ("micro_batch", "seq_len", "method", "lora", "qlora", "lora_rank",
                                                  "lora_dropout", "precision", "optimizer",
                                                  "gradient_checkpointing", "attention", "varying_lengths",
-                                                 "loss_dtype", "loss_kernel", "kbit_prepare")}
+                                                 "loss_dtype", "loss_kernel", "kbit_prepare", "stack")}
     flags = checked_flags(lora_targets=tuple(options["lora_target"] or ()) or None, **workload)
     post = {name: options[name] for name in _POST_FLAGS}
     post["precompute_ref_log_probs"] = post["precompute_ref_log_probs"] or None  # False: not given

@@ -97,8 +97,8 @@ def frozen_base_terms(workload: Workload, *, autocast: bool = False,
     """How one gated-decoder layer's saved activations under LoRA/QLoRA differ from full fine-tuning's terms.
 
     A frozen weight keeps nothing of its input: `F.linear` saves the input only for the weight's gradient, and
-    bitsandbytes' `MatMul4Bit` keeps only the packed weight (`ctx.tensors = (None, B)`). So, against full
-    fine-tuning (activations.py's terms, which count every norm's normalised tensor and every linear's input):
+    bitsandbytes' `MatMul4Bit` keeps only the packed weight (`ctx.tensors = (None, B)`; before 0.43.2 the input
+    too: `kept_4bit_input_terms`). So, against full fine-tuning (activations.py's terms: every linear's input):
 
     * each RMSNorm's 16-bit normalised tensor (`weight * x.to(dtype)` keeps it only for the weight's gradient);
     * an input group (the attention input, the MLP input, the MLP's `act(gate) * up`) none of whose linears is
@@ -131,6 +131,7 @@ def frozen_base_terms(workload: Workload, *, autocast: bool = False,
         terms.append(("no attention output copy (sdpa); rotary cos, sin",
                       -int(3 * q_width * sbh) * (width // 2) + 2 * width * spec.head_dim * tokens))
     terms += _input_group_terms(workload, adapted, autocast=autocast, fp32_adapters=fp32_adapters)
+    terms += kept_4bit_input_terms(workload, adapted, autocast=autocast, fp32_adapters=fp32_adapters)
     if autocast and workload.regime == "qlora" and workload.kbit_prepared and width == 2:
         # fp32 norm weights make the norms' outputs fp32, and bitsandbytes returns its input's dtype: the MLP's
         # gate, up and act(gate) are fp32 (2 more bytes each), and so are rotary's cos and sin (the tests)
@@ -183,3 +184,75 @@ def _copy_width(workload: Workload, group: str, *, autocast: bool, fp32_adapters
         kbit = workload.kbit_prepared and workload.lora_dropout <= 0
         return 2 if kbit and group in ("attention input", "mlp input") else 0
     return 4 if fp32_adapters and workload.precision != "fp32" else 0
+
+
+# -- bitsandbytes before 0.43.2: every 4-bit linear keeps its input -------------------------------------------------
+
+# the first bitsandbytes whose Linear4bit computes in an fp32 or bf16 input's own dtype (`set_compute_type`)
+_COMPUTE_DTYPE_FOLLOWS_INPUT = (0, 41, 0)
+
+
+def kept_4bit_input_terms(workload: Workload, adapted: list[Tensor], *, autocast: bool,
+                          fp32_adapters: bool) -> list[tuple[str, int]]:
+    """QLoRA on bitsandbytes before 0.43.2 (`Workload.keeps_4bit_inputs`, from the resolution's stack): the bytes
+    one layer's 4-bit linears keep of their inputs where nothing else keeps them.
+
+    `MatMul4Bit.forward` kept `ctx.tensors = (A, B)` whenever an input needed a gradient (bitsandbytes/autograd/
+    _functions.py, 0.41.1 line 523), though backward reads only B (a frozen weight; A's gradient is `grad_output @
+    dequantize(B)`). Commit 9e75374 ("fix QLoRA mem bug: delete useless buffered activation",
+    bitsandbytes-foundation/bitsandbytes#1270, July 2024) keeps `(None, B)`, first released in 0.43.2.
+    A is what `Linear4bit.forward` passes (bitsandbytes/nn/modules.py at 0.41.1, lines 232-252): `x =
+    x.to(self.compute_dtype)`. From 0.41.0 `set_compute_type` (lines 211-215) makes the compute dtype an fp32 or
+    bf16 input's own, so A is the input itself, shared by the linears reading it (q, k, v; gate, up) and perhaps
+    kept by another op already; 0.40.x casts an input of another dtype, a new tensor per linear (the fp32
+    activations of a k-bit-prepared model under 16-bit autocast). An fp16 input with another compute dtype is cast
+    in every version; the estimator's 16-bit is bf16 and does not count that cast.
+
+    Per input group: nothing where the input is kept anyway (SDPA's output, which o_proj reads without a copy;
+    `lora_A` without dropout or cast keeping it), else the input once, in its dtype. One layer's term, so under
+    gradient checkpointing it is in the recomputed layer only (activations.recompute_bytes), as 2023's reentrant
+    checkpointing has it (forward under no_grad: MatMul4Bit keeps `(None, None)`). Measured against the real PEFT
+    layer with a MatMul4Bit that keeps `(A, B)` as 0.41.1 does (tests/estimate/test_bnb_4bit_inputs.py).
+    """
+    if not workload.keeps_4bit_inputs:
+        return []
+    tokens = workload.seq_len * workload.micro_batch
+    width = 4 if workload.precision == "fp32" else 2
+    kept = 0
+    for group, (elements, readers, lora_keeps) in _4bit_input_groups(workload, adapted, autocast=autocast,
+                                                                      fp32_adapters=fp32_adapters).items():
+        dtype = _4bit_input_width(workload, group, autocast=autocast)
+        if dtype != width and workload.bitsandbytes_version < _COMPUTE_DTYPE_FOLLOWS_INPUT:  # type: ignore[operator]
+            kept += width * readers * elements * tokens  # each linear's own cast to the compute dtype
+        elif not lora_keeps and not (group == "attention output" and workload.attention != "eager"):
+            kept += dtype * elements * tokens
+    version = ".".join(map(str, workload.bitsandbytes_version or ()))
+    return [(f"bitsandbytes {version}: 4-bit linears keep their inputs", kept)] if kept else []
+
+
+def _4bit_input_groups(workload: Workload, adapted: list[Tensor], *, autocast: bool,
+                       fp32_adapters: bool) -> dict[str, tuple[int, int, bool]]:
+    """Per input group: its elements per token, the 4-bit linears reading it, and whether an adapter's `lora_A`
+    keeps that very tensor (no dropout, no cast by PEFT or by autocast of an fp32 input)."""
+    width = 4 if workload.precision == "fp32" else 2
+    groups: dict[str, tuple[int, int, bool]] = {}
+    for t in workload.model.block_linears():
+        group = _SHARED_INPUT.get(t.kind)
+        if group is None:
+            continue
+        cast = _copy_width(workload, group, autocast=autocast, fp32_adapters=fp32_adapters) or \
+            (autocast and _4bit_input_width(workload, group, autocast=autocast) != width)
+        _, readers, keeps = groups.get(group, (0, 0, False))
+        keeps = keeps or (t in adapted and not cast and workload.lora_dropout <= 0)
+        groups[group] = (_input_features(workload, t), readers + 1, keeps)
+    return groups
+
+
+def _4bit_input_width(workload: Workload, group: str, *, autocast: bool) -> int:
+    """Bytes per element of `group`'s input as the 4-bit linears receive it: after PEFT's k-bit preparation under
+    16-bit autocast the fp32 norms make the attention and MLP inputs fp32, and Linear4bit returns its input's dtype,
+    so the MLP's product is fp32 too (`frozen_base_terms`); attention's output is autocast's."""
+    width = 4 if workload.precision == "fp32" else 2
+    if autocast and workload.regime == "qlora" and workload.kbit_prepared and group != "attention output":
+        return 4
+    return width

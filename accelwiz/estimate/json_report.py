@@ -117,8 +117,12 @@ def _workload_json(w: Workload) -> dict[str, Any]:
         "gradient_checkpointing": w.gradient_checkpointing,
         "attention": w.attention,
         "trainable_parameters": w.trainable_parameters,
-        # the loss tail follows it (Workload.copies_shifted_logits); null: today's transformers assumed
-        "transformers": ".".join(map(str, w.transformers_version)) if w.transformers_version else None,
+        # the library versions the estimate follows (resolution/stack.py: installed, or --stack): the loss tail
+        # follows transformers' (Workload.copies_shifted_logits), QLoRA's activations bitsandbytes'
+        # (Workload.keeps_4bit_inputs); null: absent, today's assumed
+        "stack": {name: ".".join(map(str, version)) if version else None
+                  for name, version in (("transformers", w.transformers_version),
+                                        ("bitsandbytes", w.bitsandbytes_version))},
     }
 
 

@@ -37,6 +37,7 @@ def assumptions(workload: Workload, strategy: Strategy, states: ModelStates, log
         *((notes.engine,) if notes.engine else ()),
         *states.notes,
         *notes.activations,
+        *_stack_notes(workload),
         *((workload.model.activations_note,) if not workload.model.analytic_activations else ()),
         *_loss_tail_notes(workload, logits),
         *notes.buffers,
@@ -66,10 +67,22 @@ def _loss_tail_notes(workload: Workload, logits: float) -> list[str]:
     notes = [f"loss tail: {dtype} log-softmax kept for backward ({workload.micro_batch}×{workload.seq_len} tokens × "
              f"vocab {workload.model.vocab_size:,}); logits and loss gradients are phase temporaries"]
     if workload.copies_shifted_logits:
-        major, minor = workload.transformers_version or (0, 0)
-        notes.append(f"transformers {major}.{minor} copies the fp32 logits for the shifted loss (before 4.49): "
-                     "+2 x batch x seq x vocab bytes in forward, +4 in backward")
+        notes.append(f"transformers {_version(workload.transformers_version)} copies the fp32 logits for the "
+                     "shifted loss (before 4.49): +2 x batch x seq x vocab bytes in forward, +4 in backward")
     return notes
+
+
+def _stack_notes(workload: Workload) -> list[str]:
+    """What the library versions the run trains with change (resolution/stack.py; `--stack`)."""
+    if not workload.keeps_4bit_inputs:
+        return []
+    return [f"bitsandbytes {_version(workload.bitsandbytes_version)} keeps each 4-bit linear's input for backward "
+            "(MatMul4Bit ctx.tensors = (A, B), dropped in 0.43.2): inputs no other op keeps are counted once per "
+            "layer (the activations' 'bitsandbytes' term)"]
+
+
+def _version(version: tuple[int, ...] | None) -> str:
+    return ".".join(map(str, version or ()))
 
 
 def _gradients_note(workload: Workload, strategy: Strategy) -> str:

@@ -26,7 +26,7 @@ def to_workload(resolved: ResolvedWorkload, spec: ModelSpec) -> Workload:
     from accelwiz.estimate.workload import Workload
 
     refuse_kbit_flag(resolved)
-    from accelwiz.resolution.workload import estimator_precision, installed_transformers_version
+    from accelwiz.resolution.workload import estimator_precision
 
     workload = Workload(
         model=spec,
@@ -41,7 +41,9 @@ def to_workload(resolved: ResolvedWorkload, spec: ModelSpec) -> Workload:
         optimizer_kernel=resolved.optimizer_kernel.value,
         gradient_checkpointing=bool(resolved.gradient_checkpointing.value),
         attention=resolved.attention.value,
-        transformers_version=installed_transformers_version(),
+        # the versions the run trains with (resolution/stack.py: installed, or --stack)
+        transformers_version=resolved.stack.value.transformers,
+        bitsandbytes_version=resolved.stack.value.bitsandbytes,
         varying_lengths=bool(resolved.varying_lengths.value),
         loss_dtype=model_loss_dtype(resolved, spec),
         loss_kernel=model_loss_kernel(resolved, spec),

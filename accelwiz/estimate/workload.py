@@ -14,6 +14,9 @@ Precision = Literal["fp32", "mixed", "bf16"]
 Optimizer = Literal["adamw", "adamw8bit", "sgd", "adafactor", "paged-adamw", "paged-adamw8bit"]
 Attention = Literal["eager", "sdpa", "flash"]
 
+# the first bitsandbytes whose 4-bit matmul no longer keeps its input (`Workload.keeps_4bit_inputs`)
+BNB_DROPS_4BIT_INPUT = (0, 43, 2)
+
 # The QLoRA paper's choice and the common PEFT recipe: every linear layer inside the blocks ("all-linear"),
 # named per architecture family. PEFT's own default for Llama is only q_proj and v_proj.
 ALL_LINEAR = (
@@ -82,9 +85,11 @@ class Workload:
     # LoRA's A and B as the script leaves them; None: PEFT's default, fp32 over a 16-bit base outside DeepSpeed
     # (states.py `peft_fp32_adapters`); "bf16": a script casts them (Answer.AI's train.py, measured on an H200)
     adapter_dtype: Literal["fp32", "bf16"] | None = None
-    # (major, minor) of the transformers that trains (resolution: the installed one); None: today's. The loss
-    # tail depends on it (`copies_shifted_logits`)
-    transformers_version: tuple[int, int] | None = None
+    # The versions the run trains with ((major, minor[, patch]); the resolution's `stack`: installed, or --stack);
+    # None: today's. The loss tail depends on transformers' (`copies_shifted_logits`), QLoRA's saved activations
+    # on bitsandbytes' (`keeps_4bit_inputs`)
+    transformers_version: tuple[int, ...] | None = None
+    bitsandbytes_version: tuple[int, ...] | None = None
     # Batches of varying length (padded to each batch's longest, up to seq_len: the HF Trainer's and TRL's
     # collators without packing) rather than all of seq_len (accelwiz's trainer packs): the caching allocator
     # keeps loss-tail blocks of every length it saw (estimate/varying_lengths.py)
@@ -110,6 +115,14 @@ class Workload:
         (activations.loss_transient_bytes)."""
         return (self.transformers_version is not None and self.transformers_version < (4, 49)
                 and self.model.causal_lm)
+
+    @property
+    def keeps_4bit_inputs(self) -> bool:
+        """QLoRA on bitsandbytes before 0.43.2: MatMul4Bit keeps its input for backward (`ctx.tensors = (A, B)`;
+        bitsandbytes-foundation/bitsandbytes#1270, commit 9e75374, first released in 0.43.2, keeps `(None, B)`),
+        though a frozen weight needs no input gradient (activations_lora.kept_4bit_input_terms)."""
+        return (self.regime == "qlora" and self.bitsandbytes_version is not None
+                and self.bitsandbytes_version < BNB_DROPS_4BIT_INPUT)
 
     @cached_property
     def trainable_parameters(self) -> int:

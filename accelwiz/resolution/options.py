@@ -35,6 +35,10 @@ def flags_from_options(*, micro_batch: int | None, seq_len: int | None, **more: 
     dropout = more.get("lora_dropout")
     if dropout is not None and not 0.0 <= dropout < 1.0:
         raise UsageError(f"LoRA dropout must be at least 0 and below 1 (got {dropout})", hint="pass --lora-dropout 0.1")
+    if more.get("stack"):  # --stack NAME==VERSION, refused in one line where malformed (resolution/stack.py)
+        from accelwiz.resolution.stack import resolved_stack
+
+        more["stack"] = resolved_stack(tuple(more["stack"]))
     if "kbit_prepare" in more:  # the flag says what to do; the workload records whether it was done
         more["kbit_prepared"] = more.pop("kbit_prepare")
     flags = {"micro_batch": micro_batch, "seq_len": seq_len, "method": more.pop("regime", None), **more}

@@ -69,7 +69,9 @@ class Run:
 
     def for_report(self) -> dict[str, Any]:
         report: dict[str, Any] = {
-            name: {"value": list(item.value) if isinstance(item.value, tuple) else item.value,
+            # a tuple as a list, the library stack (resolution/stack.py) as {library: version}: JSON values
+            name: {"value": list(item.value) if isinstance(item.value, tuple) else
+                   item.value.as_json() if hasattr(item.value, "as_json") else item.value,
                    "source": item.source, **({"note": item.note} if item.note else {})}
             for name, item in self.chosen()
         }

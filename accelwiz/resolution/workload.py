@@ -12,12 +12,14 @@ Layers, lowest first; a higher layer replaces a value field by field:
    given or at its own defaults (a Trainer command line without `--gradient_checkpointing` does not checkpoint);
 5. command-line flags (`check --seq-len`, `run --micro-batch`, ...).
 
+The library versions the run trains with (`stack`: transformers, bitsandbytes) are the installed ones unless
+`--stack` names others (resolution/stack.py); no file writes them.
+
 No torch, no pydantic: `check` and `estimate` start fast.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +27,7 @@ from accelwiz.resolution.collator import batches_vary_in_length
 from accelwiz.resolution.load_dtype import trainer_load_dtype
 from accelwiz.resolution.loss_kernel import trainer_loss_kernel
 from accelwiz.resolution.sourced import DEFAULT, FLAG, MODEL, PLAN, TRAINER, Sourced  # noqa: F401 (re-exported)
+from accelwiz.resolution.stack import resolved_stack
 
 if TYPE_CHECKING:
     from accelwiz.config.training_args import TrainerArguments
@@ -73,7 +76,7 @@ _DEFAULT_NOTES = {
 }
 
 # workload fields no file writes: the values table shows them from the resolution (`explained`)
-_NOT_IN_FILES = ("varying_lengths", "loss_dtype", "loss_kernel", "kbit_prepared")
+_NOT_IN_FILES = ("varying_lengths", "loss_dtype", "loss_kernel", "kbit_prepared", "stack")
 
 _FILE_SOURCES = {"yaml": "accelerate yaml", "json": "deepspeed json", "accelerate default": "accelerate default",
                  "deepspeed default": "deepspeed default"}
@@ -103,6 +106,8 @@ class ResolvedWorkload:
     loss_dtype: Sourced
     loss_kernel: Sourced
     kbit_prepared: Sourced
+    # the versions of the libraries whose version changes memory (resolution/stack.py `Stack`)
+    stack: Sourced
 
     def items(self) -> list[tuple[str, Sourced]]:
         names = [f.name for f in fields(self)]
@@ -134,6 +139,7 @@ def resolve_workload(*, plan: PlanFile | None = None, answers: dict[str, Any] | 
                      flags: dict[str, Any] | None = None, max_positions: int | None = None) -> ResolvedWorkload:
     """The workload from every layer (module docstring); `max_positions` caps the default sequence length."""
     chosen = {name: Sourced(value, DEFAULT, _DEFAULT_NOTES.get(name, "")) for name, value in DEFAULTS.items()}
+    chosen["stack"] = resolved_stack((flags or {}).get("stack"))
     if max_positions is not None and max_positions < DEFAULT_SEQ_LEN:
         chosen["seq_len"] = Sourced(max_positions, DEFAULT, f"the model's {max_positions} positions")
     files = file_layer(effective)
@@ -276,16 +282,3 @@ def _given(values: dict[str, Any], source: str) -> dict[str, Sourced]:
     return {name: value if isinstance(value, Sourced) else Sourced(value, source)
             for name, value in values.items() if name in DEFAULTS and value is not None}
 
-
-@functools.cache  # package metadata is read once per process, not once per workload
-def installed_transformers_version() -> tuple[int, int] | None:
-    """(major, minor) of the installed transformers, from its metadata (no import); None where it is absent
-    or its version cannot be read: the estimator then models today's transformers."""
-    from accelwiz.probe.packages import distribution_version
-
-    version = distribution_version("transformers")
-    try:
-        major, minor = (version or "").split(".")[:2]
-        return int(major), int(minor)
-    except ValueError:
-        return None

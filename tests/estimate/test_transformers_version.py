@@ -1,5 +1,6 @@
 """The loss tail follows the transformers that trains: before 4.49 a causal LM's fp32 logits were copied for the
-shifted loss (huggingface/transformers#35646 removed the copy); the resolution reads the installed version."""
+shifted loss (huggingface/transformers#35646 removed the copy); the resolution's `stack` gives the version (the
+installed one, or `--stack transformers==VERSION`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from accelwiz.estimate.activations import loss_transient_bytes
 from accelwiz.modelspec.lookup import resolve_model
 from accelwiz.estimate.workload import Workload
 from accelwiz.estimate.resolved import workload_from_options
-from accelwiz.resolution.workload import installed_transformers_version
 
 LLAMA = Workload(resolve_model("llama-2-7b"), micro_batch=2, seq_len=1024)
 TOKENS = 2 * 1024 * 32000  # batch x seq x vocab
@@ -38,8 +38,10 @@ def test_the_copy_adds_to_forward_and_backward_by_batch_seq_vocab(precision, for
     assert (old_forward - forward, old_backward - backward) == (forward_extra * TOKENS, 4 * TOKENS)
 
 
-def test_the_resolved_workload_carries_the_installed_transformers():
-    major, minor = (int(part) for part in metadata.version("transformers").split(".")[:2])
-    assert installed_transformers_version() == (major, minor)
+def test_the_resolved_workload_carries_the_installed_transformers_or_the_flags():
+    installed = tuple(int(part) for part in metadata.version("transformers").split("+")[0].split(".")[:3])
     workload = workload_from_options(model="llama-2-7b", micro_batch=1, seq_len=512)
-    assert workload.transformers_version == (major, minor)
+    assert workload.transformers_version == installed
+    assert not workload.copies_shifted_logits  # the installed transformers is 5.x
+    old = workload_from_options(model="llama-2-7b", micro_batch=1, seq_len=512, stack=["transformers==4.37"])
+    assert old.transformers_version == (4, 37, 0) and old.copies_shifted_logits

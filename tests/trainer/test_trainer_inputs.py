@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from accelwiz.errors import InputError, UsageError
+from accelwiz.resolution.stack import installed_stack
 from accelwiz.trainer.data import DataError, load_records, pack, read_jsonl, token_ids, training_sequences
 from accelwiz.trainer.models import ModelChoiceError, locate_model
 from accelwiz.trainer.options import parse_args
@@ -90,6 +91,8 @@ def test_the_plan_beside_the_yaml_supplies_the_workload_and_the_model(tmp_path, 
         "varying_lengths": (False, "default"),  # the built-in trainer packs windows of seq_len (issue 28)
         "loss_dtype": ("fp32", "default"),  # transformers' loss on the model's labels
         "loss_kernel": ("standard", "default"),  # no Liger kernel in the built-in trainer
+        # the library versions it trains with, from this environment's package metadata (resolution/stack.py)
+        "stack": (installed_stack().as_json(), "installed"),
     }
     assert report["plan_file"] == "accelerate.plan.yaml"
 
