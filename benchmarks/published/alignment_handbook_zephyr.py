@@ -28,15 +28,15 @@ _QUOTE = "You will require 8 GPUs (80GB of VRAM) to train the full model."
 _PRINTED = "8 GPUs (80GB of VRAM)"
 _HW = ("the page says '8 GPUs (80GB of VRAM)' without naming the card: the argv takes the 8 x A100 80GB preset "
        "(80.0 GiB each; an H100 80GB has 79.6 GiB)")
-_STACK = ("transformers 4.36.2, TRL 0.7.7, DeepSpeed 0.12.2 and torch 2.1.2 (the CLI estimates the installed "
-          "ones)")
+_STACK = ("TRL 0.7.7, DeepSpeed 0.12.2 and torch 2.1.2 (the CLI estimates the installed ones; transformers "
+          "4.36.2 is in the argv)")
 
 ROWS = [
     {"key": "alignment-handbook-zephyr-7b-sft-full-zero3-8x80gb-ran", "source": "alignment-handbook-zephyr",
      "url": _URL, "quote": _QUOTE, "printed": _PRINTED, "measured_bytes": None, "metric": "reserved", "ran": True,
      "argv": "estimate --model mistral-7b --system 8xA100-80GB --strategy zero3 --precision mixed --micro-batch 16 "
              "--seq-len 2048 --fixed-lengths --gradient-checkpointing --attention flash --optimizer adamw "
-             "--format json",
+             "--stack transformers==4.36.2 --format json",
      "assumptions": (
          f"alignment-handbook at {_COMMIT[:7]}: Zephyr-7B-beta SFT, Mistral-7B-v0.1 in bf16 under DeepSpeed ZeRO-3 "
          "(bf16 engine, fp32 master weights and torch AdamW states sharded over 8 GPUs), per-device batch 16 of "
@@ -47,7 +47,8 @@ ROWS = [
      "url": _URL, "quote": _QUOTE, "printed": _PRINTED, "measured_bytes": None, "metric": "reserved", "ran": True,
      "argv": "estimate --model mistral-7b --system 8xA100-80GB --strategy zero3 --precision mixed --kind dpo "
              "--micro-batch 8 --max-prompt-length 512 --max-completion-length 512 --beta 0.01 "
-             "--gradient-checkpointing --attention eager --optimizer adamw --format json",
+             "--gradient-checkpointing --attention eager --optimizer adamw --stack transformers==4.36.2 "
+             "--format json",
      "assumptions": (
          f"alignment-handbook at {_COMMIT[:7]}: Zephyr-7B-beta DPO, zephyr-7b-sft-full (Mistral 7B) loaded in fp32 "
          "and run by DeepSpeed ZeRO-3's bf16 engine with a ZeRO-3 reference model, per-device batch 8, prompts cut "

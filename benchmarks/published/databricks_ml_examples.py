@@ -38,8 +38,6 @@ _QLORA_SETTINGS = (
 )
 _QLORA_UNEXPRESSED = [
     "NF4 without double quantization (the CLI's QLoRA double-quantizes: about 0.4 bits per parameter less)",
-    "bitsandbytes of 2023 ({bnb}) keeps every 4-bit linear's input for backward (MatMul4Bit ctx.tensors = (A, B), "
-    "dropped in 0.43.2); the argv estimates today's bitsandbytes",
     "the padded length of the longest batch (dolly-15k prompts above 512 tokens are cut there; the argv says the cap)",
 ]
 _FULL_SETTINGS = (
@@ -63,7 +61,10 @@ def _qlora(key: str, notebook: str, quote: str, printed: str, model: str, system
             "printed": printed, "measured_bytes": None, "metric": "reserved", "ran": True,
             "argv": f"estimate --model {model} --system {system} --strategy single --qlora --precision mixed "
                     f"--lora-rank 64 {_TARGETS}--lora-dropout 0.1 --optimizer paged-adamw --gradient-checkpointing "
-                    f"--micro-batch {batch} --seq-len 512 --varying-lengths --attention eager --format json",
+                    f"--micro-batch {batch} --seq-len 512 --varying-lengths --attention eager "
+                    # the notebooks' pinned stack: bitsandbytes before 0.43.2 keeps every 4-bit linear's input
+                    # (before 0.41 its own fp16 cast of the fp32 input), transformers before 4.49 copies the logits
+                    f"--stack bitsandbytes=={bnb} --stack transformers=={transformers} --format json",
             "assumptions": _QLORA_SETTINGS.format(notebook=notebook, commit=_COMMIT[:7], model=model, gpu=gpu,
                                                   trl=trl, batch=batch, accum=accum, transformers=transformers,
                                                   bnb=bnb),
@@ -76,7 +77,8 @@ def _full(key: str, notebook: str, quote: str, printed: str, model: str, system:
             "printed": printed, "measured_bytes": None, "metric": "reserved", "ran": True,
             "argv": f"estimate --model {model} --system {system} --strategy zero3 --offload-param cpu "
                     f"--offload-optimizer cpu --precision bf16 --optimizer adamw --micro-batch {batch} --seq-len 256 "
-                    "--fixed-lengths --gradient-checkpointing --attention eager --format json",
+                    f"--fixed-lengths --gradient-checkpointing --attention eager --stack transformers=={transformers} "
+                    "--format json",
             "assumptions": _FULL_SETTINGS.format(notebook=notebook, commit=_COMMIT[:7], model=model, ds=ds,
                                                  batch=batch, transformers=transformers, gpus=gpus),
             "unexpressed": [*(u.format(eval_batch=eval_batch) for u in _FULL_UNEXPRESSED), *extra]}

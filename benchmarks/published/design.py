@@ -217,14 +217,13 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-70b --system 8xH100-80GB --strategy zero3 --micro-batch 8 --seq-len 2048 '
           '--precision mixed --attention flash --gradient-checkpointing --lora --lora-rank 8 --lora-target q_proj '
           '--lora-target k_proj --lora-target v_proj --lora-target o_proj --lora-target gate_proj --lora-target '
-          'up_proj --lora-target down_proj --lora-dropout 0.1 --format json',
+          'up_proj --lora-target down_proj --lora-dropout 0.1 --stack transformers==4.39 --format json',
   'assumptions': 'meta-llama/Llama-2-70b-hf, PEFT examples/sft/train.py through SFTTrainer, max_seq_len 2048 with '
                  'packing, --bf16, gradient checkpointing, flash attention 2, LoRA r=8 all-linear, --lora_dropout '
                  '0.1 (run_peft_*.sh); transformers from git main as the guides were written (March 2024: 4.39.dev, '
                  "examples/sft/requirements.txt), 'memory consumed per GPU' with a screenshot of GPU memory usage "
                  "(taken as the process's whole footprint, as nvidia-smi counts it: assumed, the page does not name "
-                 'the tool); per_device_train_batch_size 8; ZeRO-3 (zero3_init) on 8x H100 80GB',
-  'unexpressed': ['transformers 4.39 (the CLI estimates the installed one)']},
+                 'the tool); per_device_train_batch_size 8; ZeRO-3 (zero3_init) on 8x H100 80GB'},
  {'key': 'peft-llama2-70b-qlora-zero3-2gpu',
   'source': 'peft-sft-guides',
   'url': 'https://github.com/huggingface/peft/blob/main/docs/source/accelerate/deepspeed.md',
@@ -235,15 +234,14 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-70b --gpus 2 --strategy zero3 --micro-batch 2 --seq-len 2048 --precision mixed '
           '--attention flash --gradient-checkpointing --qlora --lora-rank 8 --lora-target q_proj --lora-target '
           'k_proj --lora-target v_proj --lora-target o_proj --lora-target gate_proj --lora-target up_proj '
-          '--lora-target down_proj --lora-dropout 0.1 --format json',
+          '--lora-target down_proj --lora-dropout 0.1 --stack transformers==4.39 --format json',
   'assumptions': 'meta-llama/Llama-2-70b-hf, PEFT examples/sft/train.py through SFTTrainer, max_seq_len 2048 with '
                  'packing, --bf16, gradient checkpointing, flash attention 2, LoRA r=8 all-linear, --lora_dropout '
                  '0.1 (run_peft_*.sh); transformers from git main as the guides were written (March 2024: 4.39.dev, '
                  "examples/sft/requirements.txt), 'memory consumed per GPU' with a screenshot of GPU memory usage "
                  "(taken as the process's whole footprint, as nvidia-smi counts it: assumed, the page does not name "
                  'the tool); per_device_train_batch_size 2; QLoRA (NF4, nested quant, bf16 quant storage); ZeRO-3 '
-                 '(zero3_init) on 2 GPUs',
-  'unexpressed': ['transformers 4.39 (the CLI estimates the installed one)']},
+                 '(zero3_init) on 2 GPUs'},
  {'key': 'peft-llama2-70b-lora-fsdp-8gpu',
   'source': 'peft-sft-guides',
   'url': 'https://github.com/huggingface/peft/blob/main/docs/source/accelerate/fsdp.md',
@@ -254,7 +252,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-70b --system 8xH100-80GB --micro-batch 8 --seq-len 2048 --precision mixed '
           '--attention flash --gradient-checkpointing --lora --lora-rank 8 --lora-target q_proj --lora-target k_proj '
           '--lora-target v_proj --lora-target o_proj --lora-target gate_proj --lora-target up_proj --lora-target '
-          'down_proj --lora-dropout 0.1 --format json',
+          'down_proj --lora-dropout 0.1 --stack transformers==4.39 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -273,8 +271,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  'the tool); per_device_train_batch_size 8; FSDP1 FULL_SHARD, use_orig_params false, mixed_precision '
                  'bf16, on 8x H100 80GB; train.py loads the model with dtype=quant_storage_dtype or torch.float32: '
                  'the frozen base in fp32, as accelwiz counts LoRA under FSDP with mixed precision; the figure is '
-                 'the middle of the quoted 72-80 GB (90-98% of the GPU)',
-  'unexpressed': ['transformers 4.39 (the CLI estimates the installed one)']},
+                 'the middle of the quoted 72-80 GB (90-98% of the GPU)'},
  {'key': 'peft-llama2-70b-qlora-fsdp-2gpu',
   'source': 'peft-sft-guides',
   'url': 'https://github.com/huggingface/peft/blob/main/docs/source/accelerate/fsdp.md',
@@ -285,7 +282,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-70b --gpus 2 --micro-batch 2 --seq-len 2048 --precision bf16 --attention flash '
           '--gradient-checkpointing --qlora --lora-rank 8 --lora-target q_proj --lora-target k_proj --lora-target '
           'v_proj --lora-target o_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj '
-          '--lora-dropout 0.1 --format json',
+          '--lora-dropout 0.1 --stack transformers==4.39 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -302,8 +299,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  "examples/sft/requirements.txt), 'memory consumed per GPU' with a screenshot of GPU memory usage "
                  "(taken as the process's whole footprint, as nvidia-smi counts it: assumed, the page does not name "
                  'the tool); per_device_train_batch_size 2; QLoRA with bf16 quant storage and a bf16 model (pure '
-                 'bf16); FSDP1 FULL_SHARD on 2 GPUs, fsdp_offload_params false',
-  'unexpressed': ['transformers 4.39 (the CLI estimates the installed one)']},
+                 'bf16); FSDP1 FULL_SHARD on 2 GPUs, fsdp_offload_params false'},
  {'key': 'peft-llama2-70b-qlora-fsdp-2gpu-offload',
   'source': 'peft-sft-guides',
   'url': 'https://github.com/huggingface/peft/blob/main/docs/source/accelerate/fsdp.md',
@@ -315,7 +311,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-70b --gpus 2 --micro-batch 2 --seq-len 2048 --precision bf16 --attention flash '
           '--gradient-checkpointing --qlora --lora-rank 8 --lora-target q_proj --lora-target k_proj --lora-target '
           'v_proj --lora-target o_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj '
-          '--lora-dropout 0.1 --format json',
+          '--lora-dropout 0.1 --stack transformers==4.39 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -333,7 +329,6 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  "(taken as the process's whole footprint, as nvidia-smi counts it: assumed, the page does not name "
                  'the tool); per_device_train_batch_size 2; QLoRA, bf16 quant storage; FSDP1 FULL_SHARD on 2x 24GB '
                  'GPUs with fsdp_offload_params true',
-  'unexpressed': ['transformers 4.39 (the CLI estimates the installed one)'],
   'known_miss': "the page's figure is not the step's: this setting, run on an H200 as rank 0 of two (Answer.AI's "
                 "train.py path with PEFT's r=8 on every linear, benchmarks/gpu_fsdp_answerai.py), reserved 12.1 GiB "
                 "at most, 13.0 with the runtime beside it, 5.2 GiB under the quoted 19.6 GB (18.3 GiB); accelwiz's "
@@ -439,7 +434,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-7b --system 2xRTX3090 --micro-batch 1 --seq-len 512 --precision bf16 --attention '
           'sdpa --gradient-checkpointing --qlora --lora-rank 64 --lora-target q_proj --lora-target k_proj '
           '--lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj --lora-dropout '
-          '0.1 --format json',
+          '0.1 --stack transformers==4.37 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -459,8 +454,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  'FULL_SHARD (use_orig_params false, limit_all_gathers, sync_module_states) on 2 GPUs, or NO_SHARD '
                  "for the 'DDP' rows; 'Peak Memory' is rank 0's peak reserved memory (the page: 'the reported peak "
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
-                 'the benchmarks February-March 2024, before 4.40)',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']},
+                 'the benchmarks February-March 2024, before 4.40)'},
  {'key': 'answerai-llama2-7b-qlora-b1-2048',
   'source': 'answerai-fsdp-qlora',
   'url': 'https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md',
@@ -471,7 +465,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-7b --system 2xRTX3090 --micro-batch 1 --seq-len 2048 --precision bf16 '
           '--attention sdpa --gradient-checkpointing --qlora --lora-rank 64 --lora-target q_proj --lora-target '
           'k_proj --lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj '
-          '--lora-dropout 0.1 --format json',
+          '--lora-dropout 0.1 --stack transformers==4.37 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -491,8 +485,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  'FULL_SHARD (use_orig_params false, limit_all_gathers, sync_module_states) on 2 GPUs, or NO_SHARD '
                  "for the 'DDP' rows; 'Peak Memory' is rank 0's peak reserved memory (the page: 'the reported peak "
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
-                 'the benchmarks February-March 2024, before 4.40)',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']},
+                 'the benchmarks February-March 2024, before 4.40)'},
  {'key': 'answerai-llama2-7b-lora-b1-512',
   'source': 'answerai-fsdp-qlora',
   'url': 'https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md',
@@ -503,7 +496,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-7b --system 2xRTX3090 --micro-batch 1 --seq-len 512 --precision bf16 --attention '
           'sdpa --gradient-checkpointing --lora --lora-rank 64 --lora-target q_proj --lora-target k_proj '
           '--lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj --lora-dropout '
-          '0.1 --format json',
+          '0.1 --stack transformers==4.37 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -523,8 +516,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  'FULL_SHARD (use_orig_params false, limit_all_gathers, sync_module_states) on 2 GPUs, or NO_SHARD '
                  "for the 'DDP' rows; 'Peak Memory' is rank 0's peak reserved memory (the page: 'the reported peak "
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
-                 'the benchmarks February-March 2024, before 4.40)',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']},
+                 'the benchmarks February-March 2024, before 4.40)'},
  {'key': 'answerai-llama2-7b-lora-b1-2048',
   'source': 'answerai-fsdp-qlora',
   'url': 'https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md',
@@ -535,7 +527,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-7b --system 2xRTX3090 --micro-batch 1 --seq-len 2048 --precision bf16 '
           '--attention sdpa --gradient-checkpointing --lora --lora-rank 64 --lora-target q_proj --lora-target k_proj '
           '--lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj --lora-dropout '
-          '0.1 --format json',
+          '0.1 --stack transformers==4.37 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -555,8 +547,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  'FULL_SHARD (use_orig_params false, limit_all_gathers, sync_module_states) on 2 GPUs, or NO_SHARD '
                  "for the 'DDP' rows; 'Peak Memory' is rank 0's peak reserved memory (the page: 'the reported peak "
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
-                 'the benchmarks February-March 2024, before 4.40)',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']},
+                 'the benchmarks February-March 2024, before 4.40)'},
  {'key': 'answerai-llama2-7b-lora-b1-512-allocated',
   'source': 'answerai-fsdp-qlora',
   'url': 'https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md',
@@ -568,7 +559,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-7b --system 2xRTX3090 --micro-batch 1 --seq-len 512 --precision bf16 --attention '
           'sdpa --gradient-checkpointing --lora --lora-rank 64 --lora-target q_proj --lora-target k_proj '
           '--lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj --lora-dropout '
-          '0.1 --format json',
+          '0.1 --stack transformers==4.37 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -588,8 +579,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  'FULL_SHARD (use_orig_params false, limit_all_gathers, sync_module_states) on 2 GPUs, or NO_SHARD '
                  "for the 'DDP' rows; 'Peak Memory' is rank 0's peak reserved memory (the page: 'the reported peak "
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
-                 'the benchmarks February-March 2024, before 4.40)',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']},
+                 'the benchmarks February-March 2024, before 4.40)'},
  {'key': 'answerai-llama2-7b-lora-b1-2048-allocated',
   'source': 'answerai-fsdp-qlora',
   'url': 'https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md',
@@ -601,7 +591,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-7b --system 2xRTX3090 --micro-batch 1 --seq-len 2048 --precision bf16 '
           '--attention sdpa --gradient-checkpointing --lora --lora-rank 64 --lora-target q_proj --lora-target k_proj '
           '--lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj --lora-dropout '
-          '0.1 --format json',
+          '0.1 --stack transformers==4.37 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -621,8 +611,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  'FULL_SHARD (use_orig_params false, limit_all_gathers, sync_module_states) on 2 GPUs, or NO_SHARD '
                  "for the 'DDP' rows; 'Peak Memory' is rank 0's peak reserved memory (the page: 'the reported peak "
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
-                 'the benchmarks February-March 2024, before 4.40)',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']},
+                 'the benchmarks February-March 2024, before 4.40)'},
  {'key': 'answerai-llama2-7b-qlora-b4-2048',
   'source': 'answerai-fsdp-qlora',
   'url': 'https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md',
@@ -633,7 +622,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-7b --system 2xRTX3090 --micro-batch 4 --seq-len 2048 --precision bf16 '
           '--attention sdpa --gradient-checkpointing --qlora --lora-rank 64 --lora-target q_proj --lora-target '
           'k_proj --lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj '
-          '--lora-dropout 0.1 --format json',
+          '--lora-dropout 0.1 --stack transformers==4.37 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -653,8 +642,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  'FULL_SHARD (use_orig_params false, limit_all_gathers, sync_module_states) on 2 GPUs, or NO_SHARD '
                  "for the 'DDP' rows; 'Peak Memory' is rank 0's peak reserved memory (the page: 'the reported peak "
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
-                 'the benchmarks February-March 2024, before 4.40)',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']},
+                 'the benchmarks February-March 2024, before 4.40)'},
  {'key': 'answerai-llama2-7b-qlora-b10-2048',
   'source': 'answerai-fsdp-qlora',
   'url': 'https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md',
@@ -665,7 +653,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-7b --system 2xRTX3090 --micro-batch 10 --seq-len 2048 --precision bf16 '
           '--attention sdpa --gradient-checkpointing --qlora --lora-rank 64 --lora-target q_proj --lora-target '
           'k_proj --lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj '
-          '--lora-dropout 0.1 --format json',
+          '--lora-dropout 0.1 --stack transformers==4.37 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -685,8 +673,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  'FULL_SHARD (use_orig_params false, limit_all_gathers, sync_module_states) on 2 GPUs, or NO_SHARD '
                  "for the 'DDP' rows; 'Peak Memory' is rank 0's peak reserved memory (the page: 'the reported peak "
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
-                 'the benchmarks February-March 2024, before 4.40)',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']},
+                 'the benchmarks February-March 2024, before 4.40)'},
  {'key': 'answerai-llama2-7b-lora-b4-2048',
   'source': 'answerai-fsdp-qlora',
   'url': 'https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md',
@@ -697,7 +684,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-7b --system 2xRTX3090 --micro-batch 4 --seq-len 2048 --precision bf16 '
           '--attention sdpa --gradient-checkpointing --lora --lora-rank 64 --lora-target q_proj --lora-target k_proj '
           '--lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj --lora-dropout '
-          '0.1 --format json',
+          '0.1 --stack transformers==4.37 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -717,8 +704,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  'FULL_SHARD (use_orig_params false, limit_all_gathers, sync_module_states) on 2 GPUs, or NO_SHARD '
                  "for the 'DDP' rows; 'Peak Memory' is rank 0's peak reserved memory (the page: 'the reported peak "
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
-                 'the benchmarks February-March 2024, before 4.40)',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']},
+                 'the benchmarks February-March 2024, before 4.40)'},
  {'key': 'answerai-llama2-7b-lora-b6-2048',
   'source': 'answerai-fsdp-qlora',
   'url': 'https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md',
@@ -729,7 +715,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-7b --system 2xRTX3090 --micro-batch 6 --seq-len 2048 --precision bf16 '
           '--attention sdpa --gradient-checkpointing --lora --lora-rank 64 --lora-target q_proj --lora-target k_proj '
           '--lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj --lora-dropout '
-          '0.1 --format json',
+          '0.1 --stack transformers==4.37 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -749,8 +735,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  'FULL_SHARD (use_orig_params false, limit_all_gathers, sync_module_states) on 2 GPUs, or NO_SHARD '
                  "for the 'DDP' rows; 'Peak Memory' is rank 0's peak reserved memory (the page: 'the reported peak "
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
-                 'the benchmarks February-March 2024, before 4.40)',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']},
+                 'the benchmarks February-March 2024, before 4.40)'},
  {'key': 'answerai-llama2-7b-qlora-ddp-b8-2048',
   'source': 'answerai-fsdp-qlora',
   'url': 'https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md',
@@ -761,7 +746,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-7b --system 2xRTX3090 --strategy ddp --micro-batch 8 --seq-len 2048 --precision '
           'bf16 --attention sdpa --gradient-checkpointing --qlora --lora-rank 64 --lora-target q_proj --lora-target '
           'k_proj --lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj '
-          '--lora-dropout 0.1 --format json',
+          '--lora-dropout 0.1 --stack transformers==4.37 --format json',
   'assumptions': 'Answer.AI fsdp_qlora train.py (February-March 2024): dummy dataset (every sample longer than the '
                  "context, truncated to it: fixed length), precision 'bf16' (model, LoRA adapters, gradients and "
                  'AdamW states in bf16, no FSDP MixedPrecision), PEFT LoRA r=64 alpha 16 dropout 0.1 on q, k, v, '
@@ -772,8 +757,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  "for the 'DDP' rows; 'Peak Memory' is rank 0's peak reserved memory (the page: 'the reported peak "
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
                  "the benchmarks February-March 2024, before 4.40); sharding_strategy 'ddp' (FSDP NO_SHARD: every "
-                 'GPU holds the whole model)',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']},
+                 'GPU holds the whole model)'},
  {'key': 'answerai-llama2-7b-lora-ddp-b4-2048',
   'source': 'answerai-fsdp-qlora',
   'url': 'https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md',
@@ -784,7 +768,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-7b --system 2xRTX3090 --strategy ddp --micro-batch 4 --seq-len 2048 --precision '
           'bf16 --attention sdpa --gradient-checkpointing --lora --lora-rank 64 --lora-target q_proj --lora-target '
           'k_proj --lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj '
-          '--lora-dropout 0.1 --format json',
+          '--lora-dropout 0.1 --stack transformers==4.37 --format json',
   'assumptions': 'Answer.AI fsdp_qlora train.py (February-March 2024): dummy dataset (every sample longer than the '
                  "context, truncated to it: fixed length), precision 'bf16' (model, LoRA adapters, gradients and "
                  'AdamW states in bf16, no FSDP MixedPrecision), PEFT LoRA r=64 alpha 16 dropout 0.1 on q, k, v, '
@@ -795,8 +779,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  "for the 'DDP' rows; 'Peak Memory' is rank 0's peak reserved memory (the page: 'the reported peak "
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
                  "the benchmarks February-March 2024, before 4.40); sharding_strategy 'ddp' (FSDP NO_SHARD: every "
-                 'GPU holds the whole model)',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']},
+                 'GPU holds the whole model)'},
  {'key': 'answerai-llama2-7b-lora-offload-b10-2048',
   'source': 'answerai-fsdp-qlora',
   'url': 'https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md',
@@ -807,7 +790,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-7b --system 2xRTX4090 --micro-batch 10 --seq-len 2048 --precision bf16 '
           '--attention sdpa --gradient-checkpointing --lora --lora-rank 64 --lora-target q_proj --lora-target k_proj '
           '--lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj --lora-dropout '
-          '0.1 --format json',
+          '0.1 --stack transformers==4.37 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -827,8 +810,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  'FULL_SHARD (use_orig_params false, limit_all_gathers, sync_module_states) on 2 GPUs, or NO_SHARD '
                  "for the 'DDP' rows; 'Peak Memory' is rank 0's peak reserved memory (the page: 'the reported peak "
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
-                 'the benchmarks February-March 2024, before 4.40); use_cpu_offload true (FSDP1 CPUOffload)',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']},
+                 'the benchmarks February-March 2024, before 4.40); use_cpu_offload true (FSDP1 CPUOffload)'},
  {'key': 'answerai-llama2-7b-qlora-offload-b12-2048',
   'source': 'answerai-fsdp-qlora',
   'url': 'https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md',
@@ -839,7 +821,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-7b --system 2xRTX4090 --micro-batch 12 --seq-len 2048 --precision bf16 '
           '--attention sdpa --gradient-checkpointing --qlora --lora-rank 64 --lora-target q_proj --lora-target '
           'k_proj --lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj '
-          '--lora-dropout 0.1 --format json',
+          '--lora-dropout 0.1 --stack transformers==4.37 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -859,8 +841,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  'FULL_SHARD (use_orig_params false, limit_all_gathers, sync_module_states) on 2 GPUs, or NO_SHARD '
                  "for the 'DDP' rows; 'Peak Memory' is rank 0's peak reserved memory (the page: 'the reported peak "
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
-                 'the benchmarks February-March 2024, before 4.40); use_cpu_offload true (FSDP1 CPUOffload)',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']},
+                 'the benchmarks February-March 2024, before 4.40); use_cpu_offload true (FSDP1 CPUOffload)'},
  {'key': 'answerai-llama2-70b-qlora-offload-b2-2048',
   'source': 'answerai-fsdp-qlora',
   'url': 'https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md',
@@ -872,7 +853,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model llama-2-70b --system 2xRTX3090 --micro-batch 2 --seq-len 2048 --precision bf16 '
           '--attention sdpa --gradient-checkpointing --qlora --lora-rank 64 --lora-target q_proj --lora-target '
           'k_proj --lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj '
-          '--lora-dropout 0.1 --format json',
+          '--lora-dropout 0.1 --stack transformers==4.37 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -892,8 +873,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  'FULL_SHARD (use_orig_params false, limit_all_gathers, sync_module_states) on 2 GPUs, or NO_SHARD '
                  "for the 'DDP' rows; 'Peak Memory' is rank 0's peak reserved memory (the page: 'the reported peak "
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
-                 'the benchmarks February-March 2024, before 4.40); use_cpu_offload true (FSDP1 CPUOffload)',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']},
+                 'the benchmarks February-March 2024, before 4.40); use_cpu_offload true (FSDP1 CPUOffload)'},
  {'key': 'answerai-mistral-7b-qlora-offload-b12-2048',
   'source': 'answerai-fsdp-qlora',
   'url': 'https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md',
@@ -904,7 +884,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model mistral-7b --system 2xRTX4090 --micro-batch 12 --seq-len 2048 --precision bf16 '
           '--attention sdpa --gradient-checkpointing --qlora --lora-rank 64 --lora-target q_proj --lora-target '
           'k_proj --lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj '
-          '--lora-dropout 0.1 --format json',
+          '--lora-dropout 0.1 --stack transformers==4.37 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -926,8 +906,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
                  "the benchmarks February-March 2024, before 4.40); Mistral 7B v0.2 Base (the v0.1 preset's shapes; "
                  "v0.2 drops the sliding window, which does not change sdpa's memory at 2,048 tokens); "
-                 'use_cpu_offload true',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']},
+                 'use_cpu_offload true'},
  {'key': 'answerai-mistral-7b-qlora-offload-b1-24576',
   'source': 'answerai-fsdp-qlora',
   'url': 'https://github.com/AnswerDotAI/fsdp_qlora/blob/main/benchmarks_03_2024.md',
@@ -938,7 +917,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'argv': 'estimate --model mistral-7b --system 2xRTX4090 --micro-batch 1 --seq-len 24576 --precision bf16 '
           '--attention sdpa --gradient-checkpointing --qlora --lora-rank 64 --lora-target q_proj --lora-target '
           'k_proj --lora-target v_proj --lora-target gate_proj --lora-target up_proj --lora-target down_proj '
-          '--lora-dropout 0.1 --format json',
+          '--lora-dropout 0.1 --stack transformers==4.37 --format json',
   'config': 'distributed_type: FSDP\n'
             'mixed_precision: bf16\n'
             'num_machines: 1\n'
@@ -959,8 +938,7 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
                  "for the 'DDP' rows; 'Peak Memory' is rank 0's peak reserved memory (the page: 'the reported peak "
                  "reserved memory'), in GiB; transformers 4.37 (the README then: 'transformers!=4.38.*,!=4.39.*', "
                  'the benchmarks February-March 2024, before 4.40); Mistral 7B v0.2 Base (no sliding window: full '
-                 'causal attention over 24,576 tokens, memory-efficient sdpa); use_cpu_offload true',
-  'unexpressed': ['transformers 4.37 (the CLI estimates the installed one)']}]
+                 'causal attention over 24,576 tokens, memory-efficient sdpa); use_cpu_offload true'}]
 
 # QLoRA rows whose script leaves the non-quantized parameters (embeddings, norms, lm_head) and the adapters in
 # bf16: Answer.AI's train.py and torchtune never call PEFT's prepare_model_for_kbit_training, and TRL (0.8) skipped

@@ -32,8 +32,8 @@ _SETTINGS = (
 )
 _LLAMA1 = ("LLaMA-1 {size} has Llama 2 {size}'s shapes and parameter count (2,048 positions instead of 4,096); the "
            "argv names the Llama 2 preset")
-_OLD_STACK = ("torch 1.13.1 and transformers at 41a2f35 (March 2023: the Trainer's own FSDP wrapping, flash-attn 1); "
-              "the CLI estimates the installed stack")
+_OLD_STACK = ("torch 1.13.1 and transformers at 41a2f35 (March 2023, 4.28.0.dev0: the Trainer's own FSDP wrapping, "
+              "flash-attn 1); the CLI estimates the installed torch (transformers 4.28 is in the argv)")
 
 
 def _sky(size: str, quote: str, printed: str) -> dict:
@@ -42,7 +42,8 @@ def _sky(size: str, quote: str, printed: str) -> dict:
             "metric": "reserved", "ran": True,
             "argv": f"estimate --model llama-2-{size.lower()} --system 8xA100-80GB --strategy fsdp_full "
                     "--fsdp-version 1 --precision mixed --micro-batch 4 --seq-len 2048 --fixed-lengths "
-                    "--gradient-checkpointing --attention flash --optimizer adamw --format json",
+                    "--gradient-checkpointing --attention flash --optimizer adamw --stack transformers==4.28 "
+                    "--format json",
             "assumptions": _SETTINGS.format(commit=_SKY[:7], model=f"LLaMA-{size}", hw="8 x A100 80GB", mb=4)
             + "; scripts/train-vicuna.yaml (SEQ_LEN 2048, GC_SCALE 4: per-device batch 4)",
             "unexpressed": [_LLAMA1.format(size=size), _OLD_STACK]}

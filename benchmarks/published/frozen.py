@@ -122,15 +122,13 @@ ROWS = [
 # (pyproject.toml at e5493986, 2024-07-22), whose MatMul4Bit kept every 4-bit linear's input for backward
 # (`ctx.tensors = (A, B)`); 0.43.2 keeps only the weight (bitsandbytes PR #1270, 9e75374 "fix QLoRA mem bug:
 # delete useless buffered activation"), and today's frozen base keeps no input (activations_lora.py).
-_OLD_BNB = ("bitsandbytes 0.42.0 (LitGPT's pin when measured) keeps every 4-bit linear's input for backward "
-            "(MatMul4Bit ctx.tensors = (A, B), dropped in 0.43.2); the argv estimates today's bitsandbytes")
+_OLD_BNB = "--stack bitsandbytes==0.42.0"  # LitGPT's pin when measured: the argv says it (issue 28)
 _LITGPT_ADAPTERS = ("LitGPT's own LoRA keeps its adapters in bf16 under bf16-true; the argv's bf16 LoRA counts "
                     "PEFT's default fp32 adapters, each adapted linear keeping an fp32 copy of its input")
 for _row in ROWS:
     if _row["source"] == "litgpt-config-hub" and "--qlora" in (_row.get("argv") or ""):
         # the non-quantized parameters kept in bf16 (no prepare_model_for_kbit_training): said by the argv since
         # this source moved to design (8625a58) and the flag came (b66131e)
-        _row["argv"] = _row["argv"].replace(" --format json", " --no-kbit-prepare --format json")
-        _row["unexpressed"] = [*_row.get("unexpressed", []), _OLD_BNB]
+        _row["argv"] = _row["argv"].replace(" --format json", f" --no-kbit-prepare {_OLD_BNB} --format json")
     if _row["source"] == "litgpt-config-hub" and "--lora " in (_row.get("argv") or ""):
         _row["unexpressed"] = [*_row.get("unexpressed", []), _LITGPT_ADAPTERS]

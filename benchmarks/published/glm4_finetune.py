@@ -37,7 +37,8 @@ _SETTINGS = (
 )
 _CODE = ("GLM-4's own modeling code (model_type chatglm, trust_remote_code): the argv names a Qwen2 config.json of "
          "its shapes; its loss upcasts the whole logits to fp32 and makes a contiguous shifted copy "
-         "(transformers 4.40-era code, not today's loss_function)")
+         "(transformers 4.40-era code, not today's loss_function: the argv's --stack transformers==4.40, the "
+         "pinned one, counts that copy)")
 _EVAL = ("evaluation every 500 steps with generation (predict_with_generate, max_new_tokens 512, eval batch {eval}, "
          "50 samples): not a training step")
 _LONGEST = "the longest AdvertiseGen sample (not counted; the argv says the {cap}-token cap)"
@@ -49,7 +50,7 @@ ROWS = [
      "argv": f"estimate --model {_MODEL} --system 1xA100-80GB --strategy single --precision bf16 --lora "
              "--lora-rank 8 --lora-dropout 0.1 --lora-target q_proj --lora-target k_proj --lora-target v_proj "
              "--micro-batch 1 --seq-len 1025 --varying-lengths --gradient-checkpointing --attention sdpa "
-             "--format json",
+             "--stack transformers==4.40 --format json",
      "assumptions": _SETTINGS.format(config="configs/lora.yaml", cap=1025,
                                      how="LoRA r=8 alpha 32 dropout 0.1 on query_key_value (PEFT's default for "
                                          "chatglm), fp32 adapters over the bf16 base, torch AdamW, one GPU"),
@@ -60,7 +61,8 @@ ROWS = [
      "quote": "| SFT (Zero3 method) | 80935MiB<br/>(Each GPU, 8 GPUs are required) | 20G |", "printed": "80935MiB",
      "measured_bytes": 80935 * 2**20, "metric": "nvidia-smi",
      "argv": f"estimate --model {_MODEL} --system 8xA100-80GB --strategy zero3 --precision fp32 --micro-batch 1 "
-             "--seq-len 769 --varying-lengths --gradient-checkpointing --attention sdpa --format json",
+             "--seq-len 769 --varying-lengths --gradient-checkpointing --attention sdpa --stack transformers==4.40 "
+             "--format json",
      "assumptions": _SETTINGS.format(config="configs/sft.yaml with ds_zero_3.json", cap=769,
                                      how="full fine-tuning in fp32 (zero.Init with bf16 'auto' -> off), DeepSpeed "
                                          "ZeRO-3 with its AdamW over 8 GPUs (allgather bucket 5e8, max live "

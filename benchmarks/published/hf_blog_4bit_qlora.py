@@ -31,7 +31,8 @@ _LLAMA1 = ("LLaMA-1 ({size}, decapoda-research) has Llama 2 {size}'s shapes and 
 _UNEXPRESSED = [
     "the LoRA settings, the Trainer's precision and the dataset's lengths (the benchmarking gist is not in the "
     "repository; TRL's June 2023 SFT example assumed)",
-    "bitsandbytes 0.39 and transformers of May 2023 (eager attention only: the argv says --attention eager)",
+    "transformers from its main branch of May 2023 (4.30.0.dev0: eager attention only, the argv says --attention "
+    "eager and --stack transformers==4.30; bitsandbytes 0.39.0 is in the argv too)",
 ]
 _COLUMNS = ("| {model:<35} | {half:<33} | {hw:<26} | {method:<91} | 1          | 4                           "
             "| AdamW             | {seq:<7} | {result:<6} |")
@@ -54,7 +55,9 @@ def _row(size: str, method: str, seq: int, ran: bool, *, gc: bool, nf4: bool = T
                    "--qlora --lora-rank 64 --lora-target q_proj --lora-target v_proj --lora-dropout 0.05 "
                    f"--micro-batch 1 --seq-len {seq} --varying-lengths "
                    f"{'--gradient-checkpointing' if gc else '--no-gradient-checkpointing'} --attention eager "
-                   "--format json",
+                   # the page's stack: bitsandbytes 0.39 keeps every 4-bit linear's input (its own cast of an fp32
+                   # one), transformers before 4.49 copies the logits for the shifted loss
+                   "--stack bitsandbytes==0.39.0 --stack transformers==4.30 --format json",
            "assumptions": _SETTINGS.format(model=f"LLaMA {size}", gpus=1, method=method, seq=seq),
            "unexpressed": [*_UNEXPRESSED, _LLAMA1.format(size=size)]}
     if not nf4:

@@ -28,8 +28,9 @@ _SETTINGS = (
 _CODE = "LitGPT's own GPT module and LoRA (the argv estimates transformers' Llama with PEFT)"
 _ADAPTERS = ("LitGPT's LoRA keeps its adapters in bf16 under bf16-true; the argv's bf16 LoRA counts PEFT's default "
              "fp32 adapters, each adapted linear keeping an fp32 copy of its input")
-_OLD_BNB = ("bitsandbytes 0.41.1 (the page's) keeps every 4-bit linear's input for backward (MatMul4Bit "
-            "ctx.tensors = (A, B), dropped in 0.43.2); the argv estimates today's bitsandbytes")
+# the page's bitsandbytes, 0.41.1, keeps every 4-bit linear's input for backward (MatMul4Bit ctx.tensors = (A, B),
+# dropped in 0.43.2): the argv says it (--stack)
+_OLD_BNB = "--stack bitsandbytes==0.41.1 "
 # Read at 8641822 (finetune/lora.py, lit_gpt/utils.py), not measured: FSDPStrategy(auto_wrap_policy={Block},
 # activation_checkpointing_policy={Block}, state_dict_type="full", limit_all_gathers=True, cpu_offload=False), the
 # model built under `fabric.init_module(empty_init=(devices > 1))` (torch 2.1: on the meta device, materialised one
@@ -49,7 +50,8 @@ _QUANT = ("Lightning 2.1's BitsandbytesPrecision converts every torch.nn.Linear,
 def _row(size: str, quant: str, mb: int, gpus: int, gb: float | None, quote: str) -> dict:
     model = f"llama-2-{size.lower()}"
     # BitsandbytesPrecision converts the linears and leaves the rest bf16 (bf16-true): no kbit preparation
-    flags = {"none": "--lora", "nf4": "--qlora --no-kbit-prepare", "nf4-dq": "--qlora --no-kbit-prepare"}[quant]
+    flags = {"none": "--lora", "nf4": f"--qlora --no-kbit-prepare {_OLD_BNB}",
+             "nf4-dq": f"--qlora --no-kbit-prepare {_OLD_BNB}"}[quant].strip()
     if gpus == 1:
         where = f"--system 4xA100-40GB --gpus 1 --strategy single --micro-batch {mb} --no-gradient-checkpointing"
         how = "one GPU, no activation checkpointing" + (
@@ -60,7 +62,7 @@ def _row(size: str, quant: str, mb: int, gpus: int, gb: float | None, quote: str
         how = f"{gpus} GPUs under Fabric's FSDP1 (full shard, every Block wrapped and checkpointed), torch AdamW"
     unexpressed = [_CODE, _ADAPTERS] + ([_FSDP] if gpus > 1 else [])
     if quant != "none":
-        unexpressed += [_OLD_BNB, _QUANT]
+        unexpressed += [_QUANT]
         if quant == "nf4":
             unexpressed.append("NF4 without double quantization (the CLI's QLoRA double-quantizes: about 0.4 "
                                "bits/param less)")

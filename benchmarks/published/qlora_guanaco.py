@@ -32,7 +32,8 @@ ROWS = [
              "--strategy single --precision mixed --qlora --no-kbit-prepare --lora-rank 64 --lora-target q_proj "
              "--lora-target k_proj --lora-target v_proj --lora-target o_proj --lora-target gate_proj "
              "--lora-target up_proj --lora-target down_proj --lora-dropout 0.05 --micro-batch 1 --seq-len 528 "
-             "--varying-lengths --gradient-checkpointing --attention eager --optimizer paged-adamw --format json",
+             "--varying-lengths --gradient-checkpointing --attention eager --optimizer paged-adamw "
+             "--stack bitsandbytes==0.40.0 --stack transformers==4.31 --format json",
      "assumptions": (
          f"artidoro/qlora at {_COMMIT[:7]}: scripts/finetune_guanaco_65b.sh (LLaMA-65B, NF4 with double "
          "quantization, bf16 compute, LoRA r=64 alpha 16 dropout 0.05 on every block linear, adapters and "
@@ -42,9 +43,10 @@ ROWS = [
          "printed); the stand-in config.json has LLaMA-65B's shapes (8,192 hidden, 22,016 MLP, 80 layers, 64 "
          "heads, 32,000 tokens: 65,285,660,672 parameters)"),
      "unexpressed": [
-         "bitsandbytes 0.40.0 keeps every 4-bit linear's input for backward (MatMul4Bit ctx.tensors = (A, B), "
-         "dropped in 0.43.2); the argv estimates today's bitsandbytes",
-         "the norms cast to fp32 by qlora.py (161 vectors of 8,192: 5 MB)",
+         "the norms cast to fp32 by qlora.py (161 vectors of 8,192: 5 MB), which make the attention and MLP "
+         "inputs fp32: bitsandbytes 0.40.0 (in the argv) then keeps each 4-bit linear's own bf16 cast of them, "
+         "where the argv's 16-bit inputs are kept once (two more attention-input and one more MLP-input copy per "
+         "layer, in the recomputed layer only)",
          "the padded length of the longest batch (the argv says the 528-token cap) and the MMLU evaluation "
          "(forward only, batch 1, up to 2,048 tokens) between training steps",
      ]},

@@ -47,8 +47,10 @@ _PEFT_FP32 = ("the argv's bf16 LoRA counts PEFT's default fp32 adapters, each ad
 _BF16_ADAPTERS = "as the argv's QLoRA without kbit preparation counts them"
 _QUANT = ("Lightning 2.1's BitsandbytesPrecision converts every torch.nn.Linear, the output layer included (the CLI "
           "quantizes the block linears only)")
-_OLD_BNB = ("bitsandbytes of October 2023 (0.41, unpinned at bf60124) keeps every 4-bit linear's input for backward "
-            "(MatMul4Bit ctx.tensors = (A, B), dropped in 0.43.2); the argv estimates today's bitsandbytes")
+# bitsandbytes is unpinned at bf60124: October 2023's release was 0.41.1 (0.41.2 came on 2023-11-07), whose
+# MatMul4Bit keeps every 4-bit linear's input for backward (ctx.tensors = (A, B), dropped in 0.43.2): the argv says it
+_OLD_BNB = "--stack bitsandbytes==0.41.1 "
+_OLD_BNB_SAID = "; bitsandbytes unpinned at bf60124: 0.41.1, October 2023's release (--stack)"
 _PAGED = ("finetune/lora.py at bf60124 builds bitsandbytes' PagedAdamW under --quantize (32-bit states in CUDA managed "
           "memory, outside torch's allocated count); the articles' AdamW-versus-SGD comparison is the author's own "
           "edit, not published, and the 3.4 GB gap the write-up reports at r=256 (17.86 against "
@@ -65,10 +67,10 @@ _ALL = "".join(f"--lora-target {m} " for m in ("q_proj", "k_proj", "v_proj", "o_
 
 def _row(key: str, url: str, quote: str, gb: float, *, quant: str | None, rank: int, targets: str,
          optimizer: str = "adamw", how: str, extra: tuple = ()) -> dict:
-    method = "--qlora --no-kbit-prepare " if quant else "--lora "
+    method = f"--qlora --no-kbit-prepare {_OLD_BNB}" if quant else "--lora "
     unexpressed = [_LITGPT.format(adapters=_BF16_ADAPTERS if quant else _PEFT_FP32)]
     if quant:
-        unexpressed += [_QUANT, _OLD_BNB, _FP4 if quant == "fp4" else _NO_DQ]
+        unexpressed += [_QUANT, _FP4 if quant == "fp4" else _NO_DQ]
         if optimizer == "adamw":
             unexpressed.append(_PAGED)
     if optimizer == "sgd":
@@ -79,7 +81,8 @@ def _row(key: str, url: str, quote: str, gb: float, *, quant: str | None, rank: 
                     "--seq-len 1304 --no-gradient-checkpointing --precision bf16 --loss-dtype bf16 --attention sdpa "
                     f"{method}--lora-rank {rank} {targets}--lora-dropout 0.05 --optimizer {optimizer} "
                     "--format json",
-            "assumptions": _SETTINGS.format(how=how), "unexpressed": [*unexpressed, *extra]}
+            "assumptions": _SETTINGS.format(how=how) + (_OLD_BNB_SAID if quant else ""),
+            "unexpressed": [*unexpressed, *extra]}
 
 
 _NF4 = "base in bitsandbytes NF4 through --quantize bnb.nf4"

@@ -72,7 +72,7 @@ def _row(key: str, source: str, post: str, commit: str, quote: str, printed: str
             "quote": quote, "printed": printed, "measured_bytes": int(round(float(printed) * 2**30)),
             "metric": "nvidia-smi",
             "argv": f"estimate --model llama-2-7b --system 1x{gpu} --strategy single {flags}--micro-batch 4 "
-                    "--seq-len 1024 --varying-lengths --attention eager --format json",
+                    "--seq-len 1024 --varying-lengths --attention eager --stack transformers==4.31 --format json",
             "assumptions": _SETTINGS.format(post=post, commit=commit[:7], how=how, gpu=gpu, card=card),
             "unexpressed": [_PERCENT.format(err="1.9 GiB" if card == 192 else "0.64 GiB"), *unexpressed]}
 

@@ -30,17 +30,18 @@ ROWS = [
      "printed": "tested on a single NVIDIA T4-16GB", "measured_bytes": None, "metric": "reserved", "ran": True,
      "argv": "estimate --model llama-2-7b --system 1xT4 --strategy single --precision fp32 --qlora --lora-rank 64 "
              "--lora-target q_proj --lora-target v_proj --micro-batch 4 --seq-len 1024 --varying-lengths "
-             "--gradient-checkpointing --attention eager --format json",
+             "--gradient-checkpointing --attention eager --stack bitsandbytes==0.40.2 --stack transformers==4.31 "
+             "--format json",
      "assumptions": (
          f"TRL at {_COMMIT[:7]}: examples/scripts/sft_trainer.py on Llama-2-7b-hf in 4 bits (bitsandbytes fp4, fp32 "
          "compute), prepare_model_for_int8_training (fp32 non-quantized parameters, gradient checkpointing), LoRA "
          "r=64 alpha 16 on q_proj and v_proj without dropout, fp32 training, batch 4, Guanaco cut at 1,024 tokens "
-         "and padded to each batch's longest, eager attention, one T4 16 GB; measured to run (no peak printed)"),
+         "and padded to each batch's longest, eager attention, one T4 16 GB; measured to run (no peak printed); "
+         "the stack of 2023-07-19 in the argv: transformers 4.31 (released the day before) and bitsandbytes 0.40.2 "
+         "(0.41.0 came on 07-22; both keep every 4-bit linear's fp32 input here, fp32 compute casting nothing)"),
      "unexpressed": [
          "FP4 without double quantization (transformers' BitsAndBytesConfig default then; the CLI's QLoRA is NF4 "
          "double-quantized: the same 4 bits per weight, about 0.4 bits/param less for the constants)",
-         "bitsandbytes of July 2023 (0.40/0.41) keeps every 4-bit linear's input for backward (MatMul4Bit "
-         "ctx.tensors = (A, B), dropped in 0.43.2); the argv estimates today's bitsandbytes",
          "the Trainer's adamw_hf (transformers' own AdamW, a per-parameter loop: no foreach temporary) for the "
          "argv's torch AdamW",
          "the padded length of the longest batch (Guanaco samples above 1,024 tokens are cut there; the argv says "
