@@ -111,6 +111,11 @@ LossDtypeOption = Annotated[str | None, typer.Option(
     help="The dtype the loss runs in (default fp32: transformers' loss upcasts the logits); bf16/fp16: a loss "
          "computed on the 16-bit logits (a custom loop's nn.CrossEntropyLoss, a remote-code model's own loss), "
          "with --precision bf16, or --precision mixed under a DeepSpeed --strategy (no autocast).")]
+OptimizerKernelOption = Annotated[str | None, typer.Option(
+    metavar="foreach|fused", rich_help_panel=_TRAIN, show_default=False,
+    help="torch AdamW's step: foreach (default: torch.optim.AdamW on CUDA, the HF Trainer's adamw_torch) keeps "
+         "a parameter-sized temporary; fused (fused=True, the Trainer's adamw_torch_fused: its default on "
+         "transformers >= 4.54 with torch >= 2.8) updates in place.")]
 LossKernelOption = Annotated[str | None, typer.Option(
     metavar="standard|liger|trl-fused-head", rich_help_panel=_TRAIN, show_default=False,
     help="How the loss is computed: standard (default), on the full logits; liger, Liger's fused linear "
@@ -199,7 +204,7 @@ def estimate(
     lora_target: LoraTargetOption = None,
     lora_dropout: LoraDropoutOption = None,
     precision: PrecisionOption = None,
-    optimizer: OptimizerOption = None,
+    optimizer: OptimizerOption = None, optimizer_kernel: OptimizerKernelOption = None,
     gradient_checkpointing: GradientCheckpointingOption = None,
     attention: AttentionOption = None,
     varying_lengths: VaryingLengthsOption = None,
@@ -253,7 +258,7 @@ def _request(options: dict[str, Any]) -> EstimateRequest:
     from accelwiz.estimate.request import EstimateRequest
 
     workload = {name: options[name] for name in ("micro_batch", "seq_len", "method", "lora", "qlora", "lora_rank",
-                                                 "lora_dropout", "precision", "optimizer",
+                                                 "lora_dropout", "precision", "optimizer", "optimizer_kernel",
                                                  "gradient_checkpointing", "attention", "varying_lengths",
                                                  "loss_dtype", "loss_kernel", "kbit_prepare", "stack")}
     flags = checked_flags(lora_targets=tuple(options["lora_target"] or ()) or None, **workload)

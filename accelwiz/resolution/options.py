@@ -17,6 +17,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "loss_dtype": ("fp32", "bf16", "fp16"),
     # standard: the loss on the full logits; liger: Liger's fused linear cross-entropy (estimate/fused_loss.py)
     "loss_kernel": ("standard", "liger", "trl-fused-head"),
+    # torch AdamW's step: foreach (torch.optim.AdamW's default on CUDA) or fused (fused=True) (step_temporaries.py)
+    "optimizer_kernel": ("foreach", "fused"),
 }
 
 
@@ -35,6 +37,10 @@ def flags_from_options(*, micro_batch: int | None, seq_len: int | None, **more: 
     dropout = more.get("lora_dropout")
     if dropout is not None and not 0.0 <= dropout < 1.0:
         raise UsageError(f"LoRA dropout must be at least 0 and below 1 (got {dropout})", hint="pass --lora-dropout 0.1")
+    kernel, optimizer = more.get("optimizer_kernel"), more.get("optimizer")
+    if kernel is not None and optimizer not in (None, "adamw"):
+        raise UsageError(f"--optimizer-kernel {kernel} with --optimizer {optimizer}: foreach and fused are torch "
+                         "AdamW's kernels", hint="drop --optimizer-kernel, or pass --optimizer adamw")
     if more.get("stack"):  # --stack NAME==VERSION, refused in one line where malformed (resolution/stack.py)
         from accelwiz.resolution.stack import resolved_stack
 

@@ -67,3 +67,24 @@ def test_the_trainers_optim_and_deepspeeds_optimizer_section_decide_the_kernel()
     # DeepSpeed builds its FusedAdam from the section, whatever the Trainer's optim says
     kernel = resolve_workload(effective=effective, trainer_args=parse_argv(["--optim", "adamw_torch"])).optimizer_kernel
     assert (kernel.value, kernel.source) == ("fused", "deepspeed json")
+
+
+def test_the_command_line_says_which_adamw_kernel_steps(tmp_path) -> None:
+    """`--optimizer-kernel fused` reaches the workload unchanged (a user can say the Trainer's default
+    adamw_torch_fused); it is refused beside an optimizer that is not torch's AdamW."""
+    import subprocess
+    import sys
+
+    def estimate(*extra: str) -> dict:
+        done = subprocess.run([sys.executable, "-m", "accelwiz", "estimate", "--model", "llama-2-7b", "--gpu-memory",
+                               "80GiB", "--strategy", "single", "--precision", "bf16", "--seq-len", "512",
+                               "--format", "json", *extra], capture_output=True, text=True, check=False)
+        return {"rc": done.returncode, "out": done.stdout, "err": done.stderr}
+
+    foreach, fused = estimate(), estimate("--optimizer-kernel", "fused")
+    sizes = [json.loads(r["out"])["estimate"]["sizes"] for r in (foreach, fused)]
+    # pure bf16: torch AdamW's foreach step keeps one 2-byte temporary per parameter; fused, none
+    assert sizes[0]["temporaries"] == 2 * resolve_model("llama-2-7b").num_parameters
+    assert sizes[1]["temporaries"] == 0
+    refused = estimate("--optimizer", "sgd", "--optimizer-kernel", "fused")
+    assert refused["rc"] == 2 and refused["err"].startswith("error: --optimizer-kernel fused with --optimizer sgd")
