@@ -51,7 +51,6 @@ _SETTINGS = (
 _UNEXPRESSED = [
     "FSDP1's backward_pre prefetch and forward_prefetch: one more unit's parameters gathered in flight",
     "the Trainer's adamw_torch under FSDP1: foreach AdamW over each rank's flat-parameter shards",
-    "transformers 4.43's loss: the logits cast to fp32 in the model's forward, then shifted with .contiguous()",
 ]
 _LIGER_UNEXPRESSED = ("Liger's RoPE, RMSNorm and SwiGLU/GeGLU kernels (what they save or keep for backward is not "
                       "modelled; only the fused linear cross-entropy is)")
@@ -67,7 +66,7 @@ def _row(model: str, name: str, argv_model: str, bs: int, liger: bool, commit: s
            "metric": "allocated", "ran": ran,
            "argv": f"estimate --model {argv_model} --system 4xA100-80GB --strategy fsdp_full --fsdp-version 1 "
                    f"--precision mixed --micro-batch {bs} --seq-len 512 --varying-lengths --gradient-checkpointing "
-                   f"--attention sdpa {kernel}--format json",
+                   f"--attention sdpa {kernel}--stack transformers==4.43.3 --format json",
            "assumptions": _SETTINGS.format(commit=commit[:7], model=name, bs=bs,
                                            liger="Liger's kernels applied (--use_liger True)" if liger
                                            else "without Liger (--use_liger False)"),
