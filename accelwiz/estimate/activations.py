@@ -243,11 +243,11 @@ def loss_transient_bytes(workload: Workload, *, autocast: bool = False) -> tuple
     """
     if not workload.model.causal_lm:
         return 0, 0
-    if workload.loss_kernel == "trl-fused-head":  # one tile at a time, forward and backward (trl_fused_head.py)
-        from accelwiz.estimate.trl_fused_head import fused_head_transient
+    if workload.loss_kernel == "trl-fused-head":  # one tile at a time; backward accumulates (trl_fused_head.py)
+        from accelwiz.estimate.trl_fused_head import fused_head_transients
 
-        tile = fused_head_transient(workload)  # over the positions it scores (Workload.scored_positions_per_sequence)
-        return tile, tile
+        # its tile, its casts and backward's fp32 accumulators
+        return fused_head_transients(as_activations_run(workload, autocast=autocast), autocast=autocast)
     if workload.loss_kernel == "liger":  # chunked logits, the lm_head gradient made in forward (fused_loss.py)
         from accelwiz.estimate.fused_loss import fused_loss_bytes
 

@@ -39,7 +39,6 @@ from accelwiz.estimate.memory import MemoryEstimate, estimate_memory, process_ru
 from accelwiz.estimate.posttraining_settings import KINDS, Kind, PostTraining  # noqa: F401 (re-exported)
 from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.strategy import Strategy
-from accelwiz.estimate.trl_fused_head import fused_head_kept, fused_head_transient
 from accelwiz.estimate.workload import Workload
 
 Parts = dict[str, int]  # category (render.ROWS) -> bytes live at one moment
@@ -130,7 +129,10 @@ def _grpo_moments(forward: Parts, step: Workload, generation: GenerationEstimate
     its forward's activations and loss (its forward moment without them: weights with autocast's copies, the
     optimizer states, gradients where kept between steps, the buffers a forward holds), plus the pass's own."""
     between = {**forward, "activations": 0, "logits": 0, "temporaries": 0}
-    moments = [("logprob", {**between, "temporaries": _logprob_transient(step)})]
+    # the no-grad pass over the completions (old and reference log-probs), one micro-batch at a time
+    # (`_get_per_token_logps_and_entropies`, batch_size per_device_train_batch_size), through the same fused head:
+    # what the step's forward holds of it (its tile and casts, its per-position floats), no logits
+    moments = [("logprob", {**between, "temporaries": forward["temporaries"] + forward["logits"]})]
     if generation.mode != "vllm-server":  # HF generate's KV cache; ZeRO-3's gathered model beyond the shard
         moments.append(("generation", {**between, "activations": generation.kv_cache_bytes,
                                        "buffers": between["buffers"] + generation.gathered_bytes}))
@@ -143,13 +145,6 @@ def _added_everywhere(ref: int, generation: GenerationEstimate | None) -> Parts:
     share = generation.reserved_bytes if generation is not None else 0
     weights = vllm_weights(generation) if generation is not None else 0
     return {"weights": ref + weights, "activations": share - weights}
-
-
-def _logprob_transient(step: Workload) -> int:
-    """The no-grad pass over the completions (old and reference log-probs), one micro-batch at a time
-    (`_get_per_token_logps_and_entropies` with `batch_size` per_device_train_batch_size): through the same fused
-    LM head as the step, its tile and its per-position floats, no logits."""
-    return fused_head_transient(step) + fused_head_kept(step)
 
 
 def _combined(training: MemoryEstimate, moments: list[tuple[str, Parts]], ref: int, added: Parts,

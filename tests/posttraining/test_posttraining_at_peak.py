@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from accelwiz.estimate.activations import recompute_bytes
+from accelwiz.estimate.activations import loss_transient_bytes, recompute_bytes
 from accelwiz.estimate.posttraining import PostTraining, estimate_posttraining, reference_bytes, training_workload
 from accelwiz.estimate.states import model_states, peft_fp32_adapters
 from accelwiz.estimate.step_temporaries import optimizer_step_temporaries
@@ -69,17 +69,19 @@ def _expected(workload, strategy, post, estimate, moment: str) -> dict[str, int]
     weights = training.weights + ref + vllm_weights
     resident = weights - model_states(step, strategy).autocast_copy  # autocast's copies are gone after backward
     kept = training.gradients if strategy.kind == "zero3" else 0  # ZeRO-3's flat partition stays between steps
-    # the fused head over the completion positions (Triton): its tile, and 16 bytes kept per position
+    # the fused head over the completion positions (Triton): 16 bytes kept per position; in forward its tile and
+    # casts, at backward's start backward's fp32 accumulators too (tests/estimate/test_trl_fused_head.py)
+    autocast = step.precision == "mixed" and strategy.kind in ("single", "ddp")
     positions = step.micro_batch * post.max_completion_length
-    tile = fused_head_tile(positions, step.precision)
+    head_forward, head_backward = loss_transient_bytes(step, autocast=autocast)
+    assert head_forward >= fused_head_tile(positions, step.precision) and head_backward > head_forward
     live = {"weights": weights, "gradients": kept, "optimizer_states": training.optimizer_states,
             "activations": training.activations + share - vllm_weights, "logits": 16 * positions,
-            "temporaries": tile}
+            "temporaries": head_backward if moment == "backward start" else head_forward}
     between = {**live, "activations": share - vllm_weights, "logits": 0}  # GRPO's passes between two steps
     training_moment = "forward" if moment in ("logprob", "generation") else moment
     buffers = dict(dict(training.moments)[training_moment])["buffers"]
     if moment == "backward recompute":
-        autocast = step.precision == "mixed" and strategy.kind in ("single", "ddp")
         live["logits"] = 0  # the loss's backward ran before the layers': nothing of the head is left
         live["temporaries"] = recompute_bytes(step, autocast=autocast, strategy=strategy,
                                               fp32_adapters=peft_fp32_adapters(step, strategy))
@@ -88,7 +90,7 @@ def _expected(workload, strategy, post, estimate, moment: str) -> dict[str, int]
                        else optimizer_step_temporaries(step, strategy)[0])
         live = {**between, "weights": resident, "gradients": training.gradients, "temporaries": temporaries}
     elif moment == "logprob":  # one micro-batch through the same fused head (no grad): its tile and floats
-        live = {**between, "temporaries": tile + 16 * positions}
+        live = {**between, "temporaries": head_forward + 16 * positions}
     elif moment == "generation":
         live = {**between, "activations": between["activations"] + generation.kv_cache_bytes, "temporaries": 0}
         buffers += generation.gathered_bytes
@@ -125,12 +127,13 @@ def test_an_untouched_moment_is_the_training_steps_own_attribution_plus_the_refe
 
 
 def test_a_backward_peak_before_the_gradients_exist_counts_none(cli) -> None:
-    """docs/posttraining.md's DPO example (ZeRO-1): the peak is backward's start, before ZeRO-1's gradient
+    """docs/posttraining.md's DPO example under ZeRO-1 (what the recommendation picked before backward's fp32
+    accumulators of the fused head were counted; now ZeRO-3): the peak is backward's start, before ZeRO-1's gradient
     partition exists, so no gradients are live and the activations are all those forward kept (was: the whole
     14.2 GiB of gradients and 10.3 of 25.3 GiB of activations, moved to fit the phase total)."""
     result = cli("estimate", "--model", "qwen2.5-7b", "--kind", "dpo", "--micro-batch", "2",
                  "--max-prompt-length", "512", "--max-completion-length", "512", "--system", "8xH100-80GB",
-                 "--format", "json")
+                 "--strategy", "zero1", "--format", "json")
     shown = json.loads(result.stdout)["estimate"]
     live, sizes = shown["per_gpu_bytes"], shown["sizes"]
     assert shown["strategy"]["kind"] == "zero1" and shown["peak_phase"] == "backward"
