@@ -17,10 +17,11 @@ What TRL 1.16 does, read in its source (trl/trainer/dpo_trainer.py, grpo_trainer
   `add_fused_lm_head`), which never materialises the `[tokens, vocab]` logits. The training step is a workload
   that says so (`training_workload`: `loss_kernel` "trl-fused-head", `scored_positions_per_sequence` the
   completion length where Triton runs, `compact`), and estimate_memory counts it as it counts SFT's
-  (estimate/trl_fused_head.py: one tile buffer in forward and backward, 16 bytes kept per scored position). The
-  reference forward runs inside the policy's forward moment (the policy's activations kept, the reference's tile
-  in the same buffer size); GRPO's no-grad log-prob pass holds one micro-batch's tile. Measured against a trace
-  of the real DPOTrainer and GRPOTrainer steps (tests/posttraining/test_posttraining_trace.py).
+  (estimate/trl_fused_head.py: one tile buffer in forward and backward, backward's fp32 accumulators, 16 bytes
+  kept per scored position). The reference forward runs inside the policy's forward moment (the policy's
+  activations kept, the reference's tile in the same buffer size); GRPO's no-grad log-prob pass holds what the
+  step's forward holds of the head. Measured against a trace of the real DPOTrainer and GRPOTrainer steps, forward
+  and backward (tests/posttraining/test_posttraining_trace.py).
 * **Generation** (GRPO): HF `generate`'s KV cache, ZeRO-3's gathered model, vLLM's share (grpo_generation.py).
 
 Every moment of the combined estimate is a moment of the training step (`MemoryEstimate.moments`: forward,
