@@ -230,11 +230,13 @@ def loss_transient_bytes(workload: Workload, *, autocast: bool = False) -> tuple
 
     transformers before 4.49 (`Workload.copies_shifted_logits`) upcasts the logits in the model and copies
     them shifted: in forward the fp32 logits and their shifted copy (4bsV each) where today's has the 16-bit
-    logits and one fp32 copy (+2bsV; +4bsV in fp32 training); in backward the shift's slice makes a full-size
-    fp32 gradient for the unshifted logits (+4bsV). A loop that keeps the model's output through backward (as
-    Answer.AI's train.py does; the HF Trainer does not) also keeps fp32 logits where today's are 16-bit: +2bsV
-    more, not counted. Answer.AI's rows measured on 2024's stack sit 4.0-4.5 bsV above the same settings run
-    today (an H200, benchmarks/results/fsdp_streams.json).
+    logits and one fp32 copy (+2bsV; +4bsV in fp32 training). In backward the shift's slice makes a full-size
+    fp32 gradient for the unshifted logits, but only after log-softmax's backward has freed the loss's
+    gradient: the backward transient stays 8bsV, as today's (measured on the real ops, 4.43's loss code against
+    today's ForCausalLMLoss: tests/estimate/test_transformers_version.py). A loop that keeps the model's output
+    through backward (Answer.AI's train.py; the HF Trainer drops it when compute_loss returns) keeps its logits
+    there too, fp32 before 4.49 and 16-bit today: not counted (Answer.AI's rows on 2024's stack sit 4.0-4.5 bsV
+    above the same settings run today on an H200, benchmarks/results/fsdp_streams.json).
 
     A 16-bit loss (`Workload.loss_dtype` bf16/fp16: nn.CrossEntropyLoss on the shifted 16-bit logits, which a script
     copies: `logits[:, :-1].reshape(...)` of a batch above 1, `[..., :-1, :].contiguous()`): forward the logits
@@ -258,5 +260,5 @@ def loss_transient_bytes(workload: Workload, *, autocast: bool = False) -> tuple
         return 4 * tokens, 4 * tokens
     forward = 4 * tokens if workload.precision == "fp32" else 6 * tokens
     if workload.copies_shifted_logits:
-        return forward + (4 if workload.precision == "fp32" else 2) * tokens, 12 * tokens
+        return forward + (4 if workload.precision == "fp32" else 2) * tokens, 8 * tokens
     return forward, 8 * tokens
