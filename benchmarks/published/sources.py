@@ -163,16 +163,16 @@ SOURCES = {
         "never used to tune anything"),
     # Issue 28, eighth round (framework benchmark pages): registered here, frozen, before any row was scored.
     "liger-kernel-hf-example": (
-        "frozen", "new (issue 28, eighth round): Liger-Kernel's examples/huggingface README benchmark (03fd603 and "
-        "1129508, Aug 2024): Llama-3-8B, Qwen2-7B and Gemma-7B full fine-tuning with TRL's SFTTrainer under the "
-        "Trainer's FSDP1 on 4 x A100 80GB, bf16, AdamW, checkpointing, Alpaca at 512 tokens, with and without "
-        "Liger's kernels; the Qwen2 chart prints max_memory_allocated in MiB per GPU, the other charts only which "
-        "batches ran or hit OOM (verdict rows): never used to tune anything"),
+        "design", "frozen until this round (Liger-Kernel's examples/huggingface README benchmark, 03fd603 and 1129508, "
+        "Aug 2024: Llama-3-8B, Qwen2-7B, Gemma-7B full fine-tuning with TRL's SFTTrainer under the Trainer's FSDP1 on "
+        "4 x A100 80GB, with and without Liger); moved after its stated transformers 4.43.3 (--stack) made the "
+        "no-Liger Qwen2 row +31.5% and two rows measured to run 'does not fit': read on the real ops, the old "
+        "shifted loss adds to forward only, not backward (activations.loss_transient_bytes; "
+        "tests/estimate/test_transformers_version.py): +31.5 -> +12.9%, no contradiction; nothing tuned"),
     "torchao-low-bit-optim-llama2": (
-        "frozen", "new (issue 28, eighth round): torchao's low-bit optimizer README (1e7f132, Sept 2024), "
-        "Llama2-7B full BF16 fine-tuning on Alpaca with torchtune 52d1b838 on one A100: peak memory allocated for "
-        "PyTorch's fused AdamW and bitsandbytes' 8-bit AdamW (torchao's own 8-bit and 4-bit AdamW kept as not "
-        "expressible): never used to tune anything"),
+        "design", "frozen until this round (torchao's low-bit optimizer README, 1e7f132, Sept 2024: Llama2-7B full "
+        "BF16 with torchtune on one A100, fused and bitsandbytes 8-bit AdamW); moved after its fused-AdamW row "
+        "(+21.6%: a foreach temporary the run never had) led to --optimizer-kernel fused: -2.7%; nothing tuned"),
     # Issue 28, eighth round (issue threads: users' own measurements, one source per repository's tracker):
     # registered here, frozen, before any row was scored (one argv, trl#1376's DDP full fine-tuning, was run once
     # to check that the OPT stand-in parses; nothing was changed after it).
