@@ -122,27 +122,28 @@ def test_check_says_host_ram_tight_apart_from_gpu_memory(write):
 
 
 def test_a_reserve_beyond_the_gpu_with_tensors_that_fit_is_tight_not_out_of_memory():
-    """Answer.AI trained 7B QLoRA at 10 x 2048 tokens on a 24 GB RTX 3090 (20.97 GiB reserved at its peak) where
-    the estimate's reserve on transformers 4.37 passes the card: the caching allocator releases its cache and
-    retries before it fails, so the verdict is tight, with the reason, and the need is the tensors' and the
-    runtime's; tensors beyond the GPU still do not fit."""
+    """A GPU between what the step holds (tensors + runtime) and the replayed reserve: the caching allocator
+    releases its cache and retries before it fails, so the verdict is tight, with the reason, and the need is the
+    tensors' and the runtime's; tensors beyond the GPU still do not fit. (Answer.AI's 7B QLoRA at 10 x 2048 tokens
+    on 2 x RTX 3090, transformers 4.37; the card is placed between the two figures so that the mechanism, not one
+    estimate, is what is tested.)"""
     from dataclasses import replace
 
     workload = workload_from_options(model="llama-2-7b", micro_batch=10, seq_len=2048, method="qlora",
                                      gradient_checkpointing=True)
     workload = replace(workload, transformers_version=(4, 37))
     estimate = estimate_memory(workload, strategy_from_options("fsdp_full", gpus_per_node=2, nodes=1, fsdp_version=1))
-    rtx3090 = 24576 * 2**20
-    assert estimate.allocated + estimate.runtime < rtx3090 < estimate.per_gpu_total
-    verdict = memory_verdict(estimate, rtx3090)
-    # judged on what it holds (tensors + runtime), the reserve that would not fit named beside it: never "24.0 of
-    # 24.0 GiB (100%)" nor a need above the GPU called tight
     need = int(estimate.allocated + estimate.runtime)
+    assert need < estimate.per_gpu_total - 2 * 2**30, "the reserve must pass what the step holds for this case"
+    card = (need + estimate.per_gpu_total) // 2 // 2**20 * 2**20
+    verdict = memory_verdict(estimate, card)
+    # judged on what it holds (tensors + runtime), the reserve that would not fit named beside it: never "N of
+    # N GiB (100%)" nor a need above the GPU called tight
     assert (verdict.verdict, verdict.gpu.need, verdict.gpu.reserved) == ("tight", need, estimate.per_gpu_total)
-    assert verdict.runs and verdict.gpu.need <= rtx3090
+    assert verdict.runs and verdict.gpu.need <= card
     text = verdict.describe()
-    assert f"GPU memory {gib(need)} of 24.0 GiB per GPU" in text and "release its cache and retry" in text
+    assert f"GPU memory {gib(need)} of {gib(card)} per GPU" in text and "release its cache and retry" in text
     assert f"with its cache {gib(estimate.per_gpu_total)}" in text
-    smaller = 16 * 2**30  # below the allocated peak: out of memory, whatever the allocator does
+    smaller = need - 2**30  # below the allocated peak: out of memory, whatever the allocator does
     assert memory_verdict(estimate, smaller).verdict == "does not fit"
     assert not estimate.retries_on(smaller) and estimate.need_on(smaller) == estimate.per_gpu_total
