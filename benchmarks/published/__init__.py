@@ -25,6 +25,7 @@ from benchmarks.published.llamafactory_issues_memory import ROWS as _LLAMAFACTOR
 from benchmarks.published.minicpm_finetune import ROWS as _MINICPM
 from benchmarks.published.ms_swift_benchmark import ROWS as _MS_SWIFT
 from benchmarks.published.openrlhf_issues_memory import ROWS as _OPENRLHF_ISSUES
+from benchmarks.published.openshift_ai_ray_deepspeed import ROWS as _OPENSHIFT_RAY
 from benchmarks.published.qlora_guanaco import ROWS as _QLORA_GUANACO
 from benchmarks.published.qwen_readme import ROWS as _QWEN_README
 from benchmarks.published.raschka_lora_insights import ROWS as _RASCHKA
@@ -46,6 +47,7 @@ _NEW = (*_QWEN_README, *_MS_SWIFT, *_CHATGLM3, *_UNSLOTH, *_UNIVERSAL_LLM_TRAINE
         *_GLM4, *_MINICPM, *_HF_LLAMA2_70B_FSDP, *_TRL_DOCS_T4, *_ALPACA, *_FASTCHAT, *_QLORA_GUANACO,
         *_ZEPHYR, *_ROCM_BLOGS, *_DATABRICKS, *_TRL_ISSUES, *_LLAMAFACTORY_ISSUES, *_OPENRLHF_ISSUES)
 _NEW += (*_LIGER_HF, *_TORCHAO_LOW_BIT)  # issue 28, eighth round: framework benchmark pages
+_NEW += (*_OPENSHIFT_RAY,)  # issue 28, ninth round: cloud and GPU vendors' pages
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -192,4 +192,12 @@ SOURCES = {
         "frozen", "new (issue 28, eighth round): OpenRLHF/OpenRLHF's issue tracker, verdict rows: #698 (Jan 2025) "
         "Llama-3-8B full SFT under ZeRO-2 on one A100 80GB out of memory in the optimizer step, and trained with "
         "--adam_offload; never used to tune anything"),
+    # Issue 28, ninth round (cloud and GPU vendors' pages): registered here, frozen, before any row was scored.
+    "openshift-ai-ray-deepspeed": (
+        "frozen", "new (issue 28, ninth round): Red Hat OpenShift AI's 'Fine-Tune Llama Models with Ray and "
+        "DeepSpeed' README validations (opendatahub-io/distributed-workloads 67f8f3e June 2024, 59d183e and 6a359d5 "
+        "Aug-Sept 2024): LoRA r=8 (block linears, embed_tokens, lm_head) under ZeRO-3 with CPU offload, bf16, "
+        "flash-attn 2, checkpointing, fixed 512/1,024-token batches: Llama-2-7B/13B on 6 x A10G, Llama-2-70B on 8 x "
+        "A100 40GB, Llama-3.1-8B on 5 x A10G and 4 x MI300X: verdict rows, stated to run; never used to tune "
+        "anything"),
 }
