@@ -19,10 +19,18 @@ The README trains on AdvertiseGen (`data/AdvertiseGen/`); its longest sample was
   DeepSpeed's AdamW (FusedAdam) on ZeRO-3 partitions.
 
 What the number is: "Video memory usage" in MiB, nvidia-smi's unit: read as nvidia-smi per GPU (the SFT cell says
-"Each GPU"). The GPUs: "NVIDIA A100-SXM4-80GB * 8", CUDA 12.3, driver 535.104.05. GLM-4's model (model_type chatglm,
-trust_remote_code) is not in transformers 4.40: the argv names a Qwen2 config.json of its shapes (40 layers, hidden
-4096, 32 heads with 2 KV groups of 128, qkv bias, SwiGLU 13696, vocabulary 151552, untied output layer:
-9,399,951,360 parameters, glm-4-9b-chat's count).
+"Each GPU"). The GPUs: "NVIDIA A100-SXM4-80GB * 8", CUDA 12.3, driver 535.104.05. The SFT cell is a verdict, not a
+peak: 80,935 of the card's 81,920 MiB (nvidia-smi's total for an A100-SXM4-80GB; 985 MiB free) is the card full.
+Short of memory, the caching allocator frees its cache and retries rather than failing, so under ZeRO-3's varying
+gather and reduce sizes, varying sample lengths and evaluation's generation (a KV cache that grows a token at a
+time) its cache can grow until the card is full, and a figure at the card's size cannot tell that apart from a need
+of 79 GiB: it says the run fit in 80 GB, not what it needed. The authors wrote the same cell "80G (Each GPU, Need 8
+GPUs)" four weeks later (b9d6d38, 2024-07-01) beside "22G" and "21G" for the other two. The row is scored as "ran"
+(a run must not be told "does not fit"), never as a figure to match.
+
+GLM-4's model (model_type chatglm, trust_remote_code) is not in transformers 4.40: the argv names a Qwen2
+config.json of its shapes (40 layers, hidden 4096, 32 heads with 2 KV groups of 128, qkv bias, SwiGLU 13696,
+vocabulary 151552, untied output layer: 9,399,951,360 parameters, glm-4-9b-chat's count).
 """
 
 from __future__ import annotations
@@ -59,7 +67,8 @@ ROWS = [
                      _LONGEST.format(cap=1025), _EVAL.format(eval=4)]},
     {"key": "glm4-9b-full-zero3-8gpu-fp32", "source": "glm4-finetune-demo", "url": _URL,
      "quote": "| SFT (Zero3 method) | 80935MiB<br/>(Each GPU, 8 GPUs are required) | 20G |", "printed": "80935MiB",
-     "measured_bytes": 80935 * 2**20, "metric": "nvidia-smi",
+     # the card full (module docstring): it ran within 80 GB; no measure of what it needed
+     "measured_bytes": None, "metric": "nvidia-smi", "ran": True,
      "argv": f"estimate --model {_MODEL} --system 8xA100-80GB --strategy zero3 --precision fp32 --micro-batch 1 "
              "--seq-len 769 --varying-lengths --gradient-checkpointing --attention sdpa --stack transformers==4.40 "
              "--format json",

@@ -111,8 +111,9 @@ SOURCES = {
     "glm4-finetune-demo": (
         "frozen", "new (issue 28, fifth round): GLM-4's finetune_demo 'Hardware check' table (c0a6d1e, June 2024), "
         "GLM-4-9B-Chat on A100-SXM4-80GB: LoRA on one GPU, fp32 full fine-tuning under ZeRO-3 on eight, nvidia-smi "
-        "MiB per GPU; not ChatGLM3's demo: never used to tune anything. Its fp32 ZeRO-3 row gained DeepSpeed's "
-        "fp32 master partition (-57.2% -> -51.7%) and stays frozen: the rest of the miss is not explained"),
+        "MiB per GPU; not ChatGLM3's demo: never used to tune anything. Its fp32 ZeRO-3 row (80,935 of the card's "
+        "81,920 MiB, written '80G (Each GPU, Need 8 GPUs)' by the authors at b9d6d38) is the card full, read as a "
+        "verdict: 'ran' (was scored at -51.7%; the estimate, 38.2 GiB, says fits); nothing tuned, still frozen"),
     "minicpm-finetune": (
         "frozen", "new (issue 28, fifth round): MiniCPM's finetune README 'Testing Hardware Standard' (a250c20, Feb "
         "2024), MiniCPM-2B under ZeRO-3 with parameter and optimizer CPU offload: full fine-tuning on four GPUs, LoRA "
