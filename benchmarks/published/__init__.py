@@ -39,6 +39,7 @@ from benchmarks.published.trl_docs_sft_t4 import ROWS as _TRL_DOCS_T4
 from benchmarks.published.trl_issues_memory import ROWS as _TRL_ISSUES
 from benchmarks.published.unsloth_context import ROWS as _UNSLOTH
 from benchmarks.published.universal_llm_trainer import ROWS as _UNIVERSAL_LLM_TRAINER
+from benchmarks.published.vertex_model_garden_peft import ROWS as _VERTEX_MG_PEFT
 
 # One module per source added for issue 28 (its set is in sources.py); their argv name model config.json files
 # under benchmarks/published/models/ by paths relative to the repository root.
@@ -47,7 +48,7 @@ _NEW = (*_QWEN_README, *_MS_SWIFT, *_CHATGLM3, *_UNSLOTH, *_UNIVERSAL_LLM_TRAINE
         *_GLM4, *_MINICPM, *_HF_LLAMA2_70B_FSDP, *_TRL_DOCS_T4, *_ALPACA, *_FASTCHAT, *_QLORA_GUANACO,
         *_ZEPHYR, *_ROCM_BLOGS, *_DATABRICKS, *_TRL_ISSUES, *_LLAMAFACTORY_ISSUES, *_OPENRLHF_ISSUES)
 _NEW += (*_LIGER_HF, *_TORCHAO_LOW_BIT)  # issue 28, eighth round: framework benchmark pages
-_NEW += (*_OPENSHIFT_RAY,)  # issue 28, ninth round: cloud and GPU vendors' pages
+_NEW += (*_OPENSHIFT_RAY, *_VERTEX_MG_PEFT)  # issue 28, ninth round: cloud and GPU vendors' pages
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

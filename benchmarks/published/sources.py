@@ -201,4 +201,10 @@ SOURCES = {
         "flash-attn 2, checkpointing, fixed 512/1,024-token batches: Llama-2-7B/13B on 6 x A10G, Llama-2-70B on 8 x "
         "A100 40GB, Llama-3.1-8B on 5 x A10G and 4 x MI300X: verdict rows, stated to run; never used to tune "
         "anything"),
+    "vertex-model-garden-peft-2023": (
+        "frozen", "new (issue 28, ninth round): Google Cloud Vertex AI Model Garden's PEFT notebook (vertex-ai-samples "
+        "0a22ad7, July 2023) with its training image's code (f3be7fa): Falcon-7B/40B-instruct QLoRA (NF4, r=64, trl "
+        "0.4.4 SFTTrainer, batch 4 x 512, fp16 autocast, paged AdamW) on one A100 40GB, peak GPU memory ~11G and "
+        "~34G; its OpenLLaMA 8-bit LoRA and RoBERTa classification figures kept as not expressible; never used to "
+        "tune anything"),
 }
