@@ -5,7 +5,11 @@ this repository, we have documented the memory usage"); the English README quote
 follows two commits that changed only the labels' masking and the SFT script's GPU ids. Read at a250c20:
 `finetune/finetune.py` (HF Trainer, `optim="adamw_torch"`, `model_max_length` 512) run by `deepspeed` with
 `configs/ds_config_zero3_offload.json`: ZeRO-3 with `offload_param` and `offload_optimizer` on the CPU (pinned),
-fp16/bf16 "auto", no optimizer section (the Trainer's torch AdamW steps the offloaded fp32 partitions on the CPU).
+fp16/bf16 "auto", no optimizer section: the Trainer builds torch AdamW and accelerate replaces it with
+DeepSpeedCPUAdam before `deepspeed.initialize` (since accelerate#1208, March 2023; 0.26.1, current on 2024-02-01:
+accelerator.py 1592-1598, because `offload_optimizer` is set and `zero_force_ds_cpu_optimizer` defaults to true;
+DeepSpeed 0.13.1 itself refuses a torch optimizer there, engine.py 1232-1234), so the offloaded fp32 partitions are
+stepped on the host and nothing of the step is on the GPU.
 Every sample is right-padded with EOS to `model_max_length` (512 tokens every step), batch 1; no gradient
 checkpointing (never enabled). The TrainingArguments exist before from_pretrained, so the model is built under
 zero.Init in the dtype the DeepSpeed config says (`load_model_and_tokenizer` asks for fp32, zero.Init's
@@ -29,9 +33,9 @@ _URL = "https://github.com/OpenBMB/MiniCPM/blob/9228c25f3689b056d3d23bbab53458e5
 _MODEL = "benchmarks/published/models/minicpm-2b/config.json"
 _SETTINGS = (
     "MiniCPM finetune at a250c20, {script}: HF Trainer under DeepSpeed ZeRO-3 with parameters and optimizer "
-    "offloaded to the CPU (ds_config_zero3_offload.json; torch AdamW on the host), batch 1, every sample padded to "
-    "512 tokens, no gradient checkpointing, SDPA attention (MiniCPM's code supports it; transformers' default), "
-    "{how}; 'consumes N MiB' read as nvidia-smi per GPU, A100-80GB assumed"
+    "offloaded to the CPU (ds_config_zero3_offload.json; DeepSpeedCPUAdam on the host), batch 1, every sample "
+    "padded to 512 tokens, no gradient checkpointing, SDPA attention (MiniCPM's code supports it; transformers' "
+    "default), {how}; 'consumes N MiB' read as nvidia-smi per GPU, A100-80GB assumed"
 )
 _CODE = ("MiniCPM's own modeling code (model_type minicpm, trust_remote_code): the argv names a Llama config.json of "
          "its shapes; its embedding scale (x12), depth-scaled residuals and scaled LM-head input add elementwise "

@@ -1,14 +1,14 @@
 """ZeRO-3 with parameter and optimizer CPU offload, as the MiniCPM finetune scripts run it, against a real
 DeepSpeed engine on this CPU (issue 28's frozen MiniCPM misses).
 
-The engine runs the scripts' configuration in small: a tied-embedding Llama (MiniCPM ties its LM head), ZeRO-3
-with `offload_param` and `offload_optimizer` on the CPU, the Trainer's torch AdamW handed to DeepSpeed, full
-fine-tuning and PEFT LoRA r=8 on q_proj/v_proj (and one full run without offload), and two evaluation forwards
-(`model.eval()`, no gradient) after every training step, as the Trainer's `eval_steps` interleave them. It
-prints, per setting: the parameters gathered at the forward→backward turn, the most gathered after an evaluation
-forward, the largest gradient DeepSpeed reduces (`reduce_ready_partitions_and_remove_grads`), how many reduced
-gradients belong to frozen parameters, and how many gathered parameters were copies of their partitions. What
-the estimate relies on follows:
+The engine runs the scripts' configuration in small: a tied-embedding Llama (MiniCPM ties its LM head), ZeRO-3 with
+`offload_param` and `offload_optimizer` on the CPU, a torch AdamW handed to DeepSpeed (the Trainer's run gets
+DeepSpeedCPUAdam from accelerate; either steps on the host, which this test does not measure), full fine-tuning and
+PEFT LoRA r=8 on q_proj/v_proj (and one full run without offload), and two evaluation forwards (`model.eval()`, no
+gradient) after every training step, as the Trainer's `eval_steps` interleave them. It prints, per setting: the
+parameters gathered at the forward→backward turn, the most gathered after an evaluation forward, the largest
+gradient DeepSpeed reduces (`reduce_ready_partitions_and_remove_grads`), how many reduced gradients belong to frozen
+parameters, and how many gathered parameters were copies of their partitions. What the estimate relies on follows:
 
 * evaluation between steps leaves exactly the turn's parameters gathered (the trace stays complete; nothing
   accumulates), so the Trainer's evaluation adds no gathered parameters beyond the training step's;
