@@ -207,4 +207,19 @@ SOURCES = {
         "0.4.4 SFTTrainer, batch 4 x 512, fp16 autocast, paged AdamW) on one A100 40GB, peak GPU memory ~11G and "
         "~34G; its OpenLLaMA 8-bit LoRA and RoBERTa classification figures kept as not expressible; never used to "
         "tune anything"),
+    # Issue 28, ninth round (Hugging Face's own pages): registered here, frozen, before any row was scored.
+    "hf-blog-personal-copilot": (
+        "frozen", "new (issue 28, ninth round): HF blog 'Personal Copilot: Train Your Own Coding Assistant' (Oct "
+        "2023) with the DHS-LLM-Workshop code it links (797a0af): StarCoder-15.5B QLoRA on one A100 40GB (26 GB, "
+        "batch 4 x 2,048, flash-attn 2, checkpointing) and full fine-tuning under FSDP1 on 8 x A100 80GB (70 to "
+        "77.6 GB per GPU, batch 1 x 2,048); never used to tune anything"),
+    "hf-blog-launch-trl-qlora": (
+        "frozen", "new (issue 28, ninth round): HF model-launch posts' 'Fine-tuning with TRL' sections, verdict rows "
+        "read with TRL's examples/scripts/sft.py of each post's day: Mixtral-8x7B QLoRA on one A100 (Dec 2023, "
+        "393dbf6), Gemma-7B and Llama 3 8B QLoRA on one A10G (Feb 2024, a46cd84; April 2024, 0865572), each "
+        "stated to train there; never used to tune anything"),
+    "hf-cookbook-code-llm-single-gpu": (
+        "frozen", "new (issue 28, ninth round): HF cookbook 'Fine-tuning a Code LLM on Custom Code on a single GPU' "
+        "(Jan 2024): StarCoderBase-1B QLoRA, batch 16 x 2,048, on Colab's A100 40GB, its 2,000 steps printed as "
+        "run (a verdict row); never used to tune anything"),
 }
