@@ -21,6 +21,7 @@ from benchmarks.published.hf_blog_launch_trl_qlora import ROWS as _HF_LAUNCH_TRL
 from benchmarks.published.hf_blog_llama2_70b_fsdp import ROWS as _HF_LLAMA2_70B_FSDP
 from benchmarks.published.hf_blog_personal_copilot import ROWS as _HF_PERSONAL_COPILOT
 from benchmarks.published.hf_blog_pytorch_fsdp import ROWS as _HF_FSDP
+from benchmarks.published.lambda_training_guide_405b import ROWS as _LAMBDA_405B
 from benchmarks.published.hf_cookbook_code_llm import ROWS as _HF_COOKBOOK_CODE_LLM
 from benchmarks.published.liger_kernel_hf_example import ROWS as _LIGER_HF
 from benchmarks.published.litgpt_resource_tables import ROWS as _LITGPT_TABLES
@@ -51,7 +52,7 @@ _NEW = (*_QWEN_README, *_MS_SWIFT, *_CHATGLM3, *_UNSLOTH, *_UNIVERSAL_LLM_TRAINE
         *_GLM4, *_MINICPM, *_HF_LLAMA2_70B_FSDP, *_TRL_DOCS_T4, *_ALPACA, *_FASTCHAT, *_QLORA_GUANACO,
         *_ZEPHYR, *_ROCM_BLOGS, *_DATABRICKS, *_TRL_ISSUES, *_LLAMAFACTORY_ISSUES, *_OPENRLHF_ISSUES)
 _NEW += (*_LIGER_HF, *_TORCHAO_LOW_BIT)  # issue 28, eighth round: framework benchmark pages
-_NEW += (*_OPENSHIFT_RAY, *_VERTEX_MG_PEFT)  # issue 28, ninth round: cloud and GPU vendors' pages
+_NEW += (*_OPENSHIFT_RAY, *_VERTEX_MG_PEFT, *_LAMBDA_405B)  # issue 28, ninth round: vendors' pages
 _NEW += (*_HF_PERSONAL_COPILOT, *_HF_LAUNCH_TRL, *_HF_COOKBOOK_CODE_LLM)  # ninth round: Hugging Face's pages
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 

@@ -207,6 +207,12 @@ SOURCES = {
         "0.4.4 SFTTrainer, batch 4 x 512, fp16 autocast, paged AdamW) on one A100 40GB, peak GPU memory ~11G and "
         "~34G; its OpenLLaMA 8-bit LoRA and RoBERTa classification figures kept as not expressible; never used to "
         "tune anything"),
+    "lambda-training-guide-405b": (
+        "frozen", "new (issue 28, ninth round, registered after the two above were scored and before this one was): "
+        "Lambda's distributed-training-guide 'Training a 405B model' (d636f78, Sept 2024): Llama 3.1 405B full "
+        "training in plain torch FSDP1 with CPU parameter offload on 8 x 8 H100, bf16, flash-attn 2, checkpointing, "
+        "batch 1 x 4,096: rank 0's peak allocated 52.9 GB and reserved 77.9 GB, batch 2 out of memory with the "
+        "caching allocator; never used to tune anything"),
     # Issue 28, ninth round (Hugging Face's own pages): registered here, frozen, before any row was scored.
     "hf-blog-personal-copilot": (
         "frozen", "new (issue 28, ninth round): HF blog 'Personal Copilot: Train Your Own Coding Assistant' (Oct "

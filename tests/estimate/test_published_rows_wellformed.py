@@ -43,6 +43,8 @@ NEW_SOURCES.update({"liger-kernel-hf-example": 2**20, "torchao-low-bit-optim-lla
 # cloud and GPU vendors' pages (issue 28, ninth round); verdict rows print no bytes
 # (Vertex's notebook prints "~11G": GiB assumed, as the trl issue's "20.5G")
 NEW_SOURCES.update({"openshift-ai-ray-deepspeed": None, "vertex-model-garden-peft-2023": 2**30})
+# Lambda's guide logs torch.cuda.memory_stats x 1e-9 ("GB")
+NEW_SOURCES.update({"lambda-training-guide-405b": 1e9})
 # Hugging Face's pages: the copilot post's "GB" read as GiB; the launch posts and the cookbook are verdicts
 NEW_SOURCES.update({"hf-blog-personal-copilot": 2**30, "hf-blog-launch-trl-qlora": None,
                     "hf-cookbook-code-llm-single-gpu": None})
