@@ -8,6 +8,7 @@ say carries `not_expressible` instead of an argv.
 
 from __future__ import annotations
 
+from benchmarks.published.alignment_handbook_recipes import ROWS as _HANDBOOK_RECIPES
 from benchmarks.published.alignment_handbook_zephyr import ROWS as _ZEPHYR
 from benchmarks.published.chatglm3_finetune import ROWS as _CHATGLM3
 from benchmarks.published.databricks_ml_examples import ROWS as _DATABRICKS
@@ -53,7 +54,7 @@ _NEW = (*_QWEN_README, *_MS_SWIFT, *_CHATGLM3, *_UNSLOTH, *_UNIVERSAL_LLM_TRAINE
         *_ZEPHYR, *_ROCM_BLOGS, *_DATABRICKS, *_TRL_ISSUES, *_LLAMAFACTORY_ISSUES, *_OPENRLHF_ISSUES)
 _NEW += (*_LIGER_HF, *_TORCHAO_LOW_BIT)  # issue 28, eighth round: framework benchmark pages
 _NEW += (*_OPENSHIFT_RAY, *_VERTEX_MG_PEFT, *_LAMBDA_405B)  # issue 28, ninth round: vendors' pages
-_NEW += (*_HF_PERSONAL_COPILOT, *_HF_LAUNCH_TRL, *_HF_COOKBOOK_CODE_LLM)  # ninth round: Hugging Face's pages
+_NEW += (*_HF_PERSONAL_COPILOT, *_HF_LAUNCH_TRL, *_HF_COOKBOOK_CODE_LLM, *_HANDBOOK_RECIPES)  # ninth: HF's pages
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -228,4 +228,11 @@ SOURCES = {
         "frozen", "new (issue 28, ninth round): HF cookbook 'Fine-tuning a Code LLM on Custom Code on a single GPU' "
         "(Jan 2024): StarCoderBase-1B QLoRA, batch 16 x 2,048, on Colab's A100 40GB, its 2,000 steps printed as "
         "run (a verdict row); never used to tune anything"),
+    # Registered after the three above were scored, before any of its rows was.
+    "alignment-handbook-recipes-2024": (
+        "frozen", "new (issue 28, ninth round): the alignment-handbook's other full-training recipe READMEs "
+        "(zephyr-7b-gemma ff618a4, starchat2-15b a9b8a50, constitutional-ai 8df2271; not the Zephyr-7B-beta "
+        "page): Gemma-7B, StarCoder2-15B and Mistral-7B SFT and DPO under DeepSpeed ZeRO-3, each 'You will require "
+        "8 GPUs (80GB of VRAM)', verdict rows read with each commit's configs and scripts; the RMSprop DPO step "
+        "kept as not expressible; never used to tune anything"),
 }

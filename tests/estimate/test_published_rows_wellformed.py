@@ -47,7 +47,7 @@ NEW_SOURCES.update({"openshift-ai-ray-deepspeed": None, "vertex-model-garden-pef
 NEW_SOURCES.update({"lambda-training-guide-405b": 1e9})
 # Hugging Face's pages: the copilot post's "GB" read as GiB; the launch posts and the cookbook are verdicts
 NEW_SOURCES.update({"hf-blog-personal-copilot": 2**30, "hf-blog-launch-trl-qlora": None,
-                    "hf-cookbook-code-llm-single-gpu": None})
+                    "hf-cookbook-code-llm-single-gpu": None, "alignment-handbook-recipes-2024": None})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
