@@ -70,8 +70,8 @@ KbitPrepareOption = Annotated[bool | None, typer.Option(
          "run's no).")]
 StackOption = Annotated[list[str] | None, typer.Option(
     metavar="NAME==VERSION", rich_help_panel="Memory", show_default=False,
-    help="A library version the run trains with, repeatable: transformers, bitsandbytes (default: the installed; "
-         "`estimate --help`).")]
+    help="A library version the run trains with, repeatable: transformers, bitsandbytes, accelerate, torch "
+         "(default: a --system probe's, else the installed).")]
 PlanOption = Annotated[Path | None, typer.Option(help="The plan file `accelwiz init` wrote (default: the one beside "
                                                       "the YAML, accelerate.plan.yaml for accelerate.yaml).",
                                                  rich_help_panel="Memory", show_default=False)]

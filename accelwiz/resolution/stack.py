@@ -3,11 +3,16 @@
 * transformers before 4.49 copies a causal LM's fp32 logits for the shifted loss (estimate/workload.py
   `copies_shifted_logits`);
 * bitsandbytes before 0.43.2 keeps every 4-bit linear's input for backward (estimate/activations_lora.py
-  `kept_4bit_inputs`).
+  `kept_4bit_inputs`);
+* accelerate before 1.0.0 builds a transformers model under deepspeed.zero.Init only where the YAML's
+  `zero3_init_flag` is true (estimate/configured_strategy.py `zero_init`);
+* transformers and torch together pick the HF Trainer's default AdamW kernel (resolution/trainer_optim.py).
 
 Default: the versions installed here, read from package metadata (accelwiz.probe.packages, no import: `estimate`
-starts fast). `--stack NAME==VERSION` (repeatable) says the stack a run trains with elsewhere, or trained with
-when a published figure was measured. A library that is not installed is None: the estimator then models today's.
+starts fast), or the ones a `--system` profile lists (a probe saved on the machine that will train: `check --system
+node.json`), the same versions rules/installed.py reads (`package_version`, the one owner of both).
+`--stack NAME==VERSION` (repeatable) says the stack a run trains with elsewhere, or trained with when a published
+figure was measured. A library that is not installed is None: the estimator then models today's.
 
 No torch, no pydantic (the resolution's rule).
 """
@@ -16,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 
 from accelwiz.errors import UsageError
@@ -27,6 +32,7 @@ from accelwiz.resolution.sourced import FLAG, Sourced
 Version = tuple[int, int, int]
 
 INSTALLED = "installed"  # the field's default source: this environment's package metadata
+SYSTEM_PROFILE = "system profile"  # the versions a --system profile lists (a probe of the machine that trains)
 
 # a version as --stack takes it: major.minor[.patch]; a pre-release (0.43.2.dev0) is not its release, so it is
 # refused rather than read as one
@@ -39,6 +45,8 @@ class Stack:
 
     transformers: Version | None = None
     bitsandbytes: Version | None = None
+    accelerate: Version | None = None
+    torch: Version | None = None
 
     def items(self) -> list[tuple[str, Version | None]]:
         return [(f.name, getattr(self, f.name)) for f in fields(self)]
@@ -52,6 +60,7 @@ class Stack:
 
 
 KNOWN: tuple[str, ...] = tuple(f.name for f in fields(Stack))
+_EXAMPLE = {"transformers": "4.37.2", "bitsandbytes": "0.41.1", "accelerate": "0.28.0", "torch": "2.3.1"}
 
 
 def _text(version: Version | None) -> str | None:
@@ -63,16 +72,33 @@ def _padded(numbers: tuple[int, ...]) -> Version:
     return major, minor, patch
 
 
-@functools.cache  # package metadata is read once per process, not once per workload
-def installed_stack() -> Stack:
-    """The versions installed here (their release numbers: 2.13.0+cpu is 2.13.0); None where one is absent or
-    unreadable."""
+def package_version(package: str, packages: Mapping[str, str | None] | None = None) -> str | None:
+    """The version text of `package` in the stack that will run: the profile's where `packages` (a --system
+    profile's) lists it ("" or None there: not installed), else this environment's package metadata."""
+    if packages is not None and package in packages:
+        return packages[package] or None
+    return distribution_version(*TRACKED.get(package, (package,)))
+
+
+def _stack(packages: Mapping[str, str | None] | None) -> Stack:
+    """The release numbers (2.13.0+cpu is 2.13.0) of each library; None where absent or unreadable."""
     def version(name: str) -> Version | None:
-        text = distribution_version(*TRACKED.get(name, (name,)))
+        text = package_version(name, packages)
         numbers = release_tuple(text) if text else None
         return _padded(numbers) if numbers else None
 
     return Stack(**{name: version(name) for name in KNOWN})
+
+
+@functools.cache  # package metadata is read once per process, not once per workload
+def installed_stack() -> Stack:
+    """The versions installed here; None where one is absent or unreadable."""
+    return _stack(None)
+
+
+def profile_stack(packages: Mapping[str, str | None]) -> Stack:
+    """The versions a --system profile lists (a library it does not list: as installed here)."""
+    return _stack(packages)
 
 
 def stack_from_flags(given: Sequence[str], base: Stack | None = None) -> Stack:
@@ -99,18 +125,33 @@ def _one(text: str) -> tuple[str, Version]:
                          hint=f"the libraries it knows are {', '.join(KNOWN)}")
     if not _VERSION.fullmatch(version):
         raise UsageError(f"--stack {text}: `{version}` is not a version major.minor[.patch]",
-                         hint=f"e.g. --stack {name}=={'0.41.1' if name == 'bitsandbytes' else '4.37.2'}")
+                         hint=f"e.g. --stack {name}=={_EXAMPLE[name]}")
     return name, _padded(tuple(int(part) for part in version.split(".")))
 
 
-def resolved_stack(given: Sourced | Sequence[str] | None) -> Sourced:
+def resolved_stack(given: Sourced | Sequence[str] | None,
+                   packages: Mapping[str, str | None] | None = None) -> Sourced:
     """The workload's `stack` field: `--stack` where given (already resolved by flags_from_options, or as the
-    strings `check` passes), else the installed versions."""
+    strings `check` passes), over the versions a --system profile lists (`packages`, where it lists any), else
+    over the installed ones."""
     if isinstance(given, Sourced):
         return given
+    base = profile_stack(packages) if packages else None
     if given:
-        stack = stack_from_flags(given)
+        stack = stack_from_flags(given, base)
         named = " ".join(f"--stack {text}" for text in given)
-        return Sourced(stack, FLAG, f"{named} (a library not named: as installed)")
+        rest = "the system profile's" if base is not None else "as installed"
+        return Sourced(stack, FLAG, f"{named} (a library not named: {rest})")
+    if base is not None:
+        return Sourced(base, SYSTEM_PROFILE, f"the --system profile's packages: {base}")
     installed = installed_stack()
     return Sourced(installed, INSTALLED, f"this environment's package metadata: {installed}")
+
+
+def with_profile_stack(flags: dict, packages: Mapping[str, str | None] | None) -> dict:
+    """Workload flags whose `stack` starts from a --system profile's versions, where the profile lists any (a
+    probe lists every tracked package; a preset none): `check --system node.json` resolves what will run there,
+    as its rules already read it (rules/installed.py)."""
+    if not packages:
+        return flags
+    return {**flags, "stack": resolved_stack(flags.get("stack"), packages)}

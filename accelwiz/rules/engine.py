@@ -149,7 +149,11 @@ def unit_resolution(context: CheckContext, max_positions: int | None = None) -> 
     from accelwiz.resolution.posttraining import posttraining_workload
     from accelwiz.resolution.workload import resolve_workload
 
+    from accelwiz.resolution.stack import with_profile_stack
+
     flags = {_FLAG_NAMES.get(name, name): value for name, value in context.workload_flags.items()}
+    # a --system profile that lists its packages is the stack that trains, as the rules read it (rules/installed.py)
+    flags = with_profile_stack(flags, context.system.packages if context.system is not None else None)
     resolved = resolve_workload(plan=context.plan, effective=context.effective, trainer_args=context.training_args,
                                 flags=flags, max_positions=max_positions)
     # DPO/GRPO (TRL's arguments carry the kind): TRL's fused LM head, a --loss-kernel against it refused
