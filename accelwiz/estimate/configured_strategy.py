@@ -1,5 +1,6 @@
 """The strategy and precision a config's files ask for, read from their effective values (the strategy itself,
-its speed and the `--strategy` flag: estimate/strategy.py)."""
+its speed and the `--strategy` flag: estimate/strategy.py), on the library stack the run trains with (the
+resolution's `stack`: installed, a --system profile's, or --stack; never read here)."""
 
 from __future__ import annotations
 
@@ -9,20 +10,22 @@ from accelwiz.estimate.strategy import Strategy
 
 if TYPE_CHECKING:
     from accelwiz.effective import EffectiveConfig
+    from accelwiz.resolution.stack import Stack
 
 _FSDP_KINDS = {"FULL_SHARD": "fsdp_full", "SHARD_GRAD_OP": "fsdp_grad_op", "HYBRID_SHARD": "fsdp_hybrid",
                "HYBRID_SHARD_ZERO2": "fsdp_hybrid", "NO_SHARD": "ddp"}
 
 
-def strategy_from_effective(effective: EffectiveConfig) -> Strategy | None:
-    """The strategy a config asks for, from its effective values; None when it cannot be told (no files, a
-    TPU/CPU/MPS type, a ZeRO stage DeepSpeed would not read, a DeepSpeed JSON that was not found).
+def strategy_from_effective(effective: EffectiveConfig, stack: Stack | None = None) -> Strategy | None:
+    """The strategy a config asks for, from its effective values, on `stack` (None: today's libraries); None when
+    it cannot be told (no files, a TPU/CPU/MPS type, a ZeRO stage DeepSpeed would not read, a DeepSpeed JSON that
+    was not found).
 
     Nothing is parsed here: the ZeRO stage ("auto" -> 2 under accelerate), the offload devices, the FSDP version
     (either `fsdp_config` spelling) and sharding, and an unquoted `NO` are what `accelwiz/effective.py` reads.
     """
     if effective.json_alone:
-        return _deepspeed_strategy(effective, gpus_per_node=1, nodes=1)
+        return _deepspeed_strategy(effective, stack, gpus_per_node=1, nodes=1)
     kind = effective.distributed_type.value
     if not effective.has_yaml:
         return None
@@ -34,7 +37,7 @@ def strategy_from_effective(effective: EffectiveConfig) -> Strategy | None:
     total = processes if processes is not None and processes >= 1 else nodes
     gpus_per_node = max(1, total // nodes)
     if kind == "DEEPSPEED":
-        return _deepspeed_strategy(effective, gpus_per_node=gpus_per_node, nodes=nodes)
+        return _deepspeed_strategy(effective, stack, gpus_per_node=gpus_per_node, nodes=nodes)
     if kind == "FSDP":
         sharded: Any = _FSDP_KINDS.get(effective.fsdp_sharding.value or "FULL_SHARD", "fsdp_full")
         if sharded == "ddp" and gpus_per_node * nodes == 1:
@@ -56,7 +59,26 @@ def strategy_from_effective(effective: EffectiveConfig) -> Strategy | None:
 _HIDDEN_SIZE_AUTO = ("zero_reduce_bucket_size", "zero3_prefetch_bucket_size", "zero3_param_persistence_threshold")
 
 
-def _deepspeed_strategy(effective: EffectiveConfig, *, gpus_per_node: int, nodes: int) -> Strategy | None:
+# accelerate e9e5a73 (first in v1.0.0, "multiple model/configuration DeepSpeed support"): DeepSpeedPlugin.
+# set_deepspeed_weakref hands transformers its HfDeepSpeedConfig whatever zero3_init_flag says; before it, only
+# `if self.zero3_init_flag:` (rules/deepspeed/zero3_init.py AW217 says the same to the user)
+ZERO3_INIT_FLAG_IGNORED_SINCE = (1, 0, 0)
+
+
+def zero_init(effective: EffectiveConfig, stack: Stack | None) -> bool:
+    """Whether transformers builds the model under deepspeed.zero.Init on the accelerate-env path: its
+    from_pretrained does where `is_deepspeed_zero3_enabled()` (modeling_utils `get_init_context`), which holds
+    once accelerate's plugin set the weakref. The YAML's `zero3_init_flag: false` kept it unset before accelerate
+    1.0 (an accelerate the stack does not know: today's, which sets it anyway)."""
+    flag = effective.zero3_init_flag
+    if flag.value is not False or flag.role != "accelerate":
+        return True
+    accelerate = stack.accelerate if stack is not None else None
+    return accelerate is None or accelerate >= ZERO3_INIT_FLAG_IGNORED_SINCE
+
+
+def _deepspeed_strategy(effective: EffectiveConfig, stack: Stack | None, *, gpus_per_node: int,
+                        nodes: int) -> Strategy | None:
     stage = effective.zero_stage.value
     if stage not in (0, 1, 2, 3):
         return None
@@ -81,6 +103,8 @@ def _deepspeed_strategy(effective: EffectiveConfig, *, gpus_per_node: int, nodes
     for name in ("bf16_master_weights_and_grads", "bf16_optimizer_states"):
         if kind != "single" and getattr(effective, name).value is True:  # ZeRO stages 1-3 only (config.py)
             coordinator[name] = True
+    if kind == "zero3" and not zero_init(effective, stack):
+        coordinator["zero_init"] = False
     return Strategy(kind, offload_optimizer=optimizer, offload_param=param, gpus_per_node=gpus_per_node,
                     nodes=nodes, **coordinator)
 

@@ -17,7 +17,8 @@ parameters, 2 B, with parameter offload), divided among the nodes:
     (`fp32_partitioned_groups_flat`, `single_partition_of_fp32_groups`) while the GPU keeps the fp32
     parameters; states.py counts no master copy for fp32, so it is added here (4 B/param).
 * loading: every process materialises the model on the CPU (DDP, ZeRO-1/2), FSDP's cpu_ram_efficient_loading
-  one copy per node, ZeRO-3's zero.Init one module at a time;
+  one copy per node, ZeRO-3's zero.Init one module at a time (ZeRO-3 without zero.Init: every process, as DDP;
+  loading.py `under_zero_init`);
 * the runtime of each process (Python, torch, CUDA libraries): HOST_PROCESS_BYTES.
 
 DeepSpeed's estimators (`estimate_zero2/3_model_states_mem_needs`) count the 16 (18 with parameter offload)
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from accelwiz.estimate.loading import under_zero_init
 from accelwiz.vocab import GIB
 
 if TYPE_CHECKING:
@@ -78,7 +80,7 @@ def host_ram(workload: Workload, strategy: Strategy, offloaded: float) -> tuple[
     load_width = {"fp32": 4, "mixed": 4, "bf16": 2}[workload.precision]
     if workload.regime == "qlora":
         load_width = 1
-    if strategy.kind == "zero3":  # zero.Init: each module is created in fp32, then partitioned at once
+    if under_zero_init(workload, strategy):  # zero.Init: each module is created in fp32, then partitioned at once
         loading = gpn * spec.largest_layer_parameters * 4
         load_note = "loading: zero.Init partitions each module as it is created"
     elif strategy.is_fsdp:  # fsdp_cpu_ram_efficient_loading: only local rank 0 materialises the weights

@@ -12,6 +12,11 @@ one more piece exists for a moment, depending on how the model is loaded:
   the parameters still exist: a second 16-bit copy of the trainable parameters (else it flattens on the CPU);
 * DeepSpeed ZeRO-3 (`zero.Init`): parameters are partitioned as they are built; loading the checkpoint gathers
   one module at a time (`GatheredParameters`): the largest module in 16-bit;
+* DeepSpeed ZeRO-3 without zero.Init (`under_zero_init`: a YAML's `zero3_init_flag: false` before accelerate
+  1.0, or a quantized base, which transformers builds on the meta device instead and loads onto each GPU): the
+  engine casts every floating parameter to its 16-bit dtype and calls `self.module.to(self.device)` before
+  ZeRO-3 partitions anything (0.19.8 engine.py `_configure_distributed_model`: `if not (self.dont_change_device
+  or is_zero_init_model)`), parameter offload included: every GPU holds the whole model once;
 * FSDP with RAM-efficient loading (`sync_module_states`): each wrapped unit is moved to the GPU unsharded,
   broadcast from rank 0, then sharded: one transformer block unsharded.
 
@@ -28,6 +33,13 @@ if TYPE_CHECKING:
     from accelwiz.estimate.workload import Workload
 
 
+def under_zero_init(workload: Workload, strategy: Strategy) -> bool:
+    """Whether ZeRO-3 gets a model built under deepspeed.zero.Init: as the strategy's stack says, and never a
+    quantized one (transformers 5.25 modeling_utils `get_init_context`: `if not is_quantized` ... zero.Init,
+    `elif is_quantized`: the meta device, then the quantizer loads the weights onto the process's GPU)."""
+    return strategy.kind == "zero3" and strategy.zero_init and workload.regime != "qlora"
+
+
 def loading_bytes(workload: Workload, strategy: Strategy, states: ModelStates) -> tuple[float, str]:
     """GPU bytes at the loading phase's peak (resident weights + the loading transient), and a note."""
     spec = workload.model
@@ -37,6 +49,8 @@ def loading_bytes(workload: Workload, strategy: Strategy, states: ModelStates) -
     if strategy.kind in ("zero1", "zero2"):
         transient = width * workload.trainable_parameters
         how = "DeepSpeed flattens the trainable parameters into one 16-bit buffer on the GPU while they exist"
+    elif strategy.kind == "zero3" and not under_zero_init(workload, strategy):
+        return _whole_before_partitioning(workload, strategy)
     elif strategy.kind == "zero3":
         transient = width * spec.largest_layer_parameters
         how = "zero.Init: loading gathers one module at a time"
@@ -49,3 +63,24 @@ def loading_bytes(workload: Workload, strategy: Strategy, states: ModelStates) -
         how += "; bitsandbytes quantizes each block linear on the GPU from its 16-bit copy"
     total = resident + transient
     return total, f"loading: {total / 2**30:.2f} GiB on the GPU ({how})"
+
+
+def _whole_before_partitioning(workload: Workload, strategy: Strategy) -> tuple[float, str]:
+    """ZeRO-3 without zero.Init: the whole model on every GPU as the engine casts it (the weights one GPU would
+    hold unsharded), before partitioning; a quantized base arrives there linear by linear from 16 bits."""
+    from dataclasses import replace
+
+    from accelwiz.estimate.states import model_states
+
+    whole = model_states(workload, replace(strategy, gpus_per_node=1, nodes=1, offload_param="none",
+                                           offload_optimizer="none"))
+    total = whole.weights - whole.autocast_copy
+    if workload.regime == "qlora":
+        total += 2 * max(t.numel for t in workload.model.block_linears())
+        why = ("a quantized base is never built under zero.Init: bitsandbytes quantizes it onto each GPU, whole, "
+               "before ZeRO-3 partitions it")
+    else:
+        why = ("not built under zero.Init (zero3_init_flag false before accelerate 1.0): DeepSpeed casts the "
+               "whole model to its training dtype and moves it to every GPU (engine `self.module.to(self.device)`) before "
+               "ZeRO-3 partitions it; every process also loads the whole model in host RAM")
+    return total, f"loading: {total / 2**30:.2f} GiB on the GPU ({why})"

@@ -33,7 +33,7 @@ from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (H
 from accelwiz.estimate.loading import loading_bytes
 from accelwiz.estimate.loss_dtype import as_the_model_computes_its_loss
 from accelwiz.estimate.memory_notes import PartNotes, assumptions
-from accelwiz.estimate.reserve import reserved_bytes
+from accelwiz.estimate.reserve import at_least_loading, reserved_bytes
 from accelwiz.estimate.runtime import Runtime, runtime
 from accelwiz.estimate.small_pool import adapter_small_pool_bytes
 from accelwiz.estimate.deepspeed_step import deepspeed_step_segments
@@ -147,7 +147,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     phases = phases_of(moments)
     peak = max(phases, key=lambda p: p.total)
     allocated = peak.total
-    reserved, reserve_notes = _reserved(workload, strategy, states, phases, peak)
+    reserved, reserve_notes = _reserved(workload, strategy, states, phases)
     extra = process_runtime(strategy, gpu)
     overhead = extra.total + (reserved - allocated)
     host, nvme, host_notes = _host(workload, strategy, states.host_offload)
@@ -183,9 +183,11 @@ def _step_tensors(workload: Workload, strategy: Strategy, states: ModelStates) -
 
 
 
-def _reserved(workload: Workload, strategy: Strategy, states: ModelStates, phases: tuple[Phase, ...],
-              peak: Phase) -> tuple[float, list[str]]:
-    """What the caching allocator reserves at the peak (reserve.py, fsdp_reserve.py, small_pool.py), and notes."""
+def _reserved(workload: Workload, strategy: Strategy, states: ModelStates,
+              phases: tuple[Phase, ...]) -> tuple[float, list[str]]:
+    """What the caching allocator reserves at the peak (reserve.py, fsdp_reserve.py, small_pool.py), and notes: the
+    step's reserve, or loading's blocks where those are more (reserve.py `at_least_loading`)."""
+    loading, peak = phases[0], max(phases[1:], key=lambda p: p.total)
     static = peak.parts["optimizer_states"] + (states.weights - states.autocast_copy)
     if gradients_kept(workload, strategy):  # gradients allocated once, kept between steps
         static += peak.parts["gradients"]
@@ -194,7 +196,7 @@ def _reserved(workload: Workload, strategy: Strategy, states: ModelStates, phase
     if strategy.is_fsdp:  # FSDP's streams hold their blocks at their size; wrapping leaves a cache (fsdp_reserve.py)
         fsdp = fsdp_step_reserve(workload, strategy, static=static, gradients=states.gradients,
                                  phases=[(p.total, p.parts["gradients"]) for p in phases])
-    before_step = max(p.total for p in phases if p.name != "optimizer")
+    before_step = max(p.total for p in phases[1:] if p.name != "optimizer")
     reserved, note = reserved_bytes(peak.total, static, workload, step_segments, fsdp, before_step,
                                     step_peak=peak.name == "optimizer")
     # never below the allocated peak: DeepSpeed's step also flattens its gradients into a 16-bit buffer, which
@@ -203,7 +205,7 @@ def _reserved(workload: Workload, strategy: Strategy, states: ModelStates, phase
     small_pool, small_pool_note = adapter_small_pool_bytes(workload, strategy, peak.name)
     varying, varying_note = varying_length_reserve(workload)  # batches of varying length (varying_lengths.py)
     notes = [note, *((small_pool_note,) if small_pool_note else ()), *((varying_note,) if varying_note else ())]
-    return reserved + small_pool + varying, notes
+    return at_least_loading(reserved + small_pool + varying, notes, loading.total)
 
 
 

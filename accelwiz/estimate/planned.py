@@ -53,7 +53,9 @@ def planned_run(config: Path, *, model: str | None, flags: dict[str, Any]) -> Pl
         from accelwiz.plan_file import plan_system
 
         system = plan_system(run.plan)
-    return PlannedRun(run, workload, post, strategy_from_effective(run.effective), system)
+    # the strategy on the run's own stack (installed, or --stack): whether ZeRO-3 builds it under zero.Init
+    strategy = strategy_from_effective(run.effective, run.workload.stack.value)
+    return PlannedRun(run, workload, post, strategy, system)
 
 
 def _sized_by_count(config: Path) -> str | None:

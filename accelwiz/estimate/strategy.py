@@ -73,6 +73,10 @@ class Strategy:
     bf16_optimizer_states: bool = False
     # where the processes train: "cpu" holds every tensor in host RAM (estimate/cpu.py judges it there)
     device: Literal["gpu", "cpu"] = "gpu"
+    # ZeRO-3: transformers builds the model under deepspeed.zero.Init (partitioned as it is created). False where
+    # the run's stack does not (a YAML's zero3_init_flag false before accelerate 1.0: configured_strategy.py); a
+    # quantized base never is (loading.py `under_zero_init`)
+    zero_init: bool = True
 
     @property
     def world_size(self) -> int:
@@ -129,6 +133,8 @@ class Strategy:
             ]
             if what:
                 parts.append(f"{device.upper() if device == 'cpu' else 'NVMe'} offload ({', '.join(what)})")
+        if self.kind == "zero3" and not self.zero_init:  # the whole model reaches every GPU at loading
+            base += " without zero.Init"
         return " + ".join([base, *parts])
 
     @property

@@ -9,7 +9,7 @@ DeepSpeed JSON or the inline `deepspeed_config`, and the FSDP sharding strategy,
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from accelwiz.estimate.verdict import Verdict, gpu_verdict, judge
 from accelwiz.rules.context import CheckContext
@@ -31,7 +31,7 @@ def planned_estimate(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | Non
     """The config's strategy and its estimate, or None when the config does not say enough."""
     from accelwiz.estimate.configured_strategy import strategy_from_effective
 
-    strategy = strategy_from_effective(ctx.effective)
+    strategy = strategy_from_effective(ctx.effective, _stack(ctx))
     if strategy is None and ctx.effective.distributed_type.value == "MULTI_CPU":
         from accelwiz.estimate.cpu import processes_strategy
 
@@ -44,6 +44,16 @@ def planned_estimate(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | Non
         # under SLURM the YAML describes one node and srun adds the others: judge the run that happens
         strategy = replace(strategy, nodes=ctx.launch.machines_as_launched)
     return strategy, estimate_for(ctx, strategy)
+
+
+def _stack(ctx: CheckContext) -> Any:
+    """The stack the unit's workload resolved (a --system profile's, --stack, else installed): whether ZeRO-3
+    builds the model under zero.Init depends on its accelerate (estimate/configured_strategy.py)."""
+    if ctx.workload is None:
+        return None
+    from accelwiz.rules.engine import unit_resolution
+
+    return unit_resolution(ctx).stack.value
 
 
 def estimate_for(ctx: CheckContext, strategy: Strategy) -> MemoryEstimate:
