@@ -43,7 +43,7 @@ def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
         from accelwiz.estimate.cpu_step import cpu_step_temporaries
 
         return cpu_step_temporaries(workload)
-    if workload.legacy_trainer:
+    if workload.legacy_trainer or workload.optimizer_kernel == "loop":  # "loop": the Trainer's adamw_hf default
         return 0.0, "AdamW per-tensor loop (transformers.AdamW): no parameter-sized temporary"
     if workload.optimizer_kernel == "fused":
         return 0.0, "fused AdamW (torch's _fused_adamw_): the step updates in place, no parameter-sized temporary"

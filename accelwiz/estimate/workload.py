@@ -64,8 +64,9 @@ class Workload:
     optimizer: Optimizer = "adamw"
     # how AdamW's step runs on the GPU: torch's multi-tensor "foreach" (torch.optim.AdamW's CUDA default: one
     # parameter-sized temporary) or a fused kernel updating in place (torch's fused=True, the HF Trainer's default
-    # adamw_torch_fused; DeepSpeed's FusedAdam from a JSON optimizer section): no temporary
-    optimizer_kernel: Literal["foreach", "fused"] = "foreach"
+    # adamw_torch_fused; DeepSpeed's FusedAdam from a JSON optimizer section): no temporary; "loop", a per-parameter
+    # loop (the Trainer's default before transformers 4.32, or torch < 2.0: resolution/trainer_optim.py): none either
+    optimizer_kernel: Literal["foreach", "fused", "loop"] = "foreach"
     gradient_checkpointing: bool = False
     attention: Attention = "sdpa"
     # The training loop of HF's 2022 Trainer on torch 1.x (estimate/memory.py's phases): transformers.AdamW

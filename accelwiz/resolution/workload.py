@@ -12,8 +12,9 @@ Layers, lowest first; a higher layer replaces a value field by field:
    given or at its own defaults (a Trainer command line without `--gradient_checkpointing` does not checkpoint);
 5. command-line flags (`check --seq-len`, `run --micro-batch`, ...).
 
-The library versions the run trains with (`stack`: transformers, bitsandbytes) are the installed ones unless
-`--stack` names others (resolution/stack.py); no file writes them.
+The library versions the run trains with (`stack`: transformers, bitsandbytes, accelerate, torch) are the
+installed ones (or a --system profile's) unless `--stack` names others (resolution/stack.py); no file writes them.
+The Trainer's default AdamW kernel follows them (resolution/trainer_optim.py).
 
 No torch, no pydantic: `check` and `estimate` start fast.
 """
@@ -27,7 +28,8 @@ from accelwiz.resolution.collator import batches_vary_in_length
 from accelwiz.resolution.load_dtype import trainer_load_dtype
 from accelwiz.resolution.loss_kernel import trainer_loss_kernel
 from accelwiz.resolution.sourced import DEFAULT, FLAG, MODEL, PLAN, TRAINER, Sourced  # noqa: F401 (re-exported)
-from accelwiz.resolution.stack import resolved_stack
+from accelwiz.resolution.stack import Stack, resolved_stack
+from accelwiz.resolution.trainer_optim import trainer_default_kernel
 
 if TYPE_CHECKING:
     from accelwiz.config.training_args import TrainerArguments
@@ -143,8 +145,8 @@ def resolve_workload(*, plan: PlanFile | None = None, answers: dict[str, Any] | 
     if max_positions is not None and max_positions < DEFAULT_SEQ_LEN:
         chosen["seq_len"] = Sourced(max_positions, DEFAULT, f"the model's {max_positions} positions")
     files = file_layer(effective)
-    for layer in (plan_layer(plan), _given(answers or {}, "answer"), files, trainer_layer(trainer_args),
-                  _given(flags or {}, FLAG)):
+    trainer = trainer_layer(trainer_args, chosen["stack"].value)
+    for layer in (plan_layer(plan), _given(answers or {}, "answer"), files, trainer, _given(flags or {}, FLAG)):
         chosen.update(layer)
     seq = chosen["seq_len"]
     if max_positions is not None and plan is not None and seq.source == PLAN and seq.value > max_positions \
@@ -221,8 +223,9 @@ def file_layer(effective: EffectiveConfig | None) -> dict[str, Sourced]:
     return layer
 
 
-def trainer_layer(args: TrainerArguments | None) -> dict[str, Sourced]:
-    """The HF Trainer's own fields: given, or at the Trainer's defaults (which are what it runs with)."""
+def trainer_layer(args: TrainerArguments | None, stack: Stack) -> dict[str, Sourced]:
+    """The HF Trainer's own fields: given, or at the Trainer's defaults (which are what it runs with; the AdamW
+    kernel's on `stack`, the versions it trains with)."""
     if args is None:
         return {}
 
@@ -242,7 +245,9 @@ def trainer_layer(args: TrainerArguments | None) -> dict[str, Sourced]:
             layer["precision"] = owned(flag, flag)
     layer["weights_dtype"] = trainer_load_dtype(args)
     kernel = {"adamw_torch_fused": "fused", "adamw_torch": "foreach"}.get(str(args["optim"]))
-    if kernel is not None:
+    if not args.is_given("optim"):  # the Trainer's default changed with transformers and torch (trainer_optim.py)
+        layer["optimizer_kernel"] = trainer_default_kernel(stack)
+    elif kernel is not None:
         layer["optimizer_kernel"] = owned(kernel, "optim")
     if str(args["optim"]) in PAGED_OPTIM:  # bitsandbytes' paged AdamW (estimate/paged_states.py)
         layer["optimizer"] = owned(PAGED_OPTIM[str(args["optim"])], "optim")
