@@ -11,6 +11,10 @@ size and 16-bit activations (×2 for fp32 training):
   token.
 * GPT-2 and BERT (LayerNorm, GELU MLP, dropout 0.1): Korthikanti's `34sbh`; GPT-2's `gelu_new` is written out
   in Python and saves three more 4h-wide tensors (`+24sbh`).
+* OPT (LayerNorm, ReLU MLP, residual dropout; pre- or post-norm, the projection pair): term by term from
+  modeling_opt.py, `sbh(16 + 2f/h) + 2sbh` of masks in 16-bit, `+8sbh` under autocast in full fine-tuning
+  (fp32 norm inputs, each linear's cast); the tail is the final norm and the projection pair
+  (layer_terms.relu_layernorm_terms and relu_layernorm_tail; tests/estimate/test_trace_opt.py).
 * Per-head q/k RMSNorm (Qwen3, Gemma-3): fp32 input + normalised copy per query/key element (layer_terms.py);
   Gemma-2/3 have four norms per block; a shared expert (Qwen2-MoE, DeepSeek) is one more gated MLP per token,
   `8sb·f_shared` -- each measured by the trace against the same model without it.
@@ -39,7 +43,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from accelwiz.estimate.layer_terms import fp32_residual, gated_decoder_terms, layernorm_terms
+from accelwiz.estimate.layer_terms import (
+    fp32_residual,
+    gated_decoder_terms,
+    layernorm_terms,
+    relu_layernorm_tail,
+    relu_layernorm_terms,
+)
 
 if TYPE_CHECKING:
     from accelwiz.estimate.strategy import Strategy
@@ -70,7 +80,9 @@ def layer_activations(workload: Workload, *, autocast: bool = False, fp32_adapte
     autocast (the trace: `trace_model.materialise`). Either way autocast runs softmax in fp32.
     """
     workload = as_activations_run(workload, autocast=autocast, fp32_adapters=fp32_adapters, strategy=strategy)
-    architecture = gated_decoder_terms if workload.model.gated_decoder else layernorm_terms
+    spec = workload.model
+    architecture = (gated_decoder_terms if spec.gated_decoder
+                    else relu_layernorm_terms if spec.relu_mlp else layernorm_terms)
     terms, score_bytes = architecture(workload, autocast=autocast)
     if workload.regime != "full":  # what the frozen base does not keep, what the adapters add
         terms += _adapter_terms(workload, autocast=autocast, fp32_adapters=fp32_adapters)
@@ -145,7 +157,7 @@ def activation_bytes(workload: Workload, *, autocast: bool = False, fp32_adapter
         notes.append("gradient checkpointing: each layer keeps its input; one layer is recomputed at a time")
     else:
         total = spec.num_layers * layer.total
-    total += tail_bytes(workload, autocast=autocast)
+    total += tail_bytes(workload, autocast=autocast, fp32_adapters=fp32_adapters)
     if workload.attention == "eager":
         notes.append("eager attention stores the s×s scores of every layer")
     if workload.regime != "full":
@@ -155,7 +167,7 @@ def activation_bytes(workload: Workload, *, autocast: bool = False, fp32_adapter
     return total, tuple(notes)
 
 
-def tail_bytes(workload: Workload, *, autocast: bool = False) -> int:
+def tail_bytes(workload: Workload, *, autocast: bool = False, fp32_adapters: bool | None = None) -> int:
     """After the last layer: the final norm's saved tensors (the embedding output is the first layer's input).
 
     HF's RMSNorm keeps its fp32 input, the normalised 16-bit tensor and its output, which the LM head keeps:
@@ -163,6 +175,11 @@ def tail_bytes(workload: Workload, *, autocast: bool = False) -> int:
     head keeps, `4 + 4 + 2`), measured by the trace. LayerNorm models: embedding and final norm outputs.
     """
     sbh = workload.seq_len * workload.micro_batch * workload.model.hidden_size
+    if workload.model.relu_mlp:  # OPT: the final norm, if any, and the projection pair (layer_terms.py)
+        from accelwiz.estimate.activations_lora import projection_pair_bytes
+
+        return relu_layernorm_tail(workload, autocast=autocast, frozen=frozen_head(workload)) + \
+            projection_pair_bytes(workload, autocast=autocast, fp32_adapters=adapters_in_fp32(workload, fp32_adapters))
     if not workload.model.gated_decoder:
         return 2 * boundary_bytes(workload, autocast=autocast)
     if frozen_head(workload):  # LoRA's frozen norm and LM head keep only the norm's fp32 input (the tests)
@@ -173,12 +190,13 @@ def tail_bytes(workload: Workload, *, autocast: bool = False) -> int:
 
 
 def frozen_head(workload: Workload) -> bool:
-    """LoRA/QLoRA of a dense gated decoder whose LM head is not adapted: the final RMSNorm's weight is frozen
-    (its normalised tensor is not kept) and the head keeps nothing of its input."""
+    """LoRA/QLoRA of a dense gated (or OPT) decoder whose LM head is not adapted: the final RMSNorm's weight is
+    frozen (its normalised tensor is not kept) and the head (OPT: and the projection pair) keeps nothing of its
+    input."""
     from accelwiz.modelspec.spec import OUTSIDE_BLOCK_TARGETS
 
     spec = workload.model
-    return (workload.regime != "full" and spec.gated_decoder and spec.num_experts <= 1
+    return (workload.regime != "full" and (spec.gated_decoder or spec.relu_mlp) and spec.num_experts <= 1
             and not set(workload.lora_targets) & OUTSIDE_BLOCK_TARGETS)
 
 

@@ -43,6 +43,27 @@ _SHARED_INPUT = {
     "down_proj": "mlp product", "w2": "mlp product",
     "o_proj": "attention output",
 }
+# OPT's (modeling_opt.py): fc2 reads ReLU's output, which ReLU keeps for its own backward, as SDPA keeps its
+# output that out_proj reads. Read for OPT only: phi's fc1/fc2 around a GELU group differently.
+_RELU_MLP_INPUT = {"q_proj": "attention input", "k_proj": "attention input", "v_proj": "attention input",
+                   "fc1": "mlp input", "fc2": "relu output", "out_proj": "attention output"}
+
+
+def _group(workload: Workload, kind: str) -> str | None:
+    """The input group a block linear reads (None: outside every group, as GPT-2's and BERT's names)."""
+    return (_RELU_MLP_INPUT if workload.model.relu_mlp else _SHARED_INPUT).get(kind)
+
+
+def _kept_anyway(workload: Workload, group: str) -> bool:
+    """An input another op keeps for its own backward: SDPA's output (o_proj/out_proj read it without a copy;
+    eager's `transpose(1, 2).contiguous()` copy is read by the projection only), ReLU's output (fc2's input)."""
+    return (group == "attention output" and workload.attention != "eager") or group == "relu output"
+
+
+def _term_by_term(workload: Workload) -> bool:
+    """Dense gated and OPT decoders: the layouts whose frozen base `frozen_base_terms` writes out."""
+    spec = workload.model
+    return (spec.gated_decoder or spec.relu_mlp) and spec.num_experts <= 1
 
 
 def _input_features(workload: Workload, tensor: Tensor) -> int:
@@ -75,15 +96,14 @@ def lora_dropout_bytes(workload: Workload, *, autocast: bool = False, fp32_adapt
     masks = inputs  # 1 B each
     if workload.regime == "lora" and autocast:  # PEFT's fp32 cast already made the copy (module docstring)
         return int(masks)
-    dense_gated = spec.gated_decoder and spec.num_experts <= 1  # where frozen_base_terms counts the casts
-    if dense_gated and _copy_width(workload, "attention input", autocast=autocast, fp32_adapters=fp32_adapters) == 4:
+    if _term_by_term(workload) and _copy_width(workload, "attention input", autocast=autocast, fp32_adapters=fp32_adapters) == 4:
         return int(masks)  # the fp32 casts are the copies dropout drops (frozen_base_terms counts them)
     width = 4 if workload.precision == "fp32" else 2
     freed: dict[str, float] = {}
     for t in adapted:
-        group = _SHARED_INPUT.get(t.kind)  # GPT-2 and BERT names (c_attn, query...) are in no group
-        if group == "attention output" and workload.attention != "eager":
-            continue  # SDPA/flash keep their output, which o_proj reads
+        group = _group(workload, t.kind)  # GPT-2 and BERT names (c_attn, query...) are in no group
+        if group is not None and _kept_anyway(workload, group):
+            continue  # SDPA/flash keep their output, which o_proj reads; ReLU its output, which fc2 reads
         if group is not None:
             freed[group] = max(freed.get(group, 0.0), elements(t))
     return int(masks + width * (inputs - sum(freed.values())))
@@ -120,19 +140,21 @@ def frozen_base_terms(workload: Workload, *, autocast: bool = False,
     layer, whose input needs no gradient, keeps less.
     """
     spec = workload.model
-    if workload.regime == "full" or not spec.gated_decoder or spec.num_experts > 1:
+    if workload.regime == "full" or not _term_by_term(workload):
         return []
     tokens = workload.seq_len * workload.micro_batch
     width = 4 if workload.precision == "fp32" else 2
     adapted = _adapted(workload)
     sbh, q_width = tokens * spec.hidden_size, spec.num_heads * spec.head_dim / spec.hidden_size
-    terms = [("norm weights frozen: normalised tensors not kept", -width * spec.norms_per_block * sbh)]
-    if workload.attention != "eager":  # o_proj reads SDPA's output without a copy; rotary keeps cos and sin
+    terms = []  # nn.LayerNorm (OPT) keeps its input whether or not its weight trains, and no normalised tensor
+    if not spec.layernorm:
+        terms.append(("norm weights frozen: normalised tensors not kept", -width * spec.norms_per_block * sbh))
+    if workload.attention != "eager" and spec.gated_decoder:  # o_proj reads SDPA's output; rotary: cos, sin
         terms.append(("no attention output copy (sdpa); rotary cos, sin",
                       -int(3 * q_width * sbh) * (width // 2) + 2 * width * spec.head_dim * tokens))
     terms += _input_group_terms(workload, adapted, autocast=autocast, fp32_adapters=fp32_adapters)
     terms += kept_4bit_input_terms(workload, adapted, autocast=autocast, fp32_adapters=fp32_adapters)
-    if autocast and workload.regime == "qlora" and workload.kbit_prepared and width == 2:
+    if autocast and workload.regime == "qlora" and workload.kbit_prepared and width == 2 and spec.gated_decoder:
         # fp32 norm weights make the norms' outputs fp32, and bitsandbytes returns its input's dtype: the MLP's
         # gate, up and act(gate) are fp32 (2 more bytes each), and so are rotary's cos and sin (the tests)
         terms.append(("kbit-prepared: fp32 MLP activations, cos and sin",
@@ -150,19 +172,19 @@ def _input_group_terms(workload: Workload, adapted: list[Tensor], *, autocast: b
     inputs: dict[str, int] = {}  # group -> elements per token of its input
     chosen: dict[str, int] = {}  # group -> adapted linears reading it
     for t in workload.model.block_linears():
-        group = _SHARED_INPUT.get(t.kind)
+        group = _group(workload, t.kind)
         if group is not None:
             inputs[group] = _input_features(workload, t)
             chosen[group] = chosen.get(group, 0) + (t in adapted)
     terms: list[tuple[str, int]] = []
     for group, features in inputs.items():
-        kept_by_sdpa = group == "attention output" and workload.attention != "eager"
+        kept = _kept_anyway(workload, group)
         copy = _copy_width(workload, group, autocast=autocast, fp32_adapters=fp32_adapters)
         if copy:  # one cast per adapted linear; the shared input is kept by none
             own = copy * chosen[group] * features * tokens
-            shared = 0 if kept_by_sdpa else width * features * tokens
+            shared = 0 if kept else width * features * tokens
             terms.append((f"{group}: each adapter's own cast of the input", own - shared))
-        elif not chosen[group] and not kept_by_sdpa:
+        elif not chosen[group] and not kept:
             terms.append((f"{group}: read by frozen linears only, not kept", -width * features * tokens))
     return terms
 
@@ -184,6 +206,23 @@ def _copy_width(workload: Workload, group: str, *, autocast: bool, fp32_adapters
         kbit = workload.kbit_prepared and workload.lora_dropout <= 0
         return 2 if kbit and group in ("attention input", "mlp input") else 0
     return 4 if fp32_adapters and workload.precision != "fp32" else 0
+
+
+def projection_pair_bytes(workload: Workload, *, autocast: bool, fp32_adapters: bool) -> int:
+    """PEFT's all-linear adapts OPT's project_in and project_out too (nn.Linear outside the blocks; spec.py's
+    lora_matrices): each lora_A keeps its input, the token embedding's output (embedding_width) and the last block's
+    (or final norm's) output (hidden), as its own cast where the adapters cast (`_copy_width`), and each lora_B keeps
+    lora_A's output. The trace of opt-350m all-linear in pure bf16 with fp32 adapters: -2.0 % without this term."""
+    from accelwiz.estimate.workload import ALL_LINEAR
+
+    spec = workload.model
+    if workload.regime == "full" or not spec.word_embed_proj_dim or workload.lora_targets != ALL_LINEAR:
+        return 0
+    width = 4 if workload.precision == "fp32" else 2
+    copy = _copy_width(workload, "attention input", autocast=autocast, fp32_adapters=fp32_adapters) or width
+    adapter = 4 if fp32_adapters and not autocast else width
+    tokens = workload.seq_len * workload.micro_batch
+    return tokens * (copy * (spec.embedding_width + spec.hidden_size) + 2 * adapter * workload.lora_rank)
 
 
 # -- bitsandbytes before 0.43.2: every 4-bit linear keeps its input -------------------------------------------------
@@ -224,7 +263,7 @@ def kept_4bit_input_terms(workload: Workload, adapted: list[Tensor], *, autocast
         dtype = _4bit_input_width(workload, group, autocast=autocast)
         if dtype != width and workload.bitsandbytes_version < _COMPUTE_DTYPE_FOLLOWS_INPUT:  # type: ignore[operator]
             kept += width * readers * elements * tokens  # each linear's own cast to the compute dtype
-        elif not lora_keeps and not (group == "attention output" and workload.attention != "eager"):
+        elif not lora_keeps and not _kept_anyway(workload, group):
             kept += dtype * elements * tokens
     version = ".".join(map(str, workload.bitsandbytes_version or ()))
     return [(f"bitsandbytes {version}: 4-bit linears keep their inputs", kept)] if kept else []
@@ -237,7 +276,7 @@ def _4bit_input_groups(workload: Workload, adapted: list[Tensor], *, autocast: b
     width = 4 if workload.precision == "fp32" else 2
     groups: dict[str, tuple[int, int, bool]] = {}
     for t in workload.model.block_linears():
-        group = _SHARED_INPUT.get(t.kind)
+        group = _group(workload, t.kind)
         if group is None:
             continue
         cast = _copy_width(workload, group, autocast=autocast, fp32_adapters=fp32_adapters) or \

@@ -24,15 +24,17 @@ def autocast_cast_parameters(workload: Workload) -> float:
     spec = workload.model
     if workload.regime != "full":  # the adapters are all linear; all sit inside the checkpointed layers
         if workload.gradient_checkpointing and not workload.legacy_trainer:
-            return frozen_cast_parameters(workload)
+            return frozen_cast_parameters(workload) + frozen_layernorm_casts(workload)
         # the first layer's q/k/v read the frozen embedding's output, which needs no gradient: autograd does
         # not keep the copies of their lora_A (r × hidden) that only the input's gradient would need
         unsaved = sum(
             workload.lora_rank * t.shape[1]
             for t in spec.block_linears()
-            if t.kind in workload.lora_targets and t.kind in _ATTENTION_INPUTS and spec.gated_decoder
+            if t.kind in workload.lora_targets and t.kind in _ATTENTION_INPUTS
+            and (spec.gated_decoder or spec.relu_mlp)  # OPT's first layer too (tests/estimate/test_trace_opt.py)
         )
-        return float(workload.trainable_parameters - unsaved) + frozen_cast_parameters(workload)
+        return (float(workload.trainable_parameters - unsaved) + frozen_cast_parameters(workload)
+                + frozen_layernorm_casts(workload))
     count = 0
     for t in spec.tensors():
         kind = t.kind.lower()
@@ -48,6 +50,23 @@ def autocast_cast_parameters(workload: Workload) -> float:
     if spec.parameters_override is not None:  # a bare count has no shape: the published 2 B/param for all
         return float(spec.parameters_override)
     return float(count)
+
+
+def frozen_layernorm_casts(workload: Workload) -> float:
+    """LoRA under autocast over a 16-bit base, OPT's LayerNorms: autocast runs layer_norm in fp32 and casts the frozen
+    16-bit weight and bias anew at each call (its cache keeps casts of leaf tensors that require grad only), and they
+    live until backward where the norm's input needs a gradient: every norm but a pre-norm model's first (it reads
+    the frozen embedding's output), none in a checkpointed layer. 8 B per hidden element per norm, measured by the
+    trace (tests/estimate/test_trace_opt.py); counted in 16-bit parameter units, an fp32 cast as two."""
+    spec = workload.model
+    if workload.regime == "full" or workload.precision != "mixed" or not spec.relu_mlp or \
+            workload.frozen_base_width == 4:
+        return 0.0
+    checkpointed = workload.gradient_checkpointing and not workload.legacy_trainer
+    norms = int(spec.final_norm)  # the final norm reads the last layer's output
+    if not checkpointed:
+        norms += spec.num_layers * spec.norms_per_block - int(spec.final_norm)  # pre-norm: layer 0's first
+    return 2.0 * 2 * spec.hidden_size * norms
 
 
 def frozen_cast_parameters(workload: Workload) -> float:

@@ -1,6 +1,6 @@
 """One transformer layer's saved activations by architecture, as named terms (activations.py adds the
 attention scores and LoRA's changes, and sums them; its docstring gives the accounting): gated decoders
-(Llama family) and LayerNorm models (GPT-2, BERT)."""
+(Llama family), LayerNorm models (GPT-2, BERT) and ReLU/LayerNorm decoders (OPT)."""
 
 from __future__ import annotations
 
@@ -66,6 +66,74 @@ def layernorm_terms(workload: Workload, *, autocast: bool) -> tuple[list[tuple[s
     return terms, score_bytes
 
 
+def relu_layernorm_terms(workload: Workload, *, autocast: bool) -> tuple[list[tuple[str, int]], int]:
+    """An OPT layer's terms (no attention scores), and the bytes per eager attention score.
+
+    Read in transformers' modeling_opt.py (`OPTDecoderLayer.forward`, lines 214-256; `OPTAttention.forward`,
+    153-181), per token, h = hidden, f = ffn_dim, w = 2 (16-bit) or 4 (fp32) bytes:
+
+    * each nn.LayerNorm keeps its input (and an fp32 mean and rstd per token); autocast runs layer_norm in fp32,
+      so it keeps an fp32 input (4h) whatever the stream: the fp32 residual of full fine-tuning, or its own
+      upcast of a 16-bit LoRA base's;
+    * its output is the input of q/k/v_proj (pre-norm; post-norm: the previous layer's final_layer_norm) and of
+      fc1, which keep it (w·h each group); under autocast the output is fp32 and each linear keeps its own
+      16-bit cast (3 + 1 casts: +2·2h in full fine-tuning, where every linear trains);
+    * q (after `* self.scaling`), k, v and the attention output: SDPA keeps them (flash: and an fp32 log-sum-exp,
+      activations.py); eager keeps q, k, v, the probabilities and out_proj's `transpose(1, 2).contiguous()`
+      copy (line 93): 4 q-widths either way;
+    * ReLU keeps its output, the very tensor fc2 keeps (w·f);
+    * `nn.functional.dropout(p=config.dropout)` after self_attn and after fc2 (lines 228, 248): a 1-byte mask
+      each (CUDA's fused dropout; trace_dropout.py); the residual adds keep nothing.
+
+    Eager scores: softmax in fp32 (line 89: `dtype=torch.float32`) kept, and its 16-bit cast kept by the matmul
+    with v: 6 B per score (fp32 training: 4, the cast is a no-op). OPT's configs set `attention_dropout` 0.0,
+    so no score mask (a config that sets it is not counted). Measured per tensor on the real layer and by the
+    fake-tensor trace (tests/estimate/test_trace_opt.py).
+    """
+    spec = workload.model
+    tokens = workload.seq_len * workload.micro_batch
+    sbh = tokens * spec.hidden_size
+    width = 4 if workload.precision == "fp32" else 2
+    cast = autocast and width == 2  # layer_norm in fp32, the linears in 16-bit
+    norms = spec.norms_per_block
+    q_width = spec.num_heads * spec.head_dim / spec.hidden_size
+    terms = [("LayerNorm inputs", norms * (4 if cast else width) * sbh),
+             ("LayerNorm outputs (attention and MLP inputs)", norms * width * sbh)]
+    if cast and workload.regime == "full":  # q, k, v and fc1 each cast the fp32 norm output for themselves
+        readers = (1 if spec.fused_projections else 3) + 1
+        terms.append(("autocast: each linear's own 16-bit cast", (readers - norms) * 2 * sbh))
+    terms += [("q, k, v, attention output", int(4 * q_width * width * sbh)),
+              ("ReLU output (fc2 reads it)", width * tokens * spec.intermediate_size),
+              ("LayerNorm mean and rstd (fp32)", norms * 8 * tokens)]
+    if spec.residual_dropout > 0:
+        terms.append(("residual dropout masks", 2 * sbh))
+    return terms, 6 if width == 2 else 4
+
+
+def relu_layernorm_tail(workload: Workload, *, autocast: bool, frozen: bool) -> int:
+    """What an OPT model keeps outside its layers (the first layer's input is that layer's term).
+
+    `OPTDecoder.forward` (modeling_opt.py lines 372-398) and `OPTForCausalLM.forward` (line 511): a pre-norm
+    model's final_layer_norm keeps its input (fp32 under autocast) and its mean and rstd; the LM head keeps its
+    input (the final norm's output, or a post-norm model's last layer output), or, with the projection pair,
+    project_out keeps it, the head keeps project_out's output and project_in keeps the token embedding's output
+    (`embedding_width` each). Under autocast each is the linear's own 16-bit cast. `frozen` (LoRA, the head not
+    adapted): the frozen head and projections keep nothing; the final norm still keeps its input.
+    """
+    spec = workload.model
+    tokens = workload.seq_len * workload.micro_batch
+    width = 4 if workload.precision == "fp32" else 2
+    cast = autocast and width == 2
+    kept = (4 if cast else width) * spec.hidden_size * tokens + 8 * tokens if spec.final_norm else 0
+    if frozen:
+        return kept
+    reader = 2 if cast else width  # the linears' inputs: autocast's casts, else the tensors themselves
+    kept += reader * spec.hidden_size * tokens
+    if spec.word_embed_proj_dim:
+        kept += 2 * reader * spec.embedding_width * tokens
+    return kept
+
+
 def has_head_norms(spec: ModelSpec) -> bool:
     """Qwen3, Gemma-3, OLMo-2...: an RMSNorm over each head's queries and keys (`q_norm`, `k_norm`)."""
     return any(t.kind in ("q_norm", "k_norm") for t in spec.tensors())
@@ -90,7 +158,11 @@ def fp32_residual(workload: Workload, autocast: bool) -> bool:
     """Autocast over fp32 weights keeps an fp32 residual stream in gated decoders only when the embedding is
     fp32: full fine-tuning; LoRA and QLoRA load their frozen base, embedding included, in 16-bit (the trace
     matrix: Llama-3 LoRA +9% with the term). GPT-2's measured term is mostly gelu_new's pow/tanh chain, which
-    autocast runs in fp32 whatever the weights (the trace matrix: GPT-2 LoRA -14% without it), so it stays."""
-    if not workload.model.gated_decoder:
+    autocast runs in fp32 whatever the weights (the trace matrix: GPT-2 LoRA -14% without it), so it stays. A
+    post-norm OPT (opt-350m) hands each block the fp32 output of its last LayerNorm, LoRA or not."""
+    spec = workload.model
+    if not spec.gated_decoder and not spec.relu_mlp:  # the 34sbh lump (layernorm_terms)
         return autocast
-    return autocast and workload.regime == "full"
+    if spec.relu_mlp and not spec.final_norm:  # post-norm OPT: each block ends in autocast's fp32 LayerNorm
+        return autocast
+    return autocast and workload.regime == "full"  # gated and pre-norm OPT decoders (test_trace_opt.py)

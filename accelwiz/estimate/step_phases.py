@@ -123,4 +123,4 @@ def tied_embedding_gradients(workload: Workload, strategy: Strategy) -> float:
     if strategy.offload_optimizer != "none" and strategy.is_deepspeed:
         return 0.0
     width = 4 if workload.precision == "fp32" or (workload.precision == "mixed" and not strategy.is_deepspeed) else 2
-    return 2.0 * width * spec.vocab_size * spec.hidden_size
+    return 2.0 * width * spec.vocab_size * spec.embedding_width  # OPT-350m's embedding is 512 wide, not 1024

@@ -45,7 +45,7 @@ def _transformers_version() -> str:
 
 # The modules whose code turns a config into a spec (reading, checking, building, the spec and its features).
 _DERIVING = ("from_config.py", "config_checks.py", "meta_build.py", "spec.py", "tensors.py", "families.py",
-             "remote_code.py")
+             "remote_code.py", "stream.py")
 
 
 def _code_version() -> str:

@@ -20,6 +20,16 @@ GATED_FAMILIES = frozenset(
 # The LayerNorm blocks of GPT-2 and BERT, which activations.py models with Korthikanti's 34sbh per layer.
 LAYERNORM_BLOCK_FAMILIES = frozenset({"gpt2", "bert"})
 
+# Decoders whose blocks are "LayerNorm (with bias), learned positions, q/k/v/out projections with biases, an ungated
+# fc1 -> ReLU -> fc2 MLP, residual dropout" (OPT: transformers' modeling_opt.py): activations.py writes their
+# blocks out term by term (layer_terms.relu_layernorm_terms). Pre- or post-norm (`do_layer_norm_before`) and the
+# embedding projection pair (`word_embed_proj_dim`) are stated by each config: ModelSpec fields (from_config.py).
+RELU_MLP_FAMILIES = frozenset({"opt"})
+
+# Blocks normalised by nn.LayerNorm (input, mean and rstd kept for backward whatever its weight's requires_grad),
+# not by HF's RMSNorm (which keeps its fp32 upcast and, for the weight's gradient, the normalised tensor).
+LAYERNORM_FAMILIES = frozenset({"gpt2", "bert", "opt"})
+
 # Encoders without a causal LM head: no logits or loss tail, no LM head reading a tied embedding, no --trace.
 ENCODER_FAMILIES = frozenset({"bert"})
 
@@ -51,7 +61,8 @@ NO_SDPA = {
 
 # Families whose block layout activations.py models term by term (see its docstring).
 EXACT_FAMILIES = frozenset({"llama", "mistral", "qwen2", "gemma2", "phi3", "mixtral", "gpt2", "bert"}
-                           | {"qwen3", "gemma3", "gemma3_text"})  # per-head q/k norms: activations.head_norm_bytes
+                           | {"qwen3", "gemma3", "gemma3_text"}  # per-head q/k norms: activations.head_norm_bytes
+                           | RELU_MLP_FAMILIES)  # OPT: layer_terms.relu_layernorm_terms
 
 
 class FamilyFeatures:
@@ -73,6 +84,16 @@ class FamilyFeatures:
     def layernorm_block(self) -> bool:
         """GPT-2's or BERT's LayerNorm block, which the activation formula takes as Korthikanti's 34sbh."""
         return self.family in LAYERNORM_BLOCK_FAMILIES
+
+    @property
+    def relu_mlp(self) -> bool:
+        """An ungated fc1 -> ReLU -> fc2 MLP: ReLU keeps only its output, which fc2 reads (OPT)."""
+        return self.family in RELU_MLP_FAMILIES
+
+    @property
+    def layernorm(self) -> bool:
+        """nn.LayerNorm blocks: the norm keeps its input whether or not its weight trains; no RMSNorm upcast."""
+        return self.family in LAYERNORM_FAMILIES
 
     @property
     def causal_lm(self) -> bool:

@@ -32,6 +32,7 @@ from accelwiz.modelspec.config_checks import check_fields, config_class
 from accelwiz.modelspec.meta_build import build_on_meta
 from accelwiz.modelspec.remote_code import as_remote, described, remote_family
 from accelwiz.modelspec.spec import ModelSpec
+from accelwiz.modelspec.stream import block_width, stream_fields
 from accelwiz.modelspec.tensors import Tensor
 
 _MAX_PARAMETERS = 10**14  # 100T: past any model a training plan is made for
@@ -141,7 +142,8 @@ def _spec(model: Any, hf_config: Any, *, name: str, source: str) -> ModelSpec:
     blocks_path, blocks = _blocks(model)
     tensors = _tensors(model, blocks_path)
     _refuse_too_many(tensors, source)
-    vocab, hidden, tied = _embeddings(model)
+    vocab, width, tied = _embeddings(model)
+    hidden = block_width(tensors, width)  # OPT's projection pair: the blocks are wider than the embedding
     heads, kv_heads, head_dim = _attention(text, hidden, source)
     family = str(_attr(text, "model_type") or hf_config.model_type)
     spec = ModelSpec(
@@ -162,6 +164,7 @@ def _spec(model: Any, hf_config: Any, *, name: str, source: str) -> ModelSpec:
         sdpa_refusal=_sdpa_refusal(model, family),
         built_tensors=tensors,
         **_mlp(text, hidden),
+        **stream_fields(model, text, blocks_path, hidden=hidden, embedding_width=width),
         **_latent_attention(text),
     )
     analytic, why = activation_coverage(
@@ -183,7 +186,7 @@ def _refuse_too_many(tensors: tuple[Tensor, ...], source: str) -> None:
 
 
 def _embeddings(model: Any) -> tuple[int, int, bool]:
-    """(vocab, hidden) from the built input embedding, and whether the output layer shares its weight."""
+    """(vocab, width) of the built input embedding, and whether the output layer shares its weight."""
     embedding = model.get_input_embeddings()
     vocab, hidden = (int(d) for d in embedding.weight.shape)
     output = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
@@ -216,6 +219,7 @@ def _mlp(text: Any, hidden: int) -> dict[str, int]:
     )
     top_k = _int(_attr(text, "num_experts_per_tok")) or _int(_attr(text, "moe_topk")) or 1
     dense_width = _int(_attr(text, "intermediate_size")) or _int(_attr(text, "n_inner"))
+    dense_width = dense_width or _int(_attr(text, "ffn_dim"))  # OPT's name
     dense_width = dense_width or 4 * hidden
     expert_width = _int(_attr(text, "moe_intermediate_size")) or dense_width
     shared = _int(_attr(text, "shared_expert_intermediate_size")) or 0
@@ -271,7 +275,7 @@ def activation_coverage(
     if not spec.layernorm_block and norms != expected_norms and not spec.kv_lora_rank:
         lacks.append(f"{norms} norms per block (the formula has {expected_norms})")
     gated = {"gate_proj", "gate_up_proj", "w1"} & linear_kinds or spec.num_experts > 1
-    if not spec.layernorm_block and not gated:
+    if not spec.layernorm_block and not spec.relu_mlp and not gated:
         lacks.append("no gated MLP")
     if not lacks:
         return True, ""

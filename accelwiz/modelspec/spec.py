@@ -54,6 +54,16 @@ class ModelSpec(families.FamilyFeatures):
     qk_rope_head_dim: int | None = None
     v_head_dim: int | None = None
     sliding_window: int | None = None  # tokens; None: full attention in every layer
+    # The projection pair (OPT's `word_embed_proj_dim`): the token embedding and the LM head are this wide and
+    # `project_in`/`project_out` map them to and from the blocks' hidden_size (opt-350m: 512 and 1024). None:
+    # no pair, the embedding is hidden_size wide. from_config.py reads it from the built project_in.
+    word_embed_proj_dim: int | None = None
+    # Whether a norm follows the last block (False for a post-norm model: opt-350m's `do_layer_norm_before`
+    # false builds no final_layer_norm); read by the LayerNorm decoders' tail (activations.py).
+    final_norm: bool = True
+    # The dropout on each block's attention and MLP outputs (OPT's `dropout`, 0.1): CUDA's fused dropout keeps
+    # a 1-byte mask per element (trace_dropout.py). Read by the ReLU/LayerNorm decoders' terms only.
+    residual_dropout: float = 0.0
     # The LM head soft-caps the logits with tanh before the loss (`final_logit_softcapping`: Gemma-2's 30.0,
     # also set by Gemma-3n/4, VaultGemma...): tanh keeps its output for backward (activations.logits_bytes).
     # architecture.py reads it from the config; None (the presets): the family's (families.SOFTCAPPED_LOGITS).
@@ -143,6 +153,11 @@ class ModelSpec(families.FamilyFeatures):
         return self.scaled(max(per_block.values()))
 
     @property
+    def embedding_width(self) -> int:
+        """The token embedding's (and a tied LM head's) width: the projection pair's, else hidden_size."""
+        return self.word_embed_proj_dim or self.hidden_size
+
+    @property
     def kv_ratio(self) -> float:
         return self.num_kv_heads / self.num_heads
 
@@ -177,10 +192,14 @@ class ModelSpec(families.FamilyFeatures):
             if all_linear or t.kind in wanted:
                 out_features, in_features = t.shape
                 matrices += [rank * in_features, out_features * rank]
+        if all_linear and self.word_embed_proj_dim:  # PEFT's all-linear adapts OPT's projection pair too
+            for t in self.tensors():
+                if t.kind in ("project_in", "project_out") and t.name == "weight":
+                    matrices += [rank * t.shape[1], t.shape[0] * rank]
         # outside the blocks PEFT adapts the output layer (a Linear, tied or not) and the token embedding
         # (lora_embedding_A r x vocab, lora_embedding_B hidden x r) when named; "all-linear" leaves lm_head out
         for _ in wanted & OUTSIDE_BLOCK_TARGETS:
-            matrices += [rank * self.vocab_size, self.hidden_size * rank]
+            matrices += [rank * self.vocab_size, self.embedding_width * rank]
         return tuple(matrices)
 
     def lora_parameters(
