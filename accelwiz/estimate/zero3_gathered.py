@@ -5,6 +5,9 @@ each module's parameters before it runs, prefetches up to a bucket ahead, and re
 after it runs unless they are used again within `stage3_max_reuse_distance` elements of its recorded trace.
 `zero3_gathered_working_set` replays that rule over the model's module order; memory.py counts the largest
 module (buffers.py) and adds what is kept beyond it at the forward→backward turn and during backward.
+
+Prefetching keeps more than the rule alone (`_prefetch_held`): the prefetch cursor runs ahead of the modules
+and a parameter it has passed is not released, so the gathered set grows to `stage3_max_live_parameters`.
 """
 
 from __future__ import annotations
@@ -102,22 +105,50 @@ def zero3_kept_bytes(workload: Workload, strategy: Strategy) -> tuple[float, flo
     forward→backward turn, and at their most over the trace (for the backward's recomputation phase).
 
     Parameters kept for reuse are never released to honour `stage3_max_live_parameters`: DeepSpeed checks that
-    limit only before prefetching (the prefetch is bounded by it, `zero3_prefetch_elements`).
+    limit only before prefetching. Prefetching fills the gathered set up to that limit whatever the reuse
+    distance (`_prefetch_held`), so what is kept is the larger of the two.
     """
     if strategy.kind != "zero3" or _gathers_in_place(strategy):  # kept parameters are their partitions
         return 0.0, 0.0, ""
     gathered = zero3_gathered_working_set(workload, strategy)
-    turn = max(0.0, gathered.turn - gathered.largest_module)
-    most = max(0.0, gathered.peak - gathered.largest_module)
+    held = _prefetch_held(workload, strategy)
+    turn = max(0.0, max(gathered.turn, held) - gathered.largest_module)
+    most = max(0.0, max(gathered.peak, held) - gathered.largest_module)
     if not (turn or most):
         return 0.0, 0.0, ""
     reuse = strategy.zero3_max_reuse_distance
+    live = MAX_LIVE_PARAMETERS if strategy.zero3_max_live_parameters is None else strategy.zero3_max_live_parameters
     return turn, most, (
-        f"ZeRO-3 reuse: {gathered.turn / GIB:.2f} GiB of parameters stay gathered from the end of forward into "
-        f"backward, {gathered.peak / GIB:.2f} GiB at most (stage3_max_reuse_distance "
-        f"{MAX_REUSE_DISTANCE if reuse is None else reuse:.3g} elements: the last modules of forward are the "
-        "first of backward)"
+        f"ZeRO-3 reuse: {max(gathered.turn, held) / GIB:.2f} GiB of parameters stay gathered from the end of forward "
+        f"into backward, {max(gathered.peak, held) / GIB:.2f} GiB at most (stage3_max_reuse_distance "
+        f"{MAX_REUSE_DISTANCE if reuse is None else reuse:.3g} elements keeps {gathered.turn / GIB:.2f} GiB; "
+        f"prefetching holds up to stage3_max_live_parameters {live:.3g} elements, {held / GIB:.2f} GiB)"
     )
+
+
+def _prefetch_held(workload: Workload, strategy: Strategy) -> float:
+    """What ZeRO-3's prefetching keeps gathered once the trace is recorded: the non-persistent parameters up to
+    `stage3_max_live_parameters` elements (the whole model where it is smaller); 0 without prefetching.
+
+    DeepSpeed (partitioned_param_coordinator.py `fetch_sub_module`, 0.13.1 to 0.19.8 alike) prefetches at every
+    traced module, container modules included, up to a bucket of not-yet-gathered elements, so its cursor in
+    the parameter trace runs ahead of the modules; each entry it passes marks the parameter as fetched for that
+    later use, and `__params_to_release` keeps a parameter so marked. The only bound is `max_params_to_prefetch
+    = min(max_live - available, bucket)`. A real engine with parameter offload on this CPU holds min(limit, model)
+    gathered or in flight at the turn, with any reuse distance (tests/estimate/test_zero3_max_live_engine.py).
+    """
+    if zero3_prefetch_elements(workload, strategy) <= 0:
+        return 0.0
+    threshold = persistence_threshold(workload, strategy)
+    width = 4.0 if workload.precision == "fp32" else 2.0
+    numel = size = 0.0
+    for t in workload.model.tensors():
+        if t.numel > threshold:
+            traversed, gathered = _tensor_sizes(workload, t, width)
+            numel, size = numel + traversed, size + gathered
+    limit = strategy.zero3_max_live_parameters
+    limit = MAX_LIVE_PARAMETERS if limit is None else limit
+    return size * min(1.0, limit / numel) if numel else 0.0
 
 
 @dataclass(frozen=True)
@@ -152,23 +183,27 @@ def zero3_gathered_working_set(workload: Workload, strategy: Strategy) -> ZeroGa
 
 def _modules(workload: Workload, strategy: Strategy) -> dict[str, list[float]]:
     """Per module, in forward order: [numel DeepSpeed traverses, gathered bytes of its non-persistent params]."""
-    spec = workload.model
     threshold = persistence_threshold(workload, strategy)
     width = 4.0 if workload.precision == "fp32" else 2.0
-    scale = spec.override_scale
     modules: dict[str, list[float]] = {}
-    for t in spec.tensors():
-        numel, size = t.numel * scale, t.numel * scale * width
-        if workload.regime == "qlora" and t.linear and _LAYER_INDEX.search(t.module):
-            from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM
-
-            size = t.numel * scale * QLORA_BYTES_PER_PARAM  # NF4 packed in 16-bit quant storage
-            numel = size / 2
+    for t in workload.model.tensors():
+        numel, size = _tensor_sizes(workload, t, width)
         entry = modules.setdefault(t.module, [0.0, 0.0])
         entry[0] += numel
         if t.numel > threshold:
             entry[1] += size
     return modules
+
+
+def _tensor_sizes(workload: Workload, tensor, width: float) -> tuple[float, float]:
+    """A parameter's numel as DeepSpeed traverses it and its gathered bytes (`--params` scaling applied)."""
+    scale = workload.model.override_scale
+    if workload.regime == "qlora" and tensor.linear and _LAYER_INDEX.search(tensor.module):
+        from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM
+
+        size = tensor.numel * scale * QLORA_BYTES_PER_PARAM  # NF4 packed in 16-bit quant storage
+        return size / 2, size
+    return tensor.numel * scale, tensor.numel * scale * width
 
 
 def _forward_order(spec: ModelSpec, modules: dict[str, list[float]]) -> list[str]:

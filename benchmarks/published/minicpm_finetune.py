@@ -1,4 +1,5 @@
-"""Frozen: MiniCPM's finetune README "Testing Hardware Standard" (MiniCPM-2B, February 2024), its default scripts.
+"""Design (frozen until the ZeRO-3 prefetch finding of issue 28, sources.py says why): MiniCPM's finetune README
+"Testing Hardware Standard" (MiniCPM-2B, February 2024), its default scripts.
 
 The figures were written with the scripts they describe (a250c20, 2024-02-01: "In the default configuration file in
 this repository, we have documented the memory usage"); the English README quoted here (9228c25, the same day)
