@@ -46,8 +46,10 @@ _SETTINGS = (
 _LORA = "LoRA r=64 alpha 16 dropout 0.05 on q_proj and v_proj (6,291,456 trainable, printed)"
 _LORA_FLAGS = "--lora --lora-rank 64 --lora-target q_proj --lora-target v_proj --lora-dropout 0.05 "
 _TRANSFORMERS = ("transformers' version is cut from the issue's list (Feb 2024: 4.38 assumed); the OPT stand-in is "
-                 "facebook/opt-350m's own config.json (model_type opt: accelwiz sizes its activations approximately, "
-                 "its assumptions say so)")
+                 "facebook/opt-350m's own config.json, sized term by term as today's modeling_opt.py runs it: no "
+                 "transformers of Feb 2024 had SDPA for OPT (added by huggingface/transformers#33298, Sept 2024), so the "
+                 "run's attention was eager (the rows' peak is the loss tail at backward's start: --attention eager "
+                 "gives the same four figures)")
 _GPU = "the GPU model (not named; 80 GB assumed) and so its CUDA context"
 
 
