@@ -143,3 +143,16 @@ def test_opt_formulas_match_the_trace(row: Row) -> None:
     assert abs(result["error"]["activations"]) <= TOLERANCE, result
     assert abs(result["error"]["peak"]) <= TOLERANCE, result
     assert result["analytic_phase"] == result["traced_phase"], result
+
+
+def test_the_command_line_sizes_opt_term_by_term(cli) -> None:
+    """What a user types: opt-350m's config.json is no longer 'activations approximate'; the per-layer terms are
+    modeling_opt.py's, at the blocks' width (24 layers x 1,024, not the embedding's 512)."""
+    result = cli("estimate", "--model", str(OPT_350M), "--gpu-memory", "80GiB", "--strategy", "single",
+                 "--precision", "bf16", "--micro-batch", "2", "--seq-len", "256", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assumptions = json.loads(result.stdout)["estimate"]["assumptions"]
+    assert not [a for a in assumptions if "approximate" in a], assumptions
+    layer = next(a for a in assumptions if a.startswith("activations per layer"))
+    # 2 x 256 tokens x 4,096 ffn x 2 B of ReLU output = 4 MiB; 2 residual dropout masks, 1 B x 1,024 each = 1 MiB
+    assert "ReLU output (fc2 reads it) 4 MiB" in layer and "residual dropout masks 1 MiB" in layer, layer
