@@ -70,6 +70,9 @@ OffloadOptimizerOption = Annotated[str, typer.Option(metavar="none|cpu|nvme")]
 OffloadParamOption = Annotated[str, typer.Option(metavar="none|cpu|nvme")]
 MicroBatchOption = Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAIN, show_default=False,
                                                       help="Default 1.")]
+GradientAccumulationOption = Annotated[int | None, typer.Option(
+    min=1, rich_help_panel=_TRAIN, show_default=False,
+    help="Micro-batches per optimizer step (default 1): their gradients stay live across them.")]
 SeqLenOption = Annotated[int | None, typer.Option(
     min=1, rich_help_panel=_TRAIN, show_default=False,
     help="Tokens per sequence (default: 2048, or the model's positions when fewer).")]
@@ -199,6 +202,7 @@ def estimate(
     fsdp_version: FsdpVersionOption = 2,
     offload_optimizer: OffloadOptimizerOption = "none", offload_param: OffloadParamOption = "none",
     micro_batch: MicroBatchOption = None, seq_len: SeqLenOption = None,
+    gradient_accumulation: GradientAccumulationOption = None,
     method: MethodOption = None, lora: LoraOption = False, qlora: QloraOption = False,
     lora_rank: LoraRankOption = None,
     lora_target: LoraTargetOption = None,
@@ -257,7 +261,7 @@ def _request(options: dict[str, Any]) -> EstimateRequest:
     from accelwiz.cli.common import checked_flags
     from accelwiz.estimate.request import EstimateRequest
 
-    workload = {name: options[name] for name in ("micro_batch", "seq_len", "method", "lora", "qlora", "lora_rank",
+    workload = {name: options[name] for name in ("micro_batch", "gradient_accumulation", "seq_len", "method", "lora", "qlora", "lora_rank",
                                                  "lora_dropout", "precision", "optimizer", "optimizer_kernel",
                                                  "gradient_checkpointing", "attention", "varying_lengths",
                                                  "loss_dtype", "loss_kernel", "kbit_prepare", "stack")}

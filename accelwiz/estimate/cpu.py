@@ -123,7 +123,9 @@ def cpu_advice(estimate: CpuMemoryEstimate, ram: int | None) -> Recommendation |
     if not workload.gradient_checkpointing:
         tries.append(("gradient checkpointing", replace(workload, gradient_checkpointing=True), strategy))
     if workload.micro_batch > 1:
-        tries.append(("micro-batch 1 (more accumulation)", replace(workload, micro_batch=1), strategy))
+        more = workload.gradient_accumulation * workload.micro_batch  # the same global batch
+        tries.append(("micro-batch 1 (more accumulation)",
+                      replace(workload, micro_batch=1, gradient_accumulation=more), strategy))
     if strategy.world_size > 1:
         tries.append(("one process", workload, processes_strategy(1)))
     if workload.regime == "full":

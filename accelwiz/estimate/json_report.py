@@ -108,6 +108,7 @@ def _model_json(spec: ModelSpec) -> dict[str, Any]:
 def _workload_json(w: Workload) -> dict[str, Any]:
     return {
         "micro_batch": w.micro_batch,
+        "gradient_accumulation": w.gradient_accumulation,
         "seq_len": w.seq_len,
         "regime": w.regime,
         "lora_rank": w.lora_rank if w.regime != "full" else None,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from accelwiz.estimate.accumulation import with_accumulated_gradients
 from accelwiz.estimate.activations import activation_bytes, logits_bytes
 from accelwiz.estimate.buffers import buffer_bytes
 from accelwiz.estimate.fsdp_reserve import fsdp_step_reserve
@@ -141,7 +142,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     a GPU name, when known: the runtime beside the tensors depends on its generation)."""
     workload, engine_note = as_the_engine_trains(workload, strategy)
     workload = as_the_model_computes_its_loss(workload, strategy)
-    states = model_states(workload, strategy)
+    states = with_accumulated_gradients(workload, strategy, model_states(workload, strategy))
     tensors, notes = _step_tensors(workload, strategy, states)
     moments = step_moments(workload, strategy, states, tensors)
     phases = phases_of(moments)

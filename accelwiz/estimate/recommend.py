@@ -182,9 +182,11 @@ def _cheapest(workload: Workload, group: list[Strategy], asked: dict[Strategy, M
     asked_batch = workload.micro_batch
     for smaller in (d for d in range(asked_batch - 1, 0, -1) if asked_batch % d == 0):
         for strategy in group:
-            estimate = estimate_memory(workload.with_micro_batch(smaller), strategy, gpu)
+            factor = asked_batch // smaller  # the same global batch: accumulation keeps its gradients live
+            smaller_batches = replace(workload.with_micro_batch(smaller),
+                                      gradient_accumulation=workload.gradient_accumulation * factor)
+            estimate = estimate_memory(smaller_batches, strategy, gpu)
             if budget.fits(estimate):
-                factor = asked_batch // smaller
                 what = (f"micro-batch {asked_batch} -> {smaller} with gradient accumulation x{factor} "
                         f"(the same global batch)")
                 yield _Found(estimate, (*changes, what), factor)

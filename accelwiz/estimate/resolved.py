@@ -31,6 +31,7 @@ def to_workload(resolved: ResolvedWorkload, spec: ModelSpec) -> Workload:
     workload = Workload(
         model=spec,
         micro_batch=resolved.micro_batch.value,
+        gradient_accumulation=resolved.gradient_accumulation.value,
         seq_len=resolved.seq_len.value,
         regime=resolved.method.value,
         lora_rank=resolved.lora_rank.value,

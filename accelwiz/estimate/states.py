@@ -49,6 +49,9 @@ class ModelStates:
     notes: tuple[str, ...] = ()
     # bitsandbytes' paged optimizer states: CUDA managed memory, outside torch's allocator (`paged_state_bytes`)
     paged: float = 0.0
+    # gradients live through a later micro-batch's forward and backward under gradient accumulation
+    # (accumulation.py): the step's gradients, or under FSDP's no_sync the whole unsharded gradient
+    accumulating: float = 0.0
 
 
 def peft_fp32_adapters(workload: Workload, strategy: Strategy | None) -> bool:
@@ -142,7 +145,7 @@ def _unsharded(workload: Workload, strategy: Strategy) -> ModelStates:
     weights = trainable_weights + _frozen_weight_bytes(workload, strategy, frozen, compute) + autocast
     gradients = float(grad_width * trainable)
     notes: list[str] = []
-    if _frozen_in_flat_gradient(workload, strategy):
+    if frozen_in_flat_gradient(workload, strategy):
         gradients += grad_width * frozen
         notes.append("FSDP1 with use_orig_params: a unit's flat gradient covers its frozen base too (torch's "
                      "FSDP docs: gradient memory 'equivalent to not freezing those parameters')")
@@ -257,7 +260,7 @@ def frozen_base_width(workload: Workload, strategy: Strategy, compute: int | Non
     return compute
 
 
-def _frozen_in_flat_gradient(workload: Workload, strategy: Strategy) -> bool:
+def frozen_in_flat_gradient(workload: Workload, strategy: Strategy) -> bool:
     """LoRA under FSDP1 with use_orig_params (accelerate's default): the adapters share a unit with the frozen
     base, the unit's FlatParameter requires grad, and its gradient is allocated flat, frozen slots included
     (measured on an H200 as rank 0 of two: 66 sharded fp32 blocks of 388 MiB at the peak for Llama-2-7B's 32 units,

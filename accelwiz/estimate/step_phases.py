@@ -61,7 +61,8 @@ def step_moments(workload: Workload, strategy: Strategy, states: ModelStates,
     `buffers` already holds, kept across the forward→backward turn (end of forward, start of backward) and at
     their most during backward (a checkpointed layer's recomputation included).
     """
-    grads_always = states.gradients if gradients_kept(workload, strategy) else 0.0
+    # gradients live from forward on: ZeRO-3's kept partition, the legacy Trainer's, or accumulation's (accumulation.py)
+    grads_always = states.gradients if gradients_kept(workload, strategy) else states.accumulating
     base = {
         "weights": states.weights - states.autocast_copy,
         "gradients": grads_always,
@@ -97,7 +98,7 @@ def _forward_backward(workload: Workload, strategy: Strategy, states: ModelState
     recompute = Phase("backward", {**base, "weights": states.weights, "activations": float(tensors.activations),
                                    "temporaries": recomputed, "buffers": buffers + tensors.recomputing},
                       "recompute")
-    backward_end = Phase("backward", {**base, "gradients": states.gradients,
+    backward_end = Phase("backward", {**base, "gradients": max(states.gradients, base["gradients"]),
                                       "temporaries": tied_embedding_gradients(workload, strategy)}, "end")
     return forward, backward_start, recompute, backward_end
 

@@ -53,6 +53,8 @@ ALL_LINEAR = (
 class Workload:
     model: ModelSpec
     micro_batch: int = 1
+    # micro-batches per optimizer step: their gradients stay live across them (estimate/accumulation.py)
+    gradient_accumulation: int = 1
     seq_len: int = 2048
     regime: Regime = "full"
     lora_rank: int = 16
