@@ -277,6 +277,8 @@ def activation_coverage(
     gated = {"gate_proj", "gate_up_proj", "w1"} & linear_kinds or spec.num_experts > 1
     if not spec.layernorm_block and not spec.relu_mlp and not gated:
         lacks.append("no gated MLP")
+    if spec.relu_mlp and spec.mlp_activation != "relu":  # Galactica: OPT blocks with a GELU MLP
+        lacks.append(f"a `{spec.mlp_activation}` MLP (the formula is ReLU's)")
     if not lacks:
         return True, ""
     return False, "activations approximate: " + "; ".join(lacks) + " (`accelwiz estimate --trace` measures them)"

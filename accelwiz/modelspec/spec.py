@@ -64,6 +64,9 @@ class ModelSpec(families.FamilyFeatures):
     # The dropout on each block's attention and MLP outputs (OPT's `dropout`, 0.1): CUDA's fused dropout keeps
     # a 1-byte mask per element (trace_dropout.py). Read by the ReLU/LayerNorm decoders' terms only.
     residual_dropout: float = 0.0
+    # The MLP's activation as the config names it (`activation_function`, `hidden_act`): the ReLU/LayerNorm formula
+    # holds for "relu" only (ReLU keeps its output; GELU keeps its input too: Galactica's OPT blocks), "" unknown.
+    mlp_activation: str = ""
     # The LM head soft-caps the logits with tanh before the loss (`final_logit_softcapping`: Gemma-2's 30.0,
     # also set by Gemma-3n/4, VaultGemma...): tanh keeps its output for backward (activations.logits_bytes).
     # architecture.py reads it from the config; None (the presets): the family's (families.SOFTCAPPED_LOGITS).

@@ -28,10 +28,13 @@ def block_width(tensors: tuple[Tensor, ...], embedding_width: int) -> int:
 
 
 def stream_fields(model: Any, config: Any, blocks_path: str, *, hidden: int, embedding_width: int) -> dict[str, Any]:
-    """ModelSpec's word_embed_proj_dim, final_norm and residual_dropout of the built `model`."""
+    """ModelSpec's word_embed_proj_dim, final_norm, residual_dropout and mlp_activation of the built `model`."""
     final_norm = any("Norm" in type(module).__name__ and not path.startswith(blocks_path + ".")
                      and "embed" not in path for path, module in model.named_modules())
     dropout = next((getattr(config, key) for key in _RESIDUAL_DROPOUT_KEYS
                     if isinstance(getattr(config, key, None), float)), 0.0)
+    activation = next((getattr(config, key) for key in ("activation_function", "hidden_act")
+                       if isinstance(getattr(config, key, None), str)), "")
     return {"word_embed_proj_dim": embedding_width if embedding_width != hidden else None,
-            "final_norm": final_norm, "residual_dropout": dropout if 0.0 <= dropout < 1.0 else 0.0}
+            "final_norm": final_norm, "residual_dropout": dropout if 0.0 <= dropout < 1.0 else 0.0,
+            "mlp_activation": activation}

@@ -121,6 +121,13 @@ def test_opt_350m_config_reads_as_an_exact_family() -> None:
     assert (pre.hidden_size, pre.word_embed_proj_dim, pre.final_norm) == (768, None, True)
 
 
+def test_opt_blocks_with_another_activation_stay_approximate() -> None:
+    """facebook/galactica-* are model_type opt with `activation_function` gelu, which keeps its input where ReLU keeps
+    its output: the ReLU formula is not claimed for them."""
+    spec = spec_from_config({**_config("opt-125m", 12), "activation_function": "gelu"}, name="galactica", source="t")
+    assert not spec.analytic_activations and "`gelu` MLP" in spec.activations_note
+
+
 @pytest.mark.parametrize("arch", ["opt-125m", "opt-350m"])
 @pytest.mark.parametrize("precision", ["mixed", "bf16", "fp32"])
 def test_one_layer_is_what_the_trace_adds_per_layer(arch: str, precision: str) -> None:
