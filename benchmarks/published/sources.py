@@ -113,7 +113,8 @@ SOURCES = {
         "GLM-4-9B-Chat on A100-SXM4-80GB: LoRA on one GPU, fp32 full fine-tuning under ZeRO-3 on eight, nvidia-smi "
         "MiB per GPU; not ChatGLM3's demo: never used to tune anything. Its fp32 ZeRO-3 row (80,935 of the card's "
         "81,920 MiB, written '80G (Each GPU, Need 8 GPUs)' by the authors at b9d6d38) is the card full, read as a "
-        "verdict: 'ran' (was scored at -51.7%; the estimate, 38.2 GiB, says fits); nothing tuned, still frozen"),
+        "verdict: 'ran' (was scored at -51.7%; the estimate says fits, 39.6 GiB with ZeRO-3's prefetch hold); "
+        "nothing tuned, still frozen"),
     "minicpm-finetune": (
         "design", "frozen until issue 28's ZeRO-3 prefetch finding (MiniCPM's finetune README 'Testing Hardware "
         "Standard', a250c20, Feb 2024: MiniCPM-2B under ZeRO-3 with parameter and optimizer CPU offload, full "
