@@ -10,8 +10,9 @@ parameters gathered at the forward→backward turn, the most gathered after an e
 gradient DeepSpeed reduces (`reduce_ready_partitions_and_remove_grads`), how many reduced gradients belong to frozen
 parameters, and how many gathered parameters were copies of their partitions. What the estimate relies on follows:
 
-* evaluation between steps leaves exactly the turn's parameters gathered (the trace stays complete; nothing
-  accumulates), so the Trainer's evaluation adds no gathered parameters beyond the training step's;
+* without prefetching (this engine's bucket is 0), evaluation between steps leaves exactly the turn's parameters
+  gathered (the trace stays complete; nothing accumulates); with it, the next step can hold about twice
+  `stage3_max_live_parameters` (docs/performance.md; the prefetch hold itself: test_zero3_max_live_engine.py);
 * the release-rule replay (`zero3_gathered_working_set`) equals the engine's turn under offload with a tied
   head; under LoRA it is an upper bound (see the LoRA test);
 * a frozen module has no gradient: under LoRA the largest module is gathered without one
