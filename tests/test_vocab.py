@@ -43,9 +43,9 @@ def test_the_precision_tables_are_inverse_and_cover_both_vocabularies():
 
 def test_the_old_method_word_is_renamed_everywhere_the_same_way():
     from accelwiz.resolution.plan import WORKLOAD_FLAG_FIELDS
-    from accelwiz.rules import engine
+    from accelwiz.rules import unit_workload
 
-    assert engine._FLAG_NAMES is vocab.RENAMED_WORKLOAD_FIELDS
+    assert unit_workload._FLAG_NAMES is vocab.RENAMED_WORKLOAD_FIELDS
     # check still passes --lora/--qlora as the old word, and the plan field it replaces is the new one
     for old, new in vocab.RENAMED_WORKLOAD_FIELDS.items():
         assert WORKLOAD_FLAG_FIELDS[old][1].endswith("." + new)

@@ -51,7 +51,7 @@ def _stack(ctx: CheckContext) -> Any:
     builds the model under zero.Init depends on its accelerate (estimate/configured_strategy.py)."""
     if ctx.workload is None:
         return None
-    from accelwiz.rules.engine import unit_resolution
+    from accelwiz.rules.unit_workload import unit_resolution
 
     return unit_resolution(ctx).stack.value
 

@@ -70,7 +70,7 @@ def render_github(diagnostics: Sequence[Diagnostic]) -> str:
 def render_explanation(unit: CheckContext, workload: Any = None) -> str:
     """A plain-text table of every effective value and its source, for `accelwiz check --explain`, then the
     workload's values no file writes (`ResolvedWorkload.explained`; `workload` None: the unit's own resolution)."""
-    from accelwiz.rules.engine import unit_resolution
+    from accelwiz.rules.unit_workload import unit_resolution
 
     names = " + ".join(printable(d.name) for d in unit.documents) or "<no files>"
     effective = unit.effective
