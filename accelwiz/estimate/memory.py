@@ -189,14 +189,17 @@ def _reserved(workload: Workload, strategy: Strategy, states: ModelStates,
     """What the caching allocator reserves at the peak (reserve.py, fsdp_reserve.py, small_pool.py), and notes: the
     step's reserve, or loading's blocks where those are more (reserve.py `at_least_loading`)."""
     loading, peak = phases[0], max(phases[1:], key=lambda p: p.total)
-    static = peak.parts["optimizer_states"] + (states.weights - states.autocast_copy)
+    # accelerate's no_sync under FSDP: each unit's unsharded gradient, allocated at its size once per step and kept
+    # until the last micro-batch reduce-scatters it (accumulation.py): static blocks, not the default stream's churn
+    unsharded = states.accumulating if strategy.is_fsdp else 0.0
+    static = peak.parts["optimizer_states"] + (states.weights - states.autocast_copy) + unsharded
     if gradients_kept(workload, strategy):  # gradients allocated once, kept between steps
         static += peak.parts["gradients"]
     step_segments = deepspeed_step_segments(workload, strategy)  # flat buffers: segments of their own (reserve.py)
     fsdp = None
     if strategy.is_fsdp:  # FSDP's streams hold their blocks at their size; wrapping leaves a cache (fsdp_reserve.py)
         fsdp = fsdp_step_reserve(workload, strategy, static=static, gradients=states.gradients,
-                                 phases=[(p.total, p.parts["gradients"]) for p in phases])
+                                 phases=[(p.total, max(0.0, p.parts["gradients"] - unsharded)) for p in phases])
     before_step = max(p.total for p in phases[1:] if p.name != "optimizer")
     reserved, note = reserved_bytes(peak.total, static, workload, step_segments, fsdp, before_step,
                                     step_peak=peak.name == "optimizer")

@@ -128,3 +128,14 @@ def test_the_flag_reaches_the_estimate_and_says_why():
     assert grown == pytest.approx(2 * LLAMA2_7B, abs=4)  # the unsharded bf16 gradient joins forward
     assert any("accelerate's no_sync" in a and "gradient accumulation x2" in a
                for a in twice["estimate"]["assumptions"])
+
+
+def test_fsdp_reserves_the_unsharded_gradients_at_their_size_beside_its_stream_pools():
+    """The unsharded gradients are allocated once per step at each unit's size and kept (static blocks): the
+    reserve beyond them is FSDP's own streams and the default stream's churn, as without accumulation."""
+    spec = resolve_model("llama-2-7b")
+    fsdp = Strategy("fsdp_full", gpus_per_node=8, fsdp_version=1)
+    once = estimate_memory(Workload(spec, gradient_checkpointing=True), fsdp)
+    twice = estimate_memory(Workload(spec, gradient_checkpointing=True, gradient_accumulation=2), fsdp)
+    assert (once.peak_phase, twice.peak_phase) == ("optimizer", "backward")  # the unsharded gradients' turn
+    assert twice.reserved - twice.allocated >= 0.8 * (once.reserved - once.allocated) > 0
