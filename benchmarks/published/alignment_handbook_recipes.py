@@ -61,8 +61,9 @@ _CAI_QUOTE = "You will require 8 GPUs (80GB of VRAM) to train the full model."
 
 ROWS = [
     _row("alignment-handbook-zephyr-7b-gemma-sft-full-zero3-8x80gb-ran", _GEMMA, _GEMMA_QUOTE,
-         f"estimate --model {_GEMMA_7B} {_ZERO3} --micro-batch 4 --seq-len 2048 --fixed-lengths "
-         "--gradient-checkpointing --attention flash --optimizer adamw --stack transformers==4.38 --format json",
+         f"estimate --model {_GEMMA_7B} {_ZERO3} --micro-batch 4 --gradient-accumulation 4 "
+         "--seq-len 2048 --fixed-lengths --gradient-checkpointing --attention flash --optimizer adamw "
+         "--stack transformers==4.38 --format json",
          "alignment-handbook at ff618a4: Zephyr-7B-Gemma SFT, google/gemma-7b in bf16 under DeepSpeed ZeRO-3 (bf16 "
          "engine, fp32 master weights and torch AdamW states sharded over 8 GPUs), per-device batch 4 of packed "
          "2,048-token sequences, flash-attention 2, non-reentrant checkpointing, transformers 4.38.2; stated to "
@@ -80,8 +81,9 @@ ROWS = [
          [_HW, "TRL 0.7.10, DeepSpeed 0.12.2, accelerate 0.27.2 and torch 2.1.2 (the CLI estimates the installed "
                "ones)", _DPO_PAD]),
     _row("alignment-handbook-starchat2-15b-sft-full-zero3-8x80gb-ran", _STARCHAT2, _STARCHAT2_QUOTE,
-         f"estimate --model {_STARCODER2} {_ZERO3} --micro-batch 8 --seq-len 2048 --fixed-lengths "
-         "--gradient-checkpointing --attention flash --optimizer adamw --stack transformers==4.39 --format json",
+         f"estimate --model {_STARCODER2} {_ZERO3} --micro-batch 8 --gradient-accumulation 2 "
+         "--seq-len 2048 --fixed-lengths --gradient-checkpointing --attention flash --optimizer adamw "
+         "--stack transformers==4.39 --format json",
          "alignment-handbook at a9b8a50: StarChat2 SFT, bigcode/starcoder2-15b in bf16 under DeepSpeed ZeRO-3 (bf16 "
          "engine, fp32 master weights and torch AdamW states sharded over 8 GPUs), per-device batch 8 of packed "
          "2,048-token sequences, flash-attention 2, non-reentrant checkpointing; stated to train on 8 x 80 GB (no "
@@ -99,8 +101,9 @@ ROWS = [
          [_HW, "transformers at commit 831bc25 (4.39.0.dev0) as --stack transformers==4.39; TRL 0.7.10, DeepSpeed "
                "0.12.2, accelerate 0.27.2, torch 2.1.2 (the CLI estimates the installed ones)", _DPO_PAD]),
     _row("alignment-handbook-constitutional-ai-mistral-7b-sft-full-zero3-8x80gb-ran", _CAI, _CAI_QUOTE,
-         f"estimate --model mistral-7b {_ZERO3} --micro-batch 8 --seq-len 2048 --fixed-lengths "
-         "--gradient-checkpointing --attention flash --optimizer adamw --stack transformers==4.36.2 --format json",
+         f"estimate --model mistral-7b {_ZERO3} --micro-batch 8 --gradient-accumulation 4 "
+         "--seq-len 2048 --fixed-lengths --gradient-checkpointing --attention flash --optimizer adamw "
+         "--stack transformers==4.36.2 --format json",
          "alignment-handbook at 8df2271: Constitutional AI SFT (mistral-7b-anthropic), Mistral-7B-v0.1 in bf16 "
          "under DeepSpeed ZeRO-3 (bf16 engine, fp32 master weights and torch AdamW states sharded over 8 GPUs), "
          "per-device batch 8 of packed 2,048-token sequences, flash-attention 2, non-reentrant checkpointing; "

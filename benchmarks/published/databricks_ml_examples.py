@@ -61,7 +61,8 @@ def _qlora(key: str, notebook: str, quote: str, printed: str, model: str, system
             "printed": printed, "measured_bytes": None, "metric": "reserved", "ran": True,
             "argv": f"estimate --model {model} --system {system} --strategy single --qlora --precision mixed "
                     f"--lora-rank 64 {_TARGETS}--lora-dropout 0.1 --optimizer paged-adamw --gradient-checkpointing "
-                    f"--micro-batch {batch} --seq-len 512 --varying-lengths --attention eager "
+                    f"--micro-batch {batch} --gradient-accumulation {accum} --seq-len 512 --varying-lengths "
+                    "--attention eager "
                     # the notebooks' pinned stack: bitsandbytes before 0.43.2 keeps every 4-bit linear's input
                     # (before 0.41 its own fp16 cast of the fp32 input), transformers before 4.49 copies the logits
                     f"--stack bitsandbytes=={bnb} --stack transformers=={transformers} --format json",

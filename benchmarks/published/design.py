@@ -28,8 +28,8 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'printed': '8681 MB',
   'measured_bytes': 9102688256,
   'metric': 'nvidia-smi',
-  'argv': 'estimate --model bert-large --system 1xV100-16GB --strategy single --micro-batch 1 --seq-len 512 '
-          '--precision fp32 --attention eager --optimizer adamw --format json',
+  'argv': 'estimate --model bert-large --system 1xV100-16GB --strategy single --micro-batch 1 '
+          '--gradient-accumulation 4 --seq-len 512 --precision fp32 --attention eager --optimizer adamw --format json',
   'context_measured_bytes': 1408237568,
   'assumptions': 'bert-large-uncased (sequence classification), seq 512, V100 16 GB, HF Trainer, eager attention; '
                  "pynvml 'GPU memory occupied' (as nvidia-smi) includes the 1343 MiB CUDA context the page measured "
@@ -45,8 +45,9 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'printed': '6775 MB',
   'measured_bytes': 7104102400,
   'metric': 'nvidia-smi',
-  'argv': 'estimate --model bert-large --system 1xV100-16GB --strategy single --micro-batch 1 --seq-len 512 '
-          '--precision fp32 --attention eager --optimizer adamw --gradient-checkpointing --format json',
+  'argv': 'estimate --model bert-large --system 1xV100-16GB --strategy single --micro-batch 1 '
+          '--gradient-accumulation 4 --seq-len 512 --precision fp32 --attention eager --optimizer adamw '
+          '--gradient-checkpointing --format json',
   'context_measured_bytes': 1408237568,
   'assumptions': 'bert-large-uncased (sequence classification), seq 512, V100 16 GB, HF Trainer, eager attention; '
                  "pynvml 'GPU memory occupied' (as nvidia-smi) includes the 1343 MiB CUDA context the page measured "
@@ -77,8 +78,9 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'printed': '7275 MB',
   'measured_bytes': 7628390400,
   'metric': 'nvidia-smi',
-  'argv': 'estimate --model bert-large --system 1xV100-16GB --strategy single --micro-batch 1 --seq-len 512 '
-          '--precision mixed --attention eager --optimizer adamw --gradient-checkpointing --format json',
+  'argv': 'estimate --model bert-large --system 1xV100-16GB --strategy single --micro-batch 1 '
+          '--gradient-accumulation 4 --seq-len 512 --precision mixed --attention eager --optimizer adamw '
+          '--gradient-checkpointing --format json',
   'context_measured_bytes': 1408237568,
   'assumptions': 'bert-large-uncased (sequence classification), seq 512, V100 16 GB, HF Trainer, eager attention; '
                  "pynvml 'GPU memory occupied' (as nvidia-smi) includes the 1343 MiB CUDA context the page measured "
@@ -110,8 +112,9 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'printed': '4847 MB',
   'measured_bytes': 5082447872,
   'metric': 'nvidia-smi',
-  'argv': 'estimate --model bert-large --system 1xV100-16GB --strategy single --micro-batch 1 --seq-len 512 '
-          '--precision mixed --attention eager --optimizer adafactor --gradient-checkpointing --format json',
+  'argv': 'estimate --model bert-large --system 1xV100-16GB --strategy single --micro-batch 1 '
+          '--gradient-accumulation 4 --seq-len 512 --precision mixed --attention eager --optimizer adafactor '
+          '--gradient-checkpointing --format json',
   'context_measured_bytes': 1408237568,
   'assumptions': 'bert-large-uncased (sequence classification), seq 512, V100 16 GB, HF Trainer, eager attention; '
                  "pynvml 'GPU memory occupied' (as nvidia-smi) includes the 1343 MiB CUDA context the page measured "
@@ -143,8 +146,9 @@ ROWS = [{'key': 'hf-bert-large-b4-fp32-adamw',
   'printed': '5363 MB',
   'measured_bytes': 5623513088,
   'metric': 'nvidia-smi',
-  'argv': 'estimate --model bert-large --system 1xV100-16GB --strategy single --micro-batch 1 --seq-len 512 '
-          '--precision mixed --attention eager --optimizer adamw8bit --gradient-checkpointing --format json',
+  'argv': 'estimate --model bert-large --system 1xV100-16GB --strategy single --micro-batch 1 '
+          '--gradient-accumulation 4 --seq-len 512 --precision mixed --attention eager --optimizer adamw8bit '
+          '--gradient-checkpointing --format json',
   'context_measured_bytes': 1408237568,
   'assumptions': 'bert-large-uncased (sequence classification), seq 512, V100 16 GB, HF Trainer, eager attention; '
                  "pynvml 'GPU memory occupied' (as nvidia-smi) includes the 1343 MiB CUDA context the page measured "

@@ -53,7 +53,7 @@ def _row(size: str, method: str, seq: int, ran: bool, *, gc: bool, nf4: bool = T
            "printed": "**No OOM**" if ran else "OOM", "measured_bytes": None, "metric": "reserved", "ran": ran,
            "argv": f"estimate --model llama-2-{size.lower()} --system 1xT4 --strategy single --precision mixed "
                    "--qlora --lora-rank 64 --lora-target q_proj --lora-target v_proj --lora-dropout 0.05 "
-                   f"--micro-batch 1 --seq-len {seq} --varying-lengths "
+                   f"--micro-batch 1 --gradient-accumulation 4 --seq-len {seq} --varying-lengths "
                    f"{'--gradient-checkpointing' if gc else '--no-gradient-checkpointing'} --attention eager "
                    # the page's stack: bitsandbytes 0.39 keeps every 4-bit linear's input (its own cast of an fp32
                    # one), transformers before 4.49 copies the logits for the shifted loss

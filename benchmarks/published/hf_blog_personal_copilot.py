@@ -80,7 +80,8 @@ ROWS = [
               "model on a single A100 40GB GPU is **26 GB** with a **batch size of 4**.",
      "printed": "26 GB", "measured_bytes": 26 * 2**30, "metric": "nvidia-smi", "ran": True,
      "argv": f"estimate --model {_STARCODER} --system 1xA100-40GB --strategy single --qlora --lora-rank 32 "
-             "--lora-target c_attn --lora-target c_proj --lora-target c_fc --micro-batch 4 --seq-len 2048 "
+             "--lora-target c_attn --lora-target c_proj --lora-target c_fc --micro-batch 4 --gradient-accumulation 4 "
+             "--seq-len 2048 "
              "--gradient-checkpointing --attention flash --precision mixed --no-kbit-prepare "
              "--stack transformers==4.35 --stack bitsandbytes==0.41.1 --format json",
      "assumptions": (
@@ -104,7 +105,8 @@ ROWS = [
               "occupied per GPU ranges between **70 GB to 77.6 GB** with a **per_gpu_batch_size of 1**.",
      "printed": "77.6 GB", "measured_bytes": int(round(77.6 * 2**30)), "metric": "nvidia-smi", "ran": True,
      "argv": f"estimate --model {_STARCODER} --system 8xA100-80GB --strategy fsdp_full --fsdp-version 1 "
-             "--micro-batch 1 --seq-len 2048 --precision mixed --gradient-checkpointing --attention flash "
+             "--micro-batch 1 --gradient-accumulation 2 --seq-len 2048 --precision mixed --gradient-checkpointing "
+             "--attention flash "
              "--stack transformers==4.35 --format json",
      "config": _FSDP_CONFIG,
      "assumptions": (

@@ -56,7 +56,8 @@ ROWS = [
      "quote": "A100（80G）*4 lora微调Qwen2-72B-Instruct模型，显存溢出", "printed": "A100（80G）*4",
      "measured_bytes": None, "metric": "reserved", "ran": False,
      "argv": "estimate --model qwen2.5-72b --system 4xA100-80GB --strategy ddp --lora --precision mixed --lora-rank 8 "
-             "--micro-batch 1 --seq-len 1024 --varying-lengths --gradient-checkpointing --format json",
+             "--micro-batch 1 --gradient-accumulation 2 --seq-len 1024 --varying-lengths --gradient-checkpointing "
+             "--format json",
      "assumptions": (
          "LLaMA-Factory#5187 (2024-08-15, llamafactory 0.8.4.dev0, transformers 4.43.4, peft 0.12.0, torch 2.4.0, "
          "A100-SXM4-80GB printed): CUDA_VISIBLE_DEVICES=0,1,2,3 llamafactory-cli train with no deepspeed: torchrun "
@@ -119,7 +120,8 @@ ROWS += [
      "metric": "reserved", "ran": False,
      "argv": f"estimate --model {_QWEN_14B} --system 8xRTX3090 --strategy zero2 --lora --precision mixed "
              "--lora-rank 8 --lora-target q_proj --lora-target k_proj --lora-target v_proj --lora-dropout 0.1 "
-             "--micro-batch 1 --seq-len 1024 --varying-lengths --gradient-checkpointing --format json",
+             "--micro-batch 1 --gradient-accumulation 12 --seq-len 1024 --varying-lengths --gradient-checkpointing "
+             "--format json",
      "assumptions": (
          "LLaMA-Factory#1409 (2023-11-06, llmtuner at 37a0d62): deepspeed -i localhost:0,...,7 src/train_bash.py "
          "--deepspeed ds_config_zero2.json (posted: ZeRO-2, fp16 auto), Qwen-14B-Chat LoRA on c_attn, rank 8 and "
@@ -138,7 +140,8 @@ ROWS += [
      "printed": "torch.cuda.OutOfMemoryError", "measured_bytes": None, "metric": "reserved", "ran": False,
      "config": _DUOGOU_YAML,
      "argv": f"estimate --model {_QWEN_14B} --system 2xRTX4090 --lora --lora-rank 8 --lora-target q_proj "
-             "--lora-target v_proj --micro-batch 1 --seq-len 1024 --varying-lengths --gradient-checkpointing "
+             "--lora-target v_proj --micro-batch 1 --gradient-accumulation 6 --seq-len 1024 --varying-lengths "
+             "--gradient-checkpointing "
              "--attention eager --format json",
      "assumptions": (
          "LLaMA-Factory#3035 (2024-03-29, llmtuner at fbd0584): accelerate launch --config_file duogou.yaml (posted: "

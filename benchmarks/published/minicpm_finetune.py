@@ -56,8 +56,8 @@ ROWS = [
               "of memory.", "printed": "30245MiB",
      "measured_bytes": 30245 * 2**20, "metric": "nvidia-smi",
      "argv": f"estimate --model {_MODEL} --system 4xA100-80GB --strategy zero3 --offload-param cpu "
-             "--offload-optimizer cpu --precision bf16 --micro-batch 1 --seq-len 512 --no-gradient-checkpointing "
-             "--attention sdpa --format json",
+             "--offload-optimizer cpu --precision bf16 --micro-batch 1 --gradient-accumulation 8 --seq-len 512 "
+             "--no-gradient-checkpointing --attention sdpa --format json",
      "assumptions": _SETTINGS.format(script="sft_finetune.sh", how="full fine-tuning, --bf16 (a bf16 module, fp32 "
                                      "masters on the host), 4 GPUs, accumulation 8"),
      "unexpressed": [_CODE, _BUCKETS, _UNTIED,

@@ -31,7 +31,8 @@ ROWS = [
      "argv": "estimate --model benchmarks/published/models/llama-65b/config.json --gpus 1 --gpu-memory 48GB "
              "--strategy single --precision mixed --qlora --no-kbit-prepare --lora-rank 64 --lora-target q_proj "
              "--lora-target k_proj --lora-target v_proj --lora-target o_proj --lora-target gate_proj "
-             "--lora-target up_proj --lora-target down_proj --lora-dropout 0.05 --micro-batch 1 --seq-len 528 "
+             "--lora-target up_proj --lora-target down_proj --lora-dropout 0.05 --micro-batch 1 "
+             "--gradient-accumulation 16 --seq-len 528 "
              "--varying-lengths --gradient-checkpointing --attention eager --optimizer paged-adamw "
              "--stack bitsandbytes==0.40.0 --stack transformers==4.31 --format json",
      "assumptions": (

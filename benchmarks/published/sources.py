@@ -220,10 +220,14 @@ SOURCES = {
         "caching allocator; never used to tune anything"),
     # Issue 28, ninth round (Hugging Face's own pages): registered here, frozen, before any row was scored.
     "hf-blog-personal-copilot": (
-        "frozen", "new (issue 28, ninth round): HF blog 'Personal Copilot: Train Your Own Coding Assistant' (Oct "
-        "2023) with the DHS-LLM-Workshop code it links (797a0af): StarCoder-15.5B QLoRA on one A100 40GB (26 GB, "
-        "batch 4 x 2,048, flash-attn 2, checkpointing) and full fine-tuning under FSDP1 on 8 x A100 80GB (70 to "
-        "77.6 GB per GPU, batch 1 x 2,048); never used to tune anything"),
+        "design", "frozen until issue 28's accumulation finding (HF blog 'Personal Copilot: Train Your Own Coding "
+        "Assistant', Oct 2023, with the DHS-LLM-Workshop code it links, 797a0af: StarCoder-15.5B QLoRA on one A100 "
+        "40GB, 26 GB, batch 4 x 2,048, accumulation 4; full fine-tuning under FSDP1 on 8 x A100 80GB, 70 to 77.6 GB "
+        "per GPU, batch 1 x 2,048, accumulation 2); moved after its FSDP1 miss was read in accelerate and torch, "
+        "nothing tuned: gradients stay live across accumulated micro-batches and accelerate's no_sync keeps FSDP's "
+        "unsharded gradient (estimate/accumulation.py, real Trainer and FSDP2 objects on the CPU), the argv now says "
+        "the accumulation its source states (--gradient-accumulation, new): FSDP1 -42.1% -> -8.2%, QLoRA -0.7% -> "
+        "+1.3%"),
     "hf-blog-launch-trl-qlora": (
         "frozen", "new (issue 28, ninth round): HF model-launch posts' 'Fine-tuning with TRL' sections, verdict rows "
         "read with TRL's examples/scripts/sft.py of each post's day: Mixtral-8x7B QLoRA on one A100 (Dec 2023, "

@@ -34,7 +34,8 @@ ROWS = [
     {"key": "alpaca-llama-7b-fsdp-full-4xa100-80g-ran", "source": "stanford-alpaca-readme", "url": _URL,
      "quote": _QUOTE, "printed": "4 A100 80G GPUs", "measured_bytes": None, "metric": "reserved", "ran": True,
      "argv": "estimate --model llama-2-7b --system 8xA100-80GB --gpus 4 --strategy fsdp_full --fsdp-version 1 "
-             "--precision mixed --micro-batch 4 --seq-len 512 --varying-lengths --no-gradient-checkpointing "
+             "--precision mixed --micro-batch 4 --gradient-accumulation 8 --seq-len 512 --varying-lengths "
+             "--no-gradient-checkpointing "
              "--attention eager --optimizer adamw --format json",
      "assumptions": _SETTINGS.format(model="LLaMA-7B", verdict="measured to run (no peak printed)"),
      "unexpressed": [
@@ -47,7 +48,7 @@ ROWS = [
     {"key": "alpaca-opt-6.7b-fsdp-full-4xa100-80g", "source": "stanford-alpaca-readme", "url": _URL,
      "quote": "The same script also works for OPT fine-tuning. Here's an example for fine-tuning OPT-6.7B",
      "printed": "OPT-6.7B", "measured_bytes": None, "metric": "reserved", "argv": None,
-     "not_expressible": "OPT (learned positions, LayerNorm, ReLU MLP) is no family the CLI sizes; and the page "
-                        "gives the command without saying that it ran",
+     "not_expressible": "the page gives the command without saying that it ran (neither a measure nor a "
+                        "verdict); OPT itself is sized term by term since fe7a7f4",
      "assumptions": _SETTINGS.format(model="facebook/opt-6.7b", verdict="an example command")},
 ]

@@ -29,7 +29,8 @@ ROWS = [
               "fine-tune llama2-7b on the Guanaco dataset, run (tested on a single NVIDIA T4-16GB):",
      "printed": "tested on a single NVIDIA T4-16GB", "measured_bytes": None, "metric": "reserved", "ran": True,
      "argv": "estimate --model llama-2-7b --system 1xT4 --strategy single --precision fp32 --qlora --lora-rank 64 "
-             "--lora-target q_proj --lora-target v_proj --micro-batch 4 --seq-len 1024 --varying-lengths "
+             "--lora-target q_proj --lora-target v_proj --micro-batch 4 --gradient-accumulation 2 --seq-len 1024 "
+             "--varying-lengths "
              "--gradient-checkpointing --attention eager --stack bitsandbytes==0.40.2 --stack transformers==4.31 "
              "--format json",
      "assumptions": (

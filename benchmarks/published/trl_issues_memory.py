@@ -58,7 +58,7 @@ def _row(key: str, quote: str, printed: str, how: str, flags: str, unexpressed: 
             "quote": quote, "printed": printed, "measured_bytes": int(round(float(printed[:-1]) * 2**30)),
             "metric": "nvidia-smi",
             "argv": f"estimate --model {_MODEL} --system 8xA100-80GB {flags}--optimizer adamw --micro-batch 64 "
-                    "--seq-len 512 --fixed-lengths --gradient-checkpointing --format json",
+                    "--gradient-accumulation 16 --seq-len 512 --fixed-lengths --gradient-checkpointing --format json",
             "assumptions": _SETTINGS.format(how=how), "unexpressed": [*unexpressed, _TRANSFORMERS, _GPU]}
 
 

@@ -60,8 +60,9 @@ _HOW = {
 # `torch.autocast(..., enabled=self.amp)` with amp_training False (src/trainer/trainer.py): --loss-dtype bf16.
 # QLoRA (`bit: 4`) loads with `dtype=torch.float32` (`instantiate(torch, self.bit) if isinstance(self.bit, str)
 # else torch.float32`) and prepare_model_for_kbit_training: fp32 LM head, fp32 logits, the loss in fp32.
-_FLAGS = {"full": "--loss-dtype bf16 ", "lora": "--lora --lora-rank 8 --lora-dropout 0.05 --loss-dtype bf16 ",
-          "qlora": "--qlora --lora-rank 8 --lora-dropout 0.05 "}
+_FLAGS = {"full": "--loss-dtype bf16 ",
+          "lora": "--lora --lora-rank 8 --lora-dropout 0.05 --loss-dtype bf16 --gradient-accumulation 32 ",
+          "qlora": "--qlora --lora-rank 8 --lora-dropout 0.05 --gradient-accumulation 32 "}
 _LOSS = {"full": "nn.CrossEntropyLoss on the bf16 logits (the trainer's own loss, no fp32 upcast)",
          "lora": "nn.CrossEntropyLoss on the bf16 logits (the trainer's own loss, no fp32 upcast)",
          "qlora": "nn.CrossEntropyLoss on the fp32 logits of the fp32 LM head (the non-quantized parameters are "

@@ -75,7 +75,7 @@ def _falcon(key: str, model: str, printed: str, name: str) -> dict:
             "metric": "nvidia-smi",
             "argv": f"estimate --model {model} --system 1xA100-40GB --strategy single --qlora --precision mixed "
                     f"--lora-rank 64 {_TARGETS}--lora-dropout 0.1 --optimizer paged-adamw --gradient-checkpointing "
-                    "--micro-batch 4 --seq-len 512 --varying-lengths --attention sdpa "
+                    "--micro-batch 4 --gradient-accumulation 4 --seq-len 512 --varying-lengths --attention sdpa "
                     "--stack bitsandbytes==0.39.0 --stack transformers==4.30.2 --format json",
             "assumptions": _SETTINGS.format(commit=_COMMIT[:7], code=_CODE_COMMIT[:7], model=name, printed=printed),
             "unexpressed": list(_UNEXPRESSED)}
