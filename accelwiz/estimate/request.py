@@ -131,6 +131,18 @@ def _check_options(request: EstimateRequest) -> None:
         check_lora_targets(resolve_model(request.model), list(flags["lora_targets"]))
 
 
+def _with_system_stack(flags: dict, system: str | None) -> dict:
+    """The flags whose `stack` starts from the --system profile's packages where it lists them (a `probe --save`
+    file: the machine that will train), as `check --system` resolves it (resolution/stack.py `with_profile_stack`);
+    a `--stack` given wins, the libraries it does not name stay installed ones."""
+    if system is None or flags.get("stack") is not None:
+        return flags
+    from accelwiz.probe.profiles import load_system
+    from accelwiz.resolution.stack import with_profile_stack
+
+    return with_profile_stack(flags, load_system(system).packages)
+
+
 def _workload(request: EstimateRequest) -> Workload:
     """The flags' Workload (accelwiz.resolution), refused beyond the model's positions, with the attention
     transformers picks where none was given."""
@@ -139,7 +151,7 @@ def _workload(request: EstimateRequest) -> Workload:
     from accelwiz.resolution.posttraining import posttraining_workload
     from accelwiz.resolution.workload import beyond_positions, resolve_workload
 
-    flags = request.workload_flags
+    flags = _with_system_stack(request.workload_flags, request.system)
     spec = resolve_model(request.model or request.params or "")
     resolved = resolve_workload(flags=flags, max_positions=spec.max_position_embeddings)
     resolved = posttraining_workload(resolved, request.post_flags.get("kind"))  # DPO/GRPO: TRL's fused LM head
