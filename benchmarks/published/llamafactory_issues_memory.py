@@ -141,8 +141,7 @@ ROWS += [
      "config": _DUOGOU_YAML,
      "argv": f"estimate --model {_QWEN_14B} --system 2xRTX4090 --lora --lora-rank 8 --lora-target q_proj "
              "--lora-target v_proj --micro-batch 1 --gradient-accumulation 6 --seq-len 1024 --varying-lengths "
-             "--gradient-checkpointing "
-             "--attention eager --format json",
+             "--gradient-checkpointing --attention eager --stack accelerate==0.28.0 --format json",
      "assumptions": (
          "LLaMA-Factory#3035 (2024-03-29, llmtuner at fbd0584): accelerate launch --config_file duogou.yaml (posted: "
          "DeepSpeed ZeRO-3 with zero3_init_flag false, mixed_precision bf16, 2 processes) src/train_bash.py, "
@@ -152,7 +151,10 @@ ROWS += [
          "24 GB: out of memory. Without zero.Init DeepSpeed's engine moves the whole module to the GPU before "
          "partitioning it (engine.py _configure_distributed_model: `if not (self.dont_change_device or "
          "is_zero_init_model): self.module.to(self.device)`): 28 GB of bf16 weights on a 24 GB card. The argv "
-         "names the qwen-14b stand-in (Qwen1.5-14B has its shapes: 14,167,290,880 parameters)"),
+         "names the qwen-14b stand-in (Qwen1.5-14B has its shapes: 14,167,290,880 parameters); accelerate of the "
+         "day: fbd0584's setup.py asks accelerate>=0.27.2 and 0.28.0 (2024-03-12) was the newest release on "
+         "2024-03-29 (--stack accelerate==0.28.0, sayable since 7f4a862: every release before 1.0.0 honours "
+         "zero3_init_flag false, e9e5a73)"),
      "unexpressed": [_LONGEST.format(cap=1024), _EVAL.format(steps=100)]},
     {"key": "llamafactory7055-qwen2.5-14b-lora-zero3-offload-liger-2xa100-80gb", "source": _SOURCE,
      "url": "https://github.com/hiyouga/LlamaFactory/issues/7055",

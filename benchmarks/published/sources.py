@@ -188,12 +188,15 @@ SOURCES = {
         "under DeepSpeed ZeRO-3 and DDP (accelerate's bf16 configs, 8 processes): the user's per-GPU GB; "
         "never used to tune anything"),
     "llamafactory-issues-memory-reports": (
-        "frozen", "new (issue 28, eighth round): hiyouga/LLaMA-Factory's issue tracker, verdict rows, each out of "
-        "memory: #4133 Qwen1.5-7B full SFT under ZeRO-2 on 8 x A100 40GB, #5187 Qwen2-72B LoRA under DDP on 4 x "
+        "design", "frozen until issue 28's zero.Init finding, moved after #3035's miss (estimated 'tight' at 23.1 "
+        "GiB, measured out of memory) was read in accelerate and DeepSpeed, nothing tuned: accelerate < 1.0 honours "
+        "a YAML's zero3_init_flag false, and DeepSpeed's engine then moves the whole 16-bit model to every GPU "
+        "before partitioning it (Strategy.zero_init, a8d1648; a real ZeRO-3 engine on the CPU); the row's argv says "
+        "the accelerate of its date (--stack accelerate==0.28.0, new): 'does not fit', 26.4 GiB. The source: "
+        "hiyouga/LLaMA-Factory's issue tracker, verdict rows, each out of memory: #4133 Qwen1.5-7B full SFT under ZeRO-2 on 8 x A100 40GB, #5187 Qwen2-72B LoRA under DDP on 4 x "
         "A100 80GB, #3259 Qwen1.5-32B full SFT at 32k tokens under ZeRO-3 offload on 8 x A100, #1409 Qwen-14B "
         "LoRA under ZeRO-2 on 8 x RTX 3090, #3035 Qwen1.5-14B LoRA under ZeRO-3 without zero.Init on 2 x RTX "
-        "4090 (its Accelerate YAML); #7055 (72,782 MiB, Liger under ZeRO-3) kept as not expressible; never used "
-        "to tune anything"),
+        "4090 (its Accelerate YAML); #7055 (72,782 MiB, Liger under ZeRO-3) kept as not expressible"),
     "openrlhf-issues-memory-reports": (
         "frozen", "new (issue 28, eighth round): OpenRLHF/OpenRLHF's issue tracker, verdict rows: #698 (Jan 2025) "
         "Llama-3-8B full SFT under ZeRO-2 on one A100 80GB out of memory in the optimizer step, and trained with "
