@@ -26,6 +26,7 @@ from benchmarks.published.lambda_training_guide_405b import ROWS as _LAMBDA_405B
 from benchmarks.published.hf_cookbook_code_llm import ROWS as _HF_COOKBOOK_CODE_LLM
 from benchmarks.published.liger_kernel_hf_example import ROWS as _LIGER_HF
 from benchmarks.published.litgpt_resource_tables import ROWS as _LITGPT_TABLES
+from benchmarks.published.llama_recipes_threads import ROWS as _LLAMA_RECIPES_THREADS
 from benchmarks.published.llamafactory_issues_memory import ROWS as _LLAMAFACTORY_ISSUES
 from benchmarks.published.minicpm_finetune import ROWS as _MINICPM
 from benchmarks.published.ms_swift_benchmark import ROWS as _MS_SWIFT
@@ -55,6 +56,7 @@ _NEW = (*_QWEN_README, *_MS_SWIFT, *_CHATGLM3, *_UNSLOTH, *_UNIVERSAL_LLM_TRAINE
 _NEW += (*_LIGER_HF, *_TORCHAO_LOW_BIT)  # issue 28, eighth round: framework benchmark pages
 _NEW += (*_OPENSHIFT_RAY, *_VERTEX_MG_PEFT, *_LAMBDA_405B)  # issue 28, ninth round: vendors' pages
 _NEW += (*_HF_PERSONAL_COPILOT, *_HF_LAUNCH_TRL, *_HF_COOKBOOK_CODE_LLM, *_HANDBOOK_RECIPES)  # ninth: HF's pages
+_NEW += (*_LLAMA_RECIPES_THREADS,)  # issue 28, tenth round: PR and issue threads
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -247,4 +247,12 @@ SOURCES = {
         "page): Gemma-7B, StarCoder2-15B and Mistral-7B SFT and DPO under DeepSpeed ZeRO-3, each 'You will require "
         "8 GPUs (80GB of VRAM)', verdict rows read with each commit's configs and scripts; the RMSprop DPO step "
         "kept as not expressible; never used to tune anything"),
+    # Issue 28, tenth round (PR and issue threads that print measured memory): registered here, frozen, before any
+    # row was scored.
+    "llama-recipes-threads": (
+        "frozen", "new (issue 28, tenth round): facebookresearch/llama-recipes' (now meta-llama/llama-cookbook) PR "
+        "and issue threads, its own FSDP1 loop in pure bf16: PR #41 Llama-2-7B LoRA on 4 x A100 40GB (19.36 GB "
+        "reserved), #100 Llama-2-7B full on 4 x A100 40GB (29 / 27 GB reserved, eager / BetterTransformer), #120 "
+        "Llama-2-70B full on 16 x A100 80GB (MemoryTrace's allocated and reserved, AdamW and AnyPrecisionAdamW), "
+        "#37 Llama-2-13B LoRA on 8 x A10G out of memory at batch 1; never used to tune anything"),
 }
