@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from benchmarks.published.alignment_handbook_recipes import ROWS as _HANDBOOK_RECIPES
 from benchmarks.published.alignment_handbook_zephyr import ROWS as _ZEPHYR
+from benchmarks.published.axolotl_examples import ROWS as _AXOLOTL_EXAMPLES
 from benchmarks.published.chatglm3_finetune import ROWS as _CHATGLM3
 from benchmarks.published.databricks_ml_examples import ROWS as _DATABRICKS
 from benchmarks.published.design import ROWS as _DESIGN
@@ -29,6 +30,7 @@ from benchmarks.published.litgpt_resource_tables import ROWS as _LITGPT_TABLES
 from benchmarks.published.llama_recipes_threads import ROWS as _LLAMA_RECIPES_THREADS
 from benchmarks.published.llamafactory_issues_memory import ROWS as _LLAMAFACTORY_ISSUES
 from benchmarks.published.minicpm_finetune import ROWS as _MINICPM
+from benchmarks.published.ms_swift_example_scripts import ROWS as _MS_SWIFT_SCRIPTS
 from benchmarks.published.ms_swift_benchmark import ROWS as _MS_SWIFT
 from benchmarks.published.openrlhf_issues_memory import ROWS as _OPENRLHF_ISSUES
 from benchmarks.published.openshift_ai_ray_deepspeed import ROWS as _OPENSHIFT_RAY
@@ -57,6 +59,7 @@ _NEW += (*_LIGER_HF, *_TORCHAO_LOW_BIT)  # issue 28, eighth round: framework ben
 _NEW += (*_OPENSHIFT_RAY, *_VERTEX_MG_PEFT, *_LAMBDA_405B)  # issue 28, ninth round: vendors' pages
 _NEW += (*_HF_PERSONAL_COPILOT, *_HF_LAUNCH_TRL, *_HF_COOKBOOK_CODE_LLM, *_HANDBOOK_RECIPES)  # ninth: HF's pages
 _NEW += (*_LLAMA_RECIPES_THREADS,)  # issue 28, tenth round: PR and issue threads
+_NEW += (*_AXOLOTL_EXAMPLES, *_MS_SWIFT_SCRIPTS)  # tenth round: framework docs and recipes outside HF
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

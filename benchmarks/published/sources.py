@@ -255,4 +255,18 @@ SOURCES = {
         "reserved), #100 Llama-2-7B full on 4 x A100 40GB (29 / 27 GB reserved, eager / BetterTransformer), #120 "
         "Llama-2-70B full on 16 x A100 80GB (MemoryTrace's allocated and reserved, AdamW and AnyPrecisionAdamW), "
         "#37 Llama-2-13B LoRA on 8 x A10G out of memory at batch 1; never used to tune anything"),
+    # Issue 28, tenth round (framework docs and recipe pages outside Hugging Face): registered here, frozen, with
+    # their rows written and before any of them was scored.
+    "axolotl-examples": (
+        "frozen", "new (issue 28, tenth round): axolotl's example READMEs read with the config beside each "
+        "(axolotl-ai-cloud/axolotl): llama-2 (dc71d88, Aug 2023: Llama-2-7B QLoRA 'about 17 GB' on an RTX 4090; its "
+        "8-bit LoRA kept as not expressible), yi-34B-chat (6ef46f8, Dec 2023: Yi-34B QLoRA on an RTX 4090 at '97% of "
+        "available memory', a verdict row), llama-3 (15f7910, April 2024: Llama-3-8B full fine-tuning '48GB', "
+        "Llama-3-70B QLoRA under FSDP1 with parameter offload 'Dual GPU @ 21GB'): never used to tune anything"),
+    "ms-swift-example-scripts": (
+        "frozen", "new (issue 28, tenth round): ms-swift's example sft.sh scripts' headers ('# 18GB GPU memory', "
+        "swift 1.2-1.6, Oct 2023 - Feb 2024), each read at the commit that wrote its figure: Qwen-1.8B/7B/14B/72B-Chat "
+        "and Yi-6B/34B, LoRA, QLoRA (no k-bit preparation) and full fine-tuning on one A10 or A100, ZeRO-2 with "
+        "optimizer offload and DDP on two GPUs; not the Benchmark page (ms-swift-benchmark-2024): never used to "
+        "tune anything"),
 }

@@ -50,6 +50,8 @@ NEW_SOURCES.update({"hf-blog-personal-copilot": 2**30, "hf-blog-launch-trl-qlora
                     "hf-cookbook-code-llm-single-gpu": None, "alignment-handbook-recipes-2024": None})
 # PR and issue threads (tenth round): llama-recipes' MemoryTrace prints int(bytes / 2**30) as "GB"
 NEW_SOURCES.update({"llama-recipes-threads": 2**30})
+# framework docs and recipes outside HF (tenth round): axolotl's and ms-swift's 'GB' read as GiB
+NEW_SOURCES.update({"axolotl-examples": 2**30, "ms-swift-example-scripts": 2**30})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
