@@ -15,6 +15,7 @@ from benchmarks.published.chatglm3_finetune import ROWS as _CHATGLM3
 from benchmarks.published.databricks_ml_examples import ROWS as _DATABRICKS
 from benchmarks.published.design import ROWS as _DESIGN
 from benchmarks.published.fastchat_training import ROWS as _FASTCHAT
+from benchmarks.published.fms_acceleration_bench import ROWS as _FMS_PR14
 from benchmarks.published.frozen import ROWS as _FROZEN
 from benchmarks.published.glm4_finetune import ROWS as _GLM4
 from benchmarks.published.hf_blog_4bit_qlora import ROWS as _HF_4BIT
@@ -58,7 +59,7 @@ _NEW = (*_QWEN_README, *_MS_SWIFT, *_CHATGLM3, *_UNSLOTH, *_UNIVERSAL_LLM_TRAINE
 _NEW += (*_LIGER_HF, *_TORCHAO_LOW_BIT)  # issue 28, eighth round: framework benchmark pages
 _NEW += (*_OPENSHIFT_RAY, *_VERTEX_MG_PEFT, *_LAMBDA_405B)  # issue 28, ninth round: vendors' pages
 _NEW += (*_HF_PERSONAL_COPILOT, *_HF_LAUNCH_TRL, *_HF_COOKBOOK_CODE_LLM, *_HANDBOOK_RECIPES)  # ninth: HF's pages
-_NEW += (*_LLAMA_RECIPES_THREADS,)  # issue 28, tenth round: PR and issue threads
+_NEW += (*_LLAMA_RECIPES_THREADS, *_FMS_PR14)  # issue 28, tenth round: PR and issue threads
 _NEW += (*_AXOLOTL_EXAMPLES, *_MS_SWIFT_SCRIPTS)  # tenth round: framework docs and recipes outside HF
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 

@@ -255,6 +255,14 @@ SOURCES = {
         "reserved), #100 Llama-2-7B full on 4 x A100 40GB (29 / 27 GB reserved, eager / BetterTransformer), #120 "
         "Llama-2-70B full on 16 x A100 80GB (MemoryTrace's allocated and reserved, AdamW and AnyPrecisionAdamW), "
         "#37 Llama-2-13B LoRA on 8 x A10G out of memory at batch 1; never used to tune anything"),
+    # Registered after llama-recipes-threads was scored, before any of its rows was.
+    "fms-acceleration-pr14-bench": (
+        "frozen", "new (issue 28, tenth round): foundation-model-stack/fms-acceleration PR #14 (May 2024, f1895b7) "
+        "and the benchmark CSV it committed (scripts/benchmarks/refs/a100_80gb.csv): fms-hf-tuning's SFTTrainer "
+        "on one A100 80GB, Mistral-7B / Mixtral-8x7B / Llama-2-70B, pure fp16 full and LoRA, bitsandbytes NF4 "
+        "QLoRA (SFTTrainer's and the plugin's prepare), batch 4 and 8 x 4,096 packed tokens, flash-attn 2, "
+        "checkpointing: the Trainer's max_memory_allocated in bytes, failed runs read as out of memory; its "
+        "two-GPU FSDP and GPTQ rows kept as not expressible; never used to tune anything"),
     # Issue 28, tenth round (framework docs and recipe pages outside Hugging Face): registered here, frozen, with
     # their rows written and before any of them was scored.
     "axolotl-examples": (

@@ -49,7 +49,8 @@ NEW_SOURCES.update({"lambda-training-guide-405b": 1e9})
 NEW_SOURCES.update({"hf-blog-personal-copilot": 2**30, "hf-blog-launch-trl-qlora": None,
                     "hf-cookbook-code-llm-single-gpu": None, "alignment-handbook-recipes-2024": None})
 # PR and issue threads (tenth round): llama-recipes' MemoryTrace prints int(bytes / 2**30) as "GB"
-NEW_SOURCES.update({"llama-recipes-threads": 2**30})
+# fms-acceleration#14's CSV prints the Trainer's peak in bytes
+NEW_SOURCES.update({"llama-recipes-threads": 2**30, "fms-acceleration-pr14-bench": 1})
 # framework docs and recipes outside HF (tenth round): axolotl's and ms-swift's 'GB' read as GiB
 NEW_SOURCES.update({"axolotl-examples": 2**30, "ms-swift-example-scripts": 2**30})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
