@@ -21,6 +21,7 @@ from accelwiz.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, InputError
 from accelwiz.rules.context import CheckContext, DeepSpeedReference, LaunchFacts
 from accelwiz.rules.diagnostic import Diagnostic, Severity
 from accelwiz.rules.rule import Rule, inputs_of
+from accelwiz.rules.unit_workload import unit_workload
 
 if TYPE_CHECKING:
     from accelwiz.modelspec.spec import ModelSpec
@@ -103,8 +104,6 @@ def check_unit(
     if workload is not None:  # resolved by the caller from the same files (init's write check, run's preflight)
         context.workload = workload
     elif model is not None:
-        from accelwiz.rules.unit_workload import unit_workload
-
         context.workload = unit_workload(context, model)
     if rules is None:
         from accelwiz.rules.registry import select_rules
