@@ -149,7 +149,8 @@ def workload_for(answers: Mapping[str, Any], system: MachineProfile) -> Any:
     precision = Precision(_value(answers.get("precision") or default_precision(system)))
     checkpointing = answers.get("gradient_checkpointing")
     # DPO and GRPO: one sequence is prompt + completion (estimate_posttraining sizes its step the same way)
-    given = {"micro_batch": answers.get("micro_batch"), "seq_len": post.sequence if post else answers.get("seq_len"),
+    given = {"micro_batch": answers.get("micro_batch"), "gradient_accumulation": answers.get("gradient_accumulation"),
+             "seq_len": post.sequence if post else answers.get("seq_len"),
              "method": _value(answers.get("regime")), "lora_rank": answers.get("lora_rank"),
              "precision": PLAN_PRECISION_OF_MIXED[precision.value],
              "gradient_checkpointing": recommended_checkpointing(answers, system) if checkpointing is None
@@ -159,7 +160,7 @@ def workload_for(answers: Mapping[str, Any], system: MachineProfile) -> Any:
     return to_workload(resolved, spec)
 
 
-_COUNTS = ("micro_batch", "seq_len", "lora_rank")
+_COUNTS = ("micro_batch", "gradient_accumulation", "seq_len", "lora_rank")
 
 
 def recommended_checkpointing(answers: Mapping[str, Any], system: MachineProfile) -> bool:
@@ -195,19 +196,18 @@ def offered_strategies(gpus: int, nodes: int) -> list[Any]:
 
 # The answers the estimate depends on; the plan is cached on them, so asking for defaults, choices and the
 # explanation of one question costs one estimate.
-PLAN_INPUTS = ("model", "regime", "lora_rank", "seq_len", "micro_batch", "gradient_checkpointing", "gpus",
-               "num_machines", "precision", "kind", "max_prompt_length", "max_completion_length", "generation",
-               "vllm_anyway", "beta")
-# GRPO generates micro-batch x accumulation completions per process at once (steps_per_generation)
-GRPO_INPUTS = ("gradient_accumulation",)
+# The accumulation: its gradients stay live across micro-batches (estimate/accumulation.py), and GRPO generates
+# micro-batch x accumulation completions per process at once (steps_per_generation)
+PLAN_INPUTS = ("model", "regime", "lora_rank", "seq_len", "micro_batch", "gradient_accumulation",
+               "gradient_checkpointing", "gpus", "num_machines", "precision", "kind", "max_prompt_length",
+               "max_completion_length", "generation", "vllm_anyway", "beta")
 
 
 def plan_for(answers: Mapping[str, Any], system: MachineProfile) -> Plan | None:
     """The costed options for a named model on this machine, or None without a model or GPUs."""
     if not answers.get("model") or not system.gpus:
         return None
-    keys = PLAN_INPUTS + (GRPO_INPUTS if _value(answers.get("kind")) == "grpo" else ())
-    inputs = tuple((key, _value(answers.get(key))) for key in keys)
+    inputs = tuple((key, _value(answers.get(key))) for key in PLAN_INPUTS)
     cached = _PLANS.get((id(system), inputs))
     if cached is None or cached[0] is not system:
         try:
