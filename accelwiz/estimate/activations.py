@@ -35,7 +35,9 @@ size and 16-bit activations (×2 for fp32 training):
   tensor: its input gradient, chunk logits and lm_head gradient are fused_loss.py's (`autocast` decides their dtypes).
 * QLoRA after PEFT's `prepare_model_for_kbit_training` without autocast (`kbit_fp32_stream`): the embedding, the
   norms and the LM head are fp32 and bitsandbytes returns its input's dtype, so every activation is fp32, as in
-  fp32 LoRA (tests/estimate/test_kbit_fp32_stream.py, to the byte on the real prepared layer).
+  fp32 LoRA (tests/estimate/test_kbit_fp32_stream.py, to the byte on the real prepared layer). Under autocast the
+  matmuls read 16 bits but the stream between layers stays fp32 (layer_terms.fp32_stream): a checkpointed layer
+  keeps an fp32 input, and the head's input is fp32.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from typing import TYPE_CHECKING
 
 from accelwiz.estimate.layer_terms import (
     fp32_residual,
+    fp32_stream,
     gated_decoder_terms,
     layernorm_terms,
     relu_layernorm_tail,
@@ -202,7 +205,7 @@ def frozen_head(workload: Workload) -> bool:
 
 def boundary_bytes(workload: Workload, *, autocast: bool = False) -> int:
     """One layer's input (the residual stream): what a checkpointed layer keeps."""
-    width = 4 if workload.precision == "fp32" or fp32_residual(workload, autocast) else 2
+    width = 4 if workload.precision == "fp32" or fp32_stream(workload, autocast) else 2
     return width * workload.seq_len * workload.micro_batch * workload.model.hidden_size
 
 

@@ -91,12 +91,12 @@ def chunk_rows(tokens: int, vocab: int, hidden: int) -> int:
 def fused_loss_bytes(workload: Workload, *, autocast: bool = False) -> FusedLoss:
     """What Liger's fused loss keeps and makes (module docstring); `autocast`: torch.autocast over fp32 weights.
     `workload` as its activations see it (activations.as_activations_run: prepared QLoRA without autocast is fp32)."""
-    from accelwiz.estimate.layer_terms import fp32_residual
+    from accelwiz.estimate.layer_terms import fp32_stream
 
     spec = workload.model
     rows, hidden, vocab = workload.micro_batch * workload.seq_len, spec.hidden_size, spec.vocab_size
     fp32 = workload.precision == "fp32"
-    hidden_width = 4 if fp32 or fp32_residual(workload, autocast) else 2
+    hidden_width = 4 if fp32 or fp32_stream(workload, autocast) else 2
     logits_width = 4 if fp32 else 2
     chunk = min(chunk_rows(rows, vocab, hidden), rows)
     head = head_gradient_width(workload, autocast=autocast)

@@ -154,6 +154,15 @@ def head_norm_bytes(workload: Workload) -> int:
     return tokens * (per_element * elements + 4 * (spec.num_heads + spec.num_kv_heads))
 
 
+def fp32_stream(workload: Workload, autocast: bool) -> bool:
+    """The residual stream between layers is fp32: `fp32_residual`'s cases, and QLoRA under autocast after PEFT's
+    prepare_model_for_kbit_training (its fp32 embedding's output is not cast, fp32 + 16-bit adds stay fp32, the
+    fp32 norms keep it, and bitsandbytes' Linear4bit returns its input's dtype: a real prepared NF4 Llama under
+    autocast hands each layer, and the LM head's norm, fp32; tests/estimate/test_kbit_fp32_stream.py). What a
+    checkpointed layer keeps and what reaches the head are then 4 bytes an element."""
+    return fp32_residual(workload, autocast) or (autocast and workload.regime == "qlora" and workload.kbit_prepared)
+
+
 def fp32_residual(workload: Workload, autocast: bool) -> bool:
     """Autocast over fp32 weights keeps an fp32 residual stream in gated decoders only when the embedding is
     fp32: full fine-tuning; LoRA and QLoRA load their frozen base, embedding included, in 16-bit (the trace

@@ -63,11 +63,11 @@ def fused_head_transients(run: Workload, *, autocast: bool = False) -> tuple[int
     casts to the compute dtype, and backward's fp32 accumulators with their casts back (module docstring).
     `autocast`: torch.autocast over fp32 weights (single process and DDP under mixed precision); `run` as its
     activations see it (activations.as_activations_run: a prepared QLoRA's fp32 stream computes in fp32)."""
-    from accelwiz.estimate.layer_terms import fp32_residual
+    from accelwiz.estimate.layer_terms import fp32_stream
 
     spec, n = run.model, scored_positions(run)
     compute = 4 if run.precision == "fp32" else 2
-    hidden = 4 if compute == 4 or fp32_residual(run, autocast) else 2
+    hidden = 4 if compute == 4 or fp32_stream(run, autocast) else 2
     weight = head_weight_width(run, autocast=autocast)
     casts = (compute * min(spec.vocab_size, FUSED_VOCAB) * spec.hidden_size if weight != compute else 0) + \
         (compute * min(n, FUSED_TOKENS) * spec.hidden_size if hidden != compute else 0)

@@ -58,6 +58,37 @@ def test_checkpointed_inputs_and_recompute_are_fp32_too() -> None:
     assert any("prepare_model_for_kbit_training without autocast" in n for n in notes)
 
 
+def test_under_autocast_the_prepared_stream_stays_fp32_between_layers() -> None:
+    """Autocast casts what a matmul reads, not the stream: the prepared fp32 embedding's output, a layer's fp32 +
+    16-bit adds and the fp32 final norm stay fp32 (the logits are autocast's 16-bit), so a checkpointed layer keeps
+    an fp32 input; without the preparation the embedding and the stream are 16-bit."""
+    model = _model("sdpa", "qlora+kbit", "mixed", ALL_LINEAR)
+    inner, ids = _inner(model), torch.randint(0, 512, (1, SEQ))
+    cpu_autocast = torch.is_autocast_enabled
+    torch.is_autocast_enabled = lambda *device: cpu_autocast(*(device or ("cpu",)))  # PEFT asks CUDA's
+    try:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            stream = inner.embed_tokens(ids)
+            rotary = inner.rotary_emb(stream, torch.arange(SEQ)[None])
+            out = inner.layers[0](stream, position_embeddings=rotary)
+            out = out[0] if isinstance(out, tuple) else out
+            assert (stream.dtype, out.dtype, inner.norm(out).dtype) == (torch.float32,) * 3
+            assert model(input_ids=ids).logits.dtype == torch.bfloat16
+            plain = _inner(_model("sdpa", "qlora", "mixed", ALL_LINEAR)).embed_tokens(ids)
+            assert plain.dtype == torch.bfloat16
+    finally:
+        torch.is_autocast_enabled = cpu_autocast
+    qlora = _workload("sdpa", "qlora+kbit", "mixed", ALL_LINEAR)
+    assert boundary_bytes(qlora, autocast=True) == 4 * SEQ * qlora.model.hidden_size
+    assert boundary_bytes(replace(qlora, kbit_prepared=False), autocast=True) == 2 * SEQ * qlora.model.hidden_size
+
+
+def test_the_cli_counts_fp32_checkpoints_for_prepared_qlora_under_autocast() -> None:
+    (_, prepared), (_, kept) = (_allocated("--qlora", "--precision", "mixed"),
+                                _allocated("--qlora", "--precision", "mixed", "--no-kbit-prepare"))
+    assert prepared - kept == 32 * 2 * (2 * 512) * 4096  # 32 checkpointed layer inputs, fp32 against bf16
+
+
 @pytest.mark.parametrize(("autocast", "fp32_adapters", "kbit"), [(True, True, True), (False, False, True),
                                                                   (False, True, False)])
 def test_not_where_autocast_deepspeed_or_no_preparation_leaves_16_bits(autocast, fp32_adapters, kbit) -> None:
