@@ -66,6 +66,9 @@ StrategyOption = Annotated[
     ),
 ]
 FsdpVersionOption = Annotated[int, typer.Option(min=1, max=2, help="FSDP version.")]
+FsdpUpcastOption = Annotated[bool, typer.Option(
+    help="FSDP through accelerate, which upcasts a 16-bit model to fp32 before wrapping it; --no-fsdp-upcast: "
+         "FSDP in a plain torch loop, shards kept as loaded.")]
 OffloadOptimizerOption = Annotated[str, typer.Option(metavar="none|cpu|nvme")]
 OffloadParamOption = Annotated[str, typer.Option(metavar="none|cpu|nvme")]
 MicroBatchOption = Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAIN, show_default=False,
@@ -199,7 +202,7 @@ def estimate(
     params: ParamsOption = None,
     gpus: GpusOption = None, nodes: NodesOption = None,
     strategy: StrategyOption = None,
-    fsdp_version: FsdpVersionOption = 2,
+    fsdp_version: FsdpVersionOption = 2, fsdp_upcast: FsdpUpcastOption = True,
     offload_optimizer: OffloadOptimizerOption = "none", offload_param: OffloadParamOption = "none",
     micro_batch: MicroBatchOption = None, seq_len: SeqLenOption = None,
     gradient_accumulation: GradientAccumulationOption = None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from accelwiz.estimate.fsdp_reserve import FSDP_UNIT_GRADIENT_BYTES, fsdp_gathered_bytes, fsdp_root_parameters
+from accelwiz.estimate.fsdp_reserve import fsdp_gathered_bytes, fsdp_root_parameters, fsdp_unit_gradient_width
 from accelwiz.estimate.zero3_gathered import (
     persistence_threshold,
     reduce_bucket_elements,
@@ -50,12 +50,13 @@ def buffer_bytes(workload: Workload, strategy: Strategy) -> tuple[float, list[st
     elif strategy.is_fsdp:
         root = fsdp_root_parameters(spec)
         buffers += fsdp_gathered_bytes(workload, strategy, root)
-        buffers += FSDP_UNIT_GRADIENT_BYTES * spec.layer_parameters if workload.regime == "full" else 0
+        buffers += fsdp_unit_gradient_width(workload) * spec.layer_parameters if workload.regime == "full" else 0
         notes.append(
             "FSDP: one wrapped block gathered and one prefetched "
             + ("(packed 4-bit)" if workload.regime == "qlora" else "(16-bit)")
             + f", the root unit ({root / 1e6:,.0f}M parameters outside the blocks) gathered from forward to "
-            "the end of backward; one unit's gradients unsharded (full fine-tuning, in the fp32 reduce dtype)"
+            "the end of backward; one unit's gradients unsharded (full fine-tuning, in the "
+            + ("bf16 shards' dtype)" if fsdp_unit_gradient_width(workload) == 2 else "fp32 reduce dtype)")
         )
     if workload.regime == "qlora":
         largest_linear = max(t.numel for t in spec.block_linears())

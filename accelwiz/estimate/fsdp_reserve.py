@@ -112,6 +112,13 @@ def fsdp_gathered_bytes(workload: Workload, strategy: Strategy, root_parameters:
 FSDP_UNIT_GRADIENT_BYTES = 4
 
 
+def fsdp_unit_gradient_width(workload: Workload) -> int:
+    """Bytes per element of a unit's unsharded gradient: fp32 over accelerate's upcast fp32 shards (the workload
+    is then "mixed" or "fp32"); the shards' own 16 bits where FSDP runs outside accelerate on a bf16 model without
+    a mixed-precision policy (`Strategy.fsdp_upcast` False: the workload stays "bf16")."""
+    return 2 if workload.precision == "bf16" else FSDP_UNIT_GRADIENT_BYTES
+
+
 def fsdp_reduce_bytes(workload: Workload, root_parameters: float) -> float:
     """Full fine-tuning: the segment the post-backward stream keeps for the largest unit's unsharded gradient cast
     to the fp32 reduce dtype (2004 MiB for the 525M-parameter root of an untied Llama-3.2-1B shape on the H200,
@@ -120,7 +127,7 @@ def fsdp_reduce_bytes(workload: Workload, root_parameters: float) -> float:
     Adapters: their gradients are small."""
     if workload.regime != "full":
         return 0.0
-    return FSDP_UNIT_GRADIENT_BYTES * max(workload.model.layer_parameters, root_parameters)
+    return fsdp_unit_gradient_width(workload) * max(workload.model.layer_parameters, root_parameters)
 
 
 def fsdp_stream_pools(workload: Workload, strategy: Strategy, root_parameters: float) -> float:
@@ -152,7 +159,8 @@ def fsdp_step_reserve(workload: Workload, strategy: Strategy, *, static: float, 
     fine-tuning: buffers.py counts it in every phase) and the sharded gradients (the post-backward stream's)."""
     root = fsdp_root_parameters(workload.model)
     gathered = fsdp_gathered_bytes(workload, strategy, root)
-    unit_gradient = FSDP_UNIT_GRADIENT_BYTES * workload.model.layer_parameters if workload.regime == "full" else 0
+    unit_gradient = fsdp_unit_gradient_width(workload) * workload.model.layer_parameters \
+        if workload.regime == "full" else 0
     dynamic = max(total - static - gathered - unit_gradient - grads for total, grads in phases)
     return FsdpReserve(pools=fsdp_stream_pools(workload, strategy, root) + gradients,
                        init_cache=fsdp_wrap_cache(workload, strategy, root), dynamic=max(0.0, dynamic))

@@ -38,6 +38,7 @@ class EstimateRequest:
     nodes: int | None = None
     strategy: str | None = None
     fsdp_version: int = 2
+    fsdp_upcast: bool = True
     offload_optimizer: str = "none"
     offload_param: str = "none"
     compare: bool = False
@@ -118,6 +119,9 @@ def _check_options(request: EstimateRequest) -> None:
     if kind not in (None, "sft") and (request.trace or request.compare or request.plot):
         raise UsageError(f"--trace, --compare and --plot show the SFT step; --kind {kind} has phases of its own",
                          hint="drop --trace/--compare/--plot, or pass --kind sft")
+    if request.config is not None and not request.fsdp_upcast:
+        raise UsageError("--no-fsdp-upcast says FSDP runs outside accelerate; --config names accelerate's files",
+                         hint="drop --no-fsdp-upcast (accelerate upcasts a 16-bit model before wrapping it)")
     if request.config is not None and request.params is not None:
         raise UsageError("--params sizes a model without files; --config names the run's own",
                          hint="drop --params (pass --model to replace the plan's model)")
@@ -215,7 +219,7 @@ def _chosen_strategy(request: EstimateRequest, gpus_per_node: int, nodes: int) -
     named = request.strategy or ("zero3" if request.offload_param != "none" else "zero2")
     return strategy_from_options(named, gpus_per_node=gpus_per_node, nodes=nodes,
                                  offload_optimizer=request.offload_optimizer, offload_param=request.offload_param,
-                                 fsdp_version=request.fsdp_version)
+                                 fsdp_version=request.fsdp_version, fsdp_upcast=request.fsdp_upcast)
 
 
 def _posttraining(workload: Workload, post: PostTraining, choice: Any, strategy: Any,

@@ -105,7 +105,7 @@ def as_the_engine_trains(workload: Workload, strategy: Strategy) -> tuple[Worklo
     `Accelerator.prepare_model`, "we follow DeepSpeed's strategy to hold the parameters in full precision";
     FSDP2 in utils/fsdp_utils.py `fsdp2_prepare_model`, trainable parameters only, not with 4-bit ones), so
     full fine-tuning of a bf16 model under FSDP keeps fp32 parameters, gradients and Adam states: mixed."""
-    if workload.precision == "bf16" and strategy.is_fsdp and workload.regime == "full":
+    if workload.precision == "bf16" and strategy.is_fsdp and workload.regime == "full" and strategy.fsdp_upcast:
         return replace(workload, precision="mixed"), (
             "bf16 weights under FSDP: accelerate upcasts them to fp32 before wrapping (mixed_precision != 'no'), "
             "so the shards, gradients and Adam states are fp32 and FSDP gathers them in bf16")

@@ -61,6 +61,9 @@ class Strategy:
     # FSDP1's use_orig_params (accelerate launch's default: true): a unit may then mix frozen and trainable
     # parameters, and its flat gradient covers all of them (states.py)
     fsdp_use_orig_params: bool = True
+    # accelerate upcasts a 16-bit model to fp32 before FSDP wraps it (states.py `as_the_engine_trains`); False: FSDP
+    # wrapped outside accelerate (a plain torch loop: llama-recipes, torchtitan) keeps the shards as loaded
+    fsdp_upcast: bool = True
     # ZeRO-3 parameter coordinator settings a DeepSpeed JSON may set (None: DeepSpeed's defaults, memory.py)
     zero3_max_live_parameters: int | None = None
     zero3_max_reuse_distance: int | None = None
@@ -183,6 +186,7 @@ def strategy_from_options(
     offload_optimizer: str = "none",
     offload_param: str = "none",
     fsdp_version: int = 2,
+    fsdp_upcast: bool = True,
 ) -> Strategy:
     """`--strategy zero3 --offload-optimizer cpu`: validated, with the combinations the libraries accept."""
     from accelwiz.errors import UsageError
@@ -196,6 +200,9 @@ def strategy_from_options(
     if gpus_per_node < 1 or nodes < 1:
         raise UsageError("--gpus and --nodes must be at least 1", hint="pass e.g. --gpus 8 --nodes 2")
     resolved: Any = _KIND_NAMES[key]
+    if not fsdp_upcast and not resolved.startswith("fsdp"):
+        raise UsageError(f"--no-fsdp-upcast with --strategy {kind}: it says FSDP runs outside accelerate",
+                         hint="drop --no-fsdp-upcast, or pass --strategy fsdp")
     if resolved in ("single", "ddp"):
         resolved = "single" if gpus_per_node * nodes == 1 else "ddp"
     return Strategy(
@@ -205,6 +212,7 @@ def strategy_from_options(
         gpus_per_node=gpus_per_node,
         nodes=nodes,
         fsdp_version=fsdp_version,
+        fsdp_upcast=fsdp_upcast,
     )
 
 
