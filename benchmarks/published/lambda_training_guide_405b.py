@@ -37,9 +37,6 @@ _SETTINGS = (
     "4,096 packed tokens, transformers 4.44.2; {what}"
 )
 _UNEXPRESSED = [
-    "FSDP without accelerate: the bf16 model's shards, gradients and reduce stay bf16 (no MixedPrecision policy); "
-    "the CLI takes --precision bf16 under FSDP as accelerate's run, which upcasts the parameters to fp32 before "
-    "wrapping (its note says so)",
     "the Embedding wrapped as its own FSDP unit (transformer_layer_cls={LlamaDecoderLayer, Embedding}): the root "
     "unit holds the final norm and lm_head only",
     "torch 2.4.0 in the guide's requirements.txt; its later README says the figures came from torch 2.5.1",
@@ -50,7 +47,7 @@ def _row(key: str, quote: str, printed: str, metric: str, batch: int, what: str,
     return {"key": key, "source": "lambda-training-guide-405b", "url": _URL, "quote": quote, "printed": printed,
             "measured_bytes": int(round(float(printed[:-2]) * 1e9)) if ran else None, "metric": metric, "ran": ran,
             "argv": "estimate --model llama-3.1-405b --system 8x8xH100-80GB --strategy fsdp_full --fsdp-version 1 "
-                    "--offload-param cpu --precision bf16 --optimizer adamw --optimizer-kernel fused "
+                    "--offload-param cpu --no-fsdp-upcast --precision bf16 --optimizer adamw --optimizer-kernel fused "
                     f"--micro-batch {batch} --seq-len 4096 --fixed-lengths --gradient-checkpointing --attention flash "
                     "--stack transformers==4.44.2 --format json",
             "assumptions": _SETTINGS.format(commit=_COMMIT[:7], batch=batch, what=what),

@@ -41,12 +41,11 @@ _SOURCE = "llama-recipes-threads"
 _GIB = 2**30
 
 _LORA = ("--lora --lora-rank 8 --lora-target q_proj --lora-target v_proj --lora-dropout 0.05 ")
-_COMMON = ("--strategy fsdp_full --fsdp-version 1 --precision bf16 --optimizer adamw {kernel}--micro-batch {batch} "
+_COMMON = ("--strategy fsdp_full --fsdp-version 1 --no-fsdp-upcast --precision bf16 --optimizer adamw {kernel}"
+           "--micro-batch {batch} "
            "--seq-len 2048 --fixed-lengths --gradient-checkpointing --attention {attention} "
            "--stack transformers==4.31.0 --format json")
 _UNEXPRESSED = [
-    "plain torch FSDP1 with mixed_precision=None over a model cast to bf16 (pure bf16: weights, gradients and "
-    "AdamW states bf16, no fp32 master); the CLI's --precision bf16 under FSDP is accelerate's run",
     "use_cache=True (the Llama config's default until PR #165, Sept 2023): the forward returns every layer's "
     "key/value cache (for Llama-2-7B at 4 x 2,048 tokens 32 x 2 x 64 MiB = 4 GiB), held until the outputs are dropped",
     "the torch version is not printed (requirements.txt pins 2.0.1; the FSDP developers ran nightlies)",

@@ -216,11 +216,13 @@ SOURCES = {
         "~34G; its OpenLLaMA 8-bit LoRA and RoBERTa classification figures kept as not expressible; never used to "
         "tune anything"),
     "lambda-training-guide-405b": (
-        "frozen", "new (issue 28, ninth round, registered after the two above were scored and before this one was): "
-        "Lambda's distributed-training-guide 'Training a 405B model' (d636f78, Sept 2024): Llama 3.1 405B full "
-        "training in plain torch FSDP1 with CPU parameter offload on 8 x 8 H100, bf16, flash-attn 2, checkpointing, "
-        "batch 1 x 4,096: rank 0's peak allocated 52.9 GB and reserved 77.9 GB, batch 2 out of memory with the "
-        "caching allocator; never used to tune anything"),
+        "design", "frozen until issue 28's plain-FSDP finding (Lambda's distributed-training-guide 'Training a 405B "
+        "model', d636f78, Sept 2024: Llama 3.1 405B full training in plain torch FSDP1 with CPU parameter offload on "
+        "8 x 8 H100, bf16, flash-attn 2, checkpointing, batch 1 x 4,096: rank 0's peak allocated 52.9 GB and "
+        "reserved 77.9 GB, batch 2 out of memory); moved after its miss and llama-recipes' were read in torch and "
+        "accelerate, nothing tuned: FSDP outside accelerate keeps a bf16 model's shards, gradients and AdamW states "
+        "bf16 (--no-fsdp-upcast, new; a real FSDP2 model on the CPU): allocated +9.0 -> -3.1%, reserved +7.2 -> "
+        "-7.9%"),
     # Issue 28, ninth round (Hugging Face's own pages): registered here, frozen, before any row was scored.
     "hf-blog-personal-copilot": (
         "design", "frozen until issue 28's accumulation finding (HF blog 'Personal Copilot: Train Your Own Coding "
@@ -250,27 +252,34 @@ SOURCES = {
     # Issue 28, tenth round (PR and issue threads that print measured memory): registered here, frozen, before any
     # row was scored.
     "llama-recipes-threads": (
-        "frozen", "new (issue 28, tenth round): facebookresearch/llama-recipes' (now meta-llama/llama-cookbook) PR "
-        "and issue threads, its own FSDP1 loop in pure bf16: PR #41 Llama-2-7B LoRA on 4 x A100 40GB (19.36 GB "
-        "reserved), #100 Llama-2-7B full on 4 x A100 40GB (29 / 27 GB reserved, eager / BetterTransformer), #120 "
-        "Llama-2-70B full on 16 x A100 80GB (MemoryTrace's allocated and reserved, AdamW and AnyPrecisionAdamW), "
-        "#37 Llama-2-13B LoRA on 8 x A10G out of memory at batch 1; never used to tune anything"),
+        "design", "frozen until issue 28's plain-FSDP finding (facebookresearch/llama-recipes', now "
+        "meta-llama/llama-cookbook, PR and issue threads, its own FSDP1 loop in pure bf16: PR #41 Llama-2-7B LoRA on "
+        "4 x A100 40GB, #100 Llama-2-7B full on 4 x A100 40GB, #120 Llama-2-70B full on 16 x A100 80GB with AdamW "
+        "and AnyPrecisionAdamW, #37 Llama-2-13B LoRA on 8 x A10G out of memory at batch 1); moved after its full "
+        "fine-tuning misses were read in torch, nothing tuned: mixed_precision=None over a bf16 model keeps bf16 "
+        "shards, gradients and AdamW states (--no-fsdp-upcast, new): #120 AdamW +108.7/+53.2 -> +9.3/-23.5% and "
+        "its two 'does not fit' verdicts gone, #100 +29.2/+36.4 -> -20.8/-22.5% (use_cache's key/value cache, "
+        "unexpressed); #37's 'fits' for a run out of memory stays open (torch 2.0.1's FSDP1 not resharding frozen "
+        "parameters in backward, a maintainer's reading, not modelled)"),
     # Registered after llama-recipes-threads was scored, before any of its rows was.
     "fms-acceleration-pr14-bench": (
-        "frozen", "new (issue 28, tenth round): foundation-model-stack/fms-acceleration PR #14 (May 2024, f1895b7) "
-        "and the benchmark CSV it committed (scripts/benchmarks/refs/a100_80gb.csv): fms-hf-tuning's SFTTrainer "
-        "on one A100 80GB, Mistral-7B / Mixtral-8x7B / Llama-2-70B, pure fp16 full and LoRA, bitsandbytes NF4 "
-        "QLoRA (SFTTrainer's and the plugin's prepare), batch 4 and 8 x 4,096 packed tokens, flash-attn 2, "
-        "checkpointing: the Trainer's max_memory_allocated in bytes, failed runs read as out of memory; its "
-        "two-GPU FSDP and GPTQ rows kept as not expressible; never used to tune anything"),
+        "design", "frozen until issue 28's fp32-stream finding (foundation-model-stack/fms-acceleration PR #14, May "
+        "2024, f1895b7, and the benchmark CSV it committed: fms-hf-tuning's SFTTrainer on one A100 80GB, "
+        "Mistral-7B / Mixtral-8x7B / Llama-2-70B, pure fp16 full and LoRA, bitsandbytes NF4 QLoRA through "
+        "SFTTrainer's and the plugin's preparation, batch 4 and 8 x 4,096 packed tokens, the Trainer's "
+        "max_memory_allocated); moved after its SFTTrainer QLoRA misses were read in PEFT and bitsandbytes, nothing "
+        "tuned: after prepare_model_for_kbit_training the residual stream stays fp32 under autocast "
+        "(layer_terms.fp32_stream; a real prepared NF4 Llama on the CPU): -29.7/-33.2/-21.0/-28.8 -> "
+        "-10.9/-11.9/-11.7/-15.9%, its 70B bs4 out of memory 'tight' -> 'does not fit'"),
     # Issue 28, tenth round (framework docs and recipe pages outside Hugging Face): registered here, frozen, with
     # their rows written and before any of them was scored.
     "axolotl-examples": (
-        "frozen", "new (issue 28, tenth round): axolotl's example READMEs read with the config beside each "
-        "(axolotl-ai-cloud/axolotl): llama-2 (dc71d88, Aug 2023: Llama-2-7B QLoRA 'about 17 GB' on an RTX 4090; its "
-        "8-bit LoRA kept as not expressible), yi-34B-chat (6ef46f8, Dec 2023: Yi-34B QLoRA on an RTX 4090 at '97% of "
-        "available memory', a verdict row), llama-3 (15f7910, April 2024: Llama-3-8B full fine-tuning '48GB', "
-        "Llama-3-70B QLoRA under FSDP1 with parameter offload 'Dual GPU @ 21GB'): never used to tune anything"),
+        "design", "frozen until issue 28's fp32-stream finding (axolotl's example READMEs read with the config "
+        "beside each: llama-2 dc71d88, Llama-2-7B QLoRA 'about 17 GB' on an RTX 4090; yi-34B-chat 6ef46f8, a "
+        "verdict row; llama-3 15f7910, Llama-3-8B full '48GB' and Llama-3-70B QLoRA under FSDP1 with parameter "
+        "offload 'Dual GPU @ 21GB'); moved after its Llama-2 QLoRA miss (-25.4%, a prepared model's fp32 stream "
+        "under autocast) was read and modelled, nothing tuned: -25.4 -> -10.6%; its Llama-3-8B full row (+44.9%: "
+        "'48GB' may name the card) and the 70B FSDP1 offload reserve (+14.2%) not yet explained"),
     "ms-swift-example-scripts": (
         "frozen", "new (issue 28, tenth round): ms-swift's example sft.sh scripts' headers ('# 18GB GPU memory', "
         "swift 1.2-1.6, Oct 2023 - Feb 2024), each read at the commit that wrote its figure: Qwen-1.8B/7B/14B/72B-Chat "

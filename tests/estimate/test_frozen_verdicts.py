@@ -27,16 +27,6 @@ OPEN = {
     # ("tight" at 1,536: 19.7 GiB); no_robots' card states no token lengths, so the run's longest batch is unknown
     "hf-blog-gemma-7b-qlora-1xa10g-ran": "27.7 GiB 'does not fit' on an A10G measured to train (issue 28)",
     "hf-blog-llama-3-8b-qlora-1xa10g-ran": "55.6 GiB 'does not fit' on an A10G measured to train (issue 28)",
-    # llama-recipes threads (llama_recipes_threads.py): its own loop under plain torch FSDP1 over a model cast to
-    # bf16 (mixed_precision=None: bf16 shards, gradients and AdamW states); the CLI's --precision bf16 under FSDP is
-    # accelerate's fp32 upcast (16.1 GiB of weights, 32.1 GiB of states per GPU where pure bf16 holds half)
-    "llamarecipes120-llama2-70b-full-fsdp1-16xa100-80gb-adamw-allocated":
-        "98.0 GiB 'does not fit' for a run measured at 42 GiB allocated on 80 GB A100s (issue 28)",
-    "llamarecipes120-llama2-70b-full-fsdp1-16xa100-80gb-adamw-reserved":
-        "98.0 GiB 'does not fit' for a run measured at 63 GiB reserved on 80 GB A100s (issue 28)",
-    # issue #37: out of memory at batch 1 on 24 GB; a maintainer named FSDP1 not resharding frozen parameters in
-    # backward (torch 2.0.1), the user's nightly failed too: not modelled
-    "llamarecipes37-llama2-13b-lora-fsdp1-8xa10g-batch1-oom": "14.1 GiB 'fits' for a run out of memory (issue 28)",
 }
 
 
