@@ -11,6 +11,7 @@ from __future__ import annotations
 from benchmarks.published.alignment_handbook_recipes import ROWS as _HANDBOOK_RECIPES
 from benchmarks.published.alignment_handbook_zephyr import ROWS as _ZEPHYR
 from benchmarks.published.axolotl_examples import ROWS as _AXOLOTL_EXAMPLES
+from benchmarks.published.axolotl_pr602_openllama import ROWS as _AXOLOTL_PR602
 from benchmarks.published.chatglm3_finetune import ROWS as _CHATGLM3
 from benchmarks.published.databricks_ml_examples import ROWS as _DATABRICKS
 from benchmarks.published.design import ROWS as _DESIGN
@@ -61,6 +62,7 @@ _NEW += (*_OPENSHIFT_RAY, *_VERTEX_MG_PEFT, *_LAMBDA_405B)  # issue 28, ninth ro
 _NEW += (*_HF_PERSONAL_COPILOT, *_HF_LAUNCH_TRL, *_HF_COOKBOOK_CODE_LLM, *_HANDBOOK_RECIPES)  # ninth: HF's pages
 _NEW += (*_LLAMA_RECIPES_THREADS, *_FMS_PR14)  # issue 28, tenth round: PR and issue threads
 _NEW += (*_AXOLOTL_EXAMPLES, *_MS_SWIFT_SCRIPTS)  # tenth round: framework docs and recipes outside HF
+_NEW += (*_AXOLOTL_PR602,)  # issue 28, eleventh round: PR and issue threads
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -286,4 +286,11 @@ SOURCES = {
         "and Yi-6B/34B, LoRA, QLoRA (no k-bit preparation) and full fine-tuning on one A10 or A100, ZeRO-2 with "
         "optimizer offload and DDP on two GPUs; not the Benchmark page (ms-swift-benchmark-2024): never used to "
         "tune anything"),
+    # Issue 28, eleventh round (PR and issue threads): registered here, frozen, with its rows written and before
+    # any of them was scored.
+    "axolotl-pr602-openllama-3b": (
+        "frozen", "new (issue 28, eleventh round): axolotl-ai-cloud/axolotl PR #602 (Sept 2023, merged as 674c576): "
+        "the 'vram usage recorded' on one GPU for the OpenLLaMA-3B quick-start configs (full fine-tuning in pure "
+        "fp16 with 8-bit AdamW, NF4 QLoRA, an 8-bit LoRA kept as not expressible); not the example READMEs "
+        "(axolotl-examples): never used to tune anything"),
 }

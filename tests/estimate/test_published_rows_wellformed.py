@@ -53,6 +53,8 @@ NEW_SOURCES.update({"hf-blog-personal-copilot": 2**30, "hf-blog-launch-trl-qlora
 NEW_SOURCES.update({"llama-recipes-threads": 2**30, "fms-acceleration-pr14-bench": 1})
 # framework docs and recipes outside HF (tenth round): axolotl's and ms-swift's 'GB' read as GiB
 NEW_SOURCES.update({"axolotl-examples": 2**30, "ms-swift-example-scripts": 2**30})
+# PR and issue threads (eleventh round): axolotl#602's 'gb' of VRAM read as GiB
+NEW_SOURCES.update({"axolotl-pr602-openllama-3b": 2**30})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
