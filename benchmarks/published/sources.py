@@ -293,4 +293,20 @@ SOURCES = {
         "the 'vram usage recorded' on one GPU for the OpenLLaMA-3B quick-start configs (full fine-tuning in pure "
         "fp16 with 8-bit AdamW, NF4 QLoRA, an 8-bit LoRA kept as not expressible); not the example READMEs "
         "(axolotl-examples): never used to tune anything"),
+    # Issue 28, eleventh round (independent blog posts and tutorials): registered here, frozen, with their rows
+    # written and before any of them was scored (philschmid_blog.py).
+    "philschmid-fsdp-qlora-llama3-2024": (
+        "frozen", "new (issue 28, eleventh round): Philipp Schmid's 'Efficiently scale distributed training Llama 3, "
+        "PyTorch FSDP and Q-Lora' (philschmid/deep-learning-pytorch-huggingface 4a0caad, April 2024): Llama 3 70B "
+        "QLoRA under the Trainer's FSDP1 with CPU offload on 4 x A10G, '22 GB/GPU'; never used to tune anything"),
+    "philschmid-llms-2025-guide": (
+        "frozen", "new (issue 28, eleventh round): Philipp Schmid's 'How to fine-tune open LLMs in 2025' (391f19b, "
+        "Dec 2024): Llama-3.1-8B QLoRA (embedding and head in modules_to_save) on 1, 4 and 8 L4 24GB, the last two "
+        "under ZeRO-3, each with a train time (verdict rows); its Spectrum row kept as not expressible; never used "
+        "to tune anything"),
+    "philschmid-llms-2024-guide": (
+        "frozen", "new (issue 28, eleventh round): Philipp Schmid's 'How to Fine-Tune LLMs in 2024 with Hugging "
+        "Face' (1e1bcfe Jan 2024, 10ad907 Aug 2024): CodeLlama-7B on a g5.2xlarge (A10G) and Llama-3.1-8B on a "
+        "g6.2xlarge (L4), QLoRA r=256, packed 3,072/2,048 tokens, each 'took' a stated time (verdict rows); never "
+        "used to tune anything"),
 }
