@@ -86,8 +86,9 @@ ROWS = [
                      "'22 GB' rounded, tool unnamed (nvidia-smi or a peak, GB or GiB)"]},
 ]
 
-_TABLE_HEAD = ("| Model | Train samples | Hardware | Method | train sequence length | per device batch size | "
-               "gradient accumulation  | packing | Flash Attention | Liger Kernels | est. optimization steps | "
+# The page's header, verbatim (two of its cells start with a no-break space, \xa0)
+_TABLE_HEAD = ("| Model | Train samples | Hardware | Method | train sequence length | per device batch size |\xa0"
+               "gradient accumulation  | packing |\xa0Flash Attention | Liger Kernels | est. optimization steps | "
                "est. train time |")
 _2025_STACK = ("--stack transformers==4.46.3 --stack bitsandbytes==0.44.1 --stack accelerate==1.1.1 "
                "--stack torch==2.4.1")
@@ -105,7 +106,7 @@ def _row_2025(key: str, line: str, hardware: str, time: str, what: str, argv: st
     return {"key": key, "source": "philschmid-llms-2025-guide",
             "url": _REPO.format(commit=_C2025, path="fine-tune-llms-in-2025.ipynb"),
             "code_url": _REPO.format(commit=_C2025, path="scripts/run_sft.py"),
-            "quote": f"{_TABLE_HEAD}\n{line}", "printed": hardware, "measured_bytes": None, "metric": "reserved",
+            "quote": line, "quote_columns": _TABLE_HEAD, "printed": hardware, "measured_bytes": None, "metric": "reserved",
             "ran": True, "argv": argv, "assumptions": _2025_SETTINGS.format(row=what, time=time),
             "unexpressed": [_MODULES_TO_SAVE, *extra]}
 
@@ -162,8 +163,8 @@ ROWS.append({
     "key": "philschmid-2025-llama-3.1-8b-spectrum-8xl4-zero3", "source": "philschmid-llms-2025-guide",
     "url": _REPO.format(commit=_C2025, path="fine-tune-llms-in-2025.ipynb"),
     "code_url": _REPO.format(commit=_C2025, path="scripts/run_sft.py"),
-    "quote": f"{_TABLE_HEAD}\n| Llama-3.1-8B | 10,000 | 8x L4 24GB | Spectrum (30%) | 1024 | 8 | 2 | ✅ | ✅ | ✅ | 42 "
-             "| ~21 min |", "printed": "8x L4 24GB", "measured_bytes": None, "metric": "reserved", "ran": True,
+    "quote": "| Llama-3.1-8B | 10,000 | 8x L4 24GB | Spectrum (30%) | 1024 | 8 | 2 | ✅ | ✅ | ✅ | 42 | ~21 min |",
+    "quote_columns": _TABLE_HEAD, "printed": "8x L4 24GB", "measured_bytes": None, "metric": "reserved", "ran": True,
     "argv": None, "not_expressible": "Spectrum: bf16 Llama-3.1-8B with every parameter frozen but the 30% the SNR "
                                      "scan lists by name (setup_model_for_spectrum); the CLI trains all parameters, "
                                      "LoRA adapters or QLoRA adapters",
@@ -212,3 +213,75 @@ ROWS += [
               {"transformers": "4.44.2", "bitsandbytes": "0.43.3", "accelerate": "0.33.0", "torch": "2.4.0"},
               "took 02:05:58 on a g6.2xlarge", []),
 ]
+
+# Two more posts, registered (sources.py) and written before any of their rows was scored: verdict rows on one A10G
+# (AWS g5.2xlarge), each "took" a stated time there.
+#
+# * `philschmid-llama2-qlora-2023`: "Extended Guide: Instruction-tune Llama 2" (instruction-tune-llama-2-int4.ipynb at
+#   b66a122, 2023-07-26, the commit that wrote both times): NousResearch/Llama-2-7b-hf in NF4 with double
+#   quantization (bf16 compute), no torch_dtype (its other weights fp32), `prepare_model_for_kbit_training(model)`
+#   (peft 0.4.0: gradient checkpointing on), LoraConfig(r=64, alpha 16, dropout 0.1, no target_modules: PEFT's
+#   Llama defaults q_proj and v_proj), get_peft_model in the notebook (trl 0.4.7's SFTTrainer then leaves the
+#   PeftModel as it is), TrainingArguments(batch 6 with flash attention else 4, accumulation 2, gradient
+#   checkpointing, paged_adamw_32bit, bf16 autocast, tf32), SFTTrainer packing 2,048-token sequences. Without flash
+#   attention transformers 4.31 runs Llama's eager attention; with it, utils/llama_patch.py replaces LlamaAttention's
+#   forward with flash-attn's varlen kernel (q, k, v cast to bf16). transformers 4.31.0, bitsandbytes 0.40.2,
+#   accelerate 0.21.0, peft 0.4.0.
+# * `philschmid-gemma-chatml-2024`: "How to Fine-Tune Gemma with ChatML and Hugging Face TRL"
+#   (gemma-lora-example.ipynb at a624720, 2024-03-01): google/gemma-7b in NF4 with double quantization (bf16
+#   compute), torch_dtype bfloat16, flash_attention_2, device_map auto; LoraConfig(r=6, alpha 8, dropout 0.05,
+#   all-linear); batch 2 x accumulation 2, gradient checkpointing, adamw_torch_fused, bf16, tf32; SFTTrainer 0.7.11
+#   packing 1,512-token sequences (no special tokens added: the vocabulary is not resized). On one GPU SFTTrainer
+#   prepares the 4-bit model for k-bit training, then (bf16) peft_module_casting_to_bf16 casts the LoRA layers and the
+#   fp32 embedding to bf16 and the norms to fp32 (trl 0.7.11 trainer/utils.py). transformers 4.38.2, bitsandbytes
+#   0.42.0, torch 2.1.2, peft 0.8.2.
+_C_LLAMA2 = "b66a122e887ac8727d220a84e96dd48fee307490"
+_C_GEMMA = "a624720906dbaf57ee4b4af84e5dc1138116b71d"
+_LLAMA2_SETTINGS = ("Philipp Schmid's 'Extended Guide: Instruction-tune Llama 2' (instruction-tune-llama-2-int4.ipynb "
+                    "at b66a122): Llama-2-7B in NF4 with double quantization (bf16 compute) over fp32 non-quantized "
+                    "weights, prepare_model_for_kbit_training (gradient checkpointing), LoRA r=64 alpha 16 dropout "
+                    "0.1 on q_proj and v_proj (fp32 adapters), paged_adamw_32bit, bf16 autocast, batch {batch} x "
+                    "accumulation 2 of packed 2,048-token sequences, {attention}; transformers 4.31.0, "
+                    "bitsandbytes 0.40.2; one A10G (g5.2xlarge); stated to have trained there ('{took}'; no peak "
+                    "printed)")
+for _fa, _batch, _attention, _took in (
+        (False, 4, "eager", "The training without Flash Attention enabled took 03:08:00 on a `g5.2xlarge`."),
+        (True, 6, "flash", "The training with Flash Attention enabled took 02:08:00 on a `g5.2xlarge`.")):
+    ROWS.append({
+        "key": f"philschmid-llama-2-7b-qlora-1xa10g-{'flash-bs6' if _fa else 'eager-bs4'}",
+        "source": "philschmid-llama2-qlora-2023",
+        "url": _REPO.format(commit=_C_LLAMA2, path="instruction-tune-llama-2-int4.ipynb"),
+        "quote": _took, "printed": "g5.2xlarge", "measured_bytes": None, "metric": "reserved", "ran": True,
+        "argv": "estimate --model llama-2-7b --system 1xA10G --strategy single --qlora --lora-rank 64 "
+                "--lora-target q_proj --lora-target v_proj --lora-dropout 0.1 --optimizer paged-adamw "
+                f"--micro-batch {_batch} --gradient-accumulation 2 --seq-len 2048 --fixed-lengths "
+                f"--gradient-checkpointing --precision mixed --attention {_attention} --stack transformers==4.31 "
+                "--stack bitsandbytes==0.40.2 --stack accelerate==0.21.0 --format json",
+        "assumptions": _LLAMA2_SETTINGS.format(
+            batch=_batch, took=_took.split(" took ")[1].rstrip("."),
+            attention="flash-attn through utils/llama_patch.py" if _fa else "eager attention (transformers 4.31)"),
+        "unexpressed": ["peft 0.4.0's prepare_model_for_kbit_training with reentrant checkpointing (transformers "
+                        "4.31's default)"] + (["llama_patch.py's flash-attn forward: q, k and v cast to bf16 and "
+                                               "packed for flash_attn_varlen_qkvpacked_func (the argv's --attention "
+                                               "flash is transformers' own flash_attention_2)"] if _fa else [])})
+ROWS.append({
+    "key": "philschmid-gemma-7b-qlora-r6-1xa10g", "source": "philschmid-gemma-chatml-2024",
+    "url": _REPO.format(commit=_C_GEMMA, path="gemma-lora-example.ipynb"),
+    "quote": "The training with Flash Attention for 3 epochs with a dataset of 15k samples took 4:14:36 on a "
+             "`g5.2xlarge`. The instance costs `1.21$/h` which brings us to a total cost of only ~`5.3$`.",
+    "printed": "g5.2xlarge", "measured_bytes": None, "metric": "reserved", "ran": True,
+    "argv": "estimate --model benchmarks/published/models/gemma-7b/config.json --system 1xA10G --strategy single "
+            "--qlora --lora-rank 6 --lora-dropout 0.05 --optimizer adamw --optimizer-kernel fused --micro-batch 2 "
+            "--gradient-accumulation 2 --seq-len 1512 --fixed-lengths --gradient-checkpointing --precision mixed "
+            "--attention flash --stack transformers==4.38.2 --stack bitsandbytes==0.42.0 --stack torch==2.1.2 "
+            "--format json",
+    "assumptions": "Philipp Schmid's 'How to Fine-Tune Gemma with ChatML and Hugging Face TRL' (gemma-lora-example"
+                   ".ipynb at a624720): google/gemma-7b in NF4 with double quantization (bf16 compute) over bf16, "
+                   "trl 0.7.11 SFTTrainer's k-bit preparation then peft_module_casting_to_bf16, LoRA r=6 alpha 8 "
+                   "dropout 0.05 on every linear, batch 2 x accumulation 2 of packed 1,512-token sequences, gradient "
+                   "checkpointing, adamw_torch_fused, bf16 autocast, flash attention 2; transformers 4.38.2, "
+                   "bitsandbytes 0.42.0; one A10G (g5.2xlarge); stated to have trained there ('took 4:14:36'; no "
+                   "peak printed)",
+    "unexpressed": ["trl 0.7.11's peft_module_casting_to_bf16 after k-bit preparation: the LoRA layers and the "
+                    "tied 256,000 x 3,072 embedding cast back to bf16 (the CLI's k-bit preparation keeps them "
+                    "fp32)"]})
