@@ -28,6 +28,7 @@ from benchmarks.published.hf_blog_pytorch_fsdp import ROWS as _HF_FSDP
 from benchmarks.published.lambda_training_guide_405b import ROWS as _LAMBDA_405B
 from benchmarks.published.hf_cookbook_code_llm import ROWS as _HF_COOKBOOK_CODE_LLM
 from benchmarks.published.liger_kernel_hf_example import ROWS as _LIGER_HF
+from benchmarks.published.litgpt_pr275_qlora import ROWS as _LITGPT_PR275
 from benchmarks.published.litgpt_resource_tables import ROWS as _LITGPT_TABLES
 from benchmarks.published.llama_recipes_threads import ROWS as _LLAMA_RECIPES_THREADS
 from benchmarks.published.llamafactory_issues_memory import ROWS as _LLAMAFACTORY_ISSUES
@@ -63,7 +64,7 @@ _NEW += (*_OPENSHIFT_RAY, *_VERTEX_MG_PEFT, *_LAMBDA_405B)  # issue 28, ninth ro
 _NEW += (*_HF_PERSONAL_COPILOT, *_HF_LAUNCH_TRL, *_HF_COOKBOOK_CODE_LLM, *_HANDBOOK_RECIPES)  # ninth: HF's pages
 _NEW += (*_LLAMA_RECIPES_THREADS, *_FMS_PR14)  # issue 28, tenth round: PR and issue threads
 _NEW += (*_AXOLOTL_EXAMPLES, *_MS_SWIFT_SCRIPTS)  # tenth round: framework docs and recipes outside HF
-_NEW += (*_AXOLOTL_PR602,)  # issue 28, eleventh round: PR and issue threads
+_NEW += (*_AXOLOTL_PR602, *_LITGPT_PR275)  # issue 28, eleventh round: PR and issue threads
 _NEW += (*_PHILSCHMID_BLOG,)  # eleventh round: independent blog posts and tutorials
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
