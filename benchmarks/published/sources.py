@@ -309,6 +309,17 @@ SOURCES = {
         "Face' (1e1bcfe Jan 2024, 10ad907 Aug 2024): CodeLlama-7B on a g5.2xlarge (A10G) and Llama-3.1-8B on a "
         "g6.2xlarge (L4), QLoRA r=256, packed 3,072/2,048 tokens, each 'took' a stated time (verdict rows); never "
         "used to tune anything"),
+    # Registered after the three above were scored, with their rows written, before any of theirs was.
+    "philschmid-llama2-qlora-2023": (
+        "frozen", "new (issue 28, eleventh round): Philipp Schmid's 'Extended Guide: Instruction-tune Llama 2' "
+        "(instruction-tune-llama-2-int4.ipynb at b66a122, July 2023): Llama-2-7B QLoRA r=64 on q/v, paged AdamW, "
+        "batch 4 (eager) and 6 (flash-attn patch) x 2,048 packed tokens, each 'took' a stated time on a g5.2xlarge "
+        "(one A10G; verdict rows); never used to tune anything"),
+    "philschmid-gemma-chatml-2024": (
+        "frozen", "new (issue 28, eleventh round): Philipp Schmid's 'How to Fine-Tune Gemma with ChatML and Hugging "
+        "Face TRL' (gemma-lora-example.ipynb at a624720, March 2024): Gemma-7B QLoRA r=6 on every linear, batch 2 x "
+        "1,512 packed tokens, flash attention 2, 'took 4:14:36' on a g5.2xlarge (one A10G; a verdict row); never "
+        "used to tune anything"),
     "litgpt-pr275-qlora": (
         "frozen", "new (issue 28, eleventh round): Lightning-AI/lit-gpt PR #275 (Aug 2023, merged as 064fd52): the "
         "runs it measured to add QLoRA, posted in the thread and committed with it (tutorials/finetune_lora.md at "

@@ -59,7 +59,8 @@ NEW_SOURCES.update({"axolotl-pr602-openllama-3b": 2**30})
 NEW_SOURCES.update({"litgpt-pr275-qlora": 1e9})
 # independent blog posts (eleventh round): Schmid's FSDP post's '22 GB/GPU' read as GiB; his guides are verdicts
 NEW_SOURCES.update({"philschmid-fsdp-qlora-llama3-2024": 2**30, "philschmid-llms-2025-guide": None,
-                    "philschmid-llms-2024-guide": None})
+                    "philschmid-llms-2024-guide": None, "philschmid-llama2-qlora-2023": None,
+                    "philschmid-gemma-chatml-2024": None})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
