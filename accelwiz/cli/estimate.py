@@ -117,6 +117,10 @@ LossDtypeOption = Annotated[str | None, typer.Option(
     help="The dtype the loss runs in (default fp32: transformers' loss upcasts the logits); bf16/fp16: a loss "
          "computed on the 16-bit logits (a custom loop's nn.CrossEntropyLoss, a remote-code model's own loss), "
          "with --precision bf16, or --precision mixed under a DeepSpeed --strategy (no autocast).")]
+BaseDtypeOption = Annotated[str | None, typer.Option(
+    metavar="fp32|bf16|fp16", rich_help_panel=_TRAIN, show_default=False,
+    help="LoRA/QLoRA: the frozen base as the script loads it (from_pretrained's dtype; fp32 where it names "
+         "none); default: 16-bit under --precision mixed|bf16.")]
 OptimizerKernelOption = Annotated[str | None, typer.Option(
     metavar="foreach|fused", rich_help_panel=_TRAIN, show_default=False,
     help="torch AdamW's step: foreach (default: torch.optim.AdamW on CUDA, the HF Trainer's adamw_torch) keeps "
@@ -209,7 +213,7 @@ def estimate(
     method: MethodOption = None, lora: LoraOption = False, qlora: QloraOption = False,
     lora_rank: LoraRankOption = None,
     lora_target: LoraTargetOption = None, lora_dropout: LoraDropoutOption = None,
-    precision: PrecisionOption = None,
+    precision: PrecisionOption = None, base_dtype: BaseDtypeOption = None,
     optimizer: OptimizerOption = None, optimizer_kernel: OptimizerKernelOption = None,
     gradient_checkpointing: GradientCheckpointingOption = None,
     attention: AttentionOption = None,
@@ -264,7 +268,7 @@ def _request(options: dict[str, Any]) -> EstimateRequest:
     from accelwiz.estimate.request import EstimateRequest
 
     workload = {name: options[name] for name in ("micro_batch", "gradient_accumulation", "seq_len", "method", "lora", "qlora", "lora_rank",
-                                                 "lora_dropout", "precision", "optimizer", "optimizer_kernel",
+                                                 "lora_dropout", "precision", "base_dtype", "optimizer", "optimizer_kernel",
                                                  "gradient_checkpointing", "attention", "varying_lengths",
                                                  "loss_dtype", "loss_kernel", "kbit_prepare", "stack")}
     flags = checked_flags(lora_targets=tuple(options["lora_target"] or ()) or None, **workload)

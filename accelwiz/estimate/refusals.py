@@ -47,6 +47,15 @@ def refuse_unrunnable(workload: Workload, strategy: Strategy | None, *, trace: b
         )
 
 
+def refuse_base_dtype_flag(resolved: ResolvedWorkload) -> None:
+    """`--base-dtype` with full fine-tuning: it says how LoRA/QLoRA's frozen base is loaded; a fully trained model's
+    dtype is `--precision`'s."""
+    weights = resolved.weights_dtype
+    if weights.from_base_dtype_flag and resolved.method.value == "full":
+        raise UsageError(f"{weights.note} with full fine-tuning: it is LoRA's frozen base as loaded",
+                         hint="add --lora or --qlora, or say the model's dtype with --precision fp32|mixed|bf16")
+
+
 def refuse_kbit_flag(resolved: ResolvedWorkload) -> None:
     """`--kbit-prepare/--no-kbit-prepare` without a quantized base: PEFT's prepare_model_for_kbit_training is for
     QLoRA (the workload's `kbit_prepared` only means something there)."""

@@ -22,10 +22,11 @@ if TYPE_CHECKING:
 def to_workload(resolved: ResolvedWorkload, spec: ModelSpec) -> Workload:
     """The estimator's Workload for this resolution and model; UsageError for LoRA targets matching nothing and
     for a k-bit preparation flag without a quantized base."""
-    from accelwiz.estimate.refusals import refuse_kbit_flag
+    from accelwiz.estimate.refusals import refuse_base_dtype_flag, refuse_kbit_flag
     from accelwiz.estimate.workload import Workload
 
     refuse_kbit_flag(resolved)
+    refuse_base_dtype_flag(resolved)
     from accelwiz.resolution.workload import estimator_precision
 
     workload = Workload(

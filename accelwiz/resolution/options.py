@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from accelwiz.errors import UsageError
+from accelwiz.resolution.sourced import BASE_DTYPE_FLAG
 from accelwiz.resolution.workload import FLAG, Sourced
 
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -19,6 +20,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "loss_kernel": ("standard", "liger", "trl-fused-head"),
     # torch AdamW's step: foreach (torch.optim.AdamW's default on CUDA) or fused (fused=True) (step_temporaries.py)
     "optimizer_kernel": ("foreach", "fused"),
+    # LoRA/QLoRA's frozen base as a script loads it (from_pretrained's dtype): the built-in trainer's otherwise
+    "base_dtype": ("fp32", "bf16", "fp16"),
 }
 
 
@@ -47,13 +50,17 @@ def flags_from_options(*, micro_batch: int | None, seq_len: int | None, **more: 
         more["stack"] = resolved_stack(tuple(more["stack"]))
     if "kbit_prepare" in more:  # the flag says what to do; the workload records whether it was done
         more["kbit_prepared"] = more.pop("kbit_prepare")
+    base = more.pop("base_dtype", None)
     flags = {"micro_batch": micro_batch, "seq_len": seq_len, "method": more.pop("regime", None), **more}
     given = flags.get("precision")
     if given is not None:  # the estimator's words, as compute and load dtypes: each reaches it unchanged
         compute, weights = PRECISION_FLAG[given]
         flags["precision"] = Sourced(compute, FLAG, f"--precision {given}")
         flags["weights_dtype"] = Sourced(weights, FLAG, f"--precision {given}")
+    if base is not None:  # the frozen base as loaded, which --precision's weights do not say for LoRA
+        flags["weights_dtype"] = Sourced(base, FLAG, f"{BASE_DTYPE_FLAG} {base}")
     return flags
+
 
 
 # --precision: (compute dtype, the weights' loaded dtype). mixed = 16-bit compute under autocast over fp32

@@ -9,6 +9,8 @@ from typing import Any
 
 DEFAULT, PLAN, FLAG, TRAINER = "default", "plan", "flag", "trainer arguments"
 MODEL = "model"  # the model named on the command line, where the plan was written without one
+# the flag that says how LoRA's frozen base is loaded: a `weights_dtype` it sets is the base's, not --precision's
+BASE_DTYPE_FLAG = "--base-dtype"
 
 
 @dataclass(frozen=True)
@@ -18,3 +20,7 @@ class Sourced:
     value: Any
     source: str
     note: str = ""
+
+    @property
+    def from_base_dtype_flag(self) -> bool:
+        return self.source == FLAG and self.note.startswith(BASE_DTYPE_FLAG)

@@ -131,7 +131,8 @@ class ResolvedWorkload:
         """The frozen base's dtype where a Trainer or TRL run loads it (`load_dtype.trainer_load_dtype`); the
         built-in trainer's own choice otherwise (the estimator's defaults). Whether PEFT's k-bit preparation
         then casts it is `kbit_prepared`."""
-        if self.weights_dtype.source != TRAINER or self.method.value == "full":
+        said = self.weights_dtype.source == TRAINER or self.weights_dtype.from_base_dtype_flag
+        if not said or self.method.value == "full":
             return {}
         return {"base_dtype": self.weights_dtype.value}
 
