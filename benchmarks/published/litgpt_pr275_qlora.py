@@ -71,7 +71,7 @@ _MODELS = {"stablelm": ("StableLM-Base-Alpha-3B", _STABLELM, 4, 1034, "--lora-ta
            "llama2": ("Llama 2 7B", "llama-2-7b", 1, 1304, "--lora-target q_proj --lora-target v_proj ")}
 _KINDS = {  # key: (settings cell, how, flags, extra unexpressed)
     "bf16mixed": ('Default (bfloat16-mixed)', "bf16-mixed (autocast over fp32 weights and adapters), torch AdamW",
-                  "--lora --precision mixed --optimizer adamw ", []),
+                  "--lora --precision mixed --base-dtype fp32 --optimizer adamw ", []),
     "bf16true": ('--precision "bf16-true"', "bf16-true, torch AdamW",
                  "--lora --precision bf16 --loss-dtype bf16 --optimizer adamw ", [_BF16_ADAPTERS]),
     "nf4": ('--quantize "bnb.nf4"', "bf16-mixed over an NF4 base (no double quantization), PagedAdamW",

@@ -183,10 +183,12 @@ SOURCES = {
     # registered here, frozen, before any row was scored (one argv, trl#1376's DDP full fine-tuning, was run once
     # to check that the OPT stand-in parses; nothing was changed after it).
     "trl-issues-memory-reports": (
-        "frozen", "new (issue 28, eighth round): huggingface/trl's issue tracker: trl#1376 (Feb 2024), TRL's "
-        "examples/scripts/sft.py (b32656f) on facebook/opt-350m, batch 64 x 512 packed tokens, full and LoRA r=64, "
-        "under DeepSpeed ZeRO-3 and DDP (accelerate's bf16 configs, 8 processes): the user's per-GPU GB; "
-        "never used to tune anything"),
+        "design", "frozen until issue 28's base-dtype finding (huggingface/trl's issue tracker: trl#1376, Feb "
+        "2024, TRL's examples/scripts/sft.py at b32656f on facebook/opt-350m, batch 64 x 512 packed tokens, "
+        "accumulation 16, full and LoRA r=64, under DeepSpeed ZeRO-3 and DDP, the user's per-GPU GB); moved after "
+        "its rows were read term by term (OPT as an exact family, fe7a7f4: -15.0/-19.7/-1.6/-32.6 -> "
+        "-9.6/-15.3/+4.4/-28.3%) and its LoRA DDP row could say the fp32 base TRL loaded (--base-dtype fp32, new): "
+        "-28.3 -> -26.5%, the rest of that miss not found; nothing tuned"),
     "llamafactory-issues-memory-reports": (
         "design", "frozen until issue 28's zero.Init finding, moved after #3035's miss (estimated 'tight' at 23.1 "
         "GiB, measured out of memory) was read in accelerate and DeepSpeed, nothing tuned: accelerate < 1.0 honours "
@@ -321,10 +323,10 @@ SOURCES = {
         "1,512 packed tokens, flash attention 2, 'took 4:14:36' on a g5.2xlarge (one A10G; a verdict row); never "
         "used to tune anything"),
     "litgpt-pr275-qlora": (
-        "frozen", "new (issue 28, eleventh round): Lightning-AI/lit-gpt PR #275 (Aug 2023, merged as 064fd52): the "
-        "runs it measured to add QLoRA, posted in the thread and committed with it (tutorials/finetune_lora.md at "
-        "064fd52): StableLM-3B (micro batch 4) and Llama-2-7B LoRA r=8 on query/value, bf16-mixed or bf16-true, "
-        "with and without bitsandbytes NF4 (and double quantization), max_memory_allocated in 10^9 bytes; not the "
-        "tutorial's later tables, the config hub, the resource tables nor Raschka's October runs: never used to "
-        "tune anything"),
+        "design", "frozen until issue 28's base-dtype finding (Lightning-AI/lit-gpt PR #275, Aug 2023, merged as "
+        "064fd52: StableLM-3B and Llama-2-7B LoRA r=8 on query/value, bf16-mixed or bf16-true, with and without "
+        "bitsandbytes NF4, max_memory_allocated in 10^9 bytes); moved after its bf16-mixed rows were read in "
+        "Fabric, nothing tuned: bf16-mixed keeps the frozen weights fp32 under autocast (--base-dtype fp32, new): "
+        "StableLM -24.1 -> +18.0% (gpt_neox's approximate activation term and PEFT's fp32 adapters beside "
+        "lit-gpt's bf16 ones over-count now), Llama-2-7B 'fits' -> 'does not fit' for its printed OutOfMemoryError"),
 }

@@ -76,9 +76,8 @@ ROWS = [
          "accelerate launch with multi_gpu.yaml (8 processes, DDP, bf16 autocast over fp32 weights), full "
          "fine-tuning", _DDP, []),
     _row("trl1376-opt350m-lora-ddp-8gpu", _Q_DDP, "40G",
-         f"accelerate launch with multi_gpu.yaml (8 processes, DDP, bf16 autocast), {_LORA}", _DDP + _LORA_FLAGS,
-         ["the LoRA base stays fp32 under autocast (loaded with torch_dtype None); the argv's --lora --precision "
-          "mixed estimates a 16-bit base (0.6 GiB of weights less)"]),
+         f"accelerate launch with multi_gpu.yaml (8 processes, DDP, bf16 autocast over the fp32 base TRL loads "
+         f"with torch_dtype None: --base-dtype fp32), {_LORA}", _DDP + "--base-dtype fp32 " + _LORA_FLAGS, []),
 ]
 
 _DATA_PARALLEL = ("plain `python` with every GPU visible: the Trainer wraps the model in nn.DataParallel (one "
