@@ -9,7 +9,6 @@ then checked by hand for Llama-2-7B, through the command line a user types.
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
 from typer.testing import CliRunner
@@ -19,15 +18,9 @@ from accelwiz.estimate.memory import estimate_memory
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 from accelwiz.modelspec.lookup import resolve_model
+from tests.estimate.one_rank_fsdp import one_rank_fsdp, tiny_llama
 
 LLAMA2_7B = 6_738_415_616
-
-
-def _tiny_llama():
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    return LlamaForCausalLM(LlamaConfig(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                        num_attention_heads=4, num_key_value_heads=2))
 
 
 def test_the_trainer_runs_later_micro_batches_with_the_gradients_live(tmp_path):
@@ -37,7 +30,7 @@ def test_the_trainer_runs_later_micro_batches_with_the_gradients_live(tmp_path):
     from datasets import Dataset
     from transformers import Trainer, TrainingArguments
 
-    model = _tiny_llama()
+    model = tiny_llama()
     seen: list[bool] = []
     model.model.register_forward_pre_hook(lambda module, args: seen.append(
         any(p.grad is not None for p in model.parameters())))
@@ -48,26 +41,13 @@ def test_the_trainer_runs_later_micro_batches_with_the_gradients_live(tmp_path):
     assert seen == [False, True, False, True]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_fsdp2_without_gradient_sync_keeps_the_unsharded_gradient(monkeypatch):
     """accelerate's no_sync under FSDP2 is `set_requires_gradient_sync(False)`: backward then leaves each
     parameter's gradient unsharded on the FSDPParam (in the 16-bit param dtype: accelerate's policy sets
     reduce_dtype to it) and the sharded parameter without one; with sync, the sharded gradient is all there is."""
     torch = pytest.importorskip("torch")
-    dist = pytest.importorskip("torch.distributed")
-    fsdp = pytest.importorskip("torch.distributed.fsdp")
-    if not hasattr(fsdp, "fully_shard"):
-        pytest.skip("this torch has no FSDP2 fully_shard")
-    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
-    monkeypatch.setenv("MASTER_PORT", str(_free_port()))
-    dist.init_process_group("gloo", rank=0, world_size=1)
-    try:
-        model = _tiny_llama()
+    with one_rank_fsdp(monkeypatch) as fsdp:
+        model = tiny_llama()
         policy = fsdp.MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16)
         for layer in model.model.layers:
             fsdp.fully_shard(layer, mp_policy=policy)
@@ -85,8 +65,6 @@ def test_fsdp2_without_gradient_sync_keeps_the_unsharded_gradient(monkeypatch):
         model(input_ids=tokens, labels=tokens).loss.backward()
         assert all(p.sharded_param.grad is not None for p in params)
         assert all(p._unsharded_param.grad is None for p in params)
-    finally:
-        dist.destroy_process_group()
 
 
 def _forward_gradients(workload: Workload, strategy: Strategy) -> float:

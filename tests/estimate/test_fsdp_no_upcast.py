@@ -6,38 +6,22 @@ states are checked by hand for Llama-2-70B on 8 GPUs, through the command line a
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
 from typer.testing import CliRunner
 
 from accelwiz.cli import app
+from tests.estimate.one_rank_fsdp import one_rank_fsdp, tiny_llama
 
 LLAMA2_70B = 68_976_648_192
 ARGV = ["estimate", "--model", "llama-2-70b", "--system", "8xA100-80GB", "--strategy", "fsdp", "--fsdp-version", "1",
         "--precision", "bf16", "--micro-batch", "1", "--seq-len", "2048", "--gradient-checkpointing"]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_a_plain_fsdp2_loop_keeps_bf16_shards_gradients_and_adamw_states(monkeypatch):
     torch = pytest.importorskip("torch")
-    dist = pytest.importorskip("torch.distributed")
-    fsdp = pytest.importorskip("torch.distributed.fsdp")
-    if not hasattr(fsdp, "fully_shard"):
-        pytest.skip("this torch has no FSDP2 fully_shard")
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
-    monkeypatch.setenv("MASTER_PORT", str(_free_port()))
-    dist.init_process_group("gloo", rank=0, world_size=1)
-    try:
-        model = LlamaForCausalLM(LlamaConfig(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                             num_attention_heads=4, num_key_value_heads=2)).to(torch.bfloat16)
+    with one_rank_fsdp(monkeypatch) as fsdp:
+        model = tiny_llama(torch.bfloat16)
         for layer in model.model.layers:
             fsdp.fully_shard(layer)  # no MixedPrecisionPolicy: llama-recipes' mixed_precision=None
         fsdp.fully_shard(model)
@@ -48,8 +32,6 @@ def test_a_plain_fsdp2_loop_keeps_bf16_shards_gradients_and_adamw_states(monkeyp
         assert {p.dtype for p in model.parameters()} == {p.grad.dtype for p in model.parameters()} == {torch.bfloat16}
         states = {v.dtype for s in optimizer.state.values() for k, v in s.items() if k in ("exp_avg", "exp_avg_sq")}
         assert states == {torch.bfloat16}
-    finally:
-        dist.destroy_process_group()
 
 
 def _sizes(*extra: str) -> dict:
