@@ -46,6 +46,7 @@ from benchmarks.published.sources import SOURCES
 from benchmarks.published.stanford_alpaca_readme import ROWS as _ALPACA
 from benchmarks.published.torchao_low_bit_optim import ROWS as _TORCHAO_LOW_BIT
 from benchmarks.published.torchtune_llama3_tutorial import ROWS as _TORCHTUNE_LLAMA3
+from benchmarks.published.torchtune_memory_prs import ROWS as _TORCHTUNE_PRS
 from benchmarks.published.torchtune_tutorials import ROWS as _TORCHTUNE_TUTORIALS
 from benchmarks.published.trl_docs_sft_t4 import ROWS as _TRL_DOCS_T4
 from benchmarks.published.trl_issues_memory import ROWS as _TRL_ISSUES
@@ -66,6 +67,7 @@ _NEW += (*_LLAMA_RECIPES_THREADS, *_FMS_PR14)  # issue 28, tenth round: PR and i
 _NEW += (*_AXOLOTL_EXAMPLES, *_MS_SWIFT_SCRIPTS)  # tenth round: framework docs and recipes outside HF
 _NEW += (*_AXOLOTL_PR602, *_LITGPT_PR275)  # issue 28, eleventh round: PR and issue threads
 _NEW += (*_PHILSCHMID_BLOG,)  # eleventh round: independent blog posts and tutorials
+_NEW += (*_TORCHTUNE_PRS,)  # issue 28, twelfth round: PR and issue threads
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

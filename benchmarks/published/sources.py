@@ -329,4 +329,12 @@ SOURCES = {
         "Fabric, nothing tuned: bf16-mixed keeps the frozen weights fp32 under autocast (--base-dtype fp32, new): "
         "StableLM -24.1 -> +18.0% (gpt_neox's approximate activation term and PEFT's fp32 adapters beside "
         "lit-gpt's bf16 ones over-count now), Llama-2-7B 'fits' -> 'does not fit' for its printed OutOfMemoryError"),
+    # Issue 28, twelfth round (PR and issue threads): registered here, frozen, with its rows written and before any
+    # of them was scored (torchtune_memory_prs.py).
+    "torchtune-memory-prs": (
+        "frozen", "new (issue 28, twelfth round): pytorch/torchtune PR threads that print their own runs' memory, "
+        "not its README nor its tutorials: #389 (Feb 2024, RFC: Llama-2-7B full fine-tuning on one GPU, batch 1, "
+        "no checkpointing: the fp32-with-autocast recipe out of memory with AdamW and above 55 GB with SGD, pure "
+        "bf16 AdamW without foreach at ~54 GB allocated) and #527 (March 2024, PagedAdamW stepped in backward, "
+        "13.99 GB, not expressible): never used to tune anything"),
 }
