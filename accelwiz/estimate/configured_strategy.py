@@ -59,10 +59,6 @@ def strategy_from_effective(effective: EffectiveConfig, stack: Stack | None = No
 _HIDDEN_SIZE_AUTO = ("zero_reduce_bucket_size", "zero3_prefetch_bucket_size", "zero3_param_persistence_threshold")
 
 
-# accelerate e9e5a73 (first in v1.0.0, "multiple model/configuration DeepSpeed support"): DeepSpeedPlugin.
-# set_deepspeed_weakref hands transformers its HfDeepSpeedConfig whatever zero3_init_flag says; before it, only
-# `if self.zero3_init_flag:` (rules/deepspeed/zero3_init.py AW217 says the same to the user)
-ZERO3_INIT_FLAG_IGNORED_SINCE = (1, 0, 0)
 
 
 def zero_init(effective: EffectiveConfig, stack: Stack | None) -> bool:
@@ -74,6 +70,8 @@ def zero_init(effective: EffectiveConfig, stack: Stack | None) -> bool:
     if flag.value is not False or flag.role != "accelerate":
         return True
     accelerate = stack.accelerate if stack is not None else None
+    from accelwiz.resolution.stack import ZERO3_INIT_FLAG_IGNORED_SINCE
+
     return accelerate is None or accelerate >= ZERO3_INIT_FLAG_IGNORED_SINCE
 
 

@@ -60,6 +60,11 @@ class Stack:
 
 
 KNOWN: tuple[str, ...] = tuple(f.name for f in fields(Stack))
+
+# accelerate e9e5a73 (first in v1.0.0, "multiple model/configuration DeepSpeed support"): DeepSpeedPlugin.
+# set_deepspeed_weakref hands transformers its HfDeepSpeedConfig whatever zero3_init_flag says; before it, only
+# `if self.zero3_init_flag:`. One fact, read by the estimate (configured_strategy.zero_init) and by AW217.
+ZERO3_INIT_FLAG_IGNORED_SINCE: Version = (1, 0, 0)
 _EXAMPLE = {"transformers": "4.37.2", "bitsandbytes": "0.41.1", "accelerate": "0.28.0", "torch": "2.3.1"}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelwiz.resolution.stack import ZERO3_INIT_FLAG_IGNORED_SINCE
 from accelwiz.rules.context import CheckContext
 from accelwiz.rules.deepspeed._shared import zero_stage
 from accelwiz.rules.diagnostic import Finding, Severity
@@ -89,7 +90,8 @@ def zero3_without_init_flag(ctx: CheckContext) -> Iterator[Finding]:
 
 
 # accelerate e9e5a73 (v1.0.0): set_deepspeed_weakref sets transformers' HfDeepSpeedConfig whatever zero3_init_flag
-FLAG_IGNORED_SINCE = "1.0.0"
+# (resolution/stack.py, the estimate's fact too)
+FLAG_IGNORED_SINCE = ".".join(map(str, ZERO3_INIT_FLAG_IGNORED_SINCE))
 
 
 def _without_init_message(ctx: CheckContext) -> str:
