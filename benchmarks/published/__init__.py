@@ -15,6 +15,7 @@ from benchmarks.published.axolotl_pr602_openllama import ROWS as _AXOLOTL_PR602
 from benchmarks.published.chatglm3_finetune import ROWS as _CHATGLM3
 from benchmarks.published.databricks_ml_examples import ROWS as _DATABRICKS
 from benchmarks.published.design import ROWS as _DESIGN
+from benchmarks.published.dolly_training import ROWS as _DOLLY
 from benchmarks.published.fastchat_training import ROWS as _FASTCHAT
 from benchmarks.published.fms_acceleration_bench import ROWS as _FMS_PR14
 from benchmarks.published.frozen import ROWS as _FROZEN
@@ -68,6 +69,7 @@ _NEW += (*_AXOLOTL_EXAMPLES, *_MS_SWIFT_SCRIPTS)  # tenth round: framework docs 
 _NEW += (*_AXOLOTL_PR602, *_LITGPT_PR275)  # issue 28, eleventh round: PR and issue threads
 _NEW += (*_PHILSCHMID_BLOG,)  # eleventh round: independent blog posts and tutorials
 _NEW += (*_TORCHTUNE_PRS,)  # issue 28, twelfth round: PR and issue threads
+_NEW += (*_DOLLY,)  # twelfth round: model vendors' own fine-tuning READMEs
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -337,4 +337,12 @@ SOURCES = {
         "no checkpointing: the fp32-with-autocast recipe out of memory with AdamW and above 55 GB with SGD, pure "
         "bf16 AdamW without foreach at ~54 GB allocated) and #527 (March 2024, PagedAdamW stepped in backward, "
         "13.99 GB, not expressible): never used to tune anything"),
+    # Issue 28, twelfth round (model vendors' own fine-tuning READMEs): registered here, frozen, with its rows
+    # written and before any of them was scored.
+    "dolly-readme-training": (
+        "frozen", "new (issue 28, twelfth round): Databricks' Dolly README 'Training on Other Instances' "
+        "(databrickslabs/dolly 3e8c659 April 2023, e2d664d June 2023; not databricks-ml-examples): Pythia "
+        "2.8B/6.9B/12B fully fine-tuned with the HF Trainer under DeepSpeed ZeRO-3 (bf16, fp16 on V100), 6.9B with "
+        "optimizer offload on 4 and 2 x A10 and 8 x V100 32GB at batch 3, 2.8B without, 6.9B and 12B on 8 x A100 "
+        "40GB at batch 6: verdict rows, stated to train there; never used to tune anything"),
 }
