@@ -345,4 +345,9 @@ SOURCES = {
         "2.8B/6.9B/12B fully fine-tuned with the HF Trainer under DeepSpeed ZeRO-3 (bf16, fp16 on V100), 6.9B with "
         "optimizer offload on 4 and 2 x A10 and 8 x V100 32GB at batch 3, 2.8B without, 6.9B and 12B on 8 x A100 "
         "40GB at batch 6: verdict rows, stated to train there; never used to tune anything"),
+    "yi-finetune-readme": (
+        "frozen", "new (issue 28, twelfth round): 01-ai/Yi's finetune/README.md 'Hardware Setup' (03c9c1b, Nov "
+        "2023) with its scripts: Yi-6B and Yi-34B fully fine-tuned with its DeepSpeed loop under ZeRO-2 with CPU "
+        "optimizer offload, fp16, batch 1 x 4,096, on 4 GPUs of more than 60GB and 80GB: verdict rows, stated to "
+        "train there; never used to tune anything"),
 }

@@ -63,8 +63,8 @@ NEW_SOURCES.update({"torchtune-memory-prs": 1e9})
 NEW_SOURCES.update({"philschmid-fsdp-qlora-llama3-2024": 2**30, "philschmid-llms-2025-guide": None,
                     "philschmid-llms-2024-guide": None, "philschmid-llama2-qlora-2023": None,
                     "philschmid-gemma-chatml-2024": None})
-# model vendors' READMEs (twelfth round): Dolly's are verdict rows
-NEW_SOURCES.update({"dolly-readme-training": None})
+# model vendors' READMEs (twelfth round): Dolly's and Yi's are verdict rows
+NEW_SOURCES.update({"dolly-readme-training": None, "yi-finetune-readme": None})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
