@@ -36,6 +36,7 @@ from benchmarks.published.llamafactory_issues_memory import ROWS as _LLAMAFACTOR
 from benchmarks.published.minicpm_finetune import ROWS as _MINICPM
 from benchmarks.published.ms_swift_example_scripts import ROWS as _MS_SWIFT_SCRIPTS
 from benchmarks.published.ms_swift_benchmark import ROWS as _MS_SWIFT
+from benchmarks.published.open_instruct_issues import ROWS as _OPEN_INSTRUCT_ISSUES
 from benchmarks.published.openrlhf_issues_memory import ROWS as _OPENRLHF_ISSUES
 from benchmarks.published.openshift_ai_ray_deepspeed import ROWS as _OPENSHIFT_RAY
 from benchmarks.published.philschmid_blog import ROWS as _PHILSCHMID_BLOG
@@ -69,7 +70,7 @@ _NEW += (*_LLAMA_RECIPES_THREADS, *_FMS_PR14)  # issue 28, tenth round: PR and i
 _NEW += (*_AXOLOTL_EXAMPLES, *_MS_SWIFT_SCRIPTS)  # tenth round: framework docs and recipes outside HF
 _NEW += (*_AXOLOTL_PR602, *_LITGPT_PR275)  # issue 28, eleventh round: PR and issue threads
 _NEW += (*_PHILSCHMID_BLOG,)  # eleventh round: independent blog posts and tutorials
-_NEW += (*_TORCHTUNE_PRS,)  # issue 28, twelfth round: PR and issue threads
+_NEW += (*_TORCHTUNE_PRS, *_OPEN_INSTRUCT_ISSUES)  # issue 28, twelfth round: PR and issue threads
 _NEW += (*_DOLLY, *_YI_FINETUNE)  # twelfth round: model vendors' own fine-tuning READMEs
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 

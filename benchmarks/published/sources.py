@@ -350,4 +350,10 @@ SOURCES = {
         "2023) with its scripts: Yi-6B and Yi-34B fully fine-tuned with its DeepSpeed loop under ZeRO-2 with CPU "
         "optimizer offload, fp16, batch 1 x 4,096, on 4 GPUs of more than 60GB and 80GB: verdict rows, stated to "
         "train there; never used to tune anything"),
+    # Registered after torchtune-memory-prs was scored, with its rows written, before any of them was.
+    "open-instruct-issues": (
+        "frozen", "new (issue 28, twelfth round): allenai/open-instruct's issue tracker, verdict rows: #25 (July "
+        "2023) LLaMA-7B full fine-tuning with scripts/finetune_with_accelerate.sh at 0d2e152 (ZeRO-3, 4 x A100 "
+        "80GB, batch 2 x 2,048, no checkpointing): the maintainers' run with flash attention trained, the user's "
+        "(read as without it) out of memory; never used to tune anything"),
 }

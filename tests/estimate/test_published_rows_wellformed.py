@@ -59,6 +59,8 @@ NEW_SOURCES.update({"axolotl-pr602-openllama-3b": 2**30})
 NEW_SOURCES.update({"litgpt-pr275-qlora": 1e9})
 # torchtune's PR threads (twelfth round): its memory logs print bytes / 1e9 as 'GB'
 NEW_SOURCES.update({"torchtune-memory-prs": 1e9})
+# open-instruct's issue thread: verdict rows, nothing printed in bytes
+NEW_SOURCES.update({"open-instruct-issues": None})
 # independent blog posts (eleventh round): Schmid's FSDP post's '22 GB/GPU' read as GiB; his guides are verdicts
 NEW_SOURCES.update({"philschmid-fsdp-qlora-llama3-2024": 2**30, "philschmid-llms-2025-guide": None,
                     "philschmid-llms-2024-guide": None, "philschmid-llama2-qlora-2023": None,
