@@ -40,6 +40,16 @@ def under_zero_init(workload: Workload, strategy: Strategy) -> bool:
     return strategy.kind == "zero3" and strategy.zero_init and workload.regime != "qlora"
 
 
+def zero_flatten_bytes(workload: Workload, strategy: Strategy) -> float:
+    """ZeRO-1/2's flat 16-bit copy of the trainable parameters, made on the GPU beside them where it fits there
+    (0.19.8 stage_1_and_2.py: `flatten_on_accelerator = available_memory >= flat_buffer_bytes`); where it does not,
+    DeepSpeed moves the parameters to the CPU, flattens there and moves the buffer back: one copy on the GPU
+    (`MemoryEstimate.flattens_on_cpu`)."""
+    if strategy.kind not in ("zero1", "zero2"):
+        return 0.0
+    return (4 if workload.precision == "fp32" else 2) * workload.trainable_parameters
+
+
 def loading_bytes(workload: Workload, strategy: Strategy, states: ModelStates) -> tuple[float, str]:
     """GPU bytes at the loading phase's peak (resident weights + the loading transient), and a note."""
     spec = workload.model
@@ -47,8 +57,9 @@ def loading_bytes(workload: Workload, strategy: Strategy, states: ModelStates) -
     resident = states.weights - states.autocast_copy
     transient, how = 0.0, "from_pretrained, then moved to the GPU tensor by tensor"
     if strategy.kind in ("zero1", "zero2"):
-        transient = width * workload.trainable_parameters
-        how = "DeepSpeed flattens the trainable parameters into one 16-bit buffer on the GPU while they exist"
+        transient = zero_flatten_bytes(workload, strategy)
+        how = ("DeepSpeed flattens the trainable parameters into one 16-bit buffer on the GPU while they exist, "
+               "where it fits beside them; else on the CPU")
     elif strategy.kind == "zero3" and not under_zero_init(workload, strategy):
         return _whole_before_partitioning(workload, strategy)
     elif strategy.kind == "zero3":

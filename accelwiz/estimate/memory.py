@@ -24,14 +24,14 @@ what the verdict judges. Every figure carries the assumptions it rests on (`Memo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from accelwiz.estimate.accumulation import with_accumulated_gradients
 from accelwiz.estimate.activations import activation_bytes, logits_bytes
 from accelwiz.estimate.buffers import buffer_bytes
 from accelwiz.estimate.fsdp_reserve import fsdp_step_reserve
 from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (HOST_PROCESS_BYTES: re-exported)
-from accelwiz.estimate.loading import loading_bytes
+from accelwiz.estimate.loading import loading_bytes, zero_flatten_bytes
 from accelwiz.estimate.loss_dtype import as_the_model_computes_its_loss
 from accelwiz.estimate.memory_notes import PartNotes, assumptions
 from accelwiz.estimate.reserve import at_least_loading, reserved_bytes
@@ -80,6 +80,10 @@ class MemoryEstimate:
     moments: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
     # bitsandbytes' paged optimizer states per GPU: CUDA managed memory, outside torch's allocator (paged_states.py)
     paged_states: int = 0
+    # ZeRO-1/2: the flat 16-bit copy loading makes on the GPU where it fits (loading.zero_flatten_bytes), and the
+    # step's own reserve beside loading's blocks (reserve.at_least_loading): what `with_cpu_flatten` needs
+    zero_flatten: int = 0
+    step_reserved: int = 0
 
     @property
     def model_states(self) -> int:
@@ -126,9 +130,27 @@ class MemoryEstimate:
         keeps part of them in host RAM and pages them in for each step (paged_states.py)."""
         return bool(gpu_bytes) and bool(self.paged_states) and self.per_gpu_total > gpu_bytes  # type: ignore[operator]
 
+    def flattens_on_cpu(self, gpu_bytes: int | None) -> bool:
+        """ZeRO-1/2 on a GPU of `gpu_bytes` that cannot hold the flat copy beside the loaded model: DeepSpeed then
+        flattens on the CPU (loading.zero_flatten_bytes), so loading holds one copy."""
+        loading = dict(self.phases).get("loading", 0)
+        return bool(gpu_bytes) and self.zero_flatten > 0 and loading + self.runtime > gpu_bytes  # type: ignore[operator]
+
+    def with_cpu_flatten(self) -> MemoryEstimate:
+        """This estimate with loading's flat copy made on the CPU: loading one copy lower, the reserve the larger
+        of the step's and what loading then allocates."""
+        phases = tuple((p, v - self.zero_flatten if p == "loading" else v) for p, v in self.phases)
+        allocated = max(v for _, v in phases)
+        reserved = max(self.step_reserved, dict(phases)["loading"], allocated)
+        return replace(self, phases=phases, reserved=reserved, overhead=self.runtime + reserved - allocated,
+                       zero_flatten=0)
+
     def need_on(self, gpu_bytes: int | None) -> int:
         """What the process will hold at its peak on a GPU of `gpu_bytes` (unknown: None): `per_gpu_total`,
-        held at the GPU's memory where the allocator would release its cache and retry (`retries_on`)."""
+        held at the GPU's memory where the allocator would release its cache and retry (`retries_on`), with
+        ZeRO-1/2's flat copy made on the CPU where the GPU cannot hold it (`flattens_on_cpu`)."""
+        if self.flattens_on_cpu(gpu_bytes):
+            return self.with_cpu_flatten().need_on(gpu_bytes)
         if gpu_bytes and (self.retries_on(gpu_bytes) or (self.pages_out_on(gpu_bytes)
                                                           and self.unpaged_total <= gpu_bytes)):
             return int(gpu_bytes)  # the allocator's cache or the paged states give way up to the GPU's memory
@@ -148,7 +170,8 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     phases = phases_of(moments)
     peak = max(phases, key=lambda p: p.total)
     allocated = peak.total
-    reserved, reserve_notes = _reserved(workload, strategy, states, phases)
+    step_reserved, reserve_notes = _reserved(workload, strategy, states, phases)
+    reserved, reserve_notes = at_least_loading(step_reserved, reserve_notes, phases[0].total)
     extra = process_runtime(strategy, gpu)
     overhead = extra.total + (reserved - allocated)
     host, nvme, host_notes = _host(workload, strategy, states.host_offload)
@@ -161,6 +184,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
         tuple((p.name, round(p.total)) for p in phases), round(peak.parts["temporaries"]),
         _rounded_parts(peak.parts, allocated), round(reserved), tuple(extra.parts().items()),
         tuple((m.label, _rounded_parts(m.parts, m.total)) for m in moments), round(states.paged),
+        round(zero_flatten_bytes(workload, strategy)), round(step_reserved),
     )
 
 
@@ -186,9 +210,9 @@ def _step_tensors(workload: Workload, strategy: Strategy, states: ModelStates) -
 
 def _reserved(workload: Workload, strategy: Strategy, states: ModelStates,
               phases: tuple[Phase, ...]) -> tuple[float, list[str]]:
-    """What the caching allocator reserves at the peak (reserve.py, fsdp_reserve.py, small_pool.py), and notes: the
-    step's reserve, or loading's blocks where those are more (reserve.py `at_least_loading`)."""
-    loading, peak = phases[0], max(phases[1:], key=lambda p: p.total)
+    """What the caching allocator reserves for the step (reserve.py, fsdp_reserve.py, small_pool.py), and notes;
+    loading's blocks are weighed beside it by the caller (reserve.py `at_least_loading`)."""
+    peak = max(phases[1:], key=lambda p: p.total)
     # accelerate's no_sync under FSDP: each unit's unsharded gradient, allocated at its size once per step and kept
     # until the last micro-batch reduce-scatters it (accumulation.py): static blocks, not the default stream's churn
     unsharded = states.accumulating if strategy.is_fsdp else 0.0
@@ -209,7 +233,7 @@ def _reserved(workload: Workload, strategy: Strategy, states: ModelStates,
     small_pool, small_pool_note = adapter_small_pool_bytes(workload, strategy, peak.name)
     varying, varying_note = varying_length_reserve(workload)  # batches of varying length (varying_lengths.py)
     notes = [note, *((small_pool_note,) if small_pool_note else ()), *((varying_note,) if varying_note else ())]
-    return at_least_loading(reserved + small_pool + varying, notes, loading.total)
+    return reserved + small_pool + varying, notes
 
 
 

@@ -53,7 +53,10 @@ def judge(need: float, capacity: float, headroom: float = HEADROOM, *, retries: 
 def gpu_need(estimate: MemoryEstimate, gpu_bytes: int | None) -> tuple[int, bool]:
     """What a GPU of `gpu_bytes` is judged on, and whether the allocator would retry there: the reserved peak
     plus the runtime, or, where only the tensors and the runtime fit (`retries_on`), the allocated peak plus the
-    runtime (the cache beyond them is released, not needed)."""
+    runtime (the cache beyond them is released, not needed). ZeRO-1/2's flat copy is made on the CPU where the
+    GPU cannot hold it beside the loaded model (`MemoryEstimate.flattens_on_cpu`), as DeepSpeed decides."""
+    if estimate.flattens_on_cpu(gpu_bytes):
+        return gpu_need(estimate.with_cpu_flatten(), gpu_bytes)
     if estimate.retries_on(gpu_bytes):
         return int(estimate.allocated + estimate.runtime), True
     if estimate.pages_out_on(gpu_bytes):  # the paged states give way to the rest (module docstring)
@@ -77,6 +80,7 @@ class ResourceVerdict:
     retries: bool = False  # the allocator would fill the GPU and release its cache (MemoryEstimate.retries_on)
     reserved: int | None = None  # with `retries`: the reserved peak + runtime that would not fit
     paged_out: int = 0  # bitsandbytes' paged optimizer states the GPU cannot hold, per GPU (module docstring)
+    cpu_flatten: bool = False  # ZeRO-1/2's flat copy made on the CPU: the GPU cannot hold it beside the model
 
     @property
     def retry_note(self) -> str:
@@ -87,6 +91,9 @@ class ResourceVerdict:
             note += f" (without {gib(self.paged_out)} of bitsandbytes' paged optimizer states: {PAGED_OUT})"
         elif self.paged_out:
             note += f" (with up to {gib(self.paged_out)} of paged optimizer states the GPUs cannot hold)"
+        if self.cpu_flatten:
+            note += (" (DeepSpeed flattens ZeRO's 16-bit parameter buffer on the CPU: the GPU cannot hold it beside "
+                     "the loaded model; loading is slower)")
         return note
 
     @property
@@ -187,4 +194,5 @@ def gpu_verdict(estimate: MemoryEstimate, gpu_bytes: int, headroom: float = HEAD
     need, retries = gpu_need(estimate, gpu_bytes)
     paged_out = estimate.paged_states if estimate.pages_out_on(gpu_bytes) else 0
     return ResourceVerdict("GPU memory", need, gpu_bytes, headroom, retries,
-                           int(estimate.unpaged_total) if retries else None, paged_out)
+                           int(estimate.unpaged_total) if retries else None, paged_out,
+                           estimate.flattens_on_cpu(gpu_bytes))
