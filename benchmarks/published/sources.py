@@ -346,10 +346,12 @@ SOURCES = {
         "optimizer offload on 4 and 2 x A10 and 8 x V100 32GB at batch 3, 2.8B without, 6.9B and 12B on 8 x A100 "
         "40GB at batch 6: verdict rows, stated to train there; never used to tune anything"),
     "yi-finetune-readme": (
-        "frozen", "new (issue 28, twelfth round): 01-ai/Yi's finetune/README.md 'Hardware Setup' (03c9c1b, Nov "
-        "2023) with its scripts: Yi-6B and Yi-34B fully fine-tuned with its DeepSpeed loop under ZeRO-2 with CPU "
-        "optimizer offload, fp16, batch 1 x 4,096, on 4 GPUs of more than 60GB and 80GB: verdict rows, stated to "
-        "train there; never used to tune anything"),
+        "design", "frozen until issue 28's CPU-flatten finding (01-ai/Yi's finetune/README.md 'Hardware Setup', "
+        "03c9c1b, Nov 2023, with its scripts: Yi-6B and Yi-34B fully fine-tuned with its DeepSpeed loop under "
+        "ZeRO-2 with CPU optimizer offload, fp16, batch 1 x 4,096, on 4 GPUs of more than 60GB and 80GB: verdict "
+        "rows); moved after Yi-34B's 'does not fit' (a 128.1 GiB loading peak) was read in DeepSpeed, nothing "
+        "tuned: ZeRO-1/2 flattens its 16-bit buffer on the GPU only where it fits beside the model, else on the CPU "
+        "(stage_1_and_2.py flatten_on_accelerator; MemoryEstimate.flattens_on_cpu): 'tight', 75.0 of 80 GiB"),
     # Registered after torchtune-memory-prs was scored, with its rows written, before any of them was.
     "open-instruct-issues": (
         "frozen", "new (issue 28, twelfth round): allenai/open-instruct's issue tracker, verdict rows: #25 (July "

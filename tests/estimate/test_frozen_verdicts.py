@@ -27,6 +27,10 @@ OPEN = {
     # ("tight" at 1,536: 19.7 GiB); no_robots' card states no token lengths, so the run's longest batch is unknown
     "hf-blog-gemma-7b-qlora-1xa10g-ran": "27.7 GiB 'does not fit' on an A10G measured to train (issue 28)",
     "hf-blog-llama-3-8b-qlora-1xa10g-ran": "55.6 GiB 'does not fit' on an A10G measured to train (issue 28)",
+    # Dolly's README (dolly_training.py): Pythia-2.8B under ZeRO-3 without offload read as 2 x A10; its partitioned
+    # fp32 states alone are 20.7 GiB of the A10's 22.5, so the run was most likely the 4-GPU g5.24xlarge the page
+    # also names ("tight" there, 18.9 GiB): the row's reading, owed a check, not a retune
+    "dolly-pythia-2.8b-zero3-2xa10-ran": "43.9 GiB 'does not fit' on 2 x A10 measured to train (issue 28)",
     # Schmid's 2024 guide (philschmid_blog.py, 10ad907): trl 0.9.6's SFTTrainer, after k-bit preparation, runs
     # peft_module_casting_to_bf16 (bf16, one GPU), which casts the fp32 embedding and lm_head back to bf16 (2 x
     # 525,336,576 x 2 bytes = 1.96 GiB the CLI's k-bit preparation keeps); the r=256 adapters stay fp32 there
