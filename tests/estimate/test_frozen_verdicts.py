@@ -34,7 +34,7 @@ OPEN = {
     # Schmid's 2024 guide (philschmid_blog.py, 10ad907): trl 0.9.6's SFTTrainer, after k-bit preparation, runs
     # peft_module_casting_to_bf16 (bf16, one GPU), which casts the fp32 embedding and lm_head back to bf16 (2 x
     # 525,336,576 x 2 bytes = 1.96 GiB the CLI's k-bit preparation keeps); the r=256 adapters stay fp32 there
-    "philschmid-2024-llama-3.1-8b-qlora-r256-1xl4": "24.8 GiB 'does not fit' on an L4 measured to train (issue 28)",
+    "philschmid-2024-llama-3.1-8b-qlora-r256-1xl4": "24.4 GiB 'does not fit' on an L4 measured to train (issue 28)",
 }
 
 
