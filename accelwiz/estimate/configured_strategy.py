@@ -59,8 +59,6 @@ def strategy_from_effective(effective: EffectiveConfig, stack: Stack | None = No
 _HIDDEN_SIZE_AUTO = ("zero_reduce_bucket_size", "zero3_prefetch_bucket_size", "zero3_param_persistence_threshold")
 
 
-
-
 def zero_init(effective: EffectiveConfig, stack: Stack | None) -> bool:
     """Whether transformers builds the model under deepspeed.zero.Init on the accelerate-env path: its
     from_pretrained does where `is_deepspeed_zero3_enabled()` (modeling_utils `get_init_context`), which holds

@@ -190,9 +190,12 @@ def memory_verdict(
 
 
 def gpu_verdict(estimate: MemoryEstimate, gpu_bytes: int, headroom: float = HEADROOM) -> ResourceVerdict:
-    """The verdict on one GPU's memory (`gpu_need`): what every command's GPU verdict is."""
+    """The verdict on one GPU's memory (`gpu_need`): what every command's GPU verdict is. Where DeepSpeed would
+    flatten on the CPU, every figure (retries, the reserve named beside them, paged states) is that run's."""
+    cpu_flatten = estimate.flattens_on_cpu(gpu_bytes)
+    if cpu_flatten:
+        estimate = estimate.with_cpu_flatten()
     need, retries = gpu_need(estimate, gpu_bytes)
     paged_out = estimate.paged_states if estimate.pages_out_on(gpu_bytes) else 0
     return ResourceVerdict("GPU memory", need, gpu_bytes, headroom, retries,
-                           int(estimate.unpaged_total) if retries else None, paged_out,
-                           estimate.flattens_on_cpu(gpu_bytes))
+                           int(estimate.unpaged_total) if retries else None, paged_out, cpu_flatten)

@@ -62,7 +62,6 @@ def flags_from_options(*, micro_batch: int | None, seq_len: int | None, **more: 
     return flags
 
 
-
 # --precision: (compute dtype, the weights' loaded dtype). mixed = 16-bit compute under autocast over fp32
 # weights (an fp32 master); bf16 = weights loaded in bf16, gradients and torch AdamW's states in bf16
 PRECISION_FLAG = {"fp32": ("fp32", "fp32"), "mixed": ("bf16", "fp32"), "bf16": ("bf16", "bf16")}
