@@ -69,13 +69,16 @@ def estimate_for(request: EstimateRequest, say: Callable[[str], None] = lambda _
     from accelwiz.estimate.target import select_target
 
     _check_options(request)
+    system = None  # the --system profile, read once: its packages are the stack, its GPUs the target
     if request.config is not None:
         planned = _planned(request)
         workload, post, profile, from_config = planned.workload, planned.post, planned.system, planned.strategy
     else:
-        workload, profile, from_config = _workload(request), None, None
+        system = _system_profile(request.system)
+        workload, profile, from_config = _workload(request, system), None, None
         post = _post_settings(workload, request.post_flags)
-    choice = select_target(request.system, request.gpu_memory, request.gpus, request.nodes, profile=profile)
+    choice = select_target(request.system, request.gpu_memory, request.gpus, request.nodes, profile=profile,
+                           loaded=system)
     strategy = _chosen_strategy(request, choice.gpus_per_node, choice.nodes)
     if strategy is None and from_config is not None:
         strategy = from_config
@@ -135,19 +138,27 @@ def _check_options(request: EstimateRequest) -> None:
         check_lora_targets(resolve_model(request.model), list(flags["lora_targets"]))
 
 
-def _with_system_stack(flags: dict, system: str | None) -> dict:
+def _system_profile(system: str | None) -> Any:
+    """The --system profile (a preset, a saved probe, `local`), or None."""
+    if system is None:
+        return None
+    from accelwiz.probe.profiles import load_system
+
+    return load_system(system)
+
+
+def _with_system_stack(flags: dict, system: Any) -> dict:
     """The flags whose `stack` starts from the --system profile's packages where it lists them (a `probe --save`
     file: the machine that will train), as `check --system` resolves it (resolution/stack.py `with_profile_stack`);
     a `--stack` given wins, the libraries it does not name stay installed ones."""
     if system is None or flags.get("stack") is not None:
         return flags
-    from accelwiz.probe.profiles import load_system
     from accelwiz.resolution.stack import with_profile_stack
 
-    return with_profile_stack(flags, load_system(system).packages)
+    return with_profile_stack(flags, system.packages)
 
 
-def _workload(request: EstimateRequest) -> Workload:
+def _workload(request: EstimateRequest, system: Any = None) -> Workload:
     """The flags' Workload (accelwiz.resolution), refused beyond the model's positions, with the attention
     transformers picks where none was given."""
     from accelwiz.modelspec.lookup import resolve_model
@@ -155,7 +166,7 @@ def _workload(request: EstimateRequest) -> Workload:
     from accelwiz.resolution.posttraining import posttraining_workload
     from accelwiz.resolution.workload import beyond_positions, resolve_workload
 
-    flags = _with_system_stack(request.workload_flags, request.system)
+    flags = _with_system_stack(request.workload_flags, system)
     spec = resolve_model(request.model or request.params or "")
     resolved = resolve_workload(flags=flags, max_positions=spec.max_position_embeddings)
     resolved = posttraining_workload(resolved, request.post_flags.get("kind"))  # DPO/GRPO: TRL's fused LM head

@@ -30,17 +30,17 @@ class TargetChoice:
 
 def select_target(
     system: str | None, gpu_memory: str | None, gpus: int | None, nodes: int | None,
-    profile: MachineProfile | None = None,
+    profile: MachineProfile | None = None, loaded: MachineProfile | None = None,
 ) -> TargetChoice:
-    """--gpu-memory, else --system, else `profile` (the plan's machine), else the local GPUs; explicit
-    --gpus/--nodes win over the profile's."""
+    """--gpu-memory, else --system (`loaded`: its profile, where the caller read it already), else `profile` (the
+    plan's machine), else the local GPUs; explicit --gpus/--nodes win over the profile's."""
     from accelwiz.estimate.sizes import gib, parse_size
 
     debug: list[str] = []
     if system is not None:
         from accelwiz.probe.profiles import load_system
 
-        profile = load_system(system)
+        profile = loaded if loaded is not None else load_system(system)
     elif gpu_memory is None and profile is None:
         profile = local_profile(debug)
     gpus_per_node = gpus or (profile.gpu_count if profile is not None and profile.gpu_count else 1)
