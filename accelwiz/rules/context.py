@@ -44,6 +44,7 @@ class CheckContext:
     deepspeed_reference: DeepSpeedReference | None = None
     system: MachineProfile | None = None
     workload: Any = None  # accelwiz.estimate.workload.Workload when --model is given
+    stack: Any = None  # the library versions that workload was resolved on (resolution/stack.py), where resolved here
     training_args: Any = None  # accelwiz.config.training_args.TrainerArguments when --training-args / -- ARGS
     launch: LaunchFacts = field(default_factory=LaunchFacts)
     plan: PlanFile | None = None  # the plan file init wrote beside the YAML, when there is one

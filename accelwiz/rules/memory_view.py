@@ -49,11 +49,11 @@ def planned_estimate(ctx: CheckContext) -> tuple[Strategy, MemoryEstimate] | Non
 def _stack(ctx: CheckContext) -> Any:
     """The stack the unit's workload resolved (a --system profile's, --stack, else installed): whether ZeRO-3
     builds the model under zero.Init depends on its accelerate (estimate/configured_strategy.py)."""
-    if ctx.workload is None:
-        return None
+    if ctx.workload is None or ctx.stack is not None:  # resolved with the unit's workload (unit_workload.py)
+        return ctx.stack
     from accelwiz.rules.unit_workload import unit_resolution
 
-    return unit_resolution(ctx).stack.value
+    return unit_resolution(ctx).stack.value  # a workload the caller resolved (init's write check, run's preflight)
 
 
 def estimate_for(ctx: CheckContext, strategy: Strategy) -> MemoryEstimate:

@@ -26,6 +26,7 @@ def unit_workload(context: CheckContext, model: ModelSpec) -> Any:
     from accelwiz.estimate.resolved import to_workload
 
     resolved = unit_resolution(context, model.max_position_embeddings)
+    context.stack = resolved.stack.value  # the memory rules' strategy reads its accelerate (memory_view.py)
     try:
         workload = to_workload(resolved, model)
         strategy = strategy_from_effective(context.effective)
