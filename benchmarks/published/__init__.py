@@ -36,6 +36,7 @@ from benchmarks.published.llamafactory_issues_memory import ROWS as _LLAMAFACTOR
 from benchmarks.published.minicpm_finetune import ROWS as _MINICPM
 from benchmarks.published.ms_swift_example_scripts import ROWS as _MS_SWIFT_SCRIPTS
 from benchmarks.published.ms_swift_benchmark import ROWS as _MS_SWIFT
+from benchmarks.published.ms_swift_best_practice_docs import ROWS as _MS_SWIFT_DOCS
 from benchmarks.published.open_instruct_issues import ROWS as _OPEN_INSTRUCT_ISSUES
 from benchmarks.published.openrlhf_issues_memory import ROWS as _OPENRLHF_ISSUES
 from benchmarks.published.openshift_ai_ray_deepspeed import ROWS as _OPENSHIFT_RAY
@@ -72,6 +73,7 @@ _NEW += (*_AXOLOTL_PR602, *_LITGPT_PR275)  # issue 28, eleventh round: PR and is
 _NEW += (*_PHILSCHMID_BLOG,)  # eleventh round: independent blog posts and tutorials
 _NEW += (*_TORCHTUNE_PRS, *_OPEN_INSTRUCT_ISSUES)  # issue 28, twelfth round: PR and issue threads
 _NEW += (*_DOLLY, *_YI_FINETUNE)  # twelfth round: model vendors' own fine-tuning READMEs
+_NEW += (*_MS_SWIFT_DOCS,)  # issue 28, thirteenth round: fine-tuning frameworks' own docs
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

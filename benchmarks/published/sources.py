@@ -358,4 +358,20 @@ SOURCES = {
         "2023) LLaMA-7B full fine-tuning with scripts/finetune_with_accelerate.sh at 0d2e152 (ZeRO-3, 4 x A100 "
         "80GB, batch 2 x 2,048, no checkpointing): the maintainers' run with flash attention trained, the user's "
         "(read as without it) out of memory; never used to tune anything"),
+    # Issue 28, thirteenth round (fine-tuning frameworks' own docs, helper A): ms-swift's documentation pages other
+    # than its Benchmark page and example scripts, one source per page (ms_swift_best_practice_docs.py); registered
+    # here, frozen, with their rows written and before any of them was scored.
+    "ms-swift-self-cognition-best-practice": (
+        "frozen", "new (issue 28, thirteenth round): ms-swift's docs/source/LLM/自我认知微调最佳实践.md (self-cognition "
+        "best practice), each header read at the commit that wrote it: Qwen-7B-Chat (3914e1d, Dec 2023), "
+        "Qwen1.5-4B-Chat (70bea62 Feb 2024, db7ad12 April 2024), Qwen2-7B-Instruct (a3fe400, June 2024), LoRA r=8 "
+        "on ALL linears on one GPU, DDP on two and four, ZeRO-2 on four 3090s ('GB' per GPU; a card's whole memory "
+        "read as a verdict): never used to tune anything"),
+    "ms-swift-qwen1.5-best-practice": (
+        "frozen", "new (issue 28, thirteenth round): ms-swift's docs/source/LLM/Qwen1.5全流程最佳实践.md (b039ea7, "
+        "March 2024; db7ad12): Qwen1.5-7B-Chat LoRA on one A100 and under ZeRO-3 on four 3090s, Qwen1.5-72B-Chat "
+        "LoRA under ZeRO-3 on four A100s at 4,096 tokens: never used to tune anything"),
+    "ms-swift-llm-finetune-doc": (
+        "frozen", "new (issue 28, thirteenth round): ms-swift's docs/source/LLM/LLM微调文档.md (c445b33, Nov 2023): "
+        "Qwen-7B-Chat LoRA on c_attn on one GPU and under DDP on two 3090s: never used to tune anything"),
 }

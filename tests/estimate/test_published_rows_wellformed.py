@@ -67,6 +67,9 @@ NEW_SOURCES.update({"philschmid-fsdp-qlora-llama3-2024": 2**30, "philschmid-llms
                     "philschmid-gemma-chatml-2024": None})
 # model vendors' READMEs (twelfth round): Dolly's and Yi's are verdict rows
 NEW_SOURCES.update({"dolly-readme-training": None, "yi-finetune-readme": None})
+# fine-tuning frameworks' own docs (thirteenth round): ms-swift's pages' 'GB' per GPU read as GiB
+NEW_SOURCES.update({"ms-swift-self-cognition-best-practice": 2**30, "ms-swift-qwen1.5-best-practice": 2**30,
+                    "ms-swift-llm-finetune-doc": 2**30})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
