@@ -12,6 +12,7 @@ from benchmarks.published.alignment_handbook_recipes import ROWS as _HANDBOOK_RE
 from benchmarks.published.alignment_handbook_zephyr import ROWS as _ZEPHYR
 from benchmarks.published.axolotl_examples import ROWS as _AXOLOTL_EXAMPLES
 from benchmarks.published.axolotl_pr602_openllama import ROWS as _AXOLOTL_PR602
+from benchmarks.published.brevdev_notebooks import ROWS as _BREVDEV
 from benchmarks.published.chatglm3_finetune import ROWS as _CHATGLM3
 from benchmarks.published.databricks_ml_examples import ROWS as _DATABRICKS
 from benchmarks.published.design import ROWS as _DESIGN
@@ -45,6 +46,7 @@ from benchmarks.published.qlora_guanaco import ROWS as _QLORA_GUANACO
 from benchmarks.published.qwen_readme import ROWS as _QWEN_README
 from benchmarks.published.raschka_lora_insights import ROWS as _RASCHKA
 from benchmarks.published.rocm_blogs_llama import ROWS as _ROCM_BLOGS
+from benchmarks.published.snowflake_arctic_alst import ROWS as _SNOWFLAKE_ALST
 from benchmarks.published.sources import SOURCES
 from benchmarks.published.stanford_alpaca_readme import ROWS as _ALPACA
 from benchmarks.published.torchao_low_bit_optim import ROWS as _TORCHAO_LOW_BIT
@@ -74,6 +76,7 @@ _NEW += (*_PHILSCHMID_BLOG,)  # eleventh round: independent blog posts and tutor
 _NEW += (*_TORCHTUNE_PRS, *_OPEN_INSTRUCT_ISSUES)  # issue 28, twelfth round: PR and issue threads
 _NEW += (*_DOLLY, *_YI_FINETUNE)  # twelfth round: model vendors' own fine-tuning READMEs
 _NEW += (*_MS_SWIFT_DOCS,)  # issue 28, thirteenth round: fine-tuning frameworks' own docs
+_NEW += (*_SNOWFLAKE_ALST, *_BREVDEV)  # thirteenth round: companies' engineering docs and notebooks
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

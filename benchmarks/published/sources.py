@@ -374,4 +374,17 @@ SOURCES = {
     "ms-swift-llm-finetune-doc": (
         "frozen", "new (issue 28, thirteenth round): ms-swift's docs/source/LLM/LLM微调文档.md (c445b33, Nov 2023): "
         "Qwen-7B-Chat LoRA on c_attn on one GPU and under DDP on two 3090s: never used to tune anything"),
+    # Issue 28, thirteenth round (companies' engineering blogs and docs, helper C): registered here, frozen, with
+    # their rows written and before any of them was scored (snowflake_arctic_alst.py, brevdev_notebooks.py).
+    "snowflake-arctic-alst-2025": (
+        "frozen", "new (issue 28, thirteenth round): Snowflake's Arctic Long Sequence Training recipes "
+        "(snowflakedb/ArcticTraining projects/sequence-parallelism, 9d33fd2 June 2025 and its PR #45, 5885b9f and "
+        "its PR #245 July 2025), the baselines' comments: Llama-3.1-8B full fine-tuning under DeepSpeed ZeRO-3 with "
+        "CPU offload at one packed 26K-70K-token sequence per GPU on 1 H100, 8 and 32 H100s and 1 H200, the "
+        "device's used memory ('NV', GiB) or 'ok'/'close to oom': never used to tune anything"),
+    "brevdev-notebooks-2023": (
+        "frozen", "new (issue 28, thirteenth round): brev.dev's QLoRA notebooks (brevdev/notebooks, Oct-Dec 2023): "
+        "Mistral-7B and Llama-2-7B with the HF Trainer on one A10G 24GB, 512-token padded batches, each stated "
+        "to have run there (verdict rows); a Mixtral device_map row kept as not expressible: never used to tune "
+        "anything"),
 }

@@ -70,6 +70,9 @@ NEW_SOURCES.update({"dolly-readme-training": None, "yi-finetune-readme": None})
 # fine-tuning frameworks' own docs (thirteenth round): ms-swift's pages' 'GB' per GPU read as GiB
 NEW_SOURCES.update({"ms-swift-self-cognition-best-practice": 2**30, "ms-swift-qwen1.5-best-practice": 2**30,
                     "ms-swift-llm-finetune-doc": 2**30})
+# companies' engineering docs (thirteenth round): ArcticTraining logs pynvml used memory / 2**30 as "NV x GB";
+# brev.dev's notebooks are verdicts
+NEW_SOURCES.update({"snowflake-arctic-alst-2025": 2**30, "brevdev-notebooks-2023": None})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
