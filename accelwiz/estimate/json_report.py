@@ -18,10 +18,13 @@ if TYPE_CHECKING:
 
 def peak_json(estimate: MemoryEstimate, device_total: int | None) -> dict[str, Any]:
     """`estimate.peak`: the allocated and reserved peaks, the runtime beside them and the GPU's memory, in
-    bytes, with the phase each is reached in (the runtime is held from CUDA's start, through every phase)."""
+    bytes, with the phase each is reached in (the runtime is held from CUDA's start, through every phase);
+    `reserved_long_run` is what `max_memory_reserved` may reach after a long run of batches of varying length on
+    this GPU (estimate/varying_lengths.py), `reserved` where every batch has one length."""
     return {
         "allocated": estimate.allocated,
         "reserved": estimate.reserved,
+        "reserved_long_run": estimate.reserved_long_run_on(device_total),
         "runtime": estimate.runtime,
         "runtime_parts": dict(estimate.runtime_parts),
         "total": estimate.per_gpu_total,

@@ -47,7 +47,7 @@ from accelwiz.estimate.states import (
 from accelwiz.estimate.step_temporaries import optimizer_step_temporaries
 from accelwiz.estimate.step_phases import Phase, StepTensors, gradients_kept, phases_of, step_moments
 from accelwiz.estimate.strategy import Strategy
-from accelwiz.estimate.varying_lengths import varying_length_reserve
+from accelwiz.estimate.varying_lengths import cache_growth
 from accelwiz.estimate.workload import Workload
 from accelwiz.estimate.zero3_gathered import zero3_kept_bytes
 
@@ -84,6 +84,9 @@ class MemoryEstimate:
     # step's own reserve beside loading's blocks (reserve.at_least_loading): what `with_cpu_flatten` needs
     zero_flatten: int = 0
     step_reserved: int = 0
+    # batches of varying length: what `max_memory_reserved` may grow by over a long run beyond `reserved`, free
+    # segments the allocator releases before it fails, so in no total and no need (varying_lengths.py)
+    cache_growth: int = 0
 
     @property
     def model_states(self) -> int:
@@ -145,6 +148,15 @@ class MemoryEstimate:
         return replace(self, phases=phases, reserved=reserved, overhead=self.runtime + reserved - allocated,
                        zero_flatten=0)
 
+    def reserved_long_run_on(self, gpu_bytes: int | None) -> int:
+        """What `max_memory_reserved` may reach after a long run of batches of varying length on a GPU of
+        `gpu_bytes` (unknown: None): the cache grows by `cache_growth` at most, and no further than the GPU holds
+        beside the runtime, where the allocator releases its free segments and retries instead."""
+        grown = self.reserved + self.cache_growth
+        if gpu_bytes:
+            grown = min(grown, max(self.reserved, int(gpu_bytes) - self.runtime - self.paged_states))
+        return grown
+
     def need_on(self, gpu_bytes: int | None) -> int:
         """What the process will hold at its peak on a GPU of `gpu_bytes` (unknown: None): `per_gpu_total`,
         held at the GPU's memory where the allocator would release its cache and retry (`retries_on`), with
@@ -155,8 +167,6 @@ class MemoryEstimate:
                                                           and self.unpaged_total <= gpu_bytes)):
             return int(gpu_bytes)  # the allocator's cache or the paged states give way up to the GPU's memory
         return self.per_gpu_total
-
-
 
 
 def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = None) -> MemoryEstimate:
@@ -172,6 +182,8 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     allocated = peak.total
     step_reserved, reserve_notes = _reserved(workload, strategy, states, phases)
     reserved, reserve_notes = at_least_loading(step_reserved, reserve_notes, phases[0].total)
+    growth, growth_note = cache_growth(workload)  # batches of varying length (varying_lengths.py)
+    reserve_notes = [*reserve_notes, *((growth_note,) if growth_note else ())]
     extra = process_runtime(strategy, gpu)
     overhead = extra.total + (reserved - allocated)
     host, nvme, host_notes = _host(workload, strategy, states.host_offload)
@@ -184,7 +196,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
         tuple((p.name, round(p.total)) for p in phases), round(peak.parts["temporaries"]),
         _rounded_parts(peak.parts, allocated), round(reserved), tuple(extra.parts().items()),
         tuple((m.label, _rounded_parts(m.parts, m.total)) for m in moments), round(states.paged),
-        round(zero_flatten_bytes(workload, strategy)), round(step_reserved),
+        round(zero_flatten_bytes(workload, strategy)), round(step_reserved), round(growth),
     )
 
 
@@ -205,7 +217,6 @@ def _step_tensors(workload: Workload, strategy: Strategy, states: ModelStates) -
     notes = {"activations": tuple(activation_notes), "buffers": (*buffer_notes, *((turn_note,) if turn_note else ())),
              "step": step_note, "loading": loading_note}
     return tensors, notes
-
 
 
 def _reserved(workload: Workload, strategy: Strategy, states: ModelStates,
@@ -231,13 +242,7 @@ def _reserved(workload: Workload, strategy: Strategy, states: ModelStates,
     # takes a block forward and backward freed where one is large enough, or a segment of its own where none is
     reserved = max(reserved, peak.total)
     small_pool, small_pool_note = adapter_small_pool_bytes(workload, strategy, peak.name)
-    varying, varying_note = varying_length_reserve(workload)  # batches of varying length (varying_lengths.py)
-    notes = [note, *((small_pool_note,) if small_pool_note else ()), *((varying_note,) if varying_note else ())]
-    return reserved + small_pool + varying, notes
-
-
-
-
+    return reserved + small_pool, [note, *((small_pool_note,) if small_pool_note else ())]
 
 
 def process_runtime(strategy: Strategy, gpu: str | None = None) -> Runtime:
@@ -252,16 +257,6 @@ def _rounded_parts(parts: dict[str, float], total: float) -> tuple[tuple[str, in
     largest = max(rounded, key=lambda key: rounded[key])
     rounded[largest] += round(total) - sum(rounded.values())
     return tuple(rounded.items())
-
-
-
-
-
-
-
-
-
-
 
 
 def _host(workload: Workload, strategy: Strategy, offloaded: float) -> tuple[float, float, list[str]]:

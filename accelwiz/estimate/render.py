@@ -44,6 +44,7 @@ def render_text(report: Report) -> str:
         return render_cpu_text(report, estimate)
     w = estimate.workload
     spec = w.model
+    gpu_bytes = report.target.gpu_bytes if report.target is not None else None
     lines = [
         f"{spec.name}: {spec.num_parameters:,} parameters"
         + (
@@ -69,6 +70,9 @@ def render_text(report: Report) -> str:
     lines += [
         f"  {'peak allocated':<20}{'':>12}{gib(estimate.allocated):>12}   torch max_memory_allocated",
         f"  {'peak reserved':<20}{'':>12}{gib(estimate.reserved):>12}   torch max_memory_reserved",
+        *([f"  {'long run reserved':<20}{'up to':>12}{gib(estimate.reserved_long_run_on(gpu_bytes)):>12}   "
+           "as the cache grows over batches of varying length (released before it fails)"]
+          if estimate.cache_growth else []),
         f"  {'total (peak)':<20}{'':>12}{gib(estimate.per_gpu_total):>12}   reserved + runtime"
         + (" + paged states" if estimate.paged_states else "") + f", peak in the {phase}",
         "  phases (allocated): "

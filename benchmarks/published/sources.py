@@ -109,12 +109,13 @@ SOURCES = {
         "never used to tune anything"),
     # Issue 28, fifth round (model repositories): registered here, frozen, before any row was scored.
     "glm4-finetune-demo": (
-        "frozen", "new (issue 28, fifth round): GLM-4's finetune_demo 'Hardware check' table (c0a6d1e, June 2024), "
+        "design", "frozen until issue 28's long-run cache finding (varying_lengths.py: the LoRA row +17.5 -> -2.1%); "
+        "first registered in the fifth round: GLM-4's finetune_demo 'Hardware check' table (c0a6d1e, June 2024), "
         "GLM-4-9B-Chat on A100-SXM4-80GB: LoRA on one GPU, fp32 full fine-tuning under ZeRO-3 on eight, nvidia-smi "
         "MiB per GPU; not ChatGLM3's demo: never used to tune anything. Its fp32 ZeRO-3 row (80,935 of the card's "
         "81,920 MiB, written '80G (Each GPU, Need 8 GPUs)' by the authors at b9d6d38) is the card full, read as a "
         "verdict: 'ran' (was scored at -51.7%; the estimate says fits, 39.6 GiB with ZeRO-3's prefetch hold); "
-        "nothing tuned, still frozen"),
+        "nothing tuned"),
     "minicpm-finetune": (
         "design", "frozen until issue 28's ZeRO-3 prefetch finding (MiniCPM's finetune README 'Testing Hardware "
         "Standard', a250c20, Feb 2024: MiniCPM-2B under ZeRO-3 with parameter and optimizer CPU offload, full "
@@ -152,11 +153,14 @@ SOURCES = {
     # Issue 28, seventh round (notebooks and vendor blog repositories): registered here, frozen, before any row was
     # scored. rocm_blogs_llama.py: one recipe (trl 0.4.7 SFTTrainer, Llama-2-7B, rocm-smi VRAM%), one GPU per source.
     "rocm-blogs-llama-mi300x": (
-        "frozen", "new (issue 28, seventh round): AMD's ROCm blog posts 'Fine-tune Llama model with LoRA' and "
+        "design", "frozen until issue 28's long-run cache finding, whose out-of-sample evidence it was part of "
+        "(varying_lengths.py: +4.5/+5.3/+13.6 -> +2.1/+1.1/-16.5%); first registered in the seventh round: AMD's ROCm "
+        "blog posts 'Fine-tune Llama model with LoRA' and "
         "'Enhancing LLM Accessibility: A Deep Dive into QLoRA' (ROCm/rocm-blogs 876d80c, Oct 2024), Llama-2-7B on "
         "one MI300X: fp32 full fine-tuning, fp32 LoRA and QLoRA, rocm-smi VRAM% in GB: never used to tune anything"),
     "rocm-blogs-llama2-mi250": (
-        "frozen", "new (issue 28, seventh round): the same recipe's earlier posts (ROCm/rocm-blogs llama2-lora and "
+        "design", "frozen until issue 28's long-run cache finding (varying_lengths.py: the QLoRA row +20.3 -> -11.6%); "
+        "first registered in the seventh round: the same recipe's earlier posts (ROCm/rocm-blogs llama2-lora and "
         "llama2-Qlora, 0864e24, July 2024) on an MI250: QLoRA on one GCD (scored), LoRA and full fine-tuning split "
         "over two GCDs by device_map='auto' (not expressible): never used to tune anything"),
     # Verdict rows only (each notebook names the instance it ran on; no peak printed).
@@ -212,7 +216,9 @@ SOURCES = {
         "A100 40GB, Llama-3.1-8B on 5 x A10G and 4 x MI300X: verdict rows, stated to run; never used to tune "
         "anything"),
     "vertex-model-garden-peft-2023": (
-        "frozen", "new (issue 28, ninth round): Google Cloud Vertex AI Model Garden's PEFT notebook (vertex-ai-samples "
+        "design", "frozen until issue 28's long-run cache finding (varying_lengths.py: Falcon-7B +25.5 -> -6.5%, "
+        "Falcon-40B +17.3 -> +7.0%); first registered in the ninth round: Google Cloud Vertex AI Model Garden's PEFT "
+        "notebook (vertex-ai-samples "
         "0a22ad7, July 2023) with its training image's code (f3be7fa): Falcon-7B/40B-instruct QLoRA (NF4, r=64, trl "
         "0.4.4 SFTTrainer, batch 4 x 512, fp16 autocast, paged AdamW) on one A100 40GB, peak GPU memory ~11G and "
         "~34G; its OpenLLaMA 8-bit LoRA and RoBERTa classification figures kept as not expressible; never used to "
@@ -283,7 +289,10 @@ SOURCES = {
         "under autocast) was read and modelled, nothing tuned: -25.4 -> -10.6%; its Llama-3-8B full row (+44.9%: "
         "'48GB' may name the card) and the 70B FSDP1 offload reserve (+14.2%) not yet explained"),
     "ms-swift-example-scripts": (
-        "frozen", "new (issue 28, tenth round): ms-swift's example sft.sh scripts' headers ('# 18GB GPU memory', "
+        "design", "frozen until issue 28's long-run cache finding (the growth of batches of varying length is a bound "
+        "beside the step's reserve, not in it: estimate/varying_lengths.py; nine rows +1.1..+40.6%, median +20.5% -> "
+        "-15.5..+7.4%, median -2.6%); first registered in the tenth round: ms-swift's example sft.sh scripts' headers "
+        "('# 18GB GPU memory', "
         "swift 1.2-1.6, Oct 2023 - Feb 2024), each read at the commit that wrote its figure: Qwen-1.8B/7B/14B/72B-Chat "
         "and Yi-6B/34B, LoRA, QLoRA (no k-bit preparation) and full fine-tuning on one A10 or A100, ZeRO-2 with "
         "optimizer offload and DDP on two GPUs; not the Benchmark page (ms-swift-benchmark-2024): never used to "

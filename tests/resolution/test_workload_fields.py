@@ -66,8 +66,8 @@ def _estimate(*extra: str) -> object:
 def test_estimate_flags_reach_the_estimate_through_the_resolution() -> None:
     fixed, varying = _estimate(), _estimate("--varying-lengths")
     assert fixed.exit_code == varying.exit_code == 0, fixed.output + varying.output
-    reserved = [json.loads(r.stdout)["estimate"]["peak"]["reserved"] for r in (fixed, varying)]
-    assert reserved[1] > reserved[0]
+    long_run = [json.loads(r.stdout)["estimate"]["peak"]["reserved_long_run"] for r in (fixed, varying)]
+    assert long_run[1] > long_run[0]  # the cache's growth over batches of varying length (varying_lengths.py)
     kept, prepared = _estimate("--no-kbit-prepare"), _estimate("--kbit-prepare")
     assert json.loads(kept.stdout)["estimate"]["per_gpu_bytes"]["weights"] < \
         json.loads(prepared.stdout)["estimate"]["per_gpu_bytes"]["weights"]
@@ -84,10 +84,12 @@ def test_check_takes_them_for_its_memory_rules(tmp_path) -> None:
                                           "--qlora", "--seq-len", "4096", "--trl", *extra])
         return result.output
 
-    # the standard loss kernel: under TRL's own fused LM head (what --trl resolves to) there is no loss tail for
-    # lengths to fragment
-    varying, fixed = said("--loss-kernel", "standard"), said("--fixed-lengths", "--loss-kernel", "standard")
-    assert "AW50" in varying and varying != fixed
+    # the memory rules read the resolution `--explain` shows; varying lengths no longer move the need (the cache's
+    # growth is a bound beside it, varying_lengths.py), so the flag is seen there, and the loss dtype moves the need
+    varying, fixed = said("--explain"), said("--fixed-lengths", "--explain")
+    assert "varying_lengths           true" in varying and "varying_lengths           false" in fixed
+    wide, narrow = said("--loss-kernel", "standard"), said("--loss-kernel", "standard", "--loss-dtype", "bf16")
+    assert "AW501" in wide and wide != narrow
     refused = CliRunner().invoke(app, ["check", str(config), "--model", "qwen2.5-7b", "--loss-dtype", "fp8"])
     assert refused.exit_code == 2 and "invalid loss_dtype `fp8`" in refused.output
 
