@@ -58,6 +58,7 @@ from benchmarks.published.trl_issues_memory import ROWS as _TRL_ISSUES
 from benchmarks.published.unsloth_context import ROWS as _UNSLOTH
 from benchmarks.published.universal_llm_trainer import ROWS as _UNIVERSAL_LLM_TRAINER
 from benchmarks.published.vertex_model_garden_peft import ROWS as _VERTEX_MG_PEFT
+from benchmarks.published.xtuner_docs import ROWS as _XTUNER_DOCS
 from benchmarks.published.yi_finetune import ROWS as _YI_FINETUNE
 
 # One module per source added for issue 28 (its set is in sources.py); their argv name model config.json files
@@ -75,7 +76,7 @@ _NEW += (*_AXOLOTL_PR602, *_LITGPT_PR275)  # issue 28, eleventh round: PR and is
 _NEW += (*_PHILSCHMID_BLOG,)  # eleventh round: independent blog posts and tutorials
 _NEW += (*_TORCHTUNE_PRS, *_OPEN_INSTRUCT_ISSUES)  # issue 28, twelfth round: PR and issue threads
 _NEW += (*_DOLLY, *_YI_FINETUNE)  # twelfth round: model vendors' own fine-tuning READMEs
-_NEW += (*_MS_SWIFT_DOCS,)  # issue 28, thirteenth round: fine-tuning frameworks' own docs
+_NEW += (*_MS_SWIFT_DOCS, *_XTUNER_DOCS)  # issue 28, thirteenth round: fine-tuning frameworks' own docs
 _NEW += (*_SNOWFLAKE_ALST, *_BREVDEV)  # thirteenth round: companies' engineering docs and notebooks
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 

@@ -396,4 +396,15 @@ SOURCES = {
         "Mistral-7B and Llama-2-7B with the HF Trainer on one A10G 24GB, 512-token padded batches, each stated "
         "to have run there (verdict rows); a Mixtral device_map row kept as not expressible: never used to tune "
         "anything"),
+    # Issue 28, thirteenth round (helper A): InternLM/xtuner's docs, one source per page (xtuner_docs.py), verdict rows;
+    # registered here, frozen, with their rows written and before any of them was scored.
+    "xtuner-speed-benchmark-2024": (
+        "frozen", "new (issue 28, thirteenth round): xtuner's docs/zh_cn/acceleration/benchmark.rst (43ef6ab, June "
+        "2024), A100-SXM4-80GB: the configs without sequence parallelism, each with a printed TGS (ran): Llama2-7B "
+        "full at 8k and 32k packed tokens on 8 GPUs, Yi-34B-200K and Llama2-70B full at 8k on 32, ZeRO-3 (assumed), "
+        "bf16 with flash-attn 2, checkpointing: never used to tune anything"),
+    "xtuner-long-sequence-zero3-oom": (
+        "frozen", "new (issue 28, thirteenth round): xtuner's docs/zh_cn/acceleration/train_extreme_long_sequence.rst "
+        "(43ef6ab), Table 1: Yi-34B at 128k tokens under ZeRO-3 without sequence parallelism out of memory on 16, 32 "
+        "and 64 GPUs (A100 80GB assumed): never used to tune anything"),
 }

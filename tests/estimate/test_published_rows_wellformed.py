@@ -70,6 +70,8 @@ NEW_SOURCES.update({"dolly-readme-training": None, "yi-finetune-readme": None})
 # fine-tuning frameworks' own docs (thirteenth round): ms-swift's pages' 'GB' per GPU read as GiB
 NEW_SOURCES.update({"ms-swift-self-cognition-best-practice": 2**30, "ms-swift-qwen1.5-best-practice": 2**30,
                     "ms-swift-llm-finetune-doc": 2**30})
+# xtuner's docs (thirteenth round): verdict rows (a TGS printed, or OOM), nothing printed in bytes
+NEW_SOURCES.update({"xtuner-speed-benchmark-2024": None, "xtuner-long-sequence-zero3-oom": None})
 # companies' engineering docs (thirteenth round): ArcticTraining logs pynvml used memory / 2**30 as "NV x GB";
 # brev.dev's notebooks are verdicts
 NEW_SOURCES.update({"snowflake-arctic-alst-2025": 2**30, "brevdev-notebooks-2023": None})
