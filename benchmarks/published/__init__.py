@@ -15,6 +15,7 @@ from benchmarks.published.axolotl_pr602_openllama import ROWS as _AXOLOTL_PR602
 from benchmarks.published.brevdev_notebooks import ROWS as _BREVDEV
 from benchmarks.published.chatglm3_finetune import ROWS as _CHATGLM3
 from benchmarks.published.databricks_ml_examples import ROWS as _DATABRICKS
+from benchmarks.published.deepspeed_threads_memory import ROWS as _DEEPSPEED_THREADS
 from benchmarks.published.design import ROWS as _DESIGN
 from benchmarks.published.dolly_training import ROWS as _DOLLY
 from benchmarks.published.fastchat_training import ROWS as _FASTCHAT
@@ -41,6 +42,7 @@ from benchmarks.published.ms_swift_best_practice_docs import ROWS as _MS_SWIFT_D
 from benchmarks.published.open_instruct_issues import ROWS as _OPEN_INSTRUCT_ISSUES
 from benchmarks.published.openrlhf_issues_memory import ROWS as _OPENRLHF_ISSUES
 from benchmarks.published.openshift_ai_ray_deepspeed import ROWS as _OPENSHIFT_RAY
+from benchmarks.published.peft_issues_memory import ROWS as _PEFT_ISSUES
 from benchmarks.published.philschmid_blog import ROWS as _PHILSCHMID_BLOG
 from benchmarks.published.qlora_guanaco import ROWS as _QLORA_GUANACO
 from benchmarks.published.qwen_readme import ROWS as _QWEN_README
@@ -78,6 +80,7 @@ _NEW += (*_TORCHTUNE_PRS, *_OPEN_INSTRUCT_ISSUES)  # issue 28, twelfth round: PR
 _NEW += (*_DOLLY, *_YI_FINETUNE)  # twelfth round: model vendors' own fine-tuning READMEs
 _NEW += (*_MS_SWIFT_DOCS, *_XTUNER_DOCS)  # issue 28, thirteenth round: fine-tuning frameworks' own docs
 _NEW += (*_SNOWFLAKE_ALST, *_BREVDEV)  # thirteenth round: companies' engineering docs and notebooks
+_NEW += (*_DEEPSPEED_THREADS, *_PEFT_ISSUES)  # thirteenth round: library PR and issue threads
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -407,4 +407,19 @@ SOURCES = {
         "frozen", "new (issue 28, thirteenth round): xtuner's docs/zh_cn/acceleration/train_extreme_long_sequence.rst "
         "(43ef6ab), Table 1: Yi-34B at 128k tokens under ZeRO-3 without sequence parallelism out of memory on 16, 32 "
         "and 64 GPUs (A100 80GB assumed): never used to tune anything"),
+    # Issue 28, thirteenth round (helper B: library PR and issue threads): registered here, frozen, with their rows
+    # written and before any of them was scored (deepspeed_threads_memory.py, peft_issues_memory.py).
+    "deepspeed-threads-memory": (
+        "frozen", "new (issue 28, thirteenth round): deepspeedai/DeepSpeed's threads, each read in the code it ran: "
+        "PR #7999's example (e7402be, May 2026: Qwen3-32B under ZeRO-3 on 8 x MI300X, 1 x 1,024 tokens, "
+        "max_memory_allocated 96.45 GB on rank 0), issue #4158 (Aug 2023: DeepSpeed-Chat step-1 OPT-1.3b, fp16 "
+        "ZeRO stage 0 with its own LoRA r=128, 16 x 512 tokens, MaxMemAllocated 54.06 GiB) and issue #4953 (Jan "
+        "2024: the alignment-handbook's Zephyr full DPO under ZeRO-3 on one A100-80GB, out of memory): never used "
+        "to tune anything"),
+    "peft-issues-memory-reports": (
+        "frozen", "new (issue 28, thirteenth round): huggingface/peft's issue tracker: #76 (Feb 2023, PEFT's "
+        "peft_lora_clm_accelerate_ds_zero3_offload.py at 5733ea9 run without DeepSpeed on one A100 40GB: "
+        "bloomz-7b1 in fp32, LoRA r=8 on query_key_value, 8 x 64 tokens, TorchTracemalloc's training peak 32037 "
+        "MiB allocated); not PEFT's README or guides (peft-readme, peft-sft-guides) nor its method comparison "
+        "(peft-metamathqa): never used to tune anything"),
 }

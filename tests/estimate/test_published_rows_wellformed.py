@@ -75,6 +75,9 @@ NEW_SOURCES.update({"xtuner-speed-benchmark-2024": None, "xtuner-long-sequence-z
 # companies' engineering docs (thirteenth round): ArcticTraining logs pynvml used memory / 2**30 as "NV x GB";
 # brev.dev's notebooks are verdicts
 NEW_SOURCES.update({"snowflake-arctic-alst-2025": 2**30, "brevdev-notebooks-2023": None})
+# library PR and issue threads (thirteenth round, helper B): peft#76's TorchTracemalloc prints MiB; the DeepSpeed
+# threads print 10^9 (PR #7999's trainer) and GiB (DeepSpeed's ThroughputTimer), so each of those rows names its unit
+NEW_SOURCES.update({"peft-issues-memory-reports": 2**20, "deepspeed-threads-memory": None})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
@@ -121,7 +124,7 @@ def test_new_rows_are_pinned_and_measure_what_they_print(row):
     pinned = row["url"] if "code_url" not in row else row["code_url"]
     assert PINNED.match(pinned), f"{row['key']}: not pinned to a commit: {pinned}"
     assert row.get("assumptions"), row["key"]
-    unit = NEW_SOURCES[row["source"]]
+    unit = row.get("printed_unit", NEW_SOURCES[row["source"]])  # a row may print in its own unit
     if not row.get("measured_bytes") or not row.get("argv"):
         return
     value = float(re.match(r"[\d.]+", row["printed"]).group())
