@@ -48,6 +48,14 @@ _UNEXPRESSED = [
     "packed samples attend across document boundaries (use_varlen_attn False): the same bytes as one long sequence",
 ]
 
+# Stand-ins with the presets' shapes and the positions the runs fed: the speed configs pass no
+# max_position_embeddings, so xtuner scales no RoPE and Llama-2 (4,096 positions) runs at 8k and 32k tokens
+# (transformers computes RoPE for any position), while the CLI refuses a --seq-len past a config's positions
+# (as universal_llm_trainer.py's Llama-2-13B at 8,192). Yi-34B-200K's own config has 200,000 positions.
+_LLAMA2_7B = "benchmarks/published/models/llama-2-7b-32k/config.json"
+_LLAMA2_70B = "benchmarks/published/models/llama-2-70b-8k/config.json"
+_YI = "benchmarks/published/models/yi-34b-200k/config.json"
+
 
 def _speed_row(key: str, model: str, name: str, config: str, gpus: int, seq: int, row_cells: str) -> dict:
     system = "8xA100-80GB" if gpus == 8 else f"{gpus // 8}x8xA100-80GB"
@@ -67,7 +75,7 @@ def _oom_row(gpus: int) -> dict:
             "url": _URL.format(page="train_extreme_long_sequence.rst"),
             "quote": f".. list-table:: **表 1 不同序列长度时，使用 ZeRO-3 训练 128k 上下文 yi-34B 模型的训练情况**\n...\n{cells}",
             "printed": "OOM", "measured_bytes": None, "metric": "reserved", "ran": False,
-            "argv": _ARGV.format(model="benchmarks/published/models/yi-34b/config.json",
+            "argv": _ARGV.format(model=_YI,
                                  system=f"{nodes}x8xA100-80GB", seq=131072),
             "assumptions": _SETTINGS.format(config="yi_34b_200k_full_alpaca_enzh_128k (SP 1: the sp8 config with "
                                                    "sequence_parallel_size 1)", name="Yi-34B-200K", gpus=gpus,
@@ -78,20 +86,17 @@ def _oom_row(gpus: int) -> dict:
                             "batch; with SP 1 the page does not say (the argv says 1; accumulation only adds the "
                             "live gradients, and the row is out of memory in the first micro-batch's activations)"]}
 
-
-_YI = "benchmarks/published/models/yi-34b/config.json"
-
 ROWS = [
-    _speed_row("xtuner-llama2-7b-full-zero3-8k-8xa100-ran", "llama-2-7b", "Llama2-7B",
+    _speed_row("xtuner-llama2-7b-full-zero3-8k-8xa100-ran", _LLAMA2_7B, "Llama2-7B",
                "llama2_7b_full_alpaca_enzh_8k_sp1", 8, 8192,
                "  * - Llama2-7B\n    - 8\n    - 8k\n    - 3028.3\n    - 185.3"),
-    _speed_row("xtuner-llama2-7b-full-zero3-32k-8xa100-ran", "llama-2-7b", "Llama2-7B",
+    _speed_row("xtuner-llama2-7b-full-zero3-32k-8xa100-ran", _LLAMA2_7B, "Llama2-7B",
                "llama2_7b_full_alpaca_enzh_32k_sp1", 8, 32768,
                "  * - Llama2-7B\n    - 8\n    - 32k\n    - 2234.2\n    - 193.0"),
-    _speed_row("xtuner-yi-34b-200k-full-zero3-8k-32xa100-ran", _YI, "Yi-34B-200K (the stand-in: Yi-34B's shapes)",
+    _speed_row("xtuner-yi-34b-200k-full-zero3-8k-32xa100-ran", _YI, "Yi-34B-200K",
                "yi_34b_200k_full_alpaca_enzh_8k_sp1", 32, 8192,
                "  * - Yi-34B-200K\n    - 32\n    - 8k\n    - 485.1\n    - 165.6"),
-    _speed_row("xtuner-llama2-70b-full-zero3-8k-32xa100-ran", "llama-2-70b", "Llama2-70B",
+    _speed_row("xtuner-llama2-70b-full-zero3-8k-32xa100-ran", _LLAMA2_70B, "Llama2-70B",
                "llama2_70b_full_alpaca_enzh_8k_sp1", 32, 8192,
                "  * - Llama2-70B\n    - 32\n    - 8k\n    - 216.8\n    - 144.7"),
     *(_oom_row(gpus) for gpus in (16, 32, 64)),
