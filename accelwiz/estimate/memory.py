@@ -30,6 +30,7 @@ from accelwiz.estimate.accumulation import with_accumulated_gradients
 from accelwiz.estimate.activations import activation_bytes, logits_bytes
 from accelwiz.estimate.buffers import buffer_bytes
 from accelwiz.estimate.fsdp_reserve import fsdp_step_reserve
+from accelwiz.estimate.gpu_fit import gpu_fit
 from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (HOST_PROCESS_BYTES: re-exported)
 from accelwiz.estimate.loading import loading_bytes, zero_flatten_bytes
 from accelwiz.estimate.loss_dtype import as_the_model_computes_its_loss
@@ -158,15 +159,9 @@ class MemoryEstimate:
         return grown
 
     def need_on(self, gpu_bytes: int | None) -> int:
-        """What the process will hold at its peak on a GPU of `gpu_bytes` (unknown: None): `per_gpu_total`,
-        held at the GPU's memory where the allocator would release its cache and retry (`retries_on`), with
-        ZeRO-1/2's flat copy made on the CPU where the GPU cannot hold it (`flattens_on_cpu`)."""
-        if self.flattens_on_cpu(gpu_bytes):
-            return self.with_cpu_flatten().need_on(gpu_bytes)
-        if gpu_bytes and (self.retries_on(gpu_bytes) or (self.pages_out_on(gpu_bytes)
-                                                          and self.unpaged_total <= gpu_bytes)):
-            return int(gpu_bytes)  # the allocator's cache or the paged states give way up to the GPU's memory
-        return self.per_gpu_total
+        """What the process will hold at its peak on a GPU of `gpu_bytes` (unknown: None): `per_gpu_total`, or
+        the GPU's memory where a cache gives way (gpu_fit.py, the one owner of how an estimate meets a GPU)."""
+        return gpu_fit(self, gpu_bytes).held
 
 
 def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = None) -> MemoryEstimate:

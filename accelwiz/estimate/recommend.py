@@ -21,10 +21,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+from accelwiz.estimate.gpu_fit import gpu_fit
 from accelwiz.estimate.memory import MemoryEstimate, estimate_memory
 from accelwiz.estimate.sizes import gib
 from accelwiz.estimate.strategy import Strategy, candidate_strategies
-from accelwiz.estimate.verdict import MemoryVerdict, gpu_need, judge, memory_verdict
+from accelwiz.estimate.verdict import MemoryVerdict, judge, memory_verdict
 from accelwiz.estimate.workload import Workload
 from accelwiz.vocab import HEADROOM
 
@@ -80,7 +81,7 @@ class Budget:
         return self.verdict(estimate).fits
 
     def gpu_need(self, estimate: MemoryEstimate) -> int:
-        return gpu_need(estimate, self.gpu_bytes)[0]
+        return gpu_fit(estimate, self.gpu_bytes).need
 
     def fits_gpu(self, estimate: MemoryEstimate) -> bool:
         return self.verdict(estimate).gpu.verdict == "fits"  # type: ignore[union-attr]

@@ -44,7 +44,6 @@ def render_text(report: Report) -> str:
         return render_cpu_text(report, estimate)
     w = estimate.workload
     spec = w.model
-    gpu_bytes = report.target.gpu_bytes if report.target is not None else None
     lines = [
         f"{spec.name}: {spec.num_parameters:,} parameters"
         + (
@@ -66,19 +65,7 @@ def render_text(report: Report) -> str:
     sizes = {row: row_bytes(estimate, row) for row in ROWS}
     lines += [f"  {_ROW_LABEL.get(row, row):<20}{gib(sizes[row]):>12}{gib(live[row]):>12}" for row in ROWS
               if row != "paged_states" or sizes[row]]  # the paged line only where a paged optimizer runs
-    phase = _PHASE_LABEL.get(estimate.peak_phase, estimate.peak_phase)
-    lines += [
-        f"  {'peak allocated':<20}{'':>12}{gib(estimate.allocated):>12}   torch max_memory_allocated",
-        f"  {'peak reserved':<20}{'':>12}{gib(estimate.reserved):>12}   torch max_memory_reserved",
-        *([f"  {'long run reserved':<20}{'up to':>12}{gib(estimate.reserved_long_run_on(gpu_bytes)):>12}   "
-           "as the cache grows over batches of varying length (released before it fails)"]
-          if estimate.cache_growth else []),
-        f"  {'total (peak)':<20}{'':>12}{gib(estimate.per_gpu_total):>12}   reserved + runtime"
-        + (" + paged states" if estimate.paged_states else "") + f", peak in the {phase}",
-        "  phases (allocated): "
-        + ", ".join(f"{_PHASE_LABEL.get(name, name)} {gib(value)}" for name, value in estimate.phases),
-        f"per node host RAM     {gib(estimate.host_bytes):>12}",
-    ]
+    lines += _peak_lines(estimate, report.target.gpu_bytes if report.target is not None else None)
     if estimate.nvme_bytes:
         lines.append(f"per node NVMe         {gib(estimate.nvme_bytes):>12}")
     lines += ["", report.verdict]
@@ -100,6 +87,24 @@ _COMPARE_LEGEND = ("wts weights, grad gradients, opt optimizer, act activations+
                    "would change for that strategy\n(ckpt: gradient checkpointing on; mb N xK: micro-batch N with "
                    "K times the accumulation), as asked where nothing makes it fit")
 
+
+
+def _peak_lines(estimate: MemoryEstimate, gpu_bytes: int | None) -> list[str]:
+    """The peaks as torch reports them, the long run's reserve where batches vary in length, the total, the
+    phases and the host RAM."""
+    phase = _PHASE_LABEL.get(estimate.peak_phase, estimate.peak_phase)
+    return [
+        f"  {'peak allocated':<20}{'':>12}{gib(estimate.allocated):>12}   torch max_memory_allocated",
+        f"  {'peak reserved':<20}{'':>12}{gib(estimate.reserved):>12}   torch max_memory_reserved",
+        *([f"  {'long run reserved':<20}{'up to':>12}{gib(estimate.reserved_long_run_on(gpu_bytes)):>12}   "
+           "as the cache grows over batches of varying length (released before it fails)"]
+          if estimate.cache_growth else []),
+        f"  {'total (peak)':<20}{'':>12}{gib(estimate.per_gpu_total):>12}   reserved + runtime"
+        + (" + paged states" if estimate.paged_states else "") + f", peak in the {phase}",
+        "  phases (allocated): "
+        + ", ".join(f"{_PHASE_LABEL.get(name, name)} {gib(value)}" for name, value in estimate.phases),
+        f"per node host RAM     {gib(estimate.host_bytes):>12}",
+    ]
 
 def short_changes(changes: tuple[str, ...]) -> str:
     """The ladder's changes in a table cell: 'ckpt', 'mb 2 x4', 'ckpt, mb 2 x4'; 'as asked' without any."""

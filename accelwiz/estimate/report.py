@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from accelwiz.estimate.gpu_fit import gpu_fit
 from accelwiz.estimate.memory import MemoryEstimate, estimate_memory
 from accelwiz.estimate.recommend import CompareRow, Recommendation, compare_rows, recommend
 from accelwiz.estimate.strategy import Strategy, candidate_strategies
-from accelwiz.estimate.verdict import MemoryVerdict, gpu_need, memory_verdict
+from accelwiz.estimate.verdict import MemoryVerdict, memory_verdict
 from accelwiz.estimate.workload import Workload
 from accelwiz.vocab import HEADROOM
 
@@ -72,7 +73,7 @@ def build_report(
         shown = estimate_memory(workload, strategy, gpu)
     elif advice is not None:  # nothing fits: show the most frugal candidate
         shown = advice.best or min((e for e, _ in advice.candidates),
-                                   key=lambda e: gpu_need(e, target.gpu_bytes)[0])  # type: ignore[union-attr]
+                                   key=lambda e: gpu_fit(e, target.gpu_bytes).need)  # type: ignore[union-attr]
     else:
         shown = estimate_memory(workload, candidate_strategies(gpus_per_node, nodes)[0], gpu)
     rows: list[CompareRow] | None = None

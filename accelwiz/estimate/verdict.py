@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from accelwiz.estimate.gpu_fit import gpu_fit
 from accelwiz.estimate.sizes import gib
 from accelwiz.vocab import HEADROOM, Verdict
 
@@ -48,20 +49,6 @@ def judge(need: float, capacity: float, headroom: float = HEADROOM, *, retries: 
     if retries or need > headroom * capacity:
         return "tight"
     return "fits"
-
-
-def gpu_need(estimate: MemoryEstimate, gpu_bytes: int | None) -> tuple[int, bool]:
-    """What a GPU of `gpu_bytes` is judged on, and whether the allocator would retry there: the reserved peak
-    plus the runtime, or, where only the tensors and the runtime fit (`retries_on`), the allocated peak plus the
-    runtime (the cache beyond them is released, not needed). ZeRO-1/2's flat copy is made on the CPU where the
-    GPU cannot hold it beside the loaded model (`MemoryEstimate.flattens_on_cpu`), as DeepSpeed decides."""
-    if estimate.flattens_on_cpu(gpu_bytes):
-        return gpu_need(estimate.with_cpu_flatten(), gpu_bytes)
-    if estimate.retries_on(gpu_bytes):
-        return int(estimate.allocated + estimate.runtime), True
-    if estimate.pages_out_on(gpu_bytes):  # the paged states give way to the rest (module docstring)
-        return int(estimate.unpaged_total), False
-    return int(estimate.per_gpu_total), False
 
 
 def worst(*verdicts: Verdict | None) -> Verdict | None:
@@ -190,12 +177,8 @@ def memory_verdict(
 
 
 def gpu_verdict(estimate: MemoryEstimate, gpu_bytes: int, headroom: float = HEADROOM) -> ResourceVerdict:
-    """The verdict on one GPU's memory (`gpu_need`): what every command's GPU verdict is. Where DeepSpeed would
-    flatten on the CPU, every figure (retries, the reserve named beside them, paged states) is that run's."""
-    cpu_flatten = estimate.flattens_on_cpu(gpu_bytes)
-    if cpu_flatten:
-        estimate = estimate.with_cpu_flatten()
-    need, retries = gpu_need(estimate, gpu_bytes)
-    paged_out = estimate.paged_states if estimate.pages_out_on(gpu_bytes) else 0
-    return ResourceVerdict("GPU memory", need, gpu_bytes, headroom, retries,
-                           int(estimate.unpaged_total) if retries else None, paged_out, cpu_flatten)
+    """The verdict on one GPU's memory: what every command's GPU verdict is, on what `gpu_fit` says the GPU is
+    judged on (retries, paged states and DeepSpeed's CPU flatten each from the run that would happen there)."""
+    fit = gpu_fit(estimate, gpu_bytes)
+    return ResourceVerdict("GPU memory", fit.need, gpu_bytes, headroom, fit.retries, fit.reserve, fit.paged_out,
+                           fit.cpu_flatten)

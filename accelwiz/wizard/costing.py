@@ -41,7 +41,7 @@ class Option:
 
     @property
     def gpu_need(self) -> int:
-        """What the GPU verdict judged (estimate/verdict.py gpu_need): below `per_gpu_bytes` where the
+        """What the GPU verdict judged (estimate/gpu_fit.py): below `per_gpu_bytes` where the
         allocator would release its cache and retry."""
         return self.verdict.gpu.need if self.verdict.gpu is not None else self.per_gpu_bytes
 
