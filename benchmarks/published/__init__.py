@@ -30,6 +30,7 @@ from benchmarks.published.hf_blog_personal_copilot import ROWS as _HF_PERSONAL_C
 from benchmarks.published.hf_blog_pytorch_fsdp import ROWS as _HF_FSDP
 from benchmarks.published.lambda_training_guide_405b import ROWS as _LAMBDA_405B
 from benchmarks.published.hf_cookbook_code_llm import ROWS as _HF_COOKBOOK_CODE_LLM
+from benchmarks.published.h2o_llmstudio_performance import ROWS as _H2O_LLMSTUDIO
 from benchmarks.published.liger_kernel_hf_example import ROWS as _LIGER_HF
 from benchmarks.published.litgpt_pr275_qlora import ROWS as _LITGPT_PR275
 from benchmarks.published.litgpt_resource_tables import ROWS as _LITGPT_TABLES
@@ -78,7 +79,7 @@ _NEW += (*_AXOLOTL_PR602, *_LITGPT_PR275)  # issue 28, eleventh round: PR and is
 _NEW += (*_PHILSCHMID_BLOG,)  # eleventh round: independent blog posts and tutorials
 _NEW += (*_TORCHTUNE_PRS, *_OPEN_INSTRUCT_ISSUES)  # issue 28, twelfth round: PR and issue threads
 _NEW += (*_DOLLY, *_YI_FINETUNE)  # twelfth round: model vendors' own fine-tuning READMEs
-_NEW += (*_MS_SWIFT_DOCS, *_XTUNER_DOCS)  # issue 28, thirteenth round: fine-tuning frameworks' own docs
+_NEW += (*_MS_SWIFT_DOCS, *_XTUNER_DOCS, *_H2O_LLMSTUDIO)  # thirteenth round: fine-tuning frameworks' docs
 _NEW += (*_SNOWFLAKE_ALST, *_BREVDEV)  # thirteenth round: companies' engineering docs and notebooks
 _NEW += (*_DEEPSPEED_THREADS, *_PEFT_ISSUES)  # thirteenth round: library PR and issue threads
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]

@@ -422,4 +422,11 @@ SOURCES = {
         "bloomz-7b1 in fp32, LoRA r=8 on query_key_value, 8 x 64 tokens, TorchTracemalloc's training peak 32037 "
         "MiB allocated); not PEFT's README or guides (peft-readme, peft-sft-guides) nor its method comparison "
         "(peft-metamathqa): never used to tune anything"),
+    # Issue 28, thirteenth round (helper A): H2O LLM Studio's docs (h2o_llmstudio_performance.py), verdict rows;
+    # registered here, frozen, with its rows written and before any of them was scored.
+    "h2o-llmstudio-performance-2023": (
+        "frozen", "new (issue 28, thirteenth round): H2O LLM Studio's 'H2O LLM Studio performance' page (0ee6392, "
+        "Nov 2023): h2ogpt-4096-llama2-7b/13b/70b LoRA r=4 with a bfloat16 or NF4 backbone at its printed defaults "
+        "(batch 2 x 512 tokens padded per batch, checkpointing, fp16 autocast, DDP) on 1-8 A10G and 1-4 A100 80GB: "
+        "27 trained (a time printed), 8 'OOM' (13B bfloat16 and 70B NF4 on A10G): never used to tune anything"),
 }

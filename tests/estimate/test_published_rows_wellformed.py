@@ -72,6 +72,8 @@ NEW_SOURCES.update({"ms-swift-self-cognition-best-practice": 2**30, "ms-swift-qw
                     "ms-swift-llm-finetune-doc": 2**30})
 # xtuner's docs (thirteenth round): verdict rows (a TGS printed, or OOM), nothing printed in bytes
 NEW_SOURCES.update({"xtuner-speed-benchmark-2024": None, "xtuner-long-sequence-zero3-oom": None})
+# H2O LLM Studio's performance page: verdict rows (a train time printed, or OOM)
+NEW_SOURCES.update({"h2o-llmstudio-performance-2023": None})
 # companies' engineering docs (thirteenth round): ArcticTraining logs pynvml used memory / 2**30 as "NV x GB";
 # brev.dev's notebooks are verdicts
 NEW_SOURCES.update({"snowflake-arctic-alst-2025": 2**30, "brevdev-notebooks-2023": None})
