@@ -40,10 +40,19 @@ terms, which counts more than a Liger run keeps without checkpointing.
 Refused (`refuse_fused_loss`): `--trace` (the trace runs the model's own loss); DPO/GRPO (TRL 1.16's DPOTrainer and
 GRPOTrainer turn Liger's fused loss off and run their own fused LM head: resolution/loss_kernel.py); a 16-bit
 `--loss-dtype` (Liger's loss is fp32 in its kernel); LoRA on lm_head (`lce_forward` reads `lm_head.weight`, the
-frozen base under PEFT's lora.Linear: the adapter is skipped); ZeRO-3 with an untied lm_head (the head's module
-never runs, so ZeRO-3 never gathers its weight: Liger-Kernel#1048, open; the same cause TRL fixed for its own Liger
-paths in trl#5891/#6372). A model type Liger has no fused loss for is refused from a flag and left standard from
-Trainer arguments (resolved.py).
+frozen base under PEFT's lora.Linear: the adapter is skipped). A model type Liger has no fused loss for is refused
+from a flag and left standard from Trainer arguments (resolved.py).
+
+Not refused: ZeRO-3 with an untied lm_head. Liger reads `lm_head.weight` by attribute and the head's module never
+runs, but `use_liger_kernel` patches the model's own forward, which runs inside the DeepSpeed engine's: its
+prologue marks every module `_in_forward` (deepspeed 0.19.8 engine.py `_forward_prologue`), so the attribute read
+gathers the weight and registers it as the model's external parameter (parameter_offload.py
+`ZeROOrderedDict.__getitem__`), and the head trains (tests/estimate/test_liger_zero3_engine.py: a real ZeRO-3
+engine on the CPU, the head partitioned to nothing, gathered whole inside the forward and moved by the step; read
+after the forward it is empty and the loss fails, which is why TRL's DPO/GRPO Liger paths, computing the loss
+outside the model's forward, needed trl#5891/#6372). Snowflake's ALST recipes train Llama-3.1-8B this way.
+Liger-Kernel#1048 reports a size mismatch in backward for Qwen3-8B (transformers 4.51.3, Liger 0.5.10), worked
+around by a `stage3_param_persistence_threshold` above the head's size: the estimate says so in a note.
 """
 
 from __future__ import annotations
@@ -122,20 +131,28 @@ def head_gradient_width(workload: Workload, *, autocast: bool = False) -> int:
     return 4 if workload.precision == "fp32" or (workload.precision == "mixed" and autocast) else 2
 
 
-def fused_loss_note(workload: Workload) -> str:
+def fused_loss_note(workload: Workload, strategy: Strategy) -> str:
     """The loss tail's line in the estimate's assumptions."""
     rows = workload.micro_batch * workload.seq_len
     chunk = min(chunk_rows(rows, workload.model.vocab_size, workload.model.hidden_size), rows)
     head = "its lm_head gradient made in forward" if workload.regime == "full" else "no lm_head gradient (frozen)"
     return (f"loss tail: Liger's fused linear cross-entropy (use_liger_kernel), no [{rows} tokens x vocab "
             f"{workload.model.vocab_size:,}] logits: {chunk}-row chunks, the input gradient kept for backward, "
-            f"{head}; Liger's RMSNorm/SwiGLU/RoPE counted as transformers' layers")
+            f"{head}; Liger's RMSNorm/SwiGLU/RoPE counted as transformers' layers" + _zero3_head(workload, strategy))
 
 
-def refuse_fused_loss(workload: Workload, strategy: Strategy | None, *, trace: bool = False,
-                      post_training: bool = False) -> None:
-    """UsageError where a fused loss cannot run as asked (module docstring); `strategy` None: left to the
-    recommendation; `post_training`: TRL's DPO/GRPO, whose trainers run their own fused LM head."""
+def _zero3_head(workload: Workload, strategy: Strategy) -> str:
+    """Under ZeRO-3 with an untied head: how the weight is gathered, and the one failure reported (docstring)."""
+    if strategy.kind != "zero3" or workload.model.tied_lm_head:
+        return ""
+    return ("; under ZeRO-3 the untied lm_head weight Liger reads is gathered as the model's external parameter "
+            "inside the engine's forward (Liger-Kernel#1048 reports a backward size mismatch on one stack, "
+            "worked around by a stage3_param_persistence_threshold above the head's size)")
+
+
+def refuse_fused_loss(workload: Workload, *, trace: bool = False, post_training: bool = False) -> None:
+    """UsageError where a fused loss cannot run as asked (module docstring); `post_training`: TRL's DPO/GRPO,
+    whose trainers run their own fused LM head."""
     if workload.loss_kernel == "standard":
         return
     flag = f"--loss-kernel {workload.loss_kernel}"
@@ -156,7 +173,3 @@ def refuse_fused_loss(workload: Workload, strategy: Strategy | None, *, trace: b
         raise UsageError(f"{flag} with LoRA on lm_head: Liger's lce_forward reads lm_head.weight, the frozen "
                          "base, so the adapter would not train", hint="drop lm_head from --lora-target, or "
                                                                       "--loss-kernel")
-    if strategy is not None and strategy.kind == "zero3" and not workload.model.tied_lm_head:
-        raise UsageError(f"{flag} under ZeRO-3 with {workload.model.name}'s untied lm_head: Liger reads the "
-                         "weight outside the head's forward, so ZeRO-3 never gathers it (Liger-Kernel#1048)",
-                         hint="use --strategy zero2 or fsdp_full, or drop --loss-kernel")

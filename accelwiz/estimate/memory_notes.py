@@ -39,7 +39,7 @@ def assumptions(workload: Workload, strategy: Strategy, states: ModelStates, log
         *notes.activations,
         *_stack_notes(workload),
         *((workload.model.activations_note,) if not workload.model.analytic_activations else ()),
-        *_loss_tail_notes(workload, logits),
+        *_loss_tail_notes(workload, strategy, logits),
         *notes.buffers,
         f"peak over phases (allocated): {phase_text}; the largest is the {PHASE_LABEL[peak.name]}",
         notes.step,
@@ -51,7 +51,7 @@ def assumptions(workload: Workload, strategy: Strategy, states: ModelStates, log
     )
 
 
-def _loss_tail_notes(workload: Workload, logits: float) -> list[str]:
+def _loss_tail_notes(workload: Workload, strategy: Strategy, logits: float) -> list[str]:
     if not logits:
         return ["no LM head counted"]
     if workload.loss_kernel == "trl-fused-head":
@@ -61,7 +61,7 @@ def _loss_tail_notes(workload: Workload, logits: float) -> list[str]:
     if workload.loss_kernel == "liger":
         from accelwiz.estimate.fused_loss import fused_loss_note
 
-        return [fused_loss_note(workload)]
+        return [fused_loss_note(workload, strategy)]
     dtype = "fp32" if workload.loss_dtype == "fp32" else \
         f"{workload.loss_dtype} (a loss on the {workload.loss_dtype} logits, no fp32 upcast)"
     notes = [f"loss tail: {dtype} log-softmax kept for backward ({workload.micro_batch}×{workload.seq_len} tokens × "

@@ -28,7 +28,7 @@ def refuse_unrunnable(workload: Workload, strategy: Strategy | None, *, trace: b
     from accelwiz.estimate.loss_dtype import refuse_loss_dtype
 
     refuse_loss_dtype(workload, strategy, trace=trace, post_training=post_training)
-    refuse_fused_loss(workload, strategy, trace=trace, post_training=post_training)
+    refuse_fused_loss(workload, trace=trace, post_training=post_training)
     if strategy is None:
         return
     if strategy.is_deepspeed and strategy.offload_optimizer != "none" and workload.optimizer != "adamw":

@@ -34,7 +34,7 @@ def unit_workload(context: CheckContext, model: ModelSpec) -> Any:
             refuse_loss_dtype(workload, strategy)
         from accelwiz.estimate.fused_loss import refuse_fused_loss
 
-        refuse_fused_loss(workload, strategy)  # Liger's fused loss where it cannot run (ZeRO-3's untied head)
+        refuse_fused_loss(workload)  # Liger's fused loss where it cannot run (fused_loss.py)
         return workload
     except AccelwizError as exc:
         context.notes.append(f"memory rules skipped: {exc.message}")

@@ -165,7 +165,6 @@ def test_the_flag_replaces_the_loss_tail_by_the_fused_loss() -> None:
     (("--kind", "dpo"), "--loss-kernel liger with --kind dpo: in TRL 1.16's DPOTrainer Liger's fused loss is off"),
     (("--precision", "bf16", "--loss-dtype", "bf16"), "--loss-kernel liger with --loss-dtype bf16"),
     (("--lora", "--lora-target", "q_proj", "--lora-target", "lm_head"), "with LoRA on lm_head"),
-    (("--strategy", "zero3"), "under ZeRO-3 with qwen2.5-7b's untied lm_head"),
 ])
 def test_what_cannot_run_is_refused_in_one_line(extra, said) -> None:
     args = ["estimate", "--model", "qwen2.5-7b", "--system", "8xH100-80GB", "--seq-len", "1024", "--loss-kernel",

@@ -64,7 +64,8 @@ def test_check_explains_it_and_estimates_with_it(tmp_path, cli) -> None:
     zero3.write_text("distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\nmixed_precision: bf16\n"
                      "num_processes: 2\n")
     said = cli("check", str(zero3), "--model", "qwen2.5-7b", "--system", "2xA100-80GB", "--loss-kernel", "liger")
-    assert "memory rules skipped: --loss-kernel liger under ZeRO-3 with qwen2.5-7b's untied lm_head" in said.stderr
+    # under ZeRO-3 an untied head is gathered inside the engine's forward (fused_loss.py): the memory rules run
+    assert "memory rules skipped" not in said.stderr and said.exit_code in (0, 1), said.stderr
 
 
 @pytest.mark.parametrize(("kind", "trainer"), [("dpo", "DPOTrainer"), ("grpo", "GRPOTrainer")])
