@@ -11,6 +11,10 @@ Not the Benchmark page (ms-swift-benchmark-2024) nor the example scripts (ms-swi
   A100s at 4,096 tokens.
 * `ms-swift-llm-finetune-doc`: LLM微调文档.md (c445b330, Nov 2023): Qwen-7B-Chat LoRA (DEFAULT: c_attn) on one GPU and
   under DDP on two 3090s.
+* `ms-swift-vllm-lora-doc`: VLLM推理加速与部署.md (5da1d74d, March 2024), "准备LoRA": Llama-2-7B-Chat LoRA on ALL
+  linears under DDP on four A100s at 4,096 tokens (registered after the three pages above were scored).
+* `ms-swift-agent-best-practice`: Agent微调最佳实践.md (5616766b, March 2024): Qwen-7B-Chat LoRA on ALL linears, batch 2
+  x 1,500 tokens, "占用显存22G" on one consumer GPU (registered after the three pages above were scored).
 
 Each row is read at the commit that wrote its figure (`git log -S` on the header line); a header carried unchanged
 beside a block whose model or settings a later commit rewrote is left out (the Qwen2 page's CLI "22GB" and
@@ -45,14 +49,19 @@ _REPO = "https://github.com/modelscope/ms-swift/blob/{commit}/docs/source/LLM/{p
 _SELF_COG = "自我认知微调最佳实践.md"
 _QWEN15 = "Qwen1.5全流程最佳实践.md"
 _FINETUNE = "LLM微调文档.md"
+_VLLM = "VLLM推理加速与部署.md"
+_AGENT = "Agent微调最佳实践.md"
 _SOURCE = {_SELF_COG: "ms-swift-self-cognition-best-practice", _QWEN15: "ms-swift-qwen1.5-best-practice",
-           _FINETUNE: "ms-swift-llm-finetune-doc"}
+           _FINETUNE: "ms-swift-llm-finetune-doc", _VLLM: "ms-swift-vllm-lora-doc",
+           _AGENT: "ms-swift-agent-best-practice"}
 _C_DEC = "3914e1da87e7028aafc74e46a76650a87eef0c3b"   # 2023-12-02, "Support self cognition (#188)"
 _C_FEB = "70bea62a1d1ee1152f518366d22c2d3ddd17d6ff"   # 2024-02-17, "Support deepseek math (#413)"
 _C_MAR = "b039ea781834480349e23632cdfdf9df6484c506"   # 2024-03-10, "update qwen1.5 best practice (#520)"
 _C_APR = "db7ad12800fa34a1b0a92279d8a5f40f7f24944a"   # 2024-04-30, "update docs (#850)"
 _C_JUN = "a3fe40084cafcc42677327ce14754a623d46dc21"   # 2024-06-07, "update qwen2 docs (#1097)"
 _C_NOV = "c445b330c3ccb1f3764550013e713ee32c526de3"   # 2023-11-28, "update readme (#175)"
+_C_VLLM = "5da1d74dcb21b5840b35245760b3de294430961f"  # 2024-03-19, "support vllm lora (#565)"
+_C_AGENT = "5616766b59210462ec57cc4e25fa2aef39291608"  # 2024-03-19, "update agent documentation (#572)"
 
 _GIB = ("'GB' read as GiB (nvidia-smi's MiB / 1024); read as 1e9 bytes the figure would be 6.9% smaller; how it was "
         "read (nvidia-smi, torch's counters) the page does not say, nor at which step")
@@ -77,14 +86,14 @@ def _url(commit: str, page: str) -> str:
 
 
 def _row(key: str, page: str, commit: str, header: str, printed: str, system: str, argv: str, what: str,
-         unexpressed: list[str], *, ran: bool | None = None) -> dict:
+         unexpressed: list[str], *, ran: bool | None = None, batch: int = 1) -> dict:
     """One code block: its header quoted, its figure per GPU (GiB), or a verdict where the figure is the card's."""
     verdict = ran is not None
     return {"key": key, "source": _SOURCE[page], "url": _url(commit, page), "quote": header, "printed": printed,
             "measured_bytes": None if verdict else int(round(float(printed.rstrip("GB")) * 2**30)),
             "metric": "nvidia-smi", **({"ran": ran} if verdict else {}),
             "argv": f"estimate --model {argv.split()[0]} --system {system} {' '.join(argv.split()[1:])} "
-                    "--micro-batch 1 --gradient-checkpointing --varying-lengths --format json",
+                    f"--micro-batch {batch} --gradient-checkpointing --varying-lengths --format json",
             "assumptions": f"ms-swift {page} at {commit[:9]} (the commit that wrote its figure): {what}",
             "unexpressed": [_GIB, *([_CARD] if verdict else []), _EVAL, *unexpressed]}
 
@@ -242,4 +251,30 @@ _FINETUNE_DOC = [
           _QWEN_FLASH, _LONGEST.format(seq=2048, data="blossom-math-zh: the cap is likely far")]),
 ]
 
-ROWS = [*_SELF_COGNITION, *_QWEN15_PAGE, *_FINETUNE_DOC]
+# Registered after the three pages above were scored, before either of these rows was.
+_LATER_PAGES = [
+    _row("swift-doc-vllm-llama2-7b-chat-lora-all-ddp-4xa100", _VLLM, _C_VLLM,
+         "# Experimental environment: 4 * A100\n# 4 * 30GB GPU memory", "30GB", "4xA100-80GB",
+         f"llama-2-7b --strategy ddp {_LORA} --gradient-accumulation 4 --seq-len 4096 --attention sdpa "
+         "--stack transformers==4.38.2",
+         "Llama-2-7B-Chat (transformers' LlamaForCausalLM) in bf16 under DDP on four A100s (NPROC_PER_NODE=4; 80 GB "
+         "assumed), LoRA r=8 dropout 0.05 on ALL linears, sharegpt-gpt4-mini (train_dataset_sample 1000) + 500 "
+         "self-cognition samples, max_length 4096, batch 1 x accumulation ceil(16 / 4) = 4, March 2024 (transformers "
+         "4.38.2, swift's requirement < 4.40; SDPA); the figure is each GPU's",
+         [_SWIFT_LORA, _LONGEST.format(seq=4096, data="sharegpt-gpt4-mini, multi-turn chats, samples past 4096 "
+                                       "dropped")]),
+    _row("swift-doc-agent-qwen-7b-chat-lora-all-bs2-3090", _AGENT, _C_AGENT,
+         "> 1. 该训练使用消费级单显卡也可以运行（对应的训练过程约15个小时，占用显存22G），用户可以将DDP改为单卡命令即可",
+         "22G", "1xRTX3090",
+         f"{_m('qwen-7b')} --strategy single {_LORA} --gradient-accumulation 32 --seq-len 1500 "
+         "--attention sdpa --stack transformers==4.38.2",
+         "Qwen-7B-Chat (model_revision master, March 2024) in bf16 (dtype AUTO), LoRA r=8 dropout 0.05 on ALL linears "
+         "(tuner_backend swift), ms-agent (train_dataset_mix_ratio 2.0: mixed with general data) + 3000 "
+         "self-cognition samples, max_length 1500, batch 2 x accumulation 32 (`expr 32 / $nproc_per_node` on one "
+         "GPU), gradient checkpointing, on 'a single consumer GPU' (the argv takes a 24 GB RTX 3090), transformers "
+         "4.38.2 (Qwen's hub revision of the day: SDPA without flash-attn)",
+         [_QWEN_CODE, _SWIFT_LORA, _QWEN_FLASH, "the consumer GPU is not named (a 3090 or 4090: 24 GB)",
+          _LONGEST.format(seq=1500, data="ms-agent's tool-calling dialogues, samples past 1500 dropped")], batch=2),
+]
+
+ROWS = [*_SELF_COGNITION, *_QWEN15_PAGE, *_FINETUNE_DOC, *_LATER_PAGES]

@@ -429,4 +429,14 @@ SOURCES = {
         "Nov 2023): h2ogpt-4096-llama2-7b/13b/70b LoRA r=4 with a bfloat16 or NF4 backbone at its printed defaults "
         "(batch 2 x 512 tokens padded per batch, checkpointing, fp16 autocast, DDP) on 1-8 A10G and 1-4 A100 80GB: "
         "27 trained (a time printed), 8 'OOM' (13B bfloat16 and 70B NF4 on A10G): never used to tune anything"),
+    # Issue 28, thirteenth round (helper A): two more ms-swift documentation pages (ms_swift_best_practice_docs.py),
+    # registered after the three ms-swift pages above were scored, with their rows written, before either was.
+    "ms-swift-vllm-lora-doc": (
+        "frozen", "new (issue 28, thirteenth round): ms-swift's docs/source/LLM/VLLM推理加速与部署.md (5da1d74, March "
+        "2024), 'VLLM & LoRA': Llama-2-7B-Chat LoRA on ALL linears under DDP on four A100s at 4,096 tokens, '4 * "
+        "30GB GPU memory': never used to tune anything"),
+    "ms-swift-agent-best-practice": (
+        "frozen", "new (issue 28, thirteenth round): ms-swift's docs/source/LLM/Agent微调最佳实践.md (5616766, March "
+        "2024): Qwen-7B-Chat LoRA on ALL linears, batch 2 x 1,500 tokens, '占用显存22G' on one consumer GPU: never "
+        "used to tune anything"),
 }

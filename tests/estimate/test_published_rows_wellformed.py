@@ -69,7 +69,8 @@ NEW_SOURCES.update({"philschmid-fsdp-qlora-llama3-2024": 2**30, "philschmid-llms
 NEW_SOURCES.update({"dolly-readme-training": None, "yi-finetune-readme": None})
 # fine-tuning frameworks' own docs (thirteenth round): ms-swift's pages' 'GB' per GPU read as GiB
 NEW_SOURCES.update({"ms-swift-self-cognition-best-practice": 2**30, "ms-swift-qwen1.5-best-practice": 2**30,
-                    "ms-swift-llm-finetune-doc": 2**30})
+                    "ms-swift-llm-finetune-doc": 2**30, "ms-swift-vllm-lora-doc": 2**30,
+                    "ms-swift-agent-best-practice": 2**30})
 # xtuner's docs (thirteenth round): verdict rows (a TGS printed, or OOM), nothing printed in bytes
 NEW_SOURCES.update({"xtuner-speed-benchmark-2024": None, "xtuner-long-sequence-zero3-oom": None})
 # H2O LLM Studio's performance page: verdict rows (a train time printed, or OOM)
