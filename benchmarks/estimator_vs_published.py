@@ -9,10 +9,9 @@ The figure compared with what the source measured, read from the JSON's `estimat
 
 * `nvidia-smi` (the process's whole footprint): `total` (reserved + CUDA context, cuBLAS, NCCL); where the source
   measured its own CUDA context on its stack (CUDA 11's eager loading), that context replaces the CLI's;
-* `reserved` (torch.cuda.max_memory_reserved or memory_reserved(), read by the source's code after or across its
-  run): `reserved_long_run` + the cuBLAS workspaces; it is `reserved` unless batches vary in length, where the
-  cache may grow over the run (estimate/varying_lengths.py) -- a nvidia-smi glimpse, at a moment its source does
-  not state, is compared with the step's `total`;
+* `reserved` (torch.cuda.max_memory_reserved or memory_reserved()): `reserved` + the cuBLAS workspaces (where
+  batches vary in length, `reserved` counts the middle of the range the cache grows through over a run:
+  estimate/varying_lengths.py; `reserved_long_run` is its top, reported, not scored);
 * `allocated` (torch.cuda.max_memory_allocated): `allocated`.
 
 Where the reserve would pass the GPU's memory but the allocated peak and runtime fit, the allocator releases its
@@ -75,10 +74,10 @@ def figure(row: dict, peak: dict) -> int:
     if row["metric"] == "nvidia-smi":
         ours = peak["total"] + row.get("context_measured_bytes", parts["cuda_context"]) - parts["cuda_context"]
     elif row["metric"] == "reserved":
-        ours = peak["reserved_long_run"] + parts["cublas_workspace"]
+        ours = peak["reserved"] + parts["cublas_workspace"]
     else:
         return peak["allocated"]
-    device = peak.get("device_total")  # the long run's reserve is already held at it (reserved_long_run_on)
+    device = peak.get("device_total")
     if device and peak["total"] > device >= peak["allocated"] + peak["runtime"]:
         ours -= peak["total"] - device  # the allocator retries at the GPU's memory instead of growing
     return ours

@@ -85,8 +85,8 @@ class MemoryEstimate:
     # step's own reserve beside loading's blocks (reserve.at_least_loading): what `with_cpu_flatten` needs
     zero_flatten: int = 0
     step_reserved: int = 0
-    # batches of varying length: what `max_memory_reserved` may grow by over a long run beyond `reserved`, free
-    # segments the allocator releases before it fails, so in no total and no need (varying_lengths.py)
+    # batches of varying length: what `max_memory_reserved` may grow by over a long run beyond `reserved` (which
+    # counts the middle of the range), free segments the allocator releases before it fails (varying_lengths.py)
     cache_growth: int = 0
 
     @property
@@ -176,8 +176,9 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     peak = max(phases, key=lambda p: p.total)
     allocated = peak.total
     step_reserved, reserve_notes = _reserved(workload, strategy, states, phases)
+    expected, bound, growth_note = cache_growth(workload)  # batches of varying length (varying_lengths.py)
+    step_reserved += expected
     reserved, reserve_notes = at_least_loading(step_reserved, reserve_notes, phases[0].total)
-    growth, growth_note = cache_growth(workload)  # batches of varying length (varying_lengths.py)
     reserve_notes = [*reserve_notes, *((growth_note,) if growth_note else ())]
     extra = process_runtime(strategy, gpu)
     overhead = extra.total + (reserved - allocated)
@@ -191,7 +192,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
         tuple((p.name, round(p.total)) for p in phases), round(peak.parts["temporaries"]),
         _rounded_parts(peak.parts, allocated), round(reserved), tuple(extra.parts().items()),
         tuple((m.label, _rounded_parts(m.parts, m.total)) for m in moments), round(states.paged),
-        round(zero_flatten_bytes(workload, strategy)), round(step_reserved), round(growth),
+        round(zero_flatten_bytes(workload, strategy)), round(step_reserved), round(bound - expected),
     )
 
 
