@@ -61,7 +61,9 @@ SOURCES = {
         "fp32 non-quantized parameters without autocast keeping every activation fp32 (activations.kbit_fp32_stream: "
         "-37.3/-32.1% -> -10.4/-14.1%); tests/estimate/test_loss_dtype.py, test_kbit_fp32_stream.py"),
     "torchtune-lora-qlora-tutorials": (
-        "frozen", "new (issue 28, third round): torchtune's LoRA and QLoRA tutorials (April 2024; Llama-2-7B "
+        "design", "frozen until issue 28's choice of the middle of the varying-length cache growth (ea6437b), whose "
+        "out-of-sample evidence it was part of (top -1.1% -> middle -4.0% median); first registered in the third "
+        "round: torchtune's LoRA and QLoRA tutorials (April 2024; Llama-2-7B "
         "LoRA ranks and targets, QLoRA; peak reserved in GB), not the README table: never used to tune anything"),
     "litgpt-resource-tables": (
         "design", "new (issue 28, third round): LitGPT's tutorials/resource-tables.md (lit-gpt 8641822, "
@@ -371,17 +373,23 @@ SOURCES = {
     # than its Benchmark page and example scripts, one source per page (ms_swift_best_practice_docs.py); registered
     # here, frozen, with their rows written and before any of them was scored.
     "ms-swift-self-cognition-best-practice": (
-        "frozen", "new (issue 28, thirteenth round): ms-swift's docs/source/LLM/自我认知微调最佳实践.md (self-cognition "
+        "design", "frozen until issue 28's choice of the middle of the varying-length cache growth (ea6437b), whose "
+        "out-of-sample evidence it was part of (step -40.9% -> middle -22.2% median, top -3.5%); first registered in "
+        "the thirteenth round: ms-swift's docs/source/LLM/自我认知微调最佳实践.md (self-cognition "
         "best practice), each header read at the commit that wrote it: Qwen-7B-Chat (3914e1d, Dec 2023), "
         "Qwen1.5-4B-Chat (70bea62 Feb 2024, db7ad12 April 2024), Qwen2-7B-Instruct (a3fe400, June 2024), LoRA r=8 "
         "on ALL linears on one GPU, DDP on two and four, ZeRO-2 on four 3090s ('GB' per GPU; a card's whole memory "
         "read as a verdict): never used to tune anything"),
     "ms-swift-qwen1.5-best-practice": (
-        "frozen", "new (issue 28, thirteenth round): ms-swift's docs/source/LLM/Qwen1.5全流程最佳实践.md (b039ea7, "
+        "design", "frozen until issue 28's choice of the middle of the varying-length cache growth (ea6437b), whose "
+        "out-of-sample evidence it was part of (step -20.0% -> middle -6.2% median); first registered in the "
+        "thirteenth round: ms-swift's docs/source/LLM/Qwen1.5全流程最佳实践.md (b039ea7, "
         "March 2024; db7ad12): Qwen1.5-7B-Chat LoRA on one A100 and under ZeRO-3 on four 3090s, Qwen1.5-72B-Chat "
         "LoRA under ZeRO-3 on four A100s at 4,096 tokens: never used to tune anything"),
     "ms-swift-llm-finetune-doc": (
-        "frozen", "new (issue 28, thirteenth round): ms-swift's docs/source/LLM/LLM微调文档.md (c445b33, Nov 2023): "
+        "design", "frozen until issue 28's choice of the middle of the varying-length cache growth (ea6437b), whose "
+        "out-of-sample evidence it was part of (step -5.5% -> middle +1.4% median); first registered in the thirteenth "
+        "round: ms-swift's docs/source/LLM/LLM微调文档.md (c445b33, Nov 2023): "
         "Qwen-7B-Chat LoRA on c_attn on one GPU and under DDP on two 3090s: never used to tune anything"),
     # Issue 28, thirteenth round (companies' engineering blogs and docs, helper C): registered here, frozen, with
     # their rows written and before any of them was scored (snowflake_arctic_alst.py, brevdev_notebooks.py).
@@ -432,11 +440,15 @@ SOURCES = {
     # Issue 28, thirteenth round (helper A): two more ms-swift documentation pages (ms_swift_best_practice_docs.py),
     # registered after the three ms-swift pages above were scored, with their rows written, before either was.
     "ms-swift-vllm-lora-doc": (
-        "frozen", "new (issue 28, thirteenth round): ms-swift's docs/source/LLM/VLLM推理加速与部署.md (5da1d74, March "
+        "design", "frozen until issue 28's choice of the middle of the varying-length cache growth (ea6437b), whose "
+        "out-of-sample evidence it was part of (its DDP row -42.3% -> -36.5%, not explained); first registered in the "
+        "thirteenth round: ms-swift's docs/source/LLM/VLLM推理加速与部署.md (5da1d74, March "
         "2024), 'VLLM & LoRA': Llama-2-7B-Chat LoRA on ALL linears under DDP on four A100s at 4,096 tokens, '4 * "
         "30GB GPU memory': never used to tune anything"),
     "ms-swift-agent-best-practice": (
-        "frozen", "new (issue 28, thirteenth round): ms-swift's docs/source/LLM/Agent微调最佳实践.md (5616766, March "
+        "design", "frozen until issue 28's choice of the middle of the varying-length cache growth (ea6437b), whose "
+        "out-of-sample evidence it was part of (+2.8% -> +5.9%); first registered in the thirteenth round: ms-swift's "
+        "docs/source/LLM/Agent微调最佳实践.md (5616766, March "
         "2024): Qwen-7B-Chat LoRA on ALL linears, batch 2 x 1,500 tokens, '占用显存22G' on one consumer GPU: never "
         "used to tune anything"),
 }
