@@ -29,13 +29,12 @@ Every rule below is read from c10/cuda/CUDACachingAllocator.cpp (pytorch/pytorch
   segment never split, or whose blocks all merged back) is cudaFree'd, on every stream.
 * `alloc_block` failing at the capacity: `release_available_cached_blocks` (oversize blocks, only with
   `max_split_size`), then `release_cached_blocks` and retry.
-* expandable segments (`expandable_segments:True`, Note [Expandable Segments]): one segment per pool and
-  stream that grows by pages of 2 MiB (small pool) or 20 MiB (large pool) at its end; blocks split down to
-  512 bytes.
+* expandable segments (`expandable_segments:True`): allocator_expandable.py (one segment per pool and stream
+  growing by pages at its end); `should_split` then splits any block down to 512 bytes.
 
-Not modelled: `record_stream` delays (a recorded stream's `free_completed` already carries them), CUDA
-graphs' private pools, garbage_collection_threshold, and with expandable segments `empty_cache` unmapping the
-free pages of a segment still in use (only wholly free segments are released here).
+Not modelled: `record_stream` delays (a recorded stream's `free_completed` already carries them), CUDA graphs'
+private pools, garbage_collection_threshold, and with expandable segments `release_blocks` unmapping the free
+pages of a segment still in use (only wholly free segments are released here).
 """
 
 from __future__ import annotations
@@ -44,6 +43,7 @@ import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from accelwiz.estimate import allocator_expandable as expandable
 from accelwiz.estimate.allocator_pool import Block, Pool
 
 K_MIN_BLOCK_SIZE = 512  # kMinBlockSize
@@ -172,6 +172,8 @@ class CachingAllocator:
         block = pool.lower_bound(stream, size)
         if block is None:
             return None
+        if self.expandable_segments:
+            block = expandable.best_fit(pool, block, self._tail.get((block.small, stream)))
         if size < self.max_split_size <= block.size:
             return None  # an oversize block is not split for a smaller request
         if size >= self.max_split_size and block.size >= size + K_LARGE_BUFFER:
@@ -208,27 +210,13 @@ class CachingAllocator:
         return next(self._next_ptr)
 
     def _expansion(self, size: int, small: bool, stream: int) -> int:
-        """Expandable segments: the pages to map at the segment's end so that its last block holds `size`."""
-        page = K_SMALL_BUFFER if small else K_LARGE_BUFFER
-        tail = self._tail.get((small, stream))
-        free_tail = tail.size if tail is not None and not tail.allocated else 0
-        return page * -(-(size - free_tail) // page)
+        return expandable.pages(size, small, self._tail.get((small, stream)))
 
-    def _expand(self, pool: Pool, grow: int, small: bool, stream: int) -> Block:
+    def _expand(self, pool: Pool, nbytes: int, small: bool, stream: int) -> Block:
         tail = self._tail.get((small, stream))
-        if tail is not None and not tail.allocated:
-            pool.remove(tail)
-            tail.size += grow
-            pool.insert(tail)
-            return tail
-        if tail is None:
-            self.segments += 1
-        ptr = next(self._next_ptr) if tail is None else tail.ptr + tail.size
-        block = Block(grow, ptr, small, stream)
-        if tail is not None:
-            tail.next, block.prev = block, tail
+        self.segments += tail is None
+        block = expandable.grow(pool, tail, nbytes, small, stream, lambda: next(self._next_ptr))
         self._tail[small, stream] = block
-        pool.insert(block)
         return block
 
 
