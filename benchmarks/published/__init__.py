@@ -48,6 +48,7 @@ from benchmarks.published.philschmid_blog import ROWS as _PHILSCHMID_BLOG
 from benchmarks.published.qlora_guanaco import ROWS as _QLORA_GUANACO
 from benchmarks.published.qwen_readme import ROWS as _QWEN_README
 from benchmarks.published.raschka_lora_insights import ROWS as _RASCHKA
+from benchmarks.published.raschka_llms_from_scratch import ROWS as _RASCHKA_LLMS_FROM_SCRATCH
 from benchmarks.published.rocm_blogs_llama import ROWS as _ROCM_BLOGS
 from benchmarks.published.snowflake_arctic_alst import ROWS as _SNOWFLAKE_ALST
 from benchmarks.published.sources import SOURCES
@@ -82,6 +83,7 @@ _NEW += (*_DOLLY, *_YI_FINETUNE)  # twelfth round: model vendors' own fine-tunin
 _NEW += (*_MS_SWIFT_DOCS, *_XTUNER_DOCS, *_H2O_LLMSTUDIO)  # thirteenth round: fine-tuning frameworks' docs
 _NEW += (*_SNOWFLAKE_ALST, *_BREVDEV)  # thirteenth round: companies' engineering docs and notebooks
 _NEW += (*_DEEPSPEED_THREADS, *_PEFT_ISSUES)  # thirteenth round: library PR and issue threads
+_NEW += (*_RASCHKA_LLMS_FROM_SCRATCH,)  # fourteenth round: individual engineers' write-ups
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

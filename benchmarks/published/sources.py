@@ -451,4 +451,12 @@ SOURCES = {
         "docs/source/LLM/Agent微调最佳实践.md (5616766, March "
         "2024): Qwen-7B-Chat LoRA on ALL linears, batch 2 x 1,500 tokens, '占用显存22G' on one consumer GPU: never "
         "used to tune anything"),
+    # Issue 28, fourteenth round (helper G: individual engineers' write-ups): registered here, frozen, with its rows
+    # written and before any of them was scored (raschka_llms_from_scratch.py).
+    "raschka-llms-from-scratch": (
+        "frozen", "new (issue 28, fourteenth round): Sebastian Raschka's 'PyTorch Performance Tips for Faster LLM "
+        "Training' (rasbt/LLMs-from-scratch ch05/10_llm-training-speed, 908dd2f, Feb 2025; not his 2023 LoRA "
+        "write-ups): the book's GPT-2-sized model (untied head, 163M) trained from scratch at 1,024 tokens, fp32 then "
+        "pure bf16, eager then SDPA, compiled, batch 8 and 32 on one A100 and DDP on four, torch.cuda.memory_reserved "
+        "in GiB: never used to tune anything"),
 }

@@ -81,6 +81,9 @@ NEW_SOURCES.update({"snowflake-arctic-alst-2025": 2**30, "brevdev-notebooks-2023
 # library PR and issue threads (thirteenth round, helper B): peft#76's TorchTracemalloc prints MiB; the DeepSpeed
 # threads print 10^9 (PR #7999's trainer) and GiB (DeepSpeed's ThroughputTimer), so each of those rows names its unit
 NEW_SOURCES.update({"peft-issues-memory-reports": 2**20, "deepspeed-threads-memory": None})
+# individual engineers' write-ups (fourteenth round, helper G): Raschka's training-speed page prints
+# torch.cuda.memory_reserved() / 1024**3 as 'GB'
+NEW_SOURCES.update({"raschka-llms-from-scratch": 2**30})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
