@@ -5,7 +5,10 @@ step of the real transformers model is traced on the CPU (`accelwiz estimate --t
 recorded allocations and frees are replayed through accelwiz/estimate/allocator.py (PyTorch's CUDA caching
 allocator as c10/cuda/CUDACachingAllocator.cpp defines it). The ratio of the replay's reserved peak to the
 trace's allocated peak, its median per group, is what `accelwiz/estimate/reserve.py` multiplies the analytic
-allocated figure's dynamic bytes by (the upper quartile is printed too).
+allocated figure's dynamic bytes by (the upper quartile is printed too). Each trace's stream is replayed twice:
+with the default allocator (split blocks in segments of their own) and with `expandable_segments:True` (one
+segment per pool and stream growing by pages); the second table, "expandable", is what reserve.py takes for
+`estimate --expandable-segments`.
 
     python benchmarks/allocator_replay.py            # the whole matrix (about 15 minutes on 2 cores)
     python benchmarks/allocator_replay.py --only 0,3
@@ -100,10 +103,13 @@ def run(case: Case) -> dict:
     static = (trace.forward_end.bytes.get("parameters", 0) + trace.forward_end.bytes.get("buffers", 0)
               + trace.optimizer_states)
     dynamic_ratio = (trace.reserved - static) / (trace.peak - static)
+    # the same events replayed with `expandable_segments:True` (trace_replay.py): one trace, two allocators
+    expandable = trace.allocator["reserved_expandable"]
     return {"case": case.label, **asdict(case), "allocated": trace.peak, "peak_phase": trace.peak_phase,
             "reserved": trace.reserved, "static": static, "ratio": round(trace.reserved / trace.peak, 4),
-            "dynamic_ratio": round(dynamic_ratio, 4), "allocator": trace.allocator,
-            "seconds": round(trace.seconds, 1)}
+            "dynamic_ratio": round(dynamic_ratio, 4), "reserved_expandable": expandable,
+            "dynamic_ratio_expandable": round((expandable - static) / (trace.peak - static), 4),
+            "allocator": trace.allocator, "seconds": round(trace.seconds, 1)}
 
 
 def replay_group(row: dict) -> str:
@@ -122,29 +128,38 @@ def main() -> int:
     if args.only:
         cases = [cases[int(i)] for i in args.only.split(",")]
     rows = []
-    print("| case | allocated GiB | reserved GiB | reserved/allocated | dynamic reserved/allocated |\n"
-          "|---|---:|---:|---:|---:|")
+    print("| case | allocated GiB | reserved GiB | reserved/allocated | dynamic reserved/allocated | expandable: "
+          "reserved GiB | dynamic |\n|---|---:|---:|---:|---:|---:|---:|")
     for case in cases:
         row = run(case)
         rows.append(row)
         print(f"| {row['case']} | {row['allocated'] / 2**30:.3f} | {row['reserved'] / 2**30:.3f} | "
-              f"{row['ratio']:.3f} | {row['dynamic_ratio']:.3f} |", flush=True)
+              f"{row['ratio']:.3f} | {row['dynamic_ratio']:.3f} | {row['reserved_expandable'] / 2**30:.3f} | "
+              f"{row['dynamic_ratio_expandable']:.3f} |", flush=True)
     out = REPO / "benchmarks" / "results" / "allocator_replay.json"
     if args.only and out.exists():  # a subset replaces its own rows in the last full run
         done = {row["case"] for row in rows}
         kept = [row for row in json.loads(out.read_text())["rows"] if row["case"] not in done]
         rows = sorted(kept + rows, key=lambda row: [c.label for c in matrix()].index(row["case"]))
+    summary, expandable = summarise(rows, "dynamic_ratio"), summarise(rows, "dynamic_ratio_expandable")
+    out.write_text(json.dumps({"summary": summary, "expandable": expandable, "rows": rows}, indent=2) + "\n")
+    for name, table in (("split blocks (default)", summary), ("expandable_segments:True", expandable)):
+        print(f"{name}:")
+        for key, value in table.items():
+            print(f"  {key}: median {value['median']:.3f} (reserve.py), upper quartile "
+                  f"{value['upper_quartile']:.3f}, max {value['max']:.3f} over {value['n']}")
+    return 0
+
+
+def summarise(rows: list[dict], field: str) -> dict[str, dict]:
+    """Per group (`replay_group`), the median, upper quartile and largest of `field` over the rows."""
     groups: dict[str, list[float]] = {}
     for row in rows:
-        groups.setdefault(replay_group(row), []).append(row["dynamic_ratio"])
-    summary = {key: {"median": statistics.median(v), "max": max(v), "n": len(v),
-                     "upper_quartile": statistics.quantiles(v, n=4, method="inclusive")[2]}
-               for key, v in groups.items()}
-    out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=2) + "\n")
-    for key, value in summary.items():
-        print(f"{key}: median {value['median']:.3f} (reserve.py), upper quartile {value['upper_quartile']:.3f}, "
-              f"max {value['max']:.3f} over {value['n']}")
-    return 0
+        if field in row:
+            groups.setdefault(replay_group(row), []).append(row[field])
+    return {key: {"median": statistics.median(v), "max": max(v), "n": len(v),
+                  "upper_quartile": statistics.quantiles(v, n=4, method="inclusive")[2]}
+            for key, v in groups.items()}
 
 
 if __name__ == "__main__":

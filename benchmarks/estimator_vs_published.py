@@ -59,7 +59,8 @@ def run_cli(row: dict) -> dict:
         cwd = os.getcwd()
         os.chdir(REPO)  # a row's --model may be a config.json path relative to the repository root
         try:
-            result = CliRunner().invoke(app, argv)
+            # rows run as written: the developer's allocator settings are not theirs (resolution/alloc_conf.py)
+            result = CliRunner().invoke(app, argv, env={"PYTORCH_CUDA_ALLOC_CONF": None, "PYTORCH_ALLOC_CONF": None})
         finally:
             os.chdir(cwd)
     if result.exit_code not in (0, 1):  # 1: does not fit, still a JSON estimate

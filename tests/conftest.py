@@ -68,6 +68,13 @@ def _fresh_working_directory(tmp_path_factory, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 
+@pytest.fixture(autouse=True)
+def _no_allocator_settings(monkeypatch) -> None:
+    """No test reads the developer's PYTORCH_CUDA_ALLOC_CONF (an estimate's default allocator follows it)."""
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    monkeypatch.delenv("PYTORCH_ALLOC_CONF", raising=False)
+
+
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     found = corpus_dir()

@@ -58,6 +58,9 @@ LoraDropoutOption = Annotated[float | None, typer.Option(
 VaryingLengthsOption = Annotated[bool | None, typer.Option(
     "--varying-lengths/--fixed-lengths", rich_help_panel="Memory", show_default=False,
     help="Batches padded to their own longest sample (default: TRL SFT without packing varies, else fixed).")]
+ExpandableSegmentsOption = Annotated[bool | None, typer.Option(
+    "--expandable-segments/--no-expandable-segments", rich_help_panel="Memory", show_default=False,
+    help="The caching allocator with expandable_segments:True (default: PYTORCH_CUDA_ALLOC_CONF's, else off).")]
 LossDtypeOption = Annotated[str | None, typer.Option(
     metavar="fp32|bf16|fp16", rich_help_panel="Memory", show_default=False,
     help="The dtype the loss runs in (default fp32, transformers' loss; `estimate --help`).")]
@@ -100,7 +103,8 @@ def check(
     gradient_checkpointing: GradientCheckpointingOption = None,
     method: MethodOption = None, lora: LoraOption = False, qlora: QloraOption = False,
     lora_dropout: LoraDropoutOption = None,
-    varying_lengths: VaryingLengthsOption = None, loss_dtype: LossDtypeOption = None,
+    varying_lengths: VaryingLengthsOption = None, expandable_segments: ExpandableSegmentsOption = None,
+    loss_dtype: LossDtypeOption = None,
     loss_kernel: LossKernelOption = None,
     kbit_prepare: KbitPrepareOption = None,
     stack: StackOption = None,
@@ -121,7 +125,8 @@ def check(
         flags = workload_flags(micro_batch=micro_batch, seq_len=seq_len, gradient_checkpointing=gradient_checkpointing,
                                method=method, lora=lora, qlora=qlora, attention=attention,
                                lora_dropout=lora_dropout, varying_lengths=varying_lengths, loss_dtype=loss_dtype,
-                               loss_kernel=loss_kernel, kbit_prepared=kbit_prepare, stack=stack)
+                               loss_kernel=loss_kernel, kbit_prepared=kbit_prepare, stack=stack,
+                               expandable_segments=expandable_segments)
         checked = check_files(CheckRequest(
             files or [_default_config()], split_codes(select), split_codes(ignore), system, model, plan, flags,
             training_args, trainer_argv(ctx), trl, kind, {"num_processes": num_processes, "num_machines": num_machines},

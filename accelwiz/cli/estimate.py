@@ -112,6 +112,10 @@ VaryingLengthsOption = Annotated[bool | None, typer.Option(
     "--varying-lengths/--fixed-lengths", rich_help_panel=_TRAIN, show_default=False,
     help="Batches padded to their own longest sample, up to --seq-len (TRL's SFT collator without packing): the "
          "allocator caches loss tensors of every length. Default: fixed (the built-in trainer packs).")]
+ExpandableSegmentsOption = Annotated[bool | None, typer.Option(
+    "--expandable-segments/--no-expandable-segments", rich_help_panel=_TRAIN, show_default=False,
+    help="The CUDA caching allocator with expandable_segments:True (one segment per stream grown by pages): its "
+         "reserve. Default: what PYTORCH_CUDA_ALLOC_CONF says, else off.")]
 LossDtypeOption = Annotated[str | None, typer.Option(
     metavar="fp32|bf16|fp16", rich_help_panel=_TRAIN, show_default=False,
     help="The dtype the loss runs in (default fp32: transformers' loss upcasts the logits); bf16/fp16: a loss "
@@ -217,7 +221,7 @@ def estimate(
     optimizer: OptimizerOption = None, optimizer_kernel: OptimizerKernelOption = None,
     gradient_checkpointing: GradientCheckpointingOption = None,
     attention: AttentionOption = None,
-    varying_lengths: VaryingLengthsOption = None,
+    varying_lengths: VaryingLengthsOption = None, expandable_segments: ExpandableSegmentsOption = None,
     loss_dtype: LossDtypeOption = None,
     loss_kernel: LossKernelOption = None,
     kbit_prepare: KbitPrepareOption = None, stack: StackOption = None,
@@ -270,7 +274,7 @@ def _request(options: dict[str, Any]) -> EstimateRequest:
     workload = {name: options[name] for name in ("micro_batch", "gradient_accumulation", "seq_len", "method", "lora", "qlora", "lora_rank",
                                                  "lora_dropout", "precision", "base_dtype", "optimizer", "optimizer_kernel",
                                                  "gradient_checkpointing", "attention", "varying_lengths",
-                                                 "loss_dtype", "loss_kernel", "kbit_prepare", "stack")}
+                                                 "expandable_segments", "loss_dtype", "loss_kernel", "kbit_prepare", "stack")}
     flags = checked_flags(lora_targets=tuple(options["lora_target"] or ()) or None, **workload)
     post = {name: options[name] for name in _POST_FLAGS}
     post["precompute_ref_log_probs"] = post["precompute_ref_log_probs"] or None  # False: not given

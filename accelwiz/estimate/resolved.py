@@ -50,6 +50,7 @@ def to_workload(resolved: ResolvedWorkload, spec: ModelSpec) -> Workload:
         loss_dtype=model_loss_dtype(resolved, spec),
         loss_kernel=model_loss_kernel(resolved, spec),
         kbit_prepared=bool(resolved.kbit_prepared.value),
+        expandable_segments=bool(resolved.expandable_segments.value),
         **resolved.base_as_loaded(),
     )
     if workload.regime != "full" and workload.trainable_parameters == 0:

@@ -31,7 +31,11 @@ def scaled_replay(traced: dict[str, int], traced_phases: dict[str, Snapshot],
     scaled = {f"allocated_{p}": phases[p].total for p in PHASES}
     top = max(PHASES, key=lambda p: phases[p].total)
     scaled["allocated"] = phases[top].total
-    scaled["reserved"] = round(static(phases[top]) + ratio * (phases[top].total - static(phases[top])))
+    base, dynamic = static(phases[top]), phases[top].total - static(phases[top])
+    scaled["reserved"] = round(base + ratio * dynamic)
+    if "reserved_expandable" in traced:  # the expandable replay's reserve, scaled the same way
+        expandable = (traced["reserved_expandable"] - fixed) / (high - fixed) if high > fixed else 1.0
+        scaled["reserved_expandable"] = round(base + expandable * dynamic)
     for phase in PHASES:
         share = traced.get(f"reserved_{phase}", 0) / traced["reserved"] if traced["reserved"] else 0.0
         scaled[f"reserved_{phase}"] = round(share * scaled["reserved"])
@@ -50,6 +54,8 @@ def replayed(events: list[tuple]) -> tuple[dict[str, int], tuple[tuple[str, int,
             figures[f"allocated_{phase}"] = max(figures.get(f"allocated_{phase}", 0), allocated)
     figures["reserved"] = result.peak_reserved
     figures["allocated"] = result.peak_allocated
+    # the same stream under `expandable_segments:True` (benchmarks/allocator_replay.py's second table)
+    figures["reserved_expandable"] = replay(events, expandable_segments=True).peak_reserved
     return figures, second_step(result.timeline)
 
 

@@ -110,6 +110,9 @@ class Workload:
     # and keeps floats for. None: every position (SFT; DPO/GRPO where Triton does not run, e.g. on a CPU). DPO and
     # GRPO under Triton: the completion length (add_fused_lm_head scores only labels != -100, the completion's)
     scored_positions_per_sequence: int | None = None
+    # The caching allocator with `expandable_segments:True` (PYTORCH_CUDA_ALLOC_CONF; resolution/alloc_conf.py):
+    # one segment per pool and stream grown by pages, whose reserve reserve.py takes from its own replays
+    expandable_segments: bool = False
 
     @property
     def copies_shifted_logits(self) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 
 DEFAULT, PLAN, FLAG, TRAINER = "default", "plan", "flag", "trainer arguments"
 MODEL = "model"  # the model named on the command line, where the plan was written without one
+ENVIRONMENT = "environment"  # a variable the run launches with (PYTORCH_CUDA_ALLOC_CONF: resolution/alloc_conf.py)
 # the flag that says how LoRA's frozen base is loaded: a `weights_dtype` it sets is the base's, not --precision's
 BASE_DTYPE_FLAG = "--base-dtype"
 

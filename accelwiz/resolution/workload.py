@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
+from accelwiz.resolution.alloc_conf import expandable_segments
 from accelwiz.resolution.collator import batches_vary_in_length
 from accelwiz.resolution.load_dtype import trainer_load_dtype
 from accelwiz.resolution.loss_kernel import trainer_loss_kernel
@@ -68,6 +69,8 @@ DEFAULTS: dict[str, Any] = {
     # QLoRA: PEFT's prepare_model_for_kbit_training casts the non-quantized parameters to fp32; the built-in
     # trainer calls it (trainer/finetune.py `apply_method`), a Trainer or TRL run does not (the trainer layer)
     "kbit_prepared": True,
+    # the caching allocator's expandable segments (estimate/allocator_expandable.py); read from the environment
+    "expandable_segments": False,
 }
 # why each of these defaults is what the built-in trainer runs (shown beside "default" in summaries)
 _DEFAULT_NOTES = {
@@ -78,7 +81,7 @@ _DEFAULT_NOTES = {
 }
 
 # workload fields no file writes: the values table shows them from the resolution (`explained`)
-_NOT_IN_FILES = ("varying_lengths", "loss_dtype", "loss_kernel", "kbit_prepared", "stack")
+_NOT_IN_FILES = ("varying_lengths", "loss_dtype", "loss_kernel", "kbit_prepared", "expandable_segments", "stack")
 
 _FILE_SOURCES = {"yaml": "accelerate yaml", "json": "deepspeed json", "accelerate default": "accelerate default",
                  "deepspeed default": "deepspeed default"}
@@ -108,6 +111,7 @@ class ResolvedWorkload:
     loss_dtype: Sourced
     loss_kernel: Sourced
     kbit_prepared: Sourced
+    expandable_segments: Sourced  # PYTORCH_CUDA_ALLOC_CONF's, else a flag's (resolution/alloc_conf.py)
     # the versions of the libraries whose version changes memory (resolution/stack.py `Stack`)
     stack: Sourced
 
@@ -143,6 +147,7 @@ def resolve_workload(*, plan: PlanFile | None = None, answers: dict[str, Any] | 
     """The workload from every layer (module docstring); `max_positions` caps the default sequence length."""
     chosen = {name: Sourced(value, DEFAULT, _DEFAULT_NOTES.get(name, "")) for name, value in DEFAULTS.items()}
     chosen["stack"] = resolved_stack((flags or {}).get("stack"))
+    chosen["expandable_segments"] = expandable_segments()  # the environment the run launches with
     if max_positions is not None and max_positions < DEFAULT_SEQ_LEN:
         chosen["seq_len"] = Sourced(max_positions, DEFAULT, f"the model's {max_positions} positions")
     files = file_layer(effective)
