@@ -52,8 +52,6 @@ _SETTINGS = (
     "offload; {gpus}. {what}"
 )
 _UNEXPRESSED = [
-    "`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` (the README exports it before every launch): the CLI's "
-    "allocator reserve is the default caching allocator's",
     "packing: each sequence stops before the ultrachat sample that would pass max_length and is padded to a "
     "multiple of 256, so a few hundred to a few thousand tokens under max_length; the argv says max_length",
     "torch 2.8.0.dev20250507 (nightly) and DeepSpeed from the ALST branch (0.17.x); the CLI's stack names "
@@ -67,7 +65,7 @@ _NV = ("rank 0's `NV` (pynvml used memory / 2**30, the whole device) in the trai
 def _argv(system: str, offload: str, seq: int, attention: str = "flash") -> str:
     return (f"estimate --model llama-3.1-8b --system {system} --strategy zero3 {offload}--precision mixed "
             f"--optimizer adamw --micro-batch 1 --seq-len {seq} --fixed-lengths --gradient-checkpointing "
-            f"--attention {attention} --stack transformers==4.51.3 --format json")
+            f"--attention {attention} --expandable-segments --stack transformers==4.51.3 --format json")
 
 
 _BOTH = "--offload-param cpu --offload-optimizer cpu "

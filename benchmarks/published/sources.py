@@ -394,7 +394,10 @@ SOURCES = {
     # Issue 28, thirteenth round (companies' engineering blogs and docs, helper C): registered here, frozen, with
     # their rows written and before any of them was scored (snowflake_arctic_alst.py, brevdev_notebooks.py).
     "snowflake-arctic-alst-2025": (
-        "frozen", "new (issue 28, thirteenth round): Snowflake's Arctic Long Sequence Training recipes "
+        "design", "scored by the expandable-segments reserve's change (issue 28, fourteenth round: its recipes export "
+        "expandable_segments:True, its rows now say --expandable-segments; the six measured rows 10.8/11.0/11.2/"
+        "-1.9/10.7/2.2% -> 5.8/6.0/7.1/-7.5/7.9/2.2%, median |error| 10.75 -> 6.55%). Was frozen: "
+        "new (issue 28, thirteenth round): Snowflake's Arctic Long Sequence Training recipes "
         "(snowflakedb/ArcticTraining projects/sequence-parallelism, 9d33fd2 June 2025 and its PR #45, 5885b9f and "
         "its PR #245 July 2025), the baselines' comments: Llama-3.1-8B full fine-tuning under DeepSpeed ZeRO-3 with "
         "CPU offload at one packed 26K-70K-token sequence per GPU on 1 H100, 8 and 32 H100s and 1 H200, the "
