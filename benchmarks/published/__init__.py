@@ -64,6 +64,7 @@ from benchmarks.published.universal_llm_trainer import ROWS as _UNIVERSAL_LLM_TR
 from benchmarks.published.vertex_model_garden_peft import ROWS as _VERTEX_MG_PEFT
 from benchmarks.published.xtuner_docs import ROWS as _XTUNER_DOCS
 from benchmarks.published.yi_finetune import ROWS as _YI_FINETUNE
+from benchmarks.published.yuan2_finetune_docs import ROWS as _YUAN2_DOCS
 
 # One module per source added for issue 28 (its set is in sources.py); their argv name model config.json files
 # under benchmarks/published/models/ by paths relative to the repository root.
@@ -84,6 +85,7 @@ _NEW += (*_MS_SWIFT_DOCS, *_XTUNER_DOCS, *_H2O_LLMSTUDIO)  # thirteenth round: f
 _NEW += (*_SNOWFLAKE_ALST, *_BREVDEV)  # thirteenth round: companies' engineering docs and notebooks
 _NEW += (*_DEEPSPEED_THREADS, *_PEFT_ISSUES)  # thirteenth round: library PR and issue threads
 _NEW += (*_RASCHKA_LLMS_FROM_SCRATCH,)  # fourteenth round: individual engineers' write-ups
+_NEW += (*_YUAN2_DOCS,)  # fourteenth round: Chinese model vendors' fine-tuning docs
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]
