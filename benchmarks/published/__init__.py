@@ -58,6 +58,7 @@ from benchmarks.published.torchtune_llama3_tutorial import ROWS as _TORCHTUNE_LL
 from benchmarks.published.torchtune_memory_prs import ROWS as _TORCHTUNE_PRS
 from benchmarks.published.torchtune_tutorials import ROWS as _TORCHTUNE_TUTORIALS
 from benchmarks.published.trl_docs_sft_t4 import ROWS as _TRL_DOCS_T4
+from benchmarks.published.trl_example_notebooks import ROWS as _TRL_NOTEBOOKS
 from benchmarks.published.trl_issues_memory import ROWS as _TRL_ISSUES
 from benchmarks.published.unsloth_context import ROWS as _UNSLOTH
 from benchmarks.published.universal_llm_trainer import ROWS as _UNIVERSAL_LLM_TRAINER
@@ -85,6 +86,7 @@ _NEW += (*_MS_SWIFT_DOCS, *_XTUNER_DOCS, *_H2O_LLMSTUDIO)  # thirteenth round: f
 _NEW += (*_SNOWFLAKE_ALST, *_BREVDEV)  # thirteenth round: companies' engineering docs and notebooks
 _NEW += (*_DEEPSPEED_THREADS, *_PEFT_ISSUES)  # thirteenth round: library PR and issue threads
 _NEW += (*_RASCHKA_LLMS_FROM_SCRATCH,)  # fourteenth round: individual engineers' write-ups
+_NEW += (*_TRL_NOTEBOOKS,)  # fourteenth round: the libraries' own docs and example notebooks
 _NEW += (*_YUAN2_DOCS,)  # fourteenth round: Chinese model vendors' fine-tuning docs
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 

@@ -84,6 +84,9 @@ NEW_SOURCES.update({"peft-issues-memory-reports": 2**20, "deepspeed-threads-memo
 # individual engineers' write-ups (fourteenth round, helper G): Raschka's training-speed page prints
 # torch.cuda.memory_reserved() / 1024**3 as 'GB'
 NEW_SOURCES.update({"raschka-llms-from-scratch": 2**30})
+# the libraries' own example notebooks (fourteenth round, helper F): TRL's print round(max_memory_reserved() / 1024**3,
+# 3) as "GB"; their authors' "~GB VRAM" notes are read in the same unit
+NEW_SOURCES.update({"trl-notebook-sft-lora-qlora-2025": 2**30, "trl-notebook-grpo-lora-qlora-2025": 2**30})
 # Chinese model vendors' docs (fourteenth round): Yuan 2.0's tables print 'G' per GPU, 10^9 bytes (47G on a
 # 46,068 MiB L40S rules out GiB)
 NEW_SOURCES.update({"yuan2-llama-factory-doc-2024": 1e9, "yuan2-fastchat-doc-2024": 1e9})
