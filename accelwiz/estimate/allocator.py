@@ -26,15 +26,15 @@ Every rule below is read from c10/cuda/CUDACachingAllocator.cpp (pytorch/pytorch
   remains. An unsplit block counts whole in `allocated_bytes` (`alloc_found_block` adds `block->size`).
 * `free_block` / `try_merge_blocks`: a freed block merges with its free neighbours in the same segment.
 * `emptyCache` -> `release_cached_blocks` -> `release_blocks`: every cached block with no neighbour (a
-  segment never split, or whose blocks all merged back) is cudaFree'd, on every stream.
+  segment never split, or whose blocks all merged back) is cudaFree'd, on every stream (with expandable segments
+  every free block's whole pages are unmapped).
 * `alloc_block` failing at the capacity: `release_available_cached_blocks` (oversize blocks, only with
   `max_split_size`), then `release_cached_blocks` and retry.
 * expandable segments (`expandable_segments:True`): allocator_expandable.py (one segment per pool and stream
   growing by pages at its end); `should_split` then splits any block down to 512 bytes.
 
 Not modelled: `record_stream` delays (a recorded stream's `free_completed` already carries them), CUDA graphs'
-private pools, garbage_collection_threshold, and with expandable segments `release_blocks` unmapping the free
-pages of a segment still in use (only wholly free segments are released here).
+private pools, garbage_collection_threshold.
 """
 
 from __future__ import annotations
@@ -150,6 +150,11 @@ class CachingAllocator:
     def empty_cache(self) -> None:
         """`emptyCache` -> `release_cached_blocks` -> `release_blocks`: every cached block with no neighbour (a
         whole segment: never split, or all of its blocks merged back) goes back to the driver, on every stream."""
+        if self.expandable_segments:  # every free block's whole pages unmapped (allocator_expandable.py)
+            freed, small, released = expandable.release((self._small, self._large), self._tail)
+            self.reserved, self.small_reserved, self.segments = (self.reserved - freed, self.small_reserved - small,
+                                                                 self.segments - released)
+            return
         for pool in (self._small, self._large):
             for block in [b for b in pool.blocks.values() if not b.is_split]:
                 pool.remove(block)
@@ -194,7 +199,7 @@ class CachingAllocator:
             self.small_reserved += grow
             self.peak_small_reserved = max(self.peak_small_reserved, self.small_reserved)
         if self.expandable_segments:
-            return self._expand(pool, grow, small, stream)
+            return self._expand(pool, size, small, stream)
         self.segments += 1
         block = Block(grow, self._address(grow, stream), small, stream)
         pool.insert(block)
@@ -210,12 +215,22 @@ class CachingAllocator:
         return next(self._next_ptr)
 
     def _expansion(self, size: int, small: bool, stream: int) -> int:
-        return expandable.pages(size, small, self._tail.get((small, stream)))
+        return expandable.placement(self._tail.get((small, stream)), size, expandable.page(small))[1]
 
-    def _expand(self, pool: Pool, nbytes: int, small: bool, stream: int) -> Block:
+    def _expand(self, pool: Pool, size: int, small: bool, stream: int) -> Block:
+        """The free block that holds `size`: unmapped ranges mapped again where one has room, else pages mapped
+        at the segment's end (a new segment where the stream's pool has none)."""
         tail = self._tail.get((small, stream))
+        start = expandable.placement(tail, size, expandable.page(small))[0]
+        if start is not None:
+            block = expandable.map_run(pool, start, size, expandable.page(small))
+            if block.next is None:  # merged into the mapped end
+                self._tail[small, stream] = tail = block
+            if block.size >= size:
+                return block
         self.segments += tail is None
-        block = expandable.grow(pool, tail, nbytes, small, stream, lambda: next(self._next_ptr))
+        block = expandable.grow(pool, tail, expandable.pages(size, small, tail), small, stream,
+                                lambda: next(self._next_ptr))
         self._tail[small, stream] = block
         return block
 

@@ -39,6 +39,26 @@ def test_a_free_tail_is_kept_for_growing_when_a_larger_cached_block_fits() -> No
     assert split.malloc(8 * MIB).size == 8 * MIB
 
 
+def test_empty_cache_unmaps_the_free_pages_of_a_segment_in_use_and_maps_them_again() -> None:
+    """c10 `release_blocks` -> `unmap_block`: with expandable segments every free block's whole pages go back to
+    the driver, not only wholly free segments; `find_expandable_block` then starts at the lowest unmapped range
+    whose run of free and unmapped blocks holds the request, and maps only what it lacks."""
+    allocator = CachingAllocator(expandable_segments=True)
+    first = allocator.malloc(50 * MIB)
+    allocator.malloc(10 * MIB)
+    allocator.malloc(30 * MIB)
+    allocator.free(first)
+    allocator.empty_cache()  # [0, 50) free: its pages [0, 20) and [20, 40) unmapped, [40, 50) stays mapped
+    assert (allocator.reserved, allocator.segments) == (60 * MIB, 1)
+    taken = allocator.malloc(45 * MIB)  # the 40 MiB range mapped again, with the free 10 MiB after it
+    assert (taken.ptr, allocator.reserved) == (first.ptr, 100 * MIB)
+    split = CachingAllocator()
+    split.malloc(5 * MIB)  # a 20 MiB segment
+    split.free(split.malloc(50 * MIB))
+    split.empty_cache()  # without expandable segments only the whole free 50 MiB segment is released
+    assert split.reserved == 20 * MIB
+
+
 def test_a_traced_lora_step_reserves_no_more_with_expandable_segments() -> None:
     """LoRA with checkpointing (the group whose median falls most, 1.262 -> 1.182): recomputation frees and
     re-allocates every layer's tensors in another order; in segments of their own the pieces left between blocks
