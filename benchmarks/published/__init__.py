@@ -21,6 +21,7 @@ from benchmarks.published.dolly_training import ROWS as _DOLLY
 from benchmarks.published.fastchat_training import ROWS as _FASTCHAT
 from benchmarks.published.fms_acceleration_bench import ROWS as _FMS_PR14
 from benchmarks.published.frozen import ROWS as _FROZEN
+from benchmarks.published.georgesung_qlora_blog import ROWS as _GEORGESUNG_QLORA
 from benchmarks.published.glm4_finetune import ROWS as _GLM4
 from benchmarks.published.hf_blog_4bit_qlora import ROWS as _HF_4BIT
 from benchmarks.published.hf_blog_accelerate_deepspeed import ROWS as _HF_DEEPSPEED
@@ -63,6 +64,7 @@ from benchmarks.published.trl_issues_memory import ROWS as _TRL_ISSUES
 from benchmarks.published.unsloth_context import ROWS as _UNSLOTH
 from benchmarks.published.universal_llm_trainer import ROWS as _UNIVERSAL_LLM_TRAINER
 from benchmarks.published.vertex_model_garden_peft import ROWS as _VERTEX_MG_PEFT
+from benchmarks.published.xirider_finetune_gpt2xl import ROWS as _XIRIDER_GPT2XL
 from benchmarks.published.xtuner_docs import ROWS as _XTUNER_DOCS
 from benchmarks.published.yi_finetune import ROWS as _YI_FINETUNE
 from benchmarks.published.yuan2_finetune_docs import ROWS as _YUAN2_DOCS
@@ -85,7 +87,8 @@ _NEW += (*_DOLLY, *_YI_FINETUNE)  # twelfth round: model vendors' own fine-tunin
 _NEW += (*_MS_SWIFT_DOCS, *_XTUNER_DOCS, *_H2O_LLMSTUDIO)  # thirteenth round: fine-tuning frameworks' docs
 _NEW += (*_SNOWFLAKE_ALST, *_BREVDEV)  # thirteenth round: companies' engineering docs and notebooks
 _NEW += (*_DEEPSPEED_THREADS, *_PEFT_ISSUES)  # thirteenth round: library PR and issue threads
-_NEW += (*_RASCHKA_LLMS_FROM_SCRATCH,)  # fourteenth round: individual engineers' write-ups
+# fourteenth round: individual engineers' write-ups
+_NEW += (*_RASCHKA_LLMS_FROM_SCRATCH, *_GEORGESUNG_QLORA, *_XIRIDER_GPT2XL)
 _NEW += (*_TRL_NOTEBOOKS,)  # fourteenth round: the libraries' own docs and example notebooks
 _NEW += (*_YUAN2_DOCS,)  # fourteenth round: Chinese model vendors' fine-tuning docs
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]

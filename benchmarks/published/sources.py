@@ -489,4 +489,17 @@ SOURCES = {
         "A100-40GB and A100-80GB: its printed 'Peak reserved memory' (GiB), its table (all optimizations vs naive fp16 "
         "full fine-tuning: OOM on T4 and A100-40GB, 62 GB on A100-80GB) and its authors' per-model notes (one OOM): "
         "never used to tune anything"),
+    # Issue 28, fourteenth round (helper G): two more individual engineers' write-ups, registered after
+    # raschka-llms-from-scratch was scored, with their rows written and before any of them was scored.
+    "georgesung-qlora-openllama-2023": (
+        "frozen", "new (issue 28, fourteenth round): George Sung's blog post 'Fine-tuning OpenLLaMA-7B with QLoRA for "
+        "instruction following' (georgesung.github.io, July 2023, 56abd26) read in the code it links (georgesung/"
+        "llm_qlora 7cd7ad3): NF4 QLoRA r=8 on q/k/v with the HF Trainer, batch 1 x accumulation 4 of conversations "
+        "up to 2,048 tokens, fp16 autocast, checkpointing, '~14GB' observed on one A10G: never used to tune "
+        "anything"),
+    "xirider-finetune-gpt2xl-2021": (
+        "frozen", "new (issue 28, fourteenth round): Xirider's guide 'Finetune GPT2-XL and GPT-NEO on a single GPU' "
+        "(Xirider/finetune-gpt2xl a71ee45, 2021): run_clm.py with checkpointing under DeepSpeed 0.4.0's fp16 ZeRO-2 "
+        "with CPU optimizer offload on one V100 16GB, 1,024-token blocks: GPT2-XL at batch 8 and 12 ran, a larger "
+        "batch out of memory, GPT-Neo 2.7B at batch 4 ran (verdict rows): never used to tune anything"),
 }
