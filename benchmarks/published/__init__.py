@@ -47,6 +47,7 @@ from benchmarks.published.openshift_ai_ray_deepspeed import ROWS as _OPENSHIFT_R
 from benchmarks.published.peft_issues_memory import ROWS as _PEFT_ISSUES
 from benchmarks.published.philschmid_blog import ROWS as _PHILSCHMID_BLOG
 from benchmarks.published.qlora_guanaco import ROWS as _QLORA_GUANACO
+from benchmarks.published.qwen2_llama_factory_example import ROWS as _QWEN2_LF_EXAMPLE
 from benchmarks.published.qwen_readme import ROWS as _QWEN_README
 from benchmarks.published.raschka_lora_insights import ROWS as _RASCHKA
 from benchmarks.published.raschka_llms_from_scratch import ROWS as _RASCHKA_LLMS_FROM_SCRATCH
@@ -90,7 +91,7 @@ _NEW += (*_DEEPSPEED_THREADS, *_PEFT_ISSUES)  # thirteenth round: library PR and
 # fourteenth round: individual engineers' write-ups
 _NEW += (*_RASCHKA_LLMS_FROM_SCRATCH, *_GEORGESUNG_QLORA, *_XIRIDER_GPT2XL)
 _NEW += (*_TRL_NOTEBOOKS,)  # fourteenth round: the libraries' own docs and example notebooks
-_NEW += (*_YUAN2_DOCS,)  # fourteenth round: Chinese model vendors' fine-tuning docs
+_NEW += (*_YUAN2_DOCS, *_QWEN2_LF_EXAMPLE)  # fourteenth round: Chinese model vendors' fine-tuning docs
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -475,6 +475,13 @@ SOURCES = {
         "at 2,048 and 1,024 padded tokens, 2B QLoRA on one L20, through FastChat (707d9ba, transformers 4.31.0), "
         "'显存占用(1*GPU)' in 10^9 bytes (45G on a 46,068 MiB card: the card full, a verdict): never used to tune "
         "anything"),
+    # Registered after the two Yuan pages were scored, with its rows written, before any of them was.
+    "qwen2-llama-factory-example-2024": (
+        "frozen", "new (issue 28, fourteenth round): QwenLM/Qwen2.5's examples/llama-factory/finetune-zh.md "
+        "(ba975fc, Sept 2024) with its YAML files: Qwen2-7B-Instruct LoRA and QLoRA (r=16 on every linear, batch 1 "
+        "x 1,024 tokens unpacked) on one GPU through LLaMA-Factory 0.8.4.dev0, '实测的显存占用' in GB read as GiB; "
+        "its full fine-tuning figure kept as not expressible (ZeRO stage and GPU count not given); not QwenLM/Qwen's "
+        "README profiling: never used to tune anything"),
     # Issue 28, fourteenth round (helper F: the libraries' own docs and examples): TRL's example notebooks, one source
     # per notebook (trl_example_notebooks.py), registered here, frozen, with their rows written, before any was scored.
     "trl-notebook-sft-lora-qlora-2025": (

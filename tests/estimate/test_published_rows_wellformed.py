@@ -92,6 +92,8 @@ NEW_SOURCES.update({"trl-notebook-sft-lora-qlora-2025": 2**30, "trl-notebook-grp
 # Chinese model vendors' docs (fourteenth round): Yuan 2.0's tables print 'G' per GPU, 10^9 bytes (47G on a
 # 46,068 MiB L40S rules out GiB)
 NEW_SOURCES.update({"yuan2-llama-factory-doc-2024": 1e9, "yuan2-fastchat-doc-2024": 1e9})
+# Qwen2.5's LLaMA-Factory example prints 'GB', read as GiB (as ms-swift's pages)
+NEW_SOURCES.update({"qwen2-llama-factory-example-2024": 2**30})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
