@@ -26,7 +26,9 @@ were current (the notebook installs the newest with `pip install -U`).
 
 `trl-notebook-grpo-lora-qlora-2025`, examples/notebooks/grpo_trl_lora_qlora.ipynb at c9a9e25 (Dec 23 2025; its run
 is trackio id 1766143600, Dec 19 2025: TRL 0.26.2, transformers 4.57.3): GRPO on AI-MO/NuminaMath-TIR (train[:5%]:
-a system prompt and one math problem per prompt), the model loaded as above (fp16, NF4, sdpa), the same LoRA,
+a system prompt and one math problem per prompt), the model loaded as above (fp16, NF4, sdpa), the same LoRA made
+by GRPOTrainer itself with get_peft_model (no prepare_model_for_kbit_training: the embedding and head stay fp16; the
+adapters cast to bf16),
 `per_device_train_batch_size=8`, `num_generations=8` (one prompt's eight completions per step),
 `max_completion_length=256`, `paged_adamw_8bit`, `use_liger_kernel=True` (GRPOTrainer then computes its loss with
 Liger's LigerFusedLinearGRPOLoss: no logits tensor), gradient checkpointing, generation by transformers (no vLLM),
@@ -49,7 +51,15 @@ _LORA = ("--qlora --lora-rank 32 --lora-target q_proj --lora-target k_proj --lor
 _LOADING = ("the gauge is the process's peak since it started: what loading left cached (the shards read in fp16 and "
             "quantized, prepare_model_for_kbit_training's fp32 casts) stays reserved, and the printed figure is "
             "the larger of loading's and training's peaks")
-_SFT_DATA = "how long Multilingual-Thinking's chats are under each tokenizer (cut at 1,024; --seq-len 1024 assumed reached)"
+_LOADING_GRPO = _LOADING.replace(", prepare_model_for_kbit_training's fp32 casts", "")
+# TRL 0.26.2's GRPOTrainer.__init__ (trl/trainer/grpo_trainer.py, lines 316-333 at v0.26.2) calls get_peft_model itself
+# and never prepare_peft_model, so nothing is cast to fp32: "if peft_config is not None: model = get_peft_model(model,
+# peft_config)" ... "if getattr(model, 'is_loaded_in_4bit', False) ...: for param in model.parameters(): if
+# param.requires_grad: param.data = param.data.to(torch.bfloat16)" (--no-kbit-prepare)
+_BF16_ADAPTERS = ("TRL 0.26's GRPOTrainer casts the LoRA adapters of a 4-bit model to bf16 (the CLI keeps PEFT's fp32 "
+                  "adapters)")
+_SFT_DATA = ("how long Multilingual-Thinking's chats are under each tokenizer (cut at 1,024; --seq-len 1024 assumed "
+             "reached)")
 _SFT_STACK = "--stack transformers==4.57.1 --stack bitsandbytes==0.48.1"
 _GRPO_STACK = "--stack transformers==4.57.3"
 _PROMPT = ("the prompt's length is the data's: a 62-word system prompt and one NuminaMath-TIR problem in Qwen2's chat "
@@ -73,8 +83,9 @@ def _row(key: str, source: str, url: str, quote: str, printed: str, settings: st
 
 def _sft_oct20(key: str, model: str, quote: str, printed: str, system: str, where: str, more=()) -> dict:
     settings = (f"TRL's SFT LoRA/QLoRA notebook at 28bba8c6b (Oct 20 2025), {where}: NF4 QLoRA r=32 on every block "
-                "linear over the fp16 weights, bf16 autocast, kbit preparation and checkpointing, batch 2 (accumulation "
-                "8), bitsandbytes' 8-bit AdamW (adamw_8bit), Multilingual-Thinking padded per batch up to 1,024 tokens, "
+                "linear over the fp16 weights, bf16 autocast, kbit preparation and checkpointing, batch 2 "
+                "(accumulation 8), bitsandbytes' 8-bit AdamW (adamw_8bit), Multilingual-Thinking padded per batch "
+                "up to 1,024 tokens, "
                 "no Liger; peak max_memory_reserved in GiB")
     return _row(key, "trl-notebook-sft-lora-qlora-2025", _TRL.format(commit=_SFT_OCT20, notebook=_SFT_NB), quote,
                 printed, settings,
@@ -96,17 +107,21 @@ _SFT_ROWS = [
                "Peak reserved memory = 13.615 GB.\nPeak reserved memory for training = 1.656 GB.",
                "13.615", "1xA100-40GB", "printed for Qwen/Qwen3-8B on an A100-SXM4-40GB (trackio run 1760607651)"),
     _sft_oct20("trl-nb-sft-qwen3-8b-qlora-t4-approx", f"{_MODELS}/qwen3-8b/config.json",
-               'model_id, output_dir = "Qwen/Qwen3-8B", "Qwen3-8B-SFT"                                # ⚠️ ~12.8 GB VRAM',
+               'model_id, output_dir = "Qwen/Qwen3-8B", "Qwen3-8B-SFT"                                '
+               '# ⚠️ ~12.8 GB VRAM',
                "12.8", "1xT4", "Qwen/Qwen3-8B on the free Colab T4 (the authors' note)", [_SFT_COMMENT]),
     _sft_oct20("trl-nb-sft-qwen2.5-7b-qlora-t4-approx", "qwen2.5-7b",
-               '# model_id, output_dir = "Qwen/Qwen2.5-7B-Instruct", "Qwen2.5-7B-Instruct"            # ✅ ~10.8 GB VRAM',
+               '# model_id, output_dir = "Qwen/Qwen2.5-7B-Instruct", "Qwen2.5-7B-Instruct"            '
+               '# ✅ ~10.8 GB VRAM',
                "10.8", "1xT4", "Qwen/Qwen2.5-7B-Instruct on the free Colab T4 (the authors' note)", [_SFT_COMMENT]),
     _sft_oct20("trl-nb-sft-llama-3.2-3b-qlora-t4-approx", "llama-3.2-3b",
-               '# model_id, output_dir = "meta-llama/Llama-3.2-3B-Instruct", "Llama-3.2-3B-Instruct"  # ✅ ~4.7 GB VRAM',
+               '# model_id, output_dir = "meta-llama/Llama-3.2-3B-Instruct", "Llama-3.2-3B-Instruct"  '
+               '# ✅ ~4.7 GB VRAM',
                "4.7", "1xT4", "meta-llama/Llama-3.2-3B-Instruct on the free Colab T4 (the authors' note; tied "
                "embedding, which prepare_model_for_kbit_training casts to fp32 once)", [_SFT_COMMENT]),
     _sft_oct20("trl-nb-sft-llama-3.1-8b-qlora-t4-approx", "llama-3.1-8b",
-               '# model_id, output_dir = "meta-llama/Llama-3.1-8B-Instruct", "Llama-3.1-8B-Instruct"  # ⚠️ ~10.9 GB VRAM',
+               '# model_id, output_dir = "meta-llama/Llama-3.1-8B-Instruct", "Llama-3.1-8B-Instruct"  '
+               '# ⚠️ ~10.9 GB VRAM',
                "10.9", "1xT4", "meta-llama/Llama-3.1-8B-Instruct on the free Colab T4 (the authors' note)",
                [_SFT_COMMENT]),
     _row("trl-nb-sft-qwen3-14b-bnb4bit-t4", "trl-notebook-sft-lora-qlora-2025",
@@ -131,25 +146,28 @@ _SFT_ROWS = [
 def _grpo(key: str, quote: str, printed: str, what: str, system: str, *, model: str = "qwen2-7b",
           ran: bool | None = None, url_commit: str = _GRPO_DEC23, more=()) -> dict:
     settings = (f"TRL's GRPO LoRA/QLoRA notebook at c9a9e25 (Dec 23 2025), {what}: NF4 QLoRA r=32 on every block "
-                "linear over the fp16 weights, bf16 autocast, kbit preparation and checkpointing, 8 completions of one "
+                "linear over the fp16 weights (no kbit preparation in TRL 0.26's GRPOTrainer), bf16 autocast, "
+                "checkpointing, 8 completions of one "
                 "prompt per step (batch 8, num_generations 8), completions up to 256 tokens generated by transformers, "
                 "paged 8-bit AdamW, Liger's fused GRPO loss, beta 0 (no reference model); peak max_memory_reserved "
                 "in GiB")
     return _row(key, "trl-notebook-grpo-lora-qlora-2025", _TRL.format(commit=url_commit, notebook=_GRPO_NB), quote,
                 printed, settings, ran=ran,
                 argv=f"estimate --model {model} --system {system} --strategy single --kind grpo {_LORA} "
+                     "--no-kbit-prepare "
                      "--optimizer paged-adamw8bit --micro-batch 8 --num-generations 8 "
                      "--max-prompt-length 256 --max-completion-length 256 --generation hf "
                      f"{_GRPO_STACK} --format json",
-                unexpressed=[_LOADING, _PROMPT, _LIGER_GRPO, "the torch and bitsandbytes versions (Colab's, December "
-                             "2025)", *more])
+                unexpressed=[_LOADING_GRPO, _PROMPT, _LIGER_GRPO, _BF16_ADAPTERS,
+                             "the torch and bitsandbytes versions (Colab's, December 2025)", *more])
 
 
-_LIGER_GRPO = ("use_liger_kernel=True: TRL 0.26 computes the GRPO loss with Liger's LigerFusedLinearGRPOLoss (no logits "
-               "tensor); the CLI refuses --loss-kernel liger with --kind grpo (TRL 1.16 turns it off) and models TRL "
-               "1.16's own fused LM head, which makes no logits tensor either")
-_TABLE = ("| Configuration | LoRA | Quant | Liger | Optimizer | Grad. Ckpt | attn_impl  | VRAM (T4) GB | VRAM (A100-40GB)| "
-          "VRAM (A100-80GB) | Tokens/s (T4) | Tokens/s (A100-40GB) | Tokens/s (A100-80GB) | Status (T4) |\n")
+_LIGER_GRPO = ("use_liger_kernel=True: TRL 0.26 computes the GRPO loss with Liger's LigerFusedLinearGRPOLoss (no "
+               "logits tensor); the CLI refuses --loss-kernel liger with --kind grpo (TRL 1.16 turns it off) and "
+               "models TRL 1.16's own fused LM head, which makes no logits tensor either")
+_TABLE = ("| Configuration | LoRA | Quant | Liger | Optimizer | Grad. Ckpt | attn_impl  | VRAM (T4) GB | "
+          "VRAM (A100-40GB)| VRAM (A100-80GB) | Tokens/s (T4) | Tokens/s (A100-40GB) | Tokens/s (A100-80GB) | "
+          "Status (T4) |\n")
 _WORST = "| **Worst (naive FP16)** | ❌ | ❌ | ❌ | AdamW | ❌  | eager | OOM | OOM | 62 GB | - | - | 0.06 it/s | ❌ |"
 _BEST = ("| **Best (all optimizations)** | ✅ | ✅ | ✅ | paged_adamw_8bit | ✅ | sdpa  | 9.2 GB | 9.6 GB | 9.6 GB | "
          "0.01 it/s | 0.03 it/s | 0.04 it/s | ✅ |")
