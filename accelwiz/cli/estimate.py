@@ -222,8 +222,7 @@ def estimate(
     gradient_checkpointing: GradientCheckpointingOption = None,
     attention: AttentionOption = None,
     varying_lengths: VaryingLengthsOption = None, expandable_segments: ExpandableSegmentsOption = None,
-    loss_dtype: LossDtypeOption = None,
-    loss_kernel: LossKernelOption = None,
+    loss_dtype: LossDtypeOption = None, loss_kernel: LossKernelOption = None,
     kbit_prepare: KbitPrepareOption = None, stack: StackOption = None,
     system: SystemOption = None,
     gpu_memory: GpuMemoryOption = None,
@@ -250,10 +249,20 @@ def estimate(
             raise typer.Exit(0)
         from accelwiz.estimate.request import estimate_for
 
+        _warn_refused_alloc_conf(console, given=expandable_segments)
         estimated = estimate_for(_request(options), say=console.info)
         show(console, estimated, plot, output_format, compare)
     # as `check`: exit 1 when it does not fit, so `accelwiz estimate ... && accelwiz run` works
     raise typer.Exit(EXIT_FINDINGS if estimated.fits is False else 0)
+
+
+def _warn_refused_alloc_conf(console: Any, given: bool | None) -> None:
+    """A PYTORCH_CUDA_ALLOC_CONF torch refuses, where no flag replaces it: said in one line, the default used."""
+    from accelwiz.resolution.alloc_conf import refused_setting
+
+    refused = refused_setting() if given is None else None
+    if refused is not None:
+        console.warn(refused)
 
 
 # the options that are TRL's post-training settings, by the resolution's names (accelwiz.resolution.posttraining)

@@ -21,6 +21,7 @@ from accelwiz.resolution.sourced import DEFAULT, ENVIRONMENT, Sourced
 
 NAMES = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF")  # in the order torch reads them
 _KEY = "expandable_segments"
+IGNORED = "ignored"  # the word a refused value's note carries after the setting (`refused_setting`)
 
 
 def expandable_segments(environ: Mapping[str, str] | None = None) -> Sourced:
@@ -38,7 +39,13 @@ def expandable_segments(environ: Mapping[str, str] | None = None) -> Sourced:
     if said is None:
         return Sourced(False, DEFAULT, f"{name}={setting!r} does not set {_KEY}")
     if said not in ("True", "False"):
-        return Sourced(False, DEFAULT, f"{name}={setting!r} ignored: torch accepts only {_KEY}:True or "
+        return Sourced(False, DEFAULT, f"{name}={setting!r} {IGNORED}: torch accepts only {_KEY}:True or "
                                        f"{_KEY}:False (got {said!r}) and refuses anything else at the first CUDA "
                                        "allocation")
     return Sourced(said == "True", ENVIRONMENT, f"{name}={setting}")
+
+
+def refused_setting(environ: Mapping[str, str] | None = None) -> str | None:
+    """The note on a value torch refuses (what `estimate` warns of), else None."""
+    found = expandable_segments(environ)
+    return found.note if found.source == DEFAULT and f"' {IGNORED}: " in found.note else None

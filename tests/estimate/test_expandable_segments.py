@@ -118,6 +118,7 @@ def test_a_value_torch_refuses_is_ignored_with_a_note(garbage, cli, monkeypatch)
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", garbage)
     estimated = cli(*_ARGV)
     assert estimated.exit_code in (0, 1) and "Traceback" not in estimated.output
+    assert f"warning: PYTORCH_CUDA_ALLOC_CONF={garbage!r} ignored" in estimated.stderr
     assert json.loads(estimated.stdout)["estimate"]["peak"]["reserved"] == json.loads(
         cli(*_ARGV, "--no-expandable-segments").stdout)["estimate"]["peak"]["reserved"]
 
@@ -157,3 +158,21 @@ def test_the_expandable_ratios_are_the_medians_of_the_second_replays() -> None:
     assert set(groups) == set(EXPANDABLE_DYNAMIC_RATIO)
     for key, ratios in groups.items():
         assert EXPANDABLE_DYNAMIC_RATIO[key] == pytest.approx(statistics.median(ratios), abs=5e-4), key
+
+
+def test_run_resolves_the_environment_its_processes_inherit(tmp_path, cli, monkeypatch) -> None:
+    """`run` exports nothing of the allocator's (launch/environment.py): the value its summary and memory rules
+    read is the one the launched processes inherit, and `estimate --config` of the same files sizes it."""
+    monkeypatch.chdir(tmp_path)
+    made = cli("init", "--model", "llama-3.2-1b", "--system", "1xA100-40GB", "--method", "lora", "--defaults",
+               "-o", "a.yaml")
+    assert made.exit_code == 0, made.stderr
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    ran = cli("run", "--config", "a.yaml", "--print-node-commands", "--force", "--explain")
+    assert ran.exit_code == 0, ran.stderr
+    row = next(line.split() for line in ran.stderr.splitlines() if line.split()[:1] == ["expandable_segments"])
+    assert row[1:3] == ["true", ENVIRONMENT]
+    assert "ALLOC_CONF" not in ran.stdout  # the launch lines set none: the shell's own value reaches the ranks
+    sized = [json.loads(cli("estimate", "--config", "a.yaml", *flag, "--format", "json").stdout)["estimate"]["peak"]
+             for flag in ((), ("--expandable-segments",), ("--no-expandable-segments",))]
+    assert sized[0]["reserved"] == sized[1]["reserved"] < sized[2]["reserved"]
