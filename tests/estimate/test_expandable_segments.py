@@ -64,8 +64,9 @@ def test_a_traced_lora_step_reserves_no_more_with_expandable_segments() -> None:
     re-allocates every layer's tensors in another order; in segments of their own the pieces left between blocks
     in use stay cached apart, in one growing segment they merge back. Not a law: the same tiny model fully
     fine-tuned at 2048 tokens replays to 1564 MiB with expandable segments against 1450 in segments of their own
-    (Adam's states, placed in the first step, pin the middle of the one segment), as do 5 of the 38 matrix replays (all full fine-tuning)
-    and 2 of the H200's 23 real streams (13 and 23): reserve.py takes each group's median as replayed."""
+    (a freed loss-sized block, merged with its neighbours, is carved by smaller requests before the next one of its
+    size), as do 5 of the 38 matrix replays (all full fine-tuning) and 2 of the H200's 23 real streams (13 and 23):
+    reserve.py takes each group's median as replayed."""
     pytest.importorskip("transformers")
     pytest.importorskip("peft")
     from transformers import AutoConfig
