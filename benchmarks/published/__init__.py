@@ -38,6 +38,7 @@ from benchmarks.published.litgpt_resource_tables import ROWS as _LITGPT_TABLES
 from benchmarks.published.llama_recipes_threads import ROWS as _LLAMA_RECIPES_THREADS
 from benchmarks.published.llamafactory_issues_memory import ROWS as _LLAMAFACTORY_ISSUES
 from benchmarks.published.minicpm_finetune import ROWS as _MINICPM
+from benchmarks.published.mlabonne_axolotl_guide import ROWS as _MLABONNE_AXOLOTL
 from benchmarks.published.ms_swift_example_scripts import ROWS as _MS_SWIFT_SCRIPTS
 from benchmarks.published.ms_swift_benchmark import ROWS as _MS_SWIFT
 from benchmarks.published.ms_swift_best_practice_docs import ROWS as _MS_SWIFT_DOCS
@@ -89,7 +90,7 @@ _NEW += (*_MS_SWIFT_DOCS, *_XTUNER_DOCS, *_H2O_LLMSTUDIO)  # thirteenth round: f
 _NEW += (*_SNOWFLAKE_ALST, *_BREVDEV)  # thirteenth round: companies' engineering docs and notebooks
 _NEW += (*_DEEPSPEED_THREADS, *_PEFT_ISSUES)  # thirteenth round: library PR and issue threads
 # fourteenth round: individual engineers' write-ups
-_NEW += (*_RASCHKA_LLMS_FROM_SCRATCH, *_GEORGESUNG_QLORA, *_XIRIDER_GPT2XL)
+_NEW += (*_RASCHKA_LLMS_FROM_SCRATCH, *_GEORGESUNG_QLORA, *_XIRIDER_GPT2XL, *_MLABONNE_AXOLOTL)
 _NEW += (*_TRL_NOTEBOOKS,)  # fourteenth round: the libraries' own docs and example notebooks
 _NEW += (*_YUAN2_DOCS, *_QWEN2_LF_EXAMPLE)  # fourteenth round: Chinese model vendors' fine-tuning docs
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]

@@ -509,4 +509,11 @@ SOURCES = {
         "(Xirider/finetune-gpt2xl a71ee45, 2021): run_clm.py with checkpointing under DeepSpeed 0.4.0's fp16 ZeRO-2 "
         "with CPU optimizer offload on one V100 16GB, 1,024-token blocks: GPT2-XL at batch 8 and 12 ran, a larger "
         "batch out of memory, GPT-Neo 2.7B at batch 4 ran (verdict rows): never used to tune anything"),
+    # Helper G, fourteenth round: registered after raschka-llms-from-scratch, georgesung-qlora-openllama-2023 and
+    # xirider-finetune-gpt2xl-2021 were scored, with its row written, before it was.
+    "mlabonne-axolotl-guide-2023": (
+        "frozen", "new (issue 28, fourteenth round): Maxime Labonne's blog post 'A Beginner's Guide to LLM "
+        "Fine-Tuning' (mlabonne/blog f9a7d36, 2023-08-27) read with axolotl at its date (868530c): CodeLlama-7B NF4 "
+        "QLoRA r=32 on every block linear, 10 x 2,048 packed tokens, paged AdamW, flash attention, checkpointing, "
+        "trained on one RTX 3090 with the card 'almost 100%' used (a verdict row): never used to tune anything"),
 }

@@ -86,6 +86,7 @@ NEW_SOURCES.update({"peft-issues-memory-reports": 2**20, "deepspeed-threads-memo
 NEW_SOURCES.update({"raschka-llms-from-scratch": 2**30})
 # George Sung's post's '~14GB' read as GiB; Xirider's guide: verdict rows
 NEW_SOURCES.update({"georgesung-qlora-openllama-2023": 2**30, "xirider-finetune-gpt2xl-2021": None})
+NEW_SOURCES.update({"mlabonne-axolotl-guide-2023": None})  # Labonne's axolotl guide: a verdict row
 # the libraries' own example notebooks (fourteenth round, helper F): TRL's print round(max_memory_reserved() / 1024**3,
 # 3) as "GB"; their authors' "~GB VRAM" notes are read in the same unit
 NEW_SOURCES.update({"trl-notebook-sft-lora-qlora-2025": 2**30, "trl-notebook-grpo-lora-qlora-2025": 2**30})
