@@ -16,6 +16,7 @@ from benchmarks.published.brevdev_notebooks import ROWS as _BREVDEV
 from benchmarks.published.chatglm3_finetune import ROWS as _CHATGLM3
 from benchmarks.published.databricks_ml_examples import ROWS as _DATABRICKS
 from benchmarks.published.deepspeed_threads_memory import ROWS as _DEEPSPEED_THREADS
+from benchmarks.published.deepspeed_tutorials_zero import ROWS as _DEEPSPEED_TUTORIALS
 from benchmarks.published.design import ROWS as _DESIGN
 from benchmarks.published.dolly_training import ROWS as _DOLLY
 from benchmarks.published.fastchat_training import ROWS as _FASTCHAT
@@ -91,7 +92,7 @@ _NEW += (*_SNOWFLAKE_ALST, *_BREVDEV)  # thirteenth round: companies' engineerin
 _NEW += (*_DEEPSPEED_THREADS, *_PEFT_ISSUES)  # thirteenth round: library PR and issue threads
 # fourteenth round: individual engineers' write-ups
 _NEW += (*_RASCHKA_LLMS_FROM_SCRATCH, *_GEORGESUNG_QLORA, *_XIRIDER_GPT2XL, *_MLABONNE_AXOLOTL)
-_NEW += (*_TRL_NOTEBOOKS,)  # fourteenth round: the libraries' own docs and example notebooks
+_NEW += (*_TRL_NOTEBOOKS, *_DEEPSPEED_TUTORIALS)  # fourteenth round: the libraries' own docs and example notebooks
 _NEW += (*_YUAN2_DOCS, *_QWEN2_LF_EXAMPLE)  # fourteenth round: Chinese model vendors' fine-tuning docs
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 

@@ -516,4 +516,12 @@ SOURCES = {
         "Fine-Tuning' (mlabonne/blog f9a7d36, 2023-08-27) read with axolotl at its date (868530c): CodeLlama-7B NF4 "
         "QLoRA r=32 on every block linear, 10 x 2,048 packed tokens, paged AdamW, flash attention, checkpointing, "
         "trained on one RTX 3090 with the card 'almost 100%' used (a verdict row): never used to tune anything"),
+    # Issue 28, fourteenth round (helper F): DeepSpeed's own tutorials (deepspeed_tutorials_zero.py), verdict rows,
+    # registered here, frozen, with its rows written and before any of them was scored.
+    "deepspeed-tutorials-zero-2020": (
+        "frozen", "new (issue 28, fourteenth round): DeepSpeed's ZeRO and ZeRO-Offload tutorials (docs/_tutorials "
+        "zero.md and zero-offload.md at edaa722, written 2020; not DeepSpeed's issue threads): DeepSpeedExamples' "
+        "Megatron GPT-2 in fp16 at 1,024 tokens with activation checkpointing on V100-SXM3 32GB, 1.5B under ZeRO-1 on "
+        "8 GPUs (ran) and without ZeRO (out of memory), 10B under ZeRO-2 on 32 GPUs and under ZeRO-Offload on one "
+        "at batch 10 (ran; nvidia-smi shows each card full): never used to tune anything"),
 }

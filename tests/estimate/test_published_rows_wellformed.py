@@ -90,6 +90,8 @@ NEW_SOURCES.update({"mlabonne-axolotl-guide-2023": None})  # Labonne's axolotl g
 # the libraries' own example notebooks (fourteenth round, helper F): TRL's print round(max_memory_reserved() / 1024**3,
 # 3) as "GB"; their authors' "~GB VRAM" notes are read in the same unit
 NEW_SOURCES.update({"trl-notebook-sft-lora-qlora-2025": 2**30, "trl-notebook-grpo-lora-qlora-2025": 2**30})
+# DeepSpeed's ZeRO tutorials: verdict rows (their nvidia-smi screenshots show the cards full)
+NEW_SOURCES.update({"deepspeed-tutorials-zero-2020": None})
 # Chinese model vendors' docs (fourteenth round): Yuan 2.0's tables print 'G' per GPU, 10^9 bytes (47G on a
 # 46,068 MiB L40S rules out GiB)
 NEW_SOURCES.update({"yuan2-llama-factory-doc-2024": 1e9, "yuan2-fastchat-doc-2024": 1e9})
