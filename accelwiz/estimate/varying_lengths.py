@@ -59,9 +59,10 @@ EXPECTED_SHARE = 0.5
 def cache_growth(workload: Workload) -> tuple[float, float, str | None]:
     """What batches of varying length add to the reserve beyond the step's: the middle of the range the estimate
     counts, the bound a long run may reach (`max_memory_reserved`), and the note; (0, 0, None) for batches of one
-    length (packed or padded to `--seq-len`) and for models without an LM head."""
-    if not workload.varying_lengths:
-        return 0.0, 0.0, None
+    length (packed or padded to `--seq-len`), under `expandable_segments:True` and for models without an LM
+    head."""
+    if not workload.varying_lengths or workload.expandable_segments:  # one segment grows by pages: nothing left
+        return 0.0, 0.0, None                                           # between blocks (module docstring)
     tail = logits_bytes(workload)
     if not tail:
         return 0.0, 0.0, None

@@ -114,3 +114,12 @@ def test_the_multiple_lies_within_the_replays_of_ms_swifts_setting() -> None:
     assert result["layers"] == 32 and result["seq_len"] == 2048
     excess = [run["excess_loss_tails"] for run in result["varying"]]
     assert min(excess) <= LOSS_TAIL_MULTIPLE <= max(excess), excess
+
+
+def test_expandable_segments_leave_no_growth_to_count(cli) -> None:
+    """With expandable segments the replays of varying lengths do not grow (the first test's last assertion): the
+    flag counts nothing for them there."""
+    fixed = _peak(cli, "--expandable-segments")
+    varying = _peak(cli, "--expandable-segments", "--varying-lengths")
+    assert varying["peak"]["reserved"] == fixed["peak"]["reserved"]
+    assert varying["peak"]["reserved_long_run"] == fixed["peak"]["reserved_long_run"] == fixed["peak"]["reserved"]
