@@ -126,10 +126,11 @@ BaseDtypeOption = Annotated[str | None, typer.Option(
     help="LoRA/QLoRA: the frozen base as the script loads it (from_pretrained's dtype; fp32 where it names "
          "none); default: 16-bit under --precision mixed|bf16.")]
 OptimizerKernelOption = Annotated[str | None, typer.Option(
-    metavar="foreach|fused", rich_help_panel=_TRAIN, show_default=False,
-    help="torch AdamW's step: foreach (default: torch.optim.AdamW on CUDA, the HF Trainer's adamw_torch) keeps "
+    metavar="foreach|fused|loop", rich_help_panel=_TRAIN, show_default=False,
+    help="AdamW's step: foreach (default: torch.optim.AdamW on CUDA, the HF Trainer's adamw_torch) keeps "
          "a parameter-sized temporary; fused (fused=True, the Trainer's adamw_torch_fused: its default on "
-         "transformers >= 4.54 with torch >= 2.8) updates in place.")]
+         "transformers >= 4.54 with torch >= 2.8) updates in place; loop, one parameter at a time "
+         "(the Trainer's adamw_hf default before transformers 4.32, torch before 2.0): no temporary.")]
 LossKernelOption = Annotated[str | None, typer.Option(
     metavar="standard|liger|trl-fused-head", rich_help_panel=_TRAIN, show_default=False,
     help="How the loss is computed: standard (default), on the full logits; liger, Liger's fused linear "

@@ -18,8 +18,9 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "loss_dtype": ("fp32", "bf16", "fp16"),
     # standard: the loss on the full logits; liger: Liger's fused linear cross-entropy (estimate/fused_loss.py)
     "loss_kernel": ("standard", "liger", "trl-fused-head"),
-    # torch AdamW's step: foreach (torch.optim.AdamW's default on CUDA) or fused (fused=True) (step_temporaries.py)
-    "optimizer_kernel": ("foreach", "fused"),
+    # AdamW's step: foreach (torch.optim.AdamW's default on CUDA), fused (fused=True) or loop (one parameter at a
+    # time: transformers' AdamW, the Trainer's adamw_hf default before 4.32, torch's before 2.0) (step_temporaries.py)
+    "optimizer_kernel": ("foreach", "fused", "loop"),
     # LoRA/QLoRA's frozen base as a script loads it (from_pretrained's dtype): the built-in trainer's otherwise
     "base_dtype": ("fp32", "bf16", "fp16"),
 }
