@@ -91,6 +91,7 @@ def test_the_plan_beside_the_yaml_supplies_the_workload_and_the_model(tmp_path, 
         "varying_lengths": (False, "default"),  # the built-in trainer packs windows of seq_len (issue 28)
         "loss_dtype": ("fp32", "default"),  # transformers' loss on the model's labels
         "loss_kernel": ("standard", "default"),  # no Liger kernel in the built-in trainer
+        "expandable_segments": (False, "default"),  # no PYTORCH_CUDA_ALLOC_CONF in the tests (conftest.py)
         # the library versions it trains with, from this environment's package metadata (resolution/stack.py)
         "stack": (installed_stack().as_json(), "installed"),
     }
