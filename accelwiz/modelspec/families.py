@@ -112,8 +112,16 @@ class FamilyFeatures:
 
     @property
     def gelu_new_mlp(self) -> bool:
-        """GPT-2's tanh-approximated GELU, whose intermediates are kept for backward."""
-        return self.family in GELU_NEW_FAMILIES
+        """GPT-2's tanh-approximated GELU written out (`gelu_new`, its config's default), whose intermediates are
+        kept for backward; a config naming `gelu_pytorch_tanh` or `gelu` runs one fused kernel that keeps its input
+        only (tests/estimate/test_gpt2_activation.py, against the trace)."""
+        return self.family in GELU_NEW_FAMILIES and self.mlp_activation in ("", "gelu_new")
+
+    @property
+    def gelu_new_replaced(self) -> bool:
+        """A GPT-2 config naming a fused GELU instead of its family's `gelu_new` (a from-scratch GPT's
+        nn.GELU(approximate="tanh")): no pow/tanh chain, in any dtype."""
+        return self.family in GELU_NEW_FAMILIES and not self.gelu_new_mlp
 
     @property
     def fused_projections(self) -> bool:
