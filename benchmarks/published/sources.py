@@ -458,7 +458,8 @@ SOURCES = {
     # written and before any of them was scored (raschka_llms_from_scratch.py).
     "raschka-llms-from-scratch": (
         "design", "frozen until issue 28's GPT-2 activation finding (fc5f36b: gelu_new's intermediates follow the "
-        "config's activation_function; the stand-ins of the page's steps 6 on now say gelu_pytorch_tanh: +26.8/+39.7/+40.0/+34.2/+34.0% -> +10.1/+7.0/+7.3/-0.1/+0.2%); "
+        "config's activation_function; the stand-ins of the page's steps 6 on now say gelu_pytorch_tanh: "
+        "+26.8/+39.7/+40.0/+34.2/+34.0% -> +10.1/+7.0/+7.3/-0.1/+0.2%); "
         "first registered in the fourteenth round: Sebastian Raschka's 'PyTorch Performance Tips for Faster LLM "
         "Training' (rasbt/LLMs-from-scratch ch05/10_llm-training-speed, 908dd2f, Feb 2025; not his 2023 LoRA "
         "write-ups): the book's GPT-2-sized model (untied head, 163M) trained from scratch at 1,024 tokens, fp32 then "
