@@ -46,6 +46,7 @@ def to_workload(resolved: ResolvedWorkload, spec: ModelSpec) -> Workload:
         # the versions the run trains with (resolution/stack.py: installed, or --stack)
         transformers_version=resolved.stack.value.transformers,
         bitsandbytes_version=resolved.stack.value.bitsandbytes,
+        trl_version=resolved.stack.value.trl,
         varying_lengths=bool(resolved.varying_lengths.value),
         loss_dtype=model_loss_dtype(resolved, spec),
         loss_kernel=model_loss_kernel(resolved, spec),

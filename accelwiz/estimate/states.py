@@ -144,7 +144,7 @@ def _unsharded(workload: Workload, strategy: Strategy) -> ModelStates:
         autocast = 2.0 * autocast_cast_parameters(workload) if strategy.kind in ("single", "ddp") else 0.0
     weights = trainable_weights + _frozen_weight_bytes(workload, strategy, frozen, compute) + autocast
     gradients = float(grad_width * trainable)
-    notes: list[str] = []
+    notes: list[str] = _trl_cast_notes(workload, strategy, compute)
     if frozen_in_flat_gradient(workload, strategy):
         gradients += grad_width * frozen
         notes.append("FSDP1 with use_orig_params: a unit's flat gradient covers its frozen base too (torch's "
@@ -236,7 +236,19 @@ def _frozen_weight_bytes(workload: Workload, strategy: Strategy, frozen: int, co
     if workload.regime != "qlora":
         return float(width * frozen)
     quantized = workload.quantized_parameters
-    return QLORA_BYTES_PER_PARAM * quantized + width * (frozen - quantized)
+    # TRL's SFTTrainer of 2024 casts the prepared fp32 embedding and LM head back to bf16 (Workload)
+    cast = workload.trl_bf16_cast_parameters if width == 4 else 0
+    return QLORA_BYTES_PER_PARAM * quantized + width * (frozen - quantized - cast) + 2 * cast
+
+
+def _trl_cast_notes(workload: Workload, strategy: Strategy, compute: int) -> list[str]:
+    """The line saying TRL's cast of the prepared embedding and LM head back to bf16, where it applies."""
+    cast = workload.trl_bf16_cast_parameters
+    if not cast or frozen_base_width(workload, strategy, compute) != 4:
+        return []
+    version = ".".join(map(str, workload.trl_version or ()))
+    return [f"TRL {version}'s SFTTrainer casts the k-bit-prepared fp32 embedding and LM head back to bf16 "
+            f"(peft_module_casting_to_bf16: {cast:,} parameters at 2 B; norms stay fp32)"]
 
 
 def frozen_base_width(workload: Workload, strategy: Strategy, compute: int | None = None) -> int:

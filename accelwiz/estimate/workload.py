@@ -16,6 +16,9 @@ Attention = Literal["eager", "sdpa", "flash"]
 
 # the first bitsandbytes whose 4-bit matmul no longer keeps its input (`Workload.keeps_4bit_inputs`)
 BNB_DROPS_4BIT_INPUT = (0, 43, 2)
+# TRL versions whose SFTTrainer casts a k-bit-prepared model's embedding and LM head back to bf16
+# (f100ca34c, first in v0.7.5; gone from SFT with v0.26.0, which no longer prepares the model)
+TRL_CASTS_EMBEDDINGS: tuple[tuple[int, int, int], tuple[int, int, int]] = ((0, 7, 5), (0, 26, 0))
 
 # The QLoRA paper's choice and the common PEFT recipe: every linear layer inside the blocks ("all-linear"),
 # named per architecture family. PEFT's own default for Llama is only q_proj and v_proj.
@@ -93,6 +96,7 @@ class Workload:
     # on bitsandbytes' (`keeps_4bit_inputs`)
     transformers_version: tuple[int, ...] | None = None
     bitsandbytes_version: tuple[int, ...] | None = None
+    trl_version: tuple[int, ...] | None = None  # None unless --stack trl==X: the script runs TRL's SFTTrainer
     # Batches of varying length (padded to each batch's longest, up to seq_len: the HF Trainer's and TRL's
     # collators without packing) rather than all of seq_len (accelwiz's trainer packs): the caching allocator
     # keeps loss-tail blocks of every length it saw (estimate/varying_lengths.py)
@@ -129,6 +133,19 @@ class Workload:
         though a frozen weight needs no input gradient (activations_lora.kept_4bit_input_terms)."""
         return (self.regime == "qlora" and self.bitsandbytes_version is not None
                 and self.bitsandbytes_version < BNB_DROPS_4BIT_INPUT)
+
+    @cached_property
+    def trl_bf16_cast_parameters(self) -> int:
+        """QLoRA prepared for k-bit training (its embedding and LM head made fp32) under TRL's SFTTrainer from 0.7.5
+        until 0.26 with bf16: `peft_module_casting_to_bf16` casts every module named lm_head, embed_tokens, wte or
+        wpe back to bf16 (norms stay fp32; trl/trainer/utils.py at v0.21.0, models/utils.py `prepare_peft_model`
+        at v0.22-v0.25; v0.26's SFTTrainer no longer prepares). Their parameter count; 0 otherwise."""
+        if not (self.regime == "qlora" and self.kbit_prepared and self.precision in ("mixed", "bf16")
+                and self.trl_version is not None and TRL_CASTS_EMBEDDINGS[0] <= self.trl_version
+                < TRL_CASTS_EMBEDDINGS[1]):
+            return 0
+        names = ("lm_head", "embed_tokens", "wte", "wpe")
+        return self.model.scaled(sum(t.numel for t in self.model.tensors() if any(n in t.module for n in names)))
 
     @cached_property
     def trainable_parameters(self) -> int:

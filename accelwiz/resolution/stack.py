@@ -6,7 +6,11 @@
   `kept_4bit_inputs`);
 * accelerate before 1.0.0 builds a transformers model under deepspeed.zero.Init only where the YAML's
   `zero3_init_flag` is true (estimate/configured_strategy.py `zero_init`);
-* transformers and torch together pick the HF Trainer's default AdamW kernel (resolution/trainer_optim.py).
+* transformers and torch together pick the HF Trainer's default AdamW kernel (resolution/trainer_optim.py);
+* TRL's SFTTrainer from 0.7.5 until 0.26 casts a k-bit-prepared QLoRA's fp32 embedding and LM head back to bf16
+  under bf16 (estimate/workload.py `trl_bf16_cast_parameters`). TRL is the trainer a script runs, not a library
+  every run imports: its version is None unless `--stack trl==VERSION` says it (an installed TRL says nothing
+  about a plain Trainer script or the built-in trainer).
 
 Default: the versions installed here, read from package metadata (accelwiz.probe.packages, no import: `estimate`
 starts fast), or the ones a `--system` profile lists (a probe saved on the machine that will train: `check --system
@@ -47,6 +51,7 @@ class Stack:
     bitsandbytes: Version | None = None
     accelerate: Version | None = None
     torch: Version | None = None
+    trl: Version | None = None  # only where --stack says it (module docstring)
 
     def items(self) -> list[tuple[str, Version | None]]:
         return [(f.name, getattr(self, f.name)) for f in fields(self)]
@@ -56,7 +61,9 @@ class Stack:
         return {name: _text(version) for name, version in self.items()}
 
     def __str__(self) -> str:
-        return ", ".join(f"{name} {_text(version) or 'absent'}" for name, version in self.items())
+        # an unsaid TRL is no absent library: the run's trainer is simply not TRL's as far as anyone said
+        return ", ".join(f"{name} {_text(version) or 'absent'}" for name, version in self.items()
+                         if version is not None or name not in _SAID_ONLY)
 
 
 KNOWN: tuple[str, ...] = tuple(f.name for f in fields(Stack))
@@ -65,7 +72,10 @@ KNOWN: tuple[str, ...] = tuple(f.name for f in fields(Stack))
 # set_deepspeed_weakref hands transformers its HfDeepSpeedConfig whatever zero3_init_flag says; before it, only
 # `if self.zero3_init_flag:`. One fact, read by the estimate (configured_strategy.zero_init) and by AW217.
 ZERO3_INIT_FLAG_IGNORED_SINCE: Version = (1, 0, 0)
-_EXAMPLE = {"transformers": "4.37.2", "bitsandbytes": "0.41.1", "accelerate": "0.28.0", "torch": "2.3.1"}
+_EXAMPLE = {"transformers": "4.37.2", "bitsandbytes": "0.41.1", "accelerate": "0.28.0", "torch": "2.3.1",
+            "trl": "0.9.6"}
+# read from a flag only: the trainer a script runs (module docstring)
+_SAID_ONLY = frozenset({"trl"})
 
 
 def _text(version: Version | None) -> str | None:
@@ -92,7 +102,7 @@ def _stack(packages: Mapping[str, str | None] | None) -> Stack:
         numbers = release_tuple(text) if text else None
         return _padded(numbers) if numbers else None
 
-    return Stack(**{name: version(name) for name in KNOWN})
+    return Stack(**{name: version(name) for name in KNOWN if name not in _SAID_ONLY})
 
 
 @functools.cache  # package metadata is read once per process, not once per workload

@@ -91,7 +91,7 @@ _TABLE_HEAD = ("| Model | Train samples | Hardware | Method | train sequence len
                "gradient accumulation  | packing |\xa0Flash Attention | Liger Kernels | est. optimization steps | "
                "est. train time |")
 _2025_STACK = ("--stack transformers==4.46.3 --stack bitsandbytes==0.44.1 --stack accelerate==1.1.1 "
-               "--stack torch==2.4.1")
+               "--stack torch==2.4.1 --stack trl==0.12.1")  # trl: sayable since the stack took it (issue 28)
 _MODULES_TO_SAVE = ("lora_modules_to_save lm_head and embed_tokens: trainable copies of the 128,256 x 4,096 "
                     "embedding and head (1.05B parameters, bf16 after peft_module_casting_to_bf16) with their "
                     "gradients and AdamW states, beside the frozen originals; the CLI's LoRA trains adapters only")
@@ -145,10 +145,6 @@ _ZERO3 = ("DeepSpeed ZeRO-3 (accelerate's deepspeed_zero3.yaml: bf16, zero3_init
 # `--loss-kernel liger` under ZeRO-3 with an untied lm_head ("Liger reads the weight outside the head's forward, so
 # ZeRO-3 never gathers it", Liger-Kernel#1048), while the table says both trained. Kept, with the refused argv, as
 # not expressible: a refusal that a published run contradicts, unless Liger's fused loss did not apply there.
-_REFUSED = ("the CLI refuses the argv the run needs, `accelwiz {argv}`: '--loss-kernel liger under ZeRO-3 with "
-            "llama-3.1-8b's untied lm_head: Liger reads the weight outside the head's forward, so ZeRO-3 never "
-            "gathers it (Liger-Kernel#1048)'; the guide's table says this run trained (Liger ✅ under 'Deepspeed "
-            "(0.15.4) with ZeRO3')")
 for _gpus, _time, _steps in ((4, "~33 min", 84), (8, "~18 min", 42)):
     _zero3_row = _row_2025(
         f"philschmid-2025-llama-3.1-8b-qlora-{_gpus}xl4-zero3", f"| Llama-3.1-8B | 10,000 | {_gpus}x L4 24GB | Q-LoRA "
@@ -157,8 +153,7 @@ for _gpus, _time, _steps in ((4, "~33 min", 84), (8, "~18 min", 42)):
         "sequences per GPU, flash attention 2, Liger",
         _argv_2025(f"1xL4 --gpus {_gpus}", "zero3", 8, 2, "--fixed-lengths", "flash", "--loss-kernel liger "),
         [_ZERO3])
-    _zero3_row["not_expressible"] = _REFUSED.format(argv=_zero3_row.pop("argv"))
-    ROWS.append({**_zero3_row, "argv": None})
+    ROWS.append(_zero3_row)  # refused (Liger under ZeRO-3, an untied head) until b4dec65: now said as it ran
 ROWS.append({
     "key": "philschmid-2025-llama-3.1-8b-spectrum-8xl4-zero3", "source": "philschmid-llms-2025-guide",
     "url": _REPO.format(commit=_C2025, path="fine-tune-llms-in-2025.ipynb"),
@@ -200,17 +195,20 @@ ROWS += [
               "The training with Flash Attention for 3 epochs with a dataset of 10k samples took 01:29:58 on a "
               "`g5.2xlarge`. The instance costs `1,212$/h` which brings us to a total cost of only `1.8$`.",
               "g5.2xlarge", "llama-2-7b", "1xA10G", 3, 2, 3072,
-              {"transformers": "4.36.2", "bitsandbytes": "0.42.0", "accelerate": "0.26.1", "torch": "2.1.2"},
+              {"transformers": "4.36.2", "bitsandbytes": "0.42.0", "accelerate": "0.26.1", "torch": "2.1.2",
+               "trl": "0.7.10"},
               "took 01:29:58 on a g5.2xlarge",
               ["codellama/CodeLlama-7b-hf: Llama-2-7B's shapes with a 32,016-token vocabulary (16 rows more than "
                "the alias's 32,000) and rope theta 1e6",
-               "trl (a3c5b71) and peft (4a15595) from git: whether SFTTrainer casts the LoRA layers to bf16 "
-               "(peft_module_casting_to_bf16) at that commit was not read"]),
+               "trl (a3c5b71, v0.7.10 and two commits: the argv says 0.7.10; its SFTTrainer casts the embedding, "
+               "head and LoRA layers to bf16, read there) and peft (4a15595) from git; the LoRA layers' bf16 cast "
+               "(until trl 0.9.3) is not said: the adapters are counted fp32"]),
     _row_2024("philschmid-2024-llama-3.1-8b-qlora-r256-1xl4", _C2024_AUG,
               "The training with Flash Attention for 3 epochs with a dataset of 10k samples took 02:05:58 on a "
               "`g6.2xlarge`. The instance costs `1,212$/h` which brings us to a total cost of only `1.8$`.",
               "g6.2xlarge", "llama-3.1-8b", "1xL4", 1, 8, 2048,
-              {"transformers": "4.44.2", "bitsandbytes": "0.43.3", "accelerate": "0.33.0", "torch": "2.4.0"},
+              {"transformers": "4.44.2", "bitsandbytes": "0.43.3", "accelerate": "0.33.0", "torch": "2.4.0",
+               "trl": "0.9.6"},
               "took 02:05:58 on a g6.2xlarge", []),
 ]
 

@@ -313,12 +313,17 @@ SOURCES = {
         "PyTorch FSDP and Q-Lora' (philschmid/deep-learning-pytorch-huggingface 4a0caad, April 2024): Llama 3 70B "
         "QLoRA under the Trainer's FSDP1 with CPU offload on 4 x A10G, '22 GB/GPU'; never used to tune anything"),
     "philschmid-llms-2025-guide": (
-        "frozen", "new (issue 28, eleventh round): Philipp Schmid's 'How to fine-tune open LLMs in 2025' (391f19b, "
+        "design", "frozen until issue 28's Liger finding (b4dec65: ZeRO-3 gathers an untied head read inside "
+        "the model's forward; its two ZeRO-3 Liger rows, refused before, now 'fits', as they ran); first "
+        "registered as new (issue 28, eleventh round): Philipp Schmid's 'How to fine-tune open LLMs in 2025' (391f19b, "
         "Dec 2024): Llama-3.1-8B QLoRA (embedding and head in modules_to_save) on 1, 4 and 8 L4 24GB, the last two "
         "under ZeRO-3, each with a train time (verdict rows); its Spectrum row kept as not expressible; never used "
         "to tune anything"),
     "philschmid-llms-2024-guide": (
-        "frozen", "new (issue 28, eleventh round): Philipp Schmid's 'How to Fine-Tune LLMs in 2024 with Hugging "
+        "design", "frozen until issue 28's TRL finding (--stack trl==X: TRL's SFTTrainer 0.7.5-0.25 casts a "
+        "k-bit-prepared QLoRA's embedding and LM head back to bf16): its Llama-3.1-8B r=256 row on an L4 'does "
+        "not fit' 24.4 GiB -> 'tight'; first registered as new (issue 28, eleventh round): Philipp Schmid's "
+        "'How to Fine-Tune LLMs in 2024 with Hugging "
         "Face' (1e1bcfe Jan 2024, 10ad907 Aug 2024): CodeLlama-7B on a g5.2xlarge (A10G) and Llama-3.1-8B on a "
         "g6.2xlarge (L4), QLoRA r=256, packed 3,072/2,048 tokens, each 'took' a stated time (verdict rows); never "
         "used to tune anything"),

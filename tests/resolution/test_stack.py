@@ -60,7 +60,16 @@ def test_a_malformed_stack_is_refused_with_a_hint(given: str, message: str, hint
     with pytest.raises(UsageError) as refused:
         stack_from_flags([given])
     assert message in refused.value.message and hint in refused.value.hint
-    assert set(KNOWN) == {"transformers", "bitsandbytes", "accelerate", "torch"}
+    assert set(KNOWN) == {"transformers", "bitsandbytes", "accelerate", "torch", "trl"}
+
+
+def test_trl_is_said_never_read_from_what_is_installed() -> None:
+    """TRL is the trainer a script runs: an installed TRL says nothing about a plain Trainer script or the built-in
+    trainer, so the installed stack has none; --stack trl==X says it (estimate/workload.py trl_bf16_cast_parameters)."""
+    from accelwiz.resolution.stack import installed_stack
+
+    assert metadata.version("trl") and installed_stack().trl is None
+    assert stack_from_flags(["trl==0.9.6"]).trl == (0, 9, 6)
 
 
 def test_one_library_given_twice_is_refused() -> None:
