@@ -31,13 +31,13 @@ Qwen1.5 best-practice pages near its top (-41% and -20% from the fixed step), to
 in the middle (`EXPECTED_SHARE`) is wrong by at most half the range, either way, where either end can be wrong by
 all of it: over eleven sources with such rows the per-source median errors are -22..+11% at the middle, -41..+3%
 at the bottom and -4..+21% at the top (ms-swift's vLLM page aside: its one DDP row is -31% even at the top). The
-reserve (and the total a verdict judges) counts the middle; the rest, up to the bound, is reported beside it (`MemoryEstimate.cache_growth`, `reserved_long_run`). Grown blocks are whole
-free segments between steps (every segment taken after the first steps is an fp32 loss tensor), which the
-allocator releases before it fails (c10 `release_cached_blocks`): a GPU that holds the step but not the grown
-cache is 'tight' (estimate/gpu_fit.py), never out of memory for them. With
-`expandable_segments:True` the replays do not grow at all (4 layers traced, three orders: 8.08-8.10 GiB against
-8.12 fixed; a segment grows by pages at its end instead of leaving split blocks behind). Not modelled: how many
-steps reach the longest length, and `torch.cuda.empty_cache()` between steps.
+reserve (and the total a verdict judges) counts the middle; the rest, up to the bound, is reported beside it
+(`MemoryEstimate.cache_growth`, `reserved_long_run`). Grown blocks are whole free segments between steps (every
+segment taken after the first steps is an fp32 loss tensor), which the allocator releases before it fails (c10
+`release_cached_blocks`): a GPU that holds the step but not the grown cache is 'tight' (estimate/gpu_fit.py), never
+out of memory for them. With `expandable_segments:True` the replays do not grow at all (4 layers traced, three
+orders: 8.08-8.10 GiB against 8.12 fixed; a segment grows by pages at its end instead of leaving split blocks
+behind). Not modelled: how many steps reach the longest length, and `torch.cuda.empty_cache()` between steps.
 """
 
 from __future__ import annotations
