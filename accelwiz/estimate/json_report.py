@@ -121,12 +121,17 @@ def _workload_json(w: Workload) -> dict[str, Any]:
         "gradient_checkpointing": w.gradient_checkpointing,
         "attention": w.attention,
         "trainable_parameters": w.trainable_parameters,
+        # the caching allocator's growth over batches of varying length, and its expandable segments
+        # (varying_lengths.py, reserve.py)
+        "varying_lengths": w.varying_lengths,
+        "expandable_segments": w.expandable_segments,
         # the library versions the estimate follows (resolution/stack.py: installed, or --stack): the loss tail
         # follows transformers' (Workload.copies_shifted_logits), QLoRA's activations bitsandbytes'
-        # (Workload.keeps_4bit_inputs); null: absent, today's assumed
+        # (Workload.keeps_4bit_inputs), a prepared QLoRA's embedding TRL's (trl_bf16_cast_parameters); null: absent
+        # (TRL: not said), today's assumed
         "stack": {name: ".".join(map(str, version)) if version else None
                   for name, version in (("transformers", w.transformers_version),
-                                        ("bitsandbytes", w.bitsandbytes_version))},
+                                        ("bitsandbytes", w.bitsandbytes_version), ("trl", w.trl_version))},
     }
 
 

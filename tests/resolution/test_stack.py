@@ -88,7 +88,7 @@ def _estimate(*extra: str) -> dict:
 def test_estimate_reads_the_stack_from_its_flags() -> None:
     today, old = _estimate("--qlora"), _estimate("--qlora", "--stack", "bitsandbytes==0.41.1",
                                                  "--stack", "transformers==4.37")
-    assert old["workload"]["stack"] == {"transformers": "4.37.0", "bitsandbytes": "0.41.1"}
+    assert old["workload"]["stack"] == {"transformers": "4.37.0", "bitsandbytes": "0.41.1", "trl": None}
     assert today["workload"]["stack"]["bitsandbytes"] == metadata.version("bitsandbytes")
     assert old["estimate"]["peak"]["allocated"] > today["estimate"]["peak"]["allocated"]
     notes = " ".join(old["estimate"]["assumptions"])
