@@ -151,9 +151,10 @@ class MemoryEstimate:
 
     def reserved_long_run_on(self, gpu_bytes: int | None) -> int:
         """What `max_memory_reserved` may reach after a long run of batches of varying length on a GPU of
-        `gpu_bytes` (unknown: None): the cache grows by `cache_growth` at most, and no further than the GPU holds
-        beside the runtime, where the allocator releases its free segments and retries instead."""
-        grown = self.reserved + self.cache_growth
+        `gpu_bytes` (unknown: None): the step's cache grows by `cache_growth` at most (cut from loading's blocks
+        where those are larger), and no further than the GPU holds beside the runtime, where the allocator releases
+        its free segments and retries instead."""
+        grown = max(self.reserved, self.step_reserved + self.cache_growth)
         if gpu_bytes:
             grown = min(grown, max(self.reserved, int(gpu_bytes) - self.runtime - self.paged_states))
         return grown
