@@ -43,7 +43,7 @@ def flags_from_options(*, micro_batch: int | None, seq_len: int | None, **more: 
         raise UsageError(f"LoRA dropout must be at least 0 and below 1 (got {dropout})", hint="pass --lora-dropout 0.1")
     kernel, optimizer = more.get("optimizer_kernel"), more.get("optimizer")
     if kernel is not None and optimizer not in (None, "adamw"):
-        raise UsageError(f"--optimizer-kernel {kernel} with --optimizer {optimizer}: foreach and fused are torch "
+        raise UsageError(f"--optimizer-kernel {kernel} with --optimizer {optimizer}: foreach, fused and loop are "
                          "AdamW's kernels", hint="drop --optimizer-kernel, or pass --optimizer adamw")
     if more.get("stack"):  # --stack NAME==VERSION, refused in one line where malformed (resolution/stack.py)
         from accelwiz.resolution.stack import resolved_stack
