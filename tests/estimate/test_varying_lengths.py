@@ -123,3 +123,25 @@ def test_expandable_segments_leave_no_growth_to_count(cli) -> None:
     varying = _peak(cli, "--expandable-segments", "--varying-lengths")
     assert varying["peak"]["reserved"] == fixed["peak"]["reserved"]
     assert varying["peak"]["reserved_long_run"] == fixed["peak"]["reserved_long_run"] == fixed["peak"]["reserved"]
+
+
+def test_the_long_run_is_held_at_the_gpu_and_the_verdict_judges_the_step(cli) -> None:
+    """On a GPU that holds the step but not the grown cache, the allocator releases free segments and retries:
+    the long run's reserve stops at the GPU beside the runtime, and the verdict is never 'does not fit' for it."""
+    roomy = _peak(cli, "--varying-lengths")
+    step_total = roomy["peak"]["total"]
+    gpu_gib = (step_total + 2**30) / 2**30  # one GiB above the step's total: short of the long run's top
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        result = cli(*_ARGV, "--varying-lengths", "--gpu-memory", f"{gpu_gib:.3f}GiB")
+    finally:
+        os.chdir(cwd)
+    data = json.loads(result.stdout)
+    peak = data["estimate"]["peak"]
+    assert peak["device_total"] < roomy["peak"]["device_total"]  # --gpu-memory's GPU, not the A100's
+    assert peak["reserved_long_run"] <= peak["device_total"] - peak["runtime"]
+    assert peak["reserved_long_run"] < roomy["peak"]["reserved_long_run"]
+    assert data["verdicts"]["gpu_memory"] != "does not fit"
