@@ -120,6 +120,7 @@ def estimate(row: dict) -> dict | None:
     from accelwiz.estimate.runtime import runtime
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
+    from accelwiz.resolution.stack import Stack
 
     published = {r.key: r for r in PUBLISHED_MEASUREMENTS}.get(PUBLISHED_SETTINGS.get(row["key"], row["key"]))
     if row["key"].startswith("accel-"):  # accelerate's path: `mixed_precision: bf16`, checkpointing, PEFT r=16
@@ -131,7 +132,7 @@ def estimate(row: dict) -> dict | None:
         return None
     else:  # the H200 ran today's transformers (5.24), not the row's 2024 one
         strategy = Strategy(**published.strategy)
-        workload = Workload(resolve_model(published.model), **{**published.workload, "transformers_version": None})
+        workload = Workload(resolve_model(published.model), **{**published.workload, "stack": Stack()})
         published_gib = round(published.measured_bytes / GIB, 2)
     result = estimate_memory(workload, strategy, gpu="NVIDIA H200")
     cublas = runtime(strategy.world_size, strategy.nodes, "NVIDIA H200").cublas  # from the allocator too

@@ -261,11 +261,11 @@ def kept_4bit_input_terms(workload: Workload, adapted: list[Tensor], *, autocast
     for group, (elements, readers, lora_keeps) in _4bit_input_groups(workload, adapted, autocast=autocast,
                                                                       fp32_adapters=fp32_adapters).items():
         dtype = _4bit_input_width(workload, group, autocast=autocast)
-        if dtype != width and workload.bitsandbytes_version < _COMPUTE_DTYPE_FOLLOWS_INPUT:  # type: ignore[operator]
+        if dtype != width and workload.stack.bitsandbytes < _COMPUTE_DTYPE_FOLLOWS_INPUT:  # type: ignore[operator]
             kept += width * readers * elements * tokens  # each linear's own cast to the compute dtype
         elif not lora_keeps and not _kept_anyway(workload, group):
             kept += dtype * elements * tokens
-    version = ".".join(map(str, workload.bitsandbytes_version or ()))
+    version = ".".join(map(str, workload.stack.bitsandbytes or ()))
     return [(f"bitsandbytes {version}: 4-bit linears keep their inputs", kept)] if kept else []
 
 

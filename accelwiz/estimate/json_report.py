@@ -129,9 +129,7 @@ def _workload_json(w: Workload) -> dict[str, Any]:
         # follows transformers' (Workload.copies_shifted_logits), QLoRA's activations bitsandbytes'
         # (Workload.keeps_4bit_inputs), a prepared QLoRA's embedding TRL's (trl_bf16_cast_parameters); null: absent
         # (TRL: not said), today's assumed
-        "stack": {name: ".".join(map(str, version)) if version else None
-                  for name, version in (("transformers", w.transformers_version),
-                                        ("bitsandbytes", w.bitsandbytes_version), ("trl", w.trl_version))},
+        "stack": {name: w.stack.as_json()[name] for name in ("transformers", "bitsandbytes", "trl")},
     }
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from accelwiz.resolution.stack import Stack
+
 
 def zero_paper_model_states(parameters: float, dp_degree: int, stage: int, k: int = 12) -> float:
     """Bytes per device of fp16 params (2Ψ), fp16 grads (2Ψ) and optimizer states (KΨ), sharded by stage."""
@@ -165,7 +167,7 @@ def _answerai(key: str, model: str, regime: str, batch: int, seq: int, gib: floa
         workload={"micro_batch": batch, "seq_len": seq, "precision": "bf16", "attention": "sdpa",
                   "gradient_checkpointing": True, "regime": regime, "lora_rank": 64, "lora_dropout": 0.1,
                   "lora_targets": ("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "down_proj"),
-                  "transformers_version": (4, 37),
+                  "stack": Stack(transformers=(4, 37, 0)),
                   # train.py loads everything in bf16 and never calls prepare_model_for_kbit_training
                   "kbit_prepared": False,
                   # and its LoRA adapters end in bf16 too: rank 0 of 2 on an H200 held 6.91 GB after wrapping
@@ -191,7 +193,7 @@ PUBLISHED_MEASUREMENTS: tuple[PublishedMeasurement, ...] = (
         model="llama-2-70b",
         workload={"micro_batch": 2, "seq_len": 2048, "precision": "bf16", "attention": "flash",
                   "gradient_checkpointing": True, "regime": "qlora", "lora_rank": 8,
-                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1, "transformers_version": (4, 39),
+                  "lora_targets": ALL_LINEAR_LLAMA, "lora_dropout": 0.1, "stack": Stack(transformers=(4, 39, 0)),
                   "kbit_prepared": False},  # sharded QLoRA: TRL skipped prepare_model_for_kbit_training
         strategy={"kind": "fsdp_full", "gpus_per_node": 2, "fsdp_version": 1, "fsdp_use_orig_params": False,
                   "offload_optimizer": "cpu",

@@ -43,10 +43,7 @@ def to_workload(resolved: ResolvedWorkload, spec: ModelSpec) -> Workload:
         optimizer_kernel=resolved.optimizer_kernel.value,
         gradient_checkpointing=bool(resolved.gradient_checkpointing.value),
         attention=resolved.attention.value,
-        # the versions the run trains with (resolution/stack.py: installed, or --stack)
-        transformers_version=resolved.stack.value.transformers,
-        bitsandbytes_version=resolved.stack.value.bitsandbytes,
-        trl_version=resolved.stack.value.trl,
+        stack=resolved.stack.value,  # the versions the run trains with (resolution/stack.py)
         varying_lengths=bool(resolved.varying_lengths.value),
         loss_dtype=model_loss_dtype(resolved, spec),
         loss_kernel=model_loss_kernel(resolved, spec),

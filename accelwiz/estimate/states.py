@@ -246,7 +246,7 @@ def _trl_cast_notes(workload: Workload, strategy: Strategy, compute: int) -> lis
     cast = workload.trl_bf16_cast_parameters
     if not cast or frozen_base_width(workload, strategy, compute) != 4:
         return []
-    version = ".".join(map(str, workload.trl_version or ()))
+    version = ".".join(map(str, workload.stack.trl or ()))
     return [f"TRL {version}'s SFTTrainer casts the k-bit-prepared fp32 embedding and LM head back to bf16 "
             f"(peft_module_casting_to_bf16: {cast:,} parameters at 2 B; norms stay fp32)"]
 

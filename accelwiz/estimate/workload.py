@@ -8,6 +8,7 @@ from typing import Literal
 
 from accelwiz.errors import UsageError
 from accelwiz.modelspec.spec import OUTSIDE_BLOCK_TARGETS, ModelSpec
+from accelwiz.resolution.stack import Stack
 
 Regime = Literal["full", "lora", "qlora"]
 Precision = Literal["fp32", "mixed", "bf16"]
@@ -91,12 +92,11 @@ class Workload:
     # LoRA's A and B as the script leaves them; None: PEFT's default, fp32 over a 16-bit base outside DeepSpeed
     # (states.py `peft_fp32_adapters`); "bf16": a script casts them (Answer.AI's train.py, measured on an H200)
     adapter_dtype: Literal["fp32", "bf16"] | None = None
-    # The versions the run trains with ((major, minor[, patch]); the resolution's `stack`: installed, or --stack);
-    # None: today's. The loss tail depends on transformers' (`copies_shifted_logits`), QLoRA's saved activations
-    # on bitsandbytes' (`keeps_4bit_inputs`)
-    transformers_version: tuple[int, ...] | None = None
-    bitsandbytes_version: tuple[int, ...] | None = None
-    trl_version: tuple[int, ...] | None = None  # None unless --stack trl==X: the script runs TRL's SFTTrainer
+    # The versions the run trains with (the resolution's `stack`: installed, a --system profile's, or --stack); a
+    # library it does not know is today's. The loss tail follows transformers' (`copies_shifted_logits`), QLoRA's
+    # saved activations bitsandbytes' (`keeps_4bit_inputs`), a prepared QLoRA's embedding TRL's
+    # (`trl_bf16_cast_parameters`: TRL only where --stack says the script runs it)
+    stack: Stack = Stack()
     # Batches of varying length (padded to each batch's longest, up to seq_len: the HF Trainer's and TRL's
     # collators without packing) rather than all of seq_len (accelwiz's trainer packs): the caching allocator
     # keeps loss-tail blocks of every length it saw (estimate/varying_lengths.py)
@@ -123,16 +123,16 @@ class Workload:
         """transformers before 4.49 shifts a causal LM's fp32 logits by copying them (`shift_logits =
         logits[..., :-1, :].contiguous()`, removed by huggingface/transformers#35646); today's shifts the labels
         (activations.loss_transient_bytes)."""
-        return (self.transformers_version is not None and self.transformers_version < (4, 49)
-                and self.model.causal_lm)
+        transformers = self.stack.transformers
+        return transformers is not None and transformers < (4, 49) and self.model.causal_lm
 
     @property
     def keeps_4bit_inputs(self) -> bool:
         """QLoRA on bitsandbytes before 0.43.2: MatMul4Bit keeps its input for backward (`ctx.tensors = (A, B)`;
         bitsandbytes-foundation/bitsandbytes#1270, commit 9e75374, first released in 0.43.2, keeps `(None, B)`),
         though a frozen weight needs no input gradient (activations_lora.kept_4bit_input_terms)."""
-        return (self.regime == "qlora" and self.bitsandbytes_version is not None
-                and self.bitsandbytes_version < BNB_DROPS_4BIT_INPUT)
+        bitsandbytes = self.stack.bitsandbytes
+        return self.regime == "qlora" and bitsandbytes is not None and bitsandbytes < BNB_DROPS_4BIT_INPUT
 
     @cached_property
     def trl_bf16_cast_parameters(self) -> int:
@@ -140,9 +140,9 @@ class Workload:
         until 0.26 with bf16: `peft_module_casting_to_bf16` casts every module named lm_head, embed_tokens, wte or
         wpe back to bf16 (norms stay fp32; trl/trainer/utils.py at v0.21.0, models/utils.py `prepare_peft_model`
         at v0.22-v0.25; v0.26's SFTTrainer no longer prepares). Their parameter count; 0 otherwise."""
+        trl = self.stack.trl
         if not (self.regime == "qlora" and self.kbit_prepared and self.precision in ("mixed", "bf16")
-                and self.trl_version is not None and TRL_CASTS_EMBEDDINGS[0] <= self.trl_version
-                < TRL_CASTS_EMBEDDINGS[1]):
+                and trl is not None and TRL_CASTS_EMBEDDINGS[0] <= trl < TRL_CASTS_EMBEDDINGS[1]):
             return 0
         names = ("lm_head", "embed_tokens", "wte", "wpe")
         return self.model.scaled(sum(t.numel for t in self.model.tensors() if any(n in t.module for n in names)))

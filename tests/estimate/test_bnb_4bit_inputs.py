@@ -23,6 +23,7 @@ from accelwiz.estimate.activations import activation_bytes, layer_activations, r
 from accelwiz.estimate.workload import ALL_LINEAR  # noqa: E402
 from accelwiz.resolution.stack import installed_stack  # noqa: E402
 from tests.estimate.test_lora_frozen_base import HIDDEN, SEQ, _inner, _model, _workload  # noqa: E402
+from accelwiz.resolution.stack import Stack
 
 
 class MatMul4BitV041(torch.autograd.Function):
@@ -123,7 +124,7 @@ def test_the_installed_bitsandbytes_keeps_no_input_of_a_4bit_linear():
     assert old == 2 * SEQ * HIDDEN  # the walk sees what 0.41.1 keeps on ctx: the bf16 input
     stack = installed_stack()
     assert stack.bitsandbytes is not None and stack.bitsandbytes >= (0, 43, 2)
-    today = replace(_workload("sdpa", "qlora", "bf16", ALL_LINEAR), bitsandbytes_version=stack.bitsandbytes)
+    today = replace(_workload("sdpa", "qlora", "bf16", ALL_LINEAR), stack=Stack(bitsandbytes=stack.bitsandbytes))
     assert not today.keeps_4bit_inputs
     assert not any(name.startswith("bitsandbytes") for name, _ in layer_activations(today).terms)
 
@@ -143,7 +144,7 @@ def test_the_old_4bit_linears_keep_what_the_term_adds(regime, precision, targets
     old = _layer_kept(regime, precision, targets, dropout, release="0.41")
     workload = replace(_workload("sdpa", regime, precision, targets), lora_dropout=dropout)
     options = {"autocast": precision == "mixed", "fp32_adapters": precision == "bf16+fp32"}
-    extra = layer_activations(replace(workload, bitsandbytes_version=(0, 41, 1)), **options).total \
+    extra = layer_activations(replace(workload, stack=Stack(bitsandbytes=(0, 41, 1))), **options).total \
         - layer_activations(workload, **options).total
     assert extra == old - today
     assert extra > 0 or targets == ALL_LINEAR and not dropout and precision == "bf16"
@@ -158,7 +159,7 @@ def test_bitsandbytes_0_40_keeps_each_linears_own_cast_of_an_fp32_input(monkeypa
     workload = _workload("sdpa", "qlora+kbit", "mixed", ALL_LINEAR)
 
     def total(version):
-        return layer_activations(replace(workload, bitsandbytes_version=version), autocast=True).total
+        return layer_activations(replace(workload, stack=Stack(bitsandbytes=version)), autocast=True).total
 
     assert total((0, 40, 2)) - total((0, 41, 1)) == v040 - v041 != 0
 
@@ -170,7 +171,7 @@ def test_under_checkpointing_only_the_recomputed_layer_keeps_them():
 
     today = _workload("sdpa", "qlora", "bf16", ("q_proj", "v_proj"))
     today = replace(today, model=resolve_model("llama-2-7b"), seq_len=1024, gradient_checkpointing=True)
-    old = replace(today, bitsandbytes_version=(0, 41, 1))
+    old = replace(today, stack=Stack(bitsandbytes=(0, 41, 1)))
     term = dict(layer_activations(old, fp32_adapters=False).terms)["bitsandbytes 0.41.1: 4-bit linears keep their "
                                                                    "inputs"]
     spec = old.model

@@ -18,6 +18,7 @@ import pytest
 from accelwiz.estimate.allocator import replay
 from accelwiz.estimate.allocator_stream import events_from_history, read_history
 from accelwiz.estimate.fsdp_reserve import BEYOND_WRAP_CACHE, FSDP_DYNAMIC_RATIO
+from accelwiz.resolution.stack import Stack
 
 REPO = Path(__file__).resolve().parents[2]
 ROWS = [{"ddp": False, **json.loads(line)} for name in ("gpu_fsdp_answerai.jsonl", "gpu_fsdp_accelerate.jsonl")
@@ -73,7 +74,7 @@ def test_a_small_step_is_held_up_by_the_cache_wrapping_left(fsdp_streams):
 
     row = next(r for r in ROWS if r["key"] == "answerai-llama2-7b-lora-b1-512")
     published = next(r for r in PUBLISHED_MEASUREMENTS if r.key == row["key"])
-    today = {**published.workload, "transformers_version": None}  # the H200 ran transformers 5.24
+    today = {**published.workload, "stack": Stack()}  # the H200 ran transformers 5.24
     result = estimate_memory(Workload(resolve_model(published.model), **today), Strategy(**published.strategy))
     assert any("the cache FSDP's wrapping left" in note for note in result.assumptions)
     assert abs(fsdp_streams.estimate(row)["reserved_error_percent"]) <= 3

@@ -19,6 +19,7 @@ from accelwiz.estimate.memory import estimate_memory  # noqa: E402
 from accelwiz.estimate.strategy import Strategy  # noqa: E402
 from accelwiz.estimate.workload import ALL_LINEAR  # noqa: E402
 from tests.estimate.test_lora_frozen_base import _model, _workload  # noqa: E402
+from accelwiz.resolution.stack import Stack
 
 
 def _frozen_bytes(model: object) -> int:
@@ -38,10 +39,10 @@ def test_the_cast_embedding_and_head_are_bf16_and_the_estimate_counts_them_so() 
 
     workload = _workload("sdpa", "qlora+kbit", "mixed", ALL_LINEAR)
     single = Strategy("single")
-    old, new = (replace(workload, trl_version=version) for version in ((0, 26, 0), (0, 9, 6)))
+    old, new = (replace(workload, stack=Stack(trl=version)) for version in ((0, 26, 0), (0, 9, 6)))
     assert new.trl_bf16_cast_parameters == 2 * 512 * 128  # the untied embedding and head of the tiny Llama
     assert estimate_memory(old, single).weights - estimate_memory(new, single).weights == saved
-    assert replace(workload, trl_version=None).trl_bf16_cast_parameters == 0  # no TRL said: the built-in trainer
+    assert replace(workload, stack=Stack()).trl_bf16_cast_parameters == 0  # no TRL said: the built-in trainer
 
 
 def test_the_flag_says_it_and_an_installed_trl_does_not(cli) -> None:

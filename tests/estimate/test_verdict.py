@@ -15,6 +15,7 @@ from accelwiz.estimate.verdict import judge, memory_verdict
 from accelwiz.probe.presets import find_preset, preset_profile
 from accelwiz.estimate.resolved import workload_from_options
 from accelwiz.vocab import HEADROOM
+from accelwiz.resolution.stack import Stack
 
 GIB = 2**30
 # The case from issue 10: ZeRO-1 at 73.6 of 79.6 GiB (when the issue was filed) was "no" in --compare, "does not
@@ -133,7 +134,7 @@ def test_a_reserve_beyond_the_gpu_with_tensors_that_fit_is_tight_not_out_of_memo
 
     workload = workload_from_options(model="llama-2-7b", micro_batch=10, seq_len=2048, method="qlora",
                                      gradient_checkpointing=True)
-    workload = replace(workload, transformers_version=(4, 37))
+    workload = replace(workload, stack=Stack(transformers=(4, 37, 0)))
     estimate = estimate_memory(workload, strategy_from_options("fsdp_full", gpus_per_node=2, nodes=1, fsdp_version=1))
     need = int(estimate.allocated + estimate.runtime)
     assert need < estimate.per_gpu_total - 2 * 2**30, "the reserve must pass what the step holds for this case"
