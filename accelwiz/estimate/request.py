@@ -147,26 +147,18 @@ def _system_profile(system: str | None) -> Any:
     return load_system(system)
 
 
-def _with_system_stack(flags: dict, system: Any) -> dict:
-    """The flags whose `stack` starts from the --system profile's packages where it lists them (a `probe --save`
-    file: the machine that will train), as `check --system` resolves it (resolution/stack.py `with_profile_stack`);
-    a `--stack` given wins, the libraries it does not name stay installed ones."""
-    if system is None or flags.get("stack") is not None:
-        return flags
-    from accelwiz.resolution.stack import with_profile_stack
-
-    return with_profile_stack(flags, system.packages)
-
-
 def _workload(request: EstimateRequest, system: Any = None) -> Workload:
     """The flags' Workload (accelwiz.resolution), refused beyond the model's positions, with the attention
     transformers picks where none was given."""
     from accelwiz.modelspec.lookup import resolve_model
     from accelwiz.estimate.resolved import to_workload
     from accelwiz.resolution.posttraining import posttraining_workload
+    from accelwiz.resolution.stack import with_profile_stack
     from accelwiz.resolution.workload import beyond_positions, resolve_workload
 
-    flags = _with_system_stack(request.workload_flags, system)
+    # the --system profile's packages are the stack where it lists them (a `probe --save` file: the machine that
+    # will train), as `check --system` resolves it; a --stack given wins, what it does not name stays installed
+    flags = with_profile_stack(request.workload_flags, system.packages if system is not None else None)
     spec = resolve_model(request.model or request.params or "")
     resolved = resolve_workload(flags=flags, max_positions=spec.max_position_embeddings)
     resolved = posttraining_workload(resolved, request.post_flags.get("kind"))  # DPO/GRPO: TRL's fused LM head
