@@ -21,31 +21,44 @@ from accelwiz.resolution.sourced import DEFAULT, ENVIRONMENT, Sourced
 
 NAMES = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF")  # in the order torch reads them
 _KEY = "expandable_segments"
-IGNORED = "ignored"  # the word a refused value's note carries after the setting (`refused_setting`)
+
+
+def _said(environ: Mapping[str, str]) -> tuple[str, str, str | None] | None:
+    """The variable torch reads, its setting and the last `expandable_segments` value in it (None: not set
+    there); None where neither variable is set."""
+    name = next((n for n in NAMES if n in environ), None)
+    if name is None:
+        return None
+    said = None
+    for pair in environ[name].split(","):
+        key, _, value = (part.strip() for part in pair.partition(":"))
+        if key == _KEY:
+            said = value
+    return name, environ[name], said
+
+
+def _refusal(name: str, setting: str, said: str) -> str:
+    return (f"{name}={setting!r} ignored: torch accepts only {_KEY}:True or {_KEY}:False (got {said!r}) and "
+            "refuses anything else at the first CUDA allocation")
 
 
 def expandable_segments(environ: Mapping[str, str] | None = None) -> Sourced:
     """The environment's `expandable_segments` (source "environment"), else off (source "default")."""
-    environ = os.environ if environ is None else environ
-    name = next((n for n in NAMES if n in environ), None)
-    if name is None:
+    found = _said(os.environ if environ is None else environ)
+    if found is None:
         return Sourced(False, DEFAULT, "no PYTORCH_CUDA_ALLOC_CONF: torch's default caching allocator")
-    setting = environ[name]
-    said = None
-    for pair in setting.split(","):
-        key, _, value = (part.strip() for part in pair.partition(":"))
-        if key == _KEY:
-            said = value
+    name, setting, said = found
     if said is None:
         return Sourced(False, DEFAULT, f"{name}={setting!r} does not set {_KEY}")
     if said not in ("True", "False"):
-        return Sourced(False, DEFAULT, f"{name}={setting!r} {IGNORED}: torch accepts only {_KEY}:True or "
-                                       f"{_KEY}:False (got {said!r}) and refuses anything else at the first CUDA "
-                                       "allocation")
+        return Sourced(False, DEFAULT, _refusal(name, setting, said))
     return Sourced(said == "True", ENVIRONMENT, f"{name}={setting}")
 
 
 def refused_setting(environ: Mapping[str, str] | None = None) -> str | None:
     """The note on a value torch refuses (what `estimate` warns of), else None."""
-    found = expandable_segments(environ)
-    return found.note if found.source == DEFAULT and f"' {IGNORED}: " in found.note else None
+    found = _said(os.environ if environ is None else environ)
+    if found is None:
+        return None
+    name, setting, said = found
+    return None if said is None or said in ("True", "False") else _refusal(name, setting, said)
