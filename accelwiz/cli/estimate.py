@@ -268,6 +268,11 @@ def _warn_refused_alloc_conf(console: Any, given: bool | None) -> None:
         console.warn(refused)
 
 
+# the options that are workload fields, by the resolution's names (accelwiz.resolution.workload)
+_WORKLOAD_FLAGS = ("micro_batch", "gradient_accumulation", "seq_len", "method", "lora", "qlora", "lora_rank",
+                   "lora_dropout", "precision", "base_dtype", "optimizer", "optimizer_kernel", "gradient_checkpointing",
+                   "attention", "varying_lengths", "expandable_segments", "loss_dtype", "loss_kernel", "kbit_prepare",
+                   "stack")
 # the options that are TRL's post-training settings, by the resolution's names (accelwiz.resolution.posttraining)
 _POST_FLAGS = ("kind", "max_prompt_length", "max_completion_length", "num_generations", "steps_per_generation",
                "beta", "precompute_ref_log_probs", "generation", "vllm_gpu_memory_utilization",
@@ -283,10 +288,7 @@ def _request(options: dict[str, Any]) -> EstimateRequest:
     from accelwiz.cli.common import checked_flags
     from accelwiz.estimate.request import EstimateRequest
 
-    workload = {name: options[name] for name in ("micro_batch", "gradient_accumulation", "seq_len", "method", "lora", "qlora", "lora_rank",
-                                                 "lora_dropout", "precision", "base_dtype", "optimizer", "optimizer_kernel",
-                                                 "gradient_checkpointing", "attention", "varying_lengths",
-                                                 "expandable_segments", "loss_dtype", "loss_kernel", "kbit_prepare", "stack")}
+    workload = {name: options[name] for name in _WORKLOAD_FLAGS}
     flags = checked_flags(lora_targets=tuple(options["lora_target"] or ()) or None, **workload)
     post = {name: options[name] for name in _POST_FLAGS}
     post["precompute_ref_log_probs"] = post["precompute_ref_log_probs"] or None  # False: not given
