@@ -92,6 +92,6 @@ def _whole_before_partitioning(workload: Workload, strategy: Strategy) -> tuple[
                "before ZeRO-3 partitions it")
     else:
         why = ("not built under zero.Init (zero3_init_flag false before accelerate 1.0): DeepSpeed casts the "
-               "whole model to its training dtype and moves it to every GPU (engine `self.module.to(self.device)`) before "
-               "ZeRO-3 partitions it; every process also loads the whole model in host RAM")
+               "whole model to its training dtype and moves it to every GPU (engine `self.module.to(self.device)`) "
+               "before ZeRO-3 partitions it; every process also loads the whole model in host RAM")
     return total, f"loading: {total / 2**30:.2f} GiB on the GPU ({why})"

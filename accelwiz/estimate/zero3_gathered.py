@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
     from accelwiz.modelspec.spec import ModelSpec
+    from accelwiz.modelspec.tensors import Tensor
 
 # DeepSpeed defaults (runtime/zero/config.py, 0.19.8): buckets are element counts.
 REDUCE_BUCKET_ELEMENTS = 500_000_000
@@ -195,7 +196,7 @@ def _modules(workload: Workload, strategy: Strategy) -> dict[str, list[float]]:
     return modules
 
 
-def _tensor_sizes(workload: Workload, tensor, width: float) -> tuple[float, float]:
+def _tensor_sizes(workload: Workload, tensor: Tensor, width: float) -> tuple[float, float]:
     """A parameter's numel as DeepSpeed traverses it and its gathered bytes (`--params` scaling applied)."""
     scale = workload.model.override_scale
     if workload.regime == "qlora" and tensor.linear and _LAYER_INDEX.search(tensor.module):

@@ -29,7 +29,7 @@ def unit_workload(context: CheckContext, model: ModelSpec) -> Any:
     context.stack = resolved.stack.value  # the memory rules' strategy reads its accelerate (memory_view.py)
     try:
         workload = to_workload(resolved, model)
-        strategy = strategy_from_effective(context.effective)
+        strategy = strategy_from_effective(context.effective, context.stack)  # on the unit's own stack
         if strategy is not None:  # the files' engine: DeepSpeed's 16-bit module, or autocast
             refuse_loss_dtype(workload, strategy)
         from accelwiz.estimate.fused_loss import refuse_fused_loss
@@ -45,9 +45,8 @@ def unit_resolution(context: CheckContext, max_positions: int | None = None) -> 
     """The unit's workload, resolved once over its plan, files, Trainer arguments and check's flags (the memory
     rules' workload and `--explain`'s rows)."""
     from accelwiz.resolution.posttraining import posttraining_workload
-    from accelwiz.resolution.workload import resolve_workload
-
     from accelwiz.resolution.stack import with_profile_stack
+    from accelwiz.resolution.workload import resolve_workload
 
     flags = {_FLAG_NAMES.get(name, name): value for name, value in context.workload_flags.items()}
     # a --system profile that lists its packages is the stack that trains, as the rules read it (rules/installed.py)
