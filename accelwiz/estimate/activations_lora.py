@@ -96,7 +96,8 @@ def lora_dropout_bytes(workload: Workload, *, autocast: bool = False, fp32_adapt
     masks = inputs  # 1 B each
     if workload.regime == "lora" and autocast:  # PEFT's fp32 cast already made the copy (module docstring)
         return int(masks)
-    if _term_by_term(workload) and _copy_width(workload, "attention input", autocast=autocast, fp32_adapters=fp32_adapters) == 4:
+    copy = _copy_width(workload, "attention input", autocast=autocast, fp32_adapters=fp32_adapters)
+    if _term_by_term(workload) and copy == 4:
         return int(masks)  # the fp32 casts are the copies dropout drops (frozen_base_terms counts them)
     width = 4 if workload.precision == "fp32" else 2
     freed: dict[str, float] = {}

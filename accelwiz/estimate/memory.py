@@ -127,18 +127,18 @@ class MemoryEstimate:
         retry (c10 `release_cached_blocks`, counted in `num_alloc_retries`): slower, and tight, not out of
         memory. Answer.AI's 7B QLoRA at 10 x 2048 tokens trained on a 24 GB RTX 3090 this way."""
         needed = self.unpaged_total
-        return bool(gpu_bytes) and needed > gpu_bytes >= self.allocated + self.runtime  # type: ignore[operator]
+        return bool(gpu_bytes) and needed > (gpu_bytes or 0) >= self.allocated + self.runtime
 
     def pages_out_on(self, gpu_bytes: int | None) -> bool:
         """Whether bitsandbytes' paged states do not fit beside the rest on a GPU of `gpu_bytes`: the driver then
         keeps part of them in host RAM and pages them in for each step (paged_states.py)."""
-        return bool(gpu_bytes) and bool(self.paged_states) and self.per_gpu_total > gpu_bytes  # type: ignore[operator]
+        return bool(gpu_bytes) and bool(self.paged_states) and self.per_gpu_total > (gpu_bytes or 0)
 
     def flattens_on_cpu(self, gpu_bytes: int | None) -> bool:
         """ZeRO-1/2 on a GPU of `gpu_bytes` that cannot hold the flat copy beside the loaded model: DeepSpeed then
         flattens on the CPU (loading.zero_flatten_bytes), so loading holds one copy."""
         loading = dict(self.phases).get("loading", 0)
-        return bool(gpu_bytes) and self.zero_flatten > 0 and loading + self.runtime > gpu_bytes  # type: ignore[operator]
+        return bool(gpu_bytes) and self.zero_flatten > 0 and loading + self.runtime > (gpu_bytes or 0)
 
     def with_cpu_flatten(self) -> MemoryEstimate:
         """This estimate with loading's flat copy made on the CPU: loading one copy lower, the reserve the larger
