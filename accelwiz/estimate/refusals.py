@@ -50,9 +50,11 @@ def refuse_unrunnable(workload: Workload, strategy: Strategy | None, *, trace: b
 def refuse_base_dtype_flag(resolved: ResolvedWorkload) -> None:
     """`--base-dtype` with full fine-tuning: it says how LoRA/QLoRA's frozen base is loaded; a fully trained model's
     dtype is `--precision`'s."""
+    from accelwiz.resolution.sourced import BASE_DTYPE_FLAG
+
     weights = resolved.weights_dtype
-    if weights.from_base_dtype_flag and resolved.method.value == "full":
-        raise UsageError(f"{weights.note} with full fine-tuning: it is LoRA's frozen base as loaded",
+    if weights.source == BASE_DTYPE_FLAG and resolved.method.value == "full":
+        raise UsageError(f"{BASE_DTYPE_FLAG} {weights.value} with full fine-tuning: it is LoRA's frozen base as loaded",
                          hint="add --lora or --qlora, or say the model's dtype with --precision fp32|mixed|bf16")
 
 

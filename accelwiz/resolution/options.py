@@ -59,7 +59,7 @@ def flags_from_options(*, micro_batch: int | None, seq_len: int | None, **more: 
         flags["precision"] = Sourced(compute, FLAG, f"--precision {given}")
         flags["weights_dtype"] = Sourced(weights, FLAG, f"--precision {given}")
     if base is not None:  # the frozen base as loaded, which --precision's weights do not say for LoRA
-        flags["weights_dtype"] = Sourced(base, FLAG, f"{BASE_DTYPE_FLAG} {base}")
+        flags["weights_dtype"] = Sourced(base, BASE_DTYPE_FLAG, "LoRA's frozen base as the script loads it")
     return flags
 
 

@@ -10,7 +10,8 @@ from typing import Any
 DEFAULT, PLAN, FLAG, TRAINER = "default", "plan", "flag", "trainer arguments"
 MODEL = "model"  # the model named on the command line, where the plan was written without one
 ENVIRONMENT = "environment"  # a variable the run launches with (PYTORCH_CUDA_ALLOC_CONF: resolution/alloc_conf.py)
-# the flag that says how LoRA's frozen base is loaded: a `weights_dtype` it sets is the base's, not --precision's
+# the flag that says how LoRA's frozen base is loaded, a source of its own: a `weights_dtype` it sets is the base's
+# (the estimator's base_dtype), not the whole model's load dtype that `--precision` says (source FLAG)
 BASE_DTYPE_FLAG = "--base-dtype"
 
 
@@ -21,7 +22,3 @@ class Sourced:
     value: Any
     source: str
     note: str = ""
-
-    @property
-    def from_base_dtype_flag(self) -> bool:
-        return self.source == FLAG and self.note.startswith(BASE_DTYPE_FLAG)

@@ -28,7 +28,8 @@ from accelwiz.resolution.alloc_conf import expandable_segments
 from accelwiz.resolution.collator import batches_vary_in_length
 from accelwiz.resolution.load_dtype import trainer_load_dtype
 from accelwiz.resolution.loss_kernel import trainer_loss_kernel
-from accelwiz.resolution.sourced import DEFAULT, FLAG, MODEL, PLAN, TRAINER, Sourced  # noqa: F401 (re-exported)
+from accelwiz.resolution.sourced import (  # noqa: F401 (re-exported)
+    BASE_DTYPE_FLAG, DEFAULT, FLAG, MODEL, PLAN, TRAINER, Sourced)
 from accelwiz.resolution.stack import Stack, resolved_stack
 from accelwiz.resolution.trainer_optim import trainer_default_kernel
 
@@ -132,11 +133,11 @@ class ResolvedWorkload:
         return [(name, item) for name, item in self.items() if name in _NOT_IN_FILES]
 
     def base_as_loaded(self) -> dict[str, Any]:
-        """The frozen base's dtype where a Trainer or TRL run loads it (`load_dtype.trainer_load_dtype`); the
-        built-in trainer's own choice otherwise (the estimator's defaults). Whether PEFT's k-bit preparation
-        then casts it is `kbit_prepared`."""
-        said = self.weights_dtype.source == TRAINER or self.weights_dtype.from_base_dtype_flag
-        if not said or self.method.value == "full":
+        """The frozen base's dtype where a Trainer or TRL run loads it (`load_dtype.trainer_load_dtype`) or
+        `--base-dtype` says it (its own source); the built-in trainer's own choice otherwise (the estimator's
+        defaults), `--precision`'s load dtype included. Whether PEFT's k-bit preparation then casts it is
+        `kbit_prepared`."""
+        if self.weights_dtype.source not in (TRAINER, BASE_DTYPE_FLAG) or self.method.value == "full":
             return {}
         return {"base_dtype": self.weights_dtype.value}
 
