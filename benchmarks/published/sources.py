@@ -532,4 +532,12 @@ SOURCES = {
         "Megatron GPT-2 in fp16 at 1,024 tokens with activation checkpointing on V100-SXM3 32GB, 1.5B under ZeRO-1 on "
         "8 GPUs (ran) and without ZeRO (out of memory), 10B under ZeRO-2 on 32 GPUs and under ZeRO-Offload on one "
         "at batch 10 (ran; nvidia-smi shows each card full): never used to tune anything"),
+    # Issue 28, fifteenth round (helper D): framework docs, blogs and notebooks, registered here, frozen, with their
+    # rows written and before any of them was scored.
+    "litgpt-thunder-benchmark-2024": (
+        "frozen", "new (issue 28, fifteenth round): LitGPT's Lightning Thunder page as first written "
+        "(extensions/thunder/README.md at fc60043, 2024-03-20): TinyLlama 1.1B pretrained in bf16-true with fused "
+        "AdamW, micro-batch 4 x 2,048 tokens, no checkpointing, on A100-SXM4-40GB under Fabric's FSDP1 on 8, DDP on "
+        "8 and one GPU, max_memory_allocated in 10^9 bytes; the eager rows are scored, torch.compile and Thunder "
+        "rows not expressible: never used to tune anything"),
 }

@@ -97,6 +97,8 @@ NEW_SOURCES.update({"deepspeed-tutorials-zero-2020": None})
 NEW_SOURCES.update({"yuan2-llama-factory-doc-2024": 1e9, "yuan2-fastchat-doc-2024": 1e9})
 # Qwen2.5's LLaMA-Factory example prints 'GB', read as GiB (as ms-swift's pages)
 NEW_SOURCES.update({"qwen2-llama-factory-example-2024": 2**30})
+# LitGPT's Thunder page prints max_memory_allocated() / 1e9 as "Memory (GB)" (fifteenth round, helper D)
+NEW_SOURCES.update({"litgpt-thunder-benchmark-2024": 1e9})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
