@@ -37,6 +37,7 @@ from benchmarks.published.liger_kernel_hf_example import ROWS as _LIGER_HF
 from benchmarks.published.litgpt_pr275_qlora import ROWS as _LITGPT_PR275
 from benchmarks.published.litgpt_resource_tables import ROWS as _LITGPT_TABLES
 from benchmarks.published.litgpt_thunder_benchmark import ROWS as _LITGPT_THUNDER
+from benchmarks.published.liucongg_chatglm_finetuning import ROWS as _LIUCONGG_CHATGLM
 from benchmarks.published.llama_recipes_threads import ROWS as _LLAMA_RECIPES_THREADS
 from benchmarks.published.llamafactory_issues_memory import ROWS as _LLAMAFACTORY_ISSUES
 from benchmarks.published.minicpm_finetune import ROWS as _MINICPM
@@ -96,6 +97,7 @@ _NEW += (*_RASCHKA_LLMS_FROM_SCRATCH, *_GEORGESUNG_QLORA, *_XIRIDER_GPT2XL, *_ML
 _NEW += (*_TRL_NOTEBOOKS, *_DEEPSPEED_TUTORIALS)  # fourteenth round: the libraries' own docs and example notebooks
 _NEW += (*_YUAN2_DOCS, *_QWEN2_LF_EXAMPLE)  # fourteenth round: Chinese model vendors' fine-tuning docs
 _NEW += (*_LITGPT_THUNDER,)  # fifteenth round (helper D): framework docs with measured tables
+_NEW += (*_LIUCONGG_CHATGLM,)  # fifteenth round (helper C): fine-tuning repositories' own tables
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -540,4 +540,12 @@ SOURCES = {
         "AdamW, micro-batch 4 x 2,048 tokens, no checkpointing, on A100-SXM4-40GB under Fabric's FSDP1 on 8, DDP on "
         "8 and one GPU, max_memory_allocated in 10^9 bytes; the eager rows are scored, torch.compile and Thunder "
         "rows not expressible: never used to tune anything"),
+    # Issue 28, fifteenth round (helper C): model and fine-tuning repositories' own tables, registered here, frozen,
+    # with their rows written and before any of them was scored (liucongg_chatglm_finetuning.py).
+    "liucongg-chatglm-finetuning-2023": (
+        "frozen", "new (issue 28, fifteenth round): liucongg/ChatGLM-Finetuning's README (79bdc89, Aug 2023; not "
+        "ChatGLM3's finetune_demo): ChatGLM-6B and ChatGLM2-6B through its own DeepSpeed 0.9.0 fp16 loop on 1 and 4 "
+        "A40s, every batch padded to 1,560 tokens, LoRA r=16 under ZeRO-2 with and without checkpointing, full "
+        "fine-tuning under ZeRO-3 with and without CPU offload (11 rows scored), Freeze and P-Tuning v2 rows not "
+        "expressible, '所耗显存' per GPU in 10^9 bytes: never used to tune anything"),
 }

@@ -99,6 +99,9 @@ NEW_SOURCES.update({"yuan2-llama-factory-doc-2024": 1e9, "yuan2-fastchat-doc-202
 NEW_SOURCES.update({"qwen2-llama-factory-example-2024": 2**30})
 # LitGPT's Thunder page prints max_memory_allocated() / 1e9 as "Memory (GB)" (fifteenth round, helper D)
 NEW_SOURCES.update({"litgpt-thunder-benchmark-2024": 1e9})
+# fine-tuning repositories' own tables (fifteenth round, helper C): liucongg/ChatGLM-Finetuning prints 'G' per GPU,
+# 10^9 bytes (45G on a 46,068 MiB A40 rules out GiB)
+NEW_SOURCES.update({"liucongg-chatglm-finetuning-2023": 1e9})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
