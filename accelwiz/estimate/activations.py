@@ -45,6 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from accelwiz.estimate.eager_clamp import clamp_note, clamped_score_bytes, clamps_scores
 from accelwiz.estimate.layer_terms import (
     fp32_residual,
     fp32_stream,
@@ -92,6 +93,9 @@ def layer_activations(workload: Workload, *, autocast: bool = False, fp32_adapte
     s, b, a = workload.seq_len, workload.micro_batch, workload.model.num_heads
     if workload.attention == "eager":
         terms.append(("attention scores (eager)", score_bytes * a * s * s * b))
+        clamped = clamped_score_bytes(workload, autocast=autocast)
+        if clamped:
+            terms.append(("masked scores the clamp keeps (eager)", clamped * a * s * s * b))
     else:
         terms.append(("attention log-sum-exp (fp32)", 4 * a * s * b))
     return LayerActivations(tuple(terms))
@@ -163,6 +167,8 @@ def activation_bytes(workload: Workload, *, autocast: bool = False, fp32_adapter
     total += tail_bytes(workload, autocast=autocast, fp32_adapters=fp32_adapters)
     if workload.attention == "eager":
         notes.append("eager attention stores the s×s scores of every layer")
+        if clamps_scores(workload):
+            notes.append(clamp_note(workload))
     if workload.regime != "full":
         dropout = (f"lora_dropout {workload.lora_dropout:g}: each adapted linear keeps a mask and its dropped input"
                    if workload.lora_dropout > 0 else "lora_dropout 0")

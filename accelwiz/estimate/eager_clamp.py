@@ -1,0 +1,62 @@
+"""Eager attention's masked-score clamp in older transformers: one more s×s tensor per layer kept for backward.
+
+OPT from transformers 4.21.0 until 4.49 (modeling_opt.py, `OPTAttention.forward`; 4.31.0 lines 214-218) and Llama
+from 4.28.0 (its first release) until 4.31 (modeling_llama.py, `LlamaAttention.forward`) add the causal mask to
+the scores and then clamp them:
+
+    attn_weights = attn_weights.view(bsz, self.num_heads, tgt_len, src_len) + attention_mask
+    attn_weights = torch.max(
+        attn_weights, torch.tensor(torch.finfo(attn_weights.dtype).min, device=attn_weights.device)
+    )
+
+`torch.max(tensor, tensor)` is `torch.maximum`, whose backward (derivatives.yaml: `at::where(self == other, grad /
+2, grad).masked_fill_(self < other, 0)`) needs `self`: autograd keeps the masked scores, beside what softmax and
+the matmul with v keep (layer_terms.py's bytes per score). 4.20 had no clamp; Llama 4.31 and OPT 4.49 dropped it
+(read in the PyPI wheels of 4.20.0, 4.21.0, 4.28.0, 4.30.2, 4.31.0, 4.48.0 and 4.49.0). XGLM clamps too, but has
+no formula here.
+
+The kept tensor has the dtype of the sum: the 16-bit scores plus a mask made in the embedding's dtype
+(`_make_causal_mask(input_shape, inputs_embeds.dtype, ...)`): 4 bytes where the embedding is fp32 (fp32 training,
+full fine-tuning under autocast, a QLoRA base after PEFT's prepare_model_for_kbit_training under autocast), else 2.
+Measured on the op sequence of 4.31's OPTAttention by tests/estimate/test_eager_clamp.py.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.workload import Workload
+
+# model_type -> the transformers releases [first, end) whose eager attention clamps the masked scores
+CLAMPING_RELEASES: dict[str, tuple[tuple[int, int, int], tuple[int, int, int]]] = {
+    "opt": ((4, 21, 0), (4, 49, 0)),
+    "llama": ((4, 28, 0), (4, 31, 0)),
+}
+
+
+def clamps_scores(workload: Workload) -> bool:
+    """The run's transformers (--stack) clamps this model's eager scores with torch.max."""
+    releases = CLAMPING_RELEASES.get(workload.model.family)
+    version = workload.stack.transformers
+    if workload.attention != "eager" or releases is None or version is None:
+        return False
+    first, end = releases
+    return first <= tuple(version) < end
+
+
+def clamped_score_bytes(workload: Workload, *, autocast: bool) -> int:
+    """Bytes per eager attention score the clamp keeps (0 where the run's code has no clamp)."""
+    if not clamps_scores(workload):
+        return 0
+    fp32_embedding = workload.precision == "fp32" or (autocast and (
+        workload.regime == "full" or (workload.regime == "qlora" and workload.kbit_prepared)))
+    return 4 if fp32_embedding else 2
+
+
+def clamp_note(workload: Workload) -> str:
+    """The assumption line for a run whose eager scores are clamped."""
+    version = ".".join(str(part) for part in workload.stack.transformers or ())
+    return (f"transformers {version} clamps the masked eager scores (torch.max(scores + mask, finfo.min), until "
+            f"{'4.49' if workload.model.family == 'opt' else '4.31'} for {workload.model.family}): autograd keeps "
+            "one more s×s tensor per layer")
