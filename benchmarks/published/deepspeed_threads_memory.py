@@ -11,13 +11,17 @@ Three threads in deepspeedai/DeepSpeed (formerly microsoft/DeepSpeed), each read
   "AdamW" (FusedAdam), no offload, no activation checkpointing, gradient clipping 1.0, buckets 5e7,
   stage3_max_live_parameters 1e9, sub_group_size 1e12. The figure: `torch.cuda.max_memory_allocated() / 1e9` on
   rank 0 after `reset_peak_memory_stats()` before the first step, over 100 steps ("GB": 10^9 bytes).
-- issue #4158 (2023-08-16): DeepSpeed-Chat's step-1 SFT, `training_scripts/opt/single_gpu/run_1.3b.sh` as
-  posted (`main.py --model_name_or_path facebook/opt-1.3b ... --gradient_accumulation_steps 8 --lora_dim 128
-  --zero_stage 0`), read in DeepSpeedExamples at a143850 (the day before): per_device_train_batch_size 16,
-  max_seq_len 512 with every sample padded to it (data_utils.py `padding="max_length"`), fp16 on (ds_utils.py),
-  FusedAdam through DeepSpeed's FP16 optimizer (fp32 master copy), no gradient checkpointing, dropout on.
-  DeepSpeed-Chat's own LoRA (`LinearLayer_LoRA`, rank 128, every linear of `decoder.layers.`) freezes each wrapped
-  weight; without `--only_optimize_lora` the embeddings, layer norms and biases still train. The title quotes
+- issue #4158 (2023-08-16): DeepSpeed-Chat's step-1 SFT launched by `training_scripts/opt/single_gpu/run_1.3b.sh`,
+  but the launcher's own log line in the issue shows what main.py received: `[runner.py:540:main] cmd = ... main.py
+  --model_name_or_path facebook/opt-1.3b --data_path /ai/ld/remote/DeepSpeedExamples-master/applications/
+  DeepSpeed-Chat/training/step1_supervised_finetuning/data/Dahoas/rm-static`: none of the script's
+  `--gradient_accumulation_steps 8 --lora_dim 128 --zero_stage $ZERO_STAGE`, so main.py's defaults ran (read in
+  DeepSpeedExamples at a143850, the day before): lora_dim 0 (full fine-tuning), gradient_accumulation_steps 1,
+  zero_stage 0, per_device_train_batch_size 16, max_seq_len 512 with every sample padded to it (data_utils.py
+  `padding="max_length"`), fp16 on (ds_utils.py), FusedAdam through DeepSpeed's FP16 optimizer (fp32 master
+  copy), no gradient checkpointing, dropout on. The title's `MemAllocated=17.94GB` after a step says the same:
+  1,315,758,080 parameters x (2 fp16 + 4 fp32 master + 8 Adam) bytes = 17.15 GiB, plus the loop's `outputs`
+  holding the fp16 logits (16 x 512 x 50,272 x 2 B = 0.77 GiB): 17.92 GiB (LoRA's states would be ~5). The title quotes
   DeepSpeed's ThroughputTimer line: `MaxMemAllocated` is `round(max_memory_allocated() / 1024**3, 2)` (GiB; timer.py
   at DeepSpeed 341cefd).
 - issue #4953 (2024-01-13): the alignment-handbook's Zephyr-7B-beta full DPO (recipes/zephyr-7b-beta/dpo/
@@ -78,28 +82,26 @@ ROWS = [
                   f"{_DSE_COMMIT}/applications/DeepSpeed-Chat/training/step1_supervised_finetuning/main.py"),
      "quote": _Q_4158, "printed": "54.06GB", "measured_bytes": int(54.06 * 2**30), "printed_unit": 2**30,
      "metric": "allocated",
-     "argv": f"estimate --model {_OPT_13B} --system 1xA100-80GB --strategy zero1 --lora --lora-rank 128 "
-             "--precision mixed --loss-dtype fp16 --optimizer adamw --micro-batch 16 --gradient-accumulation 8 "
+     "argv": f"estimate --model {_OPT_13B} --system 1xA100-80GB --strategy zero1 "
+             "--precision mixed --loss-dtype fp16 --optimizer adamw --micro-batch 16 --gradient-accumulation 1 "
              "--seq-len 512 --fixed-lengths --attention eager --stack transformers==4.31.0 --format json",
      "assumptions": (
-         "DeepSpeed#4158 (2023-08-16): DeepSpeed-Chat step 1, run_1.3b.sh (single GPU) at DeepSpeedExamples "
-         "a143850: facebook/opt-1.3b (1,315,758,080 parameters, the stand-in's count; the embedding resized to "
-         "50,272, its own size), DeepSpeed fp16 engine with FusedAdam and an fp32 master copy, ZeRO stage 0, "
-         "batch 16 x 512 tokens (every sample padded to max_seq_len) x accumulation 8 (the title's 'batchsize "
-         "128'), no gradient checkpointing, OPT's dropout 0.1 on; DeepSpeed-Chat's LoRA rank 128 on every linear "
-         "of the decoder layers (q/k/v/out_proj, fc1, fc2; no dropout), the wrapped weights frozen. transformers "
-         ">= 4.31.0 (requirements.txt; 4.31.0 was current): OPT's eager attention, its CrossEntropyLoss on the "
+         "DeepSpeed#4158 (2023-08-16): DeepSpeed-Chat step 1 at DeepSpeedExamples a143850, main.py with its "
+         "defaults (the issue's launcher line `cmd = ... main.py --model_name_or_path facebook/opt-1.3b --data_path "
+         ".../Dahoas/rm-static`: run_1.3b.sh's --gradient_accumulation_steps 8 --lora_dim 128 never reached it; "
+         "MemAllocated=17.94GB after a step is full fine-tuning's fp16 weights, fp32 master and Adam states, 17.15 "
+         "GiB, plus the loop's fp16 logits): facebook/opt-1.3b (1,315,758,080 parameters, the stand-in's count; the "
+         "embedding resized to 50,272, its own size) fully fine-tuned, DeepSpeed fp16 engine with FusedAdam and an "
+         "fp32 master copy, ZeRO stage 0, batch 16 x 512 tokens (every sample padded to max_seq_len), accumulation "
+         "1, no gradient checkpointing, OPT's dropout 0.1 on. transformers >= 4.31.0 (requirements.txt; 4.31.0 was "
+         "current): OPT's eager attention (its masked scores clamped by torch.max), its CrossEntropyLoss on the "
          "fp16 logits (no upcast: --loss-dtype fp16, no autocast under DeepSpeed). The figure: DeepSpeed's "
          "ThroughputTimer `MaxMemAllocated`, max_memory_allocated() in GiB at a logged step (after the initial "
          "perplexity evaluation at batch 16, no_grad). The GPU is not named ('the memory use 60gb' of nvidia-smi): "
          "one 80 GB card assumed; ZeRO stage 0 said as --strategy zero1 on one GPU (one partition: the same fp32 "
          "master and Adam bytes)"),
      "unexpressed": [
-         "without --only_optimize_lora the token and position embeddings (50,272 x 2,048 tied with the head, "
-         "2,050 x 2,048), layer norms and biases train too: about 108M parameters with fp16 gradients, fp32 "
-         "master copies and Adam states (about 1.5 GiB) the LoRA argv leaves frozen",
-         "DeepSpeed-Chat's own LoRA module (fp16 adapters with fp32 masters under the fp16 engine; the argv's LoRA "
-         "counts PEFT's fp32 adapters)",
+         "the title's 'batchsize is only 128' is the script's 16 x 8, which the launcher line shows did not run",
          "ZeRO stage 0 (DeepSpeed's FP16_Optimizer, no flat ZeRO buffers), said as ZeRO-1 on one GPU"]},
     {"key": "ds4953-zephyr-7b-dpo-full-zero3-1xa100-80gb-oom", "source": _SOURCE,
      "url": f"{_DS}/issues/4953",
