@@ -34,7 +34,9 @@ from benchmarks.published.lambda_training_guide_405b import ROWS as _LAMBDA_405B
 from benchmarks.published.hf_cookbook_code_llm import ROWS as _HF_COOKBOOK_CODE_LLM
 from benchmarks.published.h2o_llmstudio_performance import ROWS as _H2O_LLMSTUDIO
 from benchmarks.published.liger_kernel_hf_example import ROWS as _LIGER_HF
+from benchmarks.published.lit_llama_howto import ROWS as _LIT_LLAMA_HOWTO
 from benchmarks.published.litgpt_pr275_qlora import ROWS as _LITGPT_PR275
+from benchmarks.published.litgpt_prepare_dataset import ROWS as _LITGPT_PREPARE_DATASET
 from benchmarks.published.litgpt_resource_tables import ROWS as _LITGPT_TABLES
 from benchmarks.published.litgpt_thunder_benchmark import ROWS as _LITGPT_THUNDER
 from benchmarks.published.liucongg_chatglm_finetuning import ROWS as _LIUCONGG_CHATGLM
@@ -59,6 +61,7 @@ from benchmarks.published.rocm_blogs_llama import ROWS as _ROCM_BLOGS
 from benchmarks.published.snowflake_arctic_alst import ROWS as _SNOWFLAKE_ALST
 from benchmarks.published.sources import SOURCES
 from benchmarks.published.stanford_alpaca_readme import ROWS as _ALPACA
+from benchmarks.published.torchao_float8nocompile import ROWS as _TORCHAO_F8NC
 from benchmarks.published.torchao_low_bit_optim import ROWS as _TORCHAO_LOW_BIT
 from benchmarks.published.torchtune_llama3_tutorial import ROWS as _TORCHTUNE_LLAMA3
 from benchmarks.published.torchtune_memory_prs import ROWS as _TORCHTUNE_PRS
@@ -96,7 +99,8 @@ _NEW += (*_DEEPSPEED_THREADS, *_PEFT_ISSUES)  # thirteenth round: library PR and
 _NEW += (*_RASCHKA_LLMS_FROM_SCRATCH, *_GEORGESUNG_QLORA, *_XIRIDER_GPT2XL, *_MLABONNE_AXOLOTL)
 _NEW += (*_TRL_NOTEBOOKS, *_DEEPSPEED_TUTORIALS)  # fourteenth round: the libraries' own docs and example notebooks
 _NEW += (*_YUAN2_DOCS, *_QWEN2_LF_EXAMPLE)  # fourteenth round: Chinese model vendors' fine-tuning docs
-_NEW += (*_LITGPT_THUNDER,)  # fifteenth round (helper D): framework docs with measured tables
+# fifteenth round (helper D): framework docs with measured tables, and their how-to verdicts
+_NEW += (*_LITGPT_THUNDER, *_TORCHAO_F8NC, *_LITGPT_PREPARE_DATASET, *_LIT_LLAMA_HOWTO)
 _NEW += (*_LIUCONGG_CHATGLM,)  # fifteenth round (helper C): fine-tuning repositories' own tables
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 

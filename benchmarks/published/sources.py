@@ -540,6 +540,21 @@ SOURCES = {
         "AdamW, micro-batch 4 x 2,048 tokens, no checkpointing, on A100-SXM4-40GB under Fabric's FSDP1 on 8, DDP on "
         "8 and one GPU, max_memory_allocated in 10^9 bytes; the eager rows are scored, torch.compile and Thunder "
         "rows not expressible: never used to tune anything"),
+    "torchao-float8nocompile-2025": (
+        "frozen", "new (issue 28, fifteenth round): torchao's float8nocompile README (d99785c, 2025-02-11), its bf16 "
+        "eager baselines run with torchtitan (llama3_8b.toml at 3996b63): Llama 3 8B under FSDP2 on 8 H100s, batch 1 x "
+        "4,096 tokens, no activation checkpointing and full, torchtitan's max reserved GiB; the every-second-layer "
+        "row not expressible, the float8 rows left out: never used to tune anything"),
+    "litgpt-prepare-dataset-falcon-2023": (
+        "frozen", "new (issue 28, fifteenth round): lit-gpt's tutorials/prepare_dataset.md as written (29de282, "
+        "2023-09-27): Falcon 7B LoRA r=8 on query and value, micro-batch 1, bf16-true, Alpaca cut at 256 tokens "
+        "(scored) and at full length (its longest sample under Falcon's tokenizer unknown: not expressible), "
+        "max_memory_allocated in 10^9 bytes: never used to tune anything"),
+    "lit-llama-howto-2023": (
+        "frozen", "new (issue 28, fifteenth round): Lightning AI's lit-llama how-to guides (howto/finetune_lora.md "
+        "at 8d865ec, finetune_full.md at 5efbecf, 2023): LLaMA 7B LoRA in bf16-true at 4 x 256 tokens on one RTX "
+        "3090 24GB and full fine-tuning under FSDP1 with checkpointing on 4 A100 40GB, stated to run (verdict "
+        "rows): never used to tune anything"),
     # Issue 28, fifteenth round (helper C): model and fine-tuning repositories' own tables, registered here, frozen,
     # with their rows written and before any of them was scored (liucongg_chatglm_finetuning.py).
     "liucongg-chatglm-finetuning-2023": (

@@ -99,6 +99,10 @@ NEW_SOURCES.update({"yuan2-llama-factory-doc-2024": 1e9, "yuan2-fastchat-doc-202
 NEW_SOURCES.update({"qwen2-llama-factory-example-2024": 2**30})
 # LitGPT's Thunder page prints max_memory_allocated() / 1e9 as "Memory (GB)" (fifteenth round, helper D)
 NEW_SOURCES.update({"litgpt-thunder-benchmark-2024": 1e9})
+# torchao's float8nocompile page prints torchtitan's max reserved GiB as "GB"; lit-gpt's tutorial prints
+# max_memory_allocated() / 1e9; lit-llama's guides are verdicts
+NEW_SOURCES.update({"torchao-float8nocompile-2025": 2**30, "litgpt-prepare-dataset-falcon-2023": 1e9,
+                    "lit-llama-howto-2023": None})
 # fine-tuning repositories' own tables (fifteenth round, helper C): liucongg/ChatGLM-Finetuning prints 'G' per GPU,
 # 10^9 bytes (45G on a 46,068 MiB A40 rules out GiB)
 NEW_SOURCES.update({"liucongg-chatglm-finetuning-2023": 1e9})
