@@ -62,10 +62,23 @@ _GENERATIONS = (
 )
 
 
+# the GPU table's architectures (accelwiz/probe/gpu_table_nvidia.py) -> generation
+_TABLE_ARCHS = {"Blackwell": "blackwell", "Hopper": "hopper", "Ada Lovelace": "ada", "Ampere": "ampere",
+                "Turing": "turing", "Volta": "volta", "Pascal": "pascal"}
+
+
 def generation(gpu: str | None) -> str | None:
-    """'NVIDIA H100 80GB HBM3' -> 'hopper'; None when the name is unknown or not given."""
+    """'NVIDIA H100 80GB HBM3' -> 'hopper'; None when the name is unknown or not given.
+
+    The GPU table's row first (its architecture, from the data sheet): name fragments alone took the L20 (Ada)
+    and RTX 5000 Ada for Hopper and Blackwell; the fragments for a name the table does not list."""
     if not gpu:
         return None
+    from accelwiz.probe.gpus import match_gpu_name
+
+    listed = match_gpu_name(gpu)
+    if listed is not None and listed.arch in _TABLE_ARCHS:
+        return _TABLE_ARCHS[listed.arch]
     name = gpu.upper().replace("GEFORCE ", "").replace("NVIDIA ", "")
     for family, fragments in _GENERATIONS:
         if any(name.startswith(f.upper()) or f" {f.upper()}" in f" {name}" for f in fragments):
