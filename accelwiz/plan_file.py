@@ -98,13 +98,17 @@ class PlanFineTuning(_Strict):
     lora_alpha: int | None = Field(None, ge=1)
     lora_targets: list[str] | None = None
     lora_dropout: float | None = Field(None, ge=0.0, lt=1.0, description="PEFT's lora_dropout (default 0.0).")
+    lora_modules_to_save: list[str] | None = Field(
+        None, description="PEFT's modules_to_save: modules trained whole beside the adapters (e.g. embed_tokens, "
+                          "lm_head), each a trainable copy of the frozen original.")
 
     @model_validator(mode="after")
     def _lora_fields_need_lora(self) -> PlanFineTuning:
-        lora_fields = (self.lora_rank, self.lora_alpha, self.lora_targets, self.lora_dropout)
+        lora_fields = (self.lora_rank, self.lora_alpha, self.lora_targets, self.lora_dropout,
+                       self.lora_modules_to_save)
         if self.method == "full" and any(v is not None for v in lora_fields):
-            raise ValueError("lora_rank/lora_alpha/lora_targets/lora_dropout are only meaningful with method lora "
-                             "or qlora")
+            raise ValueError("lora_rank/lora_alpha/lora_targets/lora_dropout/lora_modules_to_save are only "
+                             "meaningful with method lora or qlora")
         return self
 
 

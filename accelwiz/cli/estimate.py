@@ -89,6 +89,10 @@ LoraTargetOption = Annotated[
     list[str] | None,
     typer.Option(help="Module names, repeatable (default all-linear).", rich_help_panel=_TRAIN),
 ]
+LoraModulesToSaveOption = Annotated[list[str] | None, typer.Option(
+    metavar="NAME", rich_help_panel=_TRAIN, show_default=False,
+    help="A module trained whole beside the adapters (PEFT's modules_to_save, e.g. embed_tokens, lm_head), "
+         "repeatable: a trainable copy beside the frozen original, with its gradients and optimizer states.")]
 LoraDropoutOption = Annotated[float | None, typer.Option(
     min=0.0, rich_help_panel=_TRAIN, show_default=False,
     help="PEFT's lora_dropout (default 0.0, PEFT's): above 0 each adapted linear keeps a dropout mask and its "
@@ -220,6 +224,7 @@ def estimate(
     method: MethodOption = None, lora: LoraOption = False, qlora: QloraOption = False,
     lora_rank: LoraRankOption = None,
     lora_target: LoraTargetOption = None, lora_dropout: LoraDropoutOption = None,
+    lora_modules_to_save: LoraModulesToSaveOption = None,
     precision: PrecisionOption = None, base_dtype: BaseDtypeOption = None,
     optimizer: OptimizerOption = None, optimizer_kernel: OptimizerKernelOption = None,
     gradient_checkpointing: GradientCheckpointingOption = None,
@@ -289,7 +294,8 @@ def _request(options: dict[str, Any]) -> EstimateRequest:
     from accelwiz.estimate.request import EstimateRequest
 
     workload = {name: options[name] for name in _WORKLOAD_FLAGS}
-    flags = checked_flags(lora_targets=tuple(options["lora_target"] or ()) or None, **workload)
+    flags = checked_flags(lora_targets=tuple(options["lora_target"] or ()) or None,
+                          lora_modules_to_save=tuple(options["lora_modules_to_save"] or ()) or None, **workload)
     post = {name: options[name] for name in _POST_FLAGS}
     post["precompute_ref_log_probs"] = post["precompute_ref_log_probs"] or None  # False: not given
     own = {f.name: options[f.name] for f in fields(EstimateRequest) if f.name in options}

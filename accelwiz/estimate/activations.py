@@ -192,7 +192,9 @@ def tail_bytes(workload: Workload, *, autocast: bool = False, fp32_adapters: boo
     if not workload.model.gated_decoder:
         return 2 * boundary_bytes(workload, autocast=autocast)
     if frozen_head(workload):  # LoRA's frozen norm and LM head keep only the norm's fp32 input (the tests)
-        return 4 * sbh
+        from accelwiz.estimate.modules_to_save import trained_head_input_width  # a saved head keeps its input
+
+        return (4 + trained_head_input_width(workload)) * sbh
     if workload.precision == "fp32":
         return 8 * sbh
     return (10 if fp32_residual(workload, autocast) else 8) * sbh

@@ -33,7 +33,9 @@ def autocast_cast_parameters(workload: Workload) -> float:
             if t.kind in workload.lora_targets and t.kind in _ATTENTION_INPUTS
             and (spec.gated_decoder or spec.relu_mlp)  # OPT's first layer too (tests/estimate/test_trace_opt.py)
         )
-        return (float(workload.trainable_parameters - unsaved) + frozen_cast_parameters(workload)
+        # the adapters only: a modules_to_save copy is cast as its frozen original was (frozen_cast_parameters:
+        # an fp32 LM head's), an embedding's not at all, a 16-bit copy needs no cast (modules_to_save.py)
+        return (float(sum(workload.adapter_matrices) - unsaved) + frozen_cast_parameters(workload)
                 + frozen_layernorm_casts(workload))
     count = 0
     for t in spec.tensors():

@@ -116,6 +116,9 @@ def _workload_json(w: Workload) -> dict[str, Any]:
         "regime": w.regime,
         "lora_rank": w.lora_rank if w.regime != "full" else None,
         "lora_dropout": w.lora_dropout if w.regime != "full" else None,
+        # PEFT's modules_to_save and their trainable copies' parameters (part of trainable_parameters)
+        "modules_to_save": list(w.modules_to_save) if w.regime != "full" else None,
+        "saved_parameters": w.saved_parameters if w.regime != "full" else None,
         "precision": w.precision,
         "optimizer": w.optimizer,
         "gradient_checkpointing": w.gradient_checkpointing,

@@ -38,6 +38,7 @@ def to_workload(resolved: ResolvedWorkload, spec: ModelSpec) -> Workload:
         lora_rank=resolved.lora_rank.value,
         lora_targets=lora_target_names(resolved),
         lora_dropout=float(resolved.lora_dropout.value),
+        modules_to_save=modules_to_save(resolved, spec),
         precision=estimator_precision(resolved.precision.value, resolved.weights_dtype.value),
         optimizer=resolved.optimizer.value,
         optimizer_kernel=resolved.optimizer_kernel.value,
@@ -82,6 +83,20 @@ def model_loss_kernel(resolved: ResolvedWorkload, spec: ModelSpec) -> str:
         raise UsageError(f"--loss-kernel liger: Liger has no fused loss for {spec.name} (model type {spec.family})",
                          hint="drop --loss-kernel: transformers' loss runs")
     return "standard"
+
+
+def modules_to_save(resolved: ResolvedWorkload, spec: ModelSpec) -> tuple[str, ...]:
+    """PEFT's modules_to_save as resolved, each checked against the model (estimate/modules_to_save.py); refused
+    for full fine-tuning, where every module trains already."""
+    from accelwiz.estimate.modules_to_save import check_modules_to_save
+
+    names, method = tuple(resolved.lora_modules_to_save.value), resolved.method.value
+    if names and method == "full":
+        raise UsageError(f"lora_modules_to_save {', '.join(names)} ({resolved.lora_modules_to_save.source}) is "
+                         "PEFT's, beside LoRA adapters; full fine-tuning trains every module already",
+                         hint="pass --lora or --qlora, or drop --lora-modules-to-save")
+    check_modules_to_save(spec, names, method)
+    return names
 
 
 def lora_target_names(resolved: ResolvedWorkload) -> tuple[str, ...]:

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 from accelwiz.estimate.autocast_copies import autocast_cast_parameters
 from accelwiz.estimate.deepspeed_step import deepspeed_state_widths
+from accelwiz.estimate.modules_to_save import saved_factored_elements, saved_notes, saved_weight_bytes
+from accelwiz.estimate.modules_to_save import saved_width as copy_width
 from accelwiz.estimate.paged_states import PAGED_OPTIMIZERS, paged_state_bytes
 from accelwiz.estimate.strategy import Strategy
 
@@ -73,20 +75,38 @@ def peft_fp32_adapters(workload: Workload, strategy: Strategy | None) -> bool:
 
 
 def optimizer_state_bytes(workload: Workload, strategy: Strategy | None = None) -> float:
-    """Optimizer states (without any master copy) for the trainable parameters, unsharded."""
-    trainable, name = workload.trainable_parameters, workload.optimizer
+    """Optimizer states (without any master copy) for the trainable parameters, unsharded: the adapters' (or the
+    whole model's) and the copies of PEFT's modules_to_save, each group in its parameters' width (torch keeps a
+    state in its parameter's dtype; DeepSpeed steps every trainable parameter on its own master partition)."""
     width = 2 if workload.precision == "bf16" and not peft_fp32_adapters(workload, strategy) else 4
+    saved_width = width
     if strategy is not None and strategy.is_deepspeed:  # DeepSpeed's optimizer steps its own master partition
-        width = deepspeed_state_widths(workload, strategy)[1]
+        width = saved_width = deepspeed_state_widths(workload, strategy)[1]
+    elif strategy is not None and workload.saved_parameters:
+        saved_width = saved_copy_width(workload, strategy)
+    own = workload.trainable_parameters - workload.saved_parameters
+    return (_group_state_bytes(workload, own, width, _adafactor_elements(workload))
+            + _group_state_bytes(workload, workload.saved_parameters, saved_width, saved_factored_elements(workload)))
+
+
+def _group_state_bytes(workload: Workload, count: int, width: int, factored: float) -> float:
+    """One trainable group's optimizer states: `count` parameters in `width` bytes; Adafactor's factored
+    second moment over `factored` elements (rows + cols per matrix)."""
+    name = workload.optimizer
     if name == "adamw":
-        return 2 * width * trainable
+        return 2.0 * width * count
     if name == "paged-adamw":  # bnb's 32-bit states are fp32 whatever the parameter (Optimizer2State.init_state)
-        return 8.0 * trainable
+        return 8.0 * count
     if name in ("adamw8bit", "paged-adamw8bit"):
-        return ADAM8BIT_BYTES_PER_PARAM * trainable
+        return ADAM8BIT_BYTES_PER_PARAM * count
     if name == "sgd":
-        return width * trainable
-    # Adafactor (HF defaults: no first moment, factored second moment): rows + cols per matrix, n per vector.
+        return float(width * count)
+    return float(width * factored)
+
+
+def _adafactor_elements(workload: Workload) -> float:
+    """Adafactor (HF defaults: no first moment, factored second moment): rows + cols per matrix, n per vector,
+    for the adapters (or the whole model)."""
     if workload.regime != "full":
         r = workload.lora_rank
         per_layer = sum(
@@ -94,9 +114,9 @@ def optimizer_state_bytes(workload: Workload, strategy: Strategy | None = None) 
             for t in workload.model.block_linears()
             if t.kind in workload.lora_targets
         )
-        return width * per_layer * workload.model.num_layers
+        return float(per_layer * workload.model.num_layers)
     count = sum(sum(t.shape) if len(t.shape) == 2 else t.numel for t in workload.model.tensors())
-    return width * workload.model.scaled(count)
+    return float(workload.model.scaled(count))
 
 
 def as_the_engine_trains(workload: Workload, strategy: Strategy) -> tuple[Workload, str | None]:
@@ -110,6 +130,11 @@ def as_the_engine_trains(workload: Workload, strategy: Strategy) -> tuple[Worklo
             "bf16 weights under FSDP: accelerate upcasts them to fp32 before wrapping (mixed_precision != 'no'), "
             "so the shards, gradients and Adam states are fp32 and FSDP gathers them in bf16")
     return workload, None
+
+
+def saved_copy_width(workload: Workload, strategy: Strategy) -> int:
+    """Bytes per parameter of PEFT's modules_to_save copies: their original's as loaded (modules_to_save.py)."""
+    return copy_width(workload, strategy, frozen_base_width(workload, strategy))
 
 
 def trainable_width(workload: Workload, strategy: Strategy) -> int:
@@ -129,8 +154,10 @@ def model_states(workload: Workload, strategy: Strategy) -> ModelStates:
 
 
 def _unsharded(workload: Workload, strategy: Strategy) -> ModelStates:
-    """Weights, gradients and optimizer states of the whole model on one GPU, by precision and regime."""
-    trainable = workload.trainable_parameters
+    """Weights, gradients and optimizer states of the whole model on one GPU, by precision and regime; the
+    copies of PEFT's modules_to_save in their own width (modules_to_save.py)."""
+    saved = workload.saved_parameters
+    trainable = workload.trainable_parameters - (0 if strategy.is_deepspeed else saved)
     frozen = workload.model.num_parameters if workload.regime != "full" else 0  # LoRA adapters come on top
     precision, deepspeed = workload.precision, strategy.is_deepspeed
     compute = 4 if precision == "fp32" else 2  # bytes of the weights the matmuls read
@@ -142,8 +169,9 @@ def _unsharded(workload: Workload, strategy: Strategy) -> ModelStates:
     else:  # autocast: fp32 parameters are the model; 16-bit copies are made for the matmuls
         trainable_weights, optimizer_master = 4.0 * trainable, 0.0
         autocast = 2.0 * autocast_cast_parameters(workload) if strategy.kind in ("single", "ddp") else 0.0
-    weights = trainable_weights + _frozen_weight_bytes(workload, strategy, frozen, compute) + autocast
-    gradients = float(grad_width * trainable)
+    copies = saved_weight_bytes(workload, strategy, saved_copy_width(workload, strategy))  # DeepSpeed: in `trainable`
+    weights = trainable_weights + _frozen_weight_bytes(workload, strategy, frozen, compute) + autocast + copies
+    gradients = float(grad_width * trainable) + copies
     notes: list[str] = _trl_cast_notes(workload, strategy, compute)
     if frozen_in_flat_gradient(workload, strategy):
         gradients += grad_width * frozen
@@ -151,10 +179,11 @@ def _unsharded(workload: Workload, strategy: Strategy) -> ModelStates:
                      "FSDP docs: gradient memory 'equivalent to not freezing those parameters')")
     states_bytes = optimizer_state_bytes(workload, strategy)
     notes.append(
-        f"{workload.optimizer} states {states_bytes / max(trainable, 1):.2f} B/param"
+        f"{workload.optimizer} states {states_bytes / max(workload.trainable_parameters, 1):.2f} B/param"
         + (f" + {'fp32' if master == 4 else 'bf16'} master copy {master} B/param in the optimizer"
            if optimizer_master else "")
     )
+    notes += saved_notes(workload, saved_copy_width(workload, strategy))
     paged = paged_state_bytes(workload, strategy)
     if paged:
         notes.append(f"bitsandbytes' {workload.optimizer}: {paged / 2**30:.2f} GiB of its states (unsharded) in CUDA "

@@ -49,7 +49,10 @@ def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
         return 0.0, "fused AdamW (torch's _fused_adamw_): the step updates in place, no parameter-sized temporary"
     width = trainable_width(workload, strategy)  # torch AdamW's states and temporary: the parameters' dtype
     shards = strategy.shard_degree if strategy.shards_optimizer else 1
+    from accelwiz.estimate.modules_to_save import foreach_temporary_bytes  # PEFT's saved copies: their dtype
+    from accelwiz.estimate.states import saved_copy_width
+
     return (
-        width * workload.trainable_parameters / shards,
+        foreach_temporary_bytes(workload, width, saved_copy_width(workload, strategy)) / shards,
         f"AdamW foreach step: one {width}-byte temporary per (sharded) trainable parameter",
     )

@@ -95,6 +95,9 @@ class TraceSettings:
             raise UsageError(
                 f"--trace traces torch.optim.AdamW, not {workload.optimizer}", hint="pass --optimizer adamw"
             )
+        if workload.modules_to_save:  # the traced model's dtypes are the adapters'; a copy keeps its original's
+            raise UsageError(f"--trace does not build PEFT's modules_to_save ({', '.join(workload.modules_to_save)})",
+                             hint="drop --trace (the estimate counts the copies), or drop --lora-modules-to-save")
         from accelwiz.estimate.workload import ALL_LINEAR
 
         lora = workload.regime == "lora"

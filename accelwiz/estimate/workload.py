@@ -66,6 +66,9 @@ class Workload:
     # PEFT's LoraConfig.lora_dropout (default 0.0: an nn.Identity); above 0 each adapted linear keeps a dropout
     # mask and its dropped input for backward (activations.lora_dropout_bytes)
     lora_dropout: float = 0.0
+    # PEFT's LoraConfig.modules_to_save: modules trained whole beside the adapters, each a trainable copy of its
+    # frozen original (estimate/modules_to_save.py); their parameters are trainable too (`saved_parameters`)
+    modules_to_save: tuple[str, ...] = ()
     precision: Precision = "mixed"  # mixed = fp16/bf16 compute with fp32 master weights
     optimizer: Optimizer = "adamw"
     # how AdamW's step runs on the GPU: torch's multi-tensor "foreach" (torch.optim.AdamW's CUDA default: one
@@ -149,10 +152,18 @@ class Workload:
 
     @cached_property
     def trainable_parameters(self) -> int:
-        """All parameters for full training; the LoRA A and B matrices, r·(in + out) per adapted linear."""
+        """All parameters for full training; the LoRA A and B matrices, r·(in + out) per adapted linear, and
+        the copies of the modules PEFT saves (`saved_parameters`)."""
         if self.regime == "full":
             return self.model.num_parameters
-        return sum(self.adapter_matrices)
+        return sum(self.adapter_matrices) + self.saved_parameters
+
+    @cached_property
+    def saved_parameters(self) -> int:
+        """LoRA/QLoRA: the trainable copies of `modules_to_save` (modules_to_save.py); 0 for full training."""
+        from accelwiz.estimate.modules_to_save import saved_parameters
+
+        return 0 if self.regime == "full" else saved_parameters(self.model, self.modules_to_save)
 
     @cached_property
     def adapter_matrices(self) -> tuple[int, ...]:

@@ -50,6 +50,9 @@ DEFAULTS: dict[str, Any] = {
     "lora_alpha": None,  # 2 x rank (PEFT recipes' usual choice), derived in `resolve_workload`
     "lora_targets": ("all-linear",),
     "lora_dropout": 0.0,  # PEFT's LoraConfig default (an nn.Identity); recipes often use 0.05 or 0.1
+    # PEFT's LoraConfig.modules_to_save: whole modules trained beside the adapters, each a trainable copy of the
+    # frozen original (estimate/modules_to_save.py); none by default, as PEFT's
+    "lora_modules_to_save": (),
     "precision": "bf16",  # what a mixed-precision run computes in; a config that says otherwise wins
     # the dtype the weights are loaded in (None: derived after the layers, `_load_dtype`); with `precision`
     # it says how the run trains: fp32 weights under 16-bit compute are autocast over an fp32 master
@@ -102,6 +105,7 @@ class ResolvedWorkload:
     lora_alpha: Sourced
     lora_targets: Sourced
     lora_dropout: Sourced
+    lora_modules_to_save: Sourced
     precision: Sourced
     weights_dtype: Sourced
     optimizer: Sourced
@@ -175,6 +179,9 @@ def resolve_workload(*, plan: PlanFile | None = None, answers: dict[str, Any] | 
                                                               if t.strip()))
     elif isinstance(targets.value, list):
         chosen["lora_targets"] = replace(targets, value=tuple(targets.value))
+    saved = chosen["lora_modules_to_save"]
+    if not isinstance(saved.value, tuple):  # the plan's list, a flag's tuple: one spelling for every reader
+        chosen["lora_modules_to_save"] = replace(saved, value=tuple(saved.value))
     return ResolvedWorkload(**chosen)
 
 
@@ -200,7 +207,7 @@ def plan_layer(plan: PlanFile | None) -> dict[str, Sourced]:
     }
     if tuning.method != "full":
         values.update({name: getattr(tuning, name) for name in ("lora_rank", "lora_alpha", "lora_targets",
-                                                                "lora_dropout")
+                                                                "lora_dropout", "lora_modules_to_save")
                        if getattr(tuning, name) is not None})
     return {name: Sourced(value, PLAN) for name, value in values.items()}
 

@@ -116,8 +116,9 @@ def lora_base_dtype(accelerator: Any, method: str) -> Any:
 
 
 def apply_method(model: Any, method: str, rank: int, alpha: int, targets: list[str] | None,
-                 gradient_checkpointing: bool, dropout: float = 0.0) -> Any:
-    """The model ready to train: gradient checkpointing as asked, and LoRA adapters for lora/qlora."""
+                 gradient_checkpointing: bool, dropout: float = 0.0, modules_to_save: list[str] | None = None) -> Any:
+    """The model ready to train: gradient checkpointing as asked, and LoRA adapters for lora/qlora, with PEFT's
+    trainable copies of `modules_to_save` (`upcast_saved_copies`)."""
     if method == "qlora":
         from peft import prepare_model_for_kbit_training
 
@@ -138,9 +139,23 @@ def apply_method(model: Any, method: str, rank: int, alpha: int, targets: list[s
         return model
     from peft import LoraConfig, get_peft_model
 
+    # a new list: PEFT appends to the one it is given (the embedding's full name, under ensure_weight_tying)
     config = LoraConfig(r=rank, lora_alpha=alpha, target_modules=lora_targets(model, targets), lora_dropout=dropout,
-                        bias="none", task_type="CAUSAL_LM")
-    return get_peft_model(model, config)
+                        bias="none", task_type="CAUSAL_LM", modules_to_save=list(modules_to_save or []) or None)
+    return upcast_saved_copies(get_peft_model(model, config))
+
+
+def upcast_saved_copies(model: Any) -> Any:
+    """PEFT copies each of modules_to_save in its original's dtype; an fp16 copy is made fp32, as PEFT makes its
+    adapters (`autocast_adapter_dtype`): fp16 mixed precision's GradScaler refuses to unscale fp16 gradients.
+    A bf16 copy trains in bf16, as a Trainer script's does (estimate/modules_to_save.py `saved_width`, which
+    counts the copy in its original's dtype: the fp16 upcast is not told apart from bf16 there)."""
+    import torch
+
+    for name, parameter in model.named_parameters():
+        if ".modules_to_save." in name and parameter.requires_grad and parameter.dtype == torch.float16:
+            parameter.data = parameter.data.to(torch.float32)
+    return model
 
 
 def parameter_counts(model: Any) -> tuple[int, int]:

@@ -240,6 +240,7 @@ def load_model(ref: ModelRef, settings: Run, base_dtype: Any = None) -> tuple[An
         list(settings.lora_targets.value),
         settings.gradient_checkpointing.value,
         float(settings.lora_dropout.value),
+        list(settings.lora_modules_to_save.value),
     )
     return model, tokenizer, config
 

@@ -117,8 +117,9 @@ def _peft(settings: Any) -> Any:
     targets = list(settings.lora_targets.value or ["q_proj", "v_proj"])
     # peft expands "all-linear" only as a string: as the list ["all-linear"] it looks for a module of that name
     modules = ALL_LINEAR if all(is_all_linear(t) for t in targets) else targets
+    saved = list(settings.lora_modules_to_save.value) or None  # PEFT's trainable copies (estimate/modules_to_save.py)
     return LoraConfig(r=rank, lora_alpha=settings.lora_alpha.value or 2 * rank, task_type="CAUSAL_LM",
-                      lora_dropout=float(settings.lora_dropout.value), target_modules=modules)
+                      lora_dropout=float(settings.lora_dropout.value), target_modules=modules, modules_to_save=saved)
 
 
 def _reference(trainer: Any) -> dict[str, Any] | None:
