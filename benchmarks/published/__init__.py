@@ -22,6 +22,7 @@ from benchmarks.published.dolly_training import ROWS as _DOLLY
 from benchmarks.published.fastchat_training import ROWS as _FASTCHAT
 from benchmarks.published.fms_acceleration_bench import ROWS as _FMS_PR14
 from benchmarks.published.frozen import ROWS as _FROZEN
+from benchmarks.published.gemma_cookbook_litgpt import ROWS as _GEMMA_COOKBOOK_LITGPT
 from benchmarks.published.georgesung_qlora_blog import ROWS as _GEORGESUNG_QLORA
 from benchmarks.published.glm4_finetune import ROWS as _GLM4
 from benchmarks.published.hf_blog_4bit_qlora import ROWS as _HF_4BIT
@@ -100,7 +101,7 @@ _NEW += (*_RASCHKA_LLMS_FROM_SCRATCH, *_GEORGESUNG_QLORA, *_XIRIDER_GPT2XL, *_ML
 _NEW += (*_TRL_NOTEBOOKS, *_DEEPSPEED_TUTORIALS)  # fourteenth round: the libraries' own docs and example notebooks
 _NEW += (*_YUAN2_DOCS, *_QWEN2_LF_EXAMPLE)  # fourteenth round: Chinese model vendors' fine-tuning docs
 # fifteenth round (helper D): framework docs with measured tables, and their how-to verdicts
-_NEW += (*_LITGPT_THUNDER, *_TORCHAO_F8NC, *_LITGPT_PREPARE_DATASET, *_LIT_LLAMA_HOWTO)
+_NEW += (*_LITGPT_THUNDER, *_TORCHAO_F8NC, *_LITGPT_PREPARE_DATASET, *_LIT_LLAMA_HOWTO, *_GEMMA_COOKBOOK_LITGPT)
 _NEW += (*_LIUCONGG_CHATGLM,)  # fifteenth round (helper C): fine-tuning repositories' own tables
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 

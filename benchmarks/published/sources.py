@@ -555,6 +555,12 @@ SOURCES = {
         "at 8d865ec, finetune_full.md at 5efbecf, 2023): LLaMA 7B LoRA in bf16-true at 4 x 256 tokens on one RTX "
         "3090 24GB and full fine-tuning under FSDP1 with checkpointing on 4 A100 40GB, stated to run (verdict "
         "rows): never used to tune anything"),
+    # Registered after the four sources above were scored, with its row written and before it was.
+    "gemma-cookbook-litgpt-2025": (
+        "frozen", "new (issue 28, fifteenth round): Google's Gemma cookbook notebook 'Finetuning Gemma Using LitGPT' "
+        "(google-gemini/gemma-cookbook dea850c, January 2025), its saved run: litgpt 0.5.3 finetune_lora on Gemma 2 "
+        "2B, bf16-true, LoRA r=8 on query and value, micro-batch 2 of Alpaca2k up to 512 tokens, on a Colab T4, "
+        "max_memory_allocated / 1e9: never used to tune anything"),
     # Issue 28, fifteenth round (helper C): model and fine-tuning repositories' own tables, registered here, frozen,
     # with their rows written and before any of them was scored (liucongg_chatglm_finetuning.py).
     "liucongg-chatglm-finetuning-2023": (

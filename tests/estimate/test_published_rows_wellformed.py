@@ -103,6 +103,8 @@ NEW_SOURCES.update({"litgpt-thunder-benchmark-2024": 1e9})
 # max_memory_allocated() / 1e9; lit-llama's guides are verdicts
 NEW_SOURCES.update({"torchao-float8nocompile-2025": 2**30, "litgpt-prepare-dataset-falcon-2023": 1e9,
                     "lit-llama-howto-2023": None})
+# the Gemma cookbook's LitGPT run prints litgpt's max_memory_allocated() / 1e9 as "GB"
+NEW_SOURCES.update({"gemma-cookbook-litgpt-2025": 1e9})
 # fine-tuning repositories' own tables (fifteenth round, helper C): liucongg/ChatGLM-Finetuning prints 'G' per GPU,
 # 10^9 bytes (45G on a 46,068 MiB A40 rules out GiB)
 NEW_SOURCES.update({"liucongg-chatglm-finetuning-2023": 1e9})
