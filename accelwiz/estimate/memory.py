@@ -33,6 +33,7 @@ from accelwiz.estimate.fsdp_reserve import fsdp_step_reserve
 from accelwiz.estimate.gpu_fit import gpu_fit
 from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (HOST_PROCESS_BYTES: re-exported)
 from accelwiz.estimate.loading import loading_bytes, zero_flatten_bytes
+from accelwiz.estimate.loading_warmup import gpu_memory_bytes, loading_reserved
 from accelwiz.estimate.loss_dtype import as_the_model_computes_its_loss
 from accelwiz.estimate.memory_notes import PartNotes, assumptions
 from accelwiz.estimate.reserve import at_least_loading, reserved_bytes
@@ -179,9 +180,11 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     step_reserved, reserve_notes = _reserved(workload, strategy, states, phases)
     expected, bound, growth_note = cache_growth(workload)  # batches of varying length (varying_lengths.py)
     step_reserved += expected
-    reserved, reserve_notes = at_least_loading(step_reserved, reserve_notes, phases[0].total)
-    reserve_notes = [*reserve_notes, *((growth_note,) if growth_note else ())]
     extra = process_runtime(strategy, gpu)
+    # transformers' caching_allocator_warmup: the block from_pretrained reserves before loading (loading_warmup.py)
+    loading, warmup_note = loading_reserved(workload, phases[0].total, gpu_memory_bytes(gpu), extra.context)
+    reserved, reserve_notes = at_least_loading(step_reserved, reserve_notes, loading, warmup_note)
+    reserve_notes = [*reserve_notes, *((growth_note,) if growth_note else ())]
     overhead = extra.total + (reserved - allocated)
     host, nvme, host_notes = _host(workload, strategy, states.host_offload)
     said = PartNotes(engine_note, notes["activations"], notes["buffers"], notes["step"], tuple(reserve_notes),

@@ -147,12 +147,15 @@ def _fsdp_reserved(allocated: float, static: float, workload: Workload, fsdp: Fs
     )
 
 
-def at_least_loading(reserved: float, notes: list[str], loading: float) -> tuple[float, list[str]]:
+def at_least_loading(reserved: float, notes: list[str], loading: float,
+                     warmup: str | None = None) -> tuple[float, list[str]]:
     """The reserved peak once loading is counted: each tensor loading allocates (a parameter, a flat buffer) is a
     block of its own size, and what it frees (ZeRO-3 without zero.Init: the whole model once partitioned) stays
     reserved, the step's tensors cut from those blocks afterwards. The reserve is the larger of loading's
-    allocated peak and the step's reserve, never their sum."""
+    reserve and the step's, never their sum. `loading` is loading's allocated peak, or where transformers'
+    caching_allocator_warmup reserved more (loading_warmup.py), that, said by `warmup`."""
     if loading <= reserved:
         return reserved, notes
-    return loading, [*notes, f"allocator reserve: loading's {loading / 2**30:.2f} GiB stay reserved once freed, "
-                     f"above the step's {reserved / 2**30:.2f} GiB, which is cut from them"]
+    why = warmup or f"loading's {loading / 2**30:.2f} GiB stay reserved once freed"
+    return loading, [*notes, f"allocator reserve: {why}, above the step's {reserved / 2**30:.2f} GiB, which is cut "
+                     "from them"]
