@@ -62,8 +62,8 @@ _CODE = {
 }
 _ATTENTION = ("the manual attention of the remote code keeps fp32 scores and 16-bit probabilities per layer (query-key "
               "layer scaling in ChatGLM-6B); the argv's --attention eager is transformers' eager path for the stand-in")
-_SETTINGS = ("liucongg/ChatGLM-Finetuning 79bdc89, the README's '{table}' table: {model} {how} by train.py's own DeepSpeed 0.9.0 loop on {gpus} x "
-             "A40 (48 GB), fp32-loaded model halved by DeepSpeed's fp16 engine (fp32 master partitions, no autocast), "
+_SETTINGS = ("liucongg/ChatGLM-Finetuning 79bdc89, the README's '{table}' table: {model} {how} by train.py's own "
+             "DeepSpeed 0.9.0 loop on {gpus} x A40 (48 GB), fp32-loaded model halved by DeepSpeed's fp16 engine (fp32 master partitions, no autocast), "
              "DeepSpeed AdamW ({adam}), batch 1 x accumulation 4, samples cut at max_len {length} and every batch "
              "padded to at least 1,560 tokens by the collator (spo_0.json), gradient checkpointing {gc}; torch "
              "1.13.1, transformers 4.27.1, peft 0.3.0")
@@ -84,8 +84,8 @@ def _row(key: str, model: str, stage: str, offload: bool, gc: bool, gpus: int, p
     adam = "DeepSpeedCPUAdam" if offload else "FusedAdam"
     row = {"key": f"liucongg-{key}", "source": _SOURCE, "url": _URL, "quote": quote, "printed": printed,
            "measured_bytes": int(round(float(printed.rstrip("G")) * 1e9)), "metric": "nvidia-smi",
-           "assumptions": _SETTINGS.format(table=table, model=_NAME[model], how=how, gpus=gpus, adam=adam, length=length,
-                                           gc="on" if gc else "off"),
+           "assumptions": _SETTINGS.format(table=table, model=_NAME[model], how=how, gpus=gpus, adam=adam,
+                                           length=length, gc="on" if gc else "off"),
            "unexpressed": [_UNIT, _CODE[model], _ATTENTION]}
     if flags is None:
         return {**row, "argv": None, "not_expressible": not_expressible}
