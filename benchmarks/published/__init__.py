@@ -41,6 +41,7 @@ from benchmarks.published.litgpt_prepare_dataset import ROWS as _LITGPT_PREPARE_
 from benchmarks.published.litgpt_resource_tables import ROWS as _LITGPT_TABLES
 from benchmarks.published.litgpt_thunder_benchmark import ROWS as _LITGPT_THUNDER
 from benchmarks.published.liucongg_chatglm_finetuning import ROWS as _LIUCONGG_CHATGLM
+from benchmarks.published.liucongg_chatglm_finetuning_v01 import ROWS as _LIUCONGG_CHATGLM_V01
 from benchmarks.published.llama_recipes_threads import ROWS as _LLAMA_RECIPES_THREADS
 from benchmarks.published.llamafactory_issues_memory import ROWS as _LLAMAFACTORY_ISSUES
 from benchmarks.published.minicpm_finetune import ROWS as _MINICPM
@@ -102,7 +103,7 @@ _NEW += (*_TRL_NOTEBOOKS, *_DEEPSPEED_TUTORIALS)  # fourteenth round: the librar
 _NEW += (*_YUAN2_DOCS, *_QWEN2_LF_EXAMPLE)  # fourteenth round: Chinese model vendors' fine-tuning docs
 # fifteenth round (helper D): framework docs with measured tables, and their how-to verdicts
 _NEW += (*_LITGPT_THUNDER, *_TORCHAO_F8NC, *_LITGPT_PREPARE_DATASET, *_LIT_LLAMA_HOWTO, *_GEMMA_COOKBOOK_LITGPT)
-_NEW += (*_LIUCONGG_CHATGLM,)  # fifteenth round (helper C): fine-tuning repositories' own tables
+_NEW += (*_LIUCONGG_CHATGLM, *_LIUCONGG_CHATGLM_V01)  # fifteenth round (helper C): fine-tuning repositories' tables
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

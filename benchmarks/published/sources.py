@@ -569,4 +569,11 @@ SOURCES = {
         "A40s, every batch padded to 1,560 tokens, LoRA r=16 under ZeRO-2 with and without checkpointing, full "
         "fine-tuning under ZeRO-3 with and without CPU offload (11 rows scored), Freeze and P-Tuning v2 rows not "
         "expressible, '所耗显存' per GPU in 10^9 bytes: never used to tune anything"),
+    # Registered after liucongg-chatglm-finetuning-2023 was scored, with its rows written, before any was scored.
+    "liucongg-chatglm-finetuning-v0.1-2023": (
+        "frozen", "new (issue 28, fifteenth round): the same repository's first README table (e13710c, Apr 2023, "
+        "the v0.1 scripts): ChatGLM-6B (vocabulary 150,528) LoRA r=8 on query_key_value under DeepSpeed 0.8.1 fp16 "
+        "ZeRO-1 with CPU optimizer offload, batch 2 x 768 padded tokens, no checkpointing, on one A40, '显卡占用' "
+        "in 10^9 bytes (1 row scored); P-Tuning, prefix-on-embedding and Freeze columns not expressible: never used "
+        "to tune anything"),
 }
