@@ -19,6 +19,7 @@ flat parameters in `prepare_model`).
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from accelwiz.errors import UsageError
@@ -35,16 +36,8 @@ _TRL_CAST = ("lm_head", "embed_tokens", "wte", "wpe")
 
 
 def saved_parameters(spec: ModelSpec, names: tuple[str, ...]) -> int:
-    """Parameters of the trainable copies PEFT makes for `names`: every module whose path ends with a name (the
-    outermost one where a module and its child both match: the child is inside the parent's copy), a tied LM head
-    at the embedding's size. UsageError for a name matching no module (PEFT raises ValueError there)."""
-    if not names:
-        return 0
-    matched = _matched_modules(spec, names)
-    count = sum(t.numel for t in spec.tensors() if any(_inside(t.module, m) for m in matched))
-    if spec.tied_lm_head and any(_ends_with(_TIED_HEAD, n) for n in names):
-        count += spec.vocab_size * spec.embedding_width
-    return spec.scaled(count)
+    """Parameters of the trainable copies PEFT makes for `names` (`_copied_shapes`), at the count --params gives."""
+    return spec.scaled(sum(math.prod(shape) for shape in _copied_shapes(spec, names)))
 
 
 def check_modules_to_save(spec: ModelSpec, names: tuple[str, ...] | list[str], regime: str) -> None:
@@ -113,15 +106,8 @@ def trained_head_input_width(workload: Workload) -> int:
 
 def saved_factored_elements(workload: Workload) -> int:
     """Adafactor's factored second moment of the copies: rows + cols per matrix, n per vector."""
-    if not workload.saved_parameters:
-        return 0
-    spec, names = workload.model, workload.modules_to_save
-    matched = _matched_modules(spec, names)
-    count = sum(sum(t.shape) if len(t.shape) == 2 else t.numel for t in spec.tensors()
-                if any(_inside(t.module, m) for m in matched))
-    if spec.tied_lm_head and any(_ends_with(_TIED_HEAD, n) for n in names):
-        count += spec.vocab_size + spec.embedding_width
-    return spec.scaled(count)
+    shapes = _copied_shapes(workload.model, workload.modules_to_save) if workload.saved_parameters else []
+    return workload.model.scaled(sum(sum(shape) if len(shape) == 2 else math.prod(shape) for shape in shapes))
 
 
 def saved_notes(workload: Workload, width: int) -> list[str]:
@@ -137,6 +123,19 @@ def saved_notes(workload: Workload, width: int) -> list[str]:
     return [f"modules_to_save {', '.join(workload.modules_to_save)}: {saved:,} parameters trained as a copy beside the "
             f"frozen original ({width} B/param, the original's dtype as the engine holds it), with gradients and "
             "optimizer states of their own" + tied]
+
+
+def _copied_shapes(spec: ModelSpec, names: tuple[str, ...]) -> list[tuple[int, ...]]:
+    """The shape of every parameter PEFT copies for `names`: those of each module whose path ends with a name (the
+    outermost one where a module and its child both match: the child is inside the parent's copy), and a tied LM
+    head's, the embedding's vocab x width (ModelSpec.tensors() omits it)."""
+    if not names:
+        return []
+    matched = _matched_modules(spec, names)
+    shapes = [tuple(t.shape) for t in spec.tensors() if any(_inside(t.module, m) for m in matched)]
+    if spec.tied_lm_head and any(_ends_with(_TIED_HEAD, n) for n in names):
+        shapes.append((spec.vocab_size, spec.embedding_width))
+    return shapes
 
 
 def _matched_modules(spec: ModelSpec, names: tuple[str, ...]) -> list[str]:
