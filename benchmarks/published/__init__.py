@@ -36,6 +36,7 @@ from benchmarks.published.hf_cookbook_code_llm import ROWS as _HF_COOKBOOK_CODE_
 from benchmarks.published.h2o_llmstudio_performance import ROWS as _H2O_LLMSTUDIO
 from benchmarks.published.liger_kernel_hf_example import ROWS as _LIGER_HF
 from benchmarks.published.lit_llama_howto import ROWS as _LIT_LLAMA_HOWTO
+from benchmarks.published.litgpt_issues_memory import ROWS as _LITGPT_ISSUES
 from benchmarks.published.litgpt_pr275_qlora import ROWS as _LITGPT_PR275
 from benchmarks.published.litgpt_prepare_dataset import ROWS as _LITGPT_PREPARE_DATASET
 from benchmarks.published.litgpt_resource_tables import ROWS as _LITGPT_TABLES
@@ -104,6 +105,7 @@ _NEW += (*_YUAN2_DOCS, *_QWEN2_LF_EXAMPLE)  # fourteenth round: Chinese model ve
 # fifteenth round (helper D): framework docs with measured tables, and their how-to verdicts
 _NEW += (*_LITGPT_THUNDER, *_TORCHAO_F8NC, *_LITGPT_PREPARE_DATASET, *_LIT_LLAMA_HOWTO, *_GEMMA_COOKBOOK_LITGPT)
 _NEW += (*_LIUCONGG_CHATGLM, *_LIUCONGG_CHATGLM_V01)  # fifteenth round (helper C): fine-tuning repositories' tables
+_NEW += (*_LITGPT_ISSUES,)  # fifteenth round (helper G): issue threads with measured memory
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -576,4 +576,14 @@ SOURCES = {
         "ZeRO-1 with CPU optimizer offload, batch 2 x 768 padded tokens, no checkpointing, on one A40, '显卡占用' "
         "in 10^9 bytes (1 row scored); P-Tuning, prefix-on-embedding and Freeze columns not expressible: never used "
         "to tune anything"),
+    # Issue 28, fifteenth round (helper G): litgpt's issue threads, registered here, frozen, with their rows written
+    # and before any of them was scored (litgpt_issues_memory.py).
+    "litgpt-issues-memory": (
+        "frozen", "new (issue 28, fifteenth round): Lightning-AI/litgpt's issue threads, each read in the code of its "
+        "day: #1112 (Mar 2024, 092a759: TinyLlama 1.1B LoRA r=32 and NF4 QLoRA in bf16-true, micro-batch 8 x 512 "
+        "tokens of Alpaca2k, 'Memory used' 14.49 and 18.15 GB), #501 (Sep 2023, e6ff37c: Pythia-70m LoRA and "
+        "quantized LoRA in 16-mixed on a T4, micro-batch 1 with the longest Alpaca sample, 1.37 and 0.80 GB "
+        "allocated) and #1280 (Apr 2024, d6e91ee: Llama-2-13B LoRA at micro-batch 2 in the default bf16-mixed on "
+        "one A100 80GB, out of memory); not PRs #275/#596 nor the tutorials, resource tables or config hub: never "
+        "used to tune anything"),
 }
