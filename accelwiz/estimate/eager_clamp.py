@@ -18,7 +18,11 @@ no formula here.
 The kept tensor has the dtype of the sum: the 16-bit scores plus a mask made in the embedding's dtype
 (`_make_causal_mask(input_shape, inputs_embeds.dtype, ...)`): 4 bytes where the embedding is fp32 (fp32 training,
 full fine-tuning under autocast, a QLoRA base after PEFT's prepare_model_for_kbit_training under autocast), else 2.
-Measured on the op sequence of 4.31's OPTAttention by tests/estimate/test_eager_clamp.py.
+The same releases of OPT upcast the softmax only for fp16 scores (`if attn_weights.dtype == torch.float16:
+softmax(..., dtype=torch.float32).to(torch.float16)`, else a softmax in the scores' dtype), and 4.20 never did:
+pure bf16 keeps 2 bytes of probabilities there, not today's fp32 softmax and its cast (`opt_probability_bytes`).
+
+Measured on the op sequences of 4.20's, 4.31's and 4.49's OPTAttention by tests/estimate/test_eager_clamp.py.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from accelwiz.estimate.workload import Workload
 
+OPT_UPCASTS_FP16_ONLY = (4, 21, 0)  # 4.21 upcast fp16 scores only; 4.20 and before: no upcast
+OPT_UPCASTS_ALWAYS = (4, 49, 0)  # eager_attention_forward: softmax(dtype=torch.float32).to(query.dtype)
 # model_type -> the transformers releases [first, end) whose eager attention clamps the masked scores
 CLAMPING_RELEASES: dict[str, tuple[tuple[int, int, int], tuple[int, int, int]]] = {
     "opt": ((4, 21, 0), (4, 49, 0)),
@@ -60,3 +66,20 @@ def clamp_note(workload: Workload) -> str:
     return (f"transformers {version} clamps the masked eager scores (torch.max(scores + mask, finfo.min), until "
             f"{'4.49' if workload.model.family == 'opt' else '4.31'} for {workload.model.family}): autograd keeps "
             "one more s×s tensor per layer")
+
+
+def opt_probability_bytes(workload: Workload, *, autocast: bool) -> int:
+    """Bytes per eager score OPT's softmax and the matmul with v keep, by the run's transformers (--stack).
+
+    fp32: the probabilities (4). Under autocast softmax runs in fp32 and the matmul keeps its 16-bit cast (6)
+    whatever the release. Else 16-bit scores: 4.49 and later (or no --stack) upcast always (4 + 2); 4.21-4.48
+    upcast fp16 only, so pure bf16 keeps its bf16 probabilities (2; "mixed" without autocast, DeepSpeed's engine,
+    is taken as fp16: 6); 4.20 and before never upcast (2)."""
+    if workload.precision == "fp32":
+        return 4
+    version = workload.stack.transformers
+    if autocast or version is None or tuple(version) >= OPT_UPCASTS_ALWAYS:
+        return 6
+    if tuple(version) < OPT_UPCASTS_FP16_ONLY or workload.precision == "bf16":
+        return 2
+    return 6

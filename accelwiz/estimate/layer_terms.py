@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from accelwiz.estimate.eager_clamp import opt_probability_bytes
+
 if TYPE_CHECKING:
     from accelwiz.modelspec.spec import ModelSpec
     from accelwiz.estimate.workload import Workload
@@ -90,7 +92,8 @@ def relu_layernorm_terms(workload: Workload, *, autocast: bool) -> tuple[list[tu
       each (CUDA's fused dropout; trace_dropout.py); the residual adds keep nothing.
 
     Eager scores: softmax in fp32 (line 89: `dtype=torch.float32`) kept, and its 16-bit cast kept by the matmul
-    with v: 6 B per score (fp32 training: 4, the cast is a no-op). OPT's configs set `attention_dropout` 0.0,
+    with v: 6 B per score (fp32 training: 4, the cast is a no-op); older releases upcast less (eager_clamp.py
+    `opt_probability_bytes`) and clamp the masked scores. OPT's configs set `attention_dropout` 0.0,
     so no score mask (a config that sets it is not counted). Measured per tensor on the real layer and by the
     fake-tensor trace (tests/estimate/test_trace_opt.py).
     """
@@ -111,7 +114,7 @@ def relu_layernorm_terms(workload: Workload, *, autocast: bool) -> tuple[list[tu
               ("LayerNorm mean and rstd (fp32)", norms * 8 * tokens)]
     if spec.residual_dropout > 0:
         terms.append(("residual dropout masks", 2 * sbh))
-    return terms, 6 if width == 2 else 4
+    return terms, opt_probability_bytes(workload, autocast=autocast)
 
 
 def relu_layernorm_tail(workload: Workload, *, autocast: bool, frozen: bool) -> int:
