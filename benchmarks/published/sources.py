@@ -586,4 +586,11 @@ SOURCES = {
         "allocated) and #1280 (Apr 2024, d6e91ee: Llama-2-13B LoRA at micro-batch 2 in the default bf16-mixed on "
         "one A100 80GB, out of memory); not PRs #275/#596 nor the tutorials, resource tables or config hub: never "
         "used to tune anything"),
+    # Registered after litgpt-issues-memory was scored, with its rows written and before any of them was scored.
+    "deepspeedexamples-issues-memory": (
+        "frozen", "new (issue 28, fifteenth round): deepspeedai/DeepSpeedExamples' issue threads (not DeepSpeed's "
+        "own, deepspeed-threads-memory): DeepSpeed-Chat step 1's single-GPU OPT-1.3b script (LoRA r=128 on every "
+        "decoder linear, embeddings still trained, fp16 ZeRO-0, 16 x 512 padded tokens) out of memory on one A100 "
+        "40GB (#551, May 2023, 95adffb) and one V100 32GB (#387, Apr 2023, 3a77097), and run there at 8 x 512 with "
+        "only the LoRA matrices trained under ZeRO-2 (#387): three verdict rows, never used to tune anything"),
 }
