@@ -92,9 +92,8 @@ _TABLE_HEAD = ("| Model | Train samples | Hardware | Method | train sequence len
                "est. train time |")
 _2025_STACK = ("--stack transformers==4.46.3 --stack bitsandbytes==0.44.1 --stack accelerate==1.1.1 "
                "--stack torch==2.4.1 --stack trl==0.12.1")  # trl: sayable since the stack took it (issue 28)
-_MODULES_TO_SAVE = ("lora_modules_to_save lm_head and embed_tokens: trainable copies of the 128,256 x 4,096 "
-                    "embedding and head (1.05B parameters, bf16 after peft_module_casting_to_bf16) with their "
-                    "gradients and AdamW states, beside the frozen originals; the CLI's LoRA trains adapters only")
+# lora_modules_to_save lm_head and embed_tokens: said with --lora-modules-to-save since the CLI counts PEFT's trainable
+# copies (estimate/modules_to_save.py; bf16 after TRL 0.12.1's peft_module_casting_to_bf16)
 _2025_SETTINGS = ("Philipp Schmid's 2025 guide (fine-tune-llms-in-2025.ipynb, run_sft.py and "
                   "receipes/llama-3-1-8b-qlora.yaml at 391f19b): Llama-3.1-8B in NF4 with double quantization "
                   "(bf16 compute and quant storage), LoRA r=16 on all-linear, dropout 0.05, embed_tokens and "
@@ -108,13 +107,14 @@ def _row_2025(key: str, line: str, hardware: str, time: str, what: str, argv: st
             "code_url": _REPO.format(commit=_C2025, path="scripts/run_sft.py"),
             "quote": line, "quote_columns": _TABLE_HEAD, "printed": hardware, "measured_bytes": None, "metric": "reserved",
             "ran": True, "argv": argv, "assumptions": _2025_SETTINGS.format(row=what, time=time),
-            "unexpressed": [_MODULES_TO_SAVE, *extra]}
+            "unexpressed": list(extra)}
 
 
 def _argv_2025(system: str, strategy: str, batch: int, accum: int, lengths: str, attention: str,
                loss: str) -> str:
     return (f"estimate --model llama-3.1-8b --system {system} --strategy {strategy} --qlora --lora-rank 16 "
-            f"--lora-dropout 0.05 --optimizer adamw --micro-batch {batch} --gradient-accumulation {accum} "
+            f"--lora-dropout 0.05 --lora-modules-to-save embed_tokens --lora-modules-to-save lm_head "
+            f"--optimizer adamw --micro-batch {batch} --gradient-accumulation {accum} "
             f"--seq-len 1024 {lengths} --gradient-checkpointing --precision mixed --attention {attention} "
             f"{loss}{_2025_STACK} --format json")
 
