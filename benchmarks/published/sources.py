@@ -593,4 +593,13 @@ SOURCES = {
         "decoder linear, embeddings still trained, fp16 ZeRO-0, 16 x 512 padded tokens) out of memory on one A100 "
         "40GB (#551, May 2023, 95adffb) and one V100 32GB (#387, Apr 2023, 3a77097), and run there at 8 x 512 with "
         "only the LoRA matrices trained under ZeRO-2 (#387): three verdict rows, never used to tune anything"),
+    # Issue 28, fifteenth round (helper J): training logs committed in repositories, registered here, frozen, with
+    # their rows written and before any of them was scored (deepspeedexamples_dschat_logs.py).
+    "deepspeedexamples-dschat-training-logs": (
+        "frozen", "new (issue 28, fifteenth round): DeepSpeed-Chat's committed training_log_output/*.log files "
+        "(deepspeedai/DeepSpeedExamples; not its issue threads): step 1 OPT-1.3b full fp16 ZeRO-2 on 16 V100-32G, "
+        "8 x 512 (3a77097, Apr 2023), step 2 reward model OPT-350m fp16 ZeRO-0, 4 pairs x 512 (same commit), step 2 "
+        "DPO OPT-350m fp16 ZeRO-0 with an fp16 reference copy, 2 pairs x 512 (1842b4f, Jan 2025): DeepSpeed's "
+        "MaxMemAllocated in GiB, 3 rows. One row's estimate was seen before registration (step 1: 22.95 printed, "
+        "22.4 GiB estimated, helper F, 52dda88); nothing was tuned on it or on any other"),
 }

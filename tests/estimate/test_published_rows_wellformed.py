@@ -110,6 +110,9 @@ NEW_SOURCES.update({"gemma-cookbook-litgpt-2025": 1e9})
 NEW_SOURCES.update({"liucongg-chatglm-finetuning-2023": 1e9, "liucongg-chatglm-finetuning-v0.1-2023": 1e9})
 # issue threads (fifteenth round, helper G): litgpt's lora.py prints max_memory_allocated / 1e9 as 'GB'
 NEW_SOURCES.update({"litgpt-issues-memory": 1e9, "deepspeedexamples-issues-memory": None})
+# committed training logs (fifteenth round, helper J): DeepSpeed's ThroughputTimer prints max_memory_allocated() /
+# 1024**3 as "MaxMemAllocated=..GB"
+NEW_SOURCES.update({"deepspeedexamples-dschat-training-logs": 2**30})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
