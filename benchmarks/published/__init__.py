@@ -25,6 +25,7 @@ from benchmarks.published.fastchat_training import ROWS as _FASTCHAT
 from benchmarks.published.fms_acceleration_bench import ROWS as _FMS_PR14
 from benchmarks.published.frozen import ROWS as _FROZEN
 from benchmarks.published.gemma_cookbook_litgpt import ROWS as _GEMMA_COOKBOOK_LITGPT
+from benchmarks.published.galore_issue_baselines import ROWS as _GALORE_ISSUE6
 from benchmarks.published.georgesung_qlora_blog import ROWS as _GEORGESUNG_QLORA
 from benchmarks.published.glm4_finetune import ROWS as _GLM4
 from benchmarks.published.hf_blog_4bit_qlora import ROWS as _HF_4BIT
@@ -47,6 +48,7 @@ from benchmarks.published.liucongg_chatglm_finetuning import ROWS as _LIUCONGG_C
 from benchmarks.published.liucongg_chatglm_finetuning_v01 import ROWS as _LIUCONGG_CHATGLM_V01
 from benchmarks.published.llama_recipes_threads import ROWS as _LLAMA_RECIPES_THREADS
 from benchmarks.published.llamafactory_issues_memory import ROWS as _LLAMAFACTORY_ISSUES
+from benchmarks.published.mezo_readme_verdicts import ROWS as _MEZO_README
 from benchmarks.published.minicpm_finetune import ROWS as _MINICPM
 from benchmarks.published.mlabonne_axolotl_guide import ROWS as _MLABONNE_AXOLOTL
 from benchmarks.published.ms_swift_example_scripts import ROWS as _MS_SWIFT_SCRIPTS
@@ -109,6 +111,7 @@ _NEW += (*_LITGPT_THUNDER, *_TORCHAO_F8NC, *_LITGPT_PREPARE_DATASET, *_LIT_LLAMA
 _NEW += (*_LIUCONGG_CHATGLM, *_LIUCONGG_CHATGLM_V01)  # fifteenth round (helper C): fine-tuning repositories' tables
 _NEW += (*_LITGPT_ISSUES, *_DSE_ISSUES)  # fifteenth round (helper G): issue threads with measured memory
 _NEW += (*_DSE_LOGS,)  # fifteenth round (helper J): training logs committed in repositories
+_NEW += (*_GALORE_ISSUE6, *_MEZO_README)  # fifteenth round (helper M): memory-method repos' baselines
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -602,4 +602,14 @@ SOURCES = {
         "DPO OPT-350m fp16 ZeRO-0 with an fp16 reference copy, 2 pairs x 512 (1842b4f, Jan 2025): DeepSpeed's "
         "MaxMemAllocated in GiB, 3 rows. One row's estimate was seen before registration (step 1: 22.95 printed, "
         "22.4 GiB estimated, helper F, 52dda88); nothing was tuned on it or on any other"),
+    # Registered by helper M (fifteenth round) with their rows written, before any of them was scored.
+    "galore-issue6-8bit-adamw-baseline": (
+        "frozen", "new (issue 28, fifteenth round): jiaweizzhao/GaLore issue #6 (2024-03-07), LLaMA-Factory's "
+        "third-party benchmark: the standard 8-bit AdamW baseline of Llama-2-7B full SFT in pure bf16 with gradient "
+        "checkpointing at 1 x 1,024 tokens, 'at least 42GB of VRAM' (the script read at LLaMA-Factory d46c2bb); "
+        "GaLore's own 28 GB not expressible: never used to tune anything"),
+    "mezo-readme-adam-ft-verdicts": (
+        "frozen", "new (issue 28, fifteenth round): princeton-nlp/MeZO's README (552cb1b): Adam full fine-tuning "
+        "'can train only a 2.7B LM' on one A100 80GB (large_models/finetune.sh: HF Trainer, fp16 autocast over fp32 "
+        "weights): two verdict rows, OPT-2.7B ran and OPT-6.7B did not; never used to tune anything"),
 }

@@ -113,6 +113,9 @@ NEW_SOURCES.update({"litgpt-issues-memory": 1e9, "deepspeedexamples-issues-memor
 # committed training logs (fifteenth round, helper J): DeepSpeed's ThroughputTimer prints max_memory_allocated() /
 # 1024**3 as "MaxMemAllocated=..GB"
 NEW_SOURCES.update({"deepspeedexamples-dschat-training-logs": 2**30})
+# memory-saving methods' repositories, their standard baselines (fifteenth round, helper M): GaLore #6 prints
+# nvidia-smi-like 'GB' read as GiB; MeZO's README is a verdict
+NEW_SOURCES.update({"galore-issue6-8bit-adamw-baseline": 2**30, "mezo-readme-adam-ft-verdicts": None})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
