@@ -71,6 +71,15 @@ FsdpUpcastOption = Annotated[bool, typer.Option(
          "FSDP in a plain torch loop, shards kept as loaded.")]
 OffloadOptimizerOption = Annotated[str, typer.Option(metavar="none|cpu|nvme")]
 OffloadParamOption = Annotated[str, typer.Option(metavar="none|cpu|nvme")]
+Zero3InitOption = Annotated[bool | None, typer.Option(
+    "--zero3-init/--no-zero3-init", show_default=False,
+    help="ZeRO-3: whether the model is built under deepspeed.zero.Init (partitioned as it is created). Default on: "
+         "DeepSpeed's config exists before from_pretrained under the HF Trainer (TrainingArguments(deepspeed=...) "
+         "or an `accelerate launch` DeepSpeed config; transformers 5.25 keeps it while the TrainingArguments live) "
+         "and accelerate (its Accelerator sets it from 1.0 on, whatever zero3_init_flag says; before 1.0 only with "
+         "zero3_init_flag true, the YAML's value under --config). --no-zero3-init: the script loads the model "
+         "first (before TrainingArguments or the Accelerator, or a plain deepspeed.initialize loop): DeepSpeed "
+         "moves the whole 16-bit model to every GPU before partitioning it. Beats the YAML's zero3_init_flag.")]
 MicroBatchOption = Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAIN, show_default=False,
                                                       help="Default 1.")]
 GradientAccumulationOption = Annotated[int | None, typer.Option(
@@ -219,6 +228,7 @@ def estimate(
     strategy: StrategyOption = None,
     fsdp_version: FsdpVersionOption = 2, fsdp_upcast: FsdpUpcastOption = True,
     offload_optimizer: OffloadOptimizerOption = "none", offload_param: OffloadParamOption = "none",
+    zero3_init: Zero3InitOption = None,
     micro_batch: MicroBatchOption = None, seq_len: SeqLenOption = None,
     gradient_accumulation: GradientAccumulationOption = None,
     method: MethodOption = None, lora: LoraOption = False, qlora: QloraOption = False,

@@ -60,17 +60,28 @@ _HIDDEN_SIZE_AUTO = ("zero_reduce_bucket_size", "zero3_prefetch_bucket_size", "z
 
 
 def zero_init(effective: EffectiveConfig, stack: Stack | None) -> bool:
-    """Whether transformers builds the model under deepspeed.zero.Init on the accelerate-env path: its
-    from_pretrained does where `is_deepspeed_zero3_enabled()` (modeling_utils `get_init_context`), which holds
-    once accelerate's plugin set the weakref. The YAML's `zero3_init_flag: false` kept it unset before accelerate
-    1.0 (an accelerate the stack does not know: today's, which sets it anyway)."""
+    """Whether transformers builds the model under deepspeed.zero.Init on the accelerate-env path (zero_init_said)."""
+    return zero_init_said(effective, stack)[0]
+
+
+def zero_init_said(effective: EffectiveConfig, stack: Stack | None) -> tuple[bool, str | None]:
+    """Whether transformers builds the model under deepspeed.zero.Init on the accelerate-env path, and what the YAML
+    said of it (None: nothing). Its from_pretrained does where `is_deepspeed_zero3_enabled()` (modeling_utils
+    `get_init_context`), which holds once accelerate's plugin set the weakref. The YAML's `zero3_init_flag: false`
+    kept it unset before accelerate 1.0 (an accelerate the stack does not know: today's, which sets it anyway)."""
     flag = effective.zero3_init_flag
-    if flag.value is not False or flag.role != "accelerate":
-        return True
+    if flag.role != "accelerate" or not isinstance(flag.value, bool):
+        return True, None
     accelerate = stack.accelerate if stack is not None else None
+    shown = "accelerate " + ".".join(map(str, accelerate)) if accelerate is not None else "today's accelerate"
+    said = f"the YAML's zero3_init_flag {str(flag.value).lower()}"
+    if flag.value:
+        return True, said
     from accelwiz.resolution.stack import ZERO3_INIT_FLAG_IGNORED_SINCE
 
-    return accelerate is None or accelerate >= ZERO3_INIT_FLAG_IGNORED_SINCE
+    if accelerate is not None and accelerate < ZERO3_INIT_FLAG_IGNORED_SINCE:
+        return False, f"{said} before accelerate 1.0 ({shown} honours it)"
+    return True, f"{said}, ignored by {shown} (1.0+ hands transformers the DeepSpeed config whatever it says)"
 
 
 def _deepspeed_strategy(effective: EffectiveConfig, stack: Stack | None, *, gpus_per_node: int,
@@ -99,8 +110,11 @@ def _deepspeed_strategy(effective: EffectiveConfig, stack: Stack | None, *, gpus
     for name in ("bf16_master_weights_and_grads", "bf16_optimizer_states"):
         if kind != "single" and getattr(effective, name).value is True:  # ZeRO stages 1-3 only (config.py)
             coordinator[name] = True
-    if kind == "zero3" and not zero_init(effective, stack):
-        coordinator["zero_init"] = False
+    if kind == "zero3":
+        built, said = zero_init_said(effective, stack)
+        coordinator["zero_init"] = built
+        if said is not None:  # the YAML's flag, shown where the estimate says how the model is built
+            coordinator.update(zero_init_source="yaml", zero_init_note=said)
     return Strategy(kind, offload_optimizer=optimizer, offload_param=param, gpus_per_node=gpus_per_node,
                     nodes=nodes, **coordinator)
 

@@ -44,6 +44,9 @@ def estimate_json(estimate: MemoryEstimate) -> dict[str, Any]:
             "gpus_per_node": s.gpus_per_node,
             "nodes": s.nodes,
             "fsdp_version": s.fsdp_version,
+            # ZeRO-3: whether the model is built under deepspeed.zero.Init, and who said so (default|yaml|flag)
+            "zero_init": {"value": s.zero_init, "source": s.zero_init_source, "note": s.zero_init_note}
+            if s.kind == "zero3" else None,
         },
         # live at the peak, summing to the total; `sizes` are the categories' own sizes
         "per_gpu_bytes": {**at_peak(estimate), "total": estimate.per_gpu_total},

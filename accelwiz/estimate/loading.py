@@ -13,10 +13,11 @@ one more piece exists for a moment, depending on how the model is loaded:
 * DeepSpeed ZeRO-3 (`zero.Init`): parameters are partitioned as they are built; loading the checkpoint gathers
   one module at a time (`GatheredParameters`): the largest module in 16-bit;
 * DeepSpeed ZeRO-3 without zero.Init (`under_zero_init`: a YAML's `zero3_init_flag: false` before accelerate
-  1.0, or a quantized base, which transformers builds on the meta device instead and loads onto each GPU): the
-  engine casts every floating parameter to its 16-bit dtype and calls `self.module.to(self.device)` before
-  ZeRO-3 partitions anything (0.19.8 engine.py `_configure_distributed_model`: `if not (self.dont_change_device
-  or is_zero_init_model)`), parameter offload included: every GPU holds the whole model once;
+  1.0, a script that loads the model before DeepSpeed's config exists (--no-zero3-init), or a quantized base,
+  which transformers builds on the meta device instead and loads onto each GPU): the engine casts every floating
+  parameter to its 16-bit dtype and calls `self.module.to(self.device)` before ZeRO-3 partitions anything (0.19.8
+  engine.py `_configure_distributed_model`: `if not (self.dont_change_device or is_zero_init_model)`), parameter
+  offload included: every GPU holds the whole model once;
 * FSDP with RAM-efficient loading (`sync_module_states`): each wrapped unit is moved to the GPU unsharded,
   broadcast from rank 0, then sharded: one transformer block unsharded.
 
@@ -64,7 +65,7 @@ def loading_bytes(workload: Workload, strategy: Strategy, states: ModelStates) -
         return _whole_before_partitioning(workload, strategy)
     elif strategy.kind == "zero3":
         transient = width * spec.largest_layer_parameters
-        how = "zero.Init: loading gathers one module at a time"
+        how = f"zero.Init, {strategy.zero_init_note}; loading gathers one module at a time"
     elif strategy.is_fsdp:
         transient = width * spec.layer_parameters
         how = "FSDP RAM-efficient loading: one block unsharded on the GPU before it is sharded"
@@ -91,7 +92,7 @@ def _whole_before_partitioning(workload: Workload, strategy: Strategy) -> tuple[
         why = ("a quantized base is never built under zero.Init: bitsandbytes quantizes it onto each GPU, whole, "
                "before ZeRO-3 partitions it")
     else:
-        why = ("not built under zero.Init (zero3_init_flag false before accelerate 1.0): DeepSpeed casts the "
+        why = (f"not built under zero.Init ({strategy.zero_init_note}): DeepSpeed casts the "
                "whole model to its training dtype and moves it to every GPU (engine `self.module.to(self.device)`) "
                "before ZeRO-3 partitions it; every process also loads the whole model in host RAM")
     return total, f"loading: {total / 2**30:.2f} GiB on the GPU ({why})"

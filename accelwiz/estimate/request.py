@@ -41,6 +41,7 @@ class EstimateRequest:
     fsdp_upcast: bool = True
     offload_optimizer: str = "none"
     offload_param: str = "none"
+    zero3_init: bool | None = None  # --zero3-init/--no-zero3-init (strategy.py `with_zero3_init`)
     compare: bool = False
     trace: bool = False
     layers: int | None = None
@@ -83,6 +84,9 @@ def estimate_for(request: EstimateRequest, say: Callable[[str], None] = lambda _
     if strategy is None and from_config is not None:
         strategy = from_config
         choice = replace(choice, gpus_per_node=strategy.gpus_per_node, nodes=strategy.nodes)
+    from accelwiz.estimate.strategy import with_zero3_init
+
+    strategy = with_zero3_init(strategy, request.zero3_init, quantized=workload.regime == "qlora")
     from accelwiz.estimate.refusals import refuse_unrunnable
 
     # what the stack refuses or replaces, refused with its reason (estimate/refusals.py)

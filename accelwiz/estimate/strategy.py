@@ -19,7 +19,7 @@ Speed ranking, fastest first (`SPEED_RANK`), the order `recommend` tries strateg
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from accelwiz.vocab import STRATEGY_KINDS, StrategyKind
@@ -48,6 +48,12 @@ _KIND_RANK = {
     "fsdp_hybrid": 4,
 }
 _OFFLOAD_RANK = {"none": 0, "cpu": 1, "nvme": 3}
+# transformers builds the model under deepspeed.zero.Init when its DeepSpeed config exists before from_pretrained
+# (modeling_utils `get_init_context`: `is_deepspeed_zero3_enabled()`, a weakref to a live HfDeepSpeedConfig): the
+# HF Trainer's TrainingArguments(deepspeed=...) or `accelerate launch`'s DeepSpeed env (transformers 5.25
+# training_args.py), and accelerate's Accelerator (1.16 `DeepSpeedPlugin.select` -> `set_deepspeed_weakref`)
+ZERO_INIT_DEFAULT = ("the default: DeepSpeed's config exists before from_pretrained, as under the HF Trainer and "
+                     "accelerate")
 
 
 @dataclass(frozen=True)
@@ -77,9 +83,14 @@ class Strategy:
     # where the processes train: "cpu" holds every tensor in host RAM (estimate/cpu.py judges it there)
     device: Literal["gpu", "cpu"] = "gpu"
     # ZeRO-3: transformers builds the model under deepspeed.zero.Init (partitioned as it is created). False where
-    # the run's stack does not (a YAML's zero3_init_flag false before accelerate 1.0: configured_strategy.py); a
-    # quantized base never is (loading.py `under_zero_init`)
+    # the run's stack does not (a YAML's zero3_init_flag false before accelerate 1.0: configured_strategy.py) or the
+    # script loads its model first (--no-zero3-init: `with_zero3_init`); a quantized base never is (loading.py
+    # `under_zero_init`)
     zero_init: bool = True
+    # who said zero_init, for the assumption line and the JSON (provenance, not part of what a strategy is):
+    # "default", "yaml" (the YAML's zero3_init_flag on the run's accelerate) or "flag" (--zero3-init), in words
+    zero_init_source: str = field(default="default", compare=False)
+    zero_init_note: str = field(default=ZERO_INIT_DEFAULT, compare=False)
 
     @property
     def world_size(self) -> int:
@@ -214,6 +225,32 @@ def strategy_from_options(
         fsdp_version=fsdp_version,
         fsdp_upcast=fsdp_upcast,
     )
+
+
+def with_zero3_init(strategy: Strategy | None, given: bool | None, *, quantized: bool = False) -> Strategy | None:
+    """`--zero3-init/--no-zero3-init` over the strategy the flags or the files chose: whether the script builds its
+    model once DeepSpeed's config exists (ZERO_INIT_DEFAULT) or before it (loaded before TrainingArguments or the
+    Accelerator, or a plain `deepspeed.initialize` loop). The flag beats the YAML's zero3_init_flag and says which
+    won. UsageError where it would be dropped: no ZeRO-3 (no zero.Init), or --zero3-init on a quantized base."""
+    if given is None:
+        return strategy
+    from accelwiz.errors import UsageError
+
+    flag = "--zero3-init" if given else "--no-zero3-init"
+    if strategy is None or strategy.kind != "zero3":
+        chosen = f"the strategy is {strategy.label}" if strategy is not None else \
+            "no strategy is given (the recommendation would pick one)"
+        raise UsageError(f"{flag} says whether ZeRO-3 builds the model under deepspeed.zero.Init; {chosen}",
+                         hint=f"pass --strategy zero3 (or a --config at DeepSpeed zero_stage 3), or drop {flag}")
+    if given and quantized:  # transformers 5.25 modeling_utils: `needs_zero3_init = ... and not _is_quantized`
+        raise UsageError("--zero3-init with --qlora: transformers never builds a quantized model under "
+                         "deepspeed.zero.Init (it loads it on the meta device, then quantizes onto each GPU)",
+                         hint="drop --zero3-init (a QLoRA base is estimated whole on every GPU at loading)")
+    note = flag
+    if strategy.zero_init_source == "yaml":
+        note += f", which wins over {strategy.zero_init_note}" if strategy.zero_init != given else \
+            f", agreeing with {strategy.zero_init_note}"
+    return replace(strategy, zero_init=given, zero_init_source="flag", zero_init_note=note)
 
 
 def _optimizer_offload(kind: str, offload_optimizer: str, offload_param: str) -> Any:
