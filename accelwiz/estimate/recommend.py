@@ -134,13 +134,14 @@ def recommend(
 
 def compare_rows(workload: Workload, *, gpus_per_node: int, nodes: int = 1, gpu_memory_bytes: int,
                  host_memory_bytes: int | None = None, headroom: float = HEADROOM, gpu: str | None = None,
-                 fixed: frozenset[str] = frozenset()) -> list[CompareRow]:
+                 fixed: frozenset[str] = frozenset(), strategies: list[Strategy] | None = None) -> list[CompareRow]:
     """Every candidate strategy, fastest first, each with the recommendation's ladder applied to it alone: the
     row of the recommended strategy is the recommendation's own estimate (its changes included), and a row that
-    fits only with checkpointing or a smaller micro-batch says so; a row nothing makes fit is shown as asked."""
+    fits only with checkpointing or a smaller micro-batch says so; a row nothing makes fit is shown as asked.
+    `strategies`: as `recommend`'s."""
     budget = Budget(gpu_memory_bytes, host_memory_bytes, headroom)
     rows = []
-    for strategy in runnable_strategies(workload, gpus_per_node, nodes):
+    for strategy in strategies if strategies is not None else runnable_strategies(workload, gpus_per_node, nodes):
         asked = estimate_memory(workload, strategy, gpu)
         found = next(_cheapest(workload, [strategy], {strategy: asked}, budget, gpu, fixed), None)
         shown = found.estimate if found else asked

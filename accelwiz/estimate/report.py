@@ -7,8 +7,8 @@ from typing import Literal
 
 from accelwiz.estimate.gpu_fit import gpu_fit
 from accelwiz.estimate.memory import MemoryEstimate, estimate_memory
-from accelwiz.estimate.recommend import CompareRow, Recommendation, compare_rows, recommend
-from accelwiz.estimate.strategy import Strategy, candidate_strategies
+from accelwiz.estimate.recommend import CompareRow, Recommendation, compare_rows, recommend, runnable_strategies
+from accelwiz.estimate.strategy import Strategy, as_the_script_loads, candidate_strategies
 from accelwiz.estimate.verdict import MemoryVerdict, memory_verdict
 from accelwiz.estimate.workload import Workload
 from accelwiz.vocab import HEADROOM
@@ -57,6 +57,8 @@ def build_report(
     if target is not None and target.on_cpu:
         return _cpu_report(workload, target, strategy, gpus_per_node, nodes, compare=compare)
     advice = None
+    # the strategies offered build the model as the shown run does (--no-zero3-init: under any ZeRO-3)
+    offered = as_the_script_loads(runnable_strategies(workload, gpus_per_node, nodes), strategy)
     if target is not None:
         advice = recommend(
             workload,
@@ -67,6 +69,7 @@ def build_report(
             headroom=HEADROOM,
             gpu=target.gpu_name,
             fixed=fixed,
+            strategies=offered,
         )
     gpu = None if target is None else target.gpu_name
     if strategy is not None:
@@ -79,9 +82,11 @@ def build_report(
     rows: list[CompareRow] | None = None
     if compare and target is not None:  # each strategy as the recommendation's ladder would run it
         rows = compare_rows(workload, gpus_per_node=gpus_per_node, nodes=nodes, gpu_memory_bytes=target.gpu_bytes,
-                            host_memory_bytes=target.host_bytes, headroom=HEADROOM, gpu=gpu, fixed=fixed)
+                            host_memory_bytes=target.host_bytes, headroom=HEADROOM, gpu=gpu, fixed=fixed,
+                            strategies=offered)
     elif compare:  # nothing to judge against: as asked
-        rows = [CompareRow(estimate_memory(workload, s, gpu), None) for s in candidate_strategies(gpus_per_node, nodes)]
+        rows = [CompareRow(estimate_memory(workload, s, gpu), None)
+                for s in as_the_script_loads(candidate_strategies(gpus_per_node, nodes), strategy)]
     judged = None if target is None else memory_verdict(shown, target.gpu_bytes, target.host_bytes, HEADROOM)
     fits = None if judged is None else judged.runs  # tight runs (exit 0, with the warning in the verdict)
     return Report(shown, target, verdict(shown, target, HEADROOM), fits, advice, rows, judged)

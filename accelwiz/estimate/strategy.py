@@ -253,6 +253,16 @@ def with_zero3_init(strategy: Strategy | None, given: bool | None, *, quantized:
     return replace(strategy, zero_init=given, zero_init_source="flag", zero_init_note=note)
 
 
+def as_the_script_loads(strategies: list[Strategy], shown: Strategy | None) -> list[Strategy]:
+    """The strategies a recommendation or --compare weighs, each ZeRO-3 one building the model as the shown run
+    does: a script that loads it before DeepSpeed's config exists (--no-zero3-init, or the YAML's flag on an old
+    accelerate) does so under any ZeRO-3 it is offered, offload included."""
+    if shown is None or shown.kind != "zero3" or shown.zero_init:
+        return strategies
+    return [replace(s, zero_init=False, zero_init_source=shown.zero_init_source, zero_init_note=shown.zero_init_note)
+            if s.kind == "zero3" else s for s in strategies]
+
+
 def _optimizer_offload(kind: str, offload_optimizer: str, offload_param: str) -> Any:
     """The optimizer's offload device once the offloads are checked against the strategy kind (UsageError for
     what the libraries refuse or silently replace); FSDP's is its parameters'."""

@@ -103,3 +103,21 @@ def test_a_yaml_below_stage_3_refuses_it_too(cli, tmp_path):
     config.write_text(_YAML.format(flag="false").replace("zero_stage: 3", "zero_stage: 2"))
     result = cli("estimate", "--config", str(config), *_RUN, "--no-zero3-init")
     assert result.exit_code == 2 and "the strategy is ZeRO-2" in result.stderr
+
+
+def test_the_recommendation_and_compare_load_the_model_as_the_script_does(cli):
+    """A script that loads its model first does so under any ZeRO-3 it is offered: the recommendation never says a
+    ZeRO-3 fits where the same ZeRO-3, shown, does not."""
+    args = (*_RUN, "--lora", "--strategy", "zero3", "--compare")
+    off, on = _estimate(cli, *args, "--no-zero3-init"), _estimate(cli, *args)
+    assert on["recommendation"]["strategy"].startswith("ZeRO-3")  # with zero.Init a ZeRO-3 fits the 24 GB cards
+    assert off["fits"] is False and "ZeRO-3" not in off["recommendation"]["strategy"]
+    zero3 = [row for row in off["compare"] if row["strategy"]["kind"] == "zero3"]
+    assert len(zero3) >= 3  # plain, optimizer offload, parameter offload...
+    for row in zero3:
+        assert row["strategy"]["zero_init"] == {"value": False, "source": "flag", "note": "--no-zero3-init"}
+        assert row["phases"]["loading"] >= 2 * off["model"]["parameters"]  # the whole 16-bit model, offload or not
+    others = {row["strategy"]["label"]: row["per_gpu_bytes"]["total"] for row in off["compare"]
+              if row["strategy"]["kind"] != "zero3"}
+    assert others == {row["strategy"]["label"]: row["per_gpu_bytes"]["total"] for row in on["compare"]
+                      if row["strategy"]["kind"] != "zero3"}
