@@ -45,6 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from accelwiz.estimate.activations_gqa import expanded_kv_notes, expanded_kv_terms
 from accelwiz.estimate.eager_clamp import clamp_note, clamped_score_bytes, clamps_scores
 from accelwiz.estimate.layer_terms import (
     fp32_residual,
@@ -88,6 +89,7 @@ def layer_activations(workload: Workload, *, autocast: bool = False, fp32_adapte
     architecture = (gated_decoder_terms if spec.gated_decoder
                     else relu_layernorm_terms if spec.relu_mlp else layernorm_terms)
     terms, score_bytes = architecture(workload, autocast=autocast)
+    terms += expanded_kv_terms(workload)  # grouped-query K and V as the kernel keeps them (activations_gqa.py)
     if workload.regime != "full":  # what the frozen base does not keep, what the adapters add
         terms += _adapter_terms(workload, autocast=autocast, fp32_adapters=fp32_adapters)
     s, b, a = workload.seq_len, workload.micro_batch, workload.model.num_heads
@@ -159,6 +161,7 @@ def activation_bytes(workload: Workload, *, autocast: bool = False, fp32_adapter
         notes.append("QLoRA after prepare_model_for_kbit_training without autocast: the fp32 embedding, norms and "
                      "LM head keep every activation fp32 (bitsandbytes returns its input's dtype)")
         workload = as_activations_run(workload, autocast=autocast, fp32_adapters=fp32_adapters, strategy=strategy)
+    notes += expanded_kv_notes(workload)
     if workload.gradient_checkpointing:
         total = spec.num_layers * boundary_bytes(workload, autocast=autocast)
         notes.append("gradient checkpointing: each layer keeps its input; one layer is recomputed at a time")

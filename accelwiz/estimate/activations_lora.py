@@ -129,10 +129,10 @@ def frozen_base_terms(workload: Workload, *, autocast: bool = False,
     * where the adapters cast their input, each adapted linear keeps its own cast of it instead, and the shared
       input is kept by none (`_copy_width`: 16-bit under autocast, fp32 for fp32 adapters without it);
     * `lora_A`'s output (r per token, per adapted linear), which `lora_B` keeps;
-    * with SDPA, the trace's "attention output copy, rotary" (3 q-widths per token): `o_proj` reads SDPA's
-      output, which SDPA keeps anyway, without a copy, and rotary keeps only cos and sin. The H200's LoRA streams
-      (tests/fixtures/allocator_streams 14 and 16: eight q-width 16-bit blocks per layer at the peak, each named
-      above) and the real layers on this CPU agree; full fine-tuning keeps the trace's term (not re-measured).
+    * nothing for SDPA's output: `o_proj` reads it without a copy, and SDPA keeps it anyway; rotary keeps only cos
+      and sin, as in full fine-tuning (layer_terms.py). The H200's LoRA streams (tests/fixtures/allocator_streams
+      14 and 16: eight q-width 16-bit blocks per layer at the peak, each named above) and the real layers on this
+      CPU agree.
 
     Dense gated decoders only (MoE layers keep the full fine-tuning terms). Measured against every tensor
     autograd saves in the real PEFT layer, LoRA and bitsandbytes QLoRA (tests/estimate/test_lora_frozen_base.py).
@@ -146,13 +146,10 @@ def frozen_base_terms(workload: Workload, *, autocast: bool = False,
     tokens = workload.seq_len * workload.micro_batch
     width = 4 if workload.precision == "fp32" else 2
     adapted = _adapted(workload)
-    sbh, q_width = tokens * spec.hidden_size, spec.num_heads * spec.head_dim / spec.hidden_size
+    sbh = tokens * spec.hidden_size
     terms = []  # nn.LayerNorm (OPT) keeps its input whether or not its weight trains, and no normalised tensor
     if not spec.layernorm:
         terms.append(("norm weights frozen: normalised tensors not kept", -width * spec.norms_per_block * sbh))
-    if workload.attention != "eager" and spec.gated_decoder:  # o_proj reads SDPA's output; rotary: cos, sin
-        terms.append(("no attention output copy (sdpa); rotary cos, sin",
-                      -int(3 * q_width * sbh) * (width // 2) + 2 * width * spec.head_dim * tokens))
     terms += _input_group_terms(workload, adapted, autocast=autocast, fp32_adapters=fp32_adapters)
     terms += kept_4bit_input_terms(workload, adapted, autocast=autocast, fp32_adapters=fp32_adapters)
     if autocast and workload.regime == "qlora" and workload.kbit_prepared and width == 2 and spec.gated_decoder:

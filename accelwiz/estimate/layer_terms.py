@@ -39,9 +39,11 @@ def gated_decoder_terms(workload: Workload, *, autocast: bool) -> tuple[list[tup
         terms.append(("RMSNorm fp32 upcast", 4 * norms * sbh))
     else:  # fp32: the normalised tensor (before the weight) is kept beside input and output (the trace)
         terms.append(("RMSNorm normalised copy", 4 * norms * sbh))
-    # Not in the reference: the attention output laid out again for o_proj and the rotary products,
-    # measured by the fake-tensor trace (tests/estimate/test_trace_matrix.py)
-    terms.append(("attention output copy, rotary (trace)", int(3 * q_width * sbh) * scale))
+    # Not in the reference: rotary's products keep cos and sin, [b, s, head_dim] each in the residual stream's dtype
+    # (not q or k). The 3 q-widths the trace measured here were grouped-query K and V expanded to every head (at
+    # r = 1/4) under the mask the fake trace used to build: activations_gqa.py counts them where a run expands
+    cos_width = 4 if width == 4 or fp32_residual(workload, autocast) else 2
+    terms.append(("rotary cos, sin", 2 * cos_width * spec.head_dim * s * b))
     if width == 2 and fp32_residual(workload, autocast):  # fp32 normalised outputs, 16-bit casts, fp32 adds
         # measured by the trace: 5 sbh per norm with separate projections, 2 with Phi-3's fused qkv/gate_up
         per_norm = 2 if spec.fused_projections else 5

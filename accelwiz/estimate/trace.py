@@ -29,6 +29,9 @@ corrected here:
    1-byte mask; the trace runs CUDA's (`trace_dropout.py`).
 5. **Allocator rounding.** MemTracker rounds CUDA storages up to 512 bytes and CPU storages not at all; the
    difference is bytes per tensor and is not corrected.
+6. **Causal mask.** masking_utils cannot read fake position ids, takes the batch for packed sequences and builds a
+   mask that a real unpadded batch does not get (so SDPA expanded grouped-query K and V); while a trace runs it
+   reads them as the unpacked ids they are (`trace_mask.unpacked_positions`).
 
 Categories: MemTracker's Parameter, Buffer, Gradient, Activation, Temp and Optstate; autocast's 16-bit copies
 of the parameters (made in forward, kept for backward) are moved from Activation to their own category
@@ -170,6 +173,7 @@ def _trace_once(
     import torch
 
     from accelwiz.estimate.trace_dropout import cuda_dropout_on_cpu
+    from accelwiz.estimate.trace_mask import unpacked_positions
     from accelwiz.estimate.trace_replay import replayed
 
     model, fake_mode, param_storages = _fake_model(config, settings)
@@ -179,7 +183,7 @@ def _trace_once(
         tokens = torch.randint(0, vocab, (settings.micro_batch, settings.seq_len))
         optimizer = torch.optim.AdamW(trainable, lr=1e-5, foreach=True)  # module docstring, 3
     tracker = _phase_tracker(param_storages)
-    with fake_mode, cuda_autocast_on_cpu(), cuda_dropout_on_cpu(), tracker:
+    with fake_mode, cuda_autocast_on_cpu(), cuda_dropout_on_cpu(), unpacked_positions(), tracker:
         for _ in range(2):  # the second step has optimizer states
             forward_end, gradients = _step(model, tokens, optimizer, tracker, settings)
     phases = {phase: Snapshot(tracker.peaks[phase][1]) for phase in PHASES}

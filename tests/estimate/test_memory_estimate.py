@@ -28,11 +28,12 @@ def test_llama_layer_activations_follow_the_reference_formula():
     s, b, h = 1024, 2, LLAMA.hidden_size
     r, f = LLAMA.kv_ratio, LLAMA.intermediate_size
     terms = dict(layer_activations(w).terms)
-    # the trace-measured term (attention output re-laid out for o_proj, rotary) is not in the reference
-    extras = ("RMSNorm fp32 upcast", "attention log-sum-exp (fp32)", "attention output copy, rotary (trace)")
+    # rotary's cos and sin (the trace) are not in the reference; SDPA without a mask keeps K and V at the KV heads
+    extras = ("RMSNorm fp32 upcast", "attention log-sum-exp (fp32)", "rotary cos, sin")
     base = sum(v for k, v in terms.items() if k not in extras)
     assert base == s * b * h * (12 + 4 * r + 8 * f / h)
     assert terms["RMSNorm fp32 upcast"] == 2 * 4 * s * b * h
+    assert terms["rotary cos, sin"] == 2 * 2 * LLAMA.head_dim * s * b
     assert terms["attention log-sum-exp (fp32)"] == 4 * LLAMA.num_heads * s * b
 
 
