@@ -17,6 +17,7 @@ from benchmarks.published.chatglm3_finetune import ROWS as _CHATGLM3
 from benchmarks.published.databricks_ml_examples import ROWS as _DATABRICKS
 from benchmarks.published.deepspeed_threads_memory import ROWS as _DEEPSPEED_THREADS
 from benchmarks.published.deepspeed_tutorials_zero import ROWS as _DEEPSPEED_TUTORIALS
+from benchmarks.published.deepspeedexamples_bf16_master_weight import ROWS as _DSE_BF16_MW
 from benchmarks.published.deepspeedexamples_dschat_logs import ROWS as _DSE_LOGS
 from benchmarks.published.deepspeedexamples_issues_memory import ROWS as _DSE_ISSUES
 from benchmarks.published.design import ROWS as _DESIGN
@@ -110,7 +111,7 @@ _NEW += (*_YUAN2_DOCS, *_QWEN2_LF_EXAMPLE)  # fourteenth round: Chinese model ve
 _NEW += (*_LITGPT_THUNDER, *_TORCHAO_F8NC, *_LITGPT_PREPARE_DATASET, *_LIT_LLAMA_HOWTO, *_GEMMA_COOKBOOK_LITGPT)
 _NEW += (*_LIUCONGG_CHATGLM, *_LIUCONGG_CHATGLM_V01)  # fifteenth round (helper C): fine-tuning repositories' tables
 _NEW += (*_LITGPT_ISSUES, *_DSE_ISSUES)  # fifteenth round (helper G): issue threads with measured memory
-_NEW += (*_DSE_LOGS,)  # fifteenth round (helper J): training logs committed in repositories
+_NEW += (*_DSE_LOGS, *_DSE_BF16_MW)  # fifteenth round (helper J): training logs committed in repositories
 _NEW += (*_GALORE_ISSUE6, *_MEZO_README)  # fifteenth round (helper M): memory-method repos' baselines
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 

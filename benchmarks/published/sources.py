@@ -602,6 +602,13 @@ SOURCES = {
         "DPO OPT-350m fp16 ZeRO-0 with an fp16 reference copy, 2 pairs x 512 (1842b4f, Jan 2025): DeepSpeed's "
         "MaxMemAllocated in GiB, 3 rows. One row's estimate was seen before registration (step 1: 22.95 printed, "
         "22.4 GiB estimated, helper F, 52dda88); nothing was tuned on it or on any other"),
+    # Registered after deepspeedexamples-dschat-training-logs was scored, with its rows written, before any was scored.
+    "deepspeedexamples-bf16-master-weight-2025": (
+        "frozen", "new (issue 28, fifteenth round): DeepSpeedExamples' training/bf16_master_weight README (6a3d817, "
+        "Dec 2025; repeated by DeepSpeed's blogs/core_api_update): its train.py's own 6.86B transformer (a GPT-2 "
+        "stand-in) under ZeRO-3 on 4 H100s, batch 1 x 512, every layer checkpointed, fp32 master and Adam states "
+        "against bf16 master weights, gradients and Adam states under autocast; 'Peak Memory' is "
+        "max_memory_allocated in GiB (2 rows): never used to tune anything"),
     # Registered by helper M (fifteenth round) with their rows written, before any of them was scored.
     "galore-issue6-8bit-adamw-baseline": (
         "frozen", "new (issue 28, fifteenth round): jiaweizzhao/GaLore issue #6 (2024-03-07), LLaMA-Factory's "
