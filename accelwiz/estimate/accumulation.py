@@ -17,7 +17,7 @@ What is kept depends on the engine:
   it (`to_accumulated_grad_if_needed`, cast to `reduce_dtype`, which accelerate's `set_mixed_precision` sets to
   the parameter dtype). Every unit keeps its UNSHARDED gradient: the whole model's, in the compute dtype, on every
   GPU, until the last micro-batch's backward reduce-scatters it unit by unit. A LoRA unit under FSDP1 with
-  `use_orig_params` has one flat gradient over its frozen slots too (states.py `frozen_in_flat_gradient`).
+  `use_orig_params` has one flat gradient over its frozen slots too (frozen_base.py `frozen_in_flat_gradient`).
 * ZeRO-3: its flat gradient partition is kept between steps anyway (step_phases.py `gradients_kept`).
 """
 
@@ -25,8 +25,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from accelwiz.estimate.frozen_base import frozen_in_flat_gradient
 from accelwiz.estimate.sizes import gib
-from accelwiz.estimate.states import ModelStates, frozen_in_flat_gradient
+from accelwiz.estimate.states import ModelStates
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM
+from accelwiz.estimate.frozen_base import QLORA_BYTES_PER_PARAM
 
 if TYPE_CHECKING:
     from accelwiz.modelspec.spec import ModelSpec

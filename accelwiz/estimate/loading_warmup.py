@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM
+from accelwiz.estimate.frozen_base import QLORA_BYTES_PER_PARAM
 
 if TYPE_CHECKING:
     from accelwiz.estimate.workload import Workload

@@ -63,7 +63,7 @@ def check_modules_to_save(spec: ModelSpec, names: tuple[str, ...] | list[str], r
 
 def saved_width(workload: Workload, strategy: Strategy, loaded: int) -> int:
     """Bytes per parameter of the trainable copies, their gradients' too: `loaded`, their original's dtype as the
-    run loads it (states.py `frozen_base_width`: the built-in trainer's 16-bit LoRA base under mixed precision, a
+    run loads it (frozen_base.py `frozen_base_width`: the built-in trainer's 16-bit LoRA base under mixed precision, a
     script's load, fp32 after a k-bit preparation, DeepSpeed's compute dtype, whose fp32 master and states are
     counted as every trainable parameter's); fp32 where accelerate's FSDP upcasts every trainable 16-bit
     parameter under mixed precision; bf16 where TRL casts them back. (accelwiz's trainer upcasts an fp16 copy for

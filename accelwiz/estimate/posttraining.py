@@ -23,6 +23,9 @@ What TRL 1.16 does, read in its source (trl/trainer/dpo_trainer.py, grpo_trainer
   step's forward holds of the head. Measured against a trace of the real DPOTrainer and GRPOTrainer steps, forward
   and backward (tests/posttraining/test_posttraining_trace.py).
 * **Generation** (GRPO): HF `generate`'s KV cache, ZeRO-3's gathered model, vLLM's share (grpo_generation.py).
+* **Liger's GRPO loss** (TRL 0.17-1.12 with `use_liger_kernel`, `--loss-kernel liger --stack trl==VERSION`): the
+  step is the fused head's, plus a moment at the forward's end holding two LM-head-sized tensors, each in a segment
+  of its own beside what loading reserved (liger_grpo.py).
 
 Every moment of the combined estimate is a moment of the training step (`MemoryEstimate.moments`: forward,
 backward's start, recomputation and end, the step) with its own live parts, plus what TRL holds through it (the
@@ -36,6 +39,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from accelwiz.estimate.grpo_generation import GenerationEstimate, generation_notes, grpo_generation, vllm_weights
+from accelwiz.estimate.liger_grpo import LigerGrpoLoss, liger_grpo_loss
+from accelwiz.estimate.loading_warmup import gpu_memory_bytes, loading_reserved
 from accelwiz.estimate.memory import MemoryEstimate, estimate_memory, process_runtime
 from accelwiz.estimate.posttraining_settings import KINDS, Kind, PostTraining  # noqa: F401 (re-exported)
 from accelwiz.estimate.reserve import reserved_bytes
@@ -67,7 +72,7 @@ def training_workload(workload: Workload, post: PostTraining, *, compact: bool =
     if workload.regime == "lora" and workload.precision == "mixed" and workload.base_dtype is None:
         # accelwiz's DPO/GRPO run hands TRL the checkpoint's path (trainer/trl_run.py), and TRL 1.16 loads a
         # model named by string in float32 (create_model_from_path): the frozen base is fp32, not the built-in
-        # trainer's 16-bit one (estimate/states.py `frozen_base_width`)
+        # trainer's 16-bit one (estimate/frozen_base.py `frozen_base_width`)
         loaded = {"base_dtype": "fp32", "kbit_prepared": False}
     return replace(workload, micro_batch=batch, seq_len=post.sequence, loss_kernel="trl-fused-head",
                    scored_positions_per_sequence=post.max_completion_length if compact else None, **loaded)
@@ -115,13 +120,18 @@ def estimate_posttraining(workload: Workload, strategy: Strategy, post: PostTrai
         notes.append(f"DPO: chosen and rejected in one forward: {step.micro_batch} sequences of "
                      f"{post.max_prompt_length} + {post.max_completion_length} tokens per micro-step")
     generation = None
+    liger = liger_grpo_loss(workload, strategy, post.max_completion_length) if post.kind == "grpo" else None
+    if liger is not None:
+        forward = dict(dict(training.moments)["forward"])
+        moments.append(("loss", {**forward, "logits": forward["logits"] + liger.at_peak}))
+        notes.append(liger.note())
     if post.kind == "grpo":
         generation = grpo_generation(workload, strategy, post, gpu_bytes)
         moments += _grpo_moments(dict(dict(training.moments)["forward"]), step, generation)
         notes += generation_notes(generation, post)
     added = _added_everywhere(ref, generation)  # the reference copy, vLLM colocate's share: in every moment
     moments = [(label, {key: value + added.get(key, 0) for key, value in parts.items()}) for label, parts in moments]
-    combined = _combined(training, moments, ref, added, tuple(notes), gpu_name)
+    combined = _combined(training, moments, ref, added, tuple(notes), gpu_name, liger)
     return PostTrainingEstimate(post, training, ref, ref_note, generation, combined, tuple(notes))
 
 
@@ -140,6 +150,28 @@ def _grpo_moments(forward: Parts, step: Workload, generation: GenerationEstimate
     return moments
 
 
+def _torch_reserved(training: MemoryEstimate, moments: list[tuple[str, Parts]], ref: int, share: int,
+                    gpu_name: str | None, context: float, liger: LigerGrpoLoss | None) -> float:
+    """The allocator's reserve on the torch tensors: the replays' ratio over the static bytes (reserve.py: weights
+    and optimizer states at their size), never below what loading left reserved (loading_warmup.py: the step is cut
+    from its free pieces); Liger's two LM-head-sized tensors in segments of their own beside what loading and the
+    forward reserved (liger_grpo.py), which the backward's tensors then reuse."""
+    static = training.weights + ref + training.optimizer_states
+    loading, _ = loading_reserved(training.workload, dict(training.phases)["loading"], gpu_memory_bytes(gpu_name),
+                                  context)
+
+    def reserve(parts: Parts) -> float:
+        return max(loading, reserved_bytes(sum(parts.values()) - share, static, training.workload)[0])
+
+    others = [parts for label, parts in moments if label != "loss"]
+    held = max(reserve(parts) for parts in others)
+    if liger is not None:
+        at_loss = dict(moments)["loss"]
+        before = {**at_loss, "logits": at_loss["logits"] - 2 * liger.head_bytes}
+        held = max(held, reserve(before) + liger.segments, sum(at_loss.values()) - share)
+    return held
+
+
 def _added_everywhere(ref: int, generation: GenerationEstimate | None) -> Parts:
     """Bytes held through every moment: the reference model (weights) and vLLM colocate's share, its 16-bit
     weights as weights, the rest of it (KV cache, its forward's room) as activations."""
@@ -149,7 +181,7 @@ def _added_everywhere(ref: int, generation: GenerationEstimate | None) -> Parts:
 
 
 def _combined(training: MemoryEstimate, moments: list[tuple[str, Parts]], ref: int, added: Parts,
-              notes: tuple[str, ...], gpu_name: str | None) -> MemoryEstimate:
+              notes: tuple[str, ...], gpu_name: str | None, liger: LigerGrpoLoss | None = None) -> MemoryEstimate:
     """One MemoryEstimate over every moment (so the one verdict judges it): each phase the largest of its
     moments; at the peak, the parts live at the peak's moment (they sum to the allocated peak)."""
     phases: dict[str, int] = {}
@@ -158,13 +190,10 @@ def _combined(training: MemoryEstimate, moments: list[tuple[str, Parts]], ref: i
         phases[name] = max(phases.get(name, 0), sum(parts.values()))
     live = max((parts for _, parts in moments), key=lambda parts: sum(parts.values()))
     allocated = sum(live.values())
-    # the allocator's reserve on the torch tensors (reserve.py: weights and optimizer states at their size);
     # vLLM's share is its own pool, sized by its fraction: no reserve on it
     share = added["weights"] - ref + added["activations"]
-    torch_reserved, _ = reserved_bytes(allocated - share, training.weights + ref + training.optimizer_states,
-                                       training.workload)
-    held = torch_reserved + share
     extra = process_runtime(training.strategy, gpu_name)
+    held = _torch_reserved(training, moments, ref, share, gpu_name, extra.context, liger) + share
     return replace(training, weights=training.weights + added["weights"], logits=max(p["logits"] for _, p in moments),
                    activations=max(p["activations"] for _, p in moments), temporaries=live["temporaries"],
                    phases=tuple(phases.items()), overhead=round(extra.total + held - allocated),

@@ -25,6 +25,13 @@ from typing import TYPE_CHECKING
 
 from accelwiz.estimate.autocast_copies import autocast_cast_parameters
 from accelwiz.estimate.deepspeed_step import deepspeed_state_widths
+from accelwiz.estimate.frozen_base import (
+    frozen_base_width,
+    frozen_in_flat_gradient,
+    frozen_weight_bytes,
+    quant_state_bytes,
+    trl_cast_notes,
+)
 from accelwiz.estimate.modules_to_save import saved_factored_elements, saved_notes, saved_weight_bytes
 from accelwiz.estimate.modules_to_save import saved_width as copy_width
 from accelwiz.estimate.paged_states import PAGED_OPTIMIZERS, paged_state_bytes
@@ -33,9 +40,6 @@ from accelwiz.estimate.strategy import Strategy
 if TYPE_CHECKING:
     from accelwiz.estimate.workload import Workload
 
-# bitsandbytes NF4 with double quantization (QLoRA paper §3): 4 bits per weight, one 8-bit absmax per block of
-# 64 weights, and one fp32 second-level constant per 256 blocks: 4.127 bits/param.
-QLORA_BYTES_PER_PARAM = 0.5 + 1 / 64 + 4 / (64 * 256)
 # bitsandbytes 8-bit Adam: one byte for m and one for v, plus an fp32 absmax per 256-element block each (0.50.2
 # optim/optimizer.py Optimizer2State.init_state `blocksize = 256`; older releases blocked by 2048).
 ADAM8BIT_BYTES_PER_PARAM = 2 + 2 * 4 / 256
@@ -170,9 +174,9 @@ def _unsharded(workload: Workload, strategy: Strategy) -> ModelStates:
         trainable_weights, optimizer_master = 4.0 * trainable, 0.0
         autocast = 2.0 * autocast_cast_parameters(workload) if strategy.kind in ("single", "ddp") else 0.0
     copies = saved_weight_bytes(workload, strategy, saved_copy_width(workload, strategy))  # DeepSpeed: in `trainable`
-    weights = trainable_weights + _frozen_weight_bytes(workload, strategy, frozen, compute) + autocast + copies
+    weights = trainable_weights + frozen_weight_bytes(workload, strategy, frozen, compute) + autocast + copies
     gradients = float(grad_width * trainable) + copies
-    notes: list[str] = _trl_cast_notes(workload, strategy, compute)
+    notes: list[str] = trl_cast_notes(workload, strategy, compute)
     if frozen_in_flat_gradient(workload, strategy):
         gradients += grad_width * frozen
         notes.append("FSDP1 with use_orig_params: a unit's flat gradient covers its frozen base too (torch's "
@@ -249,63 +253,3 @@ def _offloaded(workload: Workload, strategy: Strategy, states: ModelStates) -> M
         weights = kept
         notes.append("parameter offload: parameters live in host memory and are fetched layer by layer")
     return ModelStates(weights, gradients, optimizer, host, states.autocast_copy, tuple(notes), paged=states.paged)
-
-
-def quant_state_bytes(workload: Workload) -> float:
-    """QLoRA: the bytes of bitsandbytes' quantization state (what NF4 with double quantization adds to the
-    packed 0.5 B/param: one 8-bit absmax per 64 weights, one fp32 constant per 256 absmax)."""
-    if workload.regime != "qlora":
-        return 0.0
-    return (QLORA_BYTES_PER_PARAM - 0.5) * workload.quantized_parameters
-
-
-def _frozen_weight_bytes(workload: Workload, strategy: Strategy, frozen: int, compute: int) -> float:
-    """Frozen base weights of LoRA and QLoRA (the NF4 block linears, the rest at `frozen_base_width`)."""
-    width = frozen_base_width(workload, strategy, compute)
-    if workload.regime != "qlora":
-        return float(width * frozen)
-    quantized = workload.quantized_parameters
-    # TRL's SFTTrainer of 2024 casts the prepared fp32 embedding and LM head back to bf16 (Workload)
-    cast = workload.trl_bf16_cast_parameters if width == 4 else 0
-    return QLORA_BYTES_PER_PARAM * quantized + width * (frozen - quantized - cast) + 2 * cast
-
-
-def _trl_cast_notes(workload: Workload, strategy: Strategy, compute: int) -> list[str]:
-    """The line saying TRL's cast of the prepared embedding and LM head back to bf16, where it applies."""
-    cast = workload.trl_bf16_cast_parameters
-    if not cast or frozen_base_width(workload, strategy, compute) != 4:
-        return []
-    version = ".".join(map(str, workload.stack.trl or ()))
-    return [f"TRL {version}'s SFTTrainer casts the k-bit-prepared fp32 embedding and LM head back to bf16 "
-            f"(peft_module_casting_to_bf16: {cast:,} parameters at 2 B; norms stay fp32)"]
-
-
-def frozen_base_width(workload: Workload, strategy: Strategy, compute: int | None = None) -> int:
-    """Bytes per frozen, non-quantized base parameter on the GPU.
-
-    DeepSpeed with 16-bit compute casts every floating parameter of the module it is given to that dtype
-    (0.19.8 engine.py `_configure_distributed_model` -> `_cast_module_mixed_precision`), whatever it was loaded
-    in. Otherwise the dtype as loaded (`Workload.frozen_base_width`: a Trainer/TRL load, or PEFT's
-    prepare_model_for_kbit_training's fp32 for QLoRA); for the built-in trainer's LoRA under FSDP with mixed
-    precision the base is fp32 (a unit flattens parameters of one dtype and the adapters are fp32:
-    `finetune.lora_base_dtype`; PEFT's FSDP example, `torch_dtype = quant_storage_dtype or torch.float32`),
-    MixedPrecision gathering it in 16-bit; else the compute width."""
-    compute = compute if compute is not None else (4 if workload.precision == "fp32" else 2)
-    if strategy.is_deepspeed and workload.precision != "fp32":
-        return 2
-    loaded = workload.frozen_base_width
-    if loaded is not None:
-        return loaded
-    if workload.regime == "lora" and workload.precision == "mixed" and strategy.is_fsdp:
-        return 4
-    return compute
-
-
-def frozen_in_flat_gradient(workload: Workload, strategy: Strategy) -> bool:
-    """LoRA under FSDP1 with use_orig_params (accelerate's default): the adapters share a unit with the frozen
-    base, the unit's FlatParameter requires grad, and its gradient is allocated flat, frozen slots included
-    (measured on an H200 as rank 0 of two: 66 sharded fp32 blocks of 388 MiB at the peak for Llama-2-7B's 32 units,
-    benchmarks/results/gpu_fsdp_accelerate.jsonl). Without use_orig_params a unit cannot mix them: the adapters
-    are wrapped apart (PEFT's fsdp_auto_wrap_policy, Answer.AI's policy) and the base has no gradient."""
-    return (workload.regime == "lora" and strategy.is_fsdp and strategy.fsdp_version == 1
-            and strategy.fsdp_use_orig_params)

@@ -183,7 +183,7 @@ class Workload:
     @property
     def frozen_base_width(self) -> int | None:
         """Bytes per frozen (non-quantized) base parameter as loaded; None: the built-in trainer's choice, which
-        depends on the strategy (states.py `_frozen_weight_bytes`)."""
+        depends on the strategy (frozen_base.py `frozen_weight_bytes`)."""
         if self.regime == "qlora" and self.kbit_prepared:
             return 4
         return None if self.base_dtype is None else (4 if self.base_dtype == "fp32" else 2)

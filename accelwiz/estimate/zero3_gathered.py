@@ -200,7 +200,7 @@ def _tensor_sizes(workload: Workload, tensor: Tensor, width: float) -> tuple[flo
     """A parameter's numel as DeepSpeed traverses it and its gathered bytes (`--params` scaling applied)."""
     scale = workload.model.override_scale
     if workload.regime == "qlora" and tensor.linear and _LAYER_INDEX.search(tensor.module):
-        from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM
+        from accelwiz.estimate.frozen_base import QLORA_BYTES_PER_PARAM
 
         size = tensor.numel * scale * QLORA_BYTES_PER_PARAM  # NF4 packed in 16-bit quant storage
         return size / 2, size

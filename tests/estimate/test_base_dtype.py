@@ -15,7 +15,8 @@ from accelwiz.config.trl_arguments import with_trl
 from accelwiz.modelspec.lookup import spec_from_hf_config
 from accelwiz.estimate.resolved import to_workload
 from accelwiz.estimate.autocast_copies import frozen_cast_parameters
-from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM, frozen_base_width, model_states
+from accelwiz.estimate.frozen_base import QLORA_BYTES_PER_PARAM, frozen_base_width
+from accelwiz.estimate.states import model_states
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 from accelwiz.resolution.workload import resolve_workload

@@ -13,7 +13,7 @@ import pytest
 from accelwiz.estimate.buffers import buffer_bytes
 from accelwiz.estimate.fsdp_reserve import fsdp_root_parameters
 from accelwiz.modelspec.lookup import resolve_model
-from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM
+from accelwiz.estimate.frozen_base import QLORA_BYTES_PER_PARAM
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 

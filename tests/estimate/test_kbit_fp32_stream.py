@@ -128,7 +128,7 @@ def test_deepspeeds_module_cast_undoes_the_preparation_and_leaves_the_4_bit_stor
 
     engine = pytest.importorskip("deepspeed.runtime.engine")
     bnb = pytest.importorskip("bitsandbytes")
-    from accelwiz.estimate.states import frozen_base_width
+    from accelwiz.estimate.frozen_base import frozen_base_width
     from accelwiz.estimate.strategy import strategy_from_options
 
     model = _model("sdpa", "qlora+kbit", "bf16+fp32", ALL_LINEAR)

@@ -9,7 +9,7 @@ import pytest
 from accelwiz.estimate.activations import layer_activations, logits_bytes, loss_transient_bytes
 from accelwiz.estimate.memory import estimate_memory
 from accelwiz.modelspec.lookup import MODEL_PRESETS, resolve_model
-from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM
+from accelwiz.estimate.frozen_base import QLORA_BYTES_PER_PARAM
 from accelwiz.estimate.strategy import Strategy, candidate_strategies
 from accelwiz.estimate.workload import Workload
 from accelwiz.estimate.resolved import workload_from_options

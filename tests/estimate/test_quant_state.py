@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from accelwiz.modelspec.lookup import resolve_model
-from accelwiz.estimate.states import QLORA_BYTES_PER_PARAM, model_states, quant_state_bytes
+from accelwiz.estimate.frozen_base import QLORA_BYTES_PER_PARAM, quant_state_bytes
+from accelwiz.estimate.states import model_states
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 
