@@ -45,6 +45,7 @@ from benchmarks.published.litgpt_pr275_qlora import ROWS as _LITGPT_PR275
 from benchmarks.published.litgpt_prepare_dataset import ROWS as _LITGPT_PREPARE_DATASET
 from benchmarks.published.litgpt_resource_tables import ROWS as _LITGPT_TABLES
 from benchmarks.published.litgpt_thunder_benchmark import ROWS as _LITGPT_THUNDER
+from benchmarks.published.llm_chi_litgpt_lightning import ROWS as _LLM_CHI
 from benchmarks.published.liucongg_chatglm_finetuning import ROWS as _LIUCONGG_CHATGLM
 from benchmarks.published.liucongg_chatglm_finetuning_v01 import ROWS as _LIUCONGG_CHATGLM_V01
 from benchmarks.published.llama_recipes_threads import ROWS as _LLAMA_RECIPES_THREADS
@@ -111,7 +112,7 @@ _NEW += (*_YUAN2_DOCS, *_QWEN2_LF_EXAMPLE)  # fourteenth round: Chinese model ve
 _NEW += (*_LITGPT_THUNDER, *_TORCHAO_F8NC, *_LITGPT_PREPARE_DATASET, *_LIT_LLAMA_HOWTO, *_GEMMA_COOKBOOK_LITGPT)
 _NEW += (*_LIUCONGG_CHATGLM, *_LIUCONGG_CHATGLM_V01)  # fifteenth round (helper C): fine-tuning repositories' tables
 _NEW += (*_LITGPT_ISSUES, *_DSE_ISSUES)  # fifteenth round (helper G): issue threads with measured memory
-_NEW += (*_DSE_LOGS, *_DSE_BF16_MW)  # fifteenth round (helper J): training logs committed in repositories
+_NEW += (*_DSE_LOGS, *_DSE_BF16_MW, *_LLM_CHI)  # fifteenth round (helper J): training logs committed in repositories
 _NEW += (*_GALORE_ISSUE6, *_MEZO_README)  # fifteenth round (helper M): memory-method repos' baselines
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 

@@ -10,14 +10,15 @@ included. Every logged step prints the same figure, so the peak is reached in th
 
 Read in the code of each log's commit:
 
-* step 1 (opt-1.3b-globalBatchSize128.log, added in 3a77097, run 2023-04-18): `deepspeed main.py ... --model_name_or_path
-  facebook/opt-1.3b --per_device_train_batch_size 8 --max_seq_len 512 --gradient_accumulation_steps 1 --zero_stage 2`
-  on 16 ranks (16 processes exit; training/README.md: "we used the 16 V100-32G (DGX-2 node) gpus to run our
-  experiments"). main.py: the whole model trains (no --lora_dim), DeepSpeed fp16 (ds_utils.get_train_ds_config: the
-  engine casts the module to fp16, FusedAdam with fp32 master partitions), no gradient checkpointing, no offload,
-  dropout kept (no --disable_dropout: OPT's 0.1), every sample padded to 512 (data_utils.py `padding="max_length"`),
-  OPTForCausalLM's own CrossEntropyLoss on the fp16 logits (no autocast under DeepSpeed: --loss-dtype fp16).
-  requirements.txt installs transformers from git: the April 2023 release, 4.28.1, assumed (OPT's eager attention).
+* step 1 (opt-1.3b-globalBatchSize128.log, added in 3a77097, run 2023-04-18): `deepspeed main.py ...
+  --model_name_or_path facebook/opt-1.3b --per_device_train_batch_size 8 --max_seq_len 512
+  --gradient_accumulation_steps 1 --zero_stage 2` on 16 ranks (16 processes exit; training/README.md: "we used
+  the 16 V100-32G (DGX-2 node) gpus to run our experiments"). main.py: the whole model trains (no --lora_dim),
+  DeepSpeed fp16 (ds_utils.get_train_ds_config: the engine casts the module to fp16, FusedAdam with fp32 master
+  partitions), no gradient checkpointing, no offload, dropout kept (no --disable_dropout: OPT's 0.1), every sample
+  padded to 512 (data_utils.py `padding="max_length"`), OPTForCausalLM's own CrossEntropyLoss on the fp16 logits
+  (no autocast under DeepSpeed: --loss-dtype fp16). requirements.txt installs transformers from git: the April
+  2023 release, 4.28.1, assumed (OPT's eager attention).
 * step 2 reward model (opt-350m_globalBatchSize-64.log, the same commit and machine): `--model_name_or_path
   facebook/opt-350m --num_padding_at_beginning 1 --per_device_train_batch_size 4 --max_seq_len 512
   --gradient_accumulation_steps 1 --zero_stage 0` on 16 ranks. create_critic_model wraps OPTModel (AutoModel: no LM

@@ -609,6 +609,14 @@ SOURCES = {
         "stand-in) under ZeRO-3 on 4 H100s, batch 1 x 512, every layer checkpointed, fp32 master and Adam states "
         "against bf16 master weights, gradients and Adam states under autocast; 'Peak Memory' is "
         "max_memory_allocated in GiB (2 rows): never used to tune anything"),
+    # Registered after deepspeedexamples-bf16-master-weight-2025 was scored, its rows written, before any was scored.
+    "llm-chi-litgpt-lightning-2025": (
+        "frozen", "new (issue 28, fifteenth round): teaching-on-testbeds/llm-chi's index.md (200edaf; notes of Feb "
+        "2025), the memory lines its author's runs printed beside the torch/*.py scripts that printed them: litgpt "
+        "0.5.7's LLM in a Lightning Trainer, bf16-true full fine-tuning on Alpaca2k up to 512 tokens, OpenLLaMA 7B "
+        "on 1 and 4 A100 80GB (single, DDP, FSDP FULL_SHARD with no wrap policy), TinyLlama 1.1B and OpenLLaMA 3B on "
+        "1 and 4 V100 32GB; torch.cuda.memory_reserved() / 1024**3 at the last step (9 rows): never used to tune "
+        "anything"),
     # Registered by helper M (fifteenth round) with their rows written, before any of them was scored.
     "galore-issue6-8bit-adamw-baseline": (
         "frozen", "new (issue 28, fifteenth round): jiaweizzhao/GaLore issue #6 (2024-03-07), LLaMA-Factory's "

@@ -115,6 +115,8 @@ NEW_SOURCES.update({"litgpt-issues-memory": 1e9, "deepspeedexamples-issues-memor
 NEW_SOURCES.update({"deepspeedexamples-dschat-training-logs": 2**30})
 # DeepSpeedExamples' bf16_master_weight train.py prints max_memory_allocated() / 1024**3 as "GB"
 NEW_SOURCES.update({"deepspeedexamples-bf16-master-weight-2025": 2**30})
+# llm-chi's scripts print torch.cuda.memory_reserved() / 1024**3 as "GB"
+NEW_SOURCES.update({"llm-chi-litgpt-lightning-2025": 2**30})
 # memory-saving methods' repositories, their standard baselines (fifteenth round, helper M): GaLore #6 prints
 # nvidia-smi-like 'GB' read as GiB; MeZO's README is a verdict
 NEW_SOURCES.update({"galore-issue6-8bit-adamw-baseline": 2**30, "mezo-readme-adam-ft-verdicts": None})
