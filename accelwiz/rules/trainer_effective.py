@@ -28,7 +28,7 @@ def trainer_effective(ctx: CheckContext, base: Any) -> Any:
     args = view.args
     values = _filled_values(args, view.resolution) if view.resolution is not None else _owned_values(view)
     # the Trainer checkpoints only when told to: a command line without the flag does not (its default is off),
-    # whatever the plan assumed (accelwiz.resolution.workload.trainer_layer judges memory the same way)
+    # whatever the plan assumed (accelwiz.resolution.trainer_layer judges memory the same way)
     name = "activation_checkpointing" if args.is_given("activation_checkpointing") else "gradient_checkpointing"
     values["gradient_checkpointing"] = (args.gradient_checkpointing, args.where(name))
     # --fsdp/--fsdp_config: the plugin the Trainer hands the Accelerator (accelwiz.rules.trainer_fsdp)
