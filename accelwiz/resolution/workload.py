@@ -8,8 +8,9 @@ Layers, lowest first; a higher layer replaces a value field by field:
 2. the plan `init` wrote (or the wizard's answers so far);
 3. the Accelerate YAML and DeepSpeed JSON: what the launcher and DeepSpeed will use (a written micro-batch,
    accumulation, and the precision the run computes in);
-4. the HF Trainer's arguments (trainer_layer.py), when the Trainer runs the loop: it owns the batch, checkpointing and precision,
-   given or at its own defaults (a Trainer command line without `--gradient_checkpointing` does not checkpoint);
+4. the HF Trainer's arguments (trainer_layer.py), when the Trainer runs the loop: it owns the batch,
+   checkpointing and precision, given or at its own defaults (a Trainer command line without
+   `--gradient_checkpointing` does not checkpoint);
 5. command-line flags (`check --seq-len`, `run --micro-batch`, ...).
 
 The library versions the run trains with (`stack`: transformers, bitsandbytes, accelerate, torch) are the
