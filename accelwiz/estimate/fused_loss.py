@@ -162,7 +162,11 @@ def refuse_fused_loss(workload: Workload, *, trace: bool = False, post_training:
     if workload.loss_kernel == "trl-fused-head":  # what TRL's trainers run (trl_fused_head.py)
         return
     if post_training:  # DPO/GRPO: their fused LM head whatever is asked (resolution/loss_kernel.py)
+        from accelwiz.resolution.liger_grpo import runs_liger_grpo
         from accelwiz.resolution.loss_kernel import trl_refuses_kernel
+
+        if workload.loss_kernel == "liger" and runs_liger_grpo(workload.stack.trl):
+            return  # GRPO on TRL 0.17-1.12: Liger's GRPO loss (estimate/liger_grpo.py); DPO's is refused earlier
 
         raise UsageError(f"{flag} with --kind dpo/grpo: {trl_refuses_kernel(workload.loss_kernel, None)}",
                          hint="drop --loss-kernel (TRL's fused LM head runs), or pass --kind sft")

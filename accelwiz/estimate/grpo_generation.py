@@ -9,13 +9,18 @@ have (vllm_kv.py for vLLM's blocks). posttraining.py adds this phase to the trai
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from accelwiz.estimate.posttraining_settings import Generation, PostTraining
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.vllm_kv import VllmCache, kv_bytes_per_token, vllm_cache
 from accelwiz.estimate.workload import Workload
 from accelwiz.vocab import GIB
+
+if TYPE_CHECKING:
+    from accelwiz.modelspec.spec import ModelSpec
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,18 @@ def grpo_generation(workload: Workload, strategy: Strategy, post: PostTraining,
     cache = vllm_cache(spec, gpu_bytes, 0.9, post.vllm_server_gpus, max_num_seqs, max_model_len,
                        post.sequence) if gpu_bytes else None
     return GenerationEstimate("vllm-server", sequences, post.sequence, 0, 0, 0, cache, post.vllm_server_gpus)
+
+
+def kv_cache_stream(spec: ModelSpec, sequences: int, prompt: int, completion: int, width: int = 2) -> Iterator[int]:
+    """The bytes of each tensor HF generate's DynamicCache allocates, in order: at each of the `completion`
+    forwards (the prompt's prefill, then one token), every layer's `update` concatenates its keys, then its values,
+    with the new positions (`torch.cat([self.keys, key_states], dim=-2)`): a new `[sequences, kv_heads, length,
+    head_dim]` tensor one position longer than the one it replaces, which is then freed (benchmarks/
+    grpo_liger_replay.py replays it)."""
+    for step in range(completion):
+        length = prompt + step
+        for _ in range(spec.num_layers):
+            yield from (sequences * spec.num_kv_heads * length * spec.head_dim * width,) * 2
 
 
 def generation_notes(generation: GenerationEstimate, post: PostTraining) -> list[str]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from accelwiz.errors import UsageError
+from accelwiz.resolution.liger_grpo import liger_grpo_releases, runs_liger_grpo
 from accelwiz.resolution.loss_kernel import TRL_TRAINERS, trl_fused_head, trl_refuses_kernel
 from accelwiz.resolution.workload import DEFAULT, FLAG, PLAN, Sourced
 from accelwiz.vocab import TRAINING_KINDS
@@ -186,9 +187,13 @@ def posttraining_workload(workload: ResolvedWorkload, kind: str | None) -> Resol
     if kind not in TRL_TRAINERS or kind == "sft":
         return workload
     asked = workload.loss_kernel
+    if kind == "grpo" and asked.value == "liger" and runs_liger_grpo(workload.stack.value.trl):
+        return workload  # TRL 0.17-1.12's LigerFusedLinearGRPOLoss (resolution/liger_grpo.py, estimate/liger_grpo.py)
     if asked.source == FLAG and asked.value != "trl-fused-head":
         raise UsageError(f"--loss-kernel {asked.value} with --kind {kind}: {trl_refuses_kernel(asked.value, kind)}",
-                         hint="drop --loss-kernel (TRL's fused LM head runs), or pass --kind sft")
+                         hint="drop --loss-kernel (TRL's fused LM head runs), or pass --kind sft" + (
+                             f"; GRPO with Liger's loss: --stack trl==VERSION, {liger_grpo_releases()}"
+                             if kind == "grpo" and asked.value == "liger" else ""))
     return replace(workload, loss_kernel=trl_fused_head(kind))
 
 
