@@ -35,8 +35,10 @@ OUT = REPO / "benchmarks" / "results" / "varying_lengths_replay.json"
 SWIFT_DATA = {"mean": 3234.4, "std": 2547.5, "min": 91}  # ms-swift Benchmark.md, "参数设置"
 
 
-def traced_events(config: dict, settings: object) -> list[tuple]:
-    """Two training steps of `config` under fake tensors (as trace.py runs them): every allocation and free."""
+def traced_events(config: dict, settings: object, frozen: bool = False) -> list[tuple]:
+    """Two training steps of `config` under fake tensors (as trace.py runs them): every allocation and free.
+    `frozen`: the frozen parameters' and buffers' allocations are ("frozen", key, size) events, for a replay that
+    loads the model's weights itself (benchmarks/varying_lengths_loading.py)."""
     import torch
 
     from accelwiz.estimate.trace import _fake_model, _phase_tracker
@@ -65,16 +67,25 @@ def traced_events(config: dict, settings: object) -> list[tuple]:
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             tracker.reset_mod_stats()
-    return tracker.events
+    if not frozen:
+        return tracker.events
+    from torch.distributed._tools.common_utils import get_untyped_storages
+
+    tensors = [*(p for p in model.parameters() if not p.requires_grad), *model.buffers()]
+    keys = {id(tracker._WINFO[s][0]) for t in tensors for s in get_untyped_storages(t) if s in tracker._WINFO}
+    freed = {e[1] for e in tracker.events if e[0] == "free"}  # a key freed in the stream is some other tensor's
+    return [("frozen", *e[1:]) if e[0] == "alloc" and e[1] in keys and e[1] not in freed else e
+            for e in tracker.events]
 
 
-def step_template(config: dict, settings: object, lengths: tuple[int, int, int]) -> list[tuple]:
+def step_template(config: dict, settings: object, lengths: tuple[int, int, int],
+                  frozen: bool = False) -> list[tuple]:
     """The traced stream with each request's size as (a, b, c): a + b*L + c*L^2, fitted on the first two of
     `lengths` (c only where a linear fit misses the third) and exact on all three; a free names the index of
     the allocation it frees. ValueError where the streams differ in operators or a size is no such polynomial."""
     from dataclasses import replace
 
-    streams = [traced_events(config, replace(settings, seq_len=length)) for length in lengths]
+    streams = [traced_events(config, replace(settings, seq_len=length), frozen) for length in lengths]
     if len({len(s) for s in streams}) != 1:
         raise ValueError(f"the traced streams differ in length: {[len(s) for s in streams]}")
     template: list[tuple] = []
@@ -83,8 +94,8 @@ def step_template(config: dict, settings: object, lengths: tuple[int, int, int])
         kind = events[0][0]
         if {e[0] for e in events} != {kind}:
             raise ValueError(f"event {index}: {[e[0] for e in events]}")
-        if kind == "alloc":
-            template.append(("alloc", index, *_polynomial(lengths, [e[2] for e in events], index)))
+        if kind in ("alloc", "frozen"):
+            template.append((kind, index, *_polynomial(lengths, [e[2] for e in events], index)))
             latest[events[0][1]] = index
         elif kind == "free":
             template.append(("free", latest.get(events[0][1])))
@@ -106,10 +117,11 @@ def _polynomial(lengths: tuple[int, ...], sizes: list[int], index: int) -> tuple
     return a, b, c
 
 
-def run_events(template: list[tuple], lengths: list[int]) -> list[tuple]:
+def run_events(template: list[tuple], lengths: list[int], loaded: bool = False) -> list[tuple]:
     """The first step at lengths[0] (parameters, optimizer states), then the second step's requests at each
     following length. The trace's teardown (frees of the first step's tensors) is dropped; a request of a step
-    the trace never frees (MemTracker loses a few) is freed at the step's end."""
+    the trace never frees (MemTracker loses a few) is freed at the step's end. `loaded`: the frozen base's
+    allocations are left out (a loading stream before the run holds the weights)."""
     starts = [i for i, e in enumerate(template) if e[:2] == ("phase", "forward")]
     first, step = template[:starts[1]], template[starts[1]:]
     own = {e[1] for e in step if e[0] == "alloc"}
@@ -117,7 +129,9 @@ def run_events(template: list[tuple], lengths: list[int]) -> list[tuple]:
     events: list[tuple] = []
     for tag, part, length in [(None, first, lengths[0]), *((k, step, n) for k, n in enumerate(lengths[1:]))]:
         for event in part:
-            if event[0] == "alloc":
+            if event[0] == "frozen" and loaded:
+                continue
+            if event[0] in ("alloc", "frozen"):
                 a, b, c = event[2:]
                 key = (tag, event[1]) if event[1] in own else event[1]
                 events.append(("alloc", key, max(0, round(a + b * length + c * length * length))))

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 
 from accelwiz.estimate.accumulation import with_accumulated_gradients
 from accelwiz.estimate.activations import activation_bytes, logits_bytes
+from accelwiz.estimate.attention_backend import on_gpu
 from accelwiz.estimate.buffers import buffer_bytes
 from accelwiz.estimate.fsdp_reserve import fsdp_step_reserve
 from accelwiz.estimate.gpu_fit import gpu_fit
@@ -171,6 +172,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     a GPU name, when known: the runtime beside the tensors depends on its generation)."""
     workload, engine_note = as_the_engine_trains(workload, strategy)
     workload = as_the_model_computes_its_loss(workload, strategy)
+    workload = on_gpu(workload, gpu)  # the kernel SDPA picks on this GPU (attention_backend.py)
     states = with_accumulated_gradients(workload, strategy, model_states(workload, strategy))
     tensors, notes = _step_tensors(workload, strategy, states)
     moments = step_moments(workload, strategy, states, tensors)
@@ -178,11 +180,12 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     peak = max(phases, key=lambda p: p.total)
     allocated = peak.total
     step_reserved, reserve_notes = _reserved(workload, strategy, states, phases)
-    expected, bound, growth_note = cache_growth(workload)  # batches of varying length (varying_lengths.py)
-    step_reserved += expected
     extra = process_runtime(strategy, gpu)
     # transformers' caching_allocator_warmup: the block from_pretrained reserves before loading (loading_warmup.py)
     loading, warmup_note = loading_reserved(workload, phases[0].total, gpu_memory_bytes(gpu), extra.context)
+    # batches of varying length, less what the warmup block leaves free (varying_lengths.py)
+    expected, bound, growth_note = cache_growth(workload, loading if warmup_note else 0.0)
+    step_reserved += expected
     reserved, reserve_notes = at_least_loading(step_reserved, reserve_notes, loading, warmup_note)
     reserve_notes = [*reserve_notes, *((growth_note,) if growth_note else ())]
     overhead = extra.total + (reserved - allocated)

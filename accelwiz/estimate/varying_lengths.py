@@ -38,6 +38,20 @@ segment taken after the first steps is an fp32 loss tensor), which the allocator
 out of memory for them. With `expandable_segments:True` the replays do not grow at all (4 layers traced, three
 orders: 8.08-8.10 GiB against 8.12 fixed; a segment grows by pages at its end instead of leaving split blocks
 behind). Not modelled: how many steps reach the longest length, and `torch.cuda.empty_cache()` between steps.
+
+What loading leaves cached absorbs the growth first. The replays above allocate the weights inside the first
+step; benchmarks/varying_lengths_loading.py puts the load before it (results/varying_lengths_loading.json: 4 layers
+traced, 200 steps, three orders, lengths spread below the cap as ms-swift's data). For TRL's SFT notebook (Qwen3-8B
+NF4 over fp16, transformers 4.57.1, batch 2 up to 1,024 tokens on an A100-40GB) the reserve grows +6.9..+16.0 GiB
+over the fixed step without a load, +2.3..+4.2 after a load tensor by tensor (bitsandbytes' 16-bit copies and the
+k-bit casts freed), and not at all after the warmup block (loading_warmup.py: 7.63 GiB, 4.29 GiB of it free once the
+weights and casts are in; 13.50-13.52 against 13.52 fixed, the notebook printed 13.615): the step's loss tails are
+cut from the block's free pieces and merge back into them, no segment of their own. So the growth is counted
+beyond the bytes the warmup block leaves free (`loading_free_bytes`), only where that block decides what loading
+reserves. Elsewhere nothing is taken off, which the replays allow: ms-swift's Qwen-7B QLoRA (no free block; 3.39 GiB
+of copies and originals free) grows 1.8-3.9 loss tails after its load against 5.9-12.7 without, AMD's Llama-2-7B
+QLoRA under 4.31 (0.91 GiB free) 5.4-9.0 either way. With samples cut at the cap rather than dropped (TRL's
+truncation) most batches reach it and no variant grows.
 """
 
 from __future__ import annotations
@@ -56,11 +70,12 @@ LOSS_TAIL_MULTIPLE = 7.1
 EXPECTED_SHARE = 0.5
 
 
-def cache_growth(workload: Workload) -> tuple[float, float, str | None]:
+def cache_growth(workload: Workload, loading_block: float = 0.0) -> tuple[float, float, str | None]:
     """What batches of varying length add to the reserve beyond the step's: the middle of the range the estimate
     counts, the bound a long run may reach (`max_memory_reserved`), and the note; (0, 0, None) for batches of one
     length (packed or padded to `--seq-len`), under `expandable_segments:True` and for models without an LM
-    head."""
+    head. `loading_block`: what loading leaves reserved where transformers' warmup block decides it
+    (loading_warmup.loading_reserved); its free bytes absorb the growth first (`loading_free_bytes`)."""
     if not workload.varying_lengths or workload.expandable_segments:  # one segment grows by pages: nothing left
         return 0.0, 0.0, None                                           # between blocks (module docstring)
     tail = logits_bytes(workload)
@@ -68,13 +83,30 @@ def cache_growth(workload: Workload) -> tuple[float, float, str | None]:
         return 0.0, 0.0, None
     bound = LOSS_TAIL_MULTIPLE * tail
     expected = EXPECTED_SHARE * bound
+    free = loading_free_bytes(workload, loading_block)
     # Liger's fused loss keeps its input gradient, not a log-softmax (fused_loss.py); the multiple was fitted on the
     # standard tail
     kept = "Liger input gradient" if workload.loss_kernel == "liger" else f"{workload.loss_dtype} log-softmax"
+    note = (f"batches of varying length (padded to each batch's longest, up to {workload.seq_len} tokens): the "
+            f"caching allocator keeps loss-tail blocks of the lengths it saw, by 0 to +{bound / 2**30:.2f} GiB over a "
+            f"run ({LOSS_TAIL_MULTIPLE} x the {tail / 2**30:.2f} GiB {kept} of the longest, as the data's lengths and "
+            f"the run's length decide), the middle +{expected / 2**30:.2f} GiB")
+    if free:  # the step's loss tails are cut from the warmup block's free pieces and merge back (module docstring)
+        expected, bound = max(0.0, expected - free), max(0.0, bound - free)
+        note += (f"; loading's warmup block leaves {free / 2**30:.2f} GiB reserved but free (its tail beyond the "
+                 "weights, the 16-bit originals the k-bit casts freed), which absorbs the growth first")
     return expected, bound, (
-        f"batches of varying length (padded to each batch's longest, up to {workload.seq_len} tokens): the caching "
-        f"allocator keeps loss-tail blocks of the lengths it saw, by 0 to +{bound / 2**30:.2f} GiB over a run "
-        f"({LOSS_TAIL_MULTIPLE} x the {tail / 2**30:.2f} GiB {kept} of the longest, as the data's lengths and the "
-        f"run's length decide); counted at the middle, +{expected / 2**30:.2f} GiB: free segments the allocator "
-        "releases before it fails (estimate/varying_lengths.py)"
+        f"{note}: counted +{expected / 2**30:.2f} GiB, +{bound / 2**30:.2f} GiB at most, free segments the "
+        "allocator releases before it fails (estimate/varying_lengths.py)"
     )
+
+def loading_free_bytes(workload: Workload, loading_block: float) -> float:
+    """The bytes loading leaves reserved but free, where the warmup block decides what loading reserves
+    (`loading_block`, 0 elsewhere): that less the weights as prepared (the NF4 linears, every other parameter as
+    cast)."""
+    if not loading_block:
+        return 0.0
+    from accelwiz.estimate.loading_warmup import _as_loaded_bytes, _casts
+
+    held = _as_loaded_bytes(workload) + sum(new - old for new, old in _casts(workload))
+    return max(0.0, loading_block - held)
