@@ -426,7 +426,12 @@ SOURCES = {
     # Issue 28, thirteenth round (helper B: library PR and issue threads): registered here, frozen, with their rows
     # written and before any of them was scored (deepspeed_threads_memory.py, peft_issues_memory.py).
     "deepspeed-threads-memory": (
-        "frozen", "new (issue 28, thirteenth round): deepspeedai/DeepSpeed's threads, each read in the code it ran: "
+        "design", "frozen until issue 28's fifteenth round: its DeepSpeed#4158 row was misread (the issue's launcher "
+        "line passes neither --lora_dim nor accumulation: main.py's full fine-tuning defaults ran; argv corrected with "
+        "that quote, 81cc09e) and led to eager attention's torch.max clamp (OPT 4.21-4.48, Llama 4.28-4.30, "
+        "eager_clamp.py, 890af01): -34.4% -> +0.6%; DeepSpeed PR 7999's Qwen3-32B +2.2 -> +0.3% (grouped-query K/V, "
+        "7f6d05f); first registered as "
+        "new (issue 28, thirteenth round): deepspeedai/DeepSpeed's threads, each read in the code it ran: "
         "PR #7999's example (e7402be, May 2026: Qwen3-32B under ZeRO-3 on 8 x MI300X, 1 x 1,024 tokens, "
         "max_memory_allocated 96.45 GB on rank 0), issue #4158 (Aug 2023: DeepSpeed-Chat step-1 OPT-1.3b, fp16 "
         "ZeRO stage 0 with its own LoRA r=128, 16 x 512 tokens, MaxMemAllocated 54.06 GiB) and issue #4953 (Jan "
@@ -478,7 +483,11 @@ SOURCES = {
         "2B/51B QLoRA on one L40S, through LLaMA-Factory (e85c205), packed 1,024/2,048 tokens, '显存占用(1*GPU)' "
         "in 10^9 bytes (47G on a 46,068 MiB card: the card full, a verdict): never used to tune anything"),
     "yuan2-fastchat-doc-2024": (
-        "frozen", "new (issue 28, fourteenth round): IEIT-Yuan/Yuan-2.0's docs/Yuan2_fastchat.md (706e26a, Feb "
+        "design", "frozen until issue 28's fifteenth round: its 2B QLoRA row (+34.6%) led to the GPU generation read "
+        "from the GPU table (the L20 was taken for Hopper: adba902): +34.6 -> +24.6%, the ZeRO-2 rows -10.2/-9.4 -> "
+        "-13.0/-12.5%; its 51B ZeRO-3 LoRA figures (43G at 2,048 and 1,024 tokens, above the 102B's 42G with the same "
+        "layers) are read as the card's cache, not peaks (-41.8/-46.4%, kept as scored); first registered as "
+        "new (issue 28, fourteenth round): IEIT-Yuan/Yuan-2.0's docs/Yuan2_fastchat.md (706e26a, Feb "
         "2024), '微调实测数据参考': Yuan 2.0 2B full fine-tuning under ZeRO-2, 51B/102B LoRA under ZeRO-3 on 8 x L20 "
         "at 2,048 and 1,024 padded tokens, 2B QLoRA on one L20, through FastChat (707d9ba, transformers 4.31.0), "
         "'显存占用(1*GPU)' in 10^9 bytes (45G on a 46,068 MiB card: the card full, a verdict): never used to tune "
@@ -493,13 +502,22 @@ SOURCES = {
     # Issue 28, fourteenth round (helper F: the libraries' own docs and examples): TRL's example notebooks, one source
     # per notebook (trl_example_notebooks.py), registered here, frozen, with their rows written, before any was scored.
     "trl-notebook-sft-lora-qlora-2025": (
-        "frozen", "new (issue 28, fourteenth round): TRL's examples/notebooks/sft_trl_lora_qlora.ipynb (28bba8c6b and "
+        "design", "frozen until issue 28's fifteenth round: its printed reserve after loading led to transformers' "
+        "caching_allocator_warmup (loading_warmup.py, 0d4dde2: 12.27 GiB modelled vs 11.959 printed) and to the "
+        "varying-length growth counted beyond the warmup block's free bytes (3a2c8df): Qwen3-8B +40.6 -> +10.4%, the "
+        "authors' T4 notes +14.3/+35.4/+147.2/+34.2 -> +14.3/+31.9/+112.3/+24.4%; first registered as "
+        "new (issue 28, fourteenth round): TRL's examples/notebooks/sft_trl_lora_qlora.ipynb (28bba8c6b and "
         "f6834206a, Oct 2025; not TRL's SFT T4 doc page): NF4 QLoRA r=32 SFT with the fp16 weights on "
         "Multilingual-Thinking up to 1,024 tokens, its printed 'Peak reserved memory' (max_memory_reserved in GiB) "
         "for Qwen3-8B on an A100-40GB and Qwen3-14B on a T4, and its authors' '~GB VRAM' notes per model (Qwen3-8B, "
         "Qwen2.5-7B, Llama-3.2-3B, Llama-3.1-8B): never used to tune anything"),
     "trl-notebook-grpo-lora-qlora-2025": (
-        "frozen", "new (issue 28, fourteenth round): TRL's examples/notebooks/grpo_trl_lora_qlora.ipynb (c9a9e25, Dec "
+        "design", "frozen until issue 28's fifteenth round: its printed reserve after loading (6.773 GiB; the warmup "
+        "block gives 6.71, 0d4dde2) and its training increment (2.059 GiB) led to Liger's GRPO loss holding two "
+        "LM-head-sized tensors (TRL 0.17-1.12, liger_grpo.py, 6ca7a67), which its QLoRA rows now say (--loss-kernel "
+        "liger --stack trl==0.26.2): -14.5/-17.9/-21.3/-21.3/-14.9/-17.9/-33.9/-17.3% -> "
+        "-0.2/-4.2/-4.8/-4.8/+1.3/-4.2/-14.1/-3.6%; first registered as "
+        "new (issue 28, fourteenth round): TRL's examples/notebooks/grpo_trl_lora_qlora.ipynb (c9a9e25, Dec "
         "2025): GRPO with NF4 QLoRA r=32, 8 completions of 256 tokens per step generated by transformers, on a T4, "
         "A100-40GB and A100-80GB: its printed 'Peak reserved memory' (GiB), its table (all optimizations vs naive fp16 "
         "full fine-tuning: OOM on T4 and A100-40GB, 62 GB on A100-80GB) and its authors' per-model notes (one OOM): "
@@ -507,7 +525,10 @@ SOURCES = {
     # Issue 28, fourteenth round (helper G): two more individual engineers' write-ups, registered after
     # raschka-llms-from-scratch was scored, with their rows written and before any of them was scored.
     "georgesung-qlora-openllama-2023": (
-        "frozen", "new (issue 28, fourteenth round): George Sung's blog post 'Fine-tuning OpenLLaMA-7B with QLoRA for "
+        "design", "frozen until issue 28's fifteenth round: read op by op in the code it ran (llm_qlora 7cd7ad3, "
+        "transformers 4.30.2's Llama eager clamp, eager_clamp.py): -36.4 -> -32.1%, the rest not identified (a replay "
+        "of 300 varying-length steps does not grow; how '~14GB' was read is not known); first registered as "
+        "new (issue 28, fourteenth round): George Sung's blog post 'Fine-tuning OpenLLaMA-7B with QLoRA for "
         "instruction following' (georgesung.github.io, July 2023, 56abd26) read in the code it links (georgesung/"
         "llm_qlora 7cd7ad3): NF4 QLoRA r=8 on q/k/v with the HF Trainer, batch 1 x accumulation 4 of conversations "
         "up to 2,048 tokens, fp16 autocast, checkpointing, '~14GB' observed on one A10G: never used to tune "

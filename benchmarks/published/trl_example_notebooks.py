@@ -157,14 +157,13 @@ def _grpo(key: str, quote: str, printed: str, what: str, system: str, *, model: 
                      "--no-kbit-prepare "
                      "--optimizer paged-adamw8bit --micro-batch 8 --num-generations 8 "
                      "--max-prompt-length 256 --max-completion-length 256 --generation hf "
-                     f"{_GRPO_STACK} --format json",
-                unexpressed=[_LOADING_GRPO, _PROMPT, _LIGER_GRPO, _BF16_ADAPTERS,
+                     f"--loss-kernel liger {_GRPO_STACK} --stack trl==0.26.2 --format json",
+                unexpressed=[_LOADING_GRPO, _PROMPT, _BF16_ADAPTERS,
                              "the torch and bitsandbytes versions (Colab's, December 2025)", *more])
 
 
-_LIGER_GRPO = ("use_liger_kernel=True: TRL 0.26 computes the GRPO loss with Liger's LigerFusedLinearGRPOLoss (no "
-               "logits tensor); the CLI refuses --loss-kernel liger with --kind grpo (TRL 1.16 turns it off) and "
-               "models TRL 1.16's own fused LM head, which makes no logits tensor either")
+# use_liger_kernel=True: TRL 0.26 computes the GRPO loss with Liger's LigerFusedLinearGRPOLoss, said since 6ca7a67 with
+# --loss-kernel liger --stack trl==0.26.2 (estimate/liger_grpo.py); it was unexpressed while this source was frozen
 _TABLE = ("| Configuration | LoRA | Quant | Liger | Optimizer | Grad. Ckpt | attn_impl  | VRAM (T4) GB | "
           "VRAM (A100-40GB)| VRAM (A100-80GB) | Tokens/s (T4) | Tokens/s (A100-40GB) | Tokens/s (A100-80GB) | "
           "Status (T4) |\n")

@@ -31,10 +31,6 @@ OPEN = {
     # fp32 states alone are 20.7 GiB of the A10's 22.5, so the run was most likely the 4-GPU g5.24xlarge the page
     # also names ("tight" there, 18.9 GiB): the row's reading, owed a check, not a retune
     "dolly-pythia-2.8b-zero3-2xa10-ran": "43.9 GiB 'does not fit' on 2 x A10 measured to train (issue 28)",
-    # TRL's GRPO notebook (trl_example_notebooks.py): naive fp16 full fine-tuning of Qwen2-7B on an A100-80GB
-    # measured at 62 GB; its table marks checkpointing off, as the argv says, but GRPOConfig 0.26 defaults
-    # gradient_checkpointing=True (61.7 GiB, -0.5%, with it): the row's reading, owed a check, not a retune
-    "trl-nb-grpo-qwen2-7b-full-fp16-a100-80gb": "85.7 GiB 'does not fit' on an A100-80GB measured to train (issue 28)",
 }
 
 
