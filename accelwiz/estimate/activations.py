@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from accelwiz.estimate.activations_gqa import expanded_kv_notes, expanded_kv_terms
+from accelwiz.estimate.attention_backend import backend_notes, math_terms
 from accelwiz.estimate.eager_clamp import clamp_note, clamped_score_bytes, clamps_scores
 from accelwiz.estimate.layer_terms import (
     fp32_residual,
@@ -98,8 +99,8 @@ def layer_activations(workload: Workload, *, autocast: bool = False, fp32_adapte
         clamped = clamped_score_bytes(workload, autocast=autocast)
         if clamped:
             terms.append(("masked scores the clamp keeps (eager)", clamped * a * s * s * b))
-    else:
-        terms.append(("attention log-sum-exp (fp32)", 4 * a * s * b))
+    else:  # a fused kernel's log-sum-exp, or what SDPA's math fallback keeps (attention_backend.py)
+        terms += math_terms(workload) or [("attention log-sum-exp (fp32)", 4 * a * s * b)]
     return LayerActivations(tuple(terms))
 
 
@@ -161,7 +162,7 @@ def activation_bytes(workload: Workload, *, autocast: bool = False, fp32_adapter
         notes.append("QLoRA after prepare_model_for_kbit_training without autocast: the fp32 embedding, norms and "
                      "LM head keep every activation fp32 (bitsandbytes returns its input's dtype)")
         workload = as_activations_run(workload, autocast=autocast, fp32_adapters=fp32_adapters, strategy=strategy)
-    notes += expanded_kv_notes(workload)
+    notes += expanded_kv_notes(workload) + backend_notes(workload)
     if workload.gradient_checkpointing:
         total = spec.num_layers * boundary_bytes(workload, autocast=autocast)
         notes.append("gradient checkpointing: each layer keeps its input; one layer is recomputed at a time")

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 
 from accelwiz.estimate.accumulation import with_accumulated_gradients
 from accelwiz.estimate.activations import activation_bytes, logits_bytes
+from accelwiz.estimate.attention_backend import on_gpu
 from accelwiz.estimate.buffers import buffer_bytes
 from accelwiz.estimate.fsdp_reserve import fsdp_step_reserve
 from accelwiz.estimate.gpu_fit import gpu_fit
@@ -171,6 +172,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     a GPU name, when known: the runtime beside the tensors depends on its generation)."""
     workload, engine_note = as_the_engine_trains(workload, strategy)
     workload = as_the_model_computes_its_loss(workload, strategy)
+    workload = on_gpu(workload, gpu)  # the kernel SDPA picks on this GPU (attention_backend.py)
     states = with_accumulated_gradients(workload, strategy, model_states(workload, strategy))
     tensors, notes = _step_tensors(workload, strategy, states)
     moments = step_moments(workload, strategy, states, tensors)

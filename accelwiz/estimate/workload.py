@@ -120,6 +120,9 @@ class Workload:
     # The caching allocator with `expandable_segments:True` (PYTORCH_CUDA_ALLOC_CONF; resolution/alloc_conf.py):
     # one segment per pool and stream grown by pages, whose reserve reserve.py takes from its own replays
     expandable_segments: bool = False
+    # The GPU attention runs on, by name (memory.estimate_memory sets it): which kernel SDPA picks there, and whether
+    # its math fallback keeps the s×s scores (attention_backend.py). None: unknown, SDPA counted as a fused kernel
+    attention_gpu: str | None = None
 
     @property
     def copies_shifted_logits(self) -> bool:
