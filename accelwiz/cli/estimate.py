@@ -9,7 +9,8 @@ import typer
 from accelwiz.cli.common import FormatOption, MethodOption, OutputFormat, SystemOption, exit_on_error, get_console
 from accelwiz.cli.estimate_options import (
     AttentionOption, BaseDtypeOption, BetaOption, CompareOption, ConfigOption, ExpandableSegmentsOption,
-    FsdpUpcastOption, FsdpVersionOption, GenerationOption, GpuMemoryOption, GpusOption, GradientAccumulationOption,
+    FsdpUpcastOption, FsdpVersionOption, FsdpWrapOption, GenerationOption, GpuMemoryOption, GpusOption,
+    GradientAccumulationOption,
     GradientCheckpointingOption, KbitPrepareOption, KindOption, LayersOption, ListModelsOption, LoraDropoutOption,
     LoraModulesToSaveOption, LoraOption, LoraRankOption, LoraTargetOption, LossDtypeOption, LossKernelOption,
     MaxCompletionLengthOption, MaxPromptLengthOption, MicroBatchOption, ModelOption, NodesOption,
@@ -55,7 +56,7 @@ def estimate(
     strategy: StrategyOption = None,
     fsdp_version: FsdpVersionOption = 2, fsdp_upcast: FsdpUpcastOption = True,
     offload_optimizer: OffloadOptimizerOption = "none", offload_param: OffloadParamOption = "none",
-    zero3_init: Zero3InitOption = None,
+    zero3_init: Zero3InitOption = None, fsdp_wrap: FsdpWrapOption = None,
     micro_batch: MicroBatchOption = None, seq_len: SeqLenOption = None,
     gradient_accumulation: GradientAccumulationOption = None,
     method: MethodOption = None, lora: LoraOption = False, qlora: QloraOption = False,

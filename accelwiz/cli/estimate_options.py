@@ -49,6 +49,13 @@ Zero3InitOption = Annotated[bool | None, typer.Option(
          "zero3_init_flag true, the YAML's value under --config). --no-zero3-init: the script loads the model "
          "first (before TrainingArguments or the Accelerator, or a plain deepspeed.initialize loop): DeepSpeed "
          "moves the whole 16-bit model to every GPU before partitioning it. Beats the YAML's zero3_init_flag.")]
+FsdpWrapOption = Annotated[str | None, typer.Option(
+    metavar="block|none", show_default=False,
+    help="FSDP: how the model is wrapped into units. block (the default, TRANSFORMER_BASED_WRAP as `init` "
+         "writes it): one unit per transformer block, two gathered at a time beside the root; none (NO_WRAP, "
+         "accelerate's default where the YAML names no fsdp_auto_wrap_policy, or Lightning's FSDPStrategy without "
+         "an auto_wrap_policy): the whole model one unit, gathered whole from forward to the end of backward, its "
+         "whole gradient unsharded. Beats the YAML's policy.")]
 MicroBatchOption = Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAIN, show_default=False,
                                                       help="Default 1.")]
 GradientAccumulationOption = Annotated[int | None, typer.Option(

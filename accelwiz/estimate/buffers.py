@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from accelwiz.estimate.fsdp_reserve import fsdp_gathered_bytes, fsdp_root_parameters, fsdp_unit_gradient_width
+from accelwiz.estimate.fsdp_reserve import (
+    fsdp_gathered_bytes,
+    fsdp_root_parameters,
+    fsdp_unit_gradient_bytes,
+    fsdp_unit_gradient_width,
+)
 from accelwiz.estimate.zero3_gathered import (
     persistence_threshold,
     reduce_bucket_elements,
@@ -47,6 +52,8 @@ def buffer_bytes(workload: Workload, strategy: Strategy) -> tuple[float, list[st
             f"ZeRO-3: largest module gathered {gradient}, prefetch bucket {prefetch:.3g}, reduce bucket "
             f"{bucket:.3g}, persistent small parameters (≤{threshold:.3g} elements) replicated"
         )
+    elif strategy.is_fsdp and strategy.fsdp_wrap == "none":
+        buffers += _one_unit(workload, strategy, notes)
     elif strategy.is_fsdp:
         root = fsdp_root_parameters(spec)
         buffers += fsdp_gathered_bytes(workload, strategy, root)
@@ -64,3 +71,19 @@ def buffer_bytes(workload: Workload, strategy: Strategy) -> tuple[float, list[st
         notes.append("QLoRA: one block linear dequantized to 16-bit at a time")
     return buffers, notes
 
+
+
+def _one_unit(workload: Workload, strategy: Strategy, notes: list[str]) -> float:
+    """FSDP with the whole model one unit (fsdp_wrap.py): all of it gathered from forward to the end of backward,
+    and, for full fine-tuning (and FSDP1's flat LoRA gradient), its whole gradient unsharded before the one
+    reduce-scatter."""
+    gathered = fsdp_gathered_bytes(workload, strategy, fsdp_root_parameters(workload.model))
+    width = fsdp_unit_gradient_width(workload)
+    gradient = fsdp_unit_gradient_bytes(workload, strategy)
+    notes.append(
+        f"FSDP, the whole model one unit ({strategy.fsdp_wrap_note}): {gathered / 2**30:.2f} GiB of parameters "
+        "gathered from forward to the end of backward (the root is not resharded after forward)"
+        + (f", and its whole gradient unsharded ({gradient / 2**30:.2f} GiB in "
+           + ("the bf16 shards' dtype)" if width == 2 else "the fp32 reduce dtype)") if gradient else "")
+    )
+    return gathered + gradient

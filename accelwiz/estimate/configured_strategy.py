@@ -44,9 +44,13 @@ def strategy_from_effective(effective: EffectiveConfig, stack: Stack | None = No
             sharded = "single"
         offload: Any = "cpu" if effective.fsdp_offload_params.value else "none"
         version = 2 if effective.fsdp_version.value == 2 else 1
+        from accelwiz.estimate.fsdp_wrap import wrap_from_effective
+
+        # the YAML's wrap policy as accelerate resolves it (none written: NO_WRAP, the whole model one unit)
+        wrap = wrap_from_effective(effective) if sharded.startswith("fsdp") else {}
         return Strategy(sharded, offload_optimizer=offload, offload_param=offload, gpus_per_node=gpus_per_node,
                         nodes=nodes, fsdp_version=version,
-                        fsdp_use_orig_params=effective.fsdp_use_orig_params.value is not False)
+                        fsdp_use_orig_params=effective.fsdp_use_orig_params.value is not False, **wrap)
     if kind == "NO":  # the simple launcher starts one process, whatever num_processes says (AW112)
         return Strategy("single")
     if kind == "MULTI_GPU":

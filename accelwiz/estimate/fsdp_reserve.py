@@ -42,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from accelwiz.estimate.frozen_base import QLORA_BYTES_PER_PARAM
+from accelwiz.estimate.frozen_base import QLORA_BYTES_PER_PARAM, frozen_in_flat_gradient
 
 if TYPE_CHECKING:
     from accelwiz.modelspec.spec import ModelSpec
@@ -88,7 +88,9 @@ def fsdp_wrap_cache(workload: Workload, strategy: Strategy, root_parameters: flo
     packed 4-bit storage for QLoRA's block linears), twice under FSDP1 (the moved tensors and the flat parameter
     made from them), once under FSDP2 (which shards each parameter in place)."""
     width = 2 if workload.precision == "bf16" else 4
-    block = workload.model.layer_parameters * (QLORA_BYTES_PER_PARAM if workload.regime == "qlora" else width)
+    blocks = workload.model.num_parameters - root_parameters if strategy.fsdp_wrap == "none" else \
+        workload.model.layer_parameters  # one unit (fsdp_wrap.py): every block is moved with the root
+    block = blocks * (QLORA_BYTES_PER_PARAM if workload.regime == "qlora" else width)
     copies = 2 if strategy.fsdp_version == 1 else 1
     return copies * (width * root_parameters + block)
 
@@ -99,12 +101,15 @@ def fsdp_gathered_bytes(workload: Workload, strategy: Strategy, root_parameters:
     forward "with the intention that they are immediately used for backward" (torch/distributed/fsdp/
     _runtime_utils.py `_post_forward_reshard`; FSDP2: `FSDPState._lazy_init` sets the root's
     post_forward_mesh_info to None): gathered, beside its shard, from the embedding's forward to the end of
-    backward. QLoRA: FSDP gathers the packed 4-bit storage (bnb's quant_storage, torchao's NF4 all-gather)."""
+    backward. QLoRA: FSDP gathers the packed 4-bit storage (bnb's quant_storage, torchao's NF4 all-gather).
+    The whole model one unit (NO_WRAP, fsdp_wrap.py): every block is the root's, gathered as long as it is."""
     if strategy.kind == "fsdp_grad_op":
         return 0.0
     width = 4 if workload.precision == "fp32" else 2
     gathered_width = QLORA_BYTES_PER_PARAM if workload.regime == "qlora" else width
-    return 2 * gathered_width * workload.model.layer_parameters + width * root_parameters
+    blocks = workload.model.num_parameters - root_parameters if strategy.fsdp_wrap == "none" else \
+        2 * workload.model.layer_parameters
+    return gathered_width * blocks + width * root_parameters
 
 
 # full fine-tuning: one unit's unsharded gradient in fp32 (the reduce dtype), counted in the allocated peak
@@ -119,15 +124,37 @@ def fsdp_unit_gradient_width(workload: Workload) -> int:
     return 2 if workload.precision == "bf16" else FSDP_UNIT_GRADIENT_BYTES
 
 
-def fsdp_reduce_bytes(workload: Workload, root_parameters: float) -> float:
+def fsdp_unit_parameters(workload: Workload, strategy: Strategy) -> float:
+    """Parameters of the unit whose unsharded gradient the allocated peak counts (full fine-tuning, buffers.py):
+    one block; the whole model where it is one unit (NO_WRAP: its gradient is unsharded whole until the one
+    reduce-scatter at backward's end)."""
+    return workload.model.num_parameters if strategy.fsdp_wrap == "none" else workload.model.layer_parameters
+
+
+def fsdp_unit_gradient_bytes(workload: Workload, strategy: Strategy) -> float:
+    """The unit's unsharded gradient in the allocated peak: full fine-tuning's (`fsdp_unit_parameters`); with the
+    whole model one unit, LoRA's too where FSDP1's use_orig_params makes one flat gradient of the adapters and
+    the frozen base together (frozen_base.py `frozen_in_flat_gradient`): the whole model's, unsharded."""
+    if workload.regime == "full" or (strategy.fsdp_wrap == "none" and frozen_in_flat_gradient(workload, strategy)):
+        return fsdp_unit_gradient_width(workload) * fsdp_unit_parameters(workload, strategy)
+    return 0.0
+
+
+def fsdp_reduce_bytes(workload: Workload, strategy: Strategy, root_parameters: float) -> float:
     """Full fine-tuning: the segment the post-backward stream keeps for the largest unit's unsharded gradient cast
     to the fp32 reduce dtype (2004 MiB for the 525M-parameter root of an untied Llama-3.2-1B shape on the H200,
     benchmarks/results/gpu_fsdp_accelerate.jsonl). It is made at the root's reduction, at backward's end when the
     activations are gone: reserved, not in the allocated peak, where one block's is counted (buffers.py).
-    Adapters: their gradients are small."""
+    Adapters: their gradients are small. The whole model one unit: its whole gradient, cast to fp32; in the bf16
+    shards' own dtype (no upcast, no mixed-precision policy) nothing is cast: the reduce-scatter reads the
+    gradient where autograd made it, a block of exactly the whole flat parameter's size, which the wrap left
+    cached on the default stream (`fsdp_wrap_cache`) and the allocator's best fit hands back."""
+    if strategy.fsdp_wrap == "none":
+        return 0.0 if fsdp_unit_gradient_width(workload) == 2 else fsdp_unit_gradient_bytes(workload, strategy)
     if workload.regime != "full":
         return 0.0
-    return fsdp_unit_gradient_width(workload) * max(workload.model.layer_parameters, root_parameters)
+    largest = max(fsdp_unit_parameters(workload, strategy), root_parameters)
+    return fsdp_unit_gradient_width(workload) * largest
 
 
 def fsdp_stream_pools(workload: Workload, strategy: Strategy, root_parameters: float) -> float:
@@ -144,8 +171,10 @@ def fsdp_stream_pools(workload: Workload, strategy: Strategy, root_parameters: f
     pools = fsdp_gathered_bytes(workload, strategy, root_parameters)
     if strategy.fsdp_version != 1:
         return pools
-    pools += fsdp_reduce_bytes(workload, root_parameters)
+    pools += fsdp_reduce_bytes(workload, strategy, root_parameters)
     if workload.precision == "mixed" and strategy.kind != "fsdp_grad_op":
+        if strategy.fsdp_wrap == "none":  # one unit, never resharded before backward's end: no regather; the
+            return pools + 2 * workload.model.num_parameters / strategy.shard_degree  # 16-bit copy of its shard
         root, block = 2 * root_parameters, 2 * workload.model.layer_parameters  # 16-bit
         pools += root + 2 * block + (root + block) / strategy.shard_degree
     return pools
@@ -159,8 +188,7 @@ def fsdp_step_reserve(workload: Workload, strategy: Strategy, *, static: float, 
     fine-tuning: buffers.py counts it in every phase) and the sharded gradients (the post-backward stream's)."""
     root = fsdp_root_parameters(workload.model)
     gathered = fsdp_gathered_bytes(workload, strategy, root)
-    unit_gradient = fsdp_unit_gradient_width(workload) * workload.model.layer_parameters \
-        if workload.regime == "full" else 0
+    unit_gradient = fsdp_unit_gradient_bytes(workload, strategy)
     dynamic = max(total - static - gathered - unit_gradient - grads for total, grads in phases)
     return FsdpReserve(pools=fsdp_stream_pools(workload, strategy, root) + gradients,
                        init_cache=fsdp_wrap_cache(workload, strategy, root), dynamic=max(0.0, dynamic))

@@ -47,6 +47,9 @@ def estimate_json(estimate: MemoryEstimate) -> dict[str, Any]:
             # ZeRO-3: whether the model is built under deepspeed.zero.Init, and who said so (default|yaml|flag)
             "zero_init": {"value": s.zero_init, "source": s.zero_init_source, "note": s.zero_init_note}
             if s.kind == "zero3" else None,
+            # FSDP: "block" (a unit per transformer block) or "none" (the whole model one unit), and who said so
+            "fsdp_wrap": {"value": s.fsdp_wrap, "source": s.fsdp_wrap_source, "note": s.fsdp_wrap_note}
+            if s.is_fsdp else None,
         },
         # live at the peak, summing to the total; `sizes` are the categories' own sizes
         "per_gpu_bytes": {**at_peak(estimate), "total": estimate.per_gpu_total},

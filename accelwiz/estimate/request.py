@@ -42,6 +42,7 @@ class EstimateRequest:
     offload_optimizer: str = "none"
     offload_param: str = "none"
     zero3_init: bool | None = None  # --zero3-init/--no-zero3-init (strategy.py `with_zero3_init`)
+    fsdp_wrap: str | None = None  # --fsdp-wrap block|none (fsdp_wrap.py `with_fsdp_wrap`)
     compare: bool = False
     trace: bool = False
     layers: int | None = None
@@ -87,6 +88,9 @@ def estimate_for(request: EstimateRequest, say: Callable[[str], None] = lambda _
     from accelwiz.estimate.strategy import with_zero3_init
 
     strategy = with_zero3_init(strategy, request.zero3_init, quantized=workload.regime == "qlora")
+    from accelwiz.estimate.fsdp_wrap import with_fsdp_wrap
+
+    strategy = with_fsdp_wrap(strategy, request.fsdp_wrap)
     from accelwiz.estimate.refusals import refuse_unrunnable
 
     # what the stack refuses or replaces, refused with its reason (estimate/refusals.py)

@@ -55,6 +55,9 @@ _OFFLOAD_RANK = {"none": 0, "cpu": 1, "nvme": 3}
 ZERO_INIT_DEFAULT = ("the default: DeepSpeed's config exists before from_pretrained, as under the HF Trainer and "
                      "accelerate")
 
+# FSDP's wrap where nothing says otherwise (flags alone): a unit per block, as `init` writes it (fsdp_wrap.py)
+FSDP_WRAP_DEFAULT = "the default: one unit per transformer block (TRANSFORMER_BASED_WRAP, as `init` writes it)"
+
 
 @dataclass(frozen=True)
 class Strategy:
@@ -91,6 +94,11 @@ class Strategy:
     # "default", "yaml" (the YAML's zero3_init_flag on the run's accelerate) or "flag" (--zero3-init), in words
     zero_init_source: str = field(default="default", compare=False)
     zero_init_note: str = field(default=ZERO_INIT_DEFAULT, compare=False)
+    # FSDP: "block", one unit per transformer block (TRANSFORMER_BASED_WRAP); "none", the whole model one unit
+    # (NO_WRAP, accelerate's default where the YAML names no policy): gathered whole (fsdp_wrap.py)
+    fsdp_wrap: Literal["block", "none"] = "block"
+    fsdp_wrap_source: str = field(default="default", compare=False)  # "default", "yaml" or "flag"
+    fsdp_wrap_note: str = field(default=FSDP_WRAP_DEFAULT, compare=False)
 
     @property
     def world_size(self) -> int:
@@ -149,6 +157,8 @@ class Strategy:
                 parts.append(f"{device.upper() if device == 'cpu' else 'NVMe'} offload ({', '.join(what)})")
         if self.kind == "zero3" and not self.zero_init:  # the whole model reaches every GPU at loading
             base += " without zero.Init"
+        if self.is_fsdp and self.fsdp_wrap == "none":  # gathered whole in forward and backward
+            base += ", one unit"
         return " + ".join([base, *parts])
 
     @property

@@ -29,6 +29,8 @@ def effective_from_settings(settings: dict[str, Any]) -> EffectiveConfig:
         offload_param=ran(settings.get("offload_param")), mixed_precision=ran(settings.get("mixed_precision") or "no"),
         # the report does not carry the FSDP version: the built-in trainer's FSDP configs are FSDP2
         fsdp_version=ran(settings.get("fsdp_version", 2)), uses_deepspeed=kind == "DEEPSPEED", has_yaml=True,
+        # nor the wrap policy: `init`'s FSDP configs wrap each transformer block (estimate/fsdp_wrap.py)
+        fsdp_auto_wrap_policy=ran(settings.get("fsdp_auto_wrap_policy", "TRANSFORMER_BASED_WRAP")),
     )
 
 

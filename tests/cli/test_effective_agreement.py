@@ -57,7 +57,8 @@ def test_fsdp_config_version_2_is_fsdp2_for_explain_and_the_estimator(cli, write
     rows = explained(cli, path)
     assert rows["fsdp_version"][:2] == ["2", "yaml"] and "fsdp_config.version" in rows["fsdp_version"][-1]
     _, found = findings(cli, path, "--model", "gpt2", "--system", "8xH100-80GB")
-    assert [m.split(" is slower")[0] for m in found["AW503"]] == ["FSDP2 full shard"]
+    # no fsdp_auto_wrap_policy: accelerate's NO_WRAP, the whole model one unit (estimate/fsdp_wrap.py)
+    assert [m.split(" is slower")[0] for m in found["AW503"]] == ["FSDP2 full shard, one unit"]
     # FSDP2-only rules read the same version: fsdp_state_dict_type LOCAL_STATE_DICT is refused by FSDP2 only
     local = str(write("local.yaml", "distributed_type: FSDP\nnum_processes: 8\nfsdp_config:\n  version: 2\n"
                                     "  state_dict_type: LOCAL_STATE_DICT\n"))
