@@ -39,7 +39,10 @@ def test_liger_adds_two_head_sized_segments_beside_loading(cli, prepare, width) 
     # each head-sized tensor takes a segment of its own, kept: above loading's allocated peak by both
     segments = 2 * -(-head // SEGMENT) * SEGMENT
     assert liger["peak"]["reserved"] >= fused["phases"]["loading"] + segments
-    assert liger["peak"]["reserved"] > fused["peak"]["reserved"] + head
+    # a head above the fused run's allocated peak, backward's recomputed layer (on a T4 its SDPA falls back to the
+    # math kernel, fp16 enable_gqa before sm80, and keeps fp32 probabilities: attention_backend.py), which the
+    # fused run's reserve exceeds by less than a head
+    assert liger["peak"]["reserved"] > fused["phases"]["backward"] + head
     assert any("LigerFusedLinearGRPOLoss" in note for note in liger["assumptions"])
 
 
