@@ -134,10 +134,24 @@ def fsdp_unit_parameters(workload: Workload, strategy: Strategy) -> float:
 def fsdp_unit_gradient_bytes(workload: Workload, strategy: Strategy) -> float:
     """The unit's unsharded gradient in the allocated peak: full fine-tuning's (`fsdp_unit_parameters`); with the
     whole model one unit, LoRA's too where FSDP1's use_orig_params makes one flat gradient of the adapters and
-    the frozen base together (frozen_base.py `frozen_in_flat_gradient`): the whole model's, unsharded."""
+    the frozen base together (frozen_base.py `frozen_in_flat_gradient`): the whole model's, unsharded. Under
+    gradient accumulation that one tensor is what no_sync keeps through every micro-batch, which accumulation.py
+    counts already."""
+    if strategy.fsdp_wrap == "none" and workload.gradient_accumulation > 1:
+        return 0.0
     if workload.regime == "full" or (strategy.fsdp_wrap == "none" and frozen_in_flat_gradient(workload, strategy)):
         return fsdp_unit_gradient_width(workload) * fsdp_unit_parameters(workload, strategy)
     return 0.0
+
+
+def fsdp_one_unit_released(workload: Workload, strategy: Strategy) -> float:
+    """What the optimizer step no longer holds of the whole model one unit (buffers.py counts it in every other
+    phase): backward's end reshards the root (all of it) and frees the unsharded gradient once reduce-scattered.
+    Blocks: their small buffers stay counted, as before."""
+    if not strategy.is_fsdp or strategy.fsdp_wrap != "none":
+        return 0.0
+    return fsdp_gathered_bytes(workload, strategy, fsdp_root_parameters(workload.model)) + \
+        fsdp_unit_gradient_bytes(workload, strategy)
 
 
 def fsdp_reduce_bytes(workload: Workload, strategy: Strategy, root_parameters: float) -> float:
@@ -150,7 +164,9 @@ def fsdp_reduce_bytes(workload: Workload, strategy: Strategy, root_parameters: f
     gradient where autograd made it, a block of exactly the whole flat parameter's size, which the wrap left
     cached on the default stream (`fsdp_wrap_cache`) and the allocator's best fit hands back."""
     if strategy.fsdp_wrap == "none":
-        return 0.0 if fsdp_unit_gradient_width(workload) == 2 else fsdp_unit_gradient_bytes(workload, strategy)
+        whole = workload.regime == "full" or frozen_in_flat_gradient(workload, strategy)
+        width = fsdp_unit_gradient_width(workload)
+        return width * workload.model.num_parameters if whole and width != 2 else 0.0
     if workload.regime != "full":
         return 0.0
     largest = max(fsdp_unit_parameters(workload, strategy), root_parameters)

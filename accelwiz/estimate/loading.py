@@ -66,6 +66,12 @@ def loading_bytes(workload: Workload, strategy: Strategy, states: ModelStates) -
     elif strategy.kind == "zero3":
         transient = width * spec.largest_layer_parameters
         how = f"zero.Init, {strategy.zero_init_note}; loading gathers one module at a time"
+    elif strategy.is_fsdp and strategy.fsdp_wrap == "none":  # one unit (fsdp_wrap.py): the wrap moves all of it
+        from accelwiz.estimate.fsdp_reserve import fsdp_root_parameters, fsdp_wrap_cache
+
+        transient = fsdp_wrap_cache(workload, strategy, fsdp_root_parameters(spec))
+        how = ("FSDP with the whole model one unit: all of it moved to the GPU unsharded"
+               + (" and flattened (FSDP1)" if strategy.fsdp_version == 1 else "") + " before it is sharded")
     elif strategy.is_fsdp:
         transient = width * spec.layer_parameters
         how = "FSDP RAM-efficient loading: one block unsharded on the GPU before it is sharded"

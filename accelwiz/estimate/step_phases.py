@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from accelwiz.estimate.activations import loss_transient_bytes, recompute_bytes
+from accelwiz.estimate.fsdp_reserve import fsdp_one_unit_released
 from accelwiz.estimate.states import ModelStates, peft_fp32_adapters
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
@@ -73,8 +74,9 @@ def step_moments(workload: Workload, strategy: Strategy, states: ModelStates,
         "buffers": tensors.buffers,
     }
     forward, *backward = _forward_backward(workload, strategy, states, tensors, base)
-    # ZeRO-3's step starts by releasing every gathered parameter (stage3.py `_partition_all_parameters`)
-    released = zero3_gathered_buffer_bytes(workload, strategy)
+    # ZeRO-3's step starts by releasing every gathered parameter (stage3.py `_partition_all_parameters`); FSDP's
+    # whole model one unit is resharded, its unsharded gradient freed, before it (fsdp_reserve.py)
+    released = zero3_gathered_buffer_bytes(workload, strategy) + fsdp_one_unit_released(workload, strategy)
     optimizer = Phase("optimizer", {**base, "gradients": states.gradients, "temporaries": tensors.step,
                                     "buffers": tensors.buffers - released})
     resident = states.weights - states.autocast_copy

@@ -93,6 +93,26 @@ def test_one_unit_gathers_the_whole_model_and_unshards_its_whole_gradient(cli):
     assert "TRANSFORMER_BASED_WRAP" in _wrap(block)["note"]
 
 
+def test_the_optimizer_step_holds_none_of_it_and_accumulation_counts_the_gradient_once(cli):
+    """Backward's end reshards the one unit and frees its unsharded gradient before the step; under gradient
+    accumulation that gradient is the tensor no_sync keeps (accumulation.py), not a second one."""
+    run = (*_RUN, "--strategy", "fsdp", "--fsdp-version", "1", "--no-fsdp-upcast", "--precision", "bf16")
+    block, whole = _estimate(cli, *run), _estimate(cli, *run, "--fsdp-wrap", "none")
+    step = {name: data["estimate"]["phases"]["optimizer"] for name, data in (("block", block), ("none", whole))}
+    assert step["none"] == pytest.approx(step["block"] - block["estimate"]["sizes"]["buffers"], rel=1e-9)
+    # loading: FSDP1 moves the whole bf16 model to the GPU and flattens it (two copies) before sharding it, where a
+    # block-wrapped model has one block unsharded at a time
+    from accelwiz.modelspec.lookup import resolve_model
+
+    loading = whole["estimate"]["phases"]["loading"] - block["estimate"]["phases"]["loading"]
+    assert loading == pytest.approx(2 * 2 * whole["model"]["parameters"] - 2 * resolve_model("llama-2-7b")
+                                    .layer_parameters, rel=1e-9)
+    accumulated = _estimate(cli, *run, "--fsdp-wrap", "none", "--gradient-accumulation", "2")
+    gradient = 2 * whole["model"]["parameters"]
+    assert accumulated["estimate"]["sizes"]["buffers"] == pytest.approx(
+        whole["estimate"]["sizes"]["buffers"] - gradient, rel=1e-9)
+
+
 def _root(spec) -> int:
     from accelwiz.estimate.fsdp_reserve import fsdp_root_parameters
 
