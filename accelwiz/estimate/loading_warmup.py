@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from accelwiz.estimate.frozen_base import QLORA_BYTES_PER_PARAM
 
 if TYPE_CHECKING:
+    from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
 
 GIB = 2**30
@@ -88,13 +89,17 @@ def warmup_block(workload: Workload, gpu_bytes: int | None, context: float) -> t
                    f"before the weights are loaded into it ({how})")
 
 
-def loading_reserved(workload: Workload, loading: float, gpu_bytes: int | None,
-                     context: float) -> tuple[float, str | None]:
+def loading_reserved(workload: Workload, loading: float, gpu_bytes: int | None, context: float,
+                     strategy: Strategy | None = None) -> tuple[float, str | None]:
     """What loading leaves reserved: the warmup block, or the weights as loaded where they outgrow it, then the
     segments the k-bit preparation's fp32 casts take beyond its free pieces; never below `loading` (loading's
-    allocated peak, loading.py). A note where the block decides it. Every strategy: bitsandbytes loads the whole
-    quantized model onto each process's GPU before DeepSpeed or FSDP shards it."""
-    block, note = warmup_block(workload, gpu_bytes, context)
+    allocated peak, loading.py). A note where the block decides it. Single GPU, DDP and DeepSpeed: bitsandbytes
+    loads the whole quantized model onto each process's GPU before DeepSpeed shards it. Not FSDP: its measured
+    QLoRA runs (Answer.AI's train.py, which quantizes layer by layer without from_pretrained: the H200 streams,
+    fsdp_reserve.py) reserve no block, and what transformers' own FSDP path leaves (4.57 moves each quantized
+    parameter to the CPU after the block is taken) is not measured."""
+    block, note = (0.0, None) if strategy is not None and strategy.is_fsdp else warmup_block(workload, gpu_bytes,
+                                                                                              context)
     if not block:
         return loading, None
     arrived = _as_loaded_bytes(workload)

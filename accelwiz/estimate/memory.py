@@ -182,7 +182,8 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     step_reserved, reserve_notes = _reserved(workload, strategy, states, phases)
     extra = process_runtime(strategy, gpu)
     # transformers' caching_allocator_warmup: the block from_pretrained reserves before loading (loading_warmup.py)
-    loading, warmup_note = loading_reserved(workload, phases[0].total, gpu_memory_bytes(gpu), extra.context)
+    loading, warmup_note = loading_reserved(workload, phases[0].total, gpu_memory_bytes(gpu), extra.context,
+                                            strategy)
     # batches of varying length, less what the warmup block leaves free (varying_lengths.py)
     expected, bound, growth_note = cache_growth(workload, loading if warmup_note else 0.0)
     step_reserved += expected

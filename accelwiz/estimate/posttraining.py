@@ -158,7 +158,7 @@ def _torch_reserved(training: MemoryEstimate, moments: list[tuple[str, Parts]], 
     forward reserved (liger_grpo.py), which the backward's tensors then reuse."""
     static = training.weights + ref + training.optimizer_states
     loading, _ = loading_reserved(training.workload, dict(training.phases)["loading"], gpu_memory_bytes(gpu_name),
-                                  context)
+                                  context, training.strategy)
 
     def reserve(parts: Parts) -> float:
         return max(loading, reserved_bytes(sum(parts.values()) - share, static, training.workload)[0])

@@ -143,3 +143,16 @@ def test_the_stack_switches_the_block_through_the_argv(cli) -> None:
     reserved_525, _, _ = _reserved(cli, "5.25.0")
     assert reserved_449 == reserved_525 < reserved_457
     assert not any("caching_allocator_warmup" in line for line in notes_449)
+
+
+def test_fsdp_qlora_reserves_no_block_and_deepspeed_does() -> None:
+    """FSDP's measured QLoRA loads (Answer.AI's train.py quantizes layer by layer without from_pretrained: the H200
+    streams of fsdp_reserve.py) reserve no block; under DeepSpeed bitsandbytes loads the whole model onto each GPU
+    through from_pretrained, warmup included."""
+    from accelwiz.estimate.strategy import Strategy
+
+    workload = _workload(False, (4, 57, 1))
+    block, _ = warmup_block(workload, None, 0.0)
+    assert loading_reserved(workload, 0.0, None, 0.0, Strategy("fsdp_full", gpus_per_node=2)) == (0.0, None)
+    reserved, note = loading_reserved(workload, 0.0, None, 0.0, Strategy("zero2", gpus_per_node=2))
+    assert reserved >= block > 0 and "caching_allocator_warmup" in note
