@@ -32,16 +32,27 @@ def _config(tmp_path, policy: str) -> str:
 
 def test_fsdp2_on_the_root_alone_keeps_every_parameter_gathered_after_forward(monkeypatch):
     """accelerate's NO_WRAP is `fully_shard(model)` alone (fsdp2_prepare_model): one parameter group, every
-    parameter in it, all unsharded after forward; the estimate's gathered bytes are exactly those."""
+    parameter in it, all unsharded after forward, and the whole model's unsharded gradient alive when the group's
+    post-backward reduce-scatters it; the estimate's gathered and gradient bytes are exactly those."""
     torch = pytest.importorskip("torch")
     from torch.distributed.fsdp._fully_shard._fsdp_param import ShardedState
+    from torch.distributed.fsdp._fully_shard._fsdp_param_group import FSDPParamGroup
 
-    from accelwiz.estimate.fsdp_reserve import fsdp_gathered_bytes, fsdp_root_parameters
+    from accelwiz.estimate.fsdp_reserve import fsdp_gathered_bytes, fsdp_root_parameters, fsdp_unit_gradient_bytes
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
     from accelwiz.modelspec.lookup import spec_from_hf_config
     from tests.estimate.one_rank_fsdp import one_rank_fsdp, tiny_llama
 
+    reduced: list[int] = []  # the unsharded gradient bytes each group's post-backward finds
+    post_backward = FSDPParamGroup.post_backward
+
+    def counting(group, *args, **kwargs):
+        grads = [p._unsharded_param.grad for p in group.fsdp_params if p._unsharded_param.grad is not None]
+        reduced.append(sum(g.numel() * g.element_size() for g in grads))
+        return post_backward(group, *args, **kwargs)
+
+    monkeypatch.setattr(FSDPParamGroup, "post_backward", counting)
     with one_rank_fsdp(monkeypatch) as fsdp:
         model = tiny_llama()
         fsdp.fully_shard(model)
@@ -55,8 +66,10 @@ def test_fsdp2_on_the_root_alone_keeps_every_parameter_gathered_after_forward(mo
         assert all(p.sharded_state == ShardedState.SHARDED for p in group.fsdp_params)
     spec = spec_from_hf_config(model.config.to_dict(), name="tiny-llama", source="test")
     workload = Workload(spec, precision="fp32", regime="full")
-    counted = fsdp_gathered_bytes(workload, Strategy("fsdp_full", fsdp_wrap="none"), fsdp_root_parameters(spec))
+    one_unit = Strategy("fsdp_full", fsdp_wrap="none")
+    counted = fsdp_gathered_bytes(workload, one_unit, fsdp_root_parameters(spec))
     assert counted == gathered == 4 * sum(p.numel() for p in model.parameters())
+    assert reduced == [fsdp_unit_gradient_bytes(workload, one_unit)] == [gathered]
 
 
 @pytest.mark.parametrize(("policy", "value", "source", "said"), [
