@@ -166,7 +166,7 @@ class Strategy:
         """A table-width label: 'ZeRO-3 +CPU opt,param', 'FSDP2 full'."""
         base = _KIND_LABEL[self.kind].replace(" shard-grad-op", " grad-op").replace(" full shard", " full")
         if self.is_fsdp:
-            base = base.replace("FSDP", f"FSDP{self.fsdp_version}")
+            base = base.replace("FSDP", f"FSDP{self.fsdp_version}") + (" 1-unit" if self.fsdp_wrap == "none" else "")
         what = [n for n, d in (("opt", self.offload_optimizer), ("param", self.offload_param)) if d != "none"]
         if not what:
             return base

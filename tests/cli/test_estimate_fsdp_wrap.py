@@ -85,6 +85,11 @@ def test_the_yaml_s_policy_is_the_wrap_accelerate_resolves(cli, tmp_path, policy
     wrap = _wrap(data)
     assert (wrap["value"], wrap["source"]) == (value, source) and said in wrap["note"]
     assert data["estimate"]["strategy"]["label"].endswith(", one unit") == (value == "none")
+    # --compare's candidates wrap each block: the shown one-unit run is told apart in the table
+    from accelwiz.estimate.strategy import Strategy
+
+    assert Strategy("fsdp_full", fsdp_wrap=value).short_label == ("FSDP2 full 1-unit" if value == "none" else
+                                                                  "FSDP2 full")
 
 
 def test_one_unit_gathers_the_whole_model_and_unshards_its_whole_gradient(cli):
