@@ -85,6 +85,7 @@ def test_the_plan_beside_the_yaml_supplies_the_workload_and_the_model(tmp_path, 
         "lora_alpha": (32, "plan"),
         "lora_targets": (["q_proj", "v_proj", "lm_head"], "plan"),
         "lora_dropout": (0.0, "default"),
+        "lora_modules_to_save": ([], "default"),
         "precision": ("fp32", "accelerate yaml"),  # the YAML's mixed_precision: what the launcher computes in
         "optimizer": ("adamw", "plan"),
         "attention": ("sdpa", "plan"),
