@@ -49,7 +49,7 @@ _COMMON = ("--precision bf16 --loss-dtype bf16 --optimizer adamw --optimizer-ker
            "--varying-lengths --no-gradient-checkpointing --attention sdpa --stack torch==2.5.1")
 _STRATEGY = {"single": "--strategy single",
              "ddp": "--strategy ddp",
-             "fsdp": "--strategy fsdp_full --fsdp-version 1 --no-fsdp-upcast"}
+             "fsdp": "--strategy fsdp_full --fsdp-version 1 --no-fsdp-upcast --fsdp-wrap none"}
 _HOW = {"single": "on one GPU", "ddp": "with Lightning's DDPStrategy() on 4 GPUs",
         "fsdp": "with Lightning's FSDPStrategy(sharding_strategy='FULL_SHARD') on 4 GPUs (FSDP1, shards in bf16)"}
 _UNEXPRESSED = [
@@ -62,9 +62,9 @@ _EXTRA = {
     "ddp": ["Lightning's DDPStrategy defaults: gradient_as_bucket_view off, so DDP's buckets hold a second copy of "
             "the bf16 gradients",
             "three lines for four ranks, not labelled: the largest taken"],
-    "fsdp": ["no auto_wrap_policy: one FSDP unit around the whole model, so forward and backward gather all of it "
-             "(the CLI's FSDP counts one unit per decoder layer)",
-             "three lines for four ranks, not labelled: the largest taken"],
+    # no auto_wrap_policy: one FSDP unit around the whole model, said with --fsdp-wrap none since fdd7aa4 (it was
+    # unexpressed while this source was frozen)
+    "fsdp": ["three lines for four ranks, not labelled: the largest taken"],
 }
 
 
@@ -72,8 +72,8 @@ def _row(key: str, model: str, gpu: str, gpus: int, strategy: str, batch: int, a
          printed: str, script: str, note: str) -> dict:
     system = f"{gpus}x{gpu}"
     extra = _EXTRA.get(strategy, [])
-    if gpu.startswith("V100"):
-        extra = [*extra, "V100 (sm70) in bf16: SDPA takes its math path (the scores of each layer kept)"]
+    # V100 (sm70) in bf16: SDPA takes its math path, which the estimate now reads from the GPU (attention_backend.py,
+    # 3209c96); it was unexpressed while this source was frozen
     return {
         "key": f"llmchi-{key}", "source": _SOURCE, "url": f"{_REPO}/index.md", "code_url": f"{_REPO}/torch/{script}",
         "quote": quote, "printed": printed, "measured_bytes": int(round(float(printed.split()[0]) * 2**30)),

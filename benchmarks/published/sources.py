@@ -632,7 +632,12 @@ SOURCES = {
         "max_memory_allocated in GiB (2 rows): never used to tune anything"),
     # Registered after deepspeedexamples-bf16-master-weight-2025 was scored, its rows written, before any was scored.
     "llm-chi-litgpt-lightning-2025": (
-        "frozen", "new (issue 28, fifteenth round): teaching-on-testbeds/llm-chi's index.md (200edaf; notes of Feb "
+        "design", "frozen until issue 28's fifteenth round: its V100 rows led to the SDPA kernel torch selects (bf16 "
+        "before sm80 takes the math path and keeps the scores: attention_backend.py, 3209c96) and its FSDP rows to the "
+        "wrap policy (Lightning's FSDPStrategy() without auto_wrap_policy is one unit: --fsdp-wrap none, fdd7aa4), "
+        "which its FSDP rows now say: 4.0/1.2/0.9/-49.5/-37.6/-23.1/-30.5/-40.3/-64.8% -> "
+        "4.0/1.2/0.9/+1.7/-6.0/+6.5/-6.7/-6.4/-4.0%; first registered as "
+        "new (issue 28, fifteenth round): teaching-on-testbeds/llm-chi's index.md (200edaf; notes of Feb "
         "2025), the memory lines its author's runs printed beside the torch/*.py scripts that printed them: litgpt "
         "0.5.7's LLM in a Lightning Trainer, bf16-true full fine-tuning on Alpaca2k up to 512 tokens, OpenLLaMA 7B "
         "on 1 and 4 A100 80GB (single, DDP, FSDP FULL_SHARD with no wrap policy), TinyLlama 1.1B and OpenLLaMA 3B on "
