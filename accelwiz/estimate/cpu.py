@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from accelwiz.estimate.workload import Workload
 
 QUICKSTART_RANK_PEAK_RSS = 454_369_280  # tiny, 1 process: the rank's ru_maxrss
-QUICKSTART_RANK_TENSORS = 4_861_696  # what this module estimates of tensors for that rank
+QUICKSTART_RANK_TENSORS = 4_730_624  # what this module estimates of tensors for that rank (today)
 CPU_PROCESS_BASELINE_BYTES = QUICKSTART_RANK_PEAK_RSS - QUICKSTART_RANK_TENSORS
 CPU_DISTRIBUTED_EXTRA_BYTES = (541_306_880 + 542_265_344) // 2 - QUICKSTART_RANK_PEAK_RSS
 CPU_LAUNCHER_BYTES = 252_424_192 + 40_284_160  # `accelerate launch` (torchrun's agent) + `accelwiz run`
