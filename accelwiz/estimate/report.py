@@ -8,7 +8,8 @@ from typing import Literal
 from accelwiz.estimate.gpu_fit import gpu_fit
 from accelwiz.estimate.memory import MemoryEstimate, estimate_memory
 from accelwiz.estimate.recommend import CompareRow, Recommendation, compare_rows, recommend, runnable_strategies
-from accelwiz.estimate.strategy import Strategy, as_the_script_loads, candidate_strategies
+from accelwiz.estimate.strategy import Strategy, candidate_strategies
+from accelwiz.estimate.zero_init import as_the_script_loads
 from accelwiz.estimate.verdict import MemoryVerdict, memory_verdict
 from accelwiz.estimate.workload import Workload
 from accelwiz.vocab import HEADROOM

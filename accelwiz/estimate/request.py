@@ -41,7 +41,7 @@ class EstimateRequest:
     fsdp_upcast: bool = True
     offload_optimizer: str = "none"
     offload_param: str = "none"
-    zero3_init: bool | None = None  # --zero3-init/--no-zero3-init (strategy.py `with_zero3_init`)
+    zero3_init: bool | None = None  # --zero3-init/--no-zero3-init (zero_init.py `with_zero3_init`)
     fsdp_wrap: str | None = None  # --fsdp-wrap block|none (fsdp_wrap.py `with_fsdp_wrap`)
     compare: bool = False
     trace: bool = False
@@ -85,7 +85,7 @@ def estimate_for(request: EstimateRequest, say: Callable[[str], None] = lambda _
     if strategy is None and from_config is not None:
         strategy = from_config
         choice = replace(choice, gpus_per_node=strategy.gpus_per_node, nodes=strategy.nodes)
-    from accelwiz.estimate.strategy import with_zero3_init
+    from accelwiz.estimate.zero_init import with_zero3_init
 
     strategy = with_zero3_init(strategy, request.zero3_init, quantized=workload.regime == "qlora")
     from accelwiz.estimate.fsdp_wrap import with_fsdp_wrap
