@@ -119,6 +119,16 @@ def loading_reserved(workload: Workload, loading: float, gpu_bytes: int | None, 
                    f"{total / GIB:.2f} GiB reserved")
 
 
+def loading_free_bytes(workload: Workload, loading_block: float) -> float:
+    """The bytes loading leaves reserved but free, where the warmup block decides what loading reserves
+    (`loading_block`, 0 elsewhere): that less the weights as prepared (the NF4 linears, every other parameter as
+    cast)."""
+    if not loading_block:
+        return 0.0
+    held = _as_loaded_bytes(workload) + sum(new - old for new, old in _casts(workload))
+    return max(0.0, loading_block - held)
+
+
 def _cut(pieces: list[float], size: float) -> float:
     """Cut `size` from the smallest free piece that holds it (the caching allocator's best fit), or return the new
     segment it takes."""

@@ -164,7 +164,7 @@ def test_the_warmup_blocks_free_bytes_hold_the_growth_in_the_replay() -> None:
     pytest.importorskip("transformers")
     pytest.importorskip("peft")
     from accelwiz.estimate.loading_warmup import gpu_memory_bytes, loading_reserved
-    from accelwiz.estimate.varying_lengths import loading_free_bytes
+    from accelwiz.estimate.loading_warmup import loading_free_bytes
     from accelwiz.modelspec.lookup import spec_from_hf_config
     from benchmarks.varying_lengths_loading import CASES, run, workload_of
 
