@@ -62,16 +62,13 @@ def with_fsdp_wrap(strategy: Strategy | None, given: str | None) -> Strategy | N
         raise UsageError(f"unknown --fsdp-wrap `{given}`", hint="choose block (one unit per transformer block) "
                                                                 "or none (the whole model one unit)")
     flag = f"--fsdp-wrap {word}"
-    if strategy is None or not strategy.is_fsdp:
-        chosen = f"the strategy is {strategy.label}" if strategy is not None else \
-            "no strategy is given (the recommendation would pick one)"
-        raise UsageError(f"{flag} says how FSDP wraps the model into units; {chosen}",
-                         hint=f"pass --strategy fsdp (or a --config with distributed_type FSDP), or drop {flag}")
-    from accelwiz.estimate.strategy import FSDP_WRAP_DEFAULT
+    from accelwiz.estimate.strategy import FSDP_WRAP_DEFAULT, chosen_strategy, flag_over_file
 
-    note = flag
-    if strategy.fsdp_wrap_note != FSDP_WRAP_DEFAULT:  # the YAML's policy, or its absence
-        note += f", which wins over {strategy.fsdp_wrap_note}" if strategy.fsdp_wrap != word else \
-            f", agreeing with {strategy.fsdp_wrap_note}"
+    if strategy is None or not strategy.is_fsdp:
+        raise UsageError(f"{flag} says how FSDP wraps the model into units; {chosen_strategy(strategy)}",
+                         hint=f"pass --strategy fsdp (or a --config with distributed_type FSDP), or drop {flag}")
+    # the YAML's policy, or its absence, is a file's word; the default is not
+    note = flag_over_file(flag, word, strategy.fsdp_wrap, strategy.fsdp_wrap_note,
+                          strategy.fsdp_wrap_note != FSDP_WRAP_DEFAULT)
     return replace(strategy, fsdp_wrap=word, fsdp_wrap_source="flag", fsdp_wrap_note=note)
 

@@ -237,6 +237,20 @@ def strategy_from_options(
     )
 
 
+def chosen_strategy(strategy: Strategy | None) -> str:
+    """How a refusal names the strategy a strategy-specific flag met (--zero3-init, --fsdp-wrap)."""
+    return f"the strategy is {strategy.label}" if strategy is not None else \
+        "no strategy is given (the recommendation would pick one)"
+
+
+def flag_over_file(flag: str, given: object, current: object, current_note: str, from_file: bool) -> str:
+    """The note of a flag that replaces a value: where the files had said it, whether the flag won over them or
+    agreed with them (--zero3-init over zero3_init_flag, --fsdp-wrap over fsdp_auto_wrap_policy)."""
+    if not from_file:
+        return flag
+    return f"{flag}, which wins over {current_note}" if current != given else f"{flag}, agreeing with {current_note}"
+
+
 def _optimizer_offload(kind: str, offload_optimizer: str, offload_param: str) -> Any:
     """The optimizer's offload device once the offloads are checked against the strategy kind (UsageError for
     what the libraries refuse or silently replace); FSDP's is its parameters'."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from accelwiz.estimate.strategy import Strategy
+from accelwiz.estimate.strategy import Strategy, chosen_strategy, flag_over_file
 
 
 def with_zero3_init(strategy: Strategy | None, given: bool | None, *, quantized: bool = False) -> Strategy | None:
@@ -20,18 +20,15 @@ def with_zero3_init(strategy: Strategy | None, given: bool | None, *, quantized:
 
     flag = "--zero3-init" if given else "--no-zero3-init"
     if strategy is None or strategy.kind != "zero3":
-        chosen = f"the strategy is {strategy.label}" if strategy is not None else \
-            "no strategy is given (the recommendation would pick one)"
-        raise UsageError(f"{flag} says whether ZeRO-3 builds the model under deepspeed.zero.Init; {chosen}",
+        raise UsageError(f"{flag} says whether ZeRO-3 builds the model under deepspeed.zero.Init; "
+                         f"{chosen_strategy(strategy)}",
                          hint=f"pass --strategy zero3 (or a --config at DeepSpeed zero_stage 3), or drop {flag}")
     if given and quantized:  # transformers 5.25 modeling_utils: `needs_zero3_init = ... and not _is_quantized`
         raise UsageError("--zero3-init with --qlora: transformers never builds a quantized model under "
                          "deepspeed.zero.Init (it loads it on the meta device, then quantizes onto each GPU)",
                          hint="drop --zero3-init (a QLoRA base is estimated whole on every GPU at loading)")
-    note = flag
-    if strategy.zero_init_source == "yaml":
-        note += f", which wins over {strategy.zero_init_note}" if strategy.zero_init != given else \
-            f", agreeing with {strategy.zero_init_note}"
+    note = flag_over_file(flag, given, strategy.zero_init, strategy.zero_init_note,
+                          strategy.zero_init_source == "yaml")
     return replace(strategy, zero_init=given, zero_init_source="flag", zero_init_note=note)
 
 
