@@ -19,7 +19,8 @@ cache and retries: the figure is held at the GPU's memory (`estimate.peak.device
 
 Per set (design: developed against; frozen: only scored) it prints the median |error|, the worst over and under,
 every row, and the verdict agreement: a row measured to run must not be "does not fit", a row measured out of
-memory must not be "fits". Writes benchmarks/results/estimator_vs_published.json.
+memory must not be "fits". Writes benchmarks/results/estimator_vs_published.json, or the path in
+ACCELWIZ_PUBLISHED_OUT (a scratch run beside the committed results).
 
     python benchmarks/estimator_vs_published.py
 """
@@ -41,7 +42,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.published import ROWS, SOURCES  # noqa: E402
 
-OUT = REPO / "benchmarks" / "results" / "estimator_vs_published.json"
+OUT = Path(os.environ.get("ACCELWIZ_PUBLISHED_OUT") or REPO / "benchmarks" / "results" / "estimator_vs_published.json")
 
 
 def run_cli(row: dict) -> dict:
