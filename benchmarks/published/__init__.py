@@ -14,6 +14,7 @@ from benchmarks.published.axolotl_examples import ROWS as _AXOLOTL_EXAMPLES
 from benchmarks.published.axolotl_pr602_openllama import ROWS as _AXOLOTL_PR602
 from benchmarks.published.brevdev_notebooks import ROWS as _BREVDEV
 from benchmarks.published.chatglm3_finetune import ROWS as _CHATGLM3
+from benchmarks.published.chatglm_efficient_tuning_readme import ROWS as _CHATGLM_ETUNING
 from benchmarks.published.databricks_ml_examples import ROWS as _DATABRICKS
 from benchmarks.published.deepspeed_threads_memory import ROWS as _DEEPSPEED_THREADS
 from benchmarks.published.deepspeed_tutorials_zero import ROWS as _DEEPSPEED_TUTORIALS
@@ -114,6 +115,7 @@ _NEW += (*_LIUCONGG_CHATGLM, *_LIUCONGG_CHATGLM_V01)  # fifteenth round (helper 
 _NEW += (*_LITGPT_ISSUES, *_DSE_ISSUES)  # fifteenth round (helper G): issue threads with measured memory
 _NEW += (*_DSE_LOGS, *_DSE_BF16_MW, *_LLM_CHI)  # fifteenth round (helper J): training logs committed in repositories
 _NEW += (*_GALORE_ISSUE6, *_MEZO_README)  # fifteenth round (helper M): memory-method repos' baselines
+_NEW += (*_CHATGLM_ETUNING,)  # sixteenth round (helper E1): libraries' docs, blogs, notebooks, benchmark pages
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

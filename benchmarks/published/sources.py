@@ -653,4 +653,12 @@ SOURCES = {
         "frozen", "new (issue 28, fifteenth round): princeton-nlp/MeZO's README (552cb1b): Adam full fine-tuning "
         "'can train only a 2.7B LM' on one A100 80GB (large_models/finetune.sh: HF Trainer, fp16 autocast over fp32 "
         "weights): two verdict rows, OPT-2.7B ran and OPT-6.7B did not; never used to tune anything"),
+    # Issue 28, sixteenth round (helper E1): libraries' docs, blogs and benchmark pages, registered here, frozen, with
+    # their rows written and before any of them was scored.
+    "chatglm-efficient-tuning-readme-2023": (
+        "frozen", "new (issue 28, sixteenth round): hiyouga/ChatGLM-Efficient-Tuning's README '硬件需求' table "
+        "(4a90242, Apr 2023; FP16 rows measured with ee0b576's code), ChatGLM-6B through the HF Trainer on one "
+        "V100 32GB: LoRA r=8 on query_key_value over the fp16 base with --fp16 autocast, checkpointing, batches 16/8/4 "
+        "of alpaca_gpt4_zh padded to their longest (up to 1,024 tokens), 'GPU显存' read as nvidia-smi GiB (3 rows "
+        "scored); INT8, P-Tuning v2 and Freeze rows not expressible: never used to tune anything"),
 }

@@ -120,6 +120,8 @@ NEW_SOURCES.update({"llm-chi-litgpt-lightning-2025": 2**30})
 # memory-saving methods' repositories, their standard baselines (fifteenth round, helper M): GaLore #6 prints
 # nvidia-smi-like 'GB' read as GiB; MeZO's README is a verdict
 NEW_SOURCES.update({"galore-issue6-8bit-adamw-baseline": 2**30, "mezo-readme-adam-ft-verdicts": None})
+# libraries' docs and READMEs (sixteenth round, helper E1): ChatGLM-Efficient-Tuning's 'GB', nvidia-smi read as GiB
+NEW_SOURCES.update({"chatglm-efficient-tuning-readme-2023": 2**30})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
