@@ -23,6 +23,7 @@ from benchmarks.published.deepspeedexamples_dschat_logs import ROWS as _DSE_LOGS
 from benchmarks.published.deepspeedexamples_issues_memory import ROWS as _DSE_ISSUES
 from benchmarks.published.design import ROWS as _DESIGN
 from benchmarks.published.dolly_training import ROWS as _DOLLY
+from benchmarks.published.fastchat_issues_memory import ROWS as _FASTCHAT_ISSUES
 from benchmarks.published.fastchat_training import ROWS as _FASTCHAT
 from benchmarks.published.fms_acceleration_bench import ROWS as _FMS_PR14
 from benchmarks.published.frozen import ROWS as _FROZEN
@@ -70,6 +71,7 @@ from benchmarks.published.raschka_llms_from_scratch import ROWS as _RASCHKA_LLMS
 from benchmarks.published.rocm_blogs_llama import ROWS as _ROCM_BLOGS
 from benchmarks.published.snowflake_arctic_alst import ROWS as _SNOWFLAKE_ALST
 from benchmarks.published.sources import SOURCES
+from benchmarks.published.stanford_alpaca_issues import ROWS as _ALPACA_ISSUES
 from benchmarks.published.stanford_alpaca_readme import ROWS as _ALPACA
 from benchmarks.published.torchao_float8nocompile import ROWS as _TORCHAO_F8NC
 from benchmarks.published.torchao_low_bit_optim import ROWS as _TORCHAO_LOW_BIT
@@ -116,6 +118,7 @@ _NEW += (*_LITGPT_ISSUES, *_DSE_ISSUES)  # fifteenth round (helper G): issue thr
 _NEW += (*_DSE_LOGS, *_DSE_BF16_MW, *_LLM_CHI)  # fifteenth round (helper J): training logs committed in repositories
 _NEW += (*_GALORE_ISSUE6, *_MEZO_README)  # fifteenth round (helper M): memory-method repos' baselines
 _NEW += (*_CHATGLM_ETUNING,)  # sixteenth round (helper E1): libraries' docs, blogs, notebooks, benchmark pages
+_NEW += (*_FASTCHAT_ISSUES, *_ALPACA_ISSUES)  # sixteenth round (helper E2): issue threads with measured memory
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -661,4 +661,20 @@ SOURCES = {
         "V100 32GB: LoRA r=8 on query_key_value over the fp16 base with --fp16 autocast, checkpointing, batches 16/8/4 "
         "of alpaca_gpt4_zh padded to their longest (up to 1,024 tokens), 'GPU显存' read as nvidia-smi GiB (3 rows "
         "scored); INT8, P-Tuning v2 and Freeze rows not expressible: never used to tune anything"),
+    # Issue 28, sixteenth round (helper E2): issue threads with measured memory, registered here, frozen, with their
+    # rows written and before any of them was scored (fastchat_issues_memory.py, stanford_alpaca_issues.py).
+    "fastchat-issues-memory": (
+        "frozen", "new (issue 28, sixteenth round): lm-sys/FastChat's issue tracker: #407 (Apr 2023) and #1781 (June "
+        "2023), the README's Vicuna-7B command (train_mem.py, LLaMA-7B in fp32 under the Trainer's FSDP1 full_shard "
+        "with bf16, 2,048 padded tokens, checkpointing, flash-attn) out of memory on 4 x A100 40GB at batch 2 and 1 "
+        "and on 8 at batch 2 (#1781), trained on 8 at batch 2 and 'about 30G on each card' at batch 1 (#407); #2556 "
+        "(Oct 2023) train_lora.py QLoRA r=8 of Vicuna-7B v1.5 on one V100S 32GB under ZeRO-2 with optimizer offload "
+        "and the fp16 engine, out of memory at 2,048 padded tokens and trained at 1,024 (1 measured row, 7 verdict "
+        "rows): never used to tune anything"),
+    "stanford-alpaca-issues": (
+        "frozen", "new (issue 28, sixteenth round): tatsu-lab/stanford_alpaca's issue tracker, verdict rows of "
+        "train.py (LLaMA-7B in fp32 under the Trainer's FSDP1 full_shard with 16-bit MixedPrecision, batches padded "
+        "to their longest up to 512 tokens, no checkpointing, eager attention): on 8 x A100 40GB out of memory at "
+        "batch 4 and trained at batch 2 (#39), trained at batch 1 with fp16 (#32) and bf16 (#190); with FSDP CPU "
+        "offload on 4 x A100 40GB out of memory at batch 3, trained at batch 2 (#280): never used to tune anything"),
 }

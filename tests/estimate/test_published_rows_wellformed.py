@@ -120,6 +120,9 @@ NEW_SOURCES.update({"llm-chi-litgpt-lightning-2025": 2**30})
 # memory-saving methods' repositories, their standard baselines (fifteenth round, helper M): GaLore #6 prints
 # nvidia-smi-like 'GB' read as GiB; MeZO's README is a verdict
 NEW_SOURCES.update({"galore-issue6-8bit-adamw-baseline": 2**30, "mezo-readme-adam-ft-verdicts": None})
+# issue threads (sixteenth round, helper E2): FastChat#407's 'about 30G on each card' read as GiB; Alpaca's
+# threads are verdicts
+NEW_SOURCES.update({"fastchat-issues-memory": 2**30, "stanford-alpaca-issues": None})
 # libraries' docs and READMEs (sixteenth round, helper E1): ChatGLM-Efficient-Tuning's 'GB', nvidia-smi read as GiB
 NEW_SOURCES.update({"chatglm-efficient-tuning-readme-2023": 2**30})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
