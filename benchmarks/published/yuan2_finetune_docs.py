@@ -45,6 +45,18 @@ the LLaMA-Factory page prints 47G for 102B on an L40S, whose whole memory is 46,
 bytes (47G = 44,823 MiB) every figure fits its card. A figure at 95% or more of its card's memory (47G on an L40S,
 97.3%; 45G on an L20, 95.4%) is read as the card full, a verdict (the run trained there), as glm4_finetune.py reads
 its "80G": a caching allocator grown to the card says the run fit, not what it needed.
+
+Scored, then read again (issue 28; the argv stays as scored): the 2B ZeRO-2 row's +55.9% (27.6 GiB against 19G) is
+the fp32 loss its argv reads from e85c205, which no run under that figure can have computed. e85c205 hooks the
+lm_head's output to fp32 (patcher.py `_prepare_model_for_training`), and the bf16 weights (whole under ZeRO-2, 4.18
+GB), the fp32 master and AdamW partitions (3.13 GB) and the fp32 log-softmax with its two gradients at the loss's
+backward (3 x 4 B x 4 x 2,048 x 135,040 = 13.27 GB) are 20.58 GB before any activation, bucket or CUDA context:
+above 19 GB, above 20.40 GB were "G" GiB. LLaMA-Factory hooked full fine-tuning only from 921f593 (2023-12-24) to
+be61bfd (2024-01-19, `upcast_lmhead_output` off by default); before, model/utils.py hooked `finetuning_type !=
+"full"` only (at least since July 2023: fafec8b), and Yuan's own loss runs on the bf16 logits: `--loss-dtype bf16` reads
+19.26 GiB, +8.8%. Which checkout ran is not printed: `--template yuan` reached main on 2023-12-28 18:40 +0800 (af3f5b6),
+under 23 hours before the table (fbad61e) whose 51B QLoRA run alone took 22 h, so a checkout older than 921f593
+with the template added locally is likely, not proven. The other rows are LoRA/QLoRA, hooked in every version.
 """
 
 from __future__ import annotations
