@@ -89,11 +89,16 @@ def size_based_wrap_disabled(ctx: CheckContext) -> Iterator[Finding]:
 def fsdp_no_wrap(ctx: CheckContext) -> Iterator[Finding]:
     """
     ## What it does
-    Finds `fsdp_auto_wrap_policy: NO_WRAP`.
+    Finds `fsdp_auto_wrap_policy: NO_WRAP`, and an `fsdp_config` that names no policy at all.
 
     ## Why is this bad?
     Without wrapping the whole model is a single FSDP unit: all parameters are gathered for the forward and
     backward pass, so peak memory is that of the full model, as with DDP, plus the sharding overhead.
+    An unwritten policy is the same: `accelerate launch` exports FSDP_AUTO_WRAP_POLICY only where the YAML names
+    one, and the plugin then reads `os.environ.get("FSDP_AUTO_WRAP_POLICY", "NO_WRAP")` (accelerate 1.16
+    utils/launch.py, utils/dataclasses.py). A YAML without `fsdp_config` is left alone: its plugin is built
+    elsewhere (axolotl, or a script's own FullyShardedDataParallelPlugin), as is a Trainer's `--fsdp`, whose own
+    default is TRANSFORMER_BASED_WRAP.
 
     ## Example
     ```yaml
@@ -114,6 +119,9 @@ def fsdp_no_wrap(ctx: CheckContext) -> Iterator[Finding]:
     found = view.fsdp_auto_wrap_policy if view else None
     if found and found.value == "NO_WRAP":  # written: the plugin upper-cases it
         yield Finding("accelerate", found.path, "NO_WRAP makes the whole model one FSDP unit")
+    elif found and found.value is None and ctx.accelerate.section("fsdp_config"):
+        yield Finding("accelerate", ("fsdp_config",), "fsdp_config names no fsdp_auto_wrap_policy: accelerate "
+                      "defaults to NO_WRAP, the whole model one FSDP unit")
 
 
 @rule("AW309", "activation-checkpointing-offload-requirements", Severity.ERROR,

@@ -74,6 +74,7 @@ FP8 = "distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: fp8\n"
             fsdp(1, "fsdp_auto_wrap_policy: NO_WRAP"),
             fsdp(1, "fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP"),
         ),
+        ("AW308", fsdp(2), fsdp(2, "fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP")),
         (
             "AW309",
             fsdp(2, "fsdp_activation_checkpointing_offload: true"),
@@ -181,7 +182,8 @@ def test_fsdp1_strategy_rule_names_the_strategy_that_runs(write):
 
 
 def test_sync_module_states_is_reported_once_under_fsdp2(write):
-    found = codes(write("a.yaml", fsdp(2, "fsdp_sync_module_states: false")), select=OWN)
+    wrapped = "fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP"  # an unwritten policy is AW308's
+    found = codes(write("a.yaml", fsdp(2, "fsdp_sync_module_states: false", wrapped)), select=OWN)
     assert found == {"AW306"}
 
 
@@ -193,6 +195,7 @@ def test_sync_module_states_is_reported_once_under_fsdp2(write):
             "fsdp_sharding_strategy: [SHARD_GRAD_OP]",
             "fsdp_state_dict_type: 7",
             "fsdp_min_num_params: 1e8",
+            "fsdp_auto_wrap_policy: SIZE_BASED_WRAP",  # written: an unwritten policy is AW308's, not malformed
         ),
         "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_version: '2'\n  fsdp_reshard_after_forward: x\n",
         # a size int() cannot read ('2' is read as 2 by accelerate, so it is judged: tests/rules/test_effective_spellings)

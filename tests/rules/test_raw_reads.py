@@ -51,6 +51,7 @@ DOCUMENT_TEXT = {
     ("deepspeed/zero.py", "stage3_key_given_twice"): "one setting written under two names",
     ("hardware/deepspeed_features.py", "deepspeed_key_newer_than_installed"):
         "keys an older DeepSpeed refuses by name, whatever their value (extra fields not permitted)",
+    ("fsdp_setup.py", "fsdp_no_wrap"): "the presence of the fsdp_config block (none: the plugin is built elsewhere)",
     ("fsdp.py", "_entry"): "fsdp_config keys the FSDP version in use ignores (AW301, AW302, AW304, AW305)",
     ("memory_view.py", "anchor"): "where a memory finding points (file:line:col)",
     ("placeholders.py", "claimed_placeholder"): "template placeholders left in the text",
