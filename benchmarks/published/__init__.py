@@ -60,6 +60,7 @@ from benchmarks.published.ms_swift_benchmark import ROWS as _MS_SWIFT
 from benchmarks.published.ms_swift_best_practice_docs import ROWS as _MS_SWIFT_DOCS
 from benchmarks.published.open_instruct_issues import ROWS as _OPEN_INSTRUCT_ISSUES
 from benchmarks.published.openrlhf_issues_memory import ROWS as _OPENRLHF_ISSUES
+from benchmarks.published.open_r1_readme_recipes import ROWS as _OPEN_R1_README
 from benchmarks.published.openshift_ai_ray_deepspeed import ROWS as _OPENSHIFT_RAY
 from benchmarks.published.peft_issues_memory import ROWS as _PEFT_ISSUES
 from benchmarks.published.philschmid_blog import ROWS as _PHILSCHMID_BLOG
@@ -117,7 +118,7 @@ _NEW += (*_LIUCONGG_CHATGLM, *_LIUCONGG_CHATGLM_V01)  # fifteenth round (helper 
 _NEW += (*_LITGPT_ISSUES, *_DSE_ISSUES)  # fifteenth round (helper G): issue threads with measured memory
 _NEW += (*_DSE_LOGS, *_DSE_BF16_MW, *_LLM_CHI)  # fifteenth round (helper J): training logs committed in repositories
 _NEW += (*_GALORE_ISSUE6, *_MEZO_README)  # fifteenth round (helper M): memory-method repos' baselines
-_NEW += (*_CHATGLM_ETUNING,)  # sixteenth round (helper E1): libraries' docs, blogs, notebooks, benchmark pages
+_NEW += (*_CHATGLM_ETUNING, *_OPEN_R1_README)  # sixteenth round (helper E1): libraries' docs and READMEs
 _NEW += (*_FASTCHAT_ISSUES, *_ALPACA_ISSUES)  # sixteenth round (helper E2): issue threads with measured memory
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 

@@ -677,4 +677,11 @@ SOURCES = {
         "to their longest up to 512 tokens, no checkpointing, eager attention): on 8 x A100 40GB out of memory at "
         "batch 4 and trained at batch 2 (#39), trained at batch 1 with fp16 (#32) and bf16 (#190); with FSDP CPU "
         "offload on 4 x A100 40GB out of memory at batch 3, trained at batch 2 (#280): never used to tune anything"),
+    # Registered after chatglm-efficient-tuning-readme-2023 was scored, its rows written, before any was scored.
+    "open-r1-readme-recipes-2025": (
+        "frozen", "new (issue 28, sixteenth round): huggingface/open-r1's README 'Training models' (33f84de, May 2025) "
+        "under its note 'configured for a node of 8 x H100s (80GB)': the OpenR1-Distill-7B SFT recipe (ZeRO-3 on 8, "
+        "batch 2 x up to 32,768 tokens, Liger, checkpointing) and the DeepSeek-R1-Distill-Qwen-1.5B GRPO demo "
+        "(ZeRO-2 on 7 beside a vLLM server, 16 completions of up to 2,048 tokens, beta 0.04): two 'ran' verdict "
+        "rows, never used to tune anything"),
 }

@@ -124,7 +124,7 @@ NEW_SOURCES.update({"galore-issue6-8bit-adamw-baseline": 2**30, "mezo-readme-ada
 # threads are verdicts
 NEW_SOURCES.update({"fastchat-issues-memory": 2**30, "stanford-alpaca-issues": None})
 # libraries' docs and READMEs (sixteenth round, helper E1): ChatGLM-Efficient-Tuning's 'GB', nvidia-smi read as GiB
-NEW_SOURCES.update({"chatglm-efficient-tuning-readme-2023": 2**30})
+NEW_SOURCES.update({"chatglm-efficient-tuning-readme-2023": 2**30, "open-r1-readme-recipes-2025": None})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
