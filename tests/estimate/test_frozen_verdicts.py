@@ -31,6 +31,14 @@ OPEN = {
     # fp32 states alone are 20.7 GiB of the A10's 22.5, so the run was most likely the 4-GPU g5.24xlarge the page
     # also names ("tight" there, 18.9 GiB): the row's reading, owed a check, not a retune
     "dolly-pythia-2.8b-zero3-2xa10-ran": "43.9 GiB 'does not fit' on 2 x A10 measured to train (issue 28)",
+    # FastChat#1781 (fastchat_issues_memory.py): only its title names 8 x A100 40GB; its traceback's 37.33 GiB
+    # allocated is the 4-GPU run's size ("tight" there, 39.0 GiB), and #407's 8-GPU run at the same batch trained
+    "fastchat1781-llama-7b-fsdp-full-b2-8xa100-40gb-oom": "33.5 GiB 'fits' on 8 x A100 40GB measured OOM (issue 28)",
+    # Alpaca#280 (stanford_alpaca_issues.py): FSDP1 with CPU offload keeps only activations and the gathered unit on
+    # the GPU (batch 2: 28.2 GiB, trained); batch 3's out of memory is not found (offload's per-unit copies, the
+    # allocator over varying lengths without checkpointing): owed a reading in torch's CPUOffload, not a retune
+    "alpaca280-llama-7b-fsdp-full-offload-b3-4xa100-40gb-oom": "34.2 GiB 'fits' on 4 x A100 40GB measured OOM "
+                                                               "(issue 28)",
 }
 
 
