@@ -37,7 +37,7 @@ from accelwiz.estimate.loading import loading_bytes, zero_flatten_bytes
 from accelwiz.estimate.loading_warmup import gpu_memory_bytes, loading_reserved
 from accelwiz.estimate.loss_dtype import as_the_model_computes_its_loss
 from accelwiz.estimate.memory_notes import PartNotes, assumptions
-from accelwiz.estimate.reserve import at_least_loading, reserved_bytes
+from accelwiz.estimate.reserve import reserved_bytes
 from accelwiz.estimate.runtime import Runtime, runtime
 from accelwiz.estimate.small_pool import adapter_small_pool_bytes
 from accelwiz.estimate.deepspeed_step import deepspeed_step_segments
@@ -53,6 +53,7 @@ from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.varying_lengths import cache_growth
 from accelwiz.estimate.workload import Workload
 from accelwiz.estimate.zero3_gathered import zero3_kept_bytes
+from accelwiz.estimate.zero3_loading_cache import reserved_beside_loading
 
 # What a process holds beside its tensors (CUDA context, cuBLAS workspaces, NCCL) is runtime.py's; what the
 # caching allocator reserves beyond the allocated peak is reserve.py's (taught by allocator replays); the
@@ -187,7 +188,10 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     # batches of varying length, less what the warmup block leaves free (varying_lengths.py)
     expected, bound, growth_note = cache_growth(workload, loading if warmup_note else 0.0)
     step_reserved += expected
-    reserved, reserve_notes = at_least_loading(step_reserved, reserve_notes, loading, warmup_note)
+    # loading's blocks: given back, cut from, or (ZeRO-3 offloading a model built outside zero.Init) kept beside
+    # ZeRO-3's own streams (zero3_loading_cache.py)
+    reserved, reserve_notes = reserved_beside_loading(workload, strategy, step_reserved, reserve_notes, loading,
+                                                      warmup_note)
     reserve_notes = [*reserve_notes, *((growth_note,) if growth_note else ())]
     overhead = extra.total + (reserved - allocated)
     host, nvme, host_notes = _host(workload, strategy, states.host_offload)
@@ -226,7 +230,7 @@ def _step_tensors(workload: Workload, strategy: Strategy, states: ModelStates) -
 def _reserved(workload: Workload, strategy: Strategy, states: ModelStates,
               phases: tuple[Phase, ...]) -> tuple[float, list[str]]:
     """What the caching allocator reserves for the step (reserve.py, fsdp_reserve.py, small_pool.py), and notes;
-    loading's blocks are weighed beside it by the caller (reserve.py `at_least_loading`)."""
+    loading's blocks are weighed beside it by the caller (zero3_loading_cache.py `reserved_beside_loading`)."""
     peak = max(phases[1:], key=lambda p: p.total)
     # accelerate's no_sync under FSDP: each unit's unsharded gradient, allocated at its size once per step and kept
     # until the last micro-batch reduce-scatters it (accumulation.py): static blocks, not the default stream's churn
