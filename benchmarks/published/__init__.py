@@ -27,6 +27,7 @@ from benchmarks.published.fastchat_issues_memory import ROWS as _FASTCHAT_ISSUES
 from benchmarks.published.fastchat_training import ROWS as _FASTCHAT
 from benchmarks.published.fms_acceleration_bench import ROWS as _FMS_PR14
 from benchmarks.published.frozen import ROWS as _FROZEN
+from benchmarks.published.gemma_cookbook_axolotl import ROWS as _GEMMA_COOKBOOK_AXOLOTL
 from benchmarks.published.gemma_cookbook_litgpt import ROWS as _GEMMA_COOKBOOK_LITGPT
 from benchmarks.published.galore_issue_baselines import ROWS as _GALORE_ISSUE6
 from benchmarks.published.georgesung_qlora_blog import ROWS as _GEORGESUNG_QLORA
@@ -118,7 +119,8 @@ _NEW += (*_LIUCONGG_CHATGLM, *_LIUCONGG_CHATGLM_V01)  # fifteenth round (helper 
 _NEW += (*_LITGPT_ISSUES, *_DSE_ISSUES)  # fifteenth round (helper G): issue threads with measured memory
 _NEW += (*_DSE_LOGS, *_DSE_BF16_MW, *_LLM_CHI)  # fifteenth round (helper J): training logs committed in repositories
 _NEW += (*_GALORE_ISSUE6, *_MEZO_README)  # fifteenth round (helper M): memory-method repos' baselines
-_NEW += (*_CHATGLM_ETUNING, *_OPEN_R1_README)  # sixteenth round (helper E1): libraries' docs and READMEs
+# sixteenth round (helper E1): libraries' and projects' docs, READMEs and notebooks
+_NEW += (*_CHATGLM_ETUNING, *_OPEN_R1_README, *_GEMMA_COOKBOOK_AXOLOTL)
 _NEW += (*_FASTCHAT_ISSUES, *_ALPACA_ISSUES)  # sixteenth round (helper E2): issue threads with measured memory
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 

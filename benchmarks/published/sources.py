@@ -585,7 +585,14 @@ SOURCES = {
     # Issue 28, fifteenth round (helper C): model and fine-tuning repositories' own tables, registered here, frozen,
     # with their rows written and before any of them was scored (liucongg_chatglm_finetuning.py).
     "liucongg-chatglm-finetuning-2023": (
-        "frozen", "new (issue 28, fifteenth round): liucongg/ChatGLM-Finetuning's README (79bdc89, Aug 2023; not "
+        "design", "frozen until issue 28's ZeRO-3 loading-cache finding; moved after its full-parameter misses were "
+        "read in train.py and DeepSpeed 0.9.0, nothing tuned: train.py loads the model before deepspeed.initialize "
+        "(no HfDeepSpeedConfig), so its three ZeRO-3 rows now say --no-zero3-init (a misreading corrected), and "
+        "under offload_param DeepSpeed never empties the cache the whole fp16 model left (stage3.py defragments only "
+        "partitions kept on the GPU) while ZeRO-3 gathers on a stream of its own beside it (zero3_loading_cache.py, "
+        "6bd0f6f): ChatGLM-6B offload -68.1% -> -49.6%, ChatGLM2-6B offload -68.5% -> -33.8%, no offload -10.6% "
+        "unchanged; the rest (about 15 and 8 GiB) is not identified; first registered as "
+        "new (issue 28, fifteenth round): liucongg/ChatGLM-Finetuning's README (79bdc89, Aug 2023; not "
         "ChatGLM3's finetune_demo): ChatGLM-6B and ChatGLM2-6B through its own DeepSpeed 0.9.0 fp16 loop on 1 and 4 "
         "A40s, every batch padded to 1,560 tokens, LoRA r=16 under ZeRO-2 with and without checkpointing, full "
         "fine-tuning under ZeRO-3 with and without CPU offload (11 rows scored), Freeze and P-Tuning v2 rows not "
@@ -684,4 +691,10 @@ SOURCES = {
         "batch 2 x up to 32,768 tokens, Liger, checkpointing) and the DeepSeek-R1-Distill-Qwen-1.5B GRPO demo "
         "(ZeRO-2 on 7 beside a vLLM server, 16 completions of up to 2,048 tokens, beta 0.04): two 'ran' verdict "
         "rows, never used to tune anything"),
+    # Registered after open-r1-readme-recipes-2025 was scored, its row written, before it was scored.
+    "gemma-cookbook-axolotl-2024": (
+        "frozen", "new (issue 28, sixteenth round): google-gemini/gemma-cookbook's axolotl notebook (e26db01; run "
+        "2024-06-04, axolotl 1f151c0), not its LitGPT notebook: google/gemma-2b QLoRA r=4 on every linear in fp32 "
+        "(bf16 false, fp16 unset) on a Colab T4, packed 2,048-token rows, batch 1, adamw_bnb_8bit, checkpointing; "
+        "axolotl's allocated + cache at step 2, 11.125 GiB reserved (1 row): never used to tune anything"),
 }

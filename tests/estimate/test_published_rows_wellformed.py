@@ -125,6 +125,8 @@ NEW_SOURCES.update({"galore-issue6-8bit-adamw-baseline": 2**30, "mezo-readme-ada
 NEW_SOURCES.update({"fastchat-issues-memory": 2**30, "stanford-alpaca-issues": None})
 # libraries' docs and READMEs (sixteenth round, helper E1): ChatGLM-Efficient-Tuning's 'GB', nvidia-smi read as GiB
 NEW_SOURCES.update({"chatglm-efficient-tuning-readme-2023": 2**30, "open-r1-readme-recipes-2025": None})
+# the Gemma cookbook's axolotl notebook prints axolotl's torch.cuda counters / 1024**3 as "GB"
+NEW_SOURCES.update({"gemma-cookbook-axolotl-2024": 2**30})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
@@ -174,7 +176,9 @@ def test_new_rows_are_pinned_and_measure_what_they_print(row):
     unit = row.get("printed_unit", NEW_SOURCES[row["source"]])  # a row may print in its own unit
     if not row.get("measured_bytes") or not row.get("argv"):
         return
-    value = float(re.match(r"[\d.]+", row["printed"]).group())
+    # a figure printed as parts (axolotl's "2.940GB (+8.185GB cache": allocated plus the reserve beside it) is summed
+    parts = re.findall(r"\d+(?:\.\d+)?", row["printed"]) if row.get("printed_sum") else []
+    value = sum(map(float, parts)) if parts else float(re.match(r"[\d.]+", row["printed"]).group())
     summed = row.get("printed_gpus", 1)  # a figure printed as the sum over the run's GPUs
     assert summed in (1, _gpus(row["argv"])), (row["key"], summed, row["argv"])
     per_gpu = value * unit / summed
