@@ -8,7 +8,8 @@ import typer
 
 from accelwiz.cli.common import FormatOption, MethodOption, OutputFormat, SystemOption, exit_on_error, get_console
 from accelwiz.cli.estimate_options import (
-    AttentionOption, BaseDtypeOption, BetaOption, CompareOption, ConfigOption, ExpandableSegmentsOption,
+    AttentionOption, BaseDtypeOption, BetaOption, Bf16MasterOption, Bf16StatesOption, CompareOption, ConfigOption,
+    ExpandableSegmentsOption,
     FsdpUpcastOption, FsdpVersionOption, FsdpWrapOption, GenerationOption, GpuMemoryOption, GpusOption,
     GradientAccumulationOption,
     GradientCheckpointingOption, KbitPrepareOption, KindOption, LayersOption, ListModelsOption, LoraDropoutOption,
@@ -57,6 +58,7 @@ def estimate(
     fsdp_version: FsdpVersionOption = 2, fsdp_upcast: FsdpUpcastOption = True,
     offload_optimizer: OffloadOptimizerOption = "none", offload_param: OffloadParamOption = "none",
     zero3_init: Zero3InitOption = None, fsdp_wrap: FsdpWrapOption = None,
+    bf16_master_weights_and_grads: Bf16MasterOption = None, bf16_optimizer_states: Bf16StatesOption = None,
     micro_batch: MicroBatchOption = None, seq_len: SeqLenOption = None,
     gradient_accumulation: GradientAccumulationOption = None,
     method: MethodOption = None, lora: LoraOption = False, qlora: QloraOption = False,

@@ -56,6 +56,16 @@ FsdpWrapOption = Annotated[str | None, typer.Option(
          "accelerate's default where the YAML names no fsdp_auto_wrap_policy, or Lightning's FSDPStrategy without "
          "an auto_wrap_policy): the whole model one unit, gathered whole from forward to the end of backward, its "
          "whole gradient unsharded. Beats the YAML's policy.")]
+Bf16MasterOption = Annotated[bool | None, typer.Option(
+    "--bf16-master-weights-and-grads/--no-bf16-master-weights-and-grads", show_default=False,
+    help="DeepSpeed ZeRO 1-3 with --precision bf16: its JSON's bf16.bf16_master_weights_and_grads (DeepSpeed 0.18.3+), "
+         "the ZeRO optimizer's master partition and its gradients in bf16, not fp32 (default off: --precision bf16 "
+         "under DeepSpeed keeps fp32 masters). Without --bf16-optimizer-states DeepSpeed needs the optimizer "
+         "offloaded (DeepSpeedCPUAdam). Beats the JSON's value.")]
+Bf16StatesOption = Annotated[bool | None, typer.Option(
+    "--bf16-optimizer-states/--no-bf16-optimizer-states", show_default=False,
+    help="DeepSpeed: its JSON's bf16.bf16_optimizer_states, Adam's states in bf16 beside bf16 masters (needs "
+         "--bf16-master-weights-and-grads; with optimizer offload, DeepSpeed 0.19.1+). Beats the JSON's value.")]
 MicroBatchOption = Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAIN, show_default=False,
                                                       help="Default 1.")]
 GradientAccumulationOption = Annotated[int | None, typer.Option(

@@ -114,6 +114,7 @@ def _deepspeed_strategy(effective: EffectiveConfig, stack: Stack | None, *, gpus
     for name in ("bf16_master_weights_and_grads", "bf16_optimizer_states"):
         if kind != "single" and getattr(effective, name).value is True:  # ZeRO stages 1-3 only (config.py)
             coordinator[name] = True
+            coordinator["bf16_master_note"] = "the JSON's bf16 section"
     if kind == "zero3":
         built, said = zero_init_said(effective, stack)
         coordinator["zero_init"] = built

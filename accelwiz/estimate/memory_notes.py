@@ -111,10 +111,11 @@ def _numerics(workload: Workload, strategy: Strategy) -> str:
     if workload.precision == "bf16" and strategy.is_deepspeed:  # DeepSpeed keeps a master copy (states.py)
         master = "bf16" if strategy.bf16_master_weights_and_grads else "fp32"
         states = "bf16" if strategy.bf16_master_weights_and_grads and strategy.bf16_optimizer_states else "fp32"
+        said = f": {strategy.bf16_master_note}" if strategy.bf16_master_note else ""  # the JSON or the flags
         precision["bf16"] = (
             f"bf16 model under DeepSpeed: {master} master weights and {states} optimizer states in its ZeRO "
-            "optimizer (not pure bf16"
-            + (": the JSON's bf16 section says so)" if master == "bf16" else "; bf16_master_weights_and_grads off)")
+            "optimizer (not pure bf16" + (said if master == "bf16" else f"; bf16_master_weights_and_grads off{said}")
+            + ")"
         )
     return (
         f"{regime[workload.regime]}; {workload.trainable_parameters:,} trainable of "

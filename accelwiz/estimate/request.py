@@ -43,6 +43,9 @@ class EstimateRequest:
     offload_param: str = "none"
     zero3_init: bool | None = None  # --zero3-init/--no-zero3-init (zero_init.py `with_zero3_init`)
     fsdp_wrap: str | None = None  # --fsdp-wrap block|none (fsdp_wrap.py `with_fsdp_wrap`)
+    # DeepSpeed's bf16 section from the command line (bf16_master.py `with_bf16_master`)
+    bf16_master_weights_and_grads: bool | None = None
+    bf16_optimizer_states: bool | None = None
     compare: bool = False
     trace: bool = False
     layers: int | None = None
@@ -91,6 +94,10 @@ def estimate_for(request: EstimateRequest, say: Callable[[str], None] = lambda _
     from accelwiz.estimate.fsdp_wrap import with_fsdp_wrap
 
     strategy = with_fsdp_wrap(strategy, request.fsdp_wrap)
+    from accelwiz.estimate.bf16_master import with_bf16_master
+
+    strategy = with_bf16_master(strategy, request.bf16_master_weights_and_grads, request.bf16_optimizer_states,
+                                workload)
     from accelwiz.estimate.refusals import refuse_unrunnable
 
     # what the stack refuses or replaces, refused with its reason (estimate/refusals.py)

@@ -83,6 +83,9 @@ class Strategy:
     # DeepSpeed's bf16 section (0.19.8): the ZeRO optimizer's master copy and its Adam states in bf16, not fp32
     bf16_master_weights_and_grads: bool = False
     bf16_optimizer_states: bool = False
+    # who said them, for the assumption line: "" (off, DeepSpeed's default), the JSON's section or the flags
+    # (bf16_master.py `with_bf16_master`)
+    bf16_master_note: str = field(default="", compare=False)
     # where the processes train: "cpu" holds every tensor in host RAM (estimate/cpu.py judges it there)
     device: Literal["gpu", "cpu"] = "gpu"
     # ZeRO-3: transformers builds the model under deepspeed.zero.Init (partitioned as it is created). False where

@@ -7,6 +7,8 @@
 * accelerate before 1.0.0 builds a transformers model under deepspeed.zero.Init only where the YAML's
   `zero3_init_flag` is true (estimate/configured_strategy.py `zero_init`);
 * transformers and torch together pick the HF Trainer's default AdamW kernel (resolution/trainer_optim.py);
+* DeepSpeed before 0.18.3 has no bf16 master weights or optimizer states (its config refuses the keys), and before
+  0.19.1 keeps CPU Adam's moments fp32 under offload (estimate/bf16_master.py);
 * TRL's SFTTrainer from 0.7.5 until 0.26 casts a k-bit-prepared QLoRA's fp32 embedding and LM head back to bf16
   under bf16 (estimate/workload.py `trl_bf16_cast_parameters`). TRL is the trainer a script runs, not a library
   every run imports: its version is None unless `--stack trl==VERSION` says it (an installed TRL says nothing
@@ -51,6 +53,7 @@ class Stack:
     bitsandbytes: Version | None = None
     accelerate: Version | None = None
     torch: Version | None = None
+    deepspeed: Version | None = None
     trl: Version | None = None  # only where --stack says it (module docstring)
 
     def items(self) -> list[tuple[str, Version | None]]:
@@ -73,7 +76,7 @@ KNOWN: tuple[str, ...] = tuple(f.name for f in fields(Stack))
 # `if self.zero3_init_flag:`. One fact, read by the estimate (configured_strategy.zero_init) and by AW217.
 ZERO3_INIT_FLAG_IGNORED_SINCE: Version = (1, 0, 0)
 _EXAMPLE = {"transformers": "4.37.2", "bitsandbytes": "0.41.1", "accelerate": "0.28.0", "torch": "2.3.1",
-            "trl": "0.9.6"}
+            "deepspeed": "0.18.3", "trl": "0.9.6"}
 # read from a flag only: the trainer a script runs (module docstring)
 _SAID_ONLY = frozenset({"trl"})
 

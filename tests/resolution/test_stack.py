@@ -49,7 +49,7 @@ def test_flags_name_versions_and_leave_the_others_installed() -> None:
 
 @pytest.mark.parametrize(("given", "message", "hint"), [
     ("bitsandbytes0.41.1", "expected NAME==VERSION", "transformers, bitsandbytes, accelerate, torch"),
-    ("deepspeed==0.14.4", "no version of `deepspeed` changes the estimate", "transformers, bitsandbytes, accelerate"),
+    ("peft==0.10.0", "no version of `peft` changes the estimate", "transformers, bitsandbytes, accelerate"),
     ("accelerate==1.x", "`1.x` is not a version major.minor[.patch]", "--stack accelerate==0.28.0"),
     ("torch==2.3.1+cu121", "`2.3.1+cu121` is not a version", "--stack torch==2.3.1"),
     ("bitsandbytes==0.41.x", "`0.41.x` is not a version major.minor[.patch]", "0.41.1"),
@@ -60,7 +60,7 @@ def test_a_malformed_stack_is_refused_with_a_hint(given: str, message: str, hint
     with pytest.raises(UsageError) as refused:
         stack_from_flags([given])
     assert message in refused.value.message and hint in refused.value.hint
-    assert set(KNOWN) == {"transformers", "bitsandbytes", "accelerate", "torch", "trl"}
+    assert set(KNOWN) == {"transformers", "bitsandbytes", "accelerate", "torch", "deepspeed", "trl"}
 
 
 def test_trl_is_said_never_read_from_what_is_installed() -> None:
@@ -110,15 +110,15 @@ def test_check_explain_and_the_run_summary_show_the_stack(tmp_path, cli) -> None
     flagged = cli("check", str(config), "--explain", "--model", "llama-2-7b", "--qlora",
                   "--stack", "bitsandbytes==0.41.1")
     rows = {line.split()[0]: line for line in flagged.stdout.splitlines() if line.startswith("  ")}
-    assert re.search(r"stack\s+transformers \S+, bitsandbytes 0.41.1, accelerate \S+, torch \S+\s+flag\s+"
-                     r"--stack bitsandbytes==0.41.1", rows["stack"])
+    assert re.search(r"stack\s+transformers \S+, bitsandbytes 0.41.1, accelerate \S+, torch \S+, deepspeed \S+\s+"
+                     r"flag\s+--stack bitsandbytes==0.41.1", rows["stack"])
     plain = cli("check", str(config), "--explain", "--model", "llama-2-7b", "--qlora")
     assert re.search(r"^  stack\s+transformers .*\s+installed\s+this environment's package metadata",
                      plain.stdout, re.M)
     refused = cli("check", str(config), "--model", "llama-2-7b", "--stack", "bitsandbytes")
     assert refused.exit_code == 2 and "expected NAME==VERSION" in refused.stderr
     run = Run(model=Sourced("tiny", FLAG), workload=resolve_workload(flags={"stack": ["transformers==4.37"]}))
-    assert re.search(r"stack transformers 4\.37\.0, bitsandbytes \S+, accelerate \S+, torch \S+ \(flag\)",
-                     run.summary())
+    assert re.search(r"stack transformers 4\.37\.0, bitsandbytes \S+, accelerate \S+, torch \S+, deepspeed \S+ "
+                     r"\(flag\)", run.summary())
     report = json.loads(json.dumps(run.for_report()))  # a JSON value, as run_report.json writes it
     assert report["stack"]["value"]["transformers"] == "4.37.0" and report["stack"]["source"] == FLAG
