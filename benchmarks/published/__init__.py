@@ -82,6 +82,7 @@ from benchmarks.published.torchtune_memory_prs import ROWS as _TORCHTUNE_PRS
 from benchmarks.published.torchtune_tutorials import ROWS as _TORCHTUNE_TUTORIALS
 from benchmarks.published.trl_docs_sft_t4 import ROWS as _TRL_DOCS_T4
 from benchmarks.published.trl_example_notebooks import ROWS as _TRL_NOTEBOOKS
+from benchmarks.published.transformers_issues_run_clm import ROWS as _TRANSFORMERS_RUN_CLM
 from benchmarks.published.trl_issues_memory import ROWS as _TRL_ISSUES
 from benchmarks.published.unsloth_context import ROWS as _UNSLOTH
 from benchmarks.published.universal_llm_trainer import ROWS as _UNIVERSAL_LLM_TRAINER
@@ -121,7 +122,7 @@ _NEW += (*_DSE_LOGS, *_DSE_BF16_MW, *_LLM_CHI)  # fifteenth round (helper J): tr
 _NEW += (*_GALORE_ISSUE6, *_MEZO_README)  # fifteenth round (helper M): memory-method repos' baselines
 # sixteenth round (helper E1): libraries' and projects' docs, READMEs and notebooks
 _NEW += (*_CHATGLM_ETUNING, *_OPEN_R1_README, *_GEMMA_COOKBOOK_AXOLOTL)
-_NEW += (*_FASTCHAT_ISSUES, *_ALPACA_ISSUES)  # sixteenth round (helper E2): issue threads with measured memory
+_NEW += (*_FASTCHAT_ISSUES, *_ALPACA_ISSUES, *_TRANSFORMERS_RUN_CLM)  # sixteenth round (helper E2): issue threads
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -697,4 +697,9 @@ SOURCES = {
         "2024-06-04, axolotl 1f151c0), not its LitGPT notebook: google/gemma-2b QLoRA r=4 on every linear in fp32 "
         "(bf16 false, fp16 unset) on a Colab T4, packed 2,048-token rows, batch 1, adamw_bnb_8bit, checkpointing; "
         "axolotl's allocated + cache at step 2, 11.125 GiB reserved (1 row): never used to tune anything"),
+    "transformers-issues-run-clm-gpt2": (
+        "frozen", "new (issue 28, sixteenth round): huggingface/transformers' issue tracker, verdict rows: the "
+        "language-modeling README's run_clm.py GPT-2 example as written (gpt2 in fp32, 8 x 1,024-token blocks, no "
+        "checkpointing, transformers' AdamW) out of memory on one V100 32GB (#10754, 4.3.3) and one Colab GPU (#8721, "
+        "3.5.1, a T4 assumed); #14541's 8-GPU nn.DataParallel run not expressible: never used to tune anything"),
 }

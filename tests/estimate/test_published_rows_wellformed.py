@@ -122,7 +122,8 @@ NEW_SOURCES.update({"llm-chi-litgpt-lightning-2025": 2**30})
 NEW_SOURCES.update({"galore-issue6-8bit-adamw-baseline": 2**30, "mezo-readme-adam-ft-verdicts": None})
 # issue threads (sixteenth round, helper E2): FastChat#407's 'about 30G on each card' read as GiB; Alpaca's
 # threads are verdicts
-NEW_SOURCES.update({"fastchat-issues-memory": 2**30, "stanford-alpaca-issues": None})
+NEW_SOURCES.update({"fastchat-issues-memory": 2**30, "stanford-alpaca-issues": None,
+                    "transformers-issues-run-clm-gpt2": None})
 # libraries' docs and READMEs (sixteenth round, helper E1): ChatGLM-Efficient-Tuning's 'GB', nvidia-smi read as GiB
 NEW_SOURCES.update({"chatglm-efficient-tuning-readme-2023": 2**30, "open-r1-readme-recipes-2025": None})
 # the Gemma cookbook's axolotl notebook prints axolotl's torch.cuda counters / 1024**3 as "GB"
