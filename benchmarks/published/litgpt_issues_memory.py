@@ -35,6 +35,43 @@ each read in the code of its day (the repository's history, the commit named per
   50G" after loading the thread reports is 13.0e9 x 4 bytes), LoRA r=8 on query and value, torch AdamW, Alpaca with
   max_seq_length None (batches padded to their longest; the longest sample, 1,304 Llama 2 tokens, lands in some
   batch of the first epoch), no activation checkpointing on one device: a verdict row (ran: False).
+
+The misses read in the code of the day (issue 28, helper F; nothing fitted, the argv unchanged). Each figure below is
+a fake-tensor trace of LitGPT's own model at the thread's commit (litgpt.lora.GPT at 092a759, lit_gpt.lora.GPT at
+e6ff37c) under torch's MemTracker with accelwiz's CUDA corrections (trace_dropout, trace_autocast), two training
+steps of the loop as lora.py writes it (1 and 2 of TinyLlama's 22 layers, scaled linearly; Pythia's 6); bnb 0.41's
+MatMul4Bit emulated as it is written (dequantize to fp16, `.to(A.dtype)`, `ctx.tensors = (A, B)`).
+
+- Fabric casts the model's output to the default dtype: `_FabricModule.forward` ends in `precision.convert_output`
+  (lightning/fabric/wrappers.py, every Lightning 2.x; HalfPrecision, MixedPrecision and BitsandbytesPrecision all cast
+  to torch.get_default_dtype(), fp32 outside the forward context). LitGPT's chunked logits reach chunked_cross_entropy
+  as fp32, their bf16 originals freed: fp32 logits (8 x 512 x 32,000: 500 MiB, held by the loop's `logits` until the
+  next forward returns) and an fp32 log-softmax per chunk. The argv's --loss-dtype bf16 misreads that (the CLI's
+  --loss-dtype fp32 is transformers' upcast, which keeps the 16-bit logits too): TinyLlama LoRA, LitGPT's code 9.19 GiB
+  with bf16 logits -> 9.80 GiB with Fabric's fp32 ones (+0.61 GiB).
+- #1112 LoRA: LitGPT's code peaks at 9.80 GiB (the estimate 9.62 GiB: -1.8%); the thread printed 13.49 GiB. The same
+  author's config-hub table of the next day (PR #1113 at cf78b77: tiny-llama/lora.yaml with these settings field for
+  field, Alpaca2k, 4 epochs, eval every 100 steps, on an A10G) printed 10.54 GB = 9.82 GiB, and no line between 092a759
+  and cf78b77 changes memory (finetune/lora.py, lora.py, model.py, utils.py, data/ diffed). The 3.68 GiB the thread adds
+  is not in LitGPT's code; its run's environment (torch, driver, GPU) is not printed.
+- #1112 QLoRA: LitGPT's code peaks at 11.88 GiB (the estimate 9.23 GiB): 9.93 GiB within one step (Fabric's fp32 logits
+  included) and 1.95 GiB of the previous step's 4-bit inputs. bitsandbytes 0.41.0 keeps MatMul4Bit's input as a ctx
+  attribute, not a saved tensor, so backward does not free it: it lives as long as the graph, and LitGPT's fit holds the
+  graph (`logits`) until the next forward returns. At the end of that forward the previous step's inputs (qkv, proj, fc
+  and mlp-proj inputs: 92 MiB a layer, 76 in the first, 16 MiB of head input: 2.0 GiB) sit beside the new step's. The
+  head is NF4 too (Fabric swaps every nn.Linear): -90 MiB of weight, +16 MiB kept input, a 125 + 125 MiB dequantized
+  transient per chunk. The config-hub table's qlora.yaml (same settings) printed 13.32 GB = 12.41 GiB (LitGPT's code
+  -4.2%); the thread printed 16.90 GiB, 5.0 GiB beyond LitGPT's code, like the LoRA run's 3.68.
+- #501 LoRA (-13.7%): LitGPT's code at e6ff37c peaks at 1,278 MiB (1.34 GB; printed 1.37). Under 16-mixed every
+  128-token head chunk casts the frozen fp32 head (50,304 x 512) to fp16 anew (autocast caches only weights that require
+  grad) and keeps it for backward: 9 chunks x 49 MiB = 442 MiB where a one-call head keeps 49; the logits are fp32
+  (Fabric, as above).
+- #501 QLoRA (+35.9%): LitGPT's code peaks at 952 MiB (0.93 GiB) against the printed 0.75 GiB and the estimate's 1.01
+  GiB. Its terms beside the estimate's: the head NF4 (the estimate's fp32 head and its fp16 copy: -147 MiB), the
+  dequantized head per chunk (fp16 49 MiB, then fp32 98 MiB under bnb's `.to(A.dtype)` with an fp32 input, and
+  autocast's fp16 49 MiB: a 196 MiB transient), the chunked loss (its backward temporaries 51 MiB against the estimate's
+  397 MiB for one-call logits), the previous step's 4-bit inputs (as #1112, about 80 MiB at 6 layers). The 0.19 GiB
+  between LitGPT's code and the printed 'Cuda allocated' is not identified (its counter is not named).
 """
 
 from __future__ import annotations
@@ -72,6 +109,21 @@ _VALIDATION = ("the validations inside the run (a sanity check before training a
                "generating 100 tokens with a KV cache) count in a whole-run max_memory_allocated")
 _LENGTHS_2K = ("Alpaca2k's real lengths: batches are padded to their longest sample, cut at 512 tokens; the argv "
                "says every batch reaches 512")
+# Read in the code of the day (module docstring, issue 28 helper F): the terms, with their bytes
+_FP32_LOGITS = ("Fabric's _FabricModule.forward casts the output to fp32 (precision.convert_output): "
+                "chunked_cross_entropy runs on fp32 logits, not the argv's bf16 (TinyLlama LoRA in LitGPT's code: "
+                "9.19 -> 9.80 GiB)")
+_PREVIOUS_4BIT = ("bitsandbytes 0.41's MatMul4Bit keeps its input on ctx (not a saved tensor: backward does not free "
+                  "it) and LitGPT's fit holds the graph (`logits`) until the next forward returns: the previous step's "
+                  "4-bit inputs, 1.95 GiB here (92 MiB a layer), beside the next forward's")
+_NOT_IN_CODE = ("{gib} GiB printed beyond LitGPT's own code at 092a759 ({code} GiB traced); the same settings "
+                "printed {table} in the author's config-hub table of the next day (PR #1113, cf78b77, A10G)")
+_HEAD_CHUNK_COPIES = ("16-mixed: each of the 9 head chunks (128 tokens) casts the frozen fp32 head to fp16 anew and "
+                      "keeps it for backward, 9 x 49 MiB = 442 MiB where one head call keeps 49")
+_HEAD_4BIT_501 = ("the head NF4 as well (the estimate keeps it fp32 with an fp16 copy: -147 MiB), dequantized per "
+                  "chunk to fp16 then fp32 under an fp32 input (a 196 MiB transient); LitGPT's chunked loss keeps "
+                  "51 MiB of backward temporaries where the estimate counts 397; the previous step's 4-bit inputs "
+                  "about 80 MiB; LitGPT's code traced 952 MiB against the printed 763 MiB")
 
 
 def _tinyllama(kind: str, printed: str, flags: str, how: str, extra: list[str]) -> dict:
@@ -116,17 +168,20 @@ def _pythia(kind: str, printed: str, flags: str, how: str, extra: list[str]) -> 
 
 
 ROWS = [
-    _tinyllama("lora-r32", "14.49 GB", "--lora --optimizer adamw ", "torch AdamW (bf16 states)", []),
+    _tinyllama("lora-r32", "14.49 GB", "--lora --optimizer adamw ", "torch AdamW (bf16 states)",
+               [_FP32_LOGITS, _NOT_IN_CODE.format(gib="3.68", code="9.80", table="10.54 GB (9.82 GiB)")]),
     _tinyllama("qlora-nf4-r32", "18.15 GB",
                "--qlora --no-kbit-prepare --optimizer paged-adamw --stack bitsandbytes==0.41.0 ",
                "quantize bnb.nf4 (Fabric's BitsandbytesPrecision: NF4 without double quantization, the head "
                "included, embedding and norms bf16), bitsandbytes PagedAdamW, bitsandbytes 0.41.0 (pyproject.toml)",
-               [_NO_DQ, _HEAD_4BIT]),
-    _pythia("lora-r8", "1.37", "--lora --base-dtype fp32 --optimizer adamw ", "torch AdamW", []),
+               [_NO_DQ, _HEAD_4BIT, _FP32_LOGITS, _PREVIOUS_4BIT,
+                _NOT_IN_CODE.format(gib="5.0", code="11.88", table="13.32 GB (12.41 GiB)")]),
+    _pythia("lora-r8", "1.37", "--lora --base-dtype fp32 --optimizer adamw ", "torch AdamW",
+            [_HEAD_CHUNK_COPIES, "Fabric's fp32 logits (precision.convert_output); LitGPT's code traced 1,278 MiB"]),
     _pythia("qlora-nf4-r8", "0.80", "--qlora --optimizer paged-adamw --stack bitsandbytes==0.41.1 ",
             "quantized (the mode not named: bnb.nf4 assumed) with bitsandbytes PagedAdamW, bitsandbytes 0.41.1 "
             "(requirements.txt's comment), the embedding and norms fp32 under autocast",
-            [_NO_DQ, _HEAD_4BIT, "which bitsandbytes mode ran (not named: nf4 assumed)"]),
+            [_NO_DQ, _HEAD_4BIT, "which bitsandbytes mode ran (not named: nf4 assumed)", _HEAD_4BIT_501]),
     {"key": "litgpt1280-llama-2-13b-lora-r8-bf16mixed-mb2-1xa100-80gb-oom", "source": _SOURCE,
      "url": f"{_REPO}/issues/1280", "code_url": f"{_REPO}/blob/{_C1280}/litgpt/finetune/lora.py",
      "quote": _Q_1280, "printed": "report OOM under micro_bs=2", "measured_bytes": None, "metric": "allocated",
