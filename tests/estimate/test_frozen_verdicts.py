@@ -39,6 +39,12 @@ OPEN = {
     # allocator over varying lengths without checkpointing): owed a reading in torch's CPUOffload, not a retune
     "alpaca280-llama-7b-fsdp-full-offload-b3-4xa100-40gb-oom": "34.2 GiB 'fits' on 4 x A100 40GB measured OOM "
                                                                "(issue 28)",
+    # ChatGLM-Efficient-Tuning's README (chatglm_efficient_tuning_readme.py): batch 16 read at alpaca_gpt4_zh's
+    # 1,024-token cap gives 42.9 GiB allocated (five fp32 130,528-wide logits copies per token, 8.0 GiB log-softmax)
+    # and +36.5 GiB of varying-length allocator reserve; the table's 4 GB per batch doubling says its longest batch
+    # was far shorter: owed a reading of the data's lengths, not a retune
+    "chatglm-etuning-lora-r8-qkv-fp16-b16-1xv100": "79.9 GiB 'does not fit' on a V100 32GB measured at 28GB "
+                                                   "(issue 28)",
 }
 
 
