@@ -1,7 +1,8 @@
-"""Frozen: DeepSpeedExamples' training/bf16_master_weight example (source
-`deepspeedexamples-bf16-master-weight-2025`): its README's memory table, the output of the committed train.py at the
-commit that added both (6a3d817, 2025-12-20; the DeepSpeed blog blogs/core_api_update repeats the table). Not the
-DeepSpeed-Chat logs of the same repository (deepspeedexamples-dschat-training-logs), another folder and script.
+"""Design (frozen until its bf16 row led to --bf16-master-weights-and-grads, sources.py): DeepSpeedExamples'
+training/bf16_master_weight example (source `deepspeedexamples-bf16-master-weight-2025`): its README's memory table,
+the output of the committed train.py at the commit that added both (6a3d817, 2025-12-20; the DeepSpeed blog
+blogs/core_api_update repeats the table). Not the DeepSpeed-Chat logs of the same repository
+(deepspeedexamples-dschat-training-logs), another folder and script.
 
 Read in train.py, configs/baseline.json and configs/bf16_full.json at 6a3d817 (the only later change, a43031e,
 rewords a comment):
@@ -22,8 +23,10 @@ rewords a comment):
   AdamW (FusedAdam), no torch_autocast: the engine casts the model to bf16 with fp32 master partitions, and the
   loss runs on the bf16 logits (--precision mixed --loss-dtype bf16).
 * bf16_full.json: the same with `bf16_master_weights_and_grads` and `bf16_optimizer_states` true and torch_autocast
-  on (bfloat16): bf16 master weights, gradients and Adam states (--precision bf16); the script wraps forward and
-  loss in torch.autocast, whose cross_entropy runs in fp32 (the default --loss-dtype fp32).
+  on (bfloat16): bf16 master weights, gradients and Adam states (--precision bf16 --bf16-master-weights-and-grads
+  --bf16-optimizer-states; first scored with --precision bf16 alone, a misreading: under DeepSpeed that is a bf16
+  model with fp32 masters and states); the script wraps forward and loss in torch.autocast, whose cross_entropy
+  runs in fp32 (the default --loss-dtype fp32).
 
 What the number is: "Peak Memory", train.py's `torch.cuda.max_memory_allocated()` after the run (peak stats reset
 at start), printed by format_memory as bytes / 1024**3 with the label "GB": GiB, per GPU (one rank's figure; which
@@ -64,7 +67,8 @@ ROWS = [
     {"key": "dse-bf16mw-6.9b-zero3-bf16-master-and-states-autocast-4xh100", "source": _SOURCE,
      "url": f"{_DIR}/README.md", "code_url": f"{_DIR}/train.py",
      "quote": _Q_BF16, "printed": "18.93 GB", "measured_bytes": int(round(18.93 * 2**30)), "metric": "allocated",
-     "argv": f"estimate --model {_MODEL} {_COMMON} --precision bf16 --format json",
+     "argv": f"estimate --model {_MODEL} {_COMMON} --precision bf16 --bf16-master-weights-and-grads "
+             "--bf16-optimizer-states --format json",
      "assumptions": _SETTINGS.format(
          config="bf16_full", how="bf16 master weights and gradients and bf16 Adam states "
          "(bf16_master_weights_and_grads, bf16_optimizer_states) under torch.autocast (the cross-entropy in fp32)"),

@@ -632,7 +632,12 @@ SOURCES = {
         "22.4 GiB estimated, helper F, 52dda88); nothing was tuned on it or on any other"),
     # Registered after deepspeedexamples-dschat-training-logs was scored, with its rows written, before any was scored.
     "deepspeedexamples-bf16-master-weight-2025": (
-        "frozen", "new (issue 28, fifteenth round): DeepSpeedExamples' training/bf16_master_weight README (6a3d817, "
+        "design", "frozen until issue 28's sixteenth round: its bf16 row (+79.3%) was scored with --precision bf16 "
+        "alone, which under DeepSpeed is a bf16 model with fp32 masters and Adam states, a misreading of its JSON's "
+        "bf16_master_weights_and_grads and bf16_optimizer_states, which the command line could not say; it led to "
+        "--bf16-master-weights-and-grads/--bf16-optimizer-states (bf16_master.py, 9eb5076), which its argv now "
+        "passes: +8.1/+79.3% -> +8.1/+9.0% (the baseline row as scored); first registered as "
+        "new (issue 28, fifteenth round): DeepSpeedExamples' training/bf16_master_weight README (6a3d817, "
         "Dec 2025; repeated by DeepSpeed's blogs/core_api_update): its train.py's own 6.86B transformer (a GPT-2 "
         "stand-in) under ZeRO-3 on 4 H100s, batch 1 x 512, every layer checkpointed, fp32 master and Adam states "
         "against bf16 master weights, gradients and Adam states under autocast; 'Peak Memory' is "
