@@ -23,7 +23,10 @@ def deepspeed_state_widths(workload: Workload, strategy: Strategy) -> tuple[int,
     DeepSpeed 0.19.8 (base_optimizer.py `_configure_master_weights`): the master partition is fp32 unless
     `bf16.bf16_master_weights_and_grads`; Adam's states follow the master dtype only with
     `bf16.bf16_optimizer_states` (which requires the former), else they stay fp32. A bf16 model without those
-    options is mixed precision to DeepSpeed (fp32 masters), never pure bf16.
+    options is mixed precision to DeepSpeed (fp32 masters), never pure bf16. The options hold for "mixed" as for
+    "bf16": the engine casts the model to 16 bits either way (`_cast_module_mixed_precision`), and a --config whose
+    JSON enables them resolves "mixed" where the script loads fp32 weights (resolution/workload.py
+    `estimator_precision`); the flags that say them ask for --precision bf16 (bf16_master.py).
 
     An fp32 model (no bf16/fp16 section) still gets a separate fp32 master partition, 4 more bytes per (sharded)
     parameter: ZeRO-1/2 clone it (stage_1_and_2.py 560-561, `...[partition_id].detach().clone().to(device=...,
@@ -34,7 +37,7 @@ def deepspeed_state_widths(workload: Workload, strategy: Strategy) -> tuple[int,
     """
     if workload.precision == "fp32":
         return 4, 4
-    low_master = workload.precision == "bf16" and strategy.bf16_master_weights_and_grads
+    low_master = strategy.bf16_master_weights_and_grads  # a 16-bit model: fp32 returned above
     low_states = low_master and strategy.bf16_optimizer_states
     return (2 if low_master else 4), (2 if low_states else 4)
 

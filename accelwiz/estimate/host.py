@@ -65,7 +65,7 @@ def deepspeed_host_buffers(workload: Workload, strategy: Strategy) -> tuple[floa
         extra += model_width * sharded
         parts.append(
             f"ZeRO-3 optimizer offload: a gradient partition in the model dtype ({model_width} B/param) beside "
-            "the fp32 one (grad_partitions_flat_buffer)"
+            "the master's (grad_partitions_flat_buffer)"
         )
     else:
         largest = max(t.numel for t in workload.model.tensors())

@@ -108,11 +108,12 @@ def _numerics(workload: Workload, strategy: Strategy) -> str:
         "mixed": "mixed precision (16-bit compute, fp32 master weights)",
         "bf16": "pure bf16 (no fp32 master copy)",
     }
-    if workload.precision == "bf16" and strategy.is_deepspeed:  # DeepSpeed keeps a master copy (states.py)
+    if strategy.is_deepspeed and (workload.precision == "bf16" or strategy.bf16_master_weights_and_grads and
+                                  workload.precision == "mixed"):  # DeepSpeed keeps a master copy (states.py)
         master = "bf16" if strategy.bf16_master_weights_and_grads else "fp32"
         states = "bf16" if strategy.bf16_master_weights_and_grads and strategy.bf16_optimizer_states else "fp32"
         said = f": {strategy.bf16_master_note}" if strategy.bf16_master_note else ""  # the JSON or the flags
-        precision["bf16"] = (
+        precision[workload.precision] = (
             f"bf16 model under DeepSpeed: {master} master weights and {states} optimizer states in its ZeRO "
             "optimizer (not pure bf16" + (said if master == "bf16" else f"; bf16_master_weights_and_grads off{said}")
             + ")"

@@ -241,8 +241,11 @@ def _offloaded(workload: Workload, strategy: Strategy, states: ModelStates) -> M
     per_node_share = strategy.world_size / strategy.nodes / n  # hybrid: each node holds a full set
     weights, gradients, optimizer = states.weights, states.gradients, states.optimizer_states
     if strategy.offload_optimizer != "none":
-        # DeepSpeed keeps an fp32 gradient partition on the host; FSDP moves its (fp32) gradient shards there
-        moved_grads = 4.0 * workload.trainable_parameters if strategy.is_deepspeed else gradients * n
+        # DeepSpeed keeps a gradient partition in the master's dtype on the host (0.19.8 stage_1_and_2.py
+        # `initialize_optimizer_states`, stage3.py: `gradient_dtype = self.fp32_partitioned_groups_flat[0].dtype`:
+        # fp32, bf16 under bf16_master_weights_and_grads); FSDP moves its (fp32) gradient shards there
+        moved_grads = (_master_width(workload, strategy) * workload.trainable_parameters if strategy.is_deepspeed
+                       else gradients * n)
         host += (optimizer * n + moved_grads) * per_node_share
         optimizer = gradients = 0.0  # gradients stream to host memory as they are reduced
         notes.append("optimizer offload: the optimizer step runs on the CPU; gradients are copied to host memory")

@@ -69,6 +69,13 @@ def test_a_flag_beats_the_json_and_says_which_won(cli, tmp_path):
     agreeing = _estimate(cli, *files, "--bf16-optimizer-states")
     assert _said(agreeing)["note"] == "--bf16-optimizer-states, agreeing with the JSON's bf16 section"
     assert agreeing["estimate"]["phases"] == from_json["estimate"]["phases"]
+    # the files alone resolve "mixed" (a script loading fp32 weights, which the engine casts to bf16): the JSON's
+    # options hold there too, as the assumption line says
+    mixed = _estimate(cli, *files[:-2])
+    assert mixed["workload"]["precision"] == "mixed" and _said(mixed)["master_weights_and_grads"] is True
+    assert mixed["estimate"]["sizes"]["optimizer_states"] == from_json["estimate"]["sizes"]["optimizer_states"]
+    assert any("bf16 master weights and bf16 optimizer states in its ZeRO optimizer (not pure bf16: the JSON's bf16 "
+               "section)" in line for line in mixed["estimate"]["assumptions"])
     # turning the masters off leaves the JSON's bf16 states without them: DeepSpeed refuses that
     result = cli("estimate", *files, "--no-bf16-master-weights-and-grads")
     assert result.exit_code == 2 and "bf16_optimizer_states requires bf16_master_weights_and_grads" in result.stderr

@@ -2,7 +2,9 @@
 `bf16.bf16_optimizer_states`, 0.18.3+), said by the estimate's flags: real ZeRO-1/2/3 engines of a bf16 model on
 this CPU, their optimizer's master partitions and Adam states counted by storage and dtype, against the bytes the
 CLI counts for the same run through `--bf16-master-weights-and-grads --bf16-optimizer-states`, and without them
-(fp32 masters and states: a bf16 model under DeepSpeed is mixed precision to it). One process: nothing sharded."""
+(fp32 masters and states: a bf16 model under DeepSpeed is mixed precision to it). One process: nothing sharded.
+Under ZeRO-3 optimizer offload the engine's DeepSpeedCPUAdam host tensors (the master, its gradient partition in
+the master's dtype, the gradient buffer, Adam's states) against the host RAM the CLI counts."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from accelwiz.estimate.memory import HOST_PROCESS_BYTES
 from tests.estimate.deepspeed_engine import engine_lines
 
 _ENGINE = textwrap.dedent(
@@ -77,3 +80,50 @@ def test_the_flags_count_the_bf16_master_and_states_a_real_engine_keeps(cli, tmp
         assert int(separate) // parameters == width and int(states) // parameters == 2 * width, (stage, low)
         # DeepSpeed pads a partition to its alignment (a few elements)
         assert counted <= int(separate) + int(states) < counted + 64, (stage, low, counted / parameters)
+
+
+# the engine builds DeepSpeedCPUAdam from the JSON's optimizer, its moments in bf16 with bf16_optimizer_states
+# (0.19.8 engine.py `get_optimizer_configuration`); tests/estimate/test_host.py measures the same tensors in fp32
+_HOST_ENGINE = textwrap.dedent(
+    """
+    import json, sys
+    import torch, deepspeed
+    from transformers import LlamaConfig, LlamaForCausalLM
+    config = json.loads(sys.argv[1])
+    for (states,) in json.loads(sys.argv[2]):
+        bf16 = {"enabled": True, "bf16_master_weights_and_grads": True, "bf16_optimizer_states": states}
+        ds = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "bf16": bf16,
+              "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}},
+              "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}}
+        engine, *_ = deepspeed.initialize(model=LlamaForCausalLM(LlamaConfig(**config)), config=ds)
+        ids = torch.randint(0, config["vocab_size"], (1, 8))
+        engine.backward(engine(input_ids=ids, labels=ids).loss)
+        engine.step()
+        o = engine.optimizer
+        size = lambda ts: sum(t.numel() * t.element_size() for t in ts if t is not None)
+        masters = o.fp32_partitioned_groups_flat
+        kept = [v for g in masters for v in o.optimizer.state[g].values() if torch.is_tensor(v) and v.numel() > 1]
+        host = size(masters) + size([t.grad for t in masters]) + size([o.grad_partitions_flat_buffer]) + size(kept)
+        print("HOST", int(states), host, str(masters[0].grad.dtype), str(kept[0].dtype), flush=True)
+        engine.destroy()
+    """
+)
+
+
+@pytest.mark.slow
+def test_the_flags_count_the_host_tensors_of_a_real_offloading_engine(cli, tmp_path: Path) -> None:
+    settings = [[True], [False]]
+    lines = engine_lines(tmp_path, _HOST_ENGINE, _TINY_LLAMA, settings, "HOST", what="DeepSpeedCPUAdam",
+                         env={"ACCELERATE_USE_CPU": "true"})
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({**_TINY_LLAMA, "architectures": ["LlamaForCausalLM"]}))
+    for (states,), (_, host, grad_dtype, state_dtype) in zip(settings, lines):
+        result = cli("estimate", "--model", str(config), "--strategy", "zero3", "--offload-optimizer", "cpu",
+                     "--gpus", "1", "--gpu-memory", "80GiB", "--precision", "bf16", "--seq-len", "8",
+                     *(_FLAGS if states else _FLAGS[:1]), "--format", "json")
+        assert result.exit_code == 0, result.stderr
+        data = json.loads(result.stdout)
+        assert grad_dtype == "torch.bfloat16" and state_dtype == ("torch.bfloat16" if states else "torch.float32")
+        # master 2 + its gradient partition 2 + the gradient buffer 2 + Adam m, v (4 in bf16, 8 in fp32) B/param
+        assert int(host) == (10 if states else 14) * data["model"]["parameters"], (states, int(host))
+        assert data["estimate"]["host_bytes_per_node"] - HOST_PROCESS_BYTES == int(host), states
