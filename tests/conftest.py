@@ -10,8 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 REPO = Path(__file__).resolve().parent.parent
-# the pin_local fixture beside the machine() profile builder; the session's tiny pretrained checkpoint
-pytest_plugins = ["tests.profiles", "tests.pretrained"]
+# the pin_local fixture beside the machine() profile builder; the session's tiny pretrained checkpoint; under
+# pytest-xdist, the tests sharing a module-scoped fixture on one worker
+pytest_plugins = ["tests.profiles", "tests.pretrained", "tests.worker_groups"]
 
 
 def corpus_dir() -> Path | None:

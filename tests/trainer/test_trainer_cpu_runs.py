@@ -91,9 +91,10 @@ def write_config(tmp_path: Path, name: str) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture()
 def chat_jsonl(tmp_path_factory) -> Path:
-    """The bundled sonnets as JSONL: plain `text` records and chat `messages` records, alternating."""
+    """The bundled sonnets as JSONL: plain `text` records and chat `messages` records, alternating. Written for each
+    test (a few KB): module-scoped, it would keep the two LoRA runs on one xdist worker (tests/worker_groups.py)."""
     from accelwiz.trainer.data import BUNDLED_CORPUS_DIR
 
     poems = [p for f in sorted(BUNDLED_CORPUS_DIR.glob("*.txt")) for p in f.read_text().split("\n\n") if p.strip()]
