@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING
 from accelwiz.estimate.activations_gqa import expanded_kv_notes, expanded_kv_terms
 from accelwiz.estimate.attention_backend import backend_notes, math_terms
 from accelwiz.estimate.eager_clamp import clamp_note, clamped_score_bytes, clamps_scores
+from accelwiz.estimate.llama_rmsnorm import legacy_norm_bytes, legacy_norm_notes
 from accelwiz.estimate.layer_terms import (
     fp32_residual,
     fp32_stream,
@@ -173,6 +174,7 @@ def activation_bytes(workload: Workload, *, autocast: bool = False, fp32_adapter
         notes.append("eager attention stores the s×s scores of every layer")
         if clamps_scores(workload):
             notes.append(clamp_note(workload))
+    notes += legacy_norm_notes(workload, fp32_stream=fp32_stream(workload, autocast))
     if workload.regime != "full":
         dropout = (f"lora_dropout {workload.lora_dropout:g}: each adapted linear keeps a mask and its dropped input"
                    if workload.lora_dropout > 0 else "lora_dropout 0")
@@ -188,6 +190,7 @@ def tail_bytes(workload: Workload, *, autocast: bool = False, fp32_adapters: boo
     head keeps, `4 + 4 + 2`), measured by the trace. LayerNorm models: embedding and final norm outputs.
     """
     sbh = workload.seq_len * workload.micro_batch * workload.model.hidden_size
+    sbh_legacy = legacy_norm_bytes(workload, fp32_stream=fp32_stream(workload, autocast)) * sbh  # llama_rmsnorm.py
     if workload.model.relu_mlp:  # OPT: the final norm, if any, and the projection pair (layer_terms.py)
         from accelwiz.estimate.activations_lora import projection_pair_bytes
 
@@ -198,10 +201,10 @@ def tail_bytes(workload: Workload, *, autocast: bool = False, fp32_adapters: boo
     if frozen_head(workload):  # LoRA's frozen norm and LM head keep only the norm's fp32 input (the tests)
         from accelwiz.estimate.modules_to_save import trained_head_input_width  # a saved head keeps its input
 
-        return (4 + trained_head_input_width(workload)) * sbh
+        return (4 + trained_head_input_width(workload)) * sbh + sbh_legacy
     if workload.precision == "fp32":
         return 8 * sbh
-    return (10 if fp32_residual(workload, autocast) else 8) * sbh
+    return (10 if fp32_residual(workload, autocast) else 8) * sbh + sbh_legacy
 
 
 def frozen_head(workload: Workload) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from accelwiz.estimate.eager_clamp import opt_probability_bytes
+from accelwiz.estimate.llama_rmsnorm import legacy_norm_bytes
 
 if TYPE_CHECKING:
     from accelwiz.modelspec.spec import ModelSpec
@@ -39,6 +40,9 @@ def gated_decoder_terms(workload: Workload, *, autocast: bool) -> tuple[list[tup
         terms.append(("RMSNorm fp32 upcast", 4 * norms * sbh))
     else:  # fp32: the normalised tensor (before the weight) is kept beside input and output (the trace)
         terms.append(("RMSNorm normalised copy", 4 * norms * sbh))
+    legacy = legacy_norm_bytes(workload, fp32_stream=fp32_stream(workload, autocast))  # transformers < 4.31
+    if legacy:
+        terms.append(("RMSNorm input kept (Llama before transformers 4.31)", legacy * norms * sbh))
     # Not in the reference: rotary's products keep cos and sin, [b, s, head_dim] each in the residual stream's dtype
     # (not q or k). The 3 q-widths the trace measured here were grouped-query K and V expanded to every head (at
     # r = 1/4) under the mask the fake trace used to build: activations_gqa.py counts them where a run expands
