@@ -34,6 +34,14 @@ def fsdp_streams():
     return fsdp_streams
 
 
+@pytest.fixture(scope="module")
+def streams(fsdp_streams) -> dict[str, dict]:
+    """Each row with what its stream replays to (fsdp_streams.per_stream, seconds a stream) and the estimate of its
+    settings, computed once for the module's tests that read every row."""
+    rows = {row["key"]: {**row, **fsdp_streams.per_stream(row)} for row in ROWS}
+    return {key: {**row, "accelwiz": fsdp_streams.estimate(row)} for key, row in rows.items()}
+
+
 @pytest.mark.parametrize("row", ROWS, ids=[row["key"] for row in ROWS])
 def test_each_fsdp_stream_replays_to_the_reserved_peak_the_gpu_reported(row):
     """Four CUDA streams (default, FSDP's unshard and post-backward, offload's copies), empty_cache after
@@ -42,11 +50,11 @@ def test_each_fsdp_stream_replays_to_the_reserved_peak_the_gpu_reported(row):
     assert result.peak_reserved == row["max_reserved"]
 
 
-def test_the_fsdp_constants_are_the_medians_the_streams_show(fsdp_streams):
+def test_the_fsdp_constants_are_the_medians_the_streams_show(fsdp_streams, streams):
     """FSDP_DYNAMIC_RATIO over the large steps, BEYOND_WRAP_CACHE over the small ones (benchmarks/fsdp_streams.py)."""
     import statistics
 
-    rows = [{**row, **fsdp_streams.per_stream(row)} for row in ROWS]
+    rows = list(streams.values())
     large, small = fsdp_streams.split_by_step(rows)
     assert (len(large), len(small)) == (7, 4)
     assert FSDP_DYNAMIC_RATIO[("adapters", True)] == round(statistics.median(r["default_ratio"] for r in large), 2)
@@ -93,16 +101,14 @@ def test_accelerates_fsdp_path_is_estimated_close_to_the_gpu(row, fsdp_streams):
     assert -5 <= ours["reserved_error_percent"] <= 15, ours
 
 
-def test_full_fine_tuning_under_fsdp_takes_the_largest_ratio_its_streams_show(fsdp_streams):
+def test_full_fine_tuning_under_fsdp_takes_the_largest_ratio_its_streams_show(fsdp_streams, streams):
     """Eight full fine-tuning streams (Llama-3.2-1B, 3B, Llama-2-7B; FSDP1 and FSDP2; 2,048 to 2 x 16,384 tokens):
     the estimate takes the largest default-stream ratio, rounded up, below the single-GPU replays' (ZeRO's)."""
     import math
 
     from accelwiz.estimate.reserve import DYNAMIC_RATIO
 
-    rows = [{**row, **fsdp_streams.per_stream(row)} for row in ROWS]
-    rows = [{**row, "accelwiz": fsdp_streams.estimate(row)} for row in rows]
-    ratios = fsdp_streams.full_fine_tuning_ratios(rows)
+    ratios = fsdp_streams.full_fine_tuning_ratios(list(streams.values()))
     assert len(ratios) == 8
     assert FSDP_DYNAMIC_RATIO[("full", True)] == math.ceil(100 * max(ratios)) / 100 < DYNAMIC_RATIO[("full", True)]
 
