@@ -684,7 +684,14 @@ SOURCES = {
         "and the fp16 engine, out of memory at 2,048 padded tokens and trained at 1,024 (1 measured row, 7 verdict "
         "rows): never used to tune anything"),
     "stanford-alpaca-issues": (
-        "frozen", "new (issue 28, sixteenth round): tatsu-lab/stanford_alpaca's issue tracker, verdict rows of "
+        "design", "frozen until issue 28's sixteenth round: its #280 row (FSDP1 CPU offload, batch 3 out of memory, "
+        "'fits') led to Llama's RMSNorm of transformers 4.28-4.30, which keeps its 16-bit input and, in 4.30, the "
+        "fp32 product for the weight's gradient (llama_rmsnorm.py, 66a9868): #280 batch 3 34.2 GiB 'fits' -> 35.9 "
+        "'tight', batch 2 (ran) 28.2 -> 29.4 'fits', #190 35.0 -> 35.2 'tight', #39/#32 (--stack 4.27) unchanged; "
+        "judged 36.9 of the A100's 40.0 GiB; what else batch 3 held is not found in torch 2.0.1's FSDP1 or the "
+        "Trainer of 4.30.2 (offload leaves activations, no_sync's 16-bit unsharded gradient and the gathered units on "
+        "the GPU); first registered as new (issue 28, sixteenth round): tatsu-lab/stanford_alpaca's issue tracker, "
+        "verdict rows of "
         "train.py (LLaMA-7B in fp32 under the Trainer's FSDP1 full_shard with 16-bit MixedPrecision, batches padded "
         "to their longest up to 512 tokens, no checkpointing, eager attention): on 8 x A100 40GB out of memory at "
         "batch 4 and trained at batch 2 (#39), trained at batch 1 with fp16 (#32) and bf16 (#190); with FSDP CPU "

@@ -34,11 +34,6 @@ OPEN = {
     # FastChat#1781 (fastchat_issues_memory.py): only its title names 8 x A100 40GB; its traceback's 37.33 GiB
     # allocated is the 4-GPU run's size ("tight" there, 39.0 GiB), and #407's 8-GPU run at the same batch trained
     "fastchat1781-llama-7b-fsdp-full-b2-8xa100-40gb-oom": "33.5 GiB 'fits' on 8 x A100 40GB measured OOM (issue 28)",
-    # Alpaca#280 (stanford_alpaca_issues.py): FSDP1 with CPU offload keeps only activations and the gathered unit on
-    # the GPU (batch 2: 28.2 GiB, trained); batch 3's out of memory is not found (offload's per-unit copies, the
-    # allocator over varying lengths without checkpointing): owed a reading in torch's CPUOffload, not a retune
-    "alpaca280-llama-7b-fsdp-full-offload-b3-4xa100-40gb-oom": "34.2 GiB 'fits' on 4 x A100 40GB measured OOM "
-                                                               "(issue 28)",
     # ChatGLM-Efficient-Tuning's README (chatglm_efficient_tuning_readme.py): batch 16 read at alpaca_gpt4_zh's
     # 1,024-token cap gives 42.9 GiB allocated (five fp32 130,528-wide logits copies per token, 8.0 GiB log-softmax)
     # and +36.5 GiB of varying-length allocator reserve; the table's 4 GB per batch doubling says its longest batch
