@@ -51,9 +51,8 @@ def estimate_json(estimate: MemoryEstimate) -> dict[str, Any]:
             "fsdp_wrap": {"value": s.fsdp_wrap, "source": s.fsdp_wrap_source, "note": s.fsdp_wrap_note}
             if s.is_fsdp else None,
             # DeepSpeed: its bf16 section's master copy and optimizer states in bf16, and who said so ("": off)
-            "bf16_master": {"master_weights_and_grads": s.bf16_master_weights_and_grads,
-                            "optimizer_states": s.bf16_optimizer_states, "note": s.bf16_master_note}
-            if s.is_deepspeed else None,
+            **{name: getattr(s, name) if s.is_deepspeed else None
+               for name in ("bf16_master_weights_and_grads", "bf16_optimizer_states", "bf16_master_note")},
         },
         # live at the peak, summing to the total; `sizes` are the categories' own sizes
         "per_gpu_bytes": {**at_peak(estimate), "total": estimate.per_gpu_total},

@@ -24,7 +24,9 @@ def _estimate(cli, *args: str) -> dict:
 
 
 def _said(data: dict) -> dict:
-    return data["estimate"]["strategy"]["bf16_master"]
+    strategy = data["estimate"]["strategy"]
+    return {"master_weights_and_grads": strategy["bf16_master_weights_and_grads"],
+            "optimizer_states": strategy["bf16_optimizer_states"], "note": strategy["bf16_master_note"]}
 
 
 def test_the_flags_keep_the_master_and_states_in_bf16_and_say_so(cli):
@@ -41,7 +43,7 @@ def test_the_flags_keep_the_master_and_states_in_bf16_and_say_so(cli):
                for line in low["estimate"]["assumptions"])
     # no other strategy has them to say
     assert _estimate(cli, *_RUN, "--strategy", "fsdp", "--precision", "bf16")["estimate"]["strategy"][
-        "bf16_master"] is None
+        "bf16_master_weights_and_grads"] is None
 
 
 def test_bf16_masters_beside_fp32_states_run_under_optimizer_offload(cli):

@@ -60,7 +60,7 @@ def _counted(cli, config: Path, stage: int, low: bool) -> tuple[int, int]:
                  "80GiB", "--precision", "bf16", "--seq-len", "8", *(_FLAGS if low else ()), "--format", "json")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert data["estimate"]["strategy"]["bf16_master"]["master_weights_and_grads"] is low
+    assert data["estimate"]["strategy"]["bf16_master_weights_and_grads"] is low
     return data["estimate"]["sizes"]["optimizer_states"], data["model"]["parameters"]
 
 
