@@ -49,6 +49,8 @@ _Q407_8GPU = ("we have tried to train the 7b model on A100 40G * 8, with default
 _Q1781 = ("out of memory when finetune Vicuna-7B with 4 x A100 (40GB) or 8 x A100 (40GB)\n\nI followed readme.md "
           "https://github.com/lm-sys/FastChat#fine-tuning-vicuna-7b-with-local-gpus, but it did not work, still out "
           "of memory.")
+_Q1781_OOM = ("OutOfMemoryError: CUDA out of memory. Tried to allocate 98.00 MiB (GPU 2; 39.59 GiB total capacity; "
+              "37.33 GiB already allocated; 16.19 MiB free; 37.68 GiB reserved in total by PyTorch)")
 _Q2556 = ("Here is my Lora fine-tuning script, when `model_max_length=2048` it will be OOM, when setting 1024 it "
           "won't, what's the reason for this")
 
@@ -81,6 +83,18 @@ _APRIL = ("4.28", "2023-04-13/15", "transformers from git main of April 2023 (4.
           "wrapping) and the users' torch (not stated); the CLI estimates the installed torch")
 _JUNE = ("4.28.1", "2023-06-26", "torch 2.0.1 (the traceback) and transformers 4.28.x (pyproject < 4.29); the CLI "
          "estimates the installed torch")
+_1781_8GPU = _full("fastchat1781-llama-7b-fsdp-full-b2-8xa100-40gb-oom", 1781, _C1781, "8 x A100 40GB", "8xA100-40GB",
+                   2, _Q1781 + "\n\n" + _Q1781_OOM, "still out of memory", "out of memory (the title's 8 x A100 "
+                   "40GB: the README's command with 8 processes)", _JUNE,
+                   ["the thread does not show the 8-GPU command: 8 processes with the README's other flags assumed; "
+                    "#407's 8-GPU run at batch 2 (April, another stack) trained"])
+# A misreading, corrected after it was scored (620fbce, fd202ff): the thread shows one run, and it is not 8 GPUs'
+_1781_8GPU_MISREAD = (
+    "no 8-GPU run in the thread: the opener 'followed readme.md', whose command at 6fda9fe is `torchrun "
+    "--nproc_per_node=4` ('train Vicuna-7B with 4 x A100 (40GB)'), and its one traceback's '37.33 GiB already "
+    "allocated' is that 4-process run's size (accelwiz: 35.96 GiB allocated at 4 processes, 26.55 at 8, where FSDP "
+    "halves the fp32 parameter, gradient and AdamW shards); the title's 'or 8 x A100 (40GB)' names no command, "
+    "batch or trace, and #407's 8-GPU run of the same command at batch 2 trained. The 4-GPU row scores this thread")
 ROWS = [
     {**_full("fastchat407-llama-7b-fsdp-full-b1-8xa100-40gb", 407, _C407, "8 x A100 40GB", "8xA100-40GB", 1,
              _Q407_8GPU, "30G", "'about 30G on each card' at batch 1, read as GiB of nvidia-smi (a "
@@ -102,11 +116,7 @@ ROWS = [
     {**_full("fastchat1781-llama-7b-fsdp-full-b2-4xa100-40gb-oom", 1781, _C1781, "4 x A100 40GB", "4xA100-40GB", 2,
              _Q1781, "still out of memory", "out of memory (the README's command, followed)", _JUNE, []),
      "measured_bytes": None, "metric": "reserved", "ran": False},
-    {**_full("fastchat1781-llama-7b-fsdp-full-b2-8xa100-40gb-oom", 1781, _C1781, "8 x A100 40GB", "8xA100-40GB", 2,
-             _Q1781, "still out of memory", "out of memory (the title's 8 x A100 40GB: the README's command with 8 "
-             "processes)", _JUNE,
-             ["the thread does not show the 8-GPU command: 8 processes with the README's other flags assumed; "
-              "#407's 8-GPU run at batch 2 (April, another stack) trained"]),
+    {**{key: value for key, value in _1781_8GPU.items() if key != "argv"}, "not_expressible": _1781_8GPU_MISREAD,
      "measured_bytes": None, "metric": "reserved", "ran": False},
 ]
 

@@ -682,7 +682,8 @@ SOURCES = {
         "and on 8 at batch 2 (#1781), trained on 8 at batch 2 and 'about 30G on each card' at batch 1 (#407); #2556 "
         "(Oct 2023) train_lora.py QLoRA r=8 of Vicuna-7B v1.5 on one V100S 32GB under ZeRO-2 with optimizer offload "
         "and the fp16 engine, out of memory at 2,048 padded tokens and trained at 1,024 (1 measured row, 7 verdict "
-        "rows): never used to tune anything"),
+        "rows): never used to tune anything; #1781's 8-GPU row, scored 'fits', was a misreading (the thread's one run "
+        "is the README's 4-process command, its traceback's 37.33 GiB allocated that run's size): no argv since"),
     "stanford-alpaca-issues": (
         "design", "frozen until issue 28's sixteenth round: its #280 row (FSDP1 CPU offload, batch 3 out of memory, "
         "'fits') led to Llama's RMSNorm of transformers 4.28-4.30, which keeps its 16-bit input and, in 4.30, the "

@@ -31,9 +31,6 @@ OPEN = {
     # fp32 states alone are 20.7 GiB of the A10's 22.5, so the run was most likely the 4-GPU g5.24xlarge the page
     # also names ("tight" there, 18.9 GiB): the row's reading, owed a check, not a retune
     "dolly-pythia-2.8b-zero3-2xa10-ran": "43.9 GiB 'does not fit' on 2 x A10 measured to train (issue 28)",
-    # FastChat#1781 (fastchat_issues_memory.py): only its title names 8 x A100 40GB; its traceback's 37.33 GiB
-    # allocated is the 4-GPU run's size ("tight" there, 39.0 GiB), and #407's 8-GPU run at the same batch trained
-    "fastchat1781-llama-7b-fsdp-full-b2-8xa100-40gb-oom": "33.5 GiB 'fits' on 8 x A100 40GB measured OOM (issue 28)",
     # ChatGLM-Efficient-Tuning's README (chatglm_efficient_tuning_readme.py): batch 16 read at alpaca_gpt4_zh's
     # 1,024-token cap gives 42.9 GiB allocated (five fp32 130,528-wide logits copies per token, 8.0 GiB log-softmax)
     # and +36.5 GiB of varying-length allocator reserve; the table's 4 GB per batch doubling says its longest batch
