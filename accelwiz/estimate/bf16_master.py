@@ -102,3 +102,24 @@ def _refuse_combination(strategy: Strategy, master: bool, states: bool, version:
 
 def _text(version: tuple[int, int, int]) -> str:
     return ".".join(map(str, version))
+
+
+def as_the_run_keeps_masters(strategies: list[Strategy], shown: Strategy | None,
+                             workload: Workload) -> list[Strategy]:
+    """The strategies a recommendation or --compare weighs, each ZeRO one keeping the shown run's bf16 masters and
+    states where DeepSpeed runs them so (bf16 states under offload from 0.19.1; bf16 masters beside fp32 states
+    only under offload): the run's JSON says them whatever stage it is offered. Others stay fp32."""
+    if shown is None or not shown.bf16_master_weights_and_grads:
+        return strategies
+    return [_keeping(s, shown, workload.stack.deepspeed) if s.kind in ("zero1", "zero2", "zero3") else s
+            for s in strategies]
+
+
+def _keeping(strategy: Strategy, shown: Strategy, version: tuple[int, int, int] | None) -> Strategy:
+    options = {"bf16_master_weights_and_grads": True, "bf16_optimizer_states": shown.bf16_optimizer_states,
+               "bf16_master_note": shown.bf16_master_note}
+    try:
+        _refuse_combination(strategy, True, shown.bf16_optimizer_states, version)
+    except UsageError:  # DeepSpeed would refuse the run's options there: offered as it runs without them
+        return strategy
+    return replace(strategy, **options)

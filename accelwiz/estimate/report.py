@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from accelwiz.estimate.bf16_master import as_the_run_keeps_masters
 from accelwiz.estimate.gpu_fit import gpu_fit
 from accelwiz.estimate.memory import MemoryEstimate, estimate_memory
 from accelwiz.estimate.recommend import CompareRow, Recommendation, compare_rows, recommend, runnable_strategies
@@ -59,7 +60,8 @@ def build_report(
         return _cpu_report(workload, target, strategy, gpus_per_node, nodes, compare=compare)
     advice = None
     # the strategies offered build the model as the shown run does (--no-zero3-init: under any ZeRO-3)
-    offered = as_the_script_loads(runnable_strategies(workload, gpus_per_node, nodes), strategy)
+    offered = as_the_run_keeps_masters(as_the_script_loads(runnable_strategies(workload, gpus_per_node, nodes),
+                                                           strategy), strategy, workload)
     if target is not None:
         advice = recommend(
             workload,
@@ -87,7 +89,8 @@ def build_report(
                             strategies=offered)
     elif compare:  # nothing to judge against: as asked
         rows = [CompareRow(estimate_memory(workload, s, gpu), None)
-                for s in as_the_script_loads(candidate_strategies(gpus_per_node, nodes), strategy)]
+                for s in as_the_run_keeps_masters(as_the_script_loads(candidate_strategies(gpus_per_node, nodes),
+                                                                       strategy), strategy, workload)]
     judged = None if target is None else memory_verdict(shown, target.gpu_bytes, target.host_bytes, HEADROOM)
     fits = None if judged is None else judged.runs  # tight runs (exit 0, with the warning in the verdict)
     return Report(shown, target, verdict(shown, target, HEADROOM), fits, advice, rows, judged)

@@ -113,3 +113,18 @@ def test_a_deepspeed_that_has_them_runs_them(cli):
     offloaded = _estimate(cli, *_RUN, "--strategy", "zero3", "--precision", "bf16", *_BOTH,
                           "--offload-optimizer", "cpu", "--stack", "deepspeed==0.19.1")
     assert _said(offloaded)["optimizer_states"] is True
+
+
+def test_the_recommendation_and_compare_keep_the_runs_bf16_masters(cli):
+    """The run's JSON says its bf16 options whatever ZeRO stage it is offered: each ZeRO row keeps them where
+    DeepSpeed runs them (bf16 states under optimizer offload from 0.19.1), the others stay as they run."""
+    args = (*_RUN, "--strategy", "zero3", "--precision", "bf16", *_BOTH, "--compare")
+    rows = {row["strategy"]["label"]: row["strategy"] for row in _estimate(cli, *args)["compare"]}
+    zero = [s for s in rows.values() if s["kind"] in ("zero1", "zero2", "zero3")]
+    assert len(zero) >= 4 and all(s["bf16_master_weights_and_grads"] and s["bf16_optimizer_states"] for s in zero)
+    assert all(s["bf16_master_weights_and_grads"] is None for s in rows.values() if s["kind"].startswith("fsdp"))
+    old = {row["strategy"]["label"]: row["strategy"]
+           for row in _estimate(cli, *args, "--stack", "deepspeed==0.19.0")["compare"]}
+    for label, strategy in old.items():  # before 0.19.1 bf16 states under offload would be fp32: offered without
+        if strategy["kind"].startswith("zero"):
+            assert strategy["bf16_optimizer_states"] is (strategy["offload_optimizer"] == "none"), label
