@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from accelwiz.estimate.lora_fused_parameters import fused_parameter_terms
+
 if TYPE_CHECKING:
     from accelwiz.modelspec.spec import Tensor
     from accelwiz.estimate.workload import Workload
@@ -141,8 +143,10 @@ def frozen_base_terms(workload: Workload, *, autocast: bool = False,
     layer, whose input needs no gradient, keeps less.
     """
     spec = workload.model
-    if workload.regime == "full" or not _term_by_term(workload):
+    if workload.regime == "full":
         return []
+    if not _term_by_term(workload):  # MoE: full fine-tuning's terms, and the adapted fused experts' weights
+        return fused_parameter_terms(workload)
     tokens = workload.seq_len * workload.micro_batch
     width = 4 if workload.precision == "fp32" else 2
     adapted = _adapted(workload)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from accelwiz.modelspec import families
+from accelwiz.modelspec.peft_moe import MoeTargets, fused_view, parameter_matrices
 from accelwiz.modelspec.tensors import Tensor, tensors_of
 
 # A HF `model_type`. The presets use llama, mistral, qwen2, gemma2, phi3, mixtral, gpt2 and bert; a config.json
@@ -184,14 +185,21 @@ class ModelSpec(families.FamilyFeatures):
         return [t for t in self.tensors() if t.linear and t.module.startswith("layers.")]
 
     def lora_matrices(
-        self, rank: int, targets: set[str] | frozenset[str] | tuple[str, ...], *, all_linear: bool = False
+        self, rank: int, targets: set[str] | frozenset[str] | tuple[str, ...], *, all_linear: bool = False,
+        moe: MoeTargets | None = None,
     ) -> tuple[int, ...]:
         """The element count of each LoRA A and B matrix: r x in and out x r for every block linear whose name is
         in `targets` (every block linear with `all_linear`, as PEFT's `target_modules="all-linear"`: MLA's
-        kv_a_proj_with_mqa, GPT-NeoX's query_key_value and other names outside the preset families included)."""
+        kv_a_proj_with_mqa, GPT-NeoX's query_key_value and other names outside the preset families included),
+        and, where PEFT converts the targets of a transformers-5 MoE model (`moe`: peft_moe.py), its fused experts
+        and router."""
         wanted = set(targets)
         matrices: list[int] = []
-        for t in self.all_block_linears():
+        linears = self.all_block_linears()
+        if moe is not None:  # the experts as transformers 5 fuses them; some names stop targeting linears
+            linears = [t for t in fused_view(self.tensors()) if t.linear and t.module.startswith("layers.")
+                       and t.kind not in moe.dropped]
+        for t in linears:
             if all_linear or t.kind in wanted:
                 out_features, in_features = t.shape
                 matrices += [rank * in_features, out_features * rank]
@@ -203,6 +211,8 @@ class ModelSpec(families.FamilyFeatures):
         # (lora_embedding_A r x vocab, lora_embedding_B hidden x r) when named; "all-linear" leaves lm_head out
         for _ in wanted & OUTSIDE_BLOCK_TARGETS:
             matrices += [rank * self.vocab_size, self.embedding_width * rank]
+        if moe is not None:
+            matrices += parameter_matrices(self.tensors(), rank, moe)
         return tuple(matrices)
 
     def lora_parameters(

@@ -13,6 +13,8 @@
   under bf16 (estimate/workload.py `trl_bf16_cast_parameters`). TRL is the trainer a script runs, not a library
   every run imports: its version is None unless `--stack trl==VERSION` says it (an installed TRL says nothing
   about a plain Trainer script or the built-in trainer).
+* PEFT from 0.19 (under transformers 5) adapts the fused experts and the router of a MoE model where a v4 name asks
+  for them, from 0.20 under "all-linear" too, from 0.22 on Qwen2-MoE as well (modelspec/peft_moe.py).
 
 Default: the versions installed here, read from package metadata (accelwiz.probe.packages, no import: `estimate`
 starts fast), or the ones a `--system` profile lists (a probe saved on the machine that will train: `check --system
@@ -55,6 +57,7 @@ class Stack:
     torch: Version | None = None
     deepspeed: Version | None = None
     trl: Version | None = None  # only where --stack says it (module docstring)
+    peft: Version | None = None
 
     def items(self) -> list[tuple[str, Version | None]]:
         return [(f.name, getattr(self, f.name)) for f in fields(self)]
@@ -76,7 +79,7 @@ KNOWN: tuple[str, ...] = tuple(f.name for f in fields(Stack))
 # `if self.zero3_init_flag:`. One fact, read by the estimate (configured_strategy.zero_init) and by AW217.
 ZERO3_INIT_FLAG_IGNORED_SINCE: Version = (1, 0, 0)
 _EXAMPLE = {"transformers": "4.37.2", "bitsandbytes": "0.41.1", "accelerate": "0.28.0", "torch": "2.3.1",
-            "deepspeed": "0.18.3", "trl": "0.9.6"}
+            "deepspeed": "0.18.3", "trl": "0.9.6", "peft": "0.21.2"}
 # read from a flag only: the trainer a script runs (module docstring)
 _SAID_ONLY = frozenset({"trl"})
 

@@ -1,0 +1,32 @@
+"""What LoRA on a fused parameter keeps for backward: the effective weight W + s·B·A, whole.
+
+PEFT wraps a targeted parameter (transformers 5's fused MoE experts, the router's weight: modelspec/peft_moe.py) in
+a `ParamWrapper` (peft/tuners/lora/layer.py, 0.22): for its forward it registers a parametrization
+(`_LoraFactorsProxy`: `torch.baddbmm(W, lhs, rhs, alpha=scaling)` with autocast off, in W's dtype; a 2D weight
+`_LoraParameterProxy`: `W + delta_weight`) inside `parametrize.cached()`. The experts' matmuls then read that
+effective weight, which now needs a gradient, so autograd keeps it (under autocast the 16-bit cast of it) for
+the weight's gradient: every element of every adapted expert stack, per layer, in the compute width. The base
+weight itself is frozen and keeps nothing more; the inputs are kept as in full fine-tuning (MoE layers keep
+those terms). Checked against the fake-tensor trace of Qwen2-MoE (trace_matrix.py's LoRA row).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from accelwiz.estimate.workload import Workload
+
+
+def fused_parameter_terms(workload: Workload) -> list[tuple[str, int]]:
+    """One layer's kept effective weights of the adapted fused parameters (all layers' over the layer count:
+    dense and MoE layers averaged); none where PEFT adapts no fused parameter."""
+    from accelwiz.modelspec.peft_moe import targeted
+
+    moe = workload.moe_lora_targets
+    if moe is None:
+        return []
+    width = 4 if workload.precision == "fp32" else 2
+    elements = sum(t.numel for t, _ in targeted(workload.model.tensors(), moe))
+    kept = width * elements // max(workload.model.num_layers, 1)
+    return [("LoRA'd fused experts/router: effective weight W + BA", kept)] if kept else []
