@@ -7,7 +7,7 @@ from functools import cached_property
 from typing import Literal
 
 from accelwiz.errors import UsageError
-from accelwiz.modelspec.peft_moe import MoeTargets, convertible_names, moe_targets
+from accelwiz.modelspec.peft_moe import MoeTargets
 from accelwiz.modelspec.spec import OUTSIDE_BLOCK_TARGETS, ModelSpec
 from accelwiz.resolution.stack import Stack
 
@@ -184,8 +184,8 @@ class Workload:
         """The fused experts and router PEFT adapts on a transformers-5 MoE model at the run's peft (peft_moe.py)."""
         if self.regime == "full":
             return None
-        return moe_targets(self.model.family, set(self.lora_targets), all_linear=self.lora_targets == ALL_LINEAR,
-                           peft=self.stack.peft, transformers=self.stack.transformers)
+        return self.model.moe_lora_targets(self.lora_targets, all_linear=self.lora_targets == ALL_LINEAR,
+                                           peft=self.stack.peft, transformers=self.stack.transformers)
 
     @cached_property
     def quantized_parameters(self) -> int:
@@ -210,7 +210,7 @@ def check_lora_targets(spec: ModelSpec, targets: tuple[str, ...] | list[str]) ->
     """Every named target is a module PEFT would adapt: a block linear of this model, its output layer or its
     token embedding (or all-linear). PEFT matches target_modules by the name's last part."""
     # and on a transformers-5 MoE model the v4 names PEFT converts to its fused experts and router (peft_moe.py)
-    known = {t.kind for t in spec.all_block_linears()} | OUTSIDE_BLOCK_TARGETS | convertible_names(spec.family)
+    known = {t.kind for t in spec.all_block_linears()} | OUTSIDE_BLOCK_TARGETS | spec.converted_lora_names
     unknown = [t for t in targets if t != "all-linear" and t not in known]
     if unknown:
         names = ", ".join(dict.fromkeys(t.kind for t in spec.all_block_linears()))

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from accelwiz.modelspec import families
-from accelwiz.modelspec.peft_moe import MoeTargets, fused_view, parameter_matrices
+from accelwiz.modelspec.peft_moe import (MoeTargets, Version, convertible_names, fused_view, moe_targets,
+                                         parameter_matrices)
 from accelwiz.modelspec.tensors import Tensor, tensors_of
 
 # A HF `model_type`. The presets use llama, mistral, qwen2, gemma2, phi3, mixtral, gpt2 and bert; a config.json
@@ -214,6 +215,17 @@ class ModelSpec(families.FamilyFeatures):
         if moe is not None:
             matrices += parameter_matrices(self.tensors(), rank, moe)
         return tuple(matrices)
+
+    def moe_lora_targets(self, targets: set[str] | frozenset[str] | tuple[str, ...], *, all_linear: bool,
+                         peft: Version | None, transformers: Version | None) -> MoeTargets | None:
+        """What PEFT adapts of this model's fused experts and router at those versions (peft_moe.py: by model
+        type, as PEFT's own table keys it); None where it converts nothing."""
+        return moe_targets(self.family, set(targets), all_linear=all_linear, peft=peft, transformers=transformers)
+
+    @property
+    def converted_lora_names(self) -> frozenset[str]:
+        """The v4 names a LoRA target may use where PEFT converts them to fused experts and router (peft_moe.py)."""
+        return convertible_names(self.family)
 
     def lora_parameters(
         self, rank: int, targets: set[str] | frozenset[str] | tuple[str, ...], *, all_linear: bool = False

@@ -13,6 +13,7 @@ import pytest
 from accelwiz.errors import InputError, UsageError
 from accelwiz.modelspec.lookup import MODEL_PRESETS, resolve_model, spec_from_hf_config
 from accelwiz.estimate.workload import Workload
+from accelwiz.resolution.stack import Stack
 
 pytest.importorskip("transformers")
 
@@ -93,10 +94,14 @@ def test_deepseek_v2_mla_and_mixed_blocks():
     # the dense first block differs from the MoE ones: counts use every block, not block 0 × 27
     dense, moe = (sum(t.numel for t in spec.tensors() if t.module.startswith(f"layers.{i}.")) for i in (0, 1))
     assert dense != moe and spec.layer_parameters == max(dense, moe)
-    workload = Workload(spec, regime="lora", lora_rank=8)  # default targets: PEFT's all-linear
+    # default targets: PEFT's all-linear; before peft 0.20 it reached no fused expert and no router (peft_moe.py)
+    workload = Workload(spec, regime="lora", lora_rank=8, stack=Stack(transformers=(5, 0, 0), peft=(0, 19, 1)))
     per_block_0 = sum(8 * sum(t.shape) for t in spec.block_linears())
     assert workload.trainable_parameters != 27 * per_block_0
     assert workload.trainable_parameters == sum(8 * sum(t.shape) for t in spec.all_block_linears())
+    today = Workload(spec, regime="lora", lora_rank=8)  # and since: 26 MoE blocks' experts (2r, r) and routers
+    routed = 26 * (2 * 8 * 64 * (2048 + 2 * 1408) + 8 * 64 * (1408 + 2048) + 8 * (2048 + 64))
+    assert today.trainable_parameters - workload.trainable_parameters == routed
     # all-linear reaches MLA's projections, whose names no preset family has
     assert {"kv_a_proj_with_mqa", "kv_b_proj"} <= {t.kind for t in spec.all_block_linears()}
     named = Workload(spec, regime="lora", lora_rank=8, lora_targets=("q_proj", "o_proj"))

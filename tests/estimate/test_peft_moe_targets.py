@@ -27,11 +27,17 @@ _CONFIGS = {
     # layer 0 dense (nn.Linear gate_proj/up_proj/down_proj), layer 1 MoE
     "qwen3_moe": ("Qwen3MoeConfig", {"moe_intermediate_size": 32, "num_experts": 4, "num_experts_per_tok": 2,
                                      "mlp_only_layers": [0], "head_dim": 16}),
+    # MLA, a dense first block, shared experts (nn.Linear down_proj beside the fused routed down_proj)
+    "deepseek_v2": ("DeepseekV2Config", {"moe_intermediate_size": 32, "n_routed_experts": 4, "n_shared_experts": 1,
+                                         "num_experts_per_tok": 2, "first_k_dense_replace": 1, "kv_lora_rank": 16,
+                                         "q_lora_rank": None, "qk_rope_head_dim": 8, "qk_nope_head_dim": 8,
+                                         "v_head_dim": 16}),
 }
 _TARGETS = [
     ("qwen2_moe", ALL_LINEAR), ("qwen2_moe", ("q_proj", "gate_proj", "up_proj")), ("qwen2_moe", ("down_proj",)),
     ("qwen2_moe", ("gate", "v_proj")), ("mixtral", ALL_LINEAR), ("mixtral", ("w1", "w3", "w2")),
     ("mixtral", ("q_proj", "v_proj")), ("qwen3_moe", ALL_LINEAR), ("qwen3_moe", ("gate_proj", "up_proj", "down_proj")),
+    ("deepseek_v2", ALL_LINEAR), ("deepseek_v2", ("down_proj",)),
 ]
 
 

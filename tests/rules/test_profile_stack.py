@@ -53,11 +53,11 @@ def test_check_explain_shows_the_profiles_stack_and_its_memory_rules_use_it(tmp_
     node = _profile(tmp_path, transformers="4.46.3")
     shown = cli("check", str(config), "--explain", "--system", str(node), "--model", "llama-2-7b", "--lora")
     assert re.search(r"^  stack\s+transformers 4\.46\.3, bitsandbytes 0\.46\.0, accelerate 1\.8\.1, torch 2\.5\.1, "
-                     r"deepspeed 0\.13\.1\s+system profile", shown.stdout, re.M), shown.stdout
+                     r"deepspeed 0\.13\.1, peft \S+\s+system profile", shown.stdout, re.M), shown.stdout
     flagged = cli("check", str(config), "--explain", "--system", str(node), "--model", "llama-2-7b", "--lora",
                   "--stack", "torch==2.8.0")
-    assert re.search(r"^  stack\s+transformers 4\.46\.3, .*torch 2\.8\.0, deepspeed 0\.13\.1\s+flag", flagged.stdout,
-                     re.M)
+    assert re.search(r"^  stack\s+transformers 4\.46\.3, .*torch 2\.8\.0, deepspeed 0\.13\.1, peft \S+\s+flag",
+                     flagged.stdout, re.M)
 
 
 def test_check_stack_flag_reaches_the_rules_and_the_memory_rules_alike(tmp_path, cli) -> None:
