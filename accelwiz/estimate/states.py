@@ -32,6 +32,7 @@ from accelwiz.estimate.frozen_base import (
     quant_state_bytes,
     trl_cast_notes,
 )
+from accelwiz.estimate.lora_fused_parameters import fused_factor_copies
 from accelwiz.estimate.modules_to_save import saved_factored_elements, saved_notes, saved_weight_bytes
 from accelwiz.estimate.modules_to_save import saved_width as copy_width
 from accelwiz.estimate.paged_states import PAGED_OPTIMIZERS, paged_state_bytes
@@ -168,7 +169,8 @@ def _unsharded(workload: Workload, strategy: Strategy) -> ModelStates:
     master = _master_width(workload, strategy)
     grad_width = trainable_width(workload, strategy)
     if deepspeed or precision != "mixed":  # the trainable parameters in their dtype (PEFT's fp32 adapters too)
-        trainable_weights, autocast = (compute if deepspeed else grad_width) * trainable, 0.0
+        trainable_weights = (compute if deepspeed else grad_width) * trainable
+        autocast = fused_factor_copies(workload, peft_fp32_adapters(workload, strategy) and not deepspeed)
         optimizer_master = master * trainable
     else:  # autocast: fp32 parameters are the model; 16-bit copies are made for the matmuls
         trainable_weights, optimizer_master = 4.0 * trainable, 0.0

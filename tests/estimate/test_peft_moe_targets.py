@@ -106,3 +106,17 @@ def test_a_presets_per_expert_linears_are_fused_as_transformers_5_builds_them() 
                             if t.module.startswith("layers.0.mlp") and not t.linear]
     assert experts(preset) == experts(built)
     assert any(".experts.0." in t.module for t in preset.tensors())
+
+
+@pytest.mark.parametrize("checkpointing", [False, True])
+def test_pure_bf16_lora_on_the_fused_experts_matches_the_trace(checkpointing: bool) -> None:
+    """Beside trace_matrix.py's mixed row: pure bf16 (fp32 adapters, whose expert factors PEFT casts to bf16 and
+    baddbmm keeps: 2 B per factor element, none kept across checkpointed layers; the effective weights rebuilt
+    per layer in the recompute)."""
+    from accelwiz.estimate.trace_matrix import TOLERANCE, Setting, run
+
+    row = run(Setting("qwen2-moe-a2.7b", 1, 256, "bf16", "sdpa", gradient_checkpointing=checkpointing, lora=True))
+    for exact in ("weights", "gradients", "optimizer_states"):
+        assert row["analytic"][exact] == row["traced"][exact], exact
+    assert abs(row["error"]["activations"]) <= TOLERANCE and abs(row["error"]["peak"]) <= TOLERANCE, row["error"]
+    assert row["analytic_phase"] == row["traced_phase"]
