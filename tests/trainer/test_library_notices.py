@@ -58,5 +58,7 @@ def test_the_quickstart_trainer_prints_no_deepspeed_line(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "done: step 2/2" in done.stderr, done.stderr
     said = done.stdout + done.stderr
-    assert NOTICE not in said and "real_accelerator" not in said and "deepspeed" not in said.lower(), said
+    # the header's stack names the installed versions (read from package metadata, nothing imported): not a notice
+    notices = "\n".join(line for line in said.splitlines() if not line.startswith("training with model"))
+    assert NOTICE not in said and "real_accelerator" not in said and "deepspeed" not in notices.lower(), said
     assert "Writing model shards" not in said, said  # transformers' one-file progress bar beside our "saved" line
