@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -36,3 +37,42 @@ def engine_lines(tmp_path: Path, source: str, model: dict[str, Any], settings: l
     if len(lines) != len(settings):
         pytest.skip(f"{what} did not run here: {(run.stderr.strip().splitlines() or ['?'])[-1]}")
     return lines
+
+
+# A tiny Llama most engine tests build (256 wide, 2 layers: a few seconds per engine on the CPU)
+TINY_LLAMA = {"model_type": "llama", "vocab_size": 1000, "hidden_size": 256, "intermediate_size": 512,
+              "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4}
+
+# One ZeRO engine per setting [stage, bf16 section or null (fp32: no section)], one step of torch AdamW: prints
+# MASTER stage master-dtype state-dtype separate-master-bytes adam-state-bytes. The separate bytes leave out a
+# master that shares the model's storage (an alias); the states are Adam's m and v (the step count aside).
+MASTER_ENGINE = textwrap.dedent(
+    """
+    import json, sys
+    import torch, deepspeed
+    from transformers import LlamaConfig, LlamaForCausalLM
+    config = json.loads(sys.argv[1])
+    for stage, bf16 in json.loads(sys.argv[2]):
+        torch.manual_seed(0)
+        model = LlamaForCausalLM(LlamaConfig(**config))  # fp32; the engine casts it under a bf16 section
+        ds = {"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": stage},
+              "zero_force_ds_cpu_optimizer": False, **({"bf16": bf16} if bf16 else {})}
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        engine, *_ = deepspeed.initialize(model=model, optimizer=optimizer, config=ds)
+        ids = torch.randint(0, config["vocab_size"], (1, 8))
+        engine.backward(engine(input_ids=ids, labels=ids).loss)
+        engine.step()  # Adam's states exist from the first step
+        opt = engine.optimizer
+        if stage == 3:
+            masters, models = opt.fp32_partitioned_groups_flat, opt.fp16_partitioned_groups_flat
+        else:
+            masters, models = opt.single_partition_of_fp32_groups, opt.bit16_groups_flat
+        shared = {t.untyped_storage().data_ptr() for t in models}
+        separate = sum(m.untyped_storage().nbytes() for m in masters
+                       if m.untyped_storage().data_ptr() not in shared)
+        kept = [v for s in opt.optimizer.state.values() for v in s.values() if torch.is_tensor(v) and v.numel() > 1]
+        states = sum(v.untyped_storage().nbytes() for v in kept)
+        print("MASTER", stage, str(masters[0].dtype), str(kept[0].dtype), separate, states, flush=True)
+        engine.destroy()
+    """
+)

@@ -15,41 +15,9 @@ from pathlib import Path
 import pytest
 
 from accelwiz.estimate.memory import HOST_PROCESS_BYTES
-from tests.estimate.deepspeed_engine import engine_lines
+from tests.estimate.deepspeed_engine import MASTER_ENGINE, engine_lines
+from tests.estimate.deepspeed_engine import TINY_LLAMA as _TINY_LLAMA
 
-_ENGINE = textwrap.dedent(
-    """
-    import json, sys
-    import torch, deepspeed
-    from transformers import LlamaConfig, LlamaForCausalLM
-    config = json.loads(sys.argv[1])
-    for stage, low in json.loads(sys.argv[2]):
-        torch.manual_seed(0)
-        model = LlamaForCausalLM(LlamaConfig(**config))  # the engine casts it to bf16
-        bf16 = {"enabled": True, "bf16_master_weights_and_grads": low, "bf16_optimizer_states": low}
-        ds = {"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": stage}, "bf16": bf16,
-              "zero_force_ds_cpu_optimizer": False}
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-        engine, *_ = deepspeed.initialize(model=model, optimizer=optimizer, config=ds)
-        ids = torch.randint(0, config["vocab_size"], (1, 8))
-        engine.backward(engine(input_ids=ids, labels=ids).loss)
-        engine.step()  # Adam's states exist from the first step
-        opt = engine.optimizer
-        if stage == 3:
-            masters, models = opt.fp32_partitioned_groups_flat, opt.fp16_partitioned_groups_flat
-        else:
-            masters, models = opt.single_partition_of_fp32_groups, opt.bit16_groups_flat
-        shared = {t.untyped_storage().data_ptr() for t in models}
-        separate = sum(m.untyped_storage().nbytes() for m in masters
-                       if m.untyped_storage().data_ptr() not in shared)
-        kept = [v for s in opt.optimizer.state.values() for v in s.values() if torch.is_tensor(v) and v.numel() > 1]
-        states = sum(v.untyped_storage().nbytes() for v in kept)
-        print("BF16MASTER", stage, int(low), str(masters[0].dtype), str(kept[0].dtype), separate, states, flush=True)
-        engine.destroy()
-    """
-)
-_TINY_LLAMA = {"model_type": "llama", "vocab_size": 1000, "hidden_size": 256, "intermediate_size": 512,
-               "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4}
 _FLAGS = ("--bf16-master-weights-and-grads", "--bf16-optimizer-states")
 
 
@@ -67,11 +35,13 @@ def _counted(cli, config: Path, stage: int, low: bool) -> tuple[int, int]:
 @pytest.mark.slow
 def test_the_flags_count_the_bf16_master_and_states_a_real_engine_keeps(cli, tmp_path: Path) -> None:
     settings = [[1, True], [2, True], [3, True], [3, False]]
-    lines = engine_lines(tmp_path, _ENGINE, _TINY_LLAMA, settings, "BF16MASTER",
+    sections = [[stage, {"enabled": True, "bf16_master_weights_and_grads": low, "bf16_optimizer_states": low}]
+                for stage, low in settings]
+    lines = engine_lines(tmp_path, MASTER_ENGINE, _TINY_LLAMA, sections, "MASTER",
                          what="a bf16 ZeRO engine on the CPU", env={"DS_ACCELERATOR": "cpu"})
     config = tmp_path / "config.json"
     config.write_text(json.dumps({**_TINY_LLAMA, "architectures": ["LlamaForCausalLM"]}))
-    for (stage, low), (_, _, master_dtype, state_dtype, separate, states) in zip(settings, lines):
+    for (stage, low), (_, master_dtype, state_dtype, separate, states) in zip(settings, lines):
         counted, parameters = _counted(cli, config, stage, low)
         width = 2 if low else 4
         dtype = "torch.bfloat16" if low else "torch.float32"
