@@ -6,8 +6,8 @@
 Each run's wall time is pytest's own session time (the XML's testsuite `time`: collection included, pip not);
 a test's time is its setup, call and teardown together, as --durations lists them one by one. Under pytest-xdist
 the test times are each worker's, so they add up to about twice the wall time on 2 workers. The 1-minute load
-average of the machine is not in the XML: give it with the run (LABEL is free text). Writes
-benchmarks/results/suite_time.json.
+average of the machine is not in the XML: give it with the run (LABEL is free text). Adds its
+runs to benchmarks/results/suite_time.json (a label already there is replaced).
 """
 
 from __future__ import annotations
@@ -45,7 +45,9 @@ def main() -> None:
     for run in options.runs:
         label, _, path = run.rpartition("=")
         found[label or path] = summary(Path(path), options.top)
-    RESULTS.write_text(json.dumps(found, indent=1) + "\n")
+    # earlier runs stay: the file is the suite's history, a run's label replaces only its own entry
+    kept = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    RESULTS.write_text(json.dumps({**kept, **found}, indent=1) + "\n")
     for label, run in found.items():
         print(f"{label}: {run['wall_s']} s, {run['passed']} passed, {run['skipped']} skipped, "
               f"{run['failures'] + run['errors']} failed")
