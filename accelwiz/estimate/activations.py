@@ -252,7 +252,7 @@ def logits_bytes(workload: Workload, *, autocast: bool = False) -> int:
 
         return fused_loss_bytes(as_activations_run(workload, autocast=autocast), autocast=autocast).kept
     tokens = workload.micro_batch * workload.seq_len * spec.vocab_size
-    log_softmax = 2 if workload.loss_dtype in ("bf16", "fp16") else 4  # a 16-bit loss keeps a 16-bit output (loss_dtype.py)
+    log_softmax = 2 if workload.loss_dtype in ("bf16", "fp16") else 4  # a 16-bit loss: a 16-bit output
     if spec.softcapped_logits:
         return (log_softmax + (4 if workload.precision == "fp32" else 2)) * tokens
     return log_softmax * tokens
@@ -292,7 +292,7 @@ def loss_transient_bytes(workload: Workload, *, autocast: bool = False) -> tuple
         fused = fused_loss_bytes(as_activations_run(workload, autocast=autocast), autocast=autocast)
         return fused.forward, fused.backward
     tokens = workload.micro_batch * workload.seq_len * workload.model.vocab_size
-    if workload.loss_dtype in ("bf16", "fp16"):  # the 16-bit logits and their shifted copy; two 16-bit gradients (loss_dtype.py)
+    if workload.loss_dtype in ("bf16", "fp16"):  # 16-bit logits, their shifted copy, two 16-bit gradients
         return 4 * tokens, 4 * tokens
     forward = 4 * tokens if workload.precision == "fp32" else 6 * tokens
     if workload.copies_shifted_logits:

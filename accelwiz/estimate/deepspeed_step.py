@@ -2,8 +2,8 @@
 sub-group) step allocates on the GPU.
 
 step_temporaries.py asks for it (`optimizer_step_temporaries`); memory.py counts its temporaries in the optimizer
-phase and hands its flat buffers to reserve.py as segments of their own (`deepspeed_step_segments`). Measured by the H200's
-ZeRO-2 allocator stream (tests/fixtures/allocator_streams/10) and by real ZeRO engines on the CPU
+phase and hands its flat buffers to reserve.py as segments of their own (`deepspeed_step_segments`). Measured by the
+H200's ZeRO-2 allocator stream (tests/fixtures/allocator_streams/10) and by real ZeRO engines on the CPU
 (tests/estimate/test_deepspeed_step_peak.py).
 """
 

@@ -36,8 +36,8 @@ def fused_factor_copies(workload: Workload, fp32_adapters: bool) -> float:
     """Bytes of the 16-bit copies of the fused parameters' LoRA factors: `get_delta_factors` casts lhs and rhs to
     the parameter's dtype (`.to(param.dtype)`), and `baddbmm` keeps both for backward. Only fp32 adapters over a
     bf16 base without autocast (PEFT's default in pure bf16: states.peft_fp32_adapters) make a copy: 2 B per
-    element of the expert stacks' factors (the fake-tensor trace of Qwen2-MoE in bf16, to the byte); under autocast the fp32 adapters' 16-bit
-    copies are counted with every adapter's (states.py)."""
+    element of the expert stacks' factors (the fake-tensor trace of Qwen2-MoE in bf16, to the byte); under autocast
+    the fp32 adapters' 16-bit copies are counted with every adapter's (states.py)."""
     moe = workload.moe_lora_targets
     if moe is None or not fp32_adapters or workload.precision != "bf16" or workload.gradient_checkpointing:
         return 0.0  # checkpointed: made in each layer's forward and recompute, freed with it (the trace)

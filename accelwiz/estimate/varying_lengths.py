@@ -47,8 +47,8 @@ over the fixed step without a load, +2.3..+4.2 after a load tensor by tensor (bi
 k-bit casts freed), and not at all after the warmup block (loading_warmup.py: 7.63 GiB, 4.29 GiB of it free once the
 weights and casts are in; 13.50-13.52 against 13.52 fixed, the notebook printed 13.615): the step's loss tails are
 cut from the block's free pieces and merge back into them, no segment of their own. So the growth is counted
-beyond the bytes the warmup block leaves free (loading_warmup.py `loading_free_bytes`), only where that block decides what loading
-reserves. Elsewhere nothing is taken off, which the replays allow: ms-swift's Qwen-7B QLoRA (no free block; 3.39 GiB
+beyond the bytes the warmup block leaves free (loading_warmup.py `loading_free_bytes`), only where that block
+decides what loading reserves. Elsewhere nothing is taken off, which the replays allow: ms-swift's Qwen-7B QLoRA (no free block; 3.39 GiB
 of copies and originals free) grows 1.8-3.9 loss tails after its load against 5.9-12.7 without, AMD's Llama-2-7B
 QLoRA under 4.31 (0.91 GiB free) 5.4-9.0 either way. With samples cut at the cap rather than dropped (TRL's
 truncation) most batches reach it and no variant grows.
@@ -76,7 +76,8 @@ def cache_growth(workload: Workload, loading_block: float = 0.0) -> tuple[float,
     counts, the bound a long run may reach (`max_memory_reserved`), and the note; (0, 0, None) for batches of one
     length (packed or padded to `--seq-len`), under `expandable_segments:True` and for models without an LM
     head. `loading_block`: what loading leaves reserved where transformers' warmup block decides it
-    (loading_warmup.loading_reserved); its free bytes absorb the growth first (loading_warmup.py `loading_free_bytes`)."""
+    (loading_warmup.loading_reserved); its free bytes absorb the growth first (loading_warmup.py
+    `loading_free_bytes`)."""
     if not workload.varying_lengths or workload.expandable_segments:  # one segment grows by pages: nothing left
         return 0.0, 0.0, None                                           # between blocks (module docstring)
     tail = logits_bytes(workload)

@@ -66,7 +66,11 @@ def _workload(model_type: str, targets: tuple[str, ...], **stack: tuple[int, int
                     stack=replace(installed_stack(), **stack))
 
 
-@pytest.mark.parametrize(("model_type", "targets"), _TARGETS, ids=lambda v: v if isinstance(v, str) else "all-linear" if v == ALL_LINEAR else "+".join(v))
+def _target_id(value: object) -> str:
+    return value if isinstance(value, str) else "all-linear" if value == ALL_LINEAR else "+".join(value)
+
+
+@pytest.mark.parametrize(("model_type", "targets"), _TARGETS, ids=_target_id)
 def test_the_analytic_count_is_the_real_peft_models(model_type: str, targets: tuple[str, ...]) -> None:
     assert _workload(model_type, targets).trainable_parameters == _real_trainable(model_type, targets)
 

@@ -110,7 +110,8 @@ def test_check_explain_and_the_run_summary_show_the_stack(tmp_path, cli) -> None
     flagged = cli("check", str(config), "--explain", "--model", "llama-2-7b", "--qlora",
                   "--stack", "bitsandbytes==0.41.1")
     rows = {line.split()[0]: line for line in flagged.stdout.splitlines() if line.startswith("  ")}
-    assert re.search(r"stack\s+transformers \S+, bitsandbytes 0.41.1, accelerate \S+, torch \S+, deepspeed \S+, peft \S+\s+"
+    assert re.search(r"stack\s+transformers \S+, bitsandbytes 0.41.1, accelerate \S+, torch \S+, deepspeed \S+, "
+                     r"peft \S+\s+"
                      r"flag\s+--stack bitsandbytes==0.41.1", rows["stack"])
     plain = cli("check", str(config), "--explain", "--model", "llama-2-7b", "--qlora")
     assert re.search(r"^  stack\s+transformers .*\s+installed\s+this environment's package metadata",
