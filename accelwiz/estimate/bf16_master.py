@@ -27,14 +27,15 @@ from typing import TYPE_CHECKING
 
 from accelwiz.errors import UsageError
 from accelwiz.estimate.strategy import Strategy, chosen_strategy, flag_over_file
+from accelwiz.resolution.stack import Version, version_text
 
 if TYPE_CHECKING:
     from accelwiz.estimate.workload import Workload
 
 MASTER_FLAG = "--bf16-master-weights-and-grads"
 STATES_FLAG = "--bf16-optimizer-states"
-BF16_MASTER_SINCE = (0, 18, 3)  # deepspeedai/DeepSpeed#7700: bf16_master_weights_and_grads, bf16_optimizer_states
-CPU_BF16_STATES_SINCE = (0, 19, 1)  # deepspeedai/DeepSpeed#8010: DeepSpeedCPUAdam keeps bf16 moments under offload
+BF16_MASTER_SINCE: Version = (0, 18, 3)  # DeepSpeed#7700: bf16_master_weights_and_grads, bf16_optimizer_states
+CPU_BF16_STATES_SINCE: Version = (0, 19, 1)  # DeepSpeed#8010: DeepSpeedCPUAdam keeps bf16 moments under offload
 
 
 def with_bf16_master(strategy: Strategy | None, master: bool | None, states: bool | None,
@@ -46,7 +47,7 @@ def with_bf16_master(strategy: Strategy | None, master: bool | None, states: boo
     if not given:
         return strategy
     said = " ".join(flag for flag, _ in given)
-    if strategy is None or strategy.kind not in ("zero1", "zero2", "zero3"):
+    if strategy is None or not strategy.is_deepspeed:
         raise UsageError(f"{said}: DeepSpeed's bf16 options for its ZeRO optimizer (stage 1, 2 or 3 only); "
                          f"{chosen_strategy(strategy)}", hint=f"pass --strategy zero1|zero2|zero3, or drop {said}")
     turned_on = [flag for flag, value in given if value]
@@ -54,7 +55,8 @@ def with_bf16_master(strategy: Strategy | None, master: bool | None, states: boo
         _refuse_off_bf16(workload, turned_on[0])
     new_master = strategy.bf16_master_weights_and_grads if master is None else master
     new_states = strategy.bf16_optimizer_states if states is None else states
-    _refuse_combination(strategy, new_master, new_states, workload.stack.deepspeed)
+    if (refused := _refusal(strategy, new_master, new_states, workload.stack.deepspeed)) is not None:
+        raise refused
     # an option on before the flags was the JSON's (the defaults are off): the flag wins over it or agrees with it
     files = strategy.bf16_master_note or "the JSON's bf16 section"
     note = "; ".join(flag_over_file(flag, value, current, files, from_file=current)
@@ -77,31 +79,29 @@ def _refuse_off_bf16(workload: Workload, flag: str) -> None:
                          hint=f"pass --precision bf16, or drop {flag}")
     version = workload.stack.deepspeed
     if version is not None and version < BF16_MASTER_SINCE:
-        raise UsageError(f"{flag} on DeepSpeed {_text(version)}: its bf16 section has no such key before 0.18.3 "
-                         "(deepspeedai/DeepSpeed#7700) and its config refuses unknown keys",
+        raise UsageError(f"{flag} on DeepSpeed {version_text(version)}: its bf16 section has no such key before "
+                         "0.18.3 (deepspeedai/DeepSpeed#7700) and its config refuses unknown keys",
                          hint=f"pass --stack deepspeed==0.18.3 or later, or drop {flag}")
 
 
-def _refuse_combination(strategy: Strategy, master: bool, states: bool, version: tuple[int, int, int] | None) -> None:
-    """What DeepSpeed refuses of the options together (module docstring), or would silently replace."""
+def _refusal(strategy: Strategy, master: bool, states: bool, version: Version | None) -> UsageError | None:
+    """What DeepSpeed refuses of the options together (module docstring), or would silently replace; None where it
+    runs them."""
     offload = strategy.offload_optimizer != "none"
     if states and not master:
-        raise UsageError("bf16_optimizer_states requires bf16_master_weights_and_grads (DeepSpeed runtime/config.py): "
-                         "the optimizer states follow the master copy's dtype",
-                         hint=f"add {MASTER_FLAG}, or pass --no-bf16-optimizer-states")
+        return UsageError("bf16_optimizer_states requires bf16_master_weights_and_grads (DeepSpeed "
+                          "runtime/config.py): the optimizer states follow the master copy's dtype",
+                          hint=f"add {MASTER_FLAG}, or pass --no-bf16-optimizer-states")
     if master and not states and not offload:
-        raise UsageError(f"{MASTER_FLAG} without {STATES_FLAG}: DeepSpeed keeps fp32 optimizer states beside bf16 "
-                         "masters only under ZeRO-Offload with DeepSpeedCPUAdam (base_optimizer.py "
-                         "_configure_master_weights: 'Master weights feature requires ... Offload')",
-                         hint=f"add {STATES_FLAG} (bf16 states on the GPU), or --offload-optimizer cpu")
+        return UsageError(f"{MASTER_FLAG} without {STATES_FLAG}: DeepSpeed keeps fp32 optimizer states beside bf16 "
+                          "masters only under ZeRO-Offload with DeepSpeedCPUAdam (base_optimizer.py "
+                          "_configure_master_weights: 'Master weights feature requires ... Offload')",
+                          hint=f"add {STATES_FLAG} (bf16 states on the GPU), or --offload-optimizer cpu")
     if states and offload and version is not None and version < CPU_BF16_STATES_SINCE:
-        raise UsageError(f"{STATES_FLAG} with optimizer offload on DeepSpeed {_text(version)}: before 0.19.1 "
-                         "(deepspeedai/DeepSpeed#8010) its DeepSpeedCPUAdam keeps the moments in fp32 on the host",
-                         hint="pass --stack deepspeed==0.19.1 or later, or --offload-optimizer none")
-
-
-def _text(version: tuple[int, int, int]) -> str:
-    return ".".join(map(str, version))
+        return UsageError(f"{STATES_FLAG} with optimizer offload on DeepSpeed {version_text(version)}: before "
+                          "0.19.1 (deepspeedai/DeepSpeed#8010) its DeepSpeedCPUAdam keeps the moments in fp32 on the "
+                          "host", hint="pass --stack deepspeed==0.19.1 or later, or --offload-optimizer none")
+    return None
 
 
 def as_the_run_keeps_masters(strategies: list[Strategy], shown: Strategy | None,
@@ -111,15 +111,8 @@ def as_the_run_keeps_masters(strategies: list[Strategy], shown: Strategy | None,
     only under offload): the run's JSON says them whatever stage it is offered. Others stay fp32."""
     if shown is None or not shown.bf16_master_weights_and_grads:
         return strategies
-    return [_keeping(s, shown, workload.stack.deepspeed) if s.kind in ("zero1", "zero2", "zero3") else s
-            for s in strategies]
-
-
-def _keeping(strategy: Strategy, shown: Strategy, version: tuple[int, int, int] | None) -> Strategy:
-    options = {"bf16_master_weights_and_grads": True, "bf16_optimizer_states": shown.bf16_optimizer_states,
-               "bf16_master_note": shown.bf16_master_note}
-    try:
-        _refuse_combination(strategy, True, shown.bf16_optimizer_states, version)
-    except UsageError:  # DeepSpeed would refuse the run's options there: offered as it runs without them
-        return strategy
-    return replace(strategy, **options)
+    states, version = shown.bf16_optimizer_states, workload.stack.deepspeed
+    # where DeepSpeed would refuse the run's options, a strategy is offered as it runs without them
+    return [replace(s, bf16_master_weights_and_grads=True, bf16_optimizer_states=states,
+                    bf16_master_note=shown.bf16_master_note)
+            if s.is_deepspeed and _refusal(s, True, states, version) is None else s for s in strategies]

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from accelwiz.resolution.stack import version_text
+
 if TYPE_CHECKING:
     from accelwiz.estimate.workload import Workload
 
@@ -61,7 +63,7 @@ def legacy_norm_notes(workload: Workload, *, fp32_stream: bool) -> list[str]:
     extra = legacy_norm_bytes(workload, fp32_stream=fp32_stream)
     if not extra:
         return []
-    version = ".".join(str(part) for part in workload.stack.transformers or ())
+    version = version_text(workload.stack.transformers)
     product = ", and its trained weight's gradient keeps the fp32 product, not a 16-bit cast" if extra == 4 else ""
     return [f"transformers {version}'s LlamaRMSNorm (until 4.31) multiplies its 16-bit input by the fp32 rsqrt: "
             f"autograd keeps the input beside its fp32 copy{product} (+{extra} B per norm element)"]

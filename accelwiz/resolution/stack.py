@@ -64,11 +64,11 @@ class Stack:
 
     def as_json(self) -> dict[str, str | None]:
         """Each library's version as text, None where it is absent (run_report.json, `estimate --format json`)."""
-        return {name: _text(version) for name, version in self.items()}
+        return {name: version_text(version) for name, version in self.items()}
 
     def __str__(self) -> str:
         # an unsaid TRL is no absent library: the run's trainer is simply not TRL's as far as anyone said
-        return ", ".join(f"{name} {_text(version) or 'absent'}" for name, version in self.items()
+        return ", ".join(f"{name} {version_text(version) or 'absent'}" for name, version in self.items()
                          if version is not None or name not in _SAID_ONLY)
 
 
@@ -84,7 +84,8 @@ _EXAMPLE = {"transformers": "4.37.2", "bitsandbytes": "0.41.1", "accelerate": "0
 _SAID_ONLY = frozenset({"trl"})
 
 
-def _text(version: Version | None) -> str | None:
+def version_text(version: Version | None) -> str | None:
+    """A version as text, 4.30.2 for (4, 30, 2); None where the library is absent."""
     return None if version is None else ".".join(map(str, version))
 
 
@@ -129,7 +130,7 @@ def stack_from_flags(given: Sequence[str], base: Stack | None = None) -> Stack:
     for text in given:
         name, version = _one(text)
         if name in versions and versions[name] != version:
-            raise UsageError(f"--stack names {name} twice ({_text(versions[name])} and {_text(version)})",
+            raise UsageError(f"--stack names {name} twice ({version_text(versions[name])} and {version_text(version)})",
                              hint=f"pass one --stack {name}==VERSION")
         versions[name] = version
     return replace(base if base is not None else installed_stack(), **versions)
