@@ -39,7 +39,7 @@ def with_accumulated_gradients(workload: Workload, strategy: Strategy, states: M
     if steps <= 1 or strategy.kind == "zero3":
         return states
     if strategy.is_fsdp:
-        width = 4 if workload.precision == "fp32" else 2
+        width = workload.compute_width
         frozen = workload.model.num_parameters if frozen_in_flat_gradient(workload, strategy) else 0
         kept = float(width * (workload.trainable_parameters + frozen))
         note = (f"gradient accumulation x{steps} under FSDP: accelerate's no_sync skips the reduce-scatter of every "

@@ -254,7 +254,7 @@ def logits_bytes(workload: Workload, *, autocast: bool = False) -> int:
     tokens = workload.micro_batch * workload.seq_len * spec.vocab_size
     log_softmax = 2 if workload.loss_dtype in ("bf16", "fp16") else 4  # a 16-bit loss: a 16-bit output
     if spec.softcapped_logits:
-        return (log_softmax + (4 if workload.precision == "fp32" else 2)) * tokens
+        return (log_softmax + workload.compute_width) * tokens
     return log_softmax * tokens
 
 
@@ -296,5 +296,5 @@ def loss_transient_bytes(workload: Workload, *, autocast: bool = False) -> tuple
         return 4 * tokens, 4 * tokens
     forward = 4 * tokens if workload.precision == "fp32" else 6 * tokens
     if workload.copies_shifted_logits:
-        return forward + (4 if workload.precision == "fp32" else 2) * tokens, 8 * tokens
+        return forward + workload.compute_width * tokens, 8 * tokens
     return forward, 8 * tokens

@@ -78,7 +78,7 @@ def expanded_kv_bytes(workload: Workload) -> int:
     if kv_expansion_reason(workload) is None:
         return 0
     spec = workload.model
-    width = 4 if workload.precision == "fp32" else 2  # K and V leave their linears in the activation dtype
+    width = workload.compute_width  # K and V leave their linears in the activation dtype
     extra_heads = spec.num_heads - spec.num_kv_heads
     return 2 * extra_heads * spec.head_dim * workload.seq_len * workload.micro_batch * width
 

@@ -101,7 +101,7 @@ def lora_dropout_bytes(workload: Workload, *, autocast: bool = False, fp32_adapt
     copy = _copy_width(workload, "attention input", autocast=autocast, fp32_adapters=fp32_adapters)
     if _term_by_term(workload) and copy == 4:
         return int(masks)  # the fp32 casts are the copies dropout drops (frozen_base_terms counts them)
-    width = 4 if workload.precision == "fp32" else 2
+    width = workload.compute_width
     freed: dict[str, float] = {}
     for t in adapted:
         group = _group(workload, t.kind)  # GPT-2 and BERT names (c_attn, query...) are in no group
@@ -148,7 +148,7 @@ def frozen_base_terms(workload: Workload, *, autocast: bool = False,
     if not _term_by_term(workload):  # MoE: full fine-tuning's terms, and the adapted fused experts' weights
         return fused_parameter_terms(workload)
     tokens = workload.seq_len * workload.micro_batch
-    width = 4 if workload.precision == "fp32" else 2
+    width = workload.compute_width
     adapted = _adapted(workload)
     sbh = tokens * spec.hidden_size
     terms = []  # nn.LayerNorm (OPT) keeps its input whether or not its weight trains, and no normalised tensor
@@ -170,7 +170,7 @@ def _input_group_terms(workload: Workload, adapted: list[Tensor], *, autocast: b
                        fp32_adapters: bool) -> list[tuple[str, int]]:
     """Per input group (attention input, MLP input, ...): kept by no frozen linear, or cast by each adapter."""
     tokens = workload.seq_len * workload.micro_batch
-    width = 4 if workload.precision == "fp32" else 2
+    width = workload.compute_width
     inputs: dict[str, int] = {}  # group -> elements per token of its input
     chosen: dict[str, int] = {}  # group -> adapted linears reading it
     for t in workload.model.block_linears():
@@ -220,7 +220,7 @@ def projection_pair_bytes(workload: Workload, *, autocast: bool, fp32_adapters: 
     spec = workload.model
     if workload.regime == "full" or not spec.word_embed_proj_dim or workload.lora_targets != ALL_LINEAR:
         return 0
-    width = 4 if workload.precision == "fp32" else 2
+    width = workload.compute_width
     copy = _copy_width(workload, "attention input", autocast=autocast, fp32_adapters=fp32_adapters) or width
     adapter = 4 if fp32_adapters and not autocast else width
     tokens = workload.seq_len * workload.micro_batch
@@ -258,7 +258,7 @@ def kept_4bit_input_terms(workload: Workload, adapted: list[Tensor], *, autocast
     if not workload.keeps_4bit_inputs:
         return []
     tokens = workload.seq_len * workload.micro_batch
-    width = 4 if workload.precision == "fp32" else 2
+    width = workload.compute_width
     kept = 0
     for group, (elements, readers, lora_keeps) in _4bit_input_groups(workload, adapted, autocast=autocast,
                                                                       fp32_adapters=fp32_adapters).items():
@@ -275,7 +275,7 @@ def _4bit_input_groups(workload: Workload, adapted: list[Tensor], *, autocast: b
                        fp32_adapters: bool) -> dict[str, tuple[int, int, bool]]:
     """Per input group: its elements per token, the 4-bit linears reading it, and whether an adapter's `lora_A`
     keeps that very tensor (no dropout, no cast by PEFT or by autocast of an fp32 input)."""
-    width = 4 if workload.precision == "fp32" else 2
+    width = workload.compute_width
     groups: dict[str, tuple[int, int, bool]] = {}
     for t in workload.model.block_linears():
         group = _group(workload, t.kind)
@@ -293,7 +293,7 @@ def _4bit_input_width(workload: Workload, group: str, *, autocast: bool) -> int:
     """Bytes per element of `group`'s input as the 4-bit linears receive it: after PEFT's k-bit preparation under
     16-bit autocast the fp32 norms make the attention and MLP inputs fp32, and Linear4bit returns its input's dtype,
     so the MLP's product is fp32 too (`frozen_base_terms`); attention's output is autocast's."""
-    width = 4 if workload.precision == "fp32" else 2
+    width = workload.compute_width
     if autocast and workload.regime == "qlora" and workload.kbit_prepared and group != "attention output":
         return 4
     return width

@@ -149,7 +149,7 @@ def math_bytes(workload: Workload) -> tuple[int, int]:
 
     spec = workload.model
     s, b, a, d = workload.seq_len, workload.micro_batch, spec.num_heads, spec.head_dim
-    width = 4 if workload.precision == "fp32" else 2
+    width = workload.compute_width
     torch = workload.stack.torch
     kept = 4 if width == 4 or torch is None or tuple(torch) >= MATH_UPCAST else 2
     # the fused count (layer_terms + activations_gqa): q at every head, K and V at the KV heads unless expanded

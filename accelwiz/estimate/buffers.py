@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 def buffer_bytes(workload: Workload, strategy: Strategy) -> tuple[float, list[str]]:
     """Communication buckets and gathered parameters that exist on top of the model states."""
     spec, trainable = workload.model, workload.trainable_parameters
-    width = 4 if workload.precision == "fp32" else 2
+    width = workload.compute_width
     buffers, notes = 0.0, []
     if strategy.kind == "ddp":
         from accelwiz.estimate.states import trainable_width  # the gradients' dtype (PEFT's fp32 adapters too)

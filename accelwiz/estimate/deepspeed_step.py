@@ -81,7 +81,7 @@ def _deepspeed_step(workload: Workload, strategy: Strategy) -> _DeepSpeedStep:
     if strategy.kind == "zero3":
         elements = min(elements, ZERO3_SUB_GROUP_ELEMENTS)
     master, state = deepspeed_state_widths(workload, strategy)
-    gradient = 4 if workload.precision == "fp32" else 2
+    gradient = workload.compute_width
     copy = 4 if master == 4 and workload.precision != "fp32" else 0
     # DeepSpeed's FusedAdam (a JSON optimizer section) and torch's fused AdamW update in place: no temporary
     foreach = state if (workload.optimizer == "adamw" and not workload.legacy_trainer

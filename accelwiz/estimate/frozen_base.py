@@ -54,7 +54,7 @@ def frozen_base_width(workload: Workload, strategy: Strategy, compute: int | Non
     precision the base is fp32 (a unit flattens parameters of one dtype and the adapters are fp32:
     `finetune.lora_base_dtype`; PEFT's FSDP example, `torch_dtype = quant_storage_dtype or torch.float32`),
     MixedPrecision gathering it in 16-bit; else the compute width."""
-    compute = compute if compute is not None else (4 if workload.precision == "fp32" else 2)
+    compute = compute if compute is not None else workload.compute_width
     if strategy.is_deepspeed and workload.precision != "fp32":
         return 2
     loaded = workload.frozen_base_width

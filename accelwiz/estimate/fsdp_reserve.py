@@ -105,7 +105,7 @@ def fsdp_gathered_bytes(workload: Workload, strategy: Strategy, root_parameters:
     The whole model one unit (NO_WRAP, fsdp_wrap.py): every block is the root's, gathered as long as it is."""
     if strategy.kind == "fsdp_grad_op":
         return 0.0
-    width = 4 if workload.precision == "fp32" else 2
+    width = workload.compute_width
     gathered_width = QLORA_BYTES_PER_PARAM if workload.regime == "qlora" else width
     blocks = workload.model.num_parameters - root_parameters if strategy.fsdp_wrap == "none" else \
         2 * workload.model.layer_parameters

@@ -55,7 +55,7 @@ def deepspeed_host_buffers(workload: Workload, strategy: Strategy) -> tuple[floa
     """Host bytes per node that DeepSpeed's optimizer offload allocates besides the states states.py counts."""
     if not strategy.is_deepspeed or strategy.offload_optimizer != "cpu":
         return 0.0, ""
-    model_width = 4 if workload.precision == "fp32" else 2
+    model_width = workload.compute_width
     per_node_share = strategy.world_size / strategy.nodes / strategy.shard_degree
     sharded = workload.trainable_parameters * per_node_share  # this node's part of the trainable parameters
     parts: list[str] = []

@@ -19,7 +19,7 @@ def gated_decoder_terms(workload: Workload, *, autocast: bool) -> tuple[list[tup
     spec = workload.model
     s, b, h = workload.seq_len, workload.micro_batch, spec.hidden_size
     sbh = s * b * h
-    width = 4 if workload.precision == "fp32" else 2  # bytes per activation element
+    width = workload.compute_width  # bytes per activation element
     scale = width // 2  # the formulas below are written for 16-bit activations
     terms: list[tuple[str, int]] = []
     r, f = spec.kv_ratio, spec.intermediate_size
@@ -61,7 +61,7 @@ def layernorm_terms(workload: Workload, *, autocast: bool) -> tuple[list[tuple[s
     """A GPT-2/BERT layer's terms (Korthikanti's 34sbh; no attention scores), and the bytes per eager score."""
     spec = workload.model
     sbh = workload.seq_len * workload.micro_batch * spec.hidden_size
-    width = 4 if workload.precision == "fp32" else 2  # bytes per activation element
+    width = workload.compute_width  # bytes per activation element
     scale = width // 2  # the formulas below are written for 16-bit activations
     terms: list[tuple[str, int]] = []
     terms.append(("layer tensors (34sbh, Korthikanti)", 34 * sbh * scale))
@@ -106,7 +106,7 @@ def relu_layernorm_terms(workload: Workload, *, autocast: bool) -> tuple[list[tu
     spec = workload.model
     tokens = workload.seq_len * workload.micro_batch
     sbh = tokens * spec.hidden_size
-    width = 4 if workload.precision == "fp32" else 2
+    width = workload.compute_width
     cast = autocast and width == 2  # layer_norm in fp32, the linears in 16-bit
     norms = spec.norms_per_block
     q_width = spec.num_heads * spec.head_dim / spec.hidden_size
@@ -135,7 +135,7 @@ def relu_layernorm_tail(workload: Workload, *, autocast: bool, frozen: bool) -> 
     """
     spec = workload.model
     tokens = workload.seq_len * workload.micro_batch
-    width = 4 if workload.precision == "fp32" else 2
+    width = workload.compute_width
     cast = autocast and width == 2
     kept = (4 if cast else width) * spec.hidden_size * tokens + 8 * tokens if spec.final_norm else 0
     if frozen:

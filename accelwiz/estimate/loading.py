@@ -48,13 +48,13 @@ def zero_flatten_bytes(workload: Workload, strategy: Strategy) -> float:
     (`MemoryEstimate.flattens_on_cpu`)."""
     if strategy.kind not in ("zero1", "zero2"):
         return 0.0
-    return (4 if workload.precision == "fp32" else 2) * workload.trainable_parameters
+    return workload.compute_width * workload.trainable_parameters
 
 
 def loading_bytes(workload: Workload, strategy: Strategy, states: ModelStates) -> tuple[float, str]:
     """GPU bytes at the loading phase's peak (resident weights + the loading transient), and a note."""
     spec = workload.model
-    width = 4 if workload.precision == "fp32" else 2
+    width = workload.compute_width
     resident = states.weights - states.autocast_copy
     transient, how = 0.0, "from_pretrained, then moved to the GPU tensor by tensor"
     if strategy.kind in ("zero1", "zero2"):

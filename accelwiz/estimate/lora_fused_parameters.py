@@ -26,7 +26,7 @@ def fused_parameter_terms(workload: Workload) -> list[tuple[str, int]]:
     moe = workload.moe_lora_targets
     if moe is None:
         return []
-    width = 4 if workload.precision == "fp32" else 2
+    width = workload.compute_width
     elements = sum(t.numel for t, _ in targeted(workload.model.tensors(), moe))
     kept = width * elements // max(workload.model.num_layers, 1)
     return [("LoRA'd fused experts/router: effective weight W + BA", kept)] if kept else []

@@ -101,7 +101,7 @@ def trained_head_input_width(workload: Workload) -> int:
     counts for every layer (activations_lora.py: "the first layer ... keeps less", not counted)."""
     if not any(_ends_with(head, n) for head in ("lm_head", "embed_out") for n in workload.modules_to_save):
         return 0
-    return 4 if workload.precision == "fp32" else 2
+    return workload.compute_width
 
 
 def saved_factored_elements(workload: Workload) -> int:

@@ -149,7 +149,7 @@ def trainable_width(workload: Workload, strategy: Strategy) -> int:
     fp32 (`peft_fp32_adapters`)."""
     if (workload.precision == "mixed" and not strategy.is_deepspeed) or peft_fp32_adapters(workload, strategy):
         return 4
-    return 4 if workload.precision == "fp32" else 2
+    return workload.compute_width
 
 
 def model_states(workload: Workload, strategy: Strategy) -> ModelStates:
@@ -234,7 +234,7 @@ def _gathered_16bit(workload: Workload, strategy: Strategy) -> float:
     """FSDP SHARD_GRAD_OP: the parameters stay gathered (16-bit) from forward to backward."""
     if strategy.kind != "fsdp_grad_op":
         return 0.0
-    return (4 if workload.precision == "fp32" else 2) * workload.model.num_parameters  # mixed: 16-bit too
+    return workload.compute_width * workload.model.num_parameters  # mixed: 16-bit too
 
 
 def _offloaded(workload: Workload, strategy: Strategy, states: ModelStates) -> ModelStates:

@@ -115,7 +115,7 @@ def _backward_bucket(workload: Workload, strategy: Strategy) -> float:
     """ZeRO-1/2's reduce bucket (stage_1_and_2.py `backward` allocates `ipg_buffer`; the step drops it)."""
     if strategy.kind not in ("zero1", "zero2"):
         return 0.0
-    return (4 if workload.precision == "fp32" else 2) * reduce_bucket_elements(workload, strategy)
+    return workload.compute_width * reduce_bucket_elements(workload, strategy)
 
 
 def tied_embedding_gradients(workload: Workload, strategy: Strategy) -> float:

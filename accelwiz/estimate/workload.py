@@ -195,6 +195,11 @@ class Workload:
         return self.model.scaled(sum(t.numel for t in self.model.all_block_linears()))  # --params: at its count
 
     @property
+    def compute_width(self) -> int:
+        """Bytes per element the step computes in: 4 in fp32, 2 under 16-bit compute (autocast or pure bf16)."""
+        return 4 if self.precision == "fp32" else 2
+
+    @property
     def frozen_base_width(self) -> int | None:
         """Bytes per frozen (non-quantized) base parameter as loaded; None: the built-in trainer's choice, which
         depends on the strategy (frozen_base.py `frozen_weight_bytes`)."""

@@ -71,7 +71,7 @@ def zero3_gathered_buffer_bytes(workload: Workload, strategy: Strategy) -> float
     starts with `_partition_all_parameters()` (memory.py leaves it out of that phase)."""
     if strategy.kind != "zero3":
         return 0.0
-    width = 4 if workload.precision == "fp32" else 2
+    width = workload.compute_width
     prefetch = 0.0 if _gathers_in_place(strategy) else zero3_prefetch_elements(workload, strategy)
     return _largest_module_copies(workload, strategy) * width * workload.model.largest_layer_parameters + (
         width * prefetch)
@@ -141,7 +141,7 @@ def _prefetch_held(workload: Workload, strategy: Strategy) -> float:
     if zero3_prefetch_elements(workload, strategy) <= 0:
         return 0.0
     threshold = persistence_threshold(workload, strategy)
-    width = 4.0 if workload.precision == "fp32" else 2.0
+    width = float(workload.compute_width)
     numel = size = 0.0
     for t in workload.model.tensors():
         if t.numel > threshold:
@@ -185,7 +185,7 @@ def zero3_gathered_working_set(workload: Workload, strategy: Strategy) -> ZeroGa
 def _modules(workload: Workload, strategy: Strategy) -> dict[str, list[float]]:
     """Per module, in forward order: [numel DeepSpeed traverses, gathered bytes of its non-persistent params]."""
     threshold = persistence_threshold(workload, strategy)
-    width = 4.0 if workload.precision == "fp32" else 2.0
+    width = float(workload.compute_width)
     modules: dict[str, list[float]] = {}
     for t in workload.model.tensors():
         numel, size = _tensor_sizes(workload, t, width)

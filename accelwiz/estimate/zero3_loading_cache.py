@@ -42,7 +42,7 @@ def reserved_beside_loading(workload: Workload, strategy: Strategy, step_reserve
     the step, plus the gathered parameters' pool and the reduce bucket where no parameter's block holds it."""
     if not keeps_loading_cache(strategy) or warmup:
         return at_least_loading(step_reserved, notes, loading, warmup)
-    width = 4 if workload.precision == "fp32" else 2
+    width = workload.compute_width
     gathered = zero3_gathered_buffer_bytes(workload, strategy) + zero3_kept_bytes(workload, strategy)[1]
     bucket = width * reduce_bucket_elements(workload, strategy)
     spec = workload.model
