@@ -8,6 +8,7 @@ from accelwiz.estimate.states import ModelStates
 from accelwiz.estimate.step_phases import Phase
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
+from accelwiz.resolution.stack import version_text
 from accelwiz.vocab import GIB
 
 PHASE_LABEL = {"loading": "loading", "forward": "forward", "backward": "backward", "optimizer": "optimizer step"}
@@ -67,7 +68,7 @@ def _loss_tail_notes(workload: Workload, strategy: Strategy, logits: float) -> l
     notes = [f"loss tail: {dtype} log-softmax kept for backward ({workload.micro_batch}×{workload.seq_len} tokens × "
              f"vocab {workload.model.vocab_size:,}); logits and loss gradients are phase temporaries"]
     if workload.copies_shifted_logits:
-        notes.append(f"transformers {_version(workload.stack.transformers)} copies the fp32 logits for the "
+        notes.append(f"transformers {version_text(workload.stack.transformers)} copies the fp32 logits for the "
                      "shifted loss (before 4.49): +2 x batch x seq x vocab bytes in forward, +4 in backward")
     return notes
 
@@ -76,13 +77,9 @@ def _stack_notes(workload: Workload) -> list[str]:
     """What the library versions the run trains with change (resolution/stack.py; `--stack`)."""
     if not workload.keeps_4bit_inputs:
         return []
-    return [f"bitsandbytes {_version(workload.stack.bitsandbytes)} keeps each 4-bit linear's input for backward "
+    return [f"bitsandbytes {version_text(workload.stack.bitsandbytes)} keeps each 4-bit linear's input for backward "
             "(MatMul4Bit ctx.tensors = (A, B), dropped in 0.43.2): inputs no other op keeps are counted once per "
             "layer (the activations' 'bitsandbytes' term)"]
-
-
-def _version(version: tuple[int, ...] | None) -> str:
-    return ".".join(map(str, version or ()))
 
 
 def _gradients_note(workload: Workload, strategy: Strategy) -> str:
