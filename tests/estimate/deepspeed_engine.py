@@ -76,3 +76,31 @@ MASTER_ENGINE = textwrap.dedent(
         engine.destroy()
     """
 )
+
+# One engine per setting [stage, bf16 section or null (fp32)] with the optimizer offloaded: DeepSpeedCPUAdam built
+# from the JSON's optimizer block. Prints HOST stage host-bytes master-gradient-dtype state-dtype: every host tensor
+# the offloading optimizer holds (master partition, its gradient, the gradient buffer, Adam's m and v).
+HOST_ENGINE = textwrap.dedent(
+    """
+    import json, sys
+    import torch, deepspeed
+    from transformers import LlamaConfig, LlamaForCausalLM
+    config = json.loads(sys.argv[1])
+    for stage, bf16 in json.loads(sys.argv[2]):
+        ds = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1,
+              "zero_optimization": {"stage": stage, "offload_optimizer": {"device": "cpu"}},
+              "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}, **({"bf16": bf16} if bf16 else {})}
+        engine, *_ = deepspeed.initialize(model=LlamaForCausalLM(LlamaConfig(**config)), config=ds)
+        ids = torch.randint(0, config["vocab_size"], (1, 8))
+        engine.backward(engine(input_ids=ids, labels=ids).loss)
+        engine.step()
+        o = engine.optimizer
+        size = lambda ts: sum(t.numel() * t.element_size() for t in ts if t is not None)
+        masters = o.fp32_partitioned_groups_flat if stage == 3 else o.single_partition_of_fp32_groups
+        kept = [v for g in masters for v in o.optimizer.state[g].values() if torch.is_tensor(v) and v.numel() > 1]
+        host = size(masters) + size([t.grad for t in masters]) + size(kept)
+        host += size([o.grad_partitions_flat_buffer]) if stage == 3 else size([o.temp_grad_buffer_for_cpu_offload])
+        print("HOST", stage, host, str(masters[0].grad.dtype), str(kept[0].dtype), flush=True)
+        engine.destroy()
+    """
+)

@@ -9,13 +9,12 @@ the master's dtype, the gradient buffer, Adam's states) against the host RAM the
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from accelwiz.estimate.memory import HOST_PROCESS_BYTES
-from tests.estimate.deepspeed_engine import MASTER_ENGINE, engine_lines
+from tests.estimate.deepspeed_engine import HOST_ENGINE, MASTER_ENGINE, engine_lines
 from tests.estimate.deepspeed_engine import TINY_LLAMA as _TINY_LLAMA
 
 _FLAGS = ("--bf16-master-weights-and-grads", "--bf16-optimizer-states")
@@ -54,36 +53,14 @@ def test_the_flags_count_the_bf16_master_and_states_a_real_engine_keeps(cli, tmp
 
 # the engine builds DeepSpeedCPUAdam from the JSON's optimizer, its moments in bf16 with bf16_optimizer_states
 # (0.19.8 engine.py `get_optimizer_configuration`); tests/estimate/test_host.py measures the same tensors in fp32
-_HOST_ENGINE = textwrap.dedent(
-    """
-    import json, sys
-    import torch, deepspeed
-    from transformers import LlamaConfig, LlamaForCausalLM
-    config = json.loads(sys.argv[1])
-    for (states,) in json.loads(sys.argv[2]):
-        bf16 = {"enabled": True, "bf16_master_weights_and_grads": True, "bf16_optimizer_states": states}
-        ds = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "bf16": bf16,
-              "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}},
-              "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}}
-        engine, *_ = deepspeed.initialize(model=LlamaForCausalLM(LlamaConfig(**config)), config=ds)
-        ids = torch.randint(0, config["vocab_size"], (1, 8))
-        engine.backward(engine(input_ids=ids, labels=ids).loss)
-        engine.step()
-        o = engine.optimizer
-        size = lambda ts: sum(t.numel() * t.element_size() for t in ts if t is not None)
-        masters = o.fp32_partitioned_groups_flat
-        kept = [v for g in masters for v in o.optimizer.state[g].values() if torch.is_tensor(v) and v.numel() > 1]
-        host = size(masters) + size([t.grad for t in masters]) + size([o.grad_partitions_flat_buffer]) + size(kept)
-        print("HOST", int(states), host, str(masters[0].grad.dtype), str(kept[0].dtype), flush=True)
-        engine.destroy()
-    """
-)
 
 
 @pytest.mark.slow
 def test_the_flags_count_the_host_tensors_of_a_real_offloading_engine(cli, tmp_path: Path) -> None:
     settings = [[True], [False]]
-    lines = engine_lines(tmp_path, _HOST_ENGINE, _TINY_LLAMA, settings, "HOST", what="DeepSpeedCPUAdam",
+    sections = [[3, {"enabled": True, "bf16_master_weights_and_grads": True, "bf16_optimizer_states": states}]
+                for (states,) in settings]
+    lines = engine_lines(tmp_path, HOST_ENGINE, _TINY_LLAMA, sections, "HOST", what="DeepSpeedCPUAdam",
                          env={"ACCELERATE_USE_CPU": "true"})
     config = tmp_path / "config.json"
     config.write_text(json.dumps({**_TINY_LLAMA, "architectures": ["LlamaForCausalLM"]}))

@@ -8,7 +8,6 @@ runtime, and does not apply the 1.5 margin (accelwiz/estimate/host.py; docs/perf
 
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 
@@ -18,7 +17,7 @@ from accelwiz.modelspec.lookup import resolve_model, spec_from_hf_config
 from accelwiz.estimate.states import model_states
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
-from tests.estimate.deepspeed_engine import engine_lines
+from tests.estimate.deepspeed_engine import HOST_ENGINE, TINY_LLAMA, engine_lines
 
 GIB = 2**30
 CASES = [  # (model, gpus per node, nodes)
@@ -89,35 +88,6 @@ def test_no_offload_no_deepspeed_buffers():
 
 # A real DeepSpeed engine on this CPU (DeepSpeedCPUAdam, built once into the torch extensions cache): the bytes
 # of every host tensor the offloading optimizer holds, against accelwiz's host terms for the same model.
-_ENGINE = textwrap.dedent(
-    """
-    import json, sys
-    import torch, deepspeed
-    from transformers import LlamaConfig, LlamaForCausalLM
-    config = json.loads(sys.argv[1])
-    for stage, precision in json.loads(sys.argv[2]):
-        ds = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1,
-              "zero_optimization": {"stage": stage, "offload_optimizer": {"device": "cpu"}},
-              "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}}
-        if precision == "mixed":
-            ds["bf16"] = {"enabled": True}
-        engine, *_ = deepspeed.initialize(model=LlamaForCausalLM(LlamaConfig(**config)), config=ds)
-        ids = torch.randint(0, config["vocab_size"], (1, 8))
-        engine.backward(engine(input_ids=ids, labels=ids).loss)
-        engine.step()
-        o = engine.optimizer
-        size = lambda ts: sum(t.numel() * t.element_size() for t in ts if t is not None)
-        fp32 = o.fp32_partitioned_groups_flat if stage == 3 else o.single_partition_of_fp32_groups
-        host = size(fp32) + size([t.grad for t in fp32])
-        host += size([o.grad_partitions_flat_buffer]) if stage == 3 else size([o.temp_grad_buffer_for_cpu_offload])
-        host += sum(size([v for v in o.optimizer.state[g].values() if torch.is_tensor(v) and v.numel() > 1])
-                    for g in fp32)
-        print("HOST", stage, precision, host, type(o.optimizer).__name__, flush=True)
-        engine.destroy()
-    """
-)
-_TINY_LLAMA = {"model_type": "llama", "vocab_size": 1000, "hidden_size": 256, "intermediate_size": 512,
-               "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4}
 # ZeRO-3 bf16 (the gradient partition buffer) and ZeRO-2 fp32 (the largest-parameter buffer and the CPU fp32 copy),
 # in one process so DeepSpeed and transformers are imported once; ZeRO-3 fp32 and ZeRO-2 bf16 were checked the
 # same way when this was written (20 B/param, and 16 B/param + the buffer)
@@ -126,10 +96,11 @@ _SETTINGS = [(3, "mixed"), (2, "fp32")]
 
 @pytest.mark.slow
 def test_host_terms_equal_a_real_deepspeed_engines_host_tensors(tmp_path):
-    lines = engine_lines(tmp_path, _ENGINE, _TINY_LLAMA, _SETTINGS, "HOST", what="DeepSpeedCPUAdam",
+    sections = [[stage, {"enabled": True} if precision == "mixed" else None] for stage, precision in _SETTINGS]
+    lines = engine_lines(tmp_path, HOST_ENGINE, TINY_LLAMA, sections, "HOST", what="DeepSpeedCPUAdam",
                          env={"ACCELERATE_USE_CPU": "true"})
-    measured = {(int(stage), precision): int(host) for stage, precision, host, _ in lines}
-    spec = spec_from_hf_config(_TINY_LLAMA, name="tiny", source="test")
+    measured = {setting: int(line[1]) for setting, line in zip(_SETTINGS, lines)}
+    spec = spec_from_hf_config(TINY_LLAMA, name="tiny", source="test")
     for (stage, precision), host in measured.items():
         workload = Workload(spec, precision=precision)
         strategy = Strategy(f"zero{stage}", offload_optimizer="cpu")
