@@ -26,6 +26,21 @@ offload_optimizer). Gradient checkpointing on (the click option's default). max_
 max_position_embeddings (2,048); samples tokenized without padding and filtered to < 2,048 tokens, batches padded
 by DataCollatorForCompletionOnlyLM to their own longest (pad_to_multiple_of 8): --varying-lengths up to 2,048.
 GPT-NeoX in transformers 4.25/4.28 has eager attention only.
+
+Two misreadings, corrected after the rows were first scored (issue 28, seventeenth round), and the source moved to
+design for them:
+
+* The argv said `--optimizer adamw` alone, the CLI's torch AdamW with its foreach temporary. The JSON's
+  `"optimizer": {"type": "AdamW"}` block (config/ds_z3_bf16_config.json) makes DeepSpeed build FusedAdam
+  (engine.py `_configure_basic_optimizer`), or DeepSpeedCPUAdam under offload, as this note already said: every
+  argv now says `--optimizer-kernel fused`.
+* The 2.8B row was read on the 2 x A10 instance ("the smaller of the page's two"). The README names both A10
+  instances in one sentence, and on two 24 GB cards the claim cannot hold by DeepSpeed's own arithmetic,
+  whatever the activations: ZeRO-3 keeps 16 bytes per parameter over 2 ranks (2-byte parameters and gradients,
+  fp32 masters, AdamW's two fp32 states), 2,775,208,960 x 16 / 2 = 20.7 GiB, and its step turns each sub-group's
+  gradients into fp32 (stage3.py `_prepare_fp32_grad_for_sub_group`, sub_group_size 1e9 here: 3.7 GiB) on an
+  A10G with 22.5 GiB. The row now reads the page's first instance, g5.24xlarge (4 x A10G). Before -> after:
+  2 x A10 "does not fit" (40.7 GiB, a contradiction) -> 4 x A10 "tight" (18.9 GiB allocated + runtime).
 """
 
 from __future__ import annotations
@@ -71,7 +86,8 @@ def _row(key: str, commit: str, quote: str, printed: str, size: str, system: str
     return {"key": key, "source": "dolly-readme-training", "url": _URL.format(commit=commit), "quote": quote,
             "printed": printed, "measured_bytes": None, "metric": "reserved", "ran": True,
             "argv": f"estimate --model {_MODEL.format(size=size)} --system {system} --strategy zero3 "
-                    f"{offload_flag}--precision mixed --optimizer adamw --micro-batch {batch} --seq-len 2048 "
+                    f"{offload_flag}--precision mixed --optimizer adamw --optimizer-kernel fused --micro-batch {batch} "
+                    f"--seq-len 2048 "
                     f"--varying-lengths --gradient-checkpointing --attention eager "
                     f"--stack transformers=={transformers} --format json",
             "assumptions": _SETTINGS.format(
@@ -90,8 +106,9 @@ ROWS = [
          "1xA10G --gpus 4", "4 x A10G 24GB (g5.24xlarge)", 3, True, False, "4.25.1"),
     _row("dolly-pythia-6.9b-zero3-optoffload-2xa10-ran", _OLD, _A10_QUOTE, "2 x A10", "6.9b", "1xA10G --gpus 2",
          "2 x A10 24GB (Standard_NV72ads_A10_v5)", 3, True, False, "4.25.1"),
-    _row("dolly-pythia-2.8b-zero3-2xa10-ran", _OLD, _A10_28_QUOTE, "2.8B param model", "2.8b", "1xA10G --gpus 2",
-         "2 x A10 24GB (the smaller of the page's two A10 instances)", 3, False, False, "4.25.1"),
+    _row("dolly-pythia-2.8b-zero3-4xa10-ran", _OLD, _A10_28_QUOTE, "2.8B param model", "2.8b", "1xA10G --gpus 4",
+         "4 x A10G 24GB (g5.24xlarge, the page's first A10 instance: on its 2 x A10 one the ZeRO-3 state alone "
+         "cannot fit, see the module's note)", 3, False, False, "4.25.1"),
     _row("dolly-pythia-6.9b-zero3-optoffload-8xv100-32gb-ran", _OLD, _V100_QUOTE, "32GB", "6.9b", "8xV100-32GB",
          "8 x V100 32GB (p3dn.24xlarge)", 3, True, True, "4.25.1"),
     _row("dolly-pythia-2.8b-zero3-8xv100-32gb-ran", _OLD, _V100_QUOTE, "32GB", "2.8b", "8xV100-32GB",

@@ -356,11 +356,15 @@ SOURCES = {
     # Issue 28, twelfth round (model vendors' own fine-tuning READMEs): registered here, frozen, with its rows
     # written and before any of them was scored.
     "dolly-readme-training": (
-        "frozen", "new (issue 28, twelfth round): Databricks' Dolly README 'Training on Other Instances' "
-        "(databrickslabs/dolly 3e8c659 April 2023, e2d664d June 2023; not databricks-ml-examples): Pythia "
-        "2.8B/6.9B/12B fully fine-tuned with the HF Trainer under DeepSpeed ZeRO-3 (bf16, fp16 on V100), 6.9B with "
-        "optimizer offload on 4 and 2 x A10 and 8 x V100 32GB at batch 3, 2.8B without, 6.9B and 12B on 8 x A100 "
-        "40GB at batch 6: verdict rows, stated to train there; never used to tune anything"),
+        "design", "moved (issue 28, seventeenth round; frozen since the twelfth): Databricks' Dolly README "
+        "'Training on Other Instances' (databrickslabs/dolly 3e8c659 April 2023, e2d664d June 2023; not "
+        "databricks-ml-examples): Pythia 2.8B/6.9B/12B fully fine-tuned with the HF Trainer under DeepSpeed ZeRO-3 "
+        "(bf16, fp16 on V100), 6.9B with optimizer offload on 4 and 2 x A10 and 8 x V100 32GB at batch 3, 2.8B "
+        "without, 6.9B and 12B on 8 x A100 40GB at batch 6: verdict rows, stated to train there; nothing tuned on "
+        "it. Two misreadings corrected after scoring: FusedAdam from the JSON's optimizer block (now "
+        "--optimizer-kernel fused), and the 2.8B row read on 2 x A10, where ZeRO-3's 16 B/param state (20.7 GiB) "
+        "plus the step's fp32 sub-group gradient (3.7 GiB) cannot fit an A10G: now g5.24xlarge's 4 x A10G, "
+        "'does not fit' 40.7 GiB (a contradiction) -> 'tight' 18.9 GiB"),
     "yi-finetune-readme": (
         "design", "frozen until issue 28's CPU-flatten finding (01-ai/Yi's finetune/README.md 'Hardware Setup', "
         "03c9c1b, Nov 2023, with its scripts: Yi-6B and Yi-34B fully fine-tuned with its DeepSpeed loop under "

@@ -27,10 +27,6 @@ OPEN = {
     # ("tight" at 1,536: 19.7 GiB); no_robots' card states no token lengths, so the run's longest batch is unknown
     "hf-blog-gemma-7b-qlora-1xa10g-ran": "27.7 GiB 'does not fit' on an A10G measured to train (issue 28)",
     "hf-blog-llama-3-8b-qlora-1xa10g-ran": "55.6 GiB 'does not fit' on an A10G measured to train (issue 28)",
-    # Dolly's README (dolly_training.py): Pythia-2.8B under ZeRO-3 without offload read as 2 x A10; its partitioned
-    # fp32 states alone are 20.7 GiB of the A10's 22.5, so the run was most likely the 4-GPU g5.24xlarge the page
-    # also names ("tight" there, 18.9 GiB): the row's reading, owed a check, not a retune
-    "dolly-pythia-2.8b-zero3-2xa10-ran": "43.9 GiB 'does not fit' on 2 x A10 measured to train (issue 28)",
     # ChatGLM-Efficient-Tuning's README (chatglm_efficient_tuning_readme.py): batch 16 read at alpaca_gpt4_zh's
     # 1,024-token cap gives 42.9 GiB allocated (five fp32 130,528-wide logits copies per token, 8.0 GiB log-softmax)
     # and +36.5 GiB of varying-length allocator reserve; the table's 4 GB per batch doubling says its longest batch
