@@ -6,7 +6,6 @@ optimizer states of a real ZeRO engine on this CPU and compares their bytes with
 from __future__ import annotations
 
 import json
-import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,43 +19,23 @@ from accelwiz.estimate.states import model_states
 from accelwiz.estimate.configured_strategy import strategy_from_effective
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
-from tests.estimate.deepspeed_engine import engine_lines
+from tests.estimate.deepspeed_engine import MASTER_ENGINE, TINY_LLAMA, engine_lines
 
-_ENGINE = textwrap.dedent(
-    """
-    import json, sys
-    import torch, deepspeed
-    from transformers import LlamaConfig, LlamaForCausalLM
-    config = json.loads(sys.argv[1])
-    for stage, low in json.loads(sys.argv[2]):
-        ds = {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1,
-              "zero_optimization": {"stage": stage},
-              "bf16": {"enabled": True, "bf16_master_weights_and_grads": low, "bf16_optimizer_states": low},
-              "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "torch_adam": True}}}
-        model = LlamaForCausalLM(LlamaConfig(**config)).to(torch.bfloat16)  # a bf16 model: "pure bf16" asked
-        engine, *_ = deepspeed.initialize(model=model, config=ds)
-        ids = torch.randint(0, config["vocab_size"], (1, 8))
-        engine.backward(engine(input_ids=ids, labels=ids).loss)
-        engine.step()
-        o = engine.optimizer
-        size = lambda ts: sum(t.numel() * t.element_size() for t in ts if t is not None)
-        masters = o.fp32_partitioned_groups_flat if stage == 3 else o.single_partition_of_fp32_groups
-        states = sum(size([v for v in o.optimizer.state[g].values() if torch.is_tensor(v) and v.numel() > 1])
-                     for g in masters)
-        print("BF16", stage, int(low), size(masters) + states, flush=True)
-        engine.destroy()
-    """
-)
-_TINY_LLAMA = {"model_type": "llama", "vocab_size": 1000, "hidden_size": 256, "intermediate_size": 512,
-               "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4}
-_SETTINGS = [(2, False), (2, True), (3, False)]
+def _bf16_section(low: bool) -> dict:
+    return {"enabled": True, "bf16_master_weights_and_grads": low, "bf16_optimizer_states": low}
+
+
+# [stage, bf16 section] for deepspeed_engine.MASTER_ENGINE: its fp32 model is cast to bf16 by the engine, as a
+# bf16 model would be, so the bf16 section alone decides the master's and the states' dtypes
+_SETTINGS = [(2, _bf16_section(False)), (2, _bf16_section(True)), (3, _bf16_section(False))]
 
 
 @pytest.mark.slow
 def test_optimizer_bytes_equal_a_real_bf16_zero_engines(tmp_path):
-    lines = engine_lines(tmp_path, _ENGINE, _TINY_LLAMA, _SETTINGS, "BF16", what="a bf16 ZeRO engine")
-    measured = {(int(stage), bool(int(low))): int(size) for stage, low, size in lines}
-    spec = spec_from_hf_config(_TINY_LLAMA, name="tiny", source="test")
+    lines = engine_lines(tmp_path, MASTER_ENGINE, TINY_LLAMA, _SETTINGS, "MASTER", what="a bf16 ZeRO engine")
+    measured = {(stage, section["bf16_master_weights_and_grads"]): int(separate) + int(states)
+                for (stage, section), (_, _, _, separate, states) in zip(_SETTINGS, lines)}
+    spec = spec_from_hf_config(TINY_LLAMA, name="tiny", source="test")
     workload = Workload(spec, precision="bf16")
     for (stage, low), size in measured.items():
         strategy = Strategy(f"zero{stage}", bf16_master_weights_and_grads=low, bf16_optimizer_states=low)
