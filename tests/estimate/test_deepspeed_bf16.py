@@ -21,6 +21,7 @@ from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 from tests.estimate.deepspeed_engine import MASTER_ENGINE, TINY_LLAMA, engine_lines
 
+
 def _bf16_section(low: bool) -> dict:
     return {"enabled": True, "bf16_master_weights_and_grads": low, "bf16_optimizer_states": low}
 
