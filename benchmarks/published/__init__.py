@@ -77,6 +77,7 @@ from benchmarks.published.stanford_alpaca_issues import ROWS as _ALPACA_ISSUES
 from benchmarks.published.stanford_alpaca_readme import ROWS as _ALPACA
 from benchmarks.published.torchao_float8nocompile import ROWS as _TORCHAO_F8NC
 from benchmarks.published.torchao_low_bit_optim import ROWS as _TORCHAO_LOW_BIT
+from benchmarks.published.toolbench_issues_memory import ROWS as _TOOLBENCH_ISSUES
 from benchmarks.published.torchtune_llama3_tutorial import ROWS as _TORCHTUNE_LLAMA3
 from benchmarks.published.torchtune_memory_prs import ROWS as _TORCHTUNE_PRS
 from benchmarks.published.torchtune_tutorials import ROWS as _TORCHTUNE_TUTORIALS
@@ -123,6 +124,7 @@ _NEW += (*_GALORE_ISSUE6, *_MEZO_README)  # fifteenth round (helper M): memory-m
 # sixteenth round (helper E1): libraries' and projects' docs, READMEs and notebooks
 _NEW += (*_CHATGLM_ETUNING, *_OPEN_R1_README, *_GEMMA_COOKBOOK_AXOLOTL)
 _NEW += (*_FASTCHAT_ISSUES, *_ALPACA_ISSUES, *_TRANSFORMERS_RUN_CLM)  # sixteenth round (helper E2): issue threads
+_NEW += (*_TOOLBENCH_ISSUES,)  # seventeenth round (helper C2): Asia-based projects' issue threads
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

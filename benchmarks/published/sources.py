@@ -721,4 +721,13 @@ SOURCES = {
         "language-modeling README's run_clm.py GPT-2 example as written (gpt2 in fp32, 8 x 1,024-token blocks, no "
         "checkpointing, transformers' AdamW) out of memory on one V100 32GB (#10754, 4.3.3) and one Colab GPU (#8721, "
         "3.5.1, a T4 assumed); #14541's 8-GPU nn.DataParallel run not expressible: never used to tune anything"),
+    # Issue 28, seventeenth round (helper C2): Chinese-language and Asia-based projects' issue threads and docs,
+    # registered here, frozen, with their rows written and before any of them was scored.
+    "toolbench-issues-memory-2023": (
+        "frozen", "new (issue 28, seventeenth round): OpenBMB/ToolBench's issue tracker, a maintainer's per-card "
+        "figures for ToolLLaMA-7B at 8,192 padded tokens (745ea4c, Aug 2023): LoRA r=8 on q/v_proj under ZeRO-2 with "
+        "optimizer offload in bf16 (DeepSpeed's cast, a bf16 loss in transformers 4.28.1) at batch 1, 2 and 4 "
+        "(#52 '20G/卡', '37G/卡'; #84 '27+g/gpu') and full training under the Trainer's FSDP1 full_shard at batch 2 "
+        "(#84 '60+g/gpu'), 4 GPUs (#127), A100 80GB assumed, read as nvidia-smi GiB (4 rows): never used to tune "
+        "anything"),
 }
