@@ -25,6 +25,7 @@ from benchmarks.published.design import ROWS as _DESIGN
 from benchmarks.published.dolly_training import ROWS as _DOLLY
 from benchmarks.published.fastchat_issues_memory import ROWS as _FASTCHAT_ISSUES
 from benchmarks.published.fastchat_training import ROWS as _FASTCHAT
+from benchmarks.published.firefly_qlora_verdicts import ROWS as _FIREFLY_QLORA
 from benchmarks.published.fms_acceleration_bench import ROWS as _FMS_PR14
 from benchmarks.published.frozen import ROWS as _FROZEN
 from benchmarks.published.gemma_cookbook_axolotl import ROWS as _GEMMA_COOKBOOK_AXOLOTL
@@ -124,7 +125,7 @@ _NEW += (*_GALORE_ISSUE6, *_MEZO_README)  # fifteenth round (helper M): memory-m
 # sixteenth round (helper E1): libraries' and projects' docs, READMEs and notebooks
 _NEW += (*_CHATGLM_ETUNING, *_OPEN_R1_README, *_GEMMA_COOKBOOK_AXOLOTL)
 _NEW += (*_FASTCHAT_ISSUES, *_ALPACA_ISSUES, *_TRANSFORMERS_RUN_CLM)  # sixteenth round (helper E2): issue threads
-_NEW += (*_TOOLBENCH_ISSUES,)  # seventeenth round (helper C2): Asia-based projects' issue threads
+_NEW += (*_TOOLBENCH_ISSUES, *_FIREFLY_QLORA)  # seventeenth round (helper C2): Asia-based projects' issue threads
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -730,4 +730,11 @@ SOURCES = {
         "(#52 '20G/卡', '37G/卡'; #84 '27+g/gpu') and full training under the Trainer's FSDP1 full_shard at batch 2 "
         "(#84 '60+g/gpu'), 4 GPUs (#127), A100 80GB assumed, read as nvidia-smi GiB (4 rows): never used to tune "
         "anything"),
+    # Registered after toolbench-issues-memory-2023 was scored, its rows written, before any was scored.
+    "firefly-qlora-v100-2023": (
+        "frozen", "new (issue 28, seventeenth round): yangjianxin1/Firefly's QLoRA on one V100 (train_qlora.py, "
+        "sft-qlora.json of June 2023: NF4 fp16, LoRA r=64 on every linear, batch 1 up to 1,024 tokens, no "
+        "checkpointing, paged AdamW): the README's bloom-7b1 'can train on a V100 at 1,024' (b5c59f5) and #33's "
+        "baichuan-7B out of memory on a V100 32GB (e325b85): two verdict rows; #33's shorter run not expressible "
+        "(its length not stated): never used to tune anything"),
 }
