@@ -53,6 +53,7 @@ from benchmarks.published.llm_chi_litgpt_lightning import ROWS as _LLM_CHI
 from benchmarks.published.liucongg_chatglm_finetuning import ROWS as _LIUCONGG_CHATGLM
 from benchmarks.published.liucongg_chatglm_finetuning_v01 import ROWS as _LIUCONGG_CHATGLM_V01
 from benchmarks.published.llama_recipes_threads import ROWS as _LLAMA_RECIPES_THREADS
+from benchmarks.published.llamafactory_issue4772_glm4 import ROWS as _LLAMAFACTORY_4772
 from benchmarks.published.llamafactory_issues_memory import ROWS as _LLAMAFACTORY_ISSUES
 from benchmarks.published.mezo_readme_verdicts import ROWS as _MEZO_README
 from benchmarks.published.minicpm_finetune import ROWS as _MINICPM
@@ -125,7 +126,8 @@ _NEW += (*_GALORE_ISSUE6, *_MEZO_README)  # fifteenth round (helper M): memory-m
 # sixteenth round (helper E1): libraries' and projects' docs, READMEs and notebooks
 _NEW += (*_CHATGLM_ETUNING, *_OPEN_R1_README, *_GEMMA_COOKBOOK_AXOLOTL)
 _NEW += (*_FASTCHAT_ISSUES, *_ALPACA_ISSUES, *_TRANSFORMERS_RUN_CLM)  # sixteenth round (helper E2): issue threads
-_NEW += (*_TOOLBENCH_ISSUES, *_FIREFLY_QLORA)  # seventeenth round (helper C2): Asia-based projects' issue threads
+# seventeenth round (helper C2): Asia-based projects' issue threads and READMEs
+_NEW += (*_TOOLBENCH_ISSUES, *_FIREFLY_QLORA, *_LLAMAFACTORY_4772)
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

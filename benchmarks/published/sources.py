@@ -737,4 +737,11 @@ SOURCES = {
         "checkpointing, paged AdamW): the README's bloom-7b1 'can train on a V100 at 1,024' (b5c59f5) and #33's "
         "baichuan-7B out of memory on a V100 32GB (e325b85): two verdict rows; #33's shorter run not expressible "
         "(its length not stated): never used to tune anything"),
+    # Registered after firefly-qlora-v100-2023 was scored, its rows written, before any was scored.
+    "llamafactory-issue4772-glm4-2024": (
+        "frozen", "new (issue 28, seventeenth round): LLaMA-Factory #4772 (2024-07-11, not a thread of "
+        "llamafactory-issues-memory-reports): GLM-4-9B-Chat LoRA r=8 on every linear, bf16 autocast, checkpointing, "
+        "batch 1 up to cutoff_len 10,240 on one A100 80GB (runpod, torch 2.2.0; code read at d3bfcbd): QLoRA "
+        "(NF4, no kbit preparation) 'around 72 GB', LoRA '66 GB', read as nvidia-smi GiB (2 rows): never used to "
+        "tune anything"),
 }

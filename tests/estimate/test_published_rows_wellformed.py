@@ -129,7 +129,8 @@ NEW_SOURCES.update({"chatglm-efficient-tuning-readme-2023": 2**30, "open-r1-read
 # the Gemma cookbook's axolotl notebook prints axolotl's torch.cuda counters / 1024**3 as "GB"
 NEW_SOURCES.update({"gemma-cookbook-axolotl-2024": 2**30})
 # Asia-based projects' issue threads (seventeenth round, helper C2): ToolBench's '20G/卡' read as nvidia-smi GiB
-NEW_SOURCES.update({"toolbench-issues-memory-2023": 2**30, "firefly-qlora-v100-2023": None})
+NEW_SOURCES.update({"toolbench-issues-memory-2023": 2**30, "firefly-qlora-v100-2023": None,
+                    "llamafactory-issue4772-glm4-2024": 2**30})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
