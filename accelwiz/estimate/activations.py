@@ -46,8 +46,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from accelwiz.estimate.activations_gqa import expanded_kv_notes, expanded_kv_terms
+from accelwiz.estimate.activations_run import adapters_in_fp32, as_activations_run, kbit_fp32_stream
 from accelwiz.estimate.attention_backend import backend_notes, math_terms
 from accelwiz.estimate.eager_clamp import clamp_note, clamped_score_bytes, clamps_scores
+from accelwiz.estimate.litgpt_model import layer_terms as litgpt_terms
+from accelwiz.estimate.litgpt_model import loss_tail, runs_litgpt
+from accelwiz.estimate.litgpt_model import notes as litgpt_notes
 from accelwiz.estimate.llama_rmsnorm import legacy_norm_bytes, legacy_norm_notes
 from accelwiz.estimate.layer_terms import (
     fp32_residual,
@@ -92,6 +96,7 @@ def layer_activations(workload: Workload, *, autocast: bool = False, fp32_adapte
                     else relu_layernorm_terms if spec.relu_mlp else layernorm_terms)
     terms, score_bytes = architecture(workload, autocast=autocast)
     terms += expanded_kv_terms(workload)  # grouped-query K and V as the kernel keeps them (activations_gqa.py)
+    terms += litgpt_terms(workload)  # LitGPT's own block beside transformers' (litgpt_model.py)
     if workload.regime != "full":  # what the frozen base does not keep, what the adapters add
         terms += _adapter_terms(workload, autocast=autocast, fp32_adapters=fp32_adapters)
     s, b, a = workload.seq_len, workload.micro_batch, workload.model.num_heads
@@ -108,48 +113,15 @@ def layer_activations(workload: Workload, *, autocast: bool = False, fp32_adapte
 def _adapter_terms(workload: Workload, *, autocast: bool, fp32_adapters: bool | None) -> list[tuple[str, int]]:
     """LoRA/QLoRA: how the frozen base and the adapters change one layer's terms (activations_lora.py)."""
     from accelwiz.estimate.activations_lora import frozen_base_terms, lora_dropout_bytes
+    from accelwiz.estimate.litgpt_model import adapter_view
 
+    workload = adapter_view(workload)  # LitGPT adapts q, k and v through one fused linear
     fp32 = adapters_in_fp32(workload, fp32_adapters)
     terms = frozen_base_terms(workload, autocast=autocast, fp32_adapters=fp32)
     if workload.lora_dropout > 0:
         terms.append(("LoRA dropout masks and dropped inputs",
                       lora_dropout_bytes(workload, autocast=autocast, fp32_adapters=fp32)))
     return terms
-
-
-def kbit_fp32_stream(workload: Workload, *, autocast: bool = False, fp32_adapters: bool | None = None,
-                     strategy: Strategy | None = None) -> bool:
-    """QLoRA after PEFT's `prepare_model_for_kbit_training` (peft 0.21 casts every parameter that is no
-    `Params4bit` to fp32), without autocast: the fp32 embedding starts an fp32 residual stream, the fp32 norms keep
-    it fp32, and bitsandbytes' `Linear4bit` computes in its compute dtype but returns its input's dtype (fp32), so
-    every activation, every checkpointed input and the logits are fp32, exactly as in fp32 LoRA (the test). Not
-    under DeepSpeed, which casts every floating parameter to 16-bit (then no adapter is fp32 either), nor FSDP,
-    whose mixed precision gathers the parameters in 16-bit (`strategy`: None, as on one GPU)."""
-    if strategy is not None and strategy.kind not in ("single", "ddp"):
-        return False
-    return (workload.regime == "qlora" and workload.kbit_prepared and workload.precision == "bf16"
-            and not autocast and adapters_in_fp32(workload, fp32_adapters))
-
-
-def as_activations_run(workload: Workload, *, autocast: bool = False, fp32_adapters: bool | None = None,
-                       strategy: Strategy | None = None) -> Workload:
-    """The workload as its activations see it: fp32 where `kbit_fp32_stream` (the activation formulas then count
-    fp32 LoRA's tensors, which the real prepared QLoRA layer keeps to the byte); else unchanged."""
-    if not kbit_fp32_stream(workload, autocast=autocast, fp32_adapters=fp32_adapters, strategy=strategy):
-        return workload
-    from dataclasses import replace
-
-    return replace(workload, precision="fp32")
-
-
-def adapters_in_fp32(workload: Workload, fp32_adapters: bool | None) -> bool:
-    """Whether LoRA's adapters are fp32 over a 16-bit base: as asked, else as states.py counts them (no strategy:
-    outside DeepSpeed, which casts them with the model)."""
-    if fp32_adapters is not None:
-        return fp32_adapters
-    from accelwiz.estimate.states import peft_fp32_adapters
-
-    return peft_fp32_adapters(workload, None)
 
 
 def activation_bytes(workload: Workload, *, autocast: bool = False, fp32_adapters: bool | None = None,
@@ -175,6 +147,7 @@ def activation_bytes(workload: Workload, *, autocast: bool = False, fp32_adapter
         if clamps_scores(workload):
             notes.append(clamp_note(workload))
     notes += legacy_norm_notes(workload, fp32_stream=fp32_stream(workload, autocast))
+    notes += litgpt_notes(workload)
     if workload.regime != "full":
         dropout = (f"lora_dropout {workload.lora_dropout:g}: each adapted linear keeps a mask and its dropped input"
                    if workload.lora_dropout > 0 else "lora_dropout 0")
@@ -251,6 +224,8 @@ def logits_bytes(workload: Workload, *, autocast: bool = False) -> int:
         from accelwiz.estimate.fused_loss import fused_loss_bytes
 
         return fused_loss_bytes(as_activations_run(workload, autocast=autocast), autocast=autocast).kept
+    if runs_litgpt(workload):  # Fabric's fp32 logits beside LitGPT's chunked loss (litgpt_model.py)
+        return loss_tail(workload)[0]
     tokens = workload.micro_batch * workload.seq_len * spec.vocab_size
     log_softmax = 2 if workload.loss_dtype in ("bf16", "fp16") else 4  # a 16-bit loss: a 16-bit output
     if spec.softcapped_logits:
@@ -291,6 +266,8 @@ def loss_transient_bytes(workload: Workload, *, autocast: bool = False) -> tuple
 
         fused = fused_loss_bytes(as_activations_run(workload, autocast=autocast), autocast=autocast)
         return fused.forward, fused.backward
+    if runs_litgpt(workload):
+        return loss_tail(workload)[1:]
     tokens = workload.micro_batch * workload.seq_len * workload.model.vocab_size
     if workload.loss_dtype in ("bf16", "fp16"):  # 16-bit logits, their shifted copy, two 16-bit gradients
         return 4 * tokens, 4 * tokens

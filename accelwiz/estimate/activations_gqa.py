@@ -22,8 +22,8 @@ KV-head pair: `2 (a - kv) d sb` elements more per layer (d = head dim), 16-bit o
 Measured on the real Llama layer on CPU (tests/estimate/test_gqa_expansion.py: the saved tensors of a 2-of-8-KV-head
 model equal an 8-of-8 one's with a padding mask and in eager, and are this much smaller without a mask).
 
-Not modelled here: LitGPT's own model (its `CausalSelfAttention` expands K and V for SDPA at some releases, but no
-argv says LitGPT), remote-code models' attention (ChatGLM2/3 and InternLM2 expand in their own code), packed
+LitGPT's own model (`--stack litgpt==VERSION`) expands them in every release (litgpt_model.py). Not modelled
+here: remote-code models' attention (ChatGLM2/3 and InternLM2 expand in their own code), packed
 sequences whose position_ids make masking_utils build a block mask, and GPUs without SDPA's flash kernel (T4,
 V100), where torch answers `enable_gqa` with its math kernel.
 """
@@ -52,9 +52,14 @@ def _version(version: tuple[int, ...]) -> str:
 def kv_expansion_reason(workload: Workload) -> str | None:
     """Why attention keeps K and V expanded to every head in this run, or None where it keeps them at the KV
     heads (no grouped-query attention, flash-attention 2, or SDPA's `enable_gqa` path)."""
+    from accelwiz.estimate.litgpt_model import kv_expansion_reason as litgpt_reason
+
     spec = workload.model
-    if not spec.gated_decoder or spec.num_kv_heads >= spec.num_heads or workload.attention == "flash":
+    if not spec.gated_decoder or spec.num_kv_heads >= spec.num_heads:
         return None
+    litgpt = litgpt_reason(workload)  # LitGPT's own attention expands them whatever the stack below it
+    if litgpt is not None or workload.attention == "flash":
+        return litgpt
     if workload.attention == "eager":
         return "eager attention repeats K and V to every head (repeat_kv) before the matmuls that keep them"
     transformers, torch = workload.stack.transformers, workload.stack.torch

@@ -73,6 +73,10 @@ def peft_fp32_adapters(workload: Workload, strategy: Strategy | None) -> bool:
     get_peft_model (trl 1.16 sft_trainer.py), so they stay 2 B there; the built-in trainer's QLoRA keeps fp32."""
     if workload.adapter_dtype is not None:  # the script says
         return workload.adapter_dtype == "fp32" and workload.regime != "full"
+    from accelwiz.estimate.litgpt_model import adapters_follow_model
+
+    if adapters_follow_model(workload):  # Fabric builds LitGPT's adapters in the model's dtype
+        return False
     if workload.regime == "qlora" and not workload.kbit_prepared:
         return False
     return (workload.regime != "full" and workload.precision == "bf16"

@@ -59,6 +59,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from accelwiz.estimate.activations import logits_bytes
+from accelwiz.estimate.litgpt_model import growth_tail, runs_litgpt
 from accelwiz.estimate.loading_warmup import loading_free_bytes
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ def cache_growth(workload: Workload, loading_block: float = 0.0) -> tuple[float,
     `loading_free_bytes`)."""
     if not workload.varying_lengths or workload.expandable_segments:  # one segment grows by pages: nothing left
         return 0.0, 0.0, None                                           # between blocks (module docstring)
-    tail = logits_bytes(workload)
+    tail = growth_tail(workload) if runs_litgpt(workload) else logits_bytes(workload)  # LitGPT: fp32 logits
     if not tail:
         return 0.0, 0.0, None
     bound = LOSS_TAIL_MULTIPLE * tail
@@ -89,6 +90,7 @@ def cache_growth(workload: Workload, loading_block: float = 0.0) -> tuple[float,
     # Liger's fused loss keeps its input gradient, not a log-softmax (fused_loss.py); the multiple was fitted on the
     # standard tail
     kept = "Liger input gradient" if workload.loss_kernel == "liger" else f"{workload.loss_dtype} log-softmax"
+    kept = "Fabric's fp32 logits" if runs_litgpt(workload) else kept
     note = (f"batches of varying length (padded to each batch's longest, up to {workload.seq_len} tokens): the "
             f"caching allocator keeps loss-tail blocks of the lengths it saw, by 0 to +{bound / 2**30:.2f} GiB over a "
             f"run ({LOSS_TAIL_MULTIPLE} x the {tail / 2**30:.2f} GiB {kept} of the longest, as the data's lengths and "

@@ -15,6 +15,9 @@
   about a plain Trainer script or the built-in trainer).
 * PEFT from 0.19 (under transformers 5) adapts the fused experts and the router of a MoE model where a v4 name asks
   for them, from 0.20 under "all-linear" too, from 0.22 on Qwen2-MoE as well (modelspec/peft_moe.py).
+* LitGPT: a run that trains with LitGPT's own scripts and GPT module (not transformers'): its attention, norms,
+  LoRA and Fabric's loss tail (estimate/litgpt_model.py); from 0.4.6 its RMSNorm multiplies the weight in fp32.
+  Like TRL, the scripts a run uses: None unless `--stack litgpt==VERSION` says it.
 
 Default: the versions installed here, read from package metadata (accelwiz.probe.packages, no import: `estimate`
 starts fast), or the ones a `--system` profile lists (a probe saved on the machine that will train: `check --system
@@ -58,6 +61,7 @@ class Stack:
     deepspeed: Version | None = None
     trl: Version | None = None  # only where --stack says it (module docstring)
     peft: Version | None = None
+    litgpt: Version | None = None  # only where --stack says it (module docstring)
 
     def items(self) -> list[tuple[str, Version | None]]:
         return [(f.name, getattr(self, f.name)) for f in fields(self)]
@@ -67,7 +71,7 @@ class Stack:
         return {name: version_text(version) for name, version in self.items()}
 
     def __str__(self) -> str:
-        # an unsaid TRL is no absent library: the run's trainer is simply not TRL's as far as anyone said
+        # an unsaid TRL (LitGPT) is no absent library: the run's trainer is simply not TRL's as far as anyone said
         return ", ".join(f"{name} {version_text(version) or 'absent'}" for name, version in self.items()
                          if version is not None or name not in _SAID_ONLY)
 
@@ -79,9 +83,10 @@ KNOWN: tuple[str, ...] = tuple(f.name for f in fields(Stack))
 # `if self.zero3_init_flag:`. One fact, read by the estimate (configured_strategy.zero_init) and by AW217.
 ZERO3_INIT_FLAG_IGNORED_SINCE: Version = (1, 0, 0)
 _EXAMPLE = {"transformers": "4.37.2", "bitsandbytes": "0.41.1", "accelerate": "0.28.0", "torch": "2.3.1",
-            "deepspeed": "0.18.3", "trl": "0.9.6", "peft": "0.21.2"}
+            "deepspeed": "0.18.3", "trl": "0.9.6", "peft": "0.21.2",
+            "litgpt": "0.5.3"}
 # read from a flag only: the trainer a script runs (module docstring)
-_SAID_ONLY = frozenset({"trl"})
+_SAID_ONLY = frozenset({"trl", "litgpt"})
 
 
 def version_text(version: Version | None) -> str | None:

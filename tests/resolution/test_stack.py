@@ -60,7 +60,7 @@ def test_a_malformed_stack_is_refused_with_a_hint(given: str, message: str, hint
     with pytest.raises(UsageError) as refused:
         stack_from_flags([given])
     assert message in refused.value.message and hint in refused.value.hint
-    assert set(KNOWN) == {"transformers", "bitsandbytes", "accelerate", "torch", "deepspeed", "trl", "peft"}
+    assert set(KNOWN) == {"transformers", "bitsandbytes", "accelerate", "torch", "deepspeed", "trl", "peft", "litgpt"}
 
 
 def test_trl_is_said_never_read_from_what_is_installed() -> None:
