@@ -16,6 +16,7 @@ from benchmarks.published.brevdev_notebooks import ROWS as _BREVDEV
 from benchmarks.published.chatglm3_finetune import ROWS as _CHATGLM3
 from benchmarks.published.chatglm_efficient_tuning_readme import ROWS as _CHATGLM_ETUNING
 from benchmarks.published.databricks_ml_examples import ROWS as _DATABRICKS
+from benchmarks.published.deepspeed_blog_muon import ROWS as _DEEPSPEED_MUON_BLOG
 from benchmarks.published.deepspeed_threads_memory import ROWS as _DEEPSPEED_THREADS
 from benchmarks.published.deepspeed_tutorials_zero import ROWS as _DEEPSPEED_TUTORIALS
 from benchmarks.published.deepspeedexamples_bf16_master_weight import ROWS as _DSE_BF16_MW
@@ -87,6 +88,7 @@ from benchmarks.published.trl_docs_sft_t4 import ROWS as _TRL_DOCS_T4
 from benchmarks.published.trl_example_notebooks import ROWS as _TRL_NOTEBOOKS
 from benchmarks.published.transformers_issues_run_clm import ROWS as _TRANSFORMERS_RUN_CLM
 from benchmarks.published.trl_issues_memory import ROWS as _TRL_ISSUES
+from benchmarks.published.trl_notebook_tool_calling import ROWS as _TRL_NB_TOOL_CALLING
 from benchmarks.published.unsloth_context import ROWS as _UNSLOTH
 from benchmarks.published.universal_llm_trainer import ROWS as _UNIVERSAL_LLM_TRAINER
 from benchmarks.published.vertex_model_garden_peft import ROWS as _VERTEX_MG_PEFT
@@ -128,6 +130,8 @@ _NEW += (*_CHATGLM_ETUNING, *_OPEN_R1_README, *_GEMMA_COOKBOOK_AXOLOTL)
 _NEW += (*_FASTCHAT_ISSUES, *_ALPACA_ISSUES, *_TRANSFORMERS_RUN_CLM)  # sixteenth round (helper E2): issue threads
 # seventeenth round (helper C2): Asia-based projects' issue threads and READMEs
 _NEW += (*_TOOLBENCH_ISSUES, *_FIREFLY_QLORA, *_LLAMAFACTORY_4772)
+# seventeenth round (helper C1): English framework docs, blogs and example notebooks
+_NEW += (*_TRL_NB_TOOL_CALLING, *_DEEPSPEED_MUON_BLOG)
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -744,4 +744,19 @@ SOURCES = {
         "batch 1 up to cutoff_len 10,240 on one A100 80GB (runpod, torch 2.2.0; code read at d3bfcbd): QLoRA "
         "(NF4, no kbit preparation) 'around 72 GB', LoRA '66 GB', read as nvidia-smi GiB (2 rows): never used to "
         "tune anything"),
+    # Issue 28, seventeenth round (helper C1): English framework docs, blogs and example notebooks, registered here,
+    # frozen, with their rows written and before any of them was scored.
+    "trl-notebook-sft-tool-calling-2026": (
+        "frozen", "new (issue 28, seventeenth round): TRL's tool-calling SFT notebook (examples/notebooks/"
+        "sft_tool_calling.ipynb, PR #5123, Feb 18 2026; not the LoRA/QLoRA or GRPO notebooks): CohereLabs/"
+        "tiny-aya-global (3.35B) in NF4 over fp16 weights, LoRA r=32 on every block linear under TRL 0.28.0 (no k-bit "
+        "preparation, bf16 autocast, checkpointing, activation offloading), batch 1 x accumulation 4, paged 8-bit "
+        "AdamW, 20 short tool-call chats; peak max_memory_reserved in GiB on a T4 (543b835) and an A100 40GB "
+        "(9fc9a7d): 2 rows, never used to tune anything"),
+    # Registered in the same commit as trl-notebook-sft-tool-calling-2026, its rows written, before any was scored.
+    "deepspeed-blog-muon-2026": (
+        "frozen", "new (issue 28, seventeenth round): DeepSpeed's Muon blog (blogs/muon-optimizer, PR #7962, May "
+        "2026): Qwen2.5-3B full fine-tuning under ZeRO-2 bf16 on 8 x A100 40GB through delock/deepspeed_finetune_demo "
+        "(micro-batch 4 x 2,048 padded tokens, flash attention 2, checkpointing): the AdamW baseline's 34.5 GiB per "
+        "GPU read as the device's used memory (1 row); Muon's 31.4 not expressible: never used to tune anything"),
 }
