@@ -21,6 +21,7 @@ from accelwiz.estimate.zero3_gathered import (
     zero3_gathered_buffer_bytes,
     zero3_prefetch_elements,
 )
+from accelwiz.estimate.zero3_reduce_copy import zero3_reduce_copies
 
 if TYPE_CHECKING:
     from accelwiz.estimate.strategy import Strategy
@@ -52,6 +53,8 @@ def buffer_bytes(workload: Workload, strategy: Strategy) -> tuple[float, list[st
             f"ZeRO-3: largest module gathered {gradient}, prefetch bucket {prefetch:.3g}, reduce bucket "
             f"{bucket:.3g}, persistent small parameters (≤{threshold:.3g} elements) replicated"
         )
+        # counted in backward's moments only (step_phases.py): the copy lives inside a gradient hook
+        notes += [note] if (note := zero3_reduce_copies(workload, strategy).note) else []
     elif strategy.is_fsdp and strategy.fsdp_wrap == "none":
         buffers += _one_unit(workload, strategy, notes)
     elif strategy.is_fsdp:

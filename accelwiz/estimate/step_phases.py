@@ -14,6 +14,7 @@ from accelwiz.estimate.states import ModelStates, peft_fp32_adapters
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
 from accelwiz.estimate.zero3_gathered import reduce_bucket_elements, zero3_gathered_buffer_bytes
+from accelwiz.estimate.zero3_reduce_copy import zero3_reduce_copies
 
 
 @dataclass(frozen=True)
@@ -97,11 +98,15 @@ def _forward_backward(workload: Workload, strategy: Strategy, states: ModelState
                            "start")
     recomputed = recompute_bytes(workload, autocast=tensors.autocast, strategy=strategy,
                                  fp32_adapters=peft_fp32_adapters(workload, strategy))
+    # ZeRO-3's flushed reduce buckets, each copied flat before its reduce-scatter (zero3_reduce_copy.py): while
+    # backward runs beside a layer's gradients and the activations left, the last one at its end
+    copies = zero3_reduce_copies(workload, strategy)
     recompute = Phase("backward", {**base, "weights": states.weights, "activations": float(tensors.activations),
-                                   "temporaries": recomputed, "buffers": buffers + tensors.recomputing},
-                      "recompute")
+                                   "temporaries": recomputed,
+                                   "buffers": buffers + tensors.recomputing + copies.during}, "recompute")
     backward_end = Phase("backward", {**base, "gradients": max(states.gradients, base["gradients"]),
-                                      "temporaries": tied_embedding_gradients(workload, strategy)}, "end")
+                                      "temporaries": tied_embedding_gradients(workload, strategy),
+                                      "buffers": buffers + copies.at_end}, "end")
     return forward, backward_start, recompute, backward_end
 
 
