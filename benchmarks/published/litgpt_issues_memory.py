@@ -1,4 +1,6 @@
-"""Frozen: GPU memory printed in Lightning-AI/litgpt's issue threads (source `litgpt-issues-memory`).
+"""Design (frozen until issue 28's sixteenth round; moved when LitGPT's own GPT became expressible, `--stack
+litgpt==VERSION`: estimate/litgpt_model.py): GPU memory printed in Lightning-AI/litgpt's issue threads (source
+`litgpt-issues-memory`).
 
 Issues only (not the PRs #275 and #596, nor the tutorials, resource tables or config hub, which are other sources),
 each read in the code of its day (the repository's history, the commit named per row):
@@ -99,31 +101,25 @@ _Q_1280 = ("Hello, I followed litgpt's script to fine-tune LoRA on LLaMA-2-13B. 
            "This is a 2.5X gap in video memory. Normal training has not been carried out yet. Under normal training, "
            "even a single device A100-80G will report OOM under micro_bs=2.")
 
-_LITGPT_MODEL = ("LitGPT's own GPT module (its fused qkv projection with LoRAQKVLinear adapting the q and v parts; "
-                 "torch SDPA attention) and its chunked cross-entropy over 128-token logits chunks")
-_BF16_ADAPTERS = ("adapters in bf16 under bf16-true; the argv's bf16 LoRA counts PEFT's default fp32 adapters, each "
-                  "adapted linear keeping an fp32 copy of its input")
+# LitGPT's own GPT and Fabric loop, counted since the source moved to design (estimate/litgpt_model.py): the argvs
+# say the version of the code of the day (pyproject.toml/setup.py: 0.1.0 at 092a759 and e6ff37c, 0.3.0.dev0 at
+# d6e91ee, whose last release is 0.2.0); the fused qkv LoRA, bf16 adapters, Fabric's fp32 logits and the previous
+# step's 4-bit inputs left the unexpressed lists with it
+_STACK_0_1 = "--stack litgpt==0.1.0 "
+_NEOX_BLOCK = ("LitGPT's own GPT-NeoX block (parallel residual, GptNeoxMLP): the CLI counts transformers' layer; "
+               "litgpt_model.py writes the Llama family's block terms only")
 _NO_DQ = "NF4 without double quantization (fp32 absmax per 64 weights, 0.37 bit/param more than the CLI's NF4-DQ)"
 _HEAD_4BIT = "the output head quantized too (every torch.nn.Linear is swapped; the CLI quantizes block linears)"
 _VALIDATION = ("the validations inside the run (a sanity check before training and every 100 steps, each "
                "generating 100 tokens with a KV cache) count in a whole-run max_memory_allocated")
 _LENGTHS_2K = ("Alpaca2k's real lengths: batches are padded to their longest sample, cut at 512 tokens; the argv "
                "says every batch reaches 512")
-# Read in the code of the day (module docstring, issue 28 helper F): the terms, with their bytes
-_FP32_LOGITS = ("Fabric's _FabricModule.forward casts the output to fp32 (precision.convert_output): "
-                "chunked_cross_entropy runs on fp32 logits, not the argv's bf16 (TinyLlama LoRA in LitGPT's code: "
-                "9.19 -> 9.80 GiB)")
-_PREVIOUS_4BIT = ("bitsandbytes 0.41's MatMul4Bit keeps its input on ctx (not a saved tensor: backward does not free "
-                  "it) and LitGPT's fit holds the graph (`logits`) until the next forward returns: the previous step's "
-                  "4-bit inputs, 1.95 GiB here (92 MiB a layer), beside the next forward's")
+# Read in the code of the day (module docstring, issue 28 helper F): the terms not counted, with their bytes
 _NOT_IN_CODE = ("{gib} GiB printed beyond LitGPT's own code at 092a759 ({code} GiB traced); the same settings "
                 "printed {table} in the author's config-hub table of the next day (PR #1113, cf78b77, A10G)")
-_HEAD_CHUNK_COPIES = ("16-mixed: each of the 9 head chunks (128 tokens) casts the frozen fp32 head to fp16 anew and "
-                      "keeps it for backward, 9 x 49 MiB = 442 MiB where one head call keeps 49")
 _HEAD_4BIT_501 = ("the head NF4 as well (the estimate keeps it fp32 with an fp16 copy: -147 MiB), dequantized per "
-                  "chunk to fp16 then fp32 under an fp32 input (a 196 MiB transient); LitGPT's chunked loss keeps "
-                  "51 MiB of backward temporaries where the estimate counts 397; the previous step's 4-bit inputs "
-                  "about 80 MiB; LitGPT's code traced 952 MiB against the printed 763 MiB")
+                  "chunk to fp16 then fp32 under an fp32 input (a 196 MiB transient); LitGPT's code traced 952 MiB "
+                  "against the printed 763 MiB")
 
 
 def _tinyllama(kind: str, printed: str, flags: str, how: str, extra: list[str]) -> dict:
@@ -134,17 +130,17 @@ def _tinyllama(kind: str, printed: str, flags: str, how: str, extra: list[str]) 
         "metric": "allocated",
         "argv": f"estimate --model {_TINYLLAMA} --system 1xA10G --strategy single --micro-batch 8 "
                 "--gradient-accumulation 1 --seq-len 512 --fixed-lengths --no-gradient-checkpointing "
-                f"--attention sdpa {flags}--lora-rank 32 --lora-target q_proj --lora-target v_proj "
+                f"--attention sdpa {flags}{_STACK_0_1}--lora-rank 32 --lora-target q_proj --lora-target v_proj "
                 "--lora-dropout 0.05 --precision bf16 --loss-dtype bf16 --format json",
         "assumptions": (
             "litgpt#1112 (2024-03-13): `litgpt finetune lora` at 092a759 on one GPU (not named; an A10G assumed, "
             "as the author's config-hub table of the next day ran these configs), TinyLlama-1.1B-intermediate-"
             "step-1431k-3T (1,100,048,384 parameters, the stand-in's count), the printed settings: precision "
             f"bf16-true, {how}, LoRA r=32 alpha 16 dropout 0.05 on query and value, micro-batch 8 (global batch 8), "
-            "max_seq_length 512 on Alpaca2k, no activation checkpointing; bf16 logits and loss (chunked "
-            "cross-entropy, no autocast); the figure: lora.py's last `Memory used`, max_memory_allocated() / 1e9 "
-            "over the run"),
-        "unexpressed": [_LITGPT_MODEL, _BF16_ADAPTERS, _VALIDATION, _LENGTHS_2K, *extra]}
+            "max_seq_length 512 on Alpaca2k, no activation checkpointing; Fabric's fp32 logits (convert_output) "
+            "and chunked cross-entropy, no autocast; the figure: lora.py's last `Memory used`, "
+            "max_memory_allocated() / 1e9 over the run"),
+        "unexpressed": [_VALIDATION, _LENGTHS_2K, *extra]}
 
 
 def _pythia(kind: str, printed: str, flags: str, how: str, extra: list[str]) -> dict:
@@ -155,7 +151,7 @@ def _pythia(kind: str, printed: str, flags: str, how: str, extra: list[str]) -> 
         "metric": "allocated",
         "argv": f"estimate --model {_PYTHIA} --system 1xT4 --strategy single --micro-batch 1 --seq-len 1034 "
                 "--fixed-lengths --no-gradient-checkpointing --attention sdpa --precision mixed "
-                f"{flags}--lora-rank 8 --lora-target query_key_value --lora-dropout 0.05 --format json",
+                f"{flags}{_STACK_0_1}--lora-rank 8 --lora-target query_key_value --lora-dropout 0.05 --format json",
         "assumptions": (
             "litgpt#501 (2023-09-06): lit-gpt finetune/lora.py at e6ff37c on one T4, EleutherAI/pythia-70m "
             "(70,426,624 parameters, the stand-in's count), precision 16-mixed (fp16 autocast over fp32 weights and "
@@ -163,21 +159,21 @@ def _pythia(kind: str, printed: str, flags: str, how: str, extra: list[str]) -> 
             "Alpaca sample (1,034 GPT-NeoX tokens) forced into the first batch, no activation checkpointing, the "
             "loss upcast to fp32 under autocast; the figure: the table's 'Cuda allocated' first row, read as "
             "lora.py's `Memory used` (max_memory_allocated() / 1e9)"),
-        "unexpressed": [_LITGPT_MODEL, _VALIDATION, "fp16 autocast with a GradScaler (the CLI's mixed precision "
+        "unexpressed": [_NEOX_BLOCK, _VALIDATION, "fp16 autocast with a GradScaler (the CLI's mixed precision "
                         "is 16-bit compute of either kind: the same bytes)", *extra]}
 
 
 ROWS = [
     _tinyllama("lora-r32", "14.49 GB", "--lora --optimizer adamw ", "torch AdamW (bf16 states)",
-               [_FP32_LOGITS, _NOT_IN_CODE.format(gib="3.68", code="9.80", table="10.54 GB (9.82 GiB)")]),
+               [_NOT_IN_CODE.format(gib="3.68", code="9.80", table="10.54 GB (9.82 GiB)")]),
     _tinyllama("qlora-nf4-r32", "18.15 GB",
                "--qlora --no-kbit-prepare --optimizer paged-adamw --stack bitsandbytes==0.41.0 ",
                "quantize bnb.nf4 (Fabric's BitsandbytesPrecision: NF4 without double quantization, the head "
                "included, embedding and norms bf16), bitsandbytes PagedAdamW, bitsandbytes 0.41.0 (pyproject.toml)",
-               [_NO_DQ, _HEAD_4BIT, _FP32_LOGITS, _PREVIOUS_4BIT,
+               [_NO_DQ, _HEAD_4BIT,
                 _NOT_IN_CODE.format(gib="5.0", code="11.88", table="13.32 GB (12.41 GiB)")]),
     _pythia("lora-r8", "1.37", "--lora --base-dtype fp32 --optimizer adamw ", "torch AdamW",
-            [_HEAD_CHUNK_COPIES, "Fabric's fp32 logits (precision.convert_output); LitGPT's code traced 1,278 MiB"]),
+            ["LitGPT's code traced 1,278 MiB"]),
     _pythia("qlora-nf4-r8", "0.80", "--qlora --optimizer paged-adamw --stack bitsandbytes==0.41.1 ",
             "quantized (the mode not named: bnb.nf4 assumed) with bitsandbytes PagedAdamW, bitsandbytes 0.41.1 "
             "(requirements.txt's comment), the embedding and norms fp32 under autocast",
@@ -189,7 +185,7 @@ ROWS = [
      "argv": "estimate --model llama-2-13b --system 1xA100-80GB --strategy single --micro-batch 2 --seq-len 1304 "
              "--fixed-lengths --no-gradient-checkpointing --attention sdpa --precision mixed --base-dtype fp32 "
              "--lora --lora-rank 8 --lora-target q_proj --lora-target v_proj --lora-dropout 0.05 --optimizer adamw "
-             "--format json",
+             "--stack litgpt==0.2.0 --format json",
      "assumptions": (
          "litgpt#1280 (2024-04-12): `litgpt finetune lora` at d6e91ee with its defaults but micro-batch 2 on one "
          "A100 80GB: Llama-2-13B in bf16-mixed (the default on a bf16 GPU: fp32 weights, the thread's ~50G after "
@@ -197,6 +193,6 @@ ROWS = [
          "(a batch holding the longest sample, 1,304 Llama 2 tokens, padded to it), no activation checkpointing "
          "(FSDP's checkpointing policy only applies on more than one device), the loss upcast to fp32 under "
          "autocast: out of memory (the thread)"),
-     "unexpressed": [_LITGPT_MODEL, "the thread names the script, not its flags: litgpt's defaults assumed (the "
+     "unexpressed": ["the thread names the script, not its flags: litgpt's defaults assumed (the "
                      "Alpaca data module, bf16-mixed)"]},
 ]

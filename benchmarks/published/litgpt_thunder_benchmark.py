@@ -1,6 +1,7 @@
-"""Frozen: LitGPT's Lightning Thunder page as first written (extensions/thunder/README.md, PR #1171, 2024-03-20),
-its "Examples and benchmarks" table: TinyLlama 1.1B pretrained from scratch with extensions/thunder/pretrain.py on
-A100-SXM4-40GB, three data-parallel settings by three compilers.
+"""Design (frozen until issue 28's sixteenth round; moved when LitGPT's own GPT became expressible, `--stack
+litgpt==0.2.0`: estimate/litgpt_model.py): LitGPT's Lightning Thunder page as first written
+(extensions/thunder/README.md, PR #1171, 2024-03-20), its "Examples and benchmarks" table: TinyLlama 1.1B pretrained
+from scratch with extensions/thunder/pretrain.py on A100-SXM4-40GB, three data-parallel settings by three compilers.
 
 What the number is: "Memory (GB)", the script's `fabric.print(f"Memory used: {torch.cuda.max_memory_allocated() /
 1e9:.02f} GB")` after training (allocated, 10^9 bytes, rank 0's GPU: one GPU's figure).
@@ -9,8 +10,11 @@ The settings, read in extensions/thunder/pretrain.py at fc60043 (the same commit
 ("tiny-llama-1.1b")` (22 layers, 2048 wide, 32 heads in 4 query groups, MLP 5632, vocab 32000, untied head, block
 2048), built under `fabric.init_module(empty_init=True)` with `precision="bf16-true"` (weights, gradients and
 optimizer states in bf16), `torch.optim.AdamW(..., fused=True)`, no activation checkpointing, micro-batch 4 of
-2048-token pretokenized TinyStories chunks (fixed length), the loss litgpt.utils.chunked_cross_entropy on the bf16
-logits split in 128-row chunks (no upcast), attention by torch's SDPA. `--strategy fsdp` (the default): Fabric's
+2048-token pretokenized TinyStories chunks (fixed length), the loss litgpt.utils.chunked_cross_entropy on the
+logits split in 128-row chunks, attention by torch's SDPA. (Fabric's `_FabricModule.forward` casts the logits to
+fp32 before the loss, `precision.convert_output`, and the loop holds them through backward: read after this source
+was scored, estimate/litgpt_model.py, said by `--stack litgpt==0.2.0`, the last release before fc60043, whose
+pyproject says 0.3.0.dev0.) `--strategy fsdp` (the default): Fabric's
 FSDPStrategy(auto_wrap_policy={Block}, FULL_SHARD), run with `--train.global_batch_size 32` (4 per GPU: no
 accumulation, "Gradient accumulation is disabled in the FSDP setting"); `--strategy ddp`: Fabric's DDP at the default
 global batch 512 (16 micro-batches accumulated under no_backward_sync); `--devices 1`: global batch 512, 128
@@ -34,11 +38,9 @@ _SETTINGS = (
     "10^9 bytes on one A100-SXM4-40GB, torch 2.3.0 nightly"
 )
 _COMMON = "--precision bf16 --optimizer-kernel fused --micro-batch 4 --seq-len 2048 --fixed-lengths --attention sdpa "
-_STACK = "--stack torch==2.3.0 "
+# LitGPT's own GPT and Fabric loop (estimate/litgpt_model.py): the argv gained it when the source moved to design
+_STACK = "--stack torch==2.3.0 --stack litgpt==0.2.0 "
 _UNEXPRESSED = [
-    "LitGPT's own GPT module (the argv estimates transformers' Llama at TinyLlama's shape)",
-    "litgpt.utils.chunked_cross_entropy splits the bf16 logits in 128-row chunks, each chunk's cross-entropy "
-    "computed in bf16 (--loss-dtype bf16 says the dtype, not the chunking)",
     "the validation before training (2 batches of 4 x 2048 under no_grad) and measure_flops on the meta device",
 ]
 _WHERE = {

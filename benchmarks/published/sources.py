@@ -560,7 +560,11 @@ SOURCES = {
     # Issue 28, fifteenth round (helper D): framework docs, blogs and notebooks, registered here, frozen, with their
     # rows written and before any of them was scored.
     "litgpt-thunder-benchmark-2024": (
-        "frozen", "new (issue 28, fifteenth round): LitGPT's Lightning Thunder page as first written "
+        "design", "frozen until issue 28's sixteenth round: its eager rows (under) led to LitGPT's own GPT and "
+        "Fabric loop, said by --stack litgpt==0.2.0 (estimate/litgpt_model.py: Fabric's fp32 logits held beside "
+        "chunked_cross_entropy's fp32 log-softmax, backward joining the chunks' gradients), which the argv now says: "
+        "FSDP/DDP/one GPU -9.1/-7.2/-7.7% -> +1.3/+0.1/+0.1%; first registered as "
+        "new (issue 28, fifteenth round): LitGPT's Lightning Thunder page as first written "
         "(extensions/thunder/README.md at fc60043, 2024-03-20): TinyLlama 1.1B pretrained in bf16-true with fused "
         "AdamW, micro-batch 4 x 2,048 tokens, no checkpointing, on A100-SXM4-40GB under Fabric's FSDP1 on 8, DDP on "
         "8 and one GPU, max_memory_allocated in 10^9 bytes; the eager rows are scored, torch.compile and Thunder "
@@ -571,7 +575,10 @@ SOURCES = {
         "4,096 tokens, no activation checkpointing and full, torchtitan's max reserved GiB; the every-second-layer "
         "row not expressible, the float8 rows left out: never used to tune anything"),
     "litgpt-prepare-dataset-falcon-2023": (
-        "frozen", "new (issue 28, fifteenth round): lit-gpt's tutorials/prepare_dataset.md as written (29de282, "
+        "design", "frozen until issue 28's sixteenth round, moved with the LitGPT sources when LitGPT's own GPT "
+        "became expressible (--stack litgpt==0.1.0, lit-gpt's setup.py version; estimate/litgpt_model.py: its Fabric "
+        "loss tail and bf16 adapters; Falcon's block stays transformers'): -2.4 -> -2.0%; first registered as "
+        "new (issue 28, fifteenth round): lit-gpt's tutorials/prepare_dataset.md as written (29de282, "
         "2023-09-27): Falcon 7B LoRA r=8 on query and value, micro-batch 1, bf16-true, Alpaca cut at 256 tokens "
         "(scored) and at full length (its longest sample under Falcon's tokenizer unknown: not expressible), "
         "max_memory_allocated in 10^9 bytes: never used to tune anything"),
@@ -582,7 +589,11 @@ SOURCES = {
         "rows): never used to tune anything"),
     # Registered after the four sources above were scored, with its row written and before it was.
     "gemma-cookbook-litgpt-2025": (
-        "frozen", "new (issue 28, fifteenth round): Google's Gemma cookbook notebook 'Finetuning Gemma Using LitGPT' "
+        "design", "frozen until issue 28's sixteenth round: its row (under) led, with the other LitGPT sources, to "
+        "LitGPT's own GPT and Fabric loop, --stack litgpt==0.5.3 (estimate/litgpt_model.py: bf16 adapters on the "
+        "fused qkv, Fabric's fp32 chunk logits, the attention output's copy), which the argv now says: -10.8 -> "
+        "-9.4% (Gemma 2's own block terms not written); first registered as "
+        "new (issue 28, fifteenth round): Google's Gemma cookbook notebook 'Finetuning Gemma Using LitGPT' "
         "(google-gemini/gemma-cookbook dea850c, January 2025), its saved run: litgpt 0.5.3 finetune_lora on Gemma 2 "
         "2B, bf16-true, LoRA r=8 on query and value, micro-batch 2 of Alpaca2k up to 512 tokens, on a Colab T4, "
         "max_memory_allocated / 1e9: never used to tune anything"),
@@ -611,7 +622,13 @@ SOURCES = {
     # Issue 28, fifteenth round (helper G): litgpt's issue threads, registered here, frozen, with their rows written
     # and before any of them was scored (litgpt_issues_memory.py).
     "litgpt-issues-memory": (
-        "frozen", "new (issue 28, fifteenth round): Lightning-AI/litgpt's issue threads, each read in the code of its "
+        "design", "frozen until issue 28's sixteenth round: its misses, read in LitGPT's code of the day (a9b450c), "
+        "led to LitGPT's own GPT and Fabric loop, --stack litgpt==0.1.0/0.2.0 (estimate/litgpt_model.py: Fabric's "
+        "fp32 logits, bf16 adapters, the previous step's logits and bnb 0.41 4-bit inputs held through the next "
+        "forward, 16-mixed head-chunk copies), which the argvs now say: #1112 LoRA/QLoRA -28.7/-45.4% -> "
+        "-27.3/-28.2% (9.81/12.13 GiB against LitGPT's code traced at 9.80/11.88: the thread printed 3.7/5.0 GiB "
+        "beyond its code), #501 LoRA/QLoRA -13.7/+35.9% -> +8.8/+28.6%, #1280 'does not fit' kept; first registered "
+        "as new (issue 28, fifteenth round): Lightning-AI/litgpt's issue threads, each read in the code of its "
         "day: #1112 (Mar 2024, 092a759: TinyLlama 1.1B LoRA r=32 and NF4 QLoRA in bf16-true, micro-batch 8 x 512 "
         "tokens of Alpaca2k, 'Memory used' 14.49 and 18.15 GB), #501 (Sep 2023, e6ff37c: Pythia-70m LoRA and "
         "quantized LoRA in 16-mixed on a T4, micro-batch 1 with the longest Alpaca sample, 1.37 and 0.80 GB "
