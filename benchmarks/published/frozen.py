@@ -31,7 +31,8 @@ _LITGPT_SETTINGS = (
     "LitGPT config_hub/finetune/{config}: precision bf16-true (weights, LoRA and AdamW states in bf16), {how}, "
     "max_seq_length 512 on Alpaca2k, torch AdamW, no activation checkpointing, one A10G (24 GB); 'Peak memory' is "
     "LitGPT's printed torch.cuda.max_memory_allocated() in GB (10^9); assumed: the longest batch reaches 512 "
-    "tokens, and LitGPT's own model code allocates like transformers' (the argv cannot name LitGPT)"
+    "tokens; LitGPT's own GPT and Fabric loop said by --stack litgpt==0.4.5 (pyproject.toml at e5493986, the "
+    "commit of the bitsandbytes pin below)"
 )
 _LITGPT_LORA = "LoRA r=32 alpha 16 dropout 0.05 on the query and value projections only, micro-batch {mb}"
 _LITGPT_QLORA = _LITGPT_LORA + ", base quantized with bnb.nf4 (no double quantization)"
@@ -55,7 +56,7 @@ def _litgpt(key: str, config: str, model: str, regime: str, mb: int, gb: float |
            "printed": f"{gb:.2f} GB" if gb else "OOM", "measured_bytes": int(gb * 1e9) if gb else None,
            "metric": "allocated",
            "argv": f"estimate --model {model} --system 1xA10G --strategy single --micro-batch {mb} --seq-len 512 "
-                   f"--precision bf16 {flags}--format json",
+                   f"--precision bf16 {flags}--stack litgpt==0.4.5 --format json",
            "assumptions": _LITGPT_SETTINGS.format(config=config, how=how)}
     if gb is None:
         row["ran"] = False
@@ -123,12 +124,8 @@ ROWS = [
 # (`ctx.tensors = (A, B)`); 0.43.2 keeps only the weight (bitsandbytes PR #1270, 9e75374 "fix QLoRA mem bug:
 # delete useless buffered activation"), and today's frozen base keeps no input (activations_lora.py).
 _OLD_BNB = "--stack bitsandbytes==0.42.0"  # LitGPT's pin when measured: the argv says it (issue 28)
-_LITGPT_ADAPTERS = ("LitGPT's own LoRA keeps its adapters in bf16 under bf16-true; the argv's bf16 LoRA counts "
-                    "PEFT's default fp32 adapters, each adapted linear keeping an fp32 copy of its input")
 for _row in ROWS:
     if _row["source"] == "litgpt-config-hub" and "--qlora" in (_row.get("argv") or ""):
         # the non-quantized parameters kept in bf16 (no prepare_model_for_kbit_training): said by the argv since
         # this source moved to design (8625a58) and the flag came (b66131e)
         _row["argv"] = _row["argv"].replace(" --format json", f" --no-kbit-prepare {_OLD_BNB} --format json")
-    if _row["source"] == "litgpt-config-hub" and "--lora " in (_row.get("argv") or ""):
-        _row["unexpressed"] = [*_row.get("unexpressed", []), _LITGPT_ADAPTERS]

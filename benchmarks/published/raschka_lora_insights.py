@@ -36,15 +36,12 @@ _CODE = ("https://github.com/Lightning-AI/litgpt/blob/bf60124fa72a56436c7d4fecc0
 _SETTINGS = (
     "Raschka's LoRA experiments (lit-gpt bf60124 finetune/lora.py, micro_batch_size 1): Llama 2 7B, bf16-true, "
     "{how}, no activation checkpointing, Alpaca with its longest sample (1,304 tokens) forced into the first batch, "
-    "torch SDPA, the script's chunked cross-entropy on bf16 logits; 'Memory used' is "
+    "torch SDPA, the script's chunked cross-entropy on Fabric's fp32 logits; 'Memory used' is "
     "torch.cuda.max_memory_allocated() in 10^9 bytes on one A100 (40GB assumed: not named)"
 )
-_LITGPT = ("LitGPT's own GPT module and LoRA (fused qkv; adapters in bf16 under bf16-true: {adapters}); its "
-           "chunked_cross_entropy over 128-token chunks of the bf16 logits")
-_PEFT_FP32 = ("the argv's bf16 LoRA counts PEFT's default fp32 adapters, each adapted linear keeping an fp32 copy of "
-              "its input")
-# Under --qlora --no-kbit-prepare the CLI keeps the adapters in the 16-bit dtype (states.peft_fp32_adapters).
-_BF16_ADAPTERS = "as the argv's QLoRA without kbit preparation counts them"
+# LitGPT's own GPT (fused qkv LoRA, bf16 adapters) and Fabric loop: said by --stack litgpt==0.1.0 (lit-gpt's setup.py
+# at bf60124), estimate/litgpt_model.py
+_LITGPT = "--stack litgpt==0.1.0 "
 _QUANT = ("Lightning 2.1's BitsandbytesPrecision converts every torch.nn.Linear, the output layer included (the CLI "
           "quantizes the block linears only)")
 # bitsandbytes is unpinned at bf60124: October 2023's release was 0.41.1 (0.41.2 came on 2023-11-07), whose
@@ -68,7 +65,7 @@ _ALL = "".join(f"--lora-target {m} " for m in ("q_proj", "k_proj", "v_proj", "o_
 def _row(key: str, url: str, quote: str, gb: float, *, quant: str | None, rank: int, targets: str,
          optimizer: str = "adamw", how: str, extra: tuple = ()) -> dict:
     method = f"--qlora --no-kbit-prepare {_OLD_BNB}" if quant else "--lora "
-    unexpressed = [_LITGPT.format(adapters=_BF16_ADAPTERS if quant else _PEFT_FP32)]
+    unexpressed = []
     if quant:
         unexpressed += [_QUANT, _FP4 if quant == "fp4" else _NO_DQ]
         if optimizer == "adamw":
@@ -80,7 +77,7 @@ def _row(key: str, url: str, quote: str, gb: float, *, quant: str | None, rank: 
             "argv": "estimate --model llama-2-7b --system 1xA100-40GB --strategy single --micro-batch 1 "
                     "--seq-len 1304 --no-gradient-checkpointing --precision bf16 --loss-dtype bf16 --attention sdpa "
                     f"{method}--lora-rank {rank} {targets}--lora-dropout 0.05 --optimizer {optimizer} "
-                    "--format json",
+                    f"{_LITGPT}--format json",
             "assumptions": _SETTINGS.format(how=how) + (_OLD_BNB_SAID if quant else ""),
             "unexpressed": [*unexpressed, *extra]}
 
