@@ -66,6 +66,7 @@ from benchmarks.published.open_instruct_issues import ROWS as _OPEN_INSTRUCT_ISS
 from benchmarks.published.openrlhf_issues_memory import ROWS as _OPENRLHF_ISSUES
 from benchmarks.published.open_r1_readme_recipes import ROWS as _OPEN_R1_README
 from benchmarks.published.openshift_ai_ray_deepspeed import ROWS as _OPENSHIFT_RAY
+from benchmarks.published.peft_example_lorafa import ROWS as _PEFT_LORAFA
 from benchmarks.published.peft_issues_memory import ROWS as _PEFT_ISSUES
 from benchmarks.published.philschmid_blog import ROWS as _PHILSCHMID_BLOG
 from benchmarks.published.qlora_guanaco import ROWS as _QLORA_GUANACO
@@ -131,7 +132,7 @@ _NEW += (*_FASTCHAT_ISSUES, *_ALPACA_ISSUES, *_TRANSFORMERS_RUN_CLM)  # sixteent
 # seventeenth round (helper C2): Asia-based projects' issue threads and READMEs
 _NEW += (*_TOOLBENCH_ISSUES, *_FIREFLY_QLORA, *_LLAMAFACTORY_4772)
 # seventeenth round (helper C1): English framework docs, blogs and example notebooks
-_NEW += (*_TRL_NB_TOOL_CALLING, *_DEEPSPEED_MUON_BLOG)
+_NEW += (*_TRL_NB_TOOL_CALLING, *_DEEPSPEED_MUON_BLOG, *_PEFT_LORAFA)
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

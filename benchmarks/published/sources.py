@@ -776,4 +776,12 @@ SOURCES = {
         "2026): Qwen2.5-3B full fine-tuning under ZeRO-2 bf16 on 8 x A100 40GB through delock/deepspeed_finetune_demo "
         "(micro-batch 4 x 2,048 padded tokens, flash attention 2, checkpointing): the AdamW baseline's 34.5 GiB per "
         "GPU read as the device's used memory (1 row); Muon's 31.4 not expressible: never used to tune anything"),
+    # Registered after trl-notebook-sft-tool-calling-2026 and deepspeed-blog-muon-2026 were scored, its rows written,
+    # before any was scored.
+    "peft-example-lorafa-2025": (
+        "frozen", "new (issue 28, seventeenth round): PEFT's LoRA-FA example README (examples/lorafa_finetune, "
+        "0c2bdbb, Apr 2025; not PEFT's README, guides, threads or method comparison): Llama-2-7b-chat-hf LoRA r=16 on "
+        "every block linear, bf16 base with autocast, no checkpointing, batch 8 x 1,024 padded tokens (its "
+        "lorafa_finetuning.py's defaults) out of memory on an 80GB GPU (A100 assumed): 1 verdict row; LoRA-FA's "
+        "run there not expressible: never used to tune anything"),
 }

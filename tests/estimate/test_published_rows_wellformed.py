@@ -134,6 +134,7 @@ NEW_SOURCES.update({"toolbench-issues-memory-2023": 2**30, "firefly-qlora-v100-2
 # English framework docs, blogs and notebooks (seventeenth round, helper C1): TRL's tool-calling notebook prints
 # round(max_memory_reserved() / 1024**3, 3) as "GB"; DeepSpeed's Muon blog prints GiB
 NEW_SOURCES.update({"trl-notebook-sft-tool-calling-2026": 2**30, "deepspeed-blog-muon-2026": 2**30})
+NEW_SOURCES.update({"peft-example-lorafa-2025": None})  # PEFT's LoRA-FA README: verdict rows
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
