@@ -12,8 +12,10 @@ from benchmarks.published.alignment_handbook_recipes import ROWS as _HANDBOOK_RE
 from benchmarks.published.alignment_handbook_zephyr import ROWS as _ZEPHYR
 from benchmarks.published.axolotl_examples import ROWS as _AXOLOTL_EXAMPLES
 from benchmarks.published.axolotl_pr602_openllama import ROWS as _AXOLOTL_PR602
+from benchmarks.published.baichuan2_issues_verdicts import ROWS as _BAICHUAN2_ISSUES
 from benchmarks.published.brevdev_notebooks import ROWS as _BREVDEV
 from benchmarks.published.chatglm3_finetune import ROWS as _CHATGLM3
+from benchmarks.published.chatglm6b_issues_memory import ROWS as _CHATGLM6B_ISSUES
 from benchmarks.published.chatglm_efficient_tuning_readme import ROWS as _CHATGLM_ETUNING
 from benchmarks.published.databricks_ml_examples import ROWS as _DATABRICKS
 from benchmarks.published.deepspeed_blog_muon import ROWS as _DEEPSPEED_MUON_BLOG
@@ -71,6 +73,7 @@ from benchmarks.published.peft_issues_memory import ROWS as _PEFT_ISSUES
 from benchmarks.published.philschmid_blog import ROWS as _PHILSCHMID_BLOG
 from benchmarks.published.qlora_guanaco import ROWS as _QLORA_GUANACO
 from benchmarks.published.qwen2_llama_factory_example import ROWS as _QWEN2_LF_EXAMPLE
+from benchmarks.published.qwen_issues_memory import ROWS as _QWEN_ISSUES
 from benchmarks.published.qwen_readme import ROWS as _QWEN_README
 from benchmarks.published.raschka_lora_insights import ROWS as _RASCHKA
 from benchmarks.published.raschka_llms_from_scratch import ROWS as _RASCHKA_LLMS_FROM_SCRATCH
@@ -82,6 +85,7 @@ from benchmarks.published.stanford_alpaca_readme import ROWS as _ALPACA
 from benchmarks.published.torchao_float8nocompile import ROWS as _TORCHAO_F8NC
 from benchmarks.published.torchao_low_bit_optim import ROWS as _TORCHAO_LOW_BIT
 from benchmarks.published.toolbench_issues_memory import ROWS as _TOOLBENCH_ISSUES
+from benchmarks.published.torchtune_issues_memory import ROWS as _TORCHTUNE_ISSUES
 from benchmarks.published.torchtune_llama3_tutorial import ROWS as _TORCHTUNE_LLAMA3
 from benchmarks.published.torchtune_memory_prs import ROWS as _TORCHTUNE_PRS
 from benchmarks.published.torchtune_tutorials import ROWS as _TORCHTUNE_TUTORIALS
@@ -133,6 +137,8 @@ _NEW += (*_FASTCHAT_ISSUES, *_ALPACA_ISSUES, *_TRANSFORMERS_RUN_CLM)  # sixteent
 _NEW += (*_TOOLBENCH_ISSUES, *_FIREFLY_QLORA, *_LLAMAFACTORY_4772)
 # seventeenth round (helper C1): English framework docs, blogs and example notebooks
 _NEW += (*_TRL_NB_TOOL_CALLING, *_DEEPSPEED_MUON_BLOG, *_PEFT_LORAFA)
+# seventeenth round (helper C3): issue trackers of projects' own fine-tuning scripts, and torchtune's
+_NEW += (*_CHATGLM6B_ISSUES, *_QWEN_ISSUES, *_BAICHUAN2_ISSUES, *_TORCHTUNE_ISSUES)
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

@@ -784,4 +784,28 @@ SOURCES = {
         "every block linear, bf16 base with autocast, no checkpointing, batch 8 x 1,024 padded tokens (its "
         "lorafa_finetuning.py's defaults) out of memory on an 80GB GPU (A100 assumed): 1 verdict row; LoRA-FA's "
         "run there not expressible: never used to tune anything"),
+    # Issue 28, seventeenth round (helper C3): issue trackers of projects' own fine-tuning scripts (ChatGLM-6B, Qwen,
+    # Baichuan2) and torchtune's, registered here, frozen, with their rows written and before any of them was scored.
+    "chatglm6b-issues-memory-2023": (
+        "frozen", "new (issue 28, seventeenth round): THUDM/ChatGLM-6B's tracker, ptuning/ds_train_finetune.sh "
+        "(main.py: fp32 ChatGLM-6B halved by DeepSpeed's fp16 ZeRO-2 engine, adamw_hf, checkpointing, samples padded "
+        "to source + target length): #938's '62G /单张' with the script as shipped (4 GPUs, batch 4, 128 tokens; an "
+        "80 GB A100 assumed), #556 4 x RTX 3090 out of memory and one RTX 3090 with optimizer offload trained, #843 "
+        "one A100 80GB and #1237 6 x A100 40GB at batch 64 out of memory (1 measured, 4 verdict rows): never used to "
+        "tune anything"),
+    "qwen-issues-memory-2023": (
+        "frozen", "new (issue 28, seventeenth round): QwenLM/Qwen's tracker (not its README's profiling): #366's "
+        "'官方lora微调脚本A100的卡内存占用大约45G左右', finetune_lora_single_gpu.sh at dd18992 (Qwen-7B LoRA r=64 on "
+        "every linear plus trainable wte and lm_head, bf16, batch 2 x 2,048 padded tokens, checkpointing, one GPU), "
+        "read as nvidia-smi GiB on an A100 80GB (1 row): never used to tune anything"),
+    "baichuan2-issues-verdicts-2023": (
+        "frozen", "new (issue 28, seventeenth round): baichuan-inc/Baichuan2's tracker, fine-tune.py with "
+        "ds_config.json (953523a: Baichuan2-7B full, ZeRO-3 zero.Init bf16, torch AdamW, 512 padded tokens, "
+        "checkpointing) on A100 40GB: #162 4 GPUs at batch 1 out of memory and 6 at batch 2 trained, #147 8 at batch 1 out of memory "
+        "(3 verdict rows): never used to tune anything"),
+    "torchtune-issues-2024": (
+        "frozen", "new (issue 28, seventeenth round): pytorch/torchtune's tracker beyond torchtune-memory-prs: #979 "
+        "Llama3-8B LoRA (llama3/8B_lora_single_device at f3611e5) on SlimOrca cut at 8,192 tokens 'fit pretty "
+        "comfortably' on one A100 80GB (1 verdict row); PR #961's 20.2 and 22.3 GB of 7B_full_low_memory not "
+        "expressible (optimizer in backward): never used to tune anything"),
 }

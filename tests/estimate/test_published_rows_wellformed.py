@@ -135,6 +135,10 @@ NEW_SOURCES.update({"toolbench-issues-memory-2023": 2**30, "firefly-qlora-v100-2
 # round(max_memory_reserved() / 1024**3, 3) as "GB"; DeepSpeed's Muon blog prints GiB
 NEW_SOURCES.update({"trl-notebook-sft-tool-calling-2026": 2**30, "deepspeed-blog-muon-2026": 2**30})
 NEW_SOURCES.update({"peft-example-lorafa-2025": None})  # PEFT's LoRA-FA README: verdict rows
+# projects' own fine-tuning scripts' issue trackers (seventeenth round, helper C3): ChatGLM-6B#938's '62G /单张' and
+# Qwen#366's '45G' read as nvidia-smi GiB; Baichuan2's and torchtune's rows are verdicts (torchtune prints GB, 1e9)
+NEW_SOURCES.update({"chatglm6b-issues-memory-2023": 2**30, "qwen-issues-memory-2023": 2**30,
+                    "baichuan2-issues-verdicts-2023": None, "torchtune-issues-2024": 1e9})
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
