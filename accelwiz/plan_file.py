@@ -57,6 +57,15 @@ class PlanSystem(_Strict):
                                                                       "per GPU, 1 on a CPU-only machine.")
 
     @property
+    def gpu_capacity_bytes(self) -> int | None:
+        """What the plan's GPU verdicts judge: the CUDA total of `gpu` whose NVML total is `gpu_memory_bytes`."""
+        if not self.gpu_memory_bytes:
+            return self.gpu_memory_bytes
+        from accelwiz.probe.cuda_totals import cuda_total_bytes
+
+        return cuda_total_bytes(self.gpu or "", self.gpu_memory_bytes)
+
+    @property
     def processes(self) -> int:
         """Processes on each machine."""
         return self.processes_per_machine or max(1, self.gpus_per_machine)

@@ -39,8 +39,9 @@ def machine(gpus: int = 0, gpu: str = "H100-80GB", *, machines: int = 1, ram_gib
     preset = find_preset(f"{gpus}x{gpu}")
     assert preset is not None, f"no GPU {gpu!r} in the presets' table"
     profile = preset_profile(preset)
-    gpu_list = profile.gpus if gpu_gib is None else [
-        g.model_copy(update={"memory_total_bytes": int(gpu_gib * GIB)}) for g in profile.gpus]
+    budget = None if gpu_gib is None else int(gpu_gib * GIB)  # judged as is: CUDA's total too, no reserve
+    gpu_list = profile.gpus if budget is None else [
+        g.model_copy(update={"memory_total_bytes": budget, "cuda_total_bytes": budget}) for g in profile.gpus]
     return profile.model_copy(update={"source": "file", "name": name or preset.name, "num_machines": machines,
                                       "gpus": gpu_list, "host": host, "packages": packages or {},
                                       "torch_cuda": True})

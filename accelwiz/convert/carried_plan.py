@@ -101,6 +101,6 @@ def _estimate(plan: PlanFile, yaml_path: Path, yaml_text: str, json_path: Path |
     if strategy is None:
         return None
     estimate = estimate_memory(workload, strategy)
-    verdict = memory_verdict(estimate, plan.system.gpu_memory_bytes, plan.system.host_memory_bytes)
+    verdict = memory_verdict(estimate, plan.system.gpu_capacity_bytes, plan.system.host_memory_bytes)
     return PlanEstimate(strategy=strategy.label, per_gpu_bytes=int(estimate.per_gpu_total),
                         host_bytes=int(estimate.host_bytes), verdict=verdict.verdict or "fits")

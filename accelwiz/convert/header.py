@@ -101,7 +101,7 @@ def _memory(plan: PlanFile | None) -> str:
         return "not estimated for the converted files (no plan with a model beside the source; " \
                "`accelwiz convert ... --model NAME` prints both sides)"
     estimate, system, training = plan.estimate, plan.system, plan.training
-    gpu = f" of {system.gpu_memory_bytes / GIB:.1f}" if system.gpu_memory_bytes else ""
+    gpu = f" of {system.gpu_capacity_bytes / GIB:.1f}" if system.gpu_capacity_bytes else ""
     host = f" of {system.host_memory_bytes / GIB:.1f}" if system.host_memory_bytes else ""
     return (f"{estimate.strategy}: GPU memory {estimate.per_gpu_bytes / GIB:.1f}{gpu} GiB per GPU; host RAM "
             f"{estimate.host_bytes / GIB:.1f}{host} GiB per machine; {estimate.verdict} ({plan.model.name}, "

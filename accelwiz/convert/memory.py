@@ -28,8 +28,8 @@ def compare_memory(before: EffectiveConfig, after: EffectiveConfig, workload: An
             return "memory: the estimator cannot plan one of the two configs (no process count or stage)"
         estimate = estimate_memory(workload, strategy)
         judged = None
-        if system is not None and system.min_gpu_memory_bytes:
-            judged = memory_verdict(estimate, system.min_gpu_memory_bytes, system.host.memory_total_bytes)
+        if system is not None and system.gpu_capacity_bytes:
+            judged = memory_verdict(estimate, system.gpu_capacity_bytes, system.host.memory_total_bytes)
         rows.append(CompareRow(estimate, judged))  # both sides as asked: a conversion changes the strategy only
     table = render_compare(rows).replace("by strategy, fastest first", "before and after the conversion")
     return f"{table}\nworkload: {workload.model.name}, micro-batch {workload.micro_batch}, sequence {workload.seq_len}"

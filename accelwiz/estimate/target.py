@@ -1,9 +1,11 @@
 """What `accelwiz estimate` judges against: the GPU memory, the GPU and node counts, and the host's RAM.
 
 --gpu-memory, else --system (a preset or a profile file), else this machine's GPUs (probed only when an NVIDIA
-driver is present: estimating for another machine is normal, and the probe imports NVML). A machine without GPUs
-(`--system local` on a CPU box, a plan made for one) is a CPU target: its processes (`--gpus`, else the plan's)
-train on the CPU and are judged on its RAM.
+driver is present: estimating for another machine is normal, and the probe imports NVML). A GPU is judged on what
+CUDA lets torch allocate there (MachineProfile.gpu_capacity_bytes: NVML's total less the driver's reserve,
+probe/cuda_totals.py); --gpu-memory is the user's own number and is judged as given, nothing subtracted. A
+machine without GPUs (`--system local` on a CPU box, a plan made for one) is a CPU target: its processes (`--gpus`,
+else the plan's) train on the CPU and are judged on its RAM.
 """
 
 from __future__ import annotations
@@ -49,9 +51,10 @@ def select_target(
     if gpu_memory is not None:
         target = Target(parse_size(gpu_memory), f"--gpu-memory {gpu_memory}", host)
         return TargetChoice(target, gpus_per_node, node_count, debug=tuple(debug))
-    if profile is not None and profile.min_gpu_memory_bytes:
-        name = profile.gpus[0].name
-        target = Target(profile.min_gpu_memory_bytes, f"{name} ({gib(profile.min_gpu_memory_bytes)})", host, name)
+    if profile is not None and profile.gpu_capacity_bytes:
+        name, capacity = profile.gpus[0].name, profile.gpu_capacity_bytes
+        target = Target(capacity, f"{name} ({gib(capacity)} CUDA can allocate; nvidia-smi: "
+                                  f"{gib(profile.min_gpu_memory_bytes)})", host, name)
         return TargetChoice(target, gpus_per_node, node_count, debug=tuple(debug))
     if profile is not None and host:  # no GPU: its processes train on the CPU, judged on its RAM (estimate/cpu.py)
         name = "this machine" if system == "local" else (profile.name or system or "the plan's machine")

@@ -3,7 +3,8 @@
 Memory is what the vendor's management library (NVML / `nvidia-smi`, AMD SMI) reports as total memory, in MiB:
 slightly less than the marketing size for most data-center boards (an "80 GB" H100 reports 81559 MiB). Where that
 number was not read from a real board, the row says `memory_nominal=True` and carries the data sheet's size
-(GB x 1024 MiB for GDDR boards, which NVML reports whole).
+(GB x 1024 MiB for GDDR boards, which NVML reports whole). It is shown, never judged: verdicts judge
+`cuda_total_mib`, the part CUDA lets torch allocate (a few hundred MiB less; cuda_totals.py).
 
 Precision support:
 - NVIDIA by compute capability (https://developer.nvidia.com/cuda-gpus): bf16 and TF32 tensor cores from Ampere
@@ -53,6 +54,18 @@ class GpuModel:
     @property
     def memory_bytes(self) -> int:
         return self.memory_mib * MIB
+
+    @property
+    def cuda_total_mib(self) -> int:
+        """What cudaMemGetInfo reports as total (the most torch can allocate): a published reading of the board, else
+        `memory_mib` less its family's driver reserve (cuda_totals.py, docs/gpu-cuda-totals.md)."""
+        from accelwiz.probe.cuda_totals import table_cuda_total_mib
+
+        return table_cuda_total_mib(self)
+
+    @property
+    def cuda_total_bytes(self) -> int:
+        return self.cuda_total_mib * MIB
 
     @property
     def nvlink(self) -> bool:

@@ -22,8 +22,13 @@ class _Frozen(BaseModel, metaclass=BuiltWithoutPlugins):  # no plugin scan at st
 class GpuInfo(_Frozen):
     index: int
     name: str
-    memory_total_bytes: int
+    memory_total_bytes: int = Field(description="What NVML (nvidia-smi) or AMD SMI reports as total: shown, "
+                                                "not judged.")
     memory_free_bytes: int | None = None
+    cuda_total_bytes: int | None = Field(
+        None, description="What cudaMemGetInfo reports as total, the most torch can allocate: NVML's total less the "
+                          "driver's reserve (the probe reads it; a preset takes the GPU table's). None: derived from "
+                          "the name and the total (probe/cuda_totals.py).")
     compute_capability: tuple[int, int] = Field(
         description="NVIDIA's compute capability; on AMD what torch reports for the gfx target (gfx942 -> 9.4).")
     uuid: str | None = None
@@ -35,6 +40,18 @@ class GpuInfo(_Frozen):
                           "CUDA_VISIBLE_DEVICES selects or reorders GPUs.")
     vendor: Literal["nvidia", "amd"] = "nvidia"
     arch: str | None = Field(None, description="AMD's gfx target (gfx90a, gfx942); precision support follows it.")
+
+    @property
+    def capacity_bytes(self) -> int:
+        """What a verdict judges this GPU on: the CUDA total. A MIG instance without the driver's figure keeps its
+        NVML total (no reading of an instance's reserve)."""
+        if self.cuda_total_bytes is not None:
+            return self.cuda_total_bytes
+        if self.mig_enabled:
+            return self.memory_total_bytes
+        from accelwiz.probe.cuda_totals import cuda_total_bytes
+
+        return cuda_total_bytes(self.name, self.memory_total_bytes, self.vendor, self.compute_capability)
 
     def _amd(self, which: int) -> bool:
         from accelwiz.probe.gpu_specs import AMD_PRECISION
@@ -118,7 +135,13 @@ class MachineProfile(_Frozen):
 
     @property
     def min_gpu_memory_bytes(self) -> int | None:
+        """The smallest GPU's NVML total, as nvidia-smi shows it; verdicts judge `gpu_capacity_bytes`."""
         return min((g.memory_total_bytes for g in self.gpus), default=None)
+
+    @property
+    def gpu_capacity_bytes(self) -> int | None:
+        """What every GPU verdict judges against: the smallest GPU's CUDA total (GpuInfo.capacity_bytes)."""
+        return min((g.capacity_bytes for g in self.gpus), default=None)
 
     @property
     def native_bf16(self) -> bool:

@@ -85,7 +85,8 @@ def _probe_initialized(nvml: Any, environ: Mapping[str, str]) -> GpuProbe:
     result = GpuProbe(
         driver_version=_call(nvml, nvml.nvmlSystemGetDriverVersion, convert=_text),
         cuda_driver_version=_call(nvml, nvml.nvmlSystemGetCudaDriverVersion, convert=_cuda_version))
-    devices = [_read_device(nvml, index, result.notes)
+    pre_r510 = _driver_major(result.driver_version) < 510
+    devices = [_read_device(nvml, index, result.notes, pre_r510)
                for index in range(_call(nvml, nvml.nvmlDeviceGetCount, default=0))]
     if not devices:
         result.notes.append("NVML found no GPU")
@@ -101,7 +102,7 @@ def _probe_initialized(nvml: Any, environ: Mapping[str, str]) -> GpuProbe:
     return result
 
 
-def _read_device(nvml: Any, index: int, notes: list[str]) -> _Device:
+def _read_device(nvml: Any, index: int, notes: list[str], pre_r510: bool) -> _Device:
     handle = nvml.nvmlDeviceGetHandleByIndex(index)
     name = _call(nvml, nvml.nvmlDeviceGetName, handle, convert=_text, default=f"GPU {index}")
     memory = _call(nvml, nvml.nvmlDeviceGetMemoryInfo, handle)
@@ -117,17 +118,18 @@ def _read_device(nvml: Any, index: int, notes: list[str]) -> _Device:
     info = GpuInfo(
         index=index, nvml_index=index, name=name, compute_capability=capability,
         memory_total_bytes=int(getattr(memory, "total", 0)), memory_free_bytes=_free(memory),
+        cuda_total_bytes=_cuda_total(nvml, handle, memory, pre_r510),
         uuid=_call(nvml, nvml.nvmlDeviceGetUUID, handle, convert=_text),
         pci_bus_id=_call(nvml, nvml.nvmlDeviceGetPciInfo, handle, convert=lambda p: _text(p.busId)),
         mig_enabled=bool(mig_mode[0]), nvlink_links=_active_nvlinks(nvml, handle),
     )
     device = _Device(handle, info)
     if info.mig_enabled:
-        device.mig = _mig_instances(nvml, handle, info)
+        device.mig = _mig_instances(nvml, handle, info, pre_r510)
     return device
 
 
-def _mig_instances(nvml: Any, handle: Any, parent: GpuInfo) -> dict[str, GpuInfo]:
+def _mig_instances(nvml: Any, handle: Any, parent: GpuInfo, pre_r510: bool) -> dict[str, GpuInfo]:
     instances = {}
     for slot in range(_call(nvml, nvml.nvmlDeviceGetMaxMigDeviceCount, handle, default=0)):
         mig = _call(nvml, nvml.nvmlDeviceGetMigDeviceHandleByIndex, handle, slot)
@@ -139,6 +141,7 @@ def _mig_instances(nvml: Any, handle: Any, parent: GpuInfo) -> dict[str, GpuInfo
             "name": _call(nvml, nvml.nvmlDeviceGetName, mig, convert=_text, default=f"{parent.name} MIG"),
             "uuid": uuid, "memory_total_bytes": int(getattr(memory, "total", 0)),
             "memory_free_bytes": _free(memory), "nvlink_links": 0,
+            "cuda_total_bytes": _cuda_total(nvml, mig, memory, pre_r510),
         })
     return instances
 
@@ -146,6 +149,27 @@ def _mig_instances(nvml: Any, handle: Any, parent: GpuInfo) -> dict[str, GpuInfo
 def _as_visible(device: _Device, selection: Selection, cuda_index: int) -> GpuInfo:
     chosen = device.mig[selection.mig_uuid] if selection.mig_uuid else device.info
     return chosen.model_copy(update={"index": cuda_index})
+
+
+def _cuda_total(nvml: Any, handle: Any, memory: Any, pre_r510: bool) -> int | None:
+    """What cudaMemGetInfo will report as total, read without a CUDA context: NVML v2's total less the driver's
+    `reserved` (nvmlMemory_v2_t, R510+; `nvidia-smi -q`'s "Reserved"), which matched deviceQuery to 1 MiB wherever
+    both were published (probe/cuda_totals.py). Before R510 the v1 total already left the reserve out. None where
+    neither answers: GpuInfo.capacity_bytes then takes the GPU table's reserve."""
+    if memory is None:
+        return None
+    if pre_r510:
+        return int(memory.total)
+    version = getattr(nvml, "nvmlMemory_v2", None)
+    full = _call(nvml, nvml.nvmlDeviceGetMemoryInfo, handle, version) if version is not None else None
+    reserved = getattr(full, "reserved", None)
+    return None if reserved is None else int(full.total) - int(reserved)
+
+
+def _driver_major(version: str | None) -> int:
+    """550 for "550.54.15"; unknown counts as current (R510+), where NVML v2 answers or the table's reserve applies."""
+    head = (version or "").split(".")[0]
+    return int(head) if head.isdigit() else 10**6
 
 
 def _active_nvlinks(nvml: Any, handle: Any) -> int:

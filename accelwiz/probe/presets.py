@@ -152,6 +152,7 @@ def preset_profile(preset: Preset) -> MachineProfile:
     """The profile of one node of `preset` (with `num_machines` identical nodes)."""
     model = gpu_model(preset.gpu)
     gpus = [GpuInfo(index=i, nvml_index=i, name=model.name, memory_total_bytes=model.memory_bytes,
+                    cuda_total_bytes=model.cuda_total_bytes,
                     compute_capability=model.compute_capability, nvlink_links=model.nvlink_links,
                     vendor=model.vendor, arch=model.arch if model.vendor == "amd" else None)
             for i in range(preset.gpus_per_node)]

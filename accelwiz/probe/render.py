@@ -23,6 +23,7 @@ def gpu_columns(gpus: list[GpuInfo], *, wide: bool) -> tuple[list[str], list[lis
     columns: list[tuple[str, Callable[[GpuInfo], str]]] = [
         ("#", lambda g: str(g.index)), ("GPU", lambda g: g.name),
         ("memory", lambda g: gib(g.memory_total_bytes)),
+        ("CUDA total", lambda g: gib(g.capacity_bytes)),  # what torch can allocate, what verdicts judge
         ("free", lambda g: gib(g.memory_free_bytes)),
         ("CC", lambda g: g.arch if g.vendor == "amd" and g.arch
          else f"{g.compute_capability[0]}.{g.compute_capability[1]}"),
@@ -32,7 +33,8 @@ def gpu_columns(gpus: list[GpuInfo], *, wide: bool) -> tuple[list[str], list[lis
     ]
     if not wide:
         unknown = {"free": all(g.memory_free_bytes is None for g in gpus),
-                   "MIG": not any(g.mig_enabled for g in gpus), "UUID": True, "PCI bus": True}
+                   "MIG": not any(g.mig_enabled for g in gpus), "UUID": True, "PCI bus": True,
+                   "CUDA total": True}
         columns = [c for c in columns if not unknown.get(c[0], False)]
     return [name for name, _ in columns], [[cell(g) for _, cell in columns] for g in gpus]
 
@@ -119,16 +121,17 @@ def gpu_table_rows(*, sources: bool) -> tuple[list[str], list[list[str]]]:
     def number(value: float | None) -> str:
         return "-" if value is None else f"{value:g}"
 
-    header = ["key", "device name", "memory", "CC / gfx", "bf16", "fp8", "bf16 TFLOP/s", "fp8 TFLOP/s", "fp32",
-              "interconnect"] + (["data sheet"] if sources else [])
+    header = ["key", "device name", "memory", "CUDA total", "CC / gfx", "bf16", "fp8", "bf16 TFLOP/s",
+              "fp8 TFLOP/s", "fp32", "interconnect"] + (["data sheet"] if sources else [])
     rows = []
     for m in GPU_MODELS:
         arch = m.arch if m.vendor == "amd" else f"{m.compute_capability[0]}.{m.compute_capability[1]}"
         memory = f"{m.memory_bytes / GIB:.1f} GiB" + (" (nominal)" if m.memory_nominal else "")
         sixteen = number(m.tflops.get("bf16")) if m.bf16 else (f"fp16 {number(m.tflops.get('fp16'))}"
                                                                if "fp16" in m.tflops else "-")
-        rows.append([m.key, m.name, memory, arch, yes_no(m.bf16), yes_no(m.fp8), sixteen,
-                     number(m.tflops.get("fp8")), number(m.tflops.get("fp32")), m.interconnect]
+        rows.append([m.key, m.name, memory, f"{m.cuda_total_bytes / GIB:.1f} GiB", arch, yes_no(m.bf16),
+                     yes_no(m.fp8), sixteen, number(m.tflops.get("fp8")), number(m.tflops.get("fp32")),
+                     m.interconnect]
                     + ([m.source] if sources else []))
     return header, rows
 
@@ -154,9 +157,10 @@ def gpu_table_markdown() -> str:
     intro = ("# GPUs accelwiz knows\n\nEvery key works as `--system NxKEY` (`accelwiz probe --list-gpus` prints "
              "this table); the probe recognises the device names through NVML or, for AMD, AMD SMI. Generated from "
              "`accelwiz/probe/gpu_table_nvidia.py` and `gpu_table_amd.py`. Memory is what the management library "
-             "reports (nominal: the data sheet's size). TFLOP/s are peak dense (no sparsity) figures; GeForce 16-bit "
-             "figures accumulate in fp32. Precision support: NVIDIA by compute capability, AMD by gfx target "
-             "(ROCm's precision-support table).\n")
+             "reports (nominal: the data sheet's size); CUDA total is what torch can allocate there, what verdicts "
+             "judge (a published reading or the family's rule: docs/gpu-cuda-totals.md). TFLOP/s are peak dense "
+             "(no sparsity) figures; GeForce 16-bit figures accumulate in fp32. Precision support: NVIDIA by "
+             "compute capability, AMD by gfx target (ROCm's precision-support table).\n")
     header, rows = gpu_table_rows(sources=True)
     return intro + "\n" + markdown_table(header, rows) + "\n"
 

@@ -72,7 +72,7 @@ def estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
         path,
         f"estimated {gib(estimate.per_gpu_total)} per GPU with {strategy.label} over "
         f"{strategy.world_size} GPU(s) ({w.model.name}, micro-batch {w.micro_batch} × {w.seq_len}) "
-        f"exceeds the {gib(capacity)} of {gpu_name}",
+        f"exceeds the {gib(capacity)} CUDA can allocate on {gpu_name}",
         fix,
     )
 
@@ -102,7 +102,7 @@ def estimate_near_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
     deepspeed_config:
       zero_stage: 1
     ```
-    (about 76.0 of 79.6 GiB per GPU, the allocator's reserve and the CUDA runtime included).
+    (about 76.0 of the 79.2 GiB CUDA can allocate per GPU, the allocator's reserve and the CUDA runtime included).
 
     Use instead: `zero_stage: 3` (67.6 GiB), or micro-batch 3.
     ```yaml
@@ -125,8 +125,8 @@ def estimate_near_gpu_memory(ctx: CheckContext) -> Iterator[Finding]:
     role, path = anchor(ctx, strategy)
     w = estimate.workload
     gpu = gpu_verdict(estimate, capacity, HEADROOM)  # the words `estimate` prints for the same inputs
-    where = (f"above {HEADROOM:.0%} of the {gib(capacity)} of {gpu_name}" if not gpu.retries
-             else f"within the {gib(capacity)} of {gpu_name}{gpu.retry_note}")
+    where = (f"above {HEADROOM:.0%} of the {gib(capacity)} CUDA can allocate on {gpu_name}" if not gpu.retries
+             else f"within the {gib(capacity)} CUDA can allocate on {gpu_name}{gpu.retry_note}")
     yield Finding(
         role,
         path,

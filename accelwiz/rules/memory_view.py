@@ -129,9 +129,9 @@ def _gpu_name(ctx: CheckContext) -> str | None:
 
 
 def gpu_bytes(ctx: CheckContext) -> tuple[int, str] | None:
-    if ctx.system is None or not ctx.system.min_gpu_memory_bytes:
+    if ctx.system is None or not ctx.system.gpu_capacity_bytes:
         return None
-    return ctx.system.min_gpu_memory_bytes, ctx.system.gpus[0].name
+    return ctx.system.gpu_capacity_bytes, ctx.system.gpus[0].name
 
 
 class Judged(NamedTuple):

@@ -30,7 +30,7 @@ def posttraining_estimate(ctx: CheckContext, args: Any, strategy: Any = None) ->
     workload = ctx.workload
     resolved = resolve_posttraining(plan=ctx.plan, trl_args=args, max_positions=workload.model.max_position_embeddings)
     post = to_post_training(resolved, accumulation=args["gradient_accumulation_steps"])
-    gpu = ctx.system.min_gpu_memory_bytes if ctx.system is not None else None
+    gpu = ctx.system.gpu_capacity_bytes if ctx.system is not None else None
     name = ctx.system.gpus[0].name if ctx.system is not None and ctx.system.gpus else None
     return estimate_posttraining(workload, strategy, post, gpu or None, gpu_name=name)
 
@@ -62,7 +62,7 @@ def posttraining_estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Find
     not fit, and AW505's "tight" judges the same estimate.
     """
     found = trl_view(ctx)
-    if found is None or ctx.system is None or not ctx.system.min_gpu_memory_bytes:
+    if found is None or ctx.system is None or not ctx.system.gpu_capacity_bytes:
         return
     args = found[0]
     if vllm_colocated(ctx):
@@ -70,7 +70,7 @@ def posttraining_estimate_exceeds_gpu_memory(ctx: CheckContext) -> Iterator[Find
     estimate = posttraining_estimate(ctx, args)
     if estimate is None:
         return
-    gpu = ctx.system.min_gpu_memory_bytes
+    gpu = ctx.system.gpu_capacity_bytes
     total = estimate.combined.need_on(gpu)
     if total <= gpu:
         return

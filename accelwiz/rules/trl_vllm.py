@@ -124,7 +124,7 @@ def vllm_colocate_share_exceeds_memory(ctx: CheckContext) -> Iterator[Finding]:
     ```
     """
     found = _vllm(ctx, "colocate")
-    if found is None or ctx.system is None or not ctx.system.min_gpu_memory_bytes:
+    if found is None or ctx.system is None or not ctx.system.gpu_capacity_bytes:
         return
     from accelwiz.rules.trl_memory import posttraining_estimate
 
@@ -132,7 +132,7 @@ def vllm_colocate_share_exceeds_memory(ctx: CheckContext) -> Iterator[Finding]:
     estimate = posttraining_estimate(ctx, args)
     if estimate is None or estimate.generation is None:
         return
-    gpu = ctx.system.min_gpu_memory_bytes
+    gpu = ctx.system.gpu_capacity_bytes
     total, share = estimate.combined.per_gpu_total, estimate.generation.reserved_bytes
     if total > gpu:
         utilization = args.trl["vllm_gpu_memory_utilization"]

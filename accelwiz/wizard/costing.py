@@ -180,7 +180,7 @@ def recommended_checkpointing(answers: Mapping[str, Any], system: MachineProfile
     except (ValueError, TypeError):
         return True  # an answer given ahead of its question: verified there (plan_for)
     gpus, nodes = int(answers.get("gpus") or system.gpu_count), int(answers.get("num_machines") or system.num_machines)
-    advice = recommend(workload, gpus_per_node=gpus, nodes=nodes, gpu_memory_bytes=system.min_gpu_memory_bytes or 0,
+    advice = recommend(workload, gpus_per_node=gpus, nodes=nodes, gpu_memory_bytes=system.gpu_capacity_bytes or 0,
                        host_memory_bytes=system.host.memory_total_bytes or None, gpu=system.gpus[0].name,
                        fixed=frozenset({"micro_batch"}), strategies=offered_strategies(gpus, nodes))
     return advice.best is None or advice.best.workload.gradient_checkpointing
@@ -229,7 +229,7 @@ def _estimate_plan(answers: dict[str, Any], system: MachineProfile) -> Plan:
     from accelwiz.estimate.recommend import Budget
     from accelwiz.wizard.post_settings import post_settings
 
-    gpu_memory = system.min_gpu_memory_bytes or 0
+    gpu_memory = system.gpu_capacity_bytes or 0
     host_memory = system.host.memory_total_bytes or None
     budget = Budget(gpu_memory, host_memory)
     workload = workload_for(answers, system)

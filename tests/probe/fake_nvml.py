@@ -48,6 +48,7 @@ class FakeGpu:
     mig: bool = False
     mig_devices: list[FakeGpu] = field(default_factory=list)
     free_mib: int | None = None
+    reserved_mib: int | None = None  # NVML v2's `reserved` (R510+); None: the v2 query is not supported
 
 
 class FakeNvml:
@@ -58,11 +59,13 @@ class FakeNvml:
     NVMLError = NVMLError
     NVMLError_LibraryNotFound = NVMLError_LibraryNotFound
     NVMLError_NotSupported = NVMLError_NotSupported
+    nvmlMemory_v2 = 0x02000028  # pynvml's version tag of nvmlMemory_v2_t
 
     def __init__(self, gpus: list[FakeGpu], *, links: set[frozenset[int]] | None = None,
                  pcie_p2p: bool | None = True, init_error: NVMLError | None = None,
-                 ancestor: int = 30) -> None:
+                 ancestor: int = 30, driver: str = "550.54.15") -> None:
         self.gpus = gpus
+        self.driver = driver
         self.links = links or set()
         self.pcie_p2p = pcie_p2p
         self.init_error = init_error
@@ -88,7 +91,7 @@ class FakeNvml:
     # --- system
     def nvmlSystemGetDriverVersion(self) -> str:  # noqa: N802
         self._check()
-        return "550.54.15"
+        return self.driver
 
     def nvmlSystemGetCudaDriverVersion(self) -> int:  # noqa: N802
         self._check()
@@ -106,10 +109,15 @@ class FakeNvml:
     def nvmlDeviceGetName(self, gpu: FakeGpu) -> bytes:  # noqa: N802
         return gpu.name.encode()  # older pynvml versions return bytes
 
-    def nvmlDeviceGetMemoryInfo(self, gpu: FakeGpu) -> SimpleNamespace:  # noqa: N802
+    def nvmlDeviceGetMemoryInfo(self, gpu: FakeGpu, version: int | None = None) -> SimpleNamespace:  # noqa: N802
         free = gpu.free_mib if gpu.free_mib is not None else gpu.memory_mib - 500
         used = gpu.memory_mib - free
-        return SimpleNamespace(total=gpu.memory_mib * MIB, free=free * MIB, used=used * MIB)
+        if not version:
+            return SimpleNamespace(total=gpu.memory_mib * MIB, free=free * MIB, used=used * MIB)
+        if version != self.nvmlMemory_v2 or gpu.reserved_mib is None:
+            raise NVMLError_NotSupported("Not Supported")
+        return SimpleNamespace(version=version, total=gpu.memory_mib * MIB, reserved=gpu.reserved_mib * MIB,
+                               free=free * MIB, used=(used - gpu.reserved_mib) * MIB)
 
     def nvmlDeviceGetCudaComputeCapability(self, gpu: FakeGpu) -> tuple[int, int]:  # noqa: N802
         return gpu.capability

@@ -45,7 +45,7 @@ def test_full_deepspeed_path(tmp_path):
     answer(child, "How many machines", ENTER)
     answer(child, "GPUs per machine", ENTER)
     # The estimator's explanation is on screen before the menu, which pre-selects the fastest that fits.
-    child.expect(r"ZeRO-1: [\d.]+ of 79.6 GiB per GPU; DDP would need [\d.]+ GiB")
+    child.expect(r"ZeRO-1: [\d.]+ of 79.2 GiB per GPU; DDP would need [\d.]+ GiB")
     child.expect("How should training be distributed")
     child.expect(
         r"»\s*(?:\x1b\[[0-9;]*m)*DeepSpeed ZeRO-1"
@@ -193,7 +193,7 @@ def test_llama_3_8b_on_an_rtx4090_ends_in_a_written_plan(tmp_path):
                    "gradient checkpointing", "How many machines", "GPUs per machine", "distributed", "Mixed",
                    "target global batch", "accumulation", "Clip", "torch.compile"):
         answer(child, prompt, ENTER)
-    child.expect(r"estimate +single GPU: GPU memory [\d.]+ of 24.0 GiB per GPU; host RAM [\d.]+ of 64.0 GiB")
+    child.expect(r"estimate +single GPU: GPU memory [\d.]+ of 23.6 GiB per GPU; host RAM [\d.]+ of 64.0 GiB")
     answer(child, "Write these files", ENTER)
     child.expect("wrote out.yaml, out.plan.yaml")
     child.expect(pexpect.EOF)
@@ -283,7 +283,7 @@ def test_grpo_is_planned_with_the_estimate_beside_each_choice(tmp_path):
     child.send("rewards.py:length" + ENTER)
     answer(child, "Clip", ENTER)
     answer(child, "torch.compile", ENTER)
-    child.expect(r"estimate +DDP: GPU memory [\d.]+ of 79.6 GiB per GPU.*grpo, full, prompt 512 \+ completion 256")
+    child.expect(r"estimate +DDP: GPU memory [\d.]+ of 79.2 GiB per GPU.*grpo, full, prompt 512 \+ completion 256")
     answer(child, "Write these files", ENTER)
     child.expect("wrote out.yaml, out.plan.yaml")
     child.expect(pexpect.EOF)
