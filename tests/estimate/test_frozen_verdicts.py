@@ -33,6 +33,12 @@ OPEN = {
     # was far shorter: owed a reading of the data's lengths, not a retune
     "chatglm-etuning-lora-r8-qkv-fp16-b16-1xv100": "79.9 GiB 'does not fit' on a V100 32GB measured at 28GB "
                                                    "(issue 28)",
+    # Baichuan2's tracker (baichuan2_issues_verdicts.py): #147 reports fine-tune.py's ZeRO-3 run out of memory on 8 x
+    # A100 40GB at batch 1, while #162 reports the same script training on 6 at batch 2; under ZeRO-3 the 8-GPU,
+    # batch-1 run holds less per GPU (states 16 B/param over 8, not 6; half the activations): 27.0 GiB vs 32.4 GiB
+    # estimated. #147 shows no command, trace or whether the host or the GPU ran out: owed a reading of that run
+    "baichuan2-147-7b-full-zero3-8xa100-40gb-b1-oom": "27.0 GiB 'fits' on 8 x A100 40GB reported out of memory, where "
+                                                      "6 at batch 2 trained (#162) (issue 28)",
 }
 
 
