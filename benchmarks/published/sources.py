@@ -801,11 +801,18 @@ SOURCES = {
     "baichuan2-issues-verdicts-2023": (
         "frozen", "new (issue 28, seventeenth round): baichuan-inc/Baichuan2's tracker, fine-tune.py with "
         "ds_config.json (953523a: Baichuan2-7B full, ZeRO-3 zero.Init bf16, torch AdamW, 512 padded tokens, "
-        "checkpointing) on A100 40GB: #162 4 GPUs at batch 1 out of memory and 6 at batch 2 trained, #147 8 at batch 1 out of memory "
-        "(3 verdict rows): never used to tune anything"),
+        "checkpointing) on A100 40GB: #162 4 GPUs at batch 1 out of memory and 6 at batch 2 trained, #147 8 at "
+        "batch 1 out of memory (3 verdict rows): never used to tune anything"),
     "torchtune-issues-2024": (
         "frozen", "new (issue 28, seventeenth round): pytorch/torchtune's tracker beyond torchtune-memory-prs: #979 "
         "Llama3-8B LoRA (llama3/8B_lora_single_device at f3611e5) on SlimOrca cut at 8,192 tokens 'fit pretty "
         "comfortably' on one A100 80GB (1 verdict row); PR #961's 20.2 and 22.3 GB of 7B_full_low_memory not "
         "expressible (optimizer in backward): never used to tune anything"),
+    # Registered after the four C3 sources above were scored, its rows written, before any was scored.
+    "yi-issues-memory-2023": (
+        "frozen", "new (issue 28, seventeenth round): 01-ai/Yi's tracker (not its finetune README): #249, "
+        "finetune/sft/main.py at e97d1e6 (a DeepSpeed-Chat fork: Yi-34B trained whole beside rank-128 adapters, ZeRO-2 "
+        "with optimizer offload, fp16 engine, flash-attention 2, batch 1 x 1,024 padded tokens, checkpointing): a "
+        "maintainer's '接近80G' on four A100s (read as 80 GiB, 1 row) and the opener's 8 x L40 out of memory (1 "
+        "verdict row): never used to tune anything"),
 }
