@@ -35,6 +35,14 @@ The rows:
 
 The model is ChatGLM-6B's remote code (model_type chatglm): the argv names the GPT-NeoX config.json of its shapes that
 liucongg-chatglm-finetuning-2023 uses (benchmarks/published/models/chatglm-6b).
+
+Scored after aad85a1: #938 -31.9 % (42.2 GiB against 62), the four verdicts agree. Read-only diagnosis: (1) under ZeRO
+the Trainer's adamw_hf loop steps one parameter, the flat fp32 partition (1,543,321,600 elements on 4 GPUs), and
+transformers 4.27.1 optimization.py:447 `denom = exp_avg_sq.sqrt().add_(group["eps"])` makes a partition-sized fp32
+temporary: 5.75 GiB the estimate's --optimizer-kernel loop leaves out (with foreach's temporary: 47.1 GiB, -24 %);
+(2) the process count is not in the thread: the same argv on 3 GPUs gives 51.8 GiB and on 2 70.8 GiB, so a 2- or
+3-GPU run brackets the 62G; nothing else found in DeepSpeed's ZeRO-2 fp16 path (master 5.75, Adam 11.5, gradient
+partition 2.9, 16-bit weights 11.5 GiB per GPU on 4).
 """
 
 from __future__ import annotations

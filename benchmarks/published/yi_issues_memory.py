@@ -15,6 +15,15 @@ rank-128 LinearLayer_LoRA (fp32 parameters, no dropout) to every linear under "l
 ZeRO-2 with offload_optimizer cpu (--offload), `"fp16": {"enabled": True}` (DeepSpeed's fp16 engine halves the
 module, fp32 master partitions on the host), DeepSpeedCPUAdam; every sample padded to max_seq_len
 (`padding="max_length"`).
+
+Scored after this commit's predecessor (75eb2a1): the 4-GPU row +61.4 % (129.1 GiB against 80), the L40 verdict agrees.
+Read-only diagnosis: the compared peak is the loading phase's 128.1 GiB, the fp16 model (64.1 GiB) plus ZeRO-2's flat
+16-bit copy of it made on the GPU (loading.py zero_flatten_bytes, after DeepSpeed 0.19.8 stage_1_and_2.py
+`flatten_on_accelerator = available_memory >= flat_buffer_bytes`). The same estimate's verdict says the GPU cannot
+hold that copy (verdict.py cpu_flatten: 68.5 GiB), and DeepSpeed of 2023 never made it there: 0.12.6
+stage_1_and_2.py:318-319 moves every bit16 group to the CPU (`move_to_cpu(self.bit16_groups[i])`) before
+flatten_dense_tensors_aligned, always. Without the 64.1 GiB the step's peak is 68.5 GiB (-14.4 %), the unexpressed
+adapters (about 0.98e9 parameters: 1.8 GiB of fp16 weights and as much gradient) on top.
 """
 
 from __future__ import annotations
