@@ -19,6 +19,7 @@ from benchmarks.published.chatglm6b_issues_memory import ROWS as _CHATGLM6B_ISSU
 from benchmarks.published.chatglm_efficient_tuning_readme import ROWS as _CHATGLM_ETUNING
 from benchmarks.published.databricks_ml_examples import ROWS as _DATABRICKS
 from benchmarks.published.deepspeed_blog_muon import ROWS as _DEEPSPEED_MUON_BLOG
+from benchmarks.published.deepseek_coder_issues_memory import ROWS as _DEEPSEEK_CODER_ISSUES
 from benchmarks.published.deepspeed_threads_memory import ROWS as _DEEPSPEED_THREADS
 from benchmarks.published.deepspeed_tutorials_zero import ROWS as _DEEPSPEED_TUTORIALS
 from benchmarks.published.deepspeedexamples_bf16_master_weight import ROWS as _DSE_BF16_MW
@@ -141,6 +142,7 @@ _NEW += (*_TRL_NB_TOOL_CALLING, *_DEEPSPEED_MUON_BLOG, *_PEFT_LORAFA)
 # seventeenth round (helper C3): issue trackers of projects' own fine-tuning scripts, and torchtune's
 _NEW += (*_CHATGLM6B_ISSUES, *_QWEN_ISSUES, *_BAICHUAN2_ISSUES, *_TORCHTUNE_ISSUES)
 _NEW += (*_YI_ISSUES,)  # seventeenth round (helper C3), registered after the four above were scored
+_NEW += (*_DEEPSEEK_CODER_ISSUES,)  # seventeenth round (helper C3), registered after yi-issues was scored
 ROWS: list[dict] = [{**row, "set": SOURCES[row["source"]][0]} for row in (*_DESIGN, *_FROZEN, *_NEW)]
 
 __all__ = ["ROWS", "SOURCES"]

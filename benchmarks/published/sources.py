@@ -815,4 +815,10 @@ SOURCES = {
         "with optimizer offload, fp16 engine, flash-attention 2, batch 1 x 1,024 padded tokens, checkpointing): a "
         "maintainer's '接近80G' on four A100s (read as 80 GiB, 1 row) and the opener's 8 x L40 out of memory (1 "
         "verdict row): never used to tune anything"),
+    # Registered after yi-issues-memory-2023 was scored, its row written, before it was scored.
+    "deepseek-coder-issues-memory-2024": (
+        "frozen", "new (issue 28, seventeenth round): deepseek-ai/DeepSeek-Coder's tracker: #103's '两张显卡都跑到30G' "
+        "with the README's finetune_deepseekcoder.py command at fd2db2c (deepseek-coder-1.3b full, ZeRO-3 with "
+        "parameters and optimizer on the CPU, bf16, batch 16 padded to each batch's longest up to 1,024 tokens, "
+        "checkpointing, 2 GPUs; A100 80GB assumed), read as nvidia-smi GiB (1 row): never used to tune anything"),
 }

@@ -140,6 +140,7 @@ NEW_SOURCES.update({"peft-example-lorafa-2025": None})  # PEFT's LoRA-FA README:
 NEW_SOURCES.update({"chatglm6b-issues-memory-2023": 2**30, "qwen-issues-memory-2023": 2**30,
                     "baichuan2-issues-verdicts-2023": None, "torchtune-issues-2024": 1e9})
 NEW_SOURCES.update({"yi-issues-memory-2023": 2**30})  # Yi#249's '接近80G' read as nvidia-smi GiB
+NEW_SOURCES.update({"deepseek-coder-issues-memory-2024": 2**30})  # DeepSeek-Coder#103's '30G', GiB
 NEW = [row for row in ROWS if row["source"] in NEW_SOURCES]
 PINNED = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/")
 
