@@ -18,6 +18,12 @@ from the hidden size). finetune/requirements.txt: transformers>=4.35.0, torch>=2
 The model is deepseek-coder-1.3b (base or instruct: the same shapes): the argv names its config.json
 (benchmarks/published/models/deepseek-coder-1.3b: Llama, 24 layers, hidden 2048, MLP 5504, 16 heads, vocabulary
 32,256, untied head, linear RoPE scaling x4: 1,346,471,936 parameters).
+
+Scored after e8d269b: -25.8 % (22.3 GiB against 30). Read-only diagnosis: 10.7 GiB allocated at the forward's peak
+(parameters and optimizer on the host), the rest allocator reserve; varying_lengths.py counts the middle of the
+cache the allocator keeps for loss-tail blocks of the lengths it sees (+6.99 GiB of 0 to +13.98), and the estimate's
+own long-run bound is 28.4 GiB reserved (29.3 with the runtime, -2 %): '跑到30G' (reached 30G) reads as the run's
+high-water mark, the long-run end of that range, not its middle. No bytes found missing in the step itself.
 """
 
 from __future__ import annotations
