@@ -74,7 +74,7 @@ KbitPrepareOption = Annotated[bool | None, typer.Option(
 StackOption = Annotated[list[str] | None, typer.Option(
     metavar="NAME==VERSION", rich_help_panel="Memory", show_default=False,
     help="A library version the run trains with, repeatable: transformers, bitsandbytes, accelerate, torch, "
-         "trl (default: a --system probe's, else the installed; TRL only where said).")]
+         "trl, litgpt (default: a --system probe's, else the installed; TRL and LitGPT only where said).")]
 PlanOption = Annotated[Path | None, typer.Option(help="The plan file `accelwiz init` wrote (default: the one beside "
                                                       "the YAML, accelerate.plan.yaml for accelerate.yaml).",
                                                  rich_help_panel="Memory", show_default=False)]

@@ -144,8 +144,9 @@ StackOption = Annotated[list[str] | None, typer.Option(
     metavar="NAME==VERSION", rich_help_panel=_TRAIN, show_default=False,
     help="A library version the run trains with, repeatable: transformers (before 4.49 the loss copies the "
          "logits), bitsandbytes (before 0.43.2 QLoRA keeps each 4-bit linear's input), accelerate, torch, trl "
-         "(the script runs TRL's trainer: 0.7.5-0.25 cast a prepared QLoRA's embedding and head to bf16). "
-         "Default: a --system probe's, else the installed (TRL: only where said).")]
+         "(the script runs TRL's trainer: 0.7.5-0.25 cast a prepared QLoRA's embedding and head to bf16), litgpt "
+         "(LitGPT's own scripts and GPT under Fabric: fp32 logits, fused-qkv LoRA). "
+         "Default: a --system probe's, else the installed (TRL, LitGPT: only where said).")]
 GpuMemoryOption = Annotated[
     str | None, typer.Option(help="Memory of one GPU: 80GiB, 80GB, 81920MiB.", rich_help_panel=_MEM)
 ]
