@@ -15,6 +15,12 @@ partitions, views of it, are copied into the gradient partitions (`partition_gra
 allocated on `reduce_and_partition_stream` (a stream of its own under `overlap_comm`, stage 3's default). The same
 code in 0.8.3, 0.9.5, 0.12.6, 0.14.4 and 0.16.4.
 
+What changes it: the HF integration's "auto" bucket (hidden² elements) is filled by one attention or MLP matrix
+alone, reduce-scattered without a copy, so only small gradients flushed together are copied; `contiguous_gradients`
+false drops the ipg buffer, not the copy (the gradients wait in `param.grad` for the flush); `overlap_comm` only
+moves it to its own stream; `reduce_scatter` false (not read here: the default is assumed) all-reduces the bucket
+in place, no copy.
+
 `zero3_reduce_copies` replays the rule over the trainable gradients in backward's order: the largest copy made while
 backward runs (a layer's gradients arriving, its activations and the checkpoints still live: step_phases.py counts it
 at the recomputation moment) and the epilogue's (at backward's end). Real ZeRO-3 engines on the CPU, one and two
