@@ -194,8 +194,13 @@ def test_design_rows_run_through_the_cli_and_no_verdict_contradicts_a_measured_r
     # (the warmup block, Liger's GRPO loss): naive fp16 full fine-tuning of Qwen2-7B measured at 62 GB on an
     # A100-80GB; its table marks checkpointing off, as the argv says, but GRPOConfig 0.26 defaults
     # gradient_checkpointing=True (-0.5% with it): the row's reading, owed a check, not a retune. Both open.
+    # Two runs became "does not fit" when verdicts moved to CUDA's total (docs/gpu-cuda-totals.md): allocated +
+    # runtime estimated above the card's CUDA total, which NVML's hid: Yi-34B QLoRA 22.12 GiB vs the A10G's 21.98
+    # (the source's nvidia-smi read 21 GiB in all), Qwen3-14B QLoRA 14.94 GiB vs the T4's 14.57 (the notebook
+    # printed 14.741 GB total, 14.04 GB peak reserved): over-estimates near the card's size, open.
     assert sorted(k for k, r in design_rows.items() if r.get("verdict_contradiction")) == [
-        "llamarecipes37-llama2-13b-lora-fsdp1-8xa10g-batch1-oom", "trl-nb-grpo-qwen2-7b-full-fp16-a100-80gb"]
+        "llamarecipes37-llama2-13b-lora-fsdp1-8xa10g-batch1-oom", "swift-script-yi-34b-chat-qlora-default-a10",
+        "trl-nb-grpo-qwen2-7b-full-fp16-a100-80gb", "trl-nb-sft-qwen3-14b-bnb4bit-t4"]
 
 
 HF_BERT_LARGE_KEYS = [
