@@ -58,8 +58,8 @@ class GpuModel:
     @property
     def cuda_total_mib(self) -> int:
         """What cudaMemGetInfo reports as total (the most torch can allocate): a published reading of the board, else
-        `memory_mib` less its family's driver reserve (cuda_totals.py, docs/gpu-cuda-totals.md)."""
-        from accelwiz.probe.cuda_totals import table_cuda_total_mib
+        `memory_mib` less its family's driver reserve (cuda_readings.py, docs/gpu-cuda-totals.md)."""
+        from accelwiz.probe.cuda_readings import table_cuda_total_mib
 
         return table_cuda_total_mib(self)
 

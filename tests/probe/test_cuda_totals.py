@@ -12,7 +12,8 @@ from accelwiz.estimate.resolved import workload_from_options
 from accelwiz.estimate.strategy import strategy_from_options
 from accelwiz.estimate.target import select_target
 from accelwiz.estimate.verdict import memory_verdict
-from accelwiz.probe.cuda_totals import PRE_R510_KEYS, READINGS, cuda_total_bytes
+from accelwiz.probe.cuda_readings import PRE_R510_KEYS, READINGS
+from accelwiz.probe.cuda_totals import cuda_total_bytes
 from accelwiz.probe.gpus import GPU_MODELS, gpu_model
 from accelwiz.probe.model import GpuInfo
 from accelwiz.probe.nvidia import probe_gpus
