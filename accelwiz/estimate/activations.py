@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 
 from accelwiz.estimate.activations_gqa import expanded_kv_notes, expanded_kv_terms
 from accelwiz.estimate.activations_run import adapters_in_fp32, as_activations_run, kbit_fp32_stream
-from accelwiz.estimate.attention_backend import backend_notes, math_terms
+from accelwiz.estimate.attention_backend import backend_notes, math_terms, output_in_query_layout
 from accelwiz.estimate.eager_clamp import clamp_note, clamped_score_bytes, clamps_scores
 from accelwiz.estimate.litgpt_model import layer_terms as litgpt_terms
 from accelwiz.estimate.litgpt_model import loss_tail, runs_litgpt
@@ -96,7 +96,8 @@ def layer_activations(workload: Workload, *, autocast: bool = False, fp32_adapte
                     else relu_layernorm_terms if spec.relu_mlp else layernorm_terms)
     terms, score_bytes = architecture(workload, autocast=autocast)
     terms += expanded_kv_terms(workload)  # grouped-query K and V as the kernel keeps them (activations_gqa.py)
-    terms += litgpt_terms(workload)  # LitGPT's own block beside transformers' (litgpt_model.py)
+    # LitGPT's own block beside transformers' (litgpt_model.py)
+    terms += litgpt_terms(workload, output_in_query_layout=output_in_query_layout(workload))
     if workload.regime != "full":  # what the frozen base does not keep, what the adapters add
         terms += _adapter_terms(workload, autocast=autocast, fp32_adapters=fp32_adapters)
     s, b, a = workload.seq_len, workload.micro_batch, workload.model.num_heads

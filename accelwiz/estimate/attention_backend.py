@@ -143,6 +143,16 @@ def sdpa_choice(workload: Workload) -> SdpaChoice | None:
                         gqa=gqa, torch=workload.stack.torch)
 
 
+def output_in_query_layout(workload: Workload) -> bool:
+    """Whether the attention output comes back in the query's (B, heads, T, d) layout (eager scores @ v, the math
+    backend's matmul, FlashAttention's `empty_like` of the query), so a `transpose(1, 2).reshape` for the output
+    projection copies it; memory-efficient attention lays its output out (B, T, heads, d) whatever the query."""
+    if workload.attention == "eager":
+        return True
+    choice = sdpa_choice(workload)
+    return choice is None or choice.backend != "efficient"
+
+
 def math_bytes(workload: Workload) -> tuple[int, int]:
     """Per layer, on the math backend: (the probabilities kept, q/k/v bytes beyond what the fused count has)."""
     from accelwiz.estimate.activations_gqa import kv_expansion_reason

@@ -81,24 +81,16 @@ def _norm_bytes(workload: Workload) -> int:
     return 0 if workload.compute_width == 4 else 2
 
 
-def _output_copied(workload: Workload) -> bool:
-    """The attention output reaches `proj` as a copy: not under memory-efficient attention (module docstring)."""
-    from accelwiz.estimate.attention_backend import sdpa_choice
-
-    if workload.attention == "eager":
-        return True
-    choice = sdpa_choice(workload)
-    return choice is None or choice.backend != "efficient"
-
-
-def layer_terms(workload: Workload) -> list[tuple[str, int]]:
-    """What one LitGPT block keeps beyond transformers' layer (activations.layer_activations adds them)."""
+def layer_terms(workload: Workload, *, output_in_query_layout: bool) -> list[tuple[str, int]]:
+    """What one LitGPT block keeps beyond transformers' layer (activations.layer_activations adds them).
+    `output_in_query_layout`: the attention kernel's output follows the query's (B, heads, T, d) layout, so the
+    reshape for `proj` copies it (attention_backend.output_in_query_layout)."""
     if not _litgpt_block(workload):
         return []
     spec = workload.model
     sbh = workload.seq_len * workload.micro_batch * spec.hidden_size
     terms = []
-    if _output_copied(workload):
+    if output_in_query_layout:
         q_elements = workload.seq_len * workload.micro_batch * spec.num_heads * spec.head_dim
         terms.append(("LitGPT: attention output reshaped for proj (a copy)", workload.compute_width * q_elements))
     norm = _norm_bytes(workload)
