@@ -4,7 +4,7 @@ sub-group) step allocates on the GPU.
 step_temporaries.py asks for it (`optimizer_step_temporaries`); memory.py counts its temporaries in the optimizer
 phase and hands its flat buffers to reserve.py as segments of their own (`deepspeed_step_segments`). Measured by the
 H200's ZeRO-2 allocator stream (tests/fixtures/allocator_streams/10) and by real ZeRO engines on the CPU
-(tests/estimate/test_deepspeed_step_peak.py).
+(tests/estimate/test_deepspeed_step_peak.py; a per-parameter loop client: test_loop_step.py).
 """
 
 from __future__ import annotations
@@ -52,7 +52,9 @@ class _DeepSpeedStep:
     elements: float
     gradient: int  # the model-dtype gradient partition (memory.py counts it as gradients)
     copy: int  # the fp32 copy `.to(fp32)` makes (0: the master is the gradient's dtype, `.to` returns it)
-    foreach: int  # torch AdamW's foreach temporary (0: FusedAdam, fused AdamW, per-tensor loops)
+    # AdamW's temporaries of the partition: foreach's one; a per-parameter loop's (loop_step.py), the partition
+    # being its one parameter; 0: FusedAdam, torch's fused AdamW
+    adam: int
     freed_before_update: bool = True  # ZeRO-1/2 free the gradient partition before the update; ZeRO-3 keeps it
 
     @property
@@ -60,20 +62,20 @@ class _DeepSpeedStep:
         """Allocated beyond the model states at the step's peak, the partition aside. Two moments (stage_1_and_2.py
         `step`, stage3.py `_prepare_fp32_grad_for_sub_group`): the copy, where `self.flatten(averaged_gradients)`
         (a new model-dtype buffer) and its `.to(fp32)` exist at once; and the update, where the fp32 copy (or the
-        flattened buffer itself) and the foreach temporary exist. ZeRO-1/2 free the gradient partition between
+        flattened buffer itself) and AdamW's temporaries exist. ZeRO-1/2 free the gradient partition between
         them (`free_grad_in_param_list`, `averaged_gradients[i] = None`; the H200's stream 10: 2 + 4 then 4 + 4 on
         a 2-byte partition); ZeRO-3's flat gradient buffer stays."""
         at_copy = self.gradient + self.copy
-        at_update = (self.copy or self.gradient) + self.foreach
+        at_update = (self.copy or self.gradient) + self.adam
         if self.freed_before_update:
             at_update -= self.gradient
         return self.elements * max(at_copy, at_update)
 
     @property
     def segments(self) -> float:
-        """The flat buffers that take segments of their own (reserve.py): the fp32 copy and the foreach temporary
+        """The flat buffers that take segments of their own (reserve.py): the fp32 copy and AdamW's temporaries
         (the flattened copy takes a block the partition or the loading freed: stream 10 on an H200)."""
-        return self.elements * (self.copy + self.foreach)
+        return self.elements * (self.copy + self.adam)
 
 
 def _deepspeed_step(workload: Workload, strategy: Strategy) -> _DeepSpeedStep:
@@ -83,10 +85,21 @@ def _deepspeed_step(workload: Workload, strategy: Strategy) -> _DeepSpeedStep:
     master, state = deepspeed_state_widths(workload, strategy)
     gradient = workload.compute_width
     copy = 4 if master == 4 and workload.precision != "fp32" else 0
-    # DeepSpeed's FusedAdam (a JSON optimizer section) and torch's fused AdamW update in place: no temporary
-    foreach = state if (workload.optimizer == "adamw" and not workload.legacy_trainer
-                        and workload.optimizer_kernel == "foreach") else 0
-    return _DeepSpeedStep(elements, gradient, copy, foreach, freed_before_update=strategy.kind != "zero3")
+    return _DeepSpeedStep(elements, gradient, copy, state * _adam_temporaries(workload),
+                          freed_before_update=strategy.kind != "zero3")
+
+
+def _adam_temporaries(workload: Workload) -> int:
+    """Partition-sized temporaries of the client AdamW's step, in the states' dtype: foreach's one; a per-parameter
+    loop's (transformers' AdamW one, torch's single-tensor two: loop_step.py), whose one "parameter" is the flat
+    partition; DeepSpeed's FusedAdam (a JSON optimizer section) and torch's fused AdamW update in place: none.
+    Each partition is stepped by an `optimizer.step()` of its own (0.19.8 stage_1_and_2.py and stage3.py
+    `_optimizer_step`), so no previous partition's `denom` is still bound (loop_step.py `loop_peak_bytes`)."""
+    from accelwiz.estimate.loop_step import loop_temporaries, runs_a_loop
+
+    if runs_a_loop(workload):
+        return loop_temporaries(workload)[0]
+    return 1 if workload.optimizer == "adamw" and workload.optimizer_kernel == "foreach" else 0
 
 
 def deepspeed_step_segments(workload: Workload, strategy: Strategy) -> float:
@@ -102,7 +115,8 @@ def deepspeed_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
     step = _deepspeed_step(workload, strategy)
     what = [name for name, width in ((f"the flattened {step.gradient}-byte gradients", step.gradient),
                                      ("their fp32 copy", step.copy),
-                                     (f"AdamW's {step.foreach}-byte foreach temporary", step.foreach)) if width]
+                                     (f"AdamW's temporaries ({step.adam} B/element, {_adam_kind(workload)})",
+                                      step.adam)) if width]
     unit = "sub-group" if strategy.kind == "zero3" else "partition"
     freed = (", the gradient partition freed before the update" if step.freed_before_update and step.copy
              else "")
@@ -110,3 +124,11 @@ def deepspeed_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
         f"DeepSpeed step on its flat {unit} ({step.elements:,.0f} elements): " + ", ".join(what)
         + f"; {step.temporaries / max(step.elements, 1):g} B/element at its peak{freed}"
     )
+
+
+def _adam_kind(workload: Workload) -> str:
+    from accelwiz.estimate.loop_step import loop_temporaries, runs_a_loop
+
+    if runs_a_loop(workload):
+        return "a per-parameter loop stepping the partition as one parameter: " + loop_temporaries(workload)[1]
+    return "foreach"

@@ -1,6 +1,7 @@
 """What the optimizer step allocates on the GPU and frees again, by the implementation that runs it: torch AdamW's
-foreach temporary, the fused and per-tensor paths, bitsandbytes' in-place kernels, DeepSpeed's flat step
-(deepspeed_step.py) and the CPU step (cpu_step.py). The states the optimizer keeps are states.py's."""
+foreach temporary, the fused path, the per-tensor loop (loop_step.py), bitsandbytes' in-place kernels,
+DeepSpeed's flat step (deepspeed_step.py) and the CPU step (cpu_step.py). The states the optimizer keeps are
+states.py's."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
 
     torch.optim.AdamW on CUDA takes the multi-tensor `foreach` path (its default for CUDA tensors), whose
     `torch._foreach_sqrt(exp_avg_sqs)` is one temporary the size of the (sharded) trainable parameters in the
-    state dtype. bitsandbytes 8-bit Adam and the fused/for-loop paths allocate no parameter-sized temporary;
+    state dtype. A per-parameter loop makes its temporaries one tensor at a time: the largest tensor it steps
+    sets them (loop_step.py). bitsandbytes 8-bit Adam and the fused path allocate no parameter-sized temporary;
     SGD and Adafactor are counted without one.
 
     DeepSpeed wraps the same torch optimizer (accelerate passes the script's) and steps it on its flat fp32
@@ -43,8 +45,10 @@ def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
         from accelwiz.estimate.cpu_step import cpu_step_temporaries
 
         return cpu_step_temporaries(workload)
-    if workload.legacy_trainer or workload.optimizer_kernel == "loop":  # "loop": the Trainer's adamw_hf default
-        return 0.0, "AdamW per-tensor loop (transformers.AdamW): no parameter-sized temporary"
+    from accelwiz.estimate.loop_step import loop_step_temporaries, runs_a_loop
+
+    if runs_a_loop(workload):  # the Trainer's adamw_hf default before transformers 4.32, or torch's foreach=False
+        return loop_step_temporaries(workload, strategy)
     if workload.optimizer_kernel == "fused":
         return 0.0, "fused AdamW (torch's _fused_adamw_): the step updates in place, no parameter-sized temporary"
     width = trainable_width(workload, strategy)  # torch AdamW's states and temporary: the parameters' dtype

@@ -75,7 +75,8 @@ class Workload:
     # how AdamW's step runs on the GPU: torch's multi-tensor "foreach" (torch.optim.AdamW's CUDA default: one
     # parameter-sized temporary) or a fused kernel updating in place (torch's fused=True, the HF Trainer's default
     # adamw_torch_fused; DeepSpeed's FusedAdam from a JSON optimizer section): no temporary; "loop", a per-parameter
-    # loop (the Trainer's default before transformers 4.32, or torch < 2.0: resolution/trainer_optim.py): none either
+    # loop (the Trainer's default before transformers 4.32, or torch < 2.0: resolution/trainer_optim.py): the
+    # temporaries of the largest tensor it steps, under ZeRO the flat partition (estimate/loop_step.py)
     optimizer_kernel: Literal["foreach", "fused", "loop"] = "foreach"
     gradient_checkpointing: bool = False
     attention: Attention = "sdpa"

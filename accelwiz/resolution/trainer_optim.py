@@ -2,7 +2,8 @@
 
 * transformers PR #25109 ("Change default from `adamw_hf` to `adamw_torch`", merged after v4.31.0 of July 2023:
   first in 4.32.0): before it the default was `adamw_hf`, transformers' own AdamW, a loop over the parameters
-  that allocates one parameter's temporaries at a time (estimate/step_temporaries.py: no parameter-sized one);
+  that allocates one parameter's temporaries at a time (estimate/loop_step.py: the largest one's; under ZeRO the
+  flat partition is that one parameter);
 * from 4.32.0 `adamw_torch`, torch.optim.AdamW with its defaults: the multi-tensor `foreach` step on CUDA since
   torch 2.0 (one temporary the size of the trainable parameters), the per-parameter loop before;
 * transformers PR #37358 ("Defaults to adamw_torch_fused for Pytorch>=2.8", merged July 2025, after v4.53.0:
@@ -34,7 +35,7 @@ def _text(version: Version | None) -> str:
 
 def trainer_default_kernel(stack: Stack) -> Sourced:
     """The AdamW step the Trainer runs where `optim` is not given, on `stack`: "fused", "foreach" or "loop" (a
-    per-parameter loop, no parameter-sized temporary), with a note naming the versions that decide it."""
+    per-parameter loop: one parameter's temporaries at a time), with a note naming the versions that decide it."""
     transformers, torch = _text(stack.transformers), _text(stack.torch)
     on = f"transformers {transformers} with torch {torch}"
     if not _at_least(stack.transformers, TORCH_ADAMW_DEFAULT_SINCE):
