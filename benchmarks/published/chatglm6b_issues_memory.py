@@ -1,6 +1,6 @@
-"""Frozen: GPU memory and verdicts from THUDM/ChatGLM-6B's issue tracker (source `chatglm6b-issues-memory-2023`), the
-repository's own full-parameter fine-tuning, `ptuning/ds_train_finetune.sh` (not its P-Tuning v2 or LoRA pages, not
-liucongg's or hiyouga's ChatGLM repositories, which are other sources).
+"""Design (frozen until issue 28's seventeenth round): GPU memory and verdicts from THUDM/ChatGLM-6B's issue tracker
+(source `chatglm6b-issues-memory-2023`), the repository's own full-parameter fine-tuning, `ptuning/ds_train_finetune.sh`
+(not its P-Tuning v2 or LoRA pages, not liucongg's or hiyouga's ChatGLM repositories, which are other sources).
 
 Read in the repository's history (ptuning/ds_train_finetune.sh, deepspeed.json, main.py, trainer*.py,
 requirements.txt): ds_train_finetune.sh and deepspeed.json are unchanged from 0c2806f (2023-04-11) through every date
@@ -43,6 +43,13 @@ temporary: 5.75 GiB the estimate's --optimizer-kernel loop leaves out (with fore
 (2) the process count is not in the thread: the same argv on 3 GPUs gives 51.8 GiB and on 2 70.8 GiB, so a 2- or
 3-GPU run brackets the 62G; nothing else found in DeepSpeed's ZeRO-2 fp16 path (master 5.75, Adam 11.5, gradient
 partition 2.9, 16-bit weights 11.5 GiB per GPU on 4).
+
+After 690bffb (loop_step.py: a per-parameter loop's temporaries are those of the largest tensor it steps, under ZeRO
+the flat partition; transformers' AdamW one denom, measured on real ZeRO-2/3 engines with a client loop on the CPU):
+#938 -31.9 -> -24.1 % (47.1 GiB: the denom takes a 5.75 GiB segment of its own beside the fp32 gradient copy's),
+#556 42.5 -> 48.2 GiB and #843 127.4 -> 140.9 GiB (out of memory, as measured), #1237 98.8 GiB unchanged (its peak is
+elsewhere); the argv unchanged. What is left of #938's gap is the process count (2 or 3 GPUs bracket 62G). The source
+moved to the design set with this fix.
 """
 
 from __future__ import annotations

@@ -787,7 +787,12 @@ SOURCES = {
     # Issue 28, seventeenth round (helper C3): issue trackers of projects' own fine-tuning scripts (ChatGLM-6B, Qwen,
     # Baichuan2) and torchtune's, registered here, frozen, with their rows written and before any of them was scored.
     "chatglm6b-issues-memory-2023": (
-        "frozen", "new (issue 28, seventeenth round): THUDM/ChatGLM-6B's tracker, ptuning/ds_train_finetune.sh "
+        "design", "frozen until issue 28's seventeenth round: its #938 row (-31.9%) led to the per-parameter loop's "
+        "temporaries (--optimizer-kernel loop counted none; under ZeRO the loop's one parameter is the flat fp32 "
+        "partition and adamw_hf's denom is that big: loop_step.py, 690bffb): #938 -31.9 -> -24.1% (42.2 -> 47.1 "
+        "GiB), #556 42.5 -> 48.2 and #843 127.4 -> 140.9 GiB, #1237 98.8 unchanged, the four verdicts unchanged and "
+        "agreeing; the rest of #938's gap is the process count the thread does not state; first registered as "
+        "new (issue 28, seventeenth round): THUDM/ChatGLM-6B's tracker, ptuning/ds_train_finetune.sh "
         "(main.py: fp32 ChatGLM-6B halved by DeepSpeed's fp16 ZeRO-2 engine, adamw_hf, checkpointing, samples padded "
         "to source + target length): #938's '62G /单张' with the script as shipped (4 GPUs, batch 4, 128 tokens; an "
         "80 GB A100 assumed), #556 4 x RTX 3090 out of memory and one RTX 3090 with optimizer offload trained, #843 "
