@@ -9,13 +9,15 @@ Three mechanisms decide it, each the library's own decision, not a margin:
   tensors and the runtime, and the process holds the whole GPU;
 * bitsandbytes' paged optimizer states (`pages_out_on`): CUDA managed memory gives way to the rest, paged in
   for each step: judged without them, held up to the GPU's memory;
-* DeepSpeed's ZeRO-1/2 flat copy at loading (`flattens_on_cpu`): made on the CPU where the GPU cannot hold it
-  beside the loaded model, so that run's figures are the ones judged.
+* DeepSpeed's ZeRO-1/2 flat copy at loading (zero_flatten.py): made on the CPU where the GPU cannot hold it
+  beside the loaded model (from 0.18.7; always before), so that run's figures are the ones judged; an estimate
+  made for this GPU already counts it where DeepSpeed makes it, one made for another is judged again here
+  (`flattens_on_cpu`), by the same rule.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -29,14 +31,20 @@ class GpuFit:
     retries: bool = False  # the allocator would fill the GPU and release its cache to retry
     reserve: int | None = None  # with `retries`: the reserved peak + runtime that would not fit
     paged_out: int = 0  # bitsandbytes' paged states the GPU cannot hold beside the rest
-    cpu_flatten: bool = False  # ZeRO-1/2's flat copy made on the CPU
+    cpu_flatten: bool = False  # ZeRO-1/2's flat copy made on the CPU: this GPU cannot hold it beside the model
 
 
 def gpu_fit(estimate: MemoryEstimate, gpu_bytes: int | None) -> GpuFit:
     """How `estimate` meets a GPU of `gpu_bytes` (unknown: None: the whole footprint, nothing gives way)."""
     if estimate.flattens_on_cpu(gpu_bytes):
-        on_cpu = gpu_fit(estimate.with_cpu_flatten(), gpu_bytes)
-        return GpuFit(on_cpu.need, on_cpu.held, on_cpu.retries, on_cpu.reserve, on_cpu.paged_out, cpu_flatten=True)
+        return gpu_fit(estimate.with_cpu_flatten(), gpu_bytes)
+    fit = _fit(estimate, gpu_bytes)
+    flatten = estimate.flatten
+    return replace(fit, cpu_flatten=True) if flatten is not None and flatten.lacks_room(gpu_bytes) else fit
+
+
+def _fit(estimate: MemoryEstimate, gpu_bytes: int | None) -> GpuFit:
+    """`gpu_fit` once loading's flat copy is where DeepSpeed makes it on this GPU."""
     total, unpaged = int(estimate.per_gpu_total), int(estimate.unpaged_total)
     if not gpu_bytes:
         return GpuFit(total, total)

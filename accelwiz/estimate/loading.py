@@ -7,9 +7,10 @@ one more piece exists for a moment, depending on how the model is loaded:
 * bitsandbytes 4-bit at load (QLoRA): transformers' bnb quantizer moves each 16-bit block linear to the GPU and
   quantizes it there (`Params4bit.to` -> `quantize_4bit`): the largest block linear in 16-bit, beside the
   packed weights so far;
-* DeepSpeed ZeRO-1/2: `DeepSpeedZeroOptimizer.__init__` (runtime/zero/stage_1_and_2.py, 0.19.8) flattens each
-  parameter group into one contiguous 16-bit buffer on the GPU *if it fits* (`flatten_on_accelerator`), while
-  the parameters still exist: a second 16-bit copy of the trainable parameters (else it flattens on the CPU);
+* DeepSpeed ZeRO-1/2: `DeepSpeedZeroOptimizer.__init__` flattens each parameter group into one contiguous
+  16-bit buffer while the parameters still exist: from 0.18.7 on the GPU where its free memory holds it (a second
+  16-bit copy of the trainable parameters there), before 0.18.7 and where it does not on the CPU (one copy):
+  zero_flatten.py decides, by release and GPU;
 * DeepSpeed ZeRO-3 (`zero.Init`): parameters are partitioned as they are built; loading the checkpoint gathers
   one module at a time (`GatheredParameters`): the largest module in 16-bit;
 * DeepSpeed ZeRO-3 without zero.Init (`under_zero_init`: a YAML's `zero3_init_flag: false` before accelerate
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from accelwiz.estimate.states import ModelStates
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
+    from accelwiz.estimate.zero_flatten import ZeroFlatten
 
 
 def under_zero_init(workload: Workload, strategy: Strategy) -> bool:
@@ -41,26 +43,21 @@ def under_zero_init(workload: Workload, strategy: Strategy) -> bool:
     return strategy.kind == "zero3" and strategy.zero_init and workload.regime != "qlora"
 
 
-def zero_flatten_bytes(workload: Workload, strategy: Strategy) -> float:
-    """ZeRO-1/2's flat 16-bit copy of the trainable parameters, made on the GPU beside them where it fits there
-    (0.19.8 stage_1_and_2.py: `flatten_on_accelerator = available_memory >= flat_buffer_bytes`); where it does not,
-    DeepSpeed moves the parameters to the CPU, flattens there and moves the buffer back: one copy on the GPU
-    (`MemoryEstimate.flattens_on_cpu`)."""
-    if strategy.kind not in ("zero1", "zero2"):
-        return 0.0
-    return workload.compute_width * workload.trainable_parameters
+def loading_resident(states: ModelStates) -> float:
+    """The weights a process keeps on its GPU once loaded (autocast's copies come later, in forward)."""
+    return states.weights - states.autocast_copy
 
 
-def loading_bytes(workload: Workload, strategy: Strategy, states: ModelStates) -> tuple[float, str]:
-    """GPU bytes at the loading phase's peak (resident weights + the loading transient), and a note."""
+def loading_bytes(workload: Workload, strategy: Strategy, states: ModelStates, flatten: ZeroFlatten | None,
+                  gpu_bytes: int | None) -> tuple[float, str]:
+    """GPU bytes at the loading phase's peak (resident weights + the loading transient) on a GPU of `gpu_bytes`
+    (None: unknown), and a note; ZeRO-1/2's flat copy where `flatten` (zero_flatten.py) puts it."""
     spec = workload.model
     width = workload.compute_width
-    resident = states.weights - states.autocast_copy
+    resident = loading_resident(states)
     transient, how = 0.0, "from_pretrained, then moved to the GPU tensor by tensor"
-    if strategy.kind in ("zero1", "zero2"):
-        transient = zero_flatten_bytes(workload, strategy)
-        how = ("DeepSpeed flattens the trainable parameters into one 16-bit buffer on the GPU while they exist, "
-               "where it fits beside them; else on the CPU")
+    if flatten is not None:
+        transient, how = flatten.gpu_bytes(gpu_bytes), flatten.why(gpu_bytes)
     elif strategy.kind == "zero3" and not under_zero_init(workload, strategy):
         return _whole_before_partitioning(workload, strategy)
     elif strategy.kind == "zero3":

@@ -33,7 +33,7 @@ from accelwiz.estimate.buffers import buffer_bytes
 from accelwiz.estimate.fsdp_reserve import fsdp_step_reserve
 from accelwiz.estimate.gpu_fit import gpu_fit
 from accelwiz.estimate.host import HOST_PROCESS_BYTES, host_ram  # noqa: F401 (HOST_PROCESS_BYTES: re-exported)
-from accelwiz.estimate.loading import loading_bytes, zero_flatten_bytes
+from accelwiz.estimate.loading import loading_bytes, loading_resident
 from accelwiz.estimate.loading_warmup import gpu_memory_bytes, loading_reserved
 from accelwiz.estimate.loss_dtype import as_the_model_computes_its_loss
 from accelwiz.estimate.memory_notes import PartNotes, assumptions
@@ -54,6 +54,7 @@ from accelwiz.estimate.varying_lengths import cache_growth
 from accelwiz.estimate.workload import Workload
 from accelwiz.estimate.zero3_gathered import zero3_kept_bytes
 from accelwiz.estimate.zero3_loading_cache import reserved_beside_loading
+from accelwiz.estimate.zero_flatten import ZeroFlatten, cuda_capacity, zero_flatten
 
 # What a process holds beside its tensors (CUDA context, cuBLAS workspaces, NCCL) is runtime.py's; what the
 # caching allocator reserves beyond the allocated peak is reserve.py's (taught by allocator replays); the
@@ -84,13 +85,15 @@ class MemoryEstimate:
     moments: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
     # bitsandbytes' paged optimizer states per GPU: CUDA managed memory, outside torch's allocator (paged_states.py)
     paged_states: int = 0
-    # ZeRO-1/2: the flat 16-bit copy loading makes on the GPU where it fits (loading.zero_flatten_bytes), and the
-    # step's own reserve beside loading's blocks (reserve.at_least_loading): what `with_cpu_flatten` needs
+    # ZeRO-1/2: the flat 16-bit copy loading makes beside the parameters on this estimate's GPU (0 where DeepSpeed
+    # flattens on the CPU), where and why (zero_flatten.py, the one owner), and the step's own reserve beside
+    # loading's blocks (reserve.at_least_loading): what `with_cpu_flatten` needs for another GPU
     zero_flatten: int = 0
     step_reserved: int = 0
     # batches of varying length: what `max_memory_reserved` may grow by over a long run beyond `reserved` (which
     # counts the middle of the range), free segments the allocator releases before it fails (varying_lengths.py)
     cache_growth: int = 0
+    flatten: ZeroFlatten | None = None
 
     @property
     def model_states(self) -> int:
@@ -138,10 +141,9 @@ class MemoryEstimate:
         return bool(gpu_bytes) and bool(self.paged_states) and self.per_gpu_total > (gpu_bytes or 0)
 
     def flattens_on_cpu(self, gpu_bytes: int | None) -> bool:
-        """ZeRO-1/2 on a GPU of `gpu_bytes` that cannot hold the flat copy beside the loaded model: DeepSpeed then
-        flattens on the CPU (loading.zero_flatten_bytes), so loading holds one copy."""
-        loading = dict(self.phases).get("loading", 0)
-        return bool(gpu_bytes) and self.zero_flatten > 0 and loading + self.runtime > (gpu_bytes or 0)
+        """ZeRO-1/2 counted with its flat copy on the GPU, judged on a GPU of `gpu_bytes` that cannot hold it
+        beside the loaded model: DeepSpeed then flattens on the CPU (zero_flatten.py), so loading holds one copy."""
+        return self.zero_flatten > 0 and self.flatten is not None and not self.flatten.on_gpu(gpu_bytes)
 
     def with_cpu_flatten(self) -> MemoryEstimate:
         """This estimate with loading's flat copy made on the CPU: loading one copy lower, the reserve the larger
@@ -168,23 +170,26 @@ class MemoryEstimate:
         return gpu_fit(self, gpu_bytes).held
 
 
-def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = None) -> MemoryEstimate:
+def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = None,
+                    capacity: int | None = None) -> MemoryEstimate:
     """Peak training memory per GPU (bytes) and per node host RAM for `workload` under `strategy` (on `gpu`,
-    a GPU name, when known: the runtime beside the tensors depends on its generation)."""
+    a GPU name, when known: the runtime beside the tensors depends on its generation; `capacity`: what CUDA can
+    allocate there where the verdict knows it beyond the name, else the name's: where ZeRO-1/2 flattens)."""
     workload, engine_note = as_the_engine_trains(workload, strategy)
     workload = as_the_model_computes_its_loss(workload, strategy)
     workload = on_gpu(workload, gpu)  # the kernel SDPA picks on this GPU (attention_backend.py)
     states = with_accumulated_gradients(workload, strategy, model_states(workload, strategy))
-    tensors, notes = _step_tensors(workload, strategy, states)
+    extra, gpu_bytes = process_runtime(strategy, gpu), gpu_memory_bytes(gpu)
+    capacity = capacity or cuda_capacity(gpu)
+    flatten = zero_flatten(workload, strategy, loading_resident(states), extra.context + extra.nccl)
+    tensors, notes = _step_tensors(workload, strategy, states, flatten, capacity)
     moments = step_moments(workload, strategy, states, tensors)
     phases = phases_of(moments)
     peak = max(phases, key=lambda p: p.total)
     allocated = peak.total
     step_reserved, reserve_notes = _reserved(workload, strategy, states, phases)
-    extra = process_runtime(strategy, gpu)
     # transformers' caching_allocator_warmup: the block from_pretrained reserves before loading (loading_warmup.py)
-    loading, warmup_note = loading_reserved(workload, phases[0].total, gpu_memory_bytes(gpu), extra.context,
-                                            strategy)
+    loading, warmup_note = loading_reserved(workload, phases[0].total, gpu_bytes, extra.context, strategy)
     # batches of varying length, less what the warmup block leaves free (varying_lengths.py)
     expected, bound, growth_note = cache_growth(workload, loading if warmup_note else 0.0)
     step_reserved += expected
@@ -204,13 +209,16 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
         tuple((p.name, round(p.total)) for p in phases), round(peak.parts["temporaries"]),
         _rounded_parts(peak.parts, allocated), round(reserved), tuple(extra.parts().items()),
         tuple((m.label, _rounded_parts(m.parts, m.total)) for m in moments), round(states.paged),
-        round(zero_flatten_bytes(workload, strategy)), round(step_reserved), round(bound - expected),
+        round(flatten.gpu_bytes(capacity)) if flatten else 0, round(step_reserved), round(bound - expected),
+        flatten,
     )
 
 
-def _step_tensors(workload: Workload, strategy: Strategy, states: ModelStates) -> tuple[StepTensors, dict]:
+def _step_tensors(workload: Workload, strategy: Strategy, states: ModelStates, flatten: ZeroFlatten | None,
+                  capacity: int | None) -> tuple[StepTensors, dict]:
     """The step's tensors besides the model states (activations, loss tail, buffers, the step's and loading's
-    temporaries), and the notes each gave."""
+    temporaries, ZeRO-1/2's flat copy where `flatten` puts it on a GPU CUDA gives `capacity`), and the notes each
+    gave."""
     # torch.autocast over fp32 weights only where the model itself stays fp32 (DeepSpeed and FSDP cast it)
     autocast = workload.precision == "mixed" and strategy.kind in ("single", "ddp")
     # LoRA's adapters in fp32 over a bf16 base keep fp32 input copies; DeepSpeed casts them to 16-bit
@@ -219,7 +227,7 @@ def _step_tensors(workload: Workload, strategy: Strategy, states: ModelStates) -
     buffers, buffer_notes = buffer_bytes(workload, strategy)
     turn, recomputing, turn_note = zero3_kept_bytes(workload, strategy)
     step, step_note = optimizer_step_temporaries(workload, strategy)
-    loaded, loading_note = loading_bytes(workload, strategy, states)
+    loaded, loading_note = loading_bytes(workload, strategy, states, flatten, capacity)
     tensors = StepTensors(activations, logits_bytes(workload, autocast=autocast), buffers, autocast, step, loaded,
                           turn, recomputing)
     notes = {"activations": tuple(activation_notes), "buffers": (*buffer_notes, *((turn_note,) if turn_note else ())),

@@ -74,14 +74,14 @@ def build_report(
             fixed=fixed,
             strategies=offered,
         )
-    gpu = None if target is None else target.gpu_name
+    gpu, capacity = (None, None) if target is None else (target.gpu_name, target.gpu_bytes or None)
     if strategy is not None:
-        shown = estimate_memory(workload, strategy, gpu)
+        shown = estimate_memory(workload, strategy, gpu, capacity)
     elif advice is not None:  # nothing fits: show the most frugal candidate
         shown = advice.best or min((e for e, _ in advice.candidates),
                                    key=lambda e: gpu_fit(e, target.gpu_bytes).need)  # type: ignore[union-attr]
     else:
-        shown = estimate_memory(workload, candidate_strategies(gpus_per_node, nodes)[0], gpu)
+        shown = estimate_memory(workload, candidate_strategies(gpus_per_node, nodes)[0], gpu, capacity)
     rows: list[CompareRow] | None = None
     if compare and target is not None:  # each strategy as the recommendation's ladder would run it
         rows = compare_rows(workload, gpus_per_node=gpus_per_node, nodes=nodes, gpu_memory_bytes=target.gpu_bytes,

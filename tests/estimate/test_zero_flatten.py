@@ -1,5 +1,5 @@
 """ZeRO-1/2's flat 16-bit copy at loading: DeepSpeed makes it on the GPU beside the parameters where the GPU has
-room for it, and on the CPU where it has not (loading.zero_flatten_bytes; 01-ai/Yi's 34B under ZeRO-2 on 80 GB
+room for it, and on the CPU where it has not (zero_flatten.py; 01-ai/Yi's 34B under ZeRO-2 on 80 GB
 cards was judged on a 128 GiB loading peak it never has)."""
 
 from __future__ import annotations
