@@ -815,7 +815,13 @@ SOURCES = {
         "expressible (optimizer in backward): never used to tune anything"),
     # Registered after the four C3 sources above were scored, its rows written, before any was scored.
     "yi-issues-memory-2023": (
-        "frozen", "new (issue 28, seventeenth round): 01-ai/Yi's tracker (not its finetune README): #249, "
+        "design", "frozen until issue 28's seventeenth round: its 4-GPU row (+61.4%) led to one owner of where "
+        "ZeRO-1/2 flattens the 16-bit model (zero_flatten.py, b583185): DeepSpeed before 0.18.7 always on the CPU, "
+        "from 0.18.7 on the GPU only where its free memory holds the copy; the loading peak had counted the copy on "
+        "the GPU while the verdict said the CPU: +61.4 -> -14.4% (129.1 -> 68.5 GiB), the L40 row's verdict "
+        "unchanged (does not fit, 128.1 -> 67.5 GiB), argv unchanged (DeepSpeed unstated: 0.19.8's rule puts it on "
+        "the CPU on 80 GB, as 0.12.6 always did); first registered as "
+        "new (issue 28, seventeenth round): 01-ai/Yi's tracker (not its finetune README): #249, "
         "finetune/sft/main.py at e97d1e6 (a DeepSpeed-Chat fork: Yi-34B trained whole beside rank-128 adapters, ZeRO-2 "
         "with optimizer offload, fp16 engine, flash-attention 2, batch 1 x 1,024 padded tokens, checkpointing): a "
         "maintainer's '接近80G' on four A100s (read as 80 GiB, 1 row) and the opener's 8 x L40 out of memory (1 "

@@ -1,5 +1,5 @@
-"""Frozen: GPU memory from 01-ai/Yi's issue tracker (source `yi-issues-memory-2023`); Yi's finetune README is another
-source (yi-finetune-readme).
+"""Design (frozen until issue 28's seventeenth round): GPU memory from 01-ai/Yi's issue tracker (source
+`yi-issues-memory-2023`); Yi's finetune README is another source (yi-finetune-readme).
 
 - #249 (2023-12-12): Yi-34B through the repository's finetune/sft/main.py on 8 x L40 (44.32 GiB per the traceback):
   `deepspeed main.py --per_device_train_batch_size 1 --max_seq_len 1024 --gradient_accumulation_steps 1
@@ -24,6 +24,13 @@ hold that copy (verdict.py cpu_flatten: 68.5 GiB), and DeepSpeed of 2023 never m
 stage_1_and_2.py:318-319 moves every bit16 group to the CPU (`move_to_cpu(self.bit16_groups[i])`) before
 flatten_dense_tensors_aligned, always. Without the 64.1 GiB the step's peak is 68.5 GiB (-14.4 %), the unexpressed
 adapters (about 0.98e9 parameters: 1.8 GiB of fp16 weights and as much gradient) on top.
+
+Moved to design after the fix (b583185, estimate/zero_flatten.py): one owner decides where ZeRO-1/2 flattens, by
+release (before 0.18.7 always the CPU; from 0.18.7 the GPU only where `available_memory() >= flat_buffer_bytes`)
+and for the capacity the verdict judges; the loading phase, its note and the verdict read that one decision. With
+DeepSpeed unstated the installed 0.19.8's rule applies: 14.1 GiB free of the A100's 79.2 beside the 64.05 GiB
+model, so the CPU, as 0.12.6 would: the 4-GPU row +61.4 -> -14.4 % (129.1 -> 68.5 GiB), the L40 row still does not
+fit (128.1 -> 67.5 GiB). argv unchanged.
 """
 
 from __future__ import annotations
