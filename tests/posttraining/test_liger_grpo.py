@@ -23,7 +23,9 @@ BASE = ["estimate", "--model", "qwen2-7b", "--system", "1xT4", "--strategy", "si
 
 def _estimate(cli, *more: str) -> dict:
     result = cli(*BASE, *more)
-    assert result.exit_code == 0, result.output
+    # 1 is the documented "does not fit" (a prepared fp32 head on a T4's 14.6 GiB CUDA total): the bytes are
+    # what this file tests, not the verdict
+    assert result.exit_code in (0, 1), result.output
     return json.loads(result.stdout)["estimate"]
 
 
