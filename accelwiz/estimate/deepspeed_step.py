@@ -95,7 +95,7 @@ def _adam_temporaries(workload: Workload) -> int:
     partition; DeepSpeed's FusedAdam (a JSON optimizer section) and torch's fused AdamW update in place: none.
     Each partition is stepped by an `optimizer.step()` of its own (0.19.8 stage_1_and_2.py and stage3.py
     `_optimizer_step`), so no previous partition's `denom` is still bound (loop_step.py `loop_peak_bytes`)."""
-    from accelwiz.estimate.loop_step import loop_temporaries, runs_a_loop
+    from accelwiz.estimate.loop_kernel import loop_temporaries, runs_a_loop
 
     if runs_a_loop(workload):
         return loop_temporaries(workload)[0]
@@ -127,7 +127,7 @@ def deepspeed_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
 
 
 def _adam_kind(workload: Workload) -> str:
-    from accelwiz.estimate.loop_step import loop_temporaries, runs_a_loop
+    from accelwiz.estimate.loop_kernel import loop_temporaries, runs_a_loop
 
     if runs_a_loop(workload):
         return "a per-parameter loop stepping the partition as one parameter: " + loop_temporaries(workload)[1]

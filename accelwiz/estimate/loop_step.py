@@ -24,31 +24,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from accelwiz.estimate.cpu_step import ADAM_CPU_TEMPORARIES
+from accelwiz.estimate.loop_kernel import loop_temporaries
 from accelwiz.estimate.states import saved_copy_width, trainable_width
 
 if TYPE_CHECKING:
     from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.workload import Workload
-
-HF_ADAMW_BEFORE = (4, 32, 0)  # transformers PR #25109: the Trainer's default adamw_hf until 4.31 (trainer_optim.py)
-HF_ADAMW_TEMPORARIES = 1  # transformers' AdamW: `exp_avg_sq.sqrt().add_(eps)`
-
-
-def runs_a_loop(workload: Workload) -> bool:
-    """AdamW stepped one parameter at a time: `--optimizer-kernel loop`, or the legacy Trainer's transformers.AdamW."""
-    return workload.optimizer == "adamw" and (workload.legacy_trainer or workload.optimizer_kernel == "loop")
-
-
-def loop_temporaries(workload: Workload) -> tuple[int, str]:
-    """How many parameter-sized temporaries the loop holds at once, and whose loop it is: transformers' AdamW
-    where the run is the legacy Trainer's or its transformers is older than 4.32 (where `loop` is the Trainer's
-    adamw_hf default, resolution/trainer_optim.py), else torch's single-tensor AdamW."""
-    transformers = workload.stack.transformers
-    if workload.legacy_trainer or (transformers is not None and transformers < HF_ADAMW_BEFORE):
-        return HF_ADAMW_TEMPORARIES, "transformers' AdamW (exp_avg_sq.sqrt().add_(eps))"
-    return ADAM_CPU_TEMPORARIES, "torch's single-tensor AdamW ((exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps))"
-
 
 def stepped_tensors(workload: Workload, strategy: Strategy) -> list[tuple[float, int]]:
     """(elements, bytes per element) of each tensor the loop steps outside DeepSpeed (whose flat partitions

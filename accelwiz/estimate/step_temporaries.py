@@ -45,7 +45,8 @@ def optimizer_step_temporaries(workload: Workload, strategy: Strategy) -> tuple[
         from accelwiz.estimate.cpu_step import cpu_step_temporaries
 
         return cpu_step_temporaries(workload)
-    from accelwiz.estimate.loop_step import loop_step_temporaries, runs_a_loop
+    from accelwiz.estimate.loop_kernel import runs_a_loop
+    from accelwiz.estimate.loop_step import loop_step_temporaries
 
     if runs_a_loop(workload):  # the Trainer's adamw_hf default before transformers 4.32, or torch's foreach=False
         return loop_step_temporaries(workload, strategy)

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from accelwiz.estimate.loop_step import loop_peak_bytes, loop_step_temporaries, loop_temporaries, stepped_tensors
+from accelwiz.estimate.loop_kernel import loop_temporaries
+from accelwiz.estimate.loop_step import loop_peak_bytes, loop_step_temporaries, stepped_tensors
 from accelwiz.estimate.step_temporaries import optimizer_step_temporaries
 from accelwiz.estimate.strategy import Strategy
 from accelwiz.estimate.workload import Workload
