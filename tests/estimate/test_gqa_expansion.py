@@ -28,6 +28,7 @@ from accelwiz.estimate.activations_gqa import expanded_kv_bytes, kv_expansion_re
 from accelwiz.estimate.workload import Workload  # noqa: E402
 from accelwiz.modelspec.lookup import spec_from_hf_config  # noqa: E402
 from accelwiz.resolution.stack import Stack  # noqa: E402
+from tests.estimate.saved_storages import SavedStorages  # noqa: E402
 
 HEADS, HEAD_DIM, HIDDEN, SEQ, BATCH = 8, 16, 128, 48, 2
 
@@ -45,22 +46,13 @@ def _saved_bytes(kv: int, attention: str, mask: str, precision: str, layers: int
     torch.manual_seed(0)
     model = transformers.LlamaForCausalLM(_config(kv, attention, layers))
     model = model.to(torch.float32 if precision == "fp32" else torch.bfloat16).train()
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
     ids = torch.randint(0, 256, (BATCH, SEQ))
     attention_mask = torch.ones(BATCH, SEQ, dtype=torch.long)
     if mask == "padded":
         attention_mask[0, : SEQ // 4] = 0  # left padding: the first sample is shorter
-    saved: dict[int, int] = {}
-
-    def pack(tensor):
-        storage = tensor.untyped_storage()
-        if storage.data_ptr() not in params:
-            saved[storage.data_ptr()] = storage.nbytes()
-        return tensor
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+    with SavedStorages() as saved:
         model.model(input_ids=ids, attention_mask=None if mask == "none" else attention_mask)
-    return sum(saved.values())
+    return saved.bytes(model)
 
 
 def _workload(kv: int, attention: str, mask: str, precision: str) -> Workload:

@@ -32,6 +32,7 @@ from accelwiz.estimate.litgpt_model import loss_tail  # noqa: E402
 from accelwiz.estimate.workload import Workload  # noqa: E402
 from accelwiz.modelspec.lookup import resolve_model, spec_from_hf_config  # noqa: E402
 from accelwiz.resolution.stack import Stack, stack_from_flags  # noqa: E402
+from tests.estimate.saved_storages import SavedStorages  # noqa: E402
 
 F = torch.nn.functional
 HIDDEN, HEADS, GROUPS, HEAD_DIM, MLP, VOCAB, BATCH, SEQ = 256, 8, 2, 32, 688, 1024, 2, 64
@@ -134,18 +135,9 @@ def _saved_bytes(model) -> int:
     bf16-true leaves the module (`module.to(torch.bfloat16)`, buffers included)."""
     torch.manual_seed(0)
     model = model.to(torch.bfloat16).train()
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    saved: dict[int, int] = {}
-
-    def pack(tensor):
-        storage = tensor.untyped_storage()
-        if storage.data_ptr() not in params:
-            saved[storage.data_ptr()] = storage.nbytes()
-        return tensor
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+    with SavedStorages() as saved:
         model(torch.randint(0, VOCAB, (BATCH, SEQ)))
-    return sum(saved.values())
+    return saved.bytes(model)
 
 
 def _workload(litgpt: str | None) -> Workload:

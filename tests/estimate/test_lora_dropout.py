@@ -20,6 +20,7 @@ from accelwiz.modelspec.lookup import spec_from_hf_config  # noqa: E402
 from accelwiz.estimate.resolved import to_workload  # noqa: E402
 from accelwiz.estimate.trace_dropout import cuda_dropout_on_cpu  # noqa: E402
 from accelwiz.estimate.workload import ALL_LINEAR, Workload  # noqa: E402
+from tests.estimate.saved_storages import SavedStorages  # noqa: E402
 
 SEQ, HIDDEN = 64, 128
 
@@ -48,14 +49,10 @@ def _saved_bytes(config: object, dropout: float, precision: str, targets: tuple[
     inner = model.base_model.model.model
     hidden = torch.randn(1, SEQ, HIDDEN, dtype=dtype, requires_grad=True)  # a layer inside the network
     rotary = inner.rotary_emb(hidden, torch.arange(SEQ)[None])
-    kept: list = []
-    with cuda_dropout_on_cpu(), torch.autograd.graph.saved_tensors_hooks(lambda t: kept.append(t) or t, lambda t: t), \
+    with cuda_dropout_on_cpu(), SavedStorages() as saved, \
             torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "mixed"):
         inner.layers[0](hidden, position_embeddings=rotary)
-    # parameters are kept by reference, not copied: only what forward allocated counts
-    parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    storages = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in kept}  # refs held: no reuse
-    return sum(size for pointer, size in storages.items() if pointer not in parameters)
+    return saved.bytes(model)
 
 
 @pytest.mark.parametrize(("precision", "attention", "targets"), [

@@ -19,6 +19,7 @@ pytest.importorskip("peft")
 from accelwiz.estimate.activations import layer_activations, tail_bytes  # noqa: E402
 from accelwiz.estimate.workload import ALL_LINEAR, Workload  # noqa: E402
 from accelwiz.modelspec.lookup import spec_from_hf_config  # noqa: E402
+from tests.estimate.saved_storages import SavedStorages  # noqa: E402
 
 SEQ, HIDDEN, RANK = 48, 128, 8  # SEQ matches no feature size: activations are the tensors with SEQ
 
@@ -67,26 +68,21 @@ def _quantized(model: object) -> object:
 
 def _saved(model: object, run, precision: str) -> int:
     """Bytes of the distinct storages autograd keeps for `run`'s backward, parameters excluded."""
-    kept: list = []
     cpu_autocast = torch.is_autocast_enabled
     # PEFT's bitsandbytes LoRA asks `torch.is_autocast_enabled()`, which is CUDA's; on a GPU it is on where the
     # step runs under autocast: answer it with the CPU's state so the CPU run takes the GPU's branch
     torch.is_autocast_enabled = lambda *device: cpu_autocast(*(device or ("cpu",)))
     try:
-        return _saved_with(model, run, precision, kept)
+        return _saved_with(model, run, precision)
     finally:
         torch.is_autocast_enabled = cpu_autocast
 
 
-def _saved_with(model: object, run, precision: str, kept: list) -> int:
-    with torch.autograd.graph.saved_tensors_hooks(lambda t: kept.append(t) or t, lambda t: t), \
-            torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "mixed"):
+def _saved_with(model: object, run, precision: str) -> int:
+    with SavedStorages() as saved, torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "mixed"):
         run()
-    parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
     # autocast's cached 16-bit casts of the fp32 adapters are weights, not activations: no SEQ dimension
-    storages = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()  # refs held: no reuse
-                for t in kept if SEQ in t.shape}
-    return sum(size for pointer, size in storages.items() if pointer not in parameters)
+    return saved.bytes(model, where=lambda tensor: SEQ in tensor.shape)
 
 
 def _inner(model: object) -> object:

@@ -19,6 +19,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 peft = pytest.importorskip("peft")
 
+from tests.estimate.saved_storages import SavedStorages  # noqa: E402
+
 _TINY = {"model_type": "llama", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 128,
          "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 512}
 _SEQ = 128
@@ -116,17 +118,10 @@ def test_each_name_is_its_own_copy_of_a_tied_embedding(tmp_path):
 
 def _saved_bytes(model: torch.nn.Module) -> int:
     """Bytes of every tensor autograd saves for backward in one forward (each storage once, parameters aside)."""
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    seen: dict[int, int] = {}
-
-    def pack(tensor: torch.Tensor) -> torch.Tensor:
-        seen[tensor.untyped_storage().data_ptr()] = tensor.untyped_storage().nbytes()
-        return tensor
-
     ids = torch.randint(0, _TINY["vocab_size"], (1, _SEQ))
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    with SavedStorages() as saved:
         model(input_ids=ids, labels=ids)
-    return sum(n for ptr, n in seen.items() if ptr not in params)
+    return saved.bytes(model)
 
 
 @pytest.mark.parametrize(("precision", "dtype"), [(["--precision", "bf16", "--base-dtype", "bf16"], "bf16"),
