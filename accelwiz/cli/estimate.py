@@ -19,6 +19,7 @@ from accelwiz.cli.estimate_options import (
     ParamsOption, PlotOption, PrecisionOption, PrecomputeRefLogProbsOption, QloraOption, SeqLenOption, StackOption,
     StepsPerGenerationOption, StrategyOption, TraceOption, VaryingLengthsOption, VllmGpuMemoryUtilizationOption,
     VllmMaxModelLengthOption, VllmServerGpusOption, VllmTensorParallelSizeOption, Zero3InitOption,
+    ZeroReduceBucketOption,
 )
 from accelwiz.cli.estimate_render import print_models, show
 from accelwiz.errors import EXIT_FINDINGS
@@ -59,6 +60,7 @@ def estimate(
     offload_optimizer: OffloadOptimizerOption = "none", offload_param: OffloadParamOption = "none",
     zero3_init: Zero3InitOption = None, fsdp_wrap: FsdpWrapOption = None,
     bf16_master_weights_and_grads: Bf16MasterOption = None, bf16_optimizer_states: Bf16StatesOption = None,
+    zero_reduce_bucket_size: ZeroReduceBucketOption = None,
     micro_batch: MicroBatchOption = None, seq_len: SeqLenOption = None,
     gradient_accumulation: GradientAccumulationOption = None,
     method: MethodOption = None, lora: LoraOption = False, qlora: QloraOption = False,
@@ -71,8 +73,7 @@ def estimate(
     varying_lengths: VaryingLengthsOption = None, expandable_segments: ExpandableSegmentsOption = None,
     loss_dtype: LossDtypeOption = None, loss_kernel: LossKernelOption = None,
     kbit_prepare: KbitPrepareOption = None, stack: StackOption = None,
-    system: SystemOption = None,
-    gpu_memory: GpuMemoryOption = None,
+    system: SystemOption = None, gpu_memory: GpuMemoryOption = None,
     compare: CompareOption = False,
     trace: TraceOption = False, layers: LayersOption = None,
     kind: KindOption = None,

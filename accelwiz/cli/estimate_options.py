@@ -66,6 +66,12 @@ Bf16StatesOption = Annotated[bool | None, typer.Option(
     "--bf16-optimizer-states/--no-bf16-optimizer-states", show_default=False,
     help="DeepSpeed: its JSON's bf16.bf16_optimizer_states, Adam's states in bf16 beside bf16 masters (needs "
          "--bf16-master-weights-and-grads; with optimizer offload, DeepSpeed 0.19.1+). Beats the JSON's value.")]
+ZeroReduceBucketOption = Annotated[str | None, typer.Option(
+    metavar="N|auto", show_default=False,
+    help="DeepSpeed ZeRO: its JSON's zero_optimization.reduce_bucket_size, in elements (default DeepSpeed's 5e8; "
+         "many example JSONs say 5e7). auto: hidden_size², as the HF Trainer and accelerate fill an \"auto\". The "
+         "bucket is allocated whole, and ZeRO-3 copies each flushed one for its reduce-scatter. Beats the JSON's "
+         "value.")]
 MicroBatchOption = Annotated[int | None, typer.Option(min=1, rich_help_panel=_TRAIN, show_default=False,
                                                       help="Default 1.")]
 GradientAccumulationOption = Annotated[int | None, typer.Option(

@@ -18,6 +18,7 @@ from accelwiz.errors import UsageError
 if TYPE_CHECKING:
     from accelwiz.estimate.posttraining import PostTraining, PostTrainingEstimate
     from accelwiz.estimate.report import Report
+    from accelwiz.estimate.strategy import Strategy
     from accelwiz.estimate.trace_compare import TraceComparison
     from accelwiz.estimate.workload import Workload
 
@@ -46,6 +47,7 @@ class EstimateRequest:
     # DeepSpeed's bf16 section from the command line (bf16_master.py `with_bf16_master`)
     bf16_master_weights_and_grads: bool | None = None
     bf16_optimizer_states: bool | None = None
+    zero_reduce_bucket_size: str | None = None  # --zero-reduce-bucket-size N|auto (zero_buckets.py)
     compare: bool = False
     trace: bool = False
     layers: int | None = None
@@ -88,16 +90,7 @@ def estimate_for(request: EstimateRequest, say: Callable[[str], None] = lambda _
     if strategy is None and from_config is not None:
         strategy = from_config
         choice = replace(choice, gpus_per_node=strategy.gpus_per_node, nodes=strategy.nodes)
-    from accelwiz.estimate.zero_init import with_zero3_init
-
-    strategy = with_zero3_init(strategy, request.zero3_init, quantized=workload.regime == "qlora")
-    from accelwiz.estimate.fsdp_wrap import with_fsdp_wrap
-
-    strategy = with_fsdp_wrap(strategy, request.fsdp_wrap)
-    from accelwiz.estimate.bf16_master import with_bf16_master
-
-    strategy = with_bf16_master(strategy, request.bf16_master_weights_and_grads, request.bf16_optimizer_states,
-                                workload)
+    strategy = _with_strategy_flags(strategy, request, workload)
     from accelwiz.estimate.refusals import refuse_unrunnable
 
     # what the stack refuses or replaces, refused with its reason (estimate/refusals.py)
@@ -112,6 +105,21 @@ def estimate_for(request: EstimateRequest, say: Callable[[str], None] = lambda _
                           compare=compares, fixed=_fixed(request))
     traced = _trace(report, request.layers, say) if request.trace else None
     return Estimated(report, traced=traced, **told)
+
+
+def _with_strategy_flags(strategy: Strategy | None, request: EstimateRequest, workload: Workload) -> Strategy | None:
+    """The flags that set one setting of the chosen strategy, each over the files' value, each refused where the
+    strategy has no such setting."""
+    from accelwiz.estimate.bf16_master import with_bf16_master
+    from accelwiz.estimate.fsdp_wrap import with_fsdp_wrap
+    from accelwiz.estimate.zero_buckets import with_reduce_bucket
+    from accelwiz.estimate.zero_init import with_zero3_init
+
+    strategy = with_zero3_init(strategy, request.zero3_init, quantized=workload.regime == "qlora")
+    strategy = with_fsdp_wrap(strategy, request.fsdp_wrap)
+    strategy = with_reduce_bucket(strategy, request.zero_reduce_bucket_size)
+    return with_bf16_master(strategy, request.bf16_master_weights_and_grads, request.bf16_optimizer_states,
+                            workload)
 
 
 def _fixed(request: EstimateRequest) -> frozenset[str]:
