@@ -44,9 +44,10 @@ _MODEL = "benchmarks/published/models/dse-bf16-master-weight-6.9b/config.json"
 _Q_BASE = "| Baseline (fp32 master) | 25.74 GB | 31.38 GB | 0.6016s |"
 _Q_BF16 = "| BF16 low-precision (master + opt states) | **16.17 GB** | **18.93 GB** | 0.6427s |"
 # DeepSpeed's AdamW from the JSON's optimizer block is FusedAdam: no foreach temporary at the step (said since the
-# source moved to design: +8.1/+9.0 -> +2.2/+3.9 %)
+# source moved to design: +8.1/+9.0 -> +2.2/+3.9 %); both JSONs' reduce_bucket_size 5e7, said since the CLI can
+# (--zero-reduce-bucket-size, 4b02c7f; with ZeRO-3's bucket copy counted, ad954d7): +2.2/+7.7 -> -0.5/-0.6 %
 _COMMON = ("--system 4xH100-80GB --strategy zero3 --optimizer adamw --optimizer-kernel fused --micro-batch 1 "
-           "--seq-len 512 --fixed-lengths --gradient-checkpointing --attention eager")
+           "--seq-len 512 --fixed-lengths --gradient-checkpointing --attention eager --zero-reduce-bucket-size 5e7")
 _SETTINGS = ("DeepSpeedExamples training/bf16_master_weight/train.py at 6a3d817 with configs/{config}.json on 4 x "
              "H100: its SimpleTransformerModel (6,858,007,633 parameters; a GPT-2 stand-in of its shapes), ZeRO-3 "
              "over 4 ranks, {how}, DeepSpeed's AdamW, batch 1 x 512 padded tokens, every layer checkpointed, "
