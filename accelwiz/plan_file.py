@@ -281,9 +281,6 @@ def plan_system(plan: PlanFile) -> MachineProfile:
 
 
 def _gpu_model(name: str) -> GpuModel | None:
-    from accelwiz.probe.gpus import gpu_model, match_gpu_name
+    from accelwiz.probe.gpus import find_gpu
 
-    try:
-        return gpu_model(name)
-    except KeyError:
-        return match_gpu_name(name) if name else None
+    return find_gpu(name)

@@ -179,12 +179,7 @@ def _casts(workload: Workload) -> list[tuple[float, float]]:
 def gpu_memory_bytes(gpu: str | None) -> int | None:
     """The memory of the GPU named `gpu` (a --system key or the device's name) from the GPU table; None unknown.
     The data sheet's figure: a Colab T4 reports 14.741 GiB of its 15 GiB (ECC), which the cap then overstates."""
-    if not gpu:
-        return None
-    from accelwiz.probe.gpus import gpu_model, match_gpu_name
+    from accelwiz.probe.gpus import find_gpu
 
-    try:
-        return gpu_model(gpu).memory_bytes
-    except KeyError:
-        model = match_gpu_name(gpu)
-        return model.memory_bytes if model else None
+    model = find_gpu(gpu)
+    return model.memory_bytes if model else None

@@ -54,7 +54,8 @@ from accelwiz.estimate.varying_lengths import cache_growth
 from accelwiz.estimate.workload import Workload
 from accelwiz.estimate.zero3_gathered import zero3_kept_bytes
 from accelwiz.estimate.zero3_loading_cache import reserved_beside_loading
-from accelwiz.estimate.zero_flatten import ZeroFlatten, cuda_capacity, zero_flatten
+from accelwiz.estimate.zero_flatten import ZeroFlatten, zero_flatten
+from accelwiz.probe.cuda_totals import capacity_of
 
 # What a process holds beside its tensors (CUDA context, cuBLAS workspaces, NCCL) is runtime.py's; what the
 # caching allocator reserves beyond the allocated peak is reserve.py's (taught by allocator replays); the
@@ -180,7 +181,7 @@ def estimate_memory(workload: Workload, strategy: Strategy, gpu: str | None = No
     workload = on_gpu(workload, gpu)  # the kernel SDPA picks on this GPU (attention_backend.py)
     states = with_accumulated_gradients(workload, strategy, model_states(workload, strategy))
     extra, gpu_bytes = process_runtime(strategy, gpu), gpu_memory_bytes(gpu)
-    capacity = capacity or cuda_capacity(gpu)
+    capacity = capacity or capacity_of(gpu)
     flatten = zero_flatten(workload, strategy, loading_resident(states), extra.context + extra.nccl)
     tensors, notes = _step_tensors(workload, strategy, states, flatten, capacity)
     moments = step_moments(workload, strategy, states, tensors)

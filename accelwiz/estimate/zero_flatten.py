@@ -85,17 +85,6 @@ class ZeroFlatten:
                 "moves it to the GPU: one copy there")
 
 
-def cuda_capacity(gpu: str | None) -> int | None:
-    """What CUDA can allocate on the GPU named `gpu` (probe/cuda_totals.py, the verdicts' capacity); None unknown."""
-    from accelwiz.estimate.loading_warmup import gpu_memory_bytes
-    from accelwiz.probe.cuda_totals import cuda_total_bytes
-
-    nvml = gpu_memory_bytes(gpu)
-    if not nvml:
-        return None
-    return cuda_total_bytes(gpu or "", nvml) or None
-
-
 def zero_flatten(workload: Workload, strategy: Strategy, resident: float, beside: float) -> ZeroFlatten | None:
     """ZeRO-1/2's flat copy for `workload` (None for any other strategy), weighed against `resident` loaded bytes
     and `beside` (CUDA context, NCCL) on the GPU."""

@@ -24,12 +24,20 @@ def cuda_total_bytes(name: str, nvml_total: int, vendor: str = "nvidia",
     """The CUDA total of a GPU known only by its name and NVML total (no live `reserved`): the table's figure
     where the total is the table's, else the total less the board's (or its family's) current reserve."""
     from accelwiz.probe.cuda_readings import current_reserve_mib, family_reserve_mib
-    from accelwiz.probe.gpus import match_gpu_name
+    from accelwiz.probe.gpus import find_gpu
 
     if not nvml_total:
         return 0
-    model = match_gpu_name(name)
+    model = find_gpu(name)
     if model is not None and nvml_total == model.memory_bytes:
         return model.cuda_total_bytes
     reserve = current_reserve_mib(model) if model is not None else family_reserve_mib(vendor, capability)
     return max(nvml_total - reserve * MIB, 0)
+
+
+def capacity_of(gpu: str | None) -> int | None:
+    """What CUDA can allocate on the GPU a --system key or device name names (the table's figure); None unknown."""
+    from accelwiz.probe.gpus import find_gpu
+
+    model = find_gpu(gpu)
+    return model.cuda_total_bytes if model else None

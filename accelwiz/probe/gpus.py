@@ -12,7 +12,7 @@ from accelwiz.probe.gpu_specs import MIB, GpuModel
 from accelwiz.probe.gpu_table_amd import AMD_GPUS
 from accelwiz.probe.gpu_table_nvidia import NVIDIA_GPUS
 
-__all__ = ["GPU_MODELS", "MIB", "GpuModel", "gpu_model", "match_gpu_name"]
+__all__ = ["GPU_MODELS", "MIB", "GpuModel", "find_gpu", "gpu_model", "match_gpu_name"]
 
 GPU_MODELS: tuple[GpuModel, ...] = NVIDIA_GPUS + AMD_GPUS
 
@@ -27,3 +27,11 @@ def gpu_model(key: str) -> GpuModel:
 def match_gpu_name(name: str) -> GpuModel | None:
     """The table entry whose pattern matches a device name (NVML or AMD SMI), or None for a model we do not list."""
     return next((m for m in GPU_MODELS if re.search(m.pattern, name, re.IGNORECASE)), None)
+
+
+def find_gpu(key_or_name: str | None) -> GpuModel | None:
+    """The table entry a --system key ("H100-80GB") or a device's name ("NVIDIA H100 80GB HBM3") names; None when
+    neither is listed."""
+    if not key_or_name:
+        return None
+    return _BY_KEY.get(key_or_name.lower()) or match_gpu_name(key_or_name)

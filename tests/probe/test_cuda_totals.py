@@ -115,3 +115,16 @@ def test_a_preset_verdict_flips_at_the_cuda_boundary(cli):
     text = cli(*argv).stdout
     assert "\ndoes not fit: GPU memory" in text and "of 39.4 GiB per GPU" in text
     assert f"on {A100} (39.4 GiB CUDA can allocate; nvidia-smi: 40.0 GiB)" in text
+
+
+def test_a_system_key_and_the_devices_name_give_one_capacity():
+    """A plan or an estimate names its GPU by a --system key ("H100-80GB") or by the device's name; both are the
+    same board, so the same CUDA total (a key once fell through to the family rule: 80,678 MiB, not 81,079)."""
+    from accelwiz.plan_file import PlanSystem
+    from accelwiz.probe.cuda_totals import capacity_of
+
+    for key in ("H100-80GB", "A100-80GB", "V100-32GB", "A10G"):
+        model = gpu_model(key)
+        assert capacity_of(key) == capacity_of(model.name) == model.cuda_total_bytes, key
+        plan = PlanSystem(name="plan", gpu=key, gpu_memory_bytes=model.memory_bytes)
+        assert plan.gpu_capacity_bytes == model.cuda_total_bytes, key
